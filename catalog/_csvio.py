@@ -1,0 +1,175 @@
+"""Typed CSV tables for the catalog: parse with precise errors, write atomically.
+
+Each table is described once by a ``TableSpec`` (column name → codec). Reading checks the
+header, converts every cell and builds the record; any failure names the file, line, column
+and what was expected. Writing goes to a temporary file in the target directory which is then
+renamed over the target, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from ._errors import CatalogFileError
+from ._records import Accelerator, InstanceType, Offer, RecordError
+
+
+@dataclass(frozen=True, slots=True)
+class Codec:
+    expected: str  # what a valid cell looks like, for error messages
+    parse: Callable[[str], Any]
+    format: Callable[[Any], str]
+
+
+def _parse_float(raw: str) -> float:
+    return float(raw)
+
+
+def _fmt_float(value: float) -> str:
+    return repr(float(value)) if value != int(value) else str(int(value))
+
+
+def _optional(codec: Codec) -> Codec:
+    return Codec(
+        expected=f"{codec.expected} or empty",
+        parse=lambda raw: None if raw == "" else codec.parse(raw),
+        format=lambda value: "" if value is None else codec.format(value),
+    )
+
+
+TEXT = Codec("text", lambda raw: raw, str)
+INT = Codec("a whole number", int, str)
+FLOAT = Codec("a number", _parse_float, _fmt_float)
+DATE = Codec("a date YYYY-MM-DD", _dt.date.fromisoformat, lambda d: d.isoformat())
+TAGS = Codec(
+    "tags separated by ';'",
+    lambda raw: tuple(t for t in raw.split(";") if t),
+    lambda tags: ";".join(tags),
+)
+OPT_INT = _optional(INT)
+OPT_FLOAT = _optional(FLOAT)
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpec:
+    record: type
+    columns: tuple[tuple[str, Codec], ...]
+
+    @property
+    def header(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.columns)
+
+
+def _spec(record: type, codecs: dict[str, Codec]) -> TableSpec:
+    # Column order follows the record's field order so the files read like the records.
+    names = [f.name for f in fields(record)]
+    missing = set(names) ^ set(codecs)
+    if missing:  # a programming error, caught by the tests
+        raise AssertionError(f"{record.__name__} spec out of sync with fields: {missing}")
+    return TableSpec(record, tuple((n, codecs[n]) for n in names))
+
+
+ACCELERATORS = _spec(Accelerator, {
+    "name": TEXT, "vendor": TEXT, "architecture": TEXT, "form_factor": TEXT,
+    "memory_gib": OPT_FLOAT, "memory_bandwidth_gb_per_s": OPT_FLOAT,
+    "tflops_fp64": OPT_FLOAT, "tflops_fp32": OPT_FLOAT, "tflops_tf32": OPT_FLOAT,
+    "tflops_bf16": OPT_FLOAT, "tflops_fp16": OPT_FLOAT, "tflops_fp8": OPT_FLOAT,
+    "tops_int8": OPT_FLOAT, "intra_node_link": TEXT, "intra_node_gb_per_s_per_gpu": OPT_FLOAT,
+    "tdp_w": OPT_FLOAT, "aliases": TAGS, "unverified": TAGS, "source": TEXT, "notes": TEXT,
+})
+
+INSTANCE_TYPES = _spec(InstanceType, {
+    "cloud": TEXT, "name": TEXT, "accelerator": TEXT, "gpu_count": INT, "vcpus": OPT_INT,
+    "memory_gib": OPT_FLOAT, "gpu_memory_gib": OPT_FLOAT, "intra_node_topology": TEXT,
+    "intra_node_gb_per_s_per_gpu": OPT_FLOAT, "inter_node_gbps": OPT_FLOAT, "fabric": TEXT,
+    "gpudirect_rdma": TEXT, "network_source": TEXT, "flags": TAGS, "notes": TEXT,
+})
+
+OFFERS = _spec(Offer, {
+    "cloud": TEXT, "instance_type": TEXT, "region": TEXT, "pricing": TEXT,
+    "usd_per_hour": OPT_FLOAT, "usd_per_hour_zone_median": OPT_FLOAT, "zone": TEXT,
+    "zone_count": INT, "interruption_rate_per_hour": OPT_FLOAT, "as_of": DATE, "source": TEXT,
+    "flags": TAGS,
+})
+
+
+def read_table(path: Path, spec: TableSpec, text: str | None = None) -> list[Any]:
+    """Parse ``path`` (or ``text``, reported as ``path``) into records of ``spec``."""
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CatalogFileError(
+                f"{path}: cannot read catalog file ({exc.strerror}). To fix: reinstall gpuplan "
+                "or run `gpuplan catalog use packaged`."
+            ) from None
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise CatalogFileError(f"{path}: file is empty; expected a header row "
+                               f"{','.join(spec.header)}") from None
+    missing = [c for c in spec.header if c not in header]
+    if missing:
+        raise CatalogFileError(f"{path}:1: missing columns {missing}; expected header "
+                               f"{','.join(spec.header)}")
+    index = {name: header.index(name) for name in spec.header}
+    records = []
+    for row in reader:
+        line = reader.line_num
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise CatalogFileError(f"{path}:{line}: expected {len(header)} cells, found "
+                                   f"{len(row)}")
+        values = {}
+        for name, codec in spec.columns:
+            raw = row[index[name]].strip()
+            try:
+                values[name] = codec.parse(raw)
+            except (ValueError, TypeError):
+                raise CatalogFileError(
+                    f"{path}:{line}: column {name!r}: expected {codec.expected}, got {raw!r}"
+                ) from None
+        try:
+            records.append(spec.record(**values))
+        except RecordError as exc:
+            raise CatalogFileError(f"{path}:{line}: {exc}") from None
+    return records
+
+
+def format_table(records: Iterable[Any], spec: TableSpec) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(spec.header)
+    for record in records:
+        writer.writerow([codec.format(getattr(record, name)) for name, codec in spec.columns])
+    return buffer.getvalue()
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_table(path: Path, records: Sequence[Any], spec: TableSpec) -> None:
+    write_text_atomic(path, format_table(records, spec))

@@ -1,0 +1,156 @@
+"""Joined, filtered and sorted views of the catalog for people and programs.
+
+``select_offers`` is what `gpuplan offers` and the app's Catalog page show; it validates every
+filter against the catalog so a typo gets "did you mean" rather than an empty table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ._errors import GpuplanError
+from ._load import Catalog, check_names
+from ._records import CLOUDS, PRICING_MODELS, Accelerator, InstanceType, Offer
+
+SORT_KEYS = ("price", "gpu_price", "pflop_price")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OfferRow:
+    """One offer joined with its instance type and accelerator."""
+
+    offer: Offer
+    instance: InstanceType
+    accelerator: Accelerator
+
+    @property
+    def usd_per_gpu_hour(self) -> float | None:
+        p = self.offer.usd_per_hour
+        return None if p is None else p / self.instance.gpu_count
+
+    @property
+    def usd_per_bf16_pflop_hour(self) -> float | None:
+        """Dollars per hour of one dense bf16 PFLOP/s of datasheet peak."""
+        gpu = self.usd_per_gpu_hour
+        peak = self.accelerator.tflops_bf16
+        return None if gpu is None or not peak else gpu / (peak / 1000)
+
+    def as_dict(self) -> dict:
+        o, t, a = self.offer, self.instance, self.accelerator
+        return {
+            "cloud": o.cloud, "instance_type": o.instance_type, "region": o.region,
+            "zone": o.zone or None, "accelerator": a.name, "gpu_count": t.gpu_count,
+            "gpu_memory_gib": t.gpu_memory_gib or a.memory_gib, "vcpus": t.vcpus,
+            "memory_gib": t.memory_gib, "pricing": o.pricing, "usd_per_hour": o.usd_per_hour,
+            "usd_per_gpu_hour": _round(self.usd_per_gpu_hour),
+            "usd_per_hour_zone_median": o.usd_per_hour_zone_median,
+            "usd_per_bf16_pflop_hour": _round(self.usd_per_bf16_pflop_hour),
+            "inter_node_gbps": t.inter_node_gbps, "fabric": t.fabric,
+            "intra_node_topology": t.intra_node_topology, "as_of": o.as_of.isoformat(),
+            "source": o.source, "flags": list(o.flags),
+        }
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
+    clouds = tuple(c.lower() for c in clouds or ())
+    check_names("cloud", clouds, CLOUDS)
+    check_names("pricing model", pricing or (), PRICING_MODELS)
+    known_regions = catalog.regions()
+    check_names("region", regions or (), known_regions,
+                hint="run `gpuplan offers --json | jq '.[].region'` or see `gpuplan catalog info`")
+    accs = tuple(catalog.resolve_accelerator(g) for g in gpus or ())
+    return clouds, tuple(regions or ()), tuple(pricing or ()), accs
+
+
+def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequence[str] = (),
+                  regions: Sequence[str] = (), pricing: Sequence[str] = (),
+                  min_gpus: int | None = None, max_price: float | None = None,
+                  instance_types: Sequence[str] = (), sort: str = "price",
+                  include_unpriced: bool = True) -> list[OfferRow]:
+    """Offers matching every given filter (an empty filter matches all), sorted by ``sort``."""
+    if sort not in SORT_KEYS:
+        raise GpuplanError(f"unknown sort {sort!r}. To fix: use one of {', '.join(SORT_KEYS)}")
+    if min_gpus is not None and min_gpus < 1:
+        raise GpuplanError("--min-gpus must be at least 1. To fix: pass a positive count")
+    if max_price is not None and max_price <= 0:
+        raise GpuplanError("--max-price must be positive. To fix: pass USD per instance-hour")
+    clouds, regions, pricing, accs = _validated(catalog, clouds, regions, pricing, gpus)
+    if instance_types:
+        check_names("instance type", instance_types, {t.name for t in catalog.instance_types},
+                    hint="run `gpuplan offers` to list instance types")
+    acc_by_name = {a.name: a for a in catalog.accelerators}
+    types = {t.key: t for t in catalog.instance_types}
+    rows = []
+    for o in catalog.offers:
+        t = types[(o.cloud, o.instance_type)]
+        if ((clouds and o.cloud not in clouds) or (regions and o.region not in regions)
+                or (pricing and o.pricing not in pricing) or (accs and t.accelerator not in accs)
+                or (instance_types and o.instance_type not in instance_types)
+                or (min_gpus and t.gpu_count < min_gpus)):
+            continue
+        if o.usd_per_hour is None and (not include_unpriced or max_price is not None):
+            continue
+        if max_price is not None and o.usd_per_hour > max_price:
+            continue
+        rows.append(OfferRow(offer=o, instance=t, accelerator=acc_by_name[t.accelerator]))
+
+    def key(row: OfferRow):
+        value = {"price": row.offer.usd_per_hour, "gpu_price": row.usd_per_gpu_hour,
+                 "pflop_price": row.usd_per_bf16_pflop_hour}[sort]
+        return (math.inf if value is None else value, row.offer.key)
+
+    return sorted(rows, key=key)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcceleratorSummary:
+    accelerator: Accelerator
+    cheapest_on_demand_usd_per_gpu_hour: float | None
+    cheapest_spot_usd_per_gpu_hour: float | None
+    clouds: tuple[str, ...]
+    instance_types: int
+
+    def as_dict(self) -> dict:
+        a = self.accelerator
+        return {
+            "name": a.name, "vendor": a.vendor, "architecture": a.architecture,
+            "aliases": list(a.aliases), "memory_gib": a.memory_gib,
+            "memory_bandwidth_gb_per_s": a.memory_bandwidth_gb_per_s,
+            **{f"tflops_{d}": getattr(a, f"tflops_{d}")
+               for d in ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8")},
+            "tops_int8": a.tops_int8, "intra_node_link": a.intra_node_link,
+            "intra_node_gb_per_s_per_gpu": a.intra_node_gb_per_s_per_gpu, "tdp_w": a.tdp_w,
+            "cheapest_on_demand_usd_per_gpu_hour": _round(self.cheapest_on_demand_usd_per_gpu_hour),
+            "cheapest_spot_usd_per_gpu_hour": _round(self.cheapest_spot_usd_per_gpu_hour),
+            "clouds": list(self.clouds), "instance_types": self.instance_types,
+            "unverified": list(a.unverified), "source": a.source,
+        }
+
+
+def accelerator_summaries(catalog: Catalog) -> list[AcceleratorSummary]:
+    """One row per accelerator: specs plus the cheapest usable price per GPU-hour."""
+    types = {t.key: t for t in catalog.instance_types}
+    best: dict[tuple[str, str], float] = {}
+    clouds: dict[str, set[str]] = {}
+    counts: dict[str, int] = {}
+    for t in catalog.instance_types:
+        counts[t.accelerator] = counts.get(t.accelerator, 0) + 1
+        clouds.setdefault(t.accelerator, set()).add(t.cloud)
+    for o in catalog.offers:
+        if not o.price_usable or o.pricing not in ("on_demand", "spot"):
+            continue
+        t = types[(o.cloud, o.instance_type)]
+        per_gpu = o.usd_per_hour / t.gpu_count
+        k = (t.accelerator, o.pricing)
+        best[k] = min(best.get(k, math.inf), per_gpu)
+    return [AcceleratorSummary(
+        accelerator=a, cheapest_on_demand_usd_per_gpu_hour=best.get((a.name, "on_demand")),
+        cheapest_spot_usd_per_gpu_hour=best.get((a.name, "spot")),
+        clouds=tuple(sorted(clouds.get(a.name, ()))), instance_types=counts.get(a.name, 0),
+    ) for a in catalog.accelerators]
