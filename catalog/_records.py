@@ -63,7 +63,8 @@ OFFER_FLAGS: dict[str, str] = {
     "overridden": "price replaced or discounted by your overrides file",
     "gpu_count_corrected": "the source's GPU count was wrong and was corrected",
 }
-PRICE_UNUSABLE_FLAGS: frozenset[str] = frozenset({"price_unknown", "host_price_missing", "no_spot_offer"})
+PRICE_UNUSABLE_FLAGS: frozenset[str] = frozenset(
+    {"price_unknown", "host_price_missing", "no_spot_offer"})
 
 
 class RecordError(ValueError):
@@ -208,7 +209,8 @@ class Offer:
         _require(not unknown, f"{where}: unknown flags {unknown}")
         if self.usd_per_hour is None:
             _require(bool(PRICE_UNUSABLE_FLAGS & set(self.flags)),
-                     f"{where}: a missing price needs one of the flags {sorted(PRICE_UNUSABLE_FLAGS)}")
+                     f"{where}: a missing price needs one of the flags "
+                     f"{sorted(PRICE_UNUSABLE_FLAGS)}")
         else:
             _require(self.usd_per_hour > 0, f"{where}: usd_per_hour must be > 0, "
                      f"got {self.usd_per_hour}")

@@ -297,7 +297,8 @@ def read_network(ref: Path, ref_to_canon: dict[str, str]) -> dict[tuple[str, str
 
 
 def make_instance(cloud: str, name: str, accelerator: str, gpus: int, vcpus, mem, gpu_mem,
-                  network: dict, extra_flags: tuple[str, ...] = (), notes: str = "") -> InstanceType:
+                  network: dict, extra_flags: tuple[str, ...] = (),
+                  notes: str = "") -> InstanceType:
     net = network.get((cloud, name)) or network.get((cloud, name.removesuffix("-nolssd")))
     if net is not None:
         return InstanceType(

@@ -1,0 +1,1 @@
+"""`gpuplan estimate` and `gpuplan plan`."""

@@ -1,0 +1,1 @@
+"""`gpuplan probe run|ingest|show`."""
