@@ -1,0 +1,170 @@
+"""Command line for the probes: ``python -m probes`` / ``gpuplan probe run``.
+
+Exit status: 0 when every probe ran, 1 when the report was written but a probe failed (its
+error is in the report and on stdout), 2 for a problem the user can fix (missing torch, bad
+option, no CUDA for --device cuda, a process group that does not form).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from probes._runner import PROBE_NAMES, ProbeConfig
+from probes._schema import MATMUL_DTYPES, ProbeReport, ProbesError
+
+TORCH_MISSING = "torch is not installed. To fix: pip install 'gpuplan[probes]'"
+_UNITS = {"": 1, "B": 1, "K": 2**10, "KIB": 2**10, "M": 2**20, "MIB": 2**20, "G": 2**30,
+          "GIB": 2**30}
+
+
+def parse_size(text: str) -> int:
+    """'4096', '64K', '1MiB', '1G' -> bytes (binary multiples)."""
+    raw = text.strip().upper()
+    digits = raw.rstrip("KMGIB")
+    unit = raw[len(digits):]
+    if not digits.isdigit() or unit not in _UNITS or int(digits) <= 0:
+        raise argparse.ArgumentTypeError(
+            f"bad size {text!r}. To fix: use a positive number of bytes with an optional "
+            "K/M/G (KiB/MiB/GiB) suffix, e.g. 1K,1M,1G.")
+    return int(digits) * _UNITS[unit]
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    return tuple(parse_size(part) for part in text.split(",") if part.strip())
+
+
+def _shapes(text: str) -> tuple[tuple[int, int, int], ...]:
+    shapes = []
+    for part in text.split(","):
+        dims = part.strip().lower().split("x")
+        if len(dims) == 1:
+            dims = dims * 3
+        if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+            raise argparse.ArgumentTypeError(
+                f"bad shape {part!r}. To fix: use MxNxK or one number for a cube, "
+                "e.g. 4096x4096x8192,8192.")
+        shapes.append((int(dims[0]), int(dims[1]), int(dims[2])))
+    return tuple(shapes)
+
+
+def _names(known: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
+    def parse(text: str) -> tuple[str, ...]:
+        names = tuple(n.strip() for n in text.split(",") if n.strip())
+        bad = [n for n in names if n not in known]
+        if bad or not names:
+            raise argparse.ArgumentTypeError(
+                f"unknown name(s) {', '.join(bad) or '(none)'}. To fix: choose from "
+                f"{', '.join(known)}.")
+        return names
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m probes",
+        description="Measure matmul TFLOP/s, copy bandwidth and collective bandwidth on this "
+                    "instance and write a JSON report. Run under torchrun for several GPUs "
+                    "or nodes.")
+    parser.add_argument("--out", default="probe-report.json",
+                        help="report path, written by rank 0 (default: %(default)s)")
+    parser.add_argument("--quick", action="store_true", help="fewer sizes, shorter timings")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--timeout-s", type=float, default=120.0,
+                        help="process group timeout in seconds (default: %(default)s)")
+    parser.add_argument("--sizes", type=_sizes, default=None,
+                        help="collective message sizes, e.g. 1K,1M,256M,1G")
+    parser.add_argument("--shapes", type=_shapes, default=None,
+                        help="matmul shapes MxNxK, e.g. 4096,8192x8192x16384")
+    parser.add_argument("--dtypes", type=_names(MATMUL_DTYPES), default=None,
+                        help=f"matmul dtypes, from {','.join(MATMUL_DTYPES)}")
+    parser.add_argument("--probes", type=_names(PROBE_NAMES), default=PROBE_NAMES,
+                        help=f"which probes to run, from {','.join(PROBE_NAMES)}")
+    return parser
+
+
+def _num(value: float) -> str:
+    return f"{value:,.1f}" if value >= 10 else f"{value:.3g}"
+
+
+def _gb(value: float | None) -> str:
+    return f"{_num(value)} GB/s" if value is not None else "-"
+
+
+def _size(size: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def format_summary(report: ProbeReport, *, out: str | None = None) -> str:
+    """A few lines for a person: best TFLOP/s per dtype, copy bandwidth, largest-size busbw."""
+    lines = []
+    env = report.environment
+    if env is not None:
+        gpu = f"{env.gpu_count} x {env.gpu_model}" if env.gpu_model else "no GPU"
+        where = " ".join(x for x in (env.cloud, env.instance_type, env.region) if x)
+        lines.append(f"{env.hostname}: {gpu}, {env.node_count} node(s), torch "
+                     f"{env.torch_version}, CUDA {env.cuda_version}"
+                     + (f" ({where})" if where else ""))
+    if report.matmul is not None:
+        for d in report.matmul.dtypes:
+            if d.status == "measured" and d.best_tflops and d.best_shape:
+                shape = "x".join(map(str, d.best_shape))
+                lines.append(f"matmul {d.dtype:>9}: {_num(d.best_tflops)} TFLOP/s at {shape}")
+            else:
+                lines.append(f"matmul {d.dtype:>9}: {d.status} ({d.reason})")
+    if report.memory is not None:
+        for p in report.memory.points:
+            if p.status == "measured":
+                lines.append(f"memory {p.name:>12}: {_gb(p.gb_per_s)} "
+                             f"({_size(p.size_bytes or 0)} buffer)")
+        lines.append("  bytes: " + report.memory.byte_convention)
+    col = report.collectives
+    if col is not None:
+        if col.status != "measured":
+            lines.append(f"collectives: {col.status} ({col.reason})")
+        for s in col.series:
+            if s.status == "measured" and s.points:
+                last = s.points[-1]
+                lines.append(f"{s.scope:>10} {s.op:<14} n={s.group_size}: busbw "
+                             f"{_gb(last.busbw_gb_per_s)} at {_size(last.size_bytes)}")
+            elif s.scope != "world" or col.node_count > 1:
+                lines.append(f"{s.scope:>10} {s.op:<14}: {s.status} ({s.reason})")
+    for e in report.errors:
+        lines.append(f"error in {e.probe} (rank {e.rank}): {e.error_type}: {e.message}")
+    if out is not None:
+        lines.append(f"report written to {out} ({report.duration_seconds:.1f} s)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        import torch  # noqa: F401 - only to say clearly that it is missing
+    except ImportError:
+        print(TORCH_MISSING)
+        return 2
+    from probes._runner import run_probes
+
+    try:
+        config = ProbeConfig(quick=args.quick, device=args.device,
+                             timeout_seconds=args.timeout_s, probes=args.probes,
+                             dtypes=args.dtypes, matmul_shapes=args.shapes,
+                             collective_sizes_bytes=args.sizes)
+    except ValueError as exc:
+        print(f"{exc}. To fix: see python -m probes --help.")
+        return 2
+    try:
+        report = run_probes(config, out=args.out)
+    except ProbesError as exc:
+        print(exc)
+        return 2
+    if os.environ.get("RANK", "0") == "0":
+        print(format_summary(report, out=args.out))
+        sys.stdout.flush()
+    return 1 if report.errors else 0

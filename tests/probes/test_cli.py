@@ -1,0 +1,103 @@
+"""The command line: one-line errors with a fix, isolation of failing probes, no torch at
+import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from probes import PROBE_NAMES, ProbeConfig, load_report, run_probes
+from probes.cli import TORCH_MISSING, main, parse_size
+
+FAST = ["--quick", "--device", "cpu", "--shapes", "64", "--dtypes", "fp32,tf32"]
+
+
+def test_import_does_not_load_torch():
+    code = ("import sys, probes, probes.cli, probes._schema, probes._environment\n"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_missing_torch_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` fail
+    assert main(["--out", str(tmp_path / "r.json")]) == 2
+    assert capsys.readouterr().out == TORCH_MISSING + "\n"
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_quick_run_writes_report_and_summary(tmp_path, capsys):
+    pytest.importorskip("torch")
+    out = tmp_path / "r.json"
+    assert main([*FAST, "--out", str(out)]) == 0
+    report = load_report(out)
+    assert report.quick and report.errors == ()
+    assert report.collectives.status == "skipped" and "world size 1" in report.collectives.reason
+    text = capsys.readouterr().out
+    assert "fp32:" in text and "TFLOP/s at 64x64x64" in text and "host_copy" in text
+    assert f"report written to {out}" in text
+
+
+def test_a_failing_probe_is_recorded_and_the_others_run(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("torch")
+    from probes import _matmul
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("CUBLAS_STATUS_EXECUTION_FAILED\nsecond line")
+
+    monkeypatch.setattr(_matmul, "run_matmul_probe", broken)
+    out = tmp_path / "r.json"
+    assert main([*FAST, "--out", str(out)]) == 1
+    report = load_report(out)
+    assert report.matmul is None
+    (error,) = report.errors
+    assert (error.probe, error.error_type, error.message, error.rank) == (
+        "matmul", "RuntimeError", "CUBLAS_STATUS_EXECUTION_FAILED", 0)
+    assert report.environment is not None and report.memory is not None
+    assert any(p.status == "measured" for p in report.memory.points)
+    assert report.collectives is not None
+    assert "error in matmul" in capsys.readouterr().out
+
+
+def test_run_probes_selects_probes():
+    pytest.importorskip("torch")
+    report = run_probes(ProbeConfig(quick=True, device="cpu", probes=("environment",)))
+    assert report.environment is not None
+    assert report.matmul is None and report.memory is None and report.collectives is None
+
+
+def test_cuda_without_a_gpu_is_a_clear_error(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    assert main(["--device", "cuda", "--out", str(tmp_path / "r.json")]) == 2
+    text = capsys.readouterr().out.strip()
+    assert "\n" not in text and "no CUDA device" in text and "To fix:" in text
+
+
+@pytest.mark.parametrize("argv", [["--sizes", "12Q"], ["--shapes", "1x2"],
+                                  ["--dtypes", "fp64"], ["--probes", "disk"]])
+def test_bad_options_exit_2_with_a_fix(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert "To fix:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, expected", [("4096", 4096), ("1K", 1024), ("64KiB", 65536),
+                                            ("1m", 2**20), ("2G", 2**31)])
+def test_parse_size(text, expected):
+    assert parse_size(text) == expected
+
+
+def test_report_json_is_stable(tmp_path):
+    pytest.importorskip("torch")
+    out = tmp_path / "r.json"
+    assert main([*FAST, "--probes", "matmul", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["schema_version"] == 1 and set(PROBE_NAMES) <= set(data)
+    assert data["matmul"]["dtypes"][1]["status"] == "skipped"  # tf32 on CPU

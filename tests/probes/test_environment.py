@@ -1,0 +1,150 @@
+"""Environment facts, and cloud metadata parsing against a local stand-in server.
+
+The payloads are trimmed from the providers' documentation: AWS "Use IMDSv2" (token PUT, then
+plain-text meta-data paths), GCP "About VM metadata" (resource paths for machine-type and zone,
+Metadata-Flavor: Google required), Azure "Azure Instance Metadata Service" (JSON with compute.*,
+Metadata: true required)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from probes import _environment
+
+AZURE_BODY = {"compute": {"vmSize": "Standard_ND96isr_H100_v5", "location": "eastus",
+                          "zone": "1", "name": "vm0", "osType": "Linux"},
+              "network": {"interface": []}}
+
+
+class FakeMetadata(BaseHTTPRequestHandler):
+    cloud = "aws"
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def _send(self, code: int, body: str, content_type: str = "text/plain") -> None:
+        data = body.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_PUT(self):
+        if self.cloud == "aws" and self.path == "/latest/api/token" and \
+                self.headers.get("X-aws-ec2-metadata-token-ttl-seconds"):
+            return self._send(200, "TOKEN123")
+        return self._send(404, "not found")
+
+    def do_GET(self):
+        if self.cloud == "aws":
+            if self.headers.get("X-aws-ec2-metadata-token") != "TOKEN123":
+                return self._send(401, "")
+            pages = {"/latest/meta-data/instance-type": "p5.48xlarge",
+                     "/latest/meta-data/placement/region": "us-east-2",
+                     "/latest/meta-data/placement/availability-zone": "us-east-2b"}
+        elif self.cloud == "gcp":
+            if self.headers.get("Metadata-Flavor") != "Google":
+                return self._send(403, "Missing Metadata-Flavor:Google header.")
+            pages = {"/computeMetadata/v1/instance/machine-type":
+                     "projects/123456789/machineTypes/a3-megagpu-8g",
+                     "/computeMetadata/v1/instance/zone": "projects/123456789/zones/us-east5-a"}
+        else:
+            if self.headers.get("Metadata") != "true":
+                return self._send(400, '{"error": "Bad request"}')
+            pages = {"/metadata/instance?api-version=2021-02-01": json.dumps(AZURE_BODY)}
+        if self.path in pages:
+            return self._send(200, pages[self.path])
+        return self._send(404, "not found")
+
+
+@pytest.fixture(params=["aws", "gcp", "azure"])
+def metadata_server(request):
+    handler = type("Handler", (FakeMetadata,), {"cloud": request.param})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield request.param, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+EXPECTED = {"aws": ("p5.48xlarge", "us-east-2", "us-east-2b"),
+            "gcp": ("a3-megagpu-8g", "us-east5", "us-east5-a"),
+            "azure": ("Standard_ND96isr_H100_v5", "eastus", "1")}
+
+
+def _closed_port() -> str:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeMetadata)
+    port = server.server_address[1]
+    server.server_close()
+    return f"http://127.0.0.1:{port}"
+
+
+def test_each_cloud_is_recognised(metadata_server, monkeypatch):
+    cloud, url = metadata_server
+    monkeypatch.delenv("GPUPLAN_NO_METADATA")
+    dead = _closed_port()
+    for name in ("AWS", "GCP", "AZURE"):
+        monkeypatch.setenv(f"GPUPLAN_{name}_METADATA_URL", url if name.lower() == cloud else dead)
+    found = _environment.cloud_instance()
+    assert found is not None and found.cloud == cloud
+    assert (found.instance_type, found.region, found.zone) == EXPECTED[cloud]
+
+
+def test_other_clouds_do_not_answer_to_the_wrong_protocol(metadata_server):
+    cloud, url = metadata_server
+    others = {"aws": _environment.aws_instance, "gcp": _environment.gcp_instance,
+              "azure": _environment.azure_instance}
+    for name, probe in others.items():
+        assert (probe(url) is not None) == (name == cloud)
+
+
+def test_disabled_by_env_even_when_a_server_answers(metadata_server, monkeypatch):
+    _, url = metadata_server
+    for name in ("AWS", "GCP", "AZURE"):
+        monkeypatch.setenv(f"GPUPLAN_{name}_METADATA_URL", url)
+    monkeypatch.setenv("GPUPLAN_NO_METADATA", "1")
+    assert _environment.cloud_instance() is None
+
+
+def test_no_service_means_none_quickly(monkeypatch):
+    monkeypatch.delenv("GPUPLAN_NO_METADATA")
+    dead = _closed_port()
+    for name in ("AWS", "GCP", "AZURE"):
+        monkeypatch.setenv(f"GPUPLAN_{name}_METADATA_URL", dead)
+    t0 = time.perf_counter()
+    assert _environment.cloud_instance() is None
+    assert time.perf_counter() - t0 < 2.0
+
+
+def test_cpu_environment_without_nvidia_smi(monkeypatch):
+    monkeypatch.setattr(_environment.shutil, "which", lambda name: None)
+    env = _environment.collect_environment(device_type="cpu", world_size=4,
+                                           local_world_size=2)
+    assert env.device_type == "cpu" and env.gpu_count == 0 and env.gpu_model is None
+    assert env.node_count == 2 and env.cpu_count >= 1 and env.hostname
+    assert env.cloud is None  # GPUPLAN_NO_METADATA=1 from conftest
+    pytest.importorskip("torch")
+    import torch
+
+    assert env.torch_version == torch.__version__
+
+
+def test_nvidia_smi_output_is_parsed(monkeypatch, tmp_path):
+    # Format of `nvidia-smi --query-gpu=... --format=csv,noheader,nounits` on an H100 node.
+    fake = tmp_path / "nvidia-smi"
+    row = "NVIDIA H100 80GB HBM3, 550.54.15, 81559, 1980, 1980, 2619, 2619"
+    fake.write_text("#!/bin/sh\n" + "".join(f"echo '{row}'\n" for _ in range(8)))
+    fake.chmod(0o755)
+    monkeypatch.setattr(_environment.shutil, "which", lambda name: str(fake))
+    smi = _environment.nvidia_smi()
+    assert smi == {"name": "NVIDIA H100 80GB HBM3", "driver_version": "550.54.15",
+                   "memory_bytes": 81559 * 2**20, "sm_clock_mhz": 1980,
+                   "sm_clock_max_mhz": 1980, "memory_clock_mhz": 2619,
+                   "memory_clock_max_mhz": 2619, "count": 8}

@@ -1,0 +1,203 @@
+"""The report schema: round trips, clear errors for bad files, atomic writes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from probes import (
+    SCHEMA_VERSION,
+    ProbeReport,
+    ReportError,
+    load_report,
+    parse_report,
+    report_to_json,
+    write_report_atomic,
+)
+from probes._schema import (
+    BandwidthPoint,
+    CollectivePoint,
+    CollectiveSeries,
+    CollectivesSection,
+    Environment,
+    MatmulDtype,
+    MatmulPoint,
+    MatmulSection,
+    MemorySection,
+    ProbeFailure,
+)
+
+
+def sample_report(**changes) -> ProbeReport:
+    env = Environment(
+        hostname="node-0", cpu_count=192, platform="Linux-x86_64", python_version="3.11.7",
+        torch_version="2.5.1+cu124", cuda_version="12.4", nccl_version="2.21.5",
+        driver_version="550.54.15", device_type="cuda", gpu_model="NVIDIA H100 80GB HBM3",
+        gpu_count=8, gpu_memory_bytes=85_520_809_984, compute_capability="9.0",
+        sm_clock_mhz=1980, sm_clock_max_mhz=1980, memory_clock_mhz=2619,
+        memory_clock_max_mhz=2619, cloud="aws", instance_type="p5.48xlarge",
+        region="us-east-1", zone="us-east-1a", world_size=8, local_world_size=8, node_count=1)
+    point = MatmulPoint(dtype="bf16", m=8192, n=8192, k=8192, seconds_median=0.00155,
+                        tflops=2 * 8192**3 / 0.00155 / 1e12)
+    matmul = MatmulSection(
+        device="cuda:0", timing="cuda_events", flop_convention="2*M*N*K", warmup_iters=5,
+        repeats=5, target_seconds_per_repeat=0.1, cache_bytes=52_428_800,
+        cache_bytes_source="device_properties", tf32_matmul_allowed=False,
+        cudnn_tf32_allowed=True, float32_matmul_precision="highest",
+        dtypes=(MatmulDtype(dtype="bf16", status="measured", best_tflops=point.tflops,
+                            best_shape=(8192, 8192, 8192)),
+                MatmulDtype(dtype="fp8_e4m3", status="skipped", reason="capability 8.0")),
+        points=(point,))
+    memory = MemorySection(device="cuda:0", timing="cuda_events", byte_convention="2*N", points=(
+        BandwidthPoint(name="device_copy", status="measured", size_bytes=2**30,
+                       counted_bytes=2**31, seconds_median=0.00072, gb_per_s=2.9826e3),
+        BandwidthPoint(name="h2d_pageable", status="failed", reason="RuntimeError: x")))
+    collectives = CollectivesSection(
+        backend="nccl", status="measured", world_size=8, local_world_size=8, node_count=1,
+        timeout_seconds=120.0, timing="cuda_events", series=(
+            CollectiveSeries(op="all_reduce", scope="intra_node", group_size=8,
+                             status="measured", implementation="torch.distributed.all_reduce",
+                             points=(CollectivePoint(size_bytes=2**30, seconds_median=0.0039,
+                                                     algbw_gb_per_s=275.3,
+                                                     busbw_gb_per_s=481.8),)),
+            CollectiveSeries(op="all_reduce", scope="world", group_size=8, status="skipped",
+                             reason="single node")))
+    report = ProbeReport(schema_version=SCHEMA_VERSION, tool_version="0.1.0",
+                         created_utc="2025-01-31T12:00:00Z", quick=False, duration_seconds=61.5,
+                         environment=env, matmul=matmul, memory=memory,
+                         collectives=collectives,
+                         errors=(ProbeFailure(probe="memory", error_type="RuntimeError",
+                                              message="boom", rank=0),))
+    return dataclasses.replace(report, **changes)
+
+
+def test_round_trip_through_json_and_file(tmp_path):
+    report = sample_report()
+    assert parse_report(json.loads(report_to_json(report))) == report
+    path = write_report_atomic(report, tmp_path / "sub" / "r.json")
+    assert load_report(path) == report
+    assert isinstance(load_report(path).matmul.dtypes[0].best_shape, tuple)
+
+
+def test_sections_may_be_absent():
+    report = sample_report(matmul=None, memory=None, collectives=None, environment=None)
+    assert parse_report(json.loads(report_to_json(report))) == report
+
+
+@given(seconds=st.floats(1e-9, 1e3), size=st.integers(1, 2**40), factor=st.floats(0, 2))
+def test_collective_points_round_trip_exactly(seconds, size, factor):
+    algbw = size / seconds / 1e9
+    point = CollectivePoint(size_bytes=size, seconds_median=seconds, algbw_gb_per_s=algbw,
+                            busbw_gb_per_s=algbw * factor)
+    series = CollectiveSeries(op="all_gather", scope="world", group_size=2, status="measured",
+                              points=(point,))
+    base = sample_report()
+    report = dataclasses.replace(
+        base, collectives=dataclasses.replace(base.collectives, series=(series,)))
+    assert parse_report(json.loads(report_to_json(report))) == report
+
+
+def _one_line_with_fix(exc: ReportError) -> str:
+    message = str(exc)
+    assert "\n" not in message
+    assert "To fix:" in message
+    return message
+
+
+def test_corrupt_json_says_where(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(report_to_json(sample_report())[:200])
+    with pytest.raises(ReportError) as info:
+        load_report(path)
+    message = _one_line_with_fix(info.value)
+    assert "not valid JSON" in message and "line" in message
+
+
+def test_unknown_schema_version_lists_supported(tmp_path):
+    data = json.loads(report_to_json(sample_report()))
+    data["schema_version"] = 99
+    with pytest.raises(ReportError) as info:
+        parse_report(data)
+    message = _one_line_with_fix(info.value)
+    assert "99" in message and "version(s) 1" in message
+
+
+@pytest.mark.parametrize("drop", [("schema_version",), ("created_utc",),
+                                  ("matmul", "points", 0, "tflops"),
+                                  ("environment", "gpu_model"),
+                                  ("collectives", "series", 0, "points", 0, "busbw_gb_per_s")])
+def test_missing_field_is_named(drop):
+    data = json.loads(report_to_json(sample_report()))
+    holder = data
+    for key in drop[:-1]:
+        holder = holder[key]
+    del holder[drop[-1]]
+    with pytest.raises(ReportError) as info:
+        parse_report(data)
+    message = _one_line_with_fix(info.value)
+    expected = ".".join(str(k) for k in drop).replace(".0", "[0]")
+    assert f"missing field '{expected}'" in message
+
+
+@pytest.mark.parametrize("path, value", [(("matmul", "points", 0, "tflops"), "fast"),
+                                         (("environment", "gpu_count"), 8.5),
+                                         (("quick",), 1),
+                                         (("matmul", "points", 0, "tflops"), -3.0),
+                                         (("matmul", "dtypes", 0, "status"), "guessed")])
+def test_wrong_values_are_rejected(path, value):
+    data = json.loads(report_to_json(sample_report()))
+    holder = data
+    for key in path[:-1]:
+        holder = holder[key]
+    holder[path[-1]] = value
+    with pytest.raises(ReportError) as info:
+        parse_report(data)
+    _one_line_with_fix(info.value)
+
+
+def test_top_level_must_be_an_object(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(ReportError, match="top level"):
+        load_report(path)
+
+
+def test_missing_file_is_a_report_error(tmp_path):
+    with pytest.raises(ReportError, match="cannot read"):
+        load_report(tmp_path / "nope.json")
+
+
+def test_atomic_write_leaves_no_temp_file(tmp_path):
+    write_report_atomic(sample_report(), tmp_path / "r.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+@pytest.mark.parametrize("broken", ["fsync", "replace"])
+def test_failed_write_keeps_old_file_whole(tmp_path, monkeypatch, broken):
+    path = tmp_path / "r.json"
+    old = sample_report(tool_version="old")
+    write_report_atomic(old, path)
+    before = path.read_bytes()
+
+    def fail(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, broken, fail)
+    with pytest.raises(OSError, match="disk full"):
+        write_report_atomic(sample_report(tool_version="new"), path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert load_report(path) == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+def test_invariants_are_checked_at_construction():
+    with pytest.raises(ValueError, match="needs a reason"):
+        MatmulDtype(dtype="fp16", status="skipped")
+    with pytest.raises(ValueError, match="best_tflops"):
+        MatmulDtype(dtype="fp16", status="measured")
