@@ -1,1 +1,113 @@
-"""`gpuplan estimate` and `gpuplan plan`."""
+"""`gpuplan estimate` (and the workload options `plan` shares)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated
+
+import typer
+
+from . import _workload_opts as W
+from ._app import app, console, print_json
+
+
+def active_calibration(cat):
+    """Measurements from ingested probe reports (empty when none were ingested)."""
+    from planner._probe_store import load_calibration
+
+    return load_calibration(cat)
+
+
+@app.command("estimate")
+def estimate_cmd(
+    model: W.Model = None, config: W.Config = None, params: W.Params = None,
+    active_params: W.ActiveParams = None, experts: W.Experts = None,
+    experts_per_token: W.ExpertsPerToken = None, tokens: W.Tokens = "1T",
+    seq_len: W.SeqLen = None, global_batch_tokens: W.GlobalBatch = None,
+    precision: W.Precision = "bf16", optimizer: W.Optimizer = "adamw",
+    recompute: W.Recompute = "auto", finetune: W.Finetune = "full", lora_rank: W.LoraRank = 16,
+    layers: W.Layers = None, hidden: W.Hidden = None, heads: W.Heads = None,
+    kv_heads: W.KvHeads = None, ffn_hidden: W.FfnHidden = None, vocab: W.Vocab = None,
+    instance: Annotated[str | None, typer.Option("--instance", help="A catalog instance type, "
+                        "e.g. p5.48xlarge.")] = None,
+    nodes: Annotated[int, typer.Option("--nodes", help="Instances (with --instance).")] = 1,
+    cloud: Annotated[str | None, typer.Option("--cloud", help="Disambiguate --instance.")]
+    = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="An accelerator for a reference "
+                   "node: V100-32GB, A100-40GB, A100-80GB, H100, H800, H200, B200, L4, L40S, "
+                   "A10G, MI300X, …")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", help="Accelerators (with --gpu).")]
+    = None,
+    assume: W.Assume = None,
+    list_assumptions: Annotated[bool, typer.Option("--list-assumptions",
+                                help="Print the model's constants and exit.")] = False,
+    json_out: W.Json = False,
+) -> None:
+    """Wall-clock, GPU-hours, MFU and memory of one training run on one cluster, with the
+    fastest parallel plan that fits."""
+    import planner
+
+    if list_assumptions:
+        a = planner.Assumptions()
+        print_json({f.name: getattr(a, f.name) for f in dataclasses.fields(a)})
+        return
+    from catalog import load_catalog
+
+    cat = load_catalog()
+    spec = W.workload_spec(model=model, config=config, params=params,
+                           active_params=active_params, experts=experts,
+                           experts_per_token=experts_per_token, tokens=tokens, seq_len=seq_len,
+                           global_batch_tokens=global_batch_tokens, precision=precision,
+                           optimizer=optimizer, recompute=recompute, finetune=finetune,
+                           lora_rank=lora_rank, layers=layers, hidden=hidden, heads=heads,
+                           kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab)
+    workload = planner.build_workload(spec)
+    cluster, mem = planner.build_cluster(cat, instance=instance, nodes=nodes, cloud=cloud,
+                                         gpu=gpu, gpus=gpus)
+    est = planner.estimate(workload, cluster, assumptions=W.assumptions_from(assume),
+                           calibration=active_calibration(cat), memory_gib=mem)
+    if json_out:
+        print_json(est.as_dict())
+        return
+    print_estimate(est)
+
+
+def print_estimate(est) -> None:
+    from rich.table import Table
+
+    out = console()
+    c, p = est.cluster, est.plan
+    hw = (f"{c.nodes}x {c.instance_type} ({c.gpus}x {c.accelerator.name})" if c.instance_type
+          else f"{c.gpus}x {c.accelerator.name} (reference node)")
+    a = est.workload.arch
+    out.print(f"[bold]{a.name or 'model'}[/bold] {a.params_total() / 1e9:.2f}B params, "
+              f"{est.workload.tokens:.3g} tokens on {hw}")
+    t = Table(show_header=False)
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    days = est.wall_clock_hours / 24
+    t.add_row("wall-clock", f"{est.wall_clock_hours:,.1f} h ({days:,.1f} days)")
+    t.add_row("GPU-hours", f"{est.gpu_hours:,.0f}")
+    t.add_row("MFU", f"{est.mfu:.1%}")
+    t.add_row("model TFLOP/s per GPU", f"{est.model_tflops_per_gpu:,.1f}")
+    t.add_row("tokens/s", f"{est.tokens_per_s:,.0f}")
+    t.add_row("memory per GPU", f"{est.memory['total_gib']:.1f} of "
+              f"{est.memory['capacity_gib']:g} GiB")
+    t.add_row("step time", f"{est.step_time_s:.3f} s × {est.steps:,} steps")
+    t.add_row("goodput", f"{est.goodput.fraction:.1%} "
+              f"(~{est.goodput.expected_interruptions:.1f} interruptions)")
+    t.add_row("plan", f"tp={p.tp} pp={p.pp} dp={p.dp} zero={p.zero_stage} "
+              f"micro-batch={p.micro_batch}×{p.micro_batches} recompute={p.recompute}"
+              + (f" ep={p.expert_parallel}" if p.expert_parallel > 1 else ""))
+    b = est.breakdown
+    t.add_row("step breakdown", ", ".join(f"{k.removesuffix('_s')} {v:.3f}s"
+                                          for k, v in b.items()))
+    m = est.memory
+    t.add_row("memory breakdown", f"weights {m['weights_gib']:.1f}, grads "
+              f"{m['gradients_gib']:.1f}, optimizer {m['optimizer_gib']:.1f}, activations "
+              f"{m['activations_gib']:.1f}, logits {m['logits_gib']:.1f}, reserve "
+              f"{m['runtime_reserve_gib']:.1f} GiB")
+    out.print(t)
+    out.print("[bold]Assumptions[/bold]")
+    for note in est.assumptions:
+        out.print(f"  • {note}")

@@ -1,0 +1,295 @@
+"""The vectorised performance model: step time and memory for many (cluster, plan) pairs.
+
+Every input is a numpy array of one length K (one entry per cluster × parallel plan), so
+``estimate`` (one cluster, ~1,000 plans) and ``plan`` (thousands of clusters) share one code
+path with no Python loop per candidate. Notation: L layers, h hidden, a/a_kv heads, d head dim,
+F FFN width, V vocab, s sequence, b micro-batch, T = b·s tokens, t/p/D tensor/pipeline/data
+parallel degrees, m micro-batches per step.
+
+Time per micro-batch on one pipeline stage (L/p layers):
+    matmul:     Σ_GEMM 3·max(2·T·K·N / (P_ach·η_K), 2(TK+KN+TN)/B_hbm)      (fwd + 2 bwd)
+                η_K = (K/64)/(K/64 + 3) normalised at K=4096 (tile pipeline fill)
+    attention:  3 · causal · 4·T·s·a·d/t / (P_peak·η_attn)                       (+1 fwd if
+                selective/full recompute)
+    elementwise: 3 · 2·(14h + 3F)·T/t bytes / (B_hbm·η_mem)                      (norms,
+                residuals, rotary, activation function; bf16)
+    TP:         4 all-reduce-equivalents of 2·T·h bytes: 2(t-1)/t·bytes/busbw_intra + α
+    EP (MoE):   2·2 all-to-alls of 2·T·k·h/t bytes, (ep-1)/ep leaves the GPU
+    floor:      kernels_per_layer · launch latency (eager PyTorch is CPU-bound below it)
+Step:  (m + p − 1)·t_mb  +  exposed DP  +  optimizer step, then × (1 + cv·√(2 ln n)) for
+       the slowest of n GPUs; overlapped communication slows compute by its SM share
+    DP (ZeRO 0–2): hierarchical all-reduce of gradients, 2(k−1)/k·S/busbw_intra +
+                   2(n−1)/n·(S/k)/B_nic, overlapped with the last micro-batch's backward
+    ZeRO-3:        per micro-batch 1.5× that volume (2 all-gathers + reduce-scatter),
+                   prefetched under compute
+Memory per GPU (bytes):
+    static = params/(t·p[·ep for experts]) · (2 weights + 2 grads + optimizer), sharded /D
+             by ZeRO stage (1: optimizer, 2: + grads, 3: + weights)
+    activations per layer per token /t (sequence parallel; flash attention keeps no s² term):
+        none 8h + 4ad + 4·a_kv·d + 2·m_mat·F,  selective drops the activation-function
+        outputs and attention output, full keeps the 2h layer input (+ one layer live);
+        × L/p layers × min(p, m) micro-batches in flight (1F1B) + logits T·V/t·6 bytes
+(Korthikanti et al. 2022, arXiv:2205.05198, Table 2, adapted to gated FFNs, GQA and
+FlashAttention.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._assumptions import Assumptions
+from ._workload import Workload
+
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
+RECOMPUTE_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
+OPTIMIZER_STATE_BYTES = {"adamw": 12, "sgd": 8, "adafactor": 4}  # fp32 master + moments
+OPTIMIZER_STEP_BYTES = {"adamw": 30, "sgd": 20, "adafactor": 16}  # bytes touched / param
+CHECKPOINT_BYTES = {"adamw": 14, "sgd": 10, "adafactor": 6}  # bf16 weights + fp32 state
+
+
+@dataclass(frozen=True, slots=True)
+class ModelScalars:
+    """Workload facts the vectorised model needs, computed once."""
+
+    L: int
+    h: int
+    a: int
+    a_kv: int
+    d: int
+    F_act: float  # FFN width a token passes through (k+S experts for MoE)
+    m_mat: int
+    V: int
+    s: int
+    E: int
+    k: int
+    moe_fraction: float  # share of layers that are MoE
+    F_e: int
+    F_dense: int  # dense FFN width (all layers of a dense model; leading layers of an MoE)
+    S: int  # shared experts
+    params_total: float
+    params_active: float
+    params_experts: float
+    params_embedding: float
+    trainable_fraction: float
+    attn_params: float
+    gbs_seqs: int
+    tokens: float
+    lora: bool
+    optimizer: str
+
+    @classmethod
+    def of(cls, w: Workload) -> ModelScalars:
+        arch = w.arch
+        f_act = arch.ffn_hidden
+        if arch.is_moe:
+            moe_f = (arch.experts_per_token + arch.shared_experts) * arch.expert_ffn
+            f_act = ((arch.layers - arch.moe_layers) * arch.ffn_hidden
+                     + arch.moe_layers * moe_f) / arch.layers
+        trainable = 1.0
+        if w.finetune == "lora":
+            # rank-r adapters on every linear map: r·(in + out) per matrix
+            per_layer = w.lora_rank * (4 * arch.hidden + 2 * arch.hidden
+                                       + arch.mlp_matrices * (arch.hidden + arch.ffn_hidden))
+            trainable = min(1.0, per_layer * arch.layers / arch.params_total())
+        return cls(
+            L=arch.layers, h=arch.hidden, a=arch.heads, a_kv=arch.kv_heads, d=arch.d_head,
+            F_act=float(f_act), m_mat=arch.mlp_matrices, V=arch.vocab, s=w.seq_len,
+            E=arch.experts, k=arch.experts_per_token,
+            moe_fraction=arch.moe_layers / arch.layers, F_e=arch.expert_ffn,
+            F_dense=arch.ffn_hidden, S=arch.shared_experts,
+            params_total=arch.params_total(), params_active=arch.params_active(),
+            params_experts=arch.expert_params_total(),
+            params_embedding=float(arch.embedding_params()), trainable_fraction=trainable,
+            attn_params=float(arch.attention_params()), gbs_seqs=w.sequences_per_step,
+            tokens=float(w.tokens), lora=w.finetune == "lora", optimizer=w.optimizer)
+
+    # -- FLOPs (the literature's model FLOPs, for MFU) -----------------------------------
+    def model_flops_per_token(self) -> float:
+        """6·N_matmul + 12·L·s·a·d (PaLM, arXiv:2204.02311 App. B); LoRA skips weight-grad
+        GEMMs of frozen weights: 4·N_matmul. N_matmul excludes the embedding lookup but
+        includes the output head (Narayanan et al. 2021)."""
+        n_matmul = self.params_active - self.V * self.h  # lookup table is not a matmul
+        attn = 12 * self.L * self.s * self.a * self.d
+        return (4.0 if self.lora else 6.0) * n_matmul + attn
+
+
+def _eta_k(k: np.ndarray, A: Assumptions) -> np.ndarray:
+    steps = k / A.gemm_tile_k
+    ref = (4096 / A.gemm_tile_k) / (4096 / A.gemm_tile_k + A.gemm_tile_overhead_steps)
+    return np.minimum(1.0, steps / (steps + A.gemm_tile_overhead_steps) / ref)
+
+
+def _gemm_time(T, K, N, flops_rate, bw):
+    """Roofline time of one (T×K)·(K×N) bf16 GEMM; arrays broadcast."""
+    flops = 2.0 * T * K * N
+    bytes_ = 2.0 * (T * K + K * N + T * N)
+    return np.maximum(flops / flops_rate, bytes_ / bw)
+
+
+def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus_per_node,
+             matmul_tflops, attention_tflops, hbm_gb_per_s, memory_gib, intra_busbw_gb_per_s,
+             nic_gb_per_s_per_gpu) -> dict[str, np.ndarray]:
+    """Step time, its breakdown and memory per GPU for each entry. All arrays length K."""
+    f = np.float64
+    tp, pp, dp, mb, zero, rc = (np.asarray(x, dtype=f) for x in (tp, pp, dp, mb, zero, rc))
+    G = np.asarray(gpus_per_node, dtype=f)
+    P = np.asarray(matmul_tflops, dtype=f) * 1e12
+    P_attn = np.asarray(attention_tflops, dtype=f) * 1e12
+    B_hbm = np.asarray(hbm_gb_per_s, dtype=f) * 1e9
+    B_mem = B_hbm * A.memory_bandwidth_efficiency
+    B_intra = np.asarray(intra_busbw_gb_per_s, dtype=f) * 1e9
+    B_nic = np.maximum(np.asarray(nic_gb_per_s_per_gpu, dtype=f) * 1e9, 1.0)
+    h, s, V, d, a, a_kv = ms.h, ms.s, ms.V, ms.d, ms.a, ms.a_kv
+    T = mb * s
+    m = np.ceil(ms.gbs_seqs / (dp * mb))
+    layers_stage = np.ceil(ms.L / pp)
+    ep = np.gcd(dp.astype(np.int64), max(ms.E, 1)).astype(f) if ms.E else np.ones_like(dp)
+
+    # ---- matmul time per layer per micro-batch (forward), roofline per GEMM ----------
+    eff = P * 1.0
+    t_qkv = _gemm_time(T, h, (a + 2 * a_kv) * d / tp, eff * _eta_k(np.full_like(tp, h), A),
+                       B_hbm)
+    t_o = _gemm_time(T, a * d / tp, h, eff * _eta_k(a * d / tp, A), B_hbm)
+    if ms.E == 0:
+        dense_F = ms.F_act
+        t_up = _gemm_time(T, h, (ms.m_mat - 1) * dense_F / tp,
+                          eff * _eta_k(np.full_like(tp, h), A), B_hbm)
+        t_down = _gemm_time(T, dense_F / tp, h, eff * _eta_k(dense_F / tp, A), B_hbm)
+        t_mlp = t_up + t_down
+    else:
+        # Routed experts: E/ep local experts, each sees T·k·ep/E tokens (small GEMMs whose
+        # weight reads can dominate: the roofline captures it). Shared experts are dense.
+        T_e = T * ms.k * ep / ms.E
+        n_local = ms.E / ep
+        Fe = ms.F_e / tp
+        t_exp = n_local * (_gemm_time(T_e, h, (ms.m_mat - 1) * Fe, eff * _eta_k(
+            np.full_like(tp, h), A), B_hbm) + _gemm_time(T_e, Fe, h, eff * _eta_k(Fe, A), B_hbm))
+        t_mlp = ms.moe_fraction * t_exp
+        if ms.S:
+            shared_F = ms.S * ms.F_e / tp
+            t_mlp = t_mlp + ms.moe_fraction * (
+                _gemm_time(T, h, (ms.m_mat - 1) * shared_F, eff * _eta_k(np.full_like(tp, h), A),
+                           B_hbm) + _gemm_time(T, shared_F, h, eff * _eta_k(shared_F, A), B_hbm))
+        if ms.moe_fraction < 1:
+            Fd = ms.F_dense / tp
+            t_mlp = t_mlp + (1 - ms.moe_fraction) * (
+                _gemm_time(T, h, (ms.m_mat - 1) * Fd, eff * _eta_k(np.full_like(tp, h), A),
+                           B_hbm) + _gemm_time(T, Fd, h, eff * _eta_k(Fd, A), B_hbm))
+    t_fwd_mm = t_qkv + t_o + t_mlp
+    bwd_factor = 1.0 if ms.lora else 2.0  # LoRA: data-grad GEMMs only for frozen weights
+    recompute_mm = np.where(rc == 2, 1.0, 0.0)
+    t_matmul_layer = t_fwd_mm * (1.0 + bwd_factor + recompute_mm)
+
+    # ---- attention core (FlashAttention) --------------------------------------------
+    attn_flops_fwd = A.causal_fraction * 4.0 * T * s * a * d / tp
+    attn_passes = 3.0 + np.where(rc >= 1, 1.0, 0.0)
+    t_attn_layer = attn_passes * attn_flops_fwd / (P_attn * A.attention_efficiency)
+
+    # ---- elementwise (memory-bound) --------------------------------------------------
+    elem_bytes_fwd = 2.0 * (14 * h + 3 * ms.F_act) * T / tp
+    elem_passes = 3.0 + np.where(rc == 2, 1.0, np.where(rc == 1, 0.3, 0.0))
+    t_elem_layer = elem_passes * elem_bytes_fwd / B_mem
+
+    # ---- communication per layer per micro-batch -------------------------------------
+    tp_bytes = 2.0 * T * h
+    n_tp_collectives = 4.0 + np.where(rc == 2, 2.0, 0.0)
+    t_tp_layer = np.where(tp > 1, n_tp_collectives * (2 * (tp - 1) / tp * tp_bytes / B_intra
+                                                       + A.intra_node_latency_s), 0.0)
+    if ms.E:
+        a2a_bytes = 2.0 * T * ms.k * h / tp * (ep - 1) / ep
+        ep_inside = ep * tp <= G
+        bw_a2a = np.where(ep_inside, B_intra, B_nic)
+        t_ep_layer = ms.moe_fraction * 4.0 * np.where(ep > 1, a2a_bytes / bw_a2a, 0.0)
+    else:
+        t_ep_layer = np.zeros_like(tp)
+
+    compute_layer = t_matmul_layer + t_attn_layer
+    launch_floor = A.kernels_per_layer * A.kernel_launch_s
+    gpu_layer = compute_layer + t_elem_layer
+    launch_excess = np.maximum(0.0, launch_floor - gpu_layer)
+
+    # Output head on the pipeline's last stage, spread over the stages for balance.
+    head_fwd = _gemm_time(T, h, V / tp, eff * _eta_k(np.full_like(tp, h), A), B_hbm)
+    head = head_fwd * (1.0 + bwd_factor) / pp
+
+    compute_mb = layers_stage * compute_layer + head
+    other_mb = layers_stage * (t_elem_layer + launch_excess)
+    tp_mb = layers_stage * t_tp_layer
+    ep_mb = layers_stage * t_ep_layer
+    # Pipeline point-to-point: activations forward, gradients back, per stage boundary.
+    pp_inside = tp * pp <= G
+    bw_pp = np.where(pp_inside, B_intra, B_nic)
+    pp_mb = np.where(pp > 1, 2.0 * 2.0 * T * h / tp / bw_pp, 0.0)
+    t_mb = compute_mb + other_mb + tp_mb + ep_mb + pp_mb
+
+    # ---- data parallel gradients / ZeRO-3 gathers -------------------------------------
+    params_stage = (ms.params_total - ms.params_experts) / pp + ms.params_experts / (pp * ep)
+    params_gpu = params_stage / tp
+    grad_bytes = params_gpu * ms.trainable_fraction * A.grad_reduce_bytes
+    # Rank order tp → dp → pp: a node holds G/tp members of each data-parallel group.
+    k_in = np.minimum(dp, np.maximum(1.0, G / tp))
+    n_nodes_dp = np.maximum(1.0, dp / k_in)
+
+    def all_reduce(size):
+        intra = np.where(k_in > 1, 2 * (k_in - 1) / k_in * size / B_intra, 0.0)
+        inter = np.where(n_nodes_dp > 1, 2 * (n_nodes_dp - 1) / n_nodes_dp * (size / k_in)
+                         / B_nic + A.inter_node_latency_s, 0.0)
+        return intra + inter
+
+    t_dp = np.where(dp > 1, all_reduce(grad_bytes), 0.0)
+    t_bwd_last = compute_mb * bwd_factor / (1.0 + bwd_factor + recompute_mm)
+    z3 = zero == 3
+    dp_exposed = np.where(z3, 0.0, np.maximum(0.0, t_dp - A.dp_overlap * t_bwd_last))
+    weight_bytes = params_gpu * 2.0
+    t_z3_mb = np.where(z3 & (dp > 1), 0.75 * all_reduce(weight_bytes) + 0.5 * t_dp, 0.0)
+    z3_exposed = m * np.maximum(0.0, t_z3_mb - A.zero3_overlap * compute_mb)
+
+    # ---- optimizer step (memory-bound over the local shard) --------------------------
+    shard = np.where(zero >= 1, dp, 1.0)
+    t_opt = params_gpu * ms.trainable_fraction / shard * OPTIMIZER_STEP_BYTES[ms.optimizer] \
+        / B_mem
+
+    # Overlapped communication still costs compute throughput while it runs.
+    hidden_dp = np.where(z3, m * np.minimum(t_z3_mb, A.zero3_overlap * compute_mb),
+                         np.minimum(t_dp, A.dp_overlap * t_bwd_last))
+    interference = A.overlap_compute_slowdown * hidden_dp
+
+    compute_s = m * compute_mb
+    tp_s = m * tp_mb
+    ep_s = m * ep_mb
+    bubble_s = (pp - 1) * t_mb
+    dp_s = dp_exposed + z3_exposed + interference
+    base = compute_s + tp_s + ep_s + bubble_s + dp_s + m * (other_mb + pp_mb) + t_opt
+    n_gpus = tp * pp * dp
+    straggle = base * A.gpu_speed_cv * np.sqrt(2 * np.log(np.maximum(n_gpus, 1.0)))
+    other_s = m * (other_mb + pp_mb) + t_opt + straggle
+    step = compute_s + tp_s + ep_s + bubble_s + dp_s + other_s
+
+    # ---- memory per GPU --------------------------------------------------------------
+    trainable = params_gpu * ms.trainable_fraction
+    opt_bytes = OPTIMIZER_STATE_BYTES[ms.optimizer]
+    weights = (params_gpu * 2.0) / np.where(zero >= 3, dp, 1.0)
+    grads = trainable * 2.0 / np.where(zero >= 2, dp, 1.0)
+    optim = trainable * opt_bytes / np.where(zero >= 1, dp, 1.0)
+    per_tok_none = 8 * h + 4 * a * d + 4 * a_kv * d + 2 * ms.m_mat * ms.F_act
+    per_tok_sel = per_tok_none - 2 * a * d - 2 * (ms.m_mat - 1) * ms.F_act
+    per_tok = np.where(rc == 0, per_tok_none, np.where(rc == 1, per_tok_sel, 2 * h))
+    in_flight = np.minimum(pp, m)
+    act = layers_stage * per_tok * T / tp * in_flight
+    act = act + np.where(rc == 2, per_tok_none * T / tp, 0.0)  # the layer being recomputed
+    logits = T * V / tp * (A.logits_bytes + 2)
+    gib = 2.0 ** 30
+    static_gib = (weights + grads + optim) / gib
+    act_gib = (act + logits) / gib
+    total_gib = static_gib + act_gib + A.runtime_reserve_gib
+    capacity = np.asarray(memory_gib, dtype=f) * A.usable_memory_fraction
+    return {
+        "step_s": step, "compute_s": compute_s, "tp_comm_s": tp_s, "ep_comm_s": ep_s,
+        "pp_bubble_s": bubble_s, "dp_comm_s": dp_s, "other_s": other_s, "micro_batches": m,
+        "memory_gib": total_gib, "memory_weights_gib": weights / gib,
+        "memory_grads_gib": grads / gib, "memory_optimizer_gib": optim / gib,
+        "memory_activations_gib": act / gib, "memory_logits_gib": logits / gib,
+        "fits": total_gib <= capacity, "ep": ep, "layers_per_stage": layers_stage,
+    }

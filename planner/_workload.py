@@ -1,0 +1,235 @@
+"""What is being trained: a transformer's shape, how many tokens, and how.
+
+A ``Workload`` is either given by architecture (presets, a Hugging Face ``config.json``, or
+explicit sizes) or inferred from parameter counts; the inference is deterministic and stated in
+``Workload.inferred`` so the user sees the shape the estimate assumed.
+
+Parameter counts (per layer, no biases, as Llama/Mistral/Qwen/GPT-NeoX-style blocks):
+    attention  = h·(a·d) [Q] + 2·h·(a_kv·d) [K, V] + (a·d)·h [O]        (d = head dim)
+    dense MLP  = m·h·F, m = 3 for gated (SwiGLU/GeGLU), 2 otherwise
+    MoE MLP    = (E + S)·m·h·F_e + h·E [router];  active: (k + S)·m·h·F_e + h·E
+    norms      = 2·h
+    embedding  = V·h, plus V·h for an untied output head
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from ._errors import WorkloadError
+
+PRECISIONS = ("bf16", "fp16", "fp8")
+OPTIMIZERS = ("adamw", "sgd", "adafactor")
+RECOMPUTE = ("auto", "none", "selective", "full")
+FINETUNE = ("full", "lora")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Architecture:
+    """A decoder-only transformer. MoE when ``experts`` > 0."""
+
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn_hidden: int  # dense FFN width (or each expert's width when moe_ffn_hidden is 0)
+    vocab: int
+    gated_ffn: bool = True
+    tied_embeddings: bool = False
+    head_dim: int = 0  # 0: hidden // heads
+    experts: int = 0
+    experts_per_token: int = 0
+    shared_experts: int = 0
+    moe_ffn_hidden: int = 0  # 0: ffn_hidden
+    dense_layers: int = 0  # leading layers with a dense FFN in an MoE model (DeepSeek)
+    attention_params_per_layer: int = 0  # 0: computed (set for MLA-style attention)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        for f in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"):
+            v = getattr(self, f)
+            if not isinstance(v, int) or v <= 0:
+                raise WorkloadError(f"{f} must be a positive whole number, got {v!r}. "
+                                    f"To fix: pass a positive --{f.replace('_', '-')}")
+        if self.heads % self.kv_heads:
+            raise WorkloadError(f"heads ({self.heads}) must be a multiple of kv_heads "
+                                f"({self.kv_heads}). To fix: correct --kv-heads")
+        if self.experts and not 0 < self.experts_per_token <= self.experts:
+            raise WorkloadError("experts_per_token must be between 1 and experts. To fix: "
+                                "correct --experts-per-token")
+        if self.dense_layers > self.layers:
+            raise WorkloadError("dense_layers cannot exceed layers")
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def d_head(self) -> int:
+        return self.head_dim or self.hidden // self.heads
+
+    @property
+    def mlp_matrices(self) -> int:
+        return 3 if self.gated_ffn else 2
+
+    @property
+    def expert_ffn(self) -> int:
+        return self.moe_ffn_hidden or self.ffn_hidden
+
+    @property
+    def moe_layers(self) -> int:
+        return self.layers - self.dense_layers if self.is_moe else 0
+
+    def attention_params(self) -> int:
+        if self.attention_params_per_layer:
+            return self.attention_params_per_layer
+        h, d = self.hidden, self.d_head
+        return h * self.heads * d * 2 + 2 * h * self.kv_heads * d
+
+    def expert_params(self) -> int:
+        """One expert's (or one dense FFN's) parameters."""
+        return self.mlp_matrices * self.hidden * self.expert_ffn
+
+    def dense_mlp_params(self) -> int:
+        return self.mlp_matrices * self.hidden * self.ffn_hidden
+
+    def embedding_params(self) -> int:
+        return self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+
+    def layer_params_total(self) -> float:
+        """All transformer-block parameters (every expert counted)."""
+        attn = self.attention_params() + 2 * self.hidden
+        dense = self.layers - self.moe_layers
+        moe = self.moe_layers * ((self.experts + self.shared_experts) * self.expert_params()
+                                 + self.hidden * self.experts)
+        return self.layers * attn + dense * self.dense_mlp_params() + moe
+
+    def layer_params_active(self) -> float:
+        """Block parameters one token passes through (k routed + shared experts)."""
+        attn = self.attention_params() + 2 * self.hidden
+        dense = self.layers - self.moe_layers
+        moe = self.moe_layers * ((self.experts_per_token + self.shared_experts)
+                                 * self.expert_params() + self.hidden * self.experts)
+        return self.layers * attn + dense * self.dense_mlp_params() + moe
+
+    def expert_params_total(self) -> float:
+        """Routed-expert parameters (the part expert parallelism shards)."""
+        return self.moe_layers * self.experts * self.expert_params()
+
+    def params_total(self) -> float:
+        return self.layer_params_total() + self.embedding_params()
+
+    def params_active(self) -> float:
+        return self.layer_params_active() + self.embedding_params()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    arch: Architecture
+    tokens: float
+    seq_len: int
+    global_batch_tokens: int
+    precision: str = "bf16"
+    optimizer: str = "adamw"
+    recompute: str = "auto"
+    finetune: str = "full"
+    lora_rank: int = 16
+    inferred: tuple[str, ...] = field(default=())  # statements about what was assumed
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.tokens, int | float) and math.isfinite(self.tokens)
+                and self.tokens > 0):
+            raise WorkloadError(f"tokens must be positive, got {self.tokens!r}. To fix: pass "
+                                "--tokens like 2T, 300B or 2e12")
+        if self.seq_len <= 0:
+            raise WorkloadError("--seq-len must be positive. To fix: pass e.g. --seq-len 4096")
+        if self.global_batch_tokens < self.seq_len:
+            raise WorkloadError(f"--global-batch-tokens ({self.global_batch_tokens}) must be at "
+                                f"least one sequence ({self.seq_len}). To fix: raise it")
+        for value, allowed, flag in ((self.precision, PRECISIONS, "--precision"),
+                                     (self.optimizer, OPTIMIZERS, "--optimizer"),
+                                     (self.recompute, RECOMPUTE, "--recompute"),
+                                     (self.finetune, FINETUNE, "--finetune")):
+            if value not in allowed:
+                raise WorkloadError(f"{flag} {value!r} is not one of {', '.join(allowed)}. "
+                                    f"To fix: pass one of them")
+        if self.finetune == "lora" and self.lora_rank <= 0:
+            raise WorkloadError("--lora-rank must be positive")
+
+    @property
+    def sequences_per_step(self) -> int:
+        return max(1, self.global_batch_tokens // self.seq_len)
+
+    def with_tokens(self, tokens: float) -> Workload:
+        return replace(self, tokens=tokens)
+
+
+DEFAULT_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024  # ≈ Llama 2's 4M-token batch (arXiv:2307.09288)
+DEFAULT_VOCAB = 32000  # Llama 2 / Mistral vocabulary, for shapes inferred from a count
+ASPECT_HIDDEN_PER_LAYER = 128  # GPT-3 175B (12288/96) and Llama 7B (4096/32) both ≈ 128
+HEAD_DIM = 128
+
+
+def _round_to(x: float, multiple: int) -> int:
+    return max(multiple, int(round(x / multiple)) * multiple)
+
+
+def infer_architecture(params_total: float, params_active: float | None = None, *,
+                       vocab: int = DEFAULT_VOCAB, experts: int = 8,
+                       experts_per_token: int = 2) -> tuple[Architecture, tuple[str, ...]]:
+    """A plausible Llama-style shape with ``params_total`` parameters (and ``params_active``
+    for MoE), from the aspect ratio hidden ≈ 128·layers and a gated FFN of width 8/3·hidden.
+
+    Dense block ≈ 12·h² parameters (4h² attention + 3·h·(8/3)h MLP), so with L = h/128:
+    N ≈ 12·h³/128 + 2·V·h; solved for h by bisection, then rounded to hardware-friendly sizes.
+    """
+    if not params_total or params_total <= 0 or not math.isfinite(params_total):
+        raise WorkloadError(f"--params must be positive, got {params_total!r}. To fix: pass "
+                            "e.g. --params 7B")
+    moe = params_active is not None and params_active < params_total
+    if params_active is not None and params_active > params_total:
+        raise WorkloadError("--active-params cannot exceed --params. To fix: swap or correct "
+                            "them")
+    experts_share = 0.0
+    if moe:
+        # total = A + E·x and active = A + k·x, x = one expert's parameters summed over layers
+        experts_share = (params_total - params_active) / (experts - experts_per_token)
+    target = params_total - (experts * experts_share if moe else 0.0)  # attention + embeddings
+
+    def shape(hidden: int, layers: int, ffn: int) -> Architecture:
+        heads = max(1, hidden // HEAD_DIM)
+        kv = max(1, heads // 8) if hidden >= 4096 and heads % 8 == 0 else heads
+        return Architecture(layers=layers, hidden=hidden, heads=heads, kv_heads=kv,
+                            ffn_hidden=ffn, vocab=vocab, experts=experts if moe else 0,
+                            experts_per_token=experts_per_token if moe else 0,
+                            name="inferred-moe" if moe else "inferred")
+
+    best = None
+    # Hardware-friendly widths: multiples of 128 when small, of 1024 from 4096 up.
+    widths = [*range(128, 2048, 128), *range(2048, 4096, 256), *range(4096, 32768 + 1, 1024)]
+    for hidden in widths:
+        dense_ffn = _round_to(8 / 3 * hidden, 256)
+        one = shape(hidden, 1, dense_ffn)
+        per_layer = one.layer_params_total() - (
+            experts * one.expert_params() + hidden * experts if moe else 0)
+        layers_exact = (target - one.embedding_params()) / per_layer
+        if layers_exact < 1:
+            break
+        score = abs(math.log(hidden / layers_exact / ASPECT_HIDDEN_PER_LAYER))
+        if best is None or score < best[0]:
+            best = (score, hidden, max(1, round(layers_exact)), dense_ffn)
+    if best is None:
+        raise WorkloadError(f"--params {params_total:g} is too small for a transformer with a "
+                            f"{vocab}-token vocabulary. To fix: pass a larger count or --config")
+    _, hidden, layers, ffn = best
+    if moe:
+        ffn = max(128, _round_to(experts_share / layers / (3 * hidden), 128))
+    arch = shape(hidden, layers, ffn)
+    heads, kv_heads = arch.heads, arch.kv_heads
+    notes = (f"architecture inferred from parameter count: {layers} layers, hidden {hidden}, "
+             f"{heads} heads ({kv_heads} KV), gated FFN {ffn}, vocab {vocab}"
+             + (f", {experts} experts top-{experts_per_token}" if moe else "")
+             + f" → {arch.params_total() / 1e9:.2f}B total"
+             + (f", {arch.params_active() / 1e9:.2f}B active" if moe else ""),)
+    return arch, notes
