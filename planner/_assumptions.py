@@ -30,6 +30,19 @@ MAMF_FRACTION = {
 }
 DEFAULT_MATMUL_FRACTION = 0.70  # no published measurement: a conservative default
 
+# Streaming multiprocessors (NVIDIA) / compute units (AMD) per device, from the vendors'
+# architecture whitepapers (A100: 108 SMs; H100 SXM5: 132, PCIe: 114; H200: 132; B200: 148 per
+# GPU; L40S: 142; L4: 58; A10: 72; A10G: 80; T4: 40; V100: 80; MI300X: 304 CUs; MI250X: 220 per
+# package). GEMM output tiles are spread over them in waves; a partial last wave idles SMs.
+SM_COUNT = {
+    "A100-SXM4-40GB": 108, "A100-SXM4-80GB": 108, "A100-PCIe-80GB": 108,
+    "H100-SXM5-80GB": 132, "H100-PCIe-80GB": 114, "H100-NVL-94GB": 132, "H800-SXM5-80GB": 132,
+    "H200-SXM-141GB": 132, "B200-SXM-180GB": 148, "GB200-186GB": 148, "L40S": 142, "L4": 58,
+    "A10": 72, "A10G": 80, "T4": 40, "V100-SXM2-16GB": 80, "V100-SXM2-32GB": 80,
+    "MI300X": 304, "MI250X": 220,
+}
+GEMM_TILE_M, GEMM_TILE_N = 128, 256  # cuBLAS/CUTLASS large-GEMM tile for 16-bit inputs
+
 # Intra-node all-reduce bus bandwidth as a fraction of the per-direction link bandwidth.
 # nccl-tests all_reduce_perf on 8-GPU NVSwitch boards reaches ≈ 0.78 (DGX A100: ~235 of
 # 300 GB/s) to ≈ 0.81 (DGX H100: ~365 of 450 GB/s) at large messages (NVIDIA nccl-tests
@@ -102,6 +115,16 @@ class Assumptions:
     restart_minutes: float = 15.0  # detect, reschedule, reload: an assumption, overridable
     checkpoint_write_gb_per_s_per_node: float = 2.0  # to a parallel FS / object store
     checkpoint_read_gb_per_s_per_node: float = 4.0
+    # -- spot ---------------------------------------------------------------------------
+    # Interruptions per instance-hour when the catalog has no rate for an offer. Assumptions,
+    # not measurements: AWS and Azure publish only coarse monthly buckets (AWS Spot Instance
+    # Advisor: "<5%" … ">20%" of instances per month), far below what large GPU instances see
+    # in practice, so the defaults are one interruption per ~100 instance-hours; GCP's old
+    # preemptible VMs lived at most 24 h, the bound used for GCP Spot. Override per cloud.
+    spot_interruptions_per_hour_aws: float = 0.01
+    spot_interruptions_per_hour_gcp: float = 1 / 24
+    spot_interruptions_per_hour_azure: float = 0.01
+    spot_restart_minutes: float = 30.0  # re-acquire capacity, re-launch, reload
 
     def with_overrides(self, **values: float) -> Assumptions:
         names = {f.name for f in dataclasses.fields(self)}

@@ -7,17 +7,25 @@ stage, micro-batch size and recomputation, evaluates them all at once with the v
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._assumptions import Assumptions, gpu_family
+from ._assumptions import SM_COUNT, Assumptions, gpu_family
 from ._calibration import NO_CALIBRATION, Calibration
 from ._errors import HardwareError, NoFitError
 from ._goodput import Goodput, goodput
 from ._hardware import Cluster
-from ._perf import CHECKPOINT_BYTES, RECOMPUTE_CODES, RECOMPUTE_NAMES, ModelScalars, evaluate
+from ._perf import (
+    CHECKPOINT_BYTES,
+    RECOMPUTE_CODES,
+    RECOMPUTE_NAMES,
+    ModelScalars,
+    evaluate,
+    memory_terms,
+)
 from ._workload import Workload
 
 TP_CHOICES = (1, 2, 4, 8, 16)
@@ -42,6 +50,7 @@ class ClusterInputs:
     memory_gib: float
     intra_busbw_gb_per_s: float
     nic_gb_per_s_per_gpu: float
+    sm_count: float  # nan when unknown: no wave quantization
     notes: tuple[str, ...]
 
 
@@ -121,32 +130,62 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
     return ClusterInputs(
         matmul_tflops=matmul, attention_tflops=half_peak, peak_tflops=peak,
         hbm_gb_per_s=hbm, memory_gib=mem, intra_busbw_gb_per_s=intra,
-        nic_gb_per_s_per_gpu=nic, notes=tuple(notes))
+        nic_gb_per_s_per_gpu=nic, sm_count=float(SM_COUNT.get(acc.name, "nan")),
+        notes=tuple(notes))
+
+
+@functools.lru_cache(maxsize=64)
+def _base_grid(gpus_per_node: int, heads: int, layers: int, recompute: str) -> np.ndarray:
+    rcs = [RECOMPUTE_CODES[r] for r in (("none", "selective", "full") if recompute == "auto"
+                                        else (recompute,))]
+    rows = [(tp, pp, z, mb, rc) for tp in TP_CHOICES for pp in PP_CHOICES
+            for z in ZERO_CHOICES for mb in MB_CHOICES for rc in rcs
+            if tp <= gpus_per_node and gpus_per_node % tp == 0 and heads % tp == 0
+            and pp <= layers and (pp == 1 or z <= 1)]
+    return np.array(rows, dtype=np.int64).reshape(-1, 5)
 
 
 def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray,
               recompute: str) -> dict[str, np.ndarray]:
     """Every valid (tp, pp, dp, zero, mb, rc) for each node count in ``nodes``."""
-    rcs = [RECOMPUTE_CODES[r] for r in (("none", "selective", "full") if recompute == "auto"
-                                        else (recompute,))]
-    base = np.array([(tp, pp, z, mb, rc) for tp in TP_CHOICES for pp in PP_CHOICES
-                     for z in ZERO_CHOICES for mb in MB_CHOICES for rc in rcs
-                     if tp <= gpus_per_node and gpus_per_node % tp == 0 and ms.a % tp == 0
-                     and pp <= ms.L and (pp == 1 or z <= 1)], dtype=np.int64)
-    if base.size == 0:
-        return {k: np.empty(0, dtype=np.int64) for k in ("tp", "pp", "zero", "mb", "rc", "dp",
-                                                          "nodes")}
+    base = _base_grid(gpus_per_node, ms.a, ms.L, recompute)
     n = np.asarray(nodes, dtype=np.int64)
-    bi, ni = np.meshgrid(np.arange(len(base)), np.arange(len(n)), indexing="ij")
-    bi, ni = bi.ravel(), ni.ravel()
-    tp, pp, z, mb, rc = (base[bi, j] for j in range(5))
-    total = n[ni] * gpus_per_node
-    ok = (total % (tp * pp) == 0)
-    dp = np.where(ok, total // np.maximum(tp * pp, 1), 0)
-    ok &= (dp >= 1) & (dp * mb <= ms.gbs_seqs) & ((z == 0) | (dp > 1) | (z == 0))
-    ok &= ~((z > 0) & (dp == 1))  # ZeRO shards over data parallel ranks: needs dp > 1
+    tp = np.repeat(base[:, 0], len(n))
+    pp = np.repeat(base[:, 1], len(n))
+    z = np.repeat(base[:, 2], len(n))
+    mb = np.repeat(base[:, 3], len(n))
+    rc = np.repeat(base[:, 4], len(n))
+    nn = np.tile(n, len(base))
+    total = nn * gpus_per_node
+    ok = total % (tp * pp) == 0
+    dp = total // (tp * pp)
+    ok &= (dp >= 1) & (dp * mb <= ms.gbs_seqs)
+    # ZeRO shards over data-parallel ranks, so it needs dp > 1; with dp > 1 plain data
+    # parallelism (ZeRO-0) moves the same bytes as ZeRO-1 with more memory and an unsharded
+    # optimizer step, so it can never be the best plan and is not evaluated.
+    ok &= np.where(dp == 1, z == 0, z > 0)
     return {"tp": tp[ok], "pp": pp[ok], "zero": z[ok], "mb": mb[ok], "rc": rc[ok],
-            "dp": dp[ok], "nodes": n[ni][ok]}
+            "dp": dp[ok], "nodes": nn[ok]}
+
+
+def prune(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> dict:
+    """Drop plans the model can rule out without timing them.
+
+    For fixed (tp, pp, dp, zero, micro-batch) more recomputation is never faster and never
+    needs more memory, so only the least recomputation that fits can be best; plans that fit
+    under no recomputation choice go too. Memory is cheap to compute, time is not."""
+    mem = memory_terms(ms, A, tp=grid["tp"], pp=grid["pp"], dp=grid["dp"], zero=grid["zero"],
+                       mb=grid["mb"], rc=grid["rc"], memory_gib=ci.memory_gib)
+    fits = mem["fits"]
+    if not fits.any():
+        return {k: v[:0] for k, v in grid.items()}
+    idx = np.flatnonzero(fits)
+    group = np.stack([grid[k][idx] for k in ("nodes", "tp", "pp", "zero", "mb")])
+    order = np.lexsort((grid["rc"][idx], *group[::-1]))
+    g = group[:, order]
+    first = np.r_[True, np.any(g[:, 1:] != g[:, :-1], axis=0)]
+    keep = idx[order[first]]
+    return {k: v[keep] for k, v in grid.items()}
 
 
 def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
@@ -162,7 +201,8 @@ def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
                     attention_tflops=full(ci.attention_tflops),
                     hbm_gb_per_s=full(ci.hbm_gb_per_s), memory_gib=full(ci.memory_gib),
                     intra_busbw_gb_per_s=full(ci.intra_busbw_gb_per_s),
-                    nic_gb_per_s_per_gpu=full(ci.nic_gb_per_s_per_gpu))
+                    nic_gb_per_s_per_gpu=full(ci.nic_gb_per_s_per_gpu),
+                    sm_count=None if math.isnan(ci.sm_count) else full(ci.sm_count))
 
 
 def best_index(res: dict[str, np.ndarray]) -> int | None:
@@ -323,11 +363,13 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
         raise NoFitError(f"no parallel plan divides {cluster.gpus} GPUs for this model "
                          f"(heads {ms.a}, global batch {ms.gbs_seqs} sequences). To fix: "
                          "raise --global-batch-tokens or change the GPU count")
-    res = run_model(ms, A, grid, ci, cluster.gpus_per_node)
-    i = best_index(res)
-    if i is None:
+    pruned = prune(ms, A, grid, ci)
+    if len(pruned["tp"]) == 0:
+        res = run_model(ms, A, grid, ci, cluster.gpus_per_node)
         raise NoFitError(no_fit_message(workload, cluster, ms, A, ci, res))
-    return summarise(workload, cluster, ms, A, ci, grid, res, i)
+    res = run_model(ms, A, pruned, ci, cluster.gpus_per_node)
+    i = best_index(res)
+    return summarise(workload, cluster, ms, A, ci, pruned, res, i)
 
 
 def no_fit_message(workload, cluster, ms, A, ci, res) -> str:
@@ -339,6 +381,9 @@ def no_fit_message(workload, cluster, ms, A, ci, res) -> str:
             if nodes <= cluster.nodes or not cluster.inter_node_gbps:
                 continue
             grid = plan_grid(ms, cluster.gpus_per_node, np.array([nodes]), workload.recompute)
+            if len(grid["tp"]) == 0:
+                continue
+            grid = prune(ms, A, grid, ci)
             if len(grid["tp"]) == 0:
                 continue
             r = run_model(ms, A, grid, ci, cluster.gpus_per_node)

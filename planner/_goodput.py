@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ._assumptions import Assumptions
 
 
@@ -61,3 +63,36 @@ def goodput(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: floa
     return Goodput(fraction=fraction, mtbf_hours=mtbf, checkpoint_interval_hours=tau,
                    checkpoint_write_hours=write_h, restart_hours=restart_h,
                    expected_interruptions=wall / mtbf, notes=notes)
+
+
+def goodput_arrays(*, ideal_hours, gpus, nodes, checkpoint_bytes: float, A: Assumptions,
+                   interruption_rate_per_node_hour, restart_minutes) -> dict[str, np.ndarray]:
+    """The same formulas as ``goodput``, vectorised over candidates."""
+    ideal = np.asarray(ideal_hours, dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.float64)
+    rate = A.failure_rate_per_gpu_hour * np.asarray(gpus, dtype=np.float64) + \
+        np.asarray(interruption_rate_per_node_hour, dtype=np.float64) * nodes
+    write_h = checkpoint_bytes / (A.checkpoint_write_gb_per_s_per_node * 1e9 * nodes) / 3600
+    read_h = checkpoint_bytes / (A.checkpoint_read_gb_per_s_per_node * 1e9 * nodes) / 3600
+    restart_h = np.asarray(restart_minutes, dtype=np.float64) / 60
+    mtbf = 1 / np.maximum(rate, 1e-300)
+    tau = np.minimum(np.sqrt(2 * write_h * mtbf), np.maximum(ideal, write_h))
+    loss = tau / 2 + restart_h + read_h  # expected hours lost per interruption
+    overhead = write_h / tau + loss / mtbf
+    fraction = 1 / (1 + overhead)
+    wall = ideal / fraction
+    return {"fraction": fraction, "wall_hours": wall, "mtbf_hours": mtbf, "rate": rate,
+            "tau_hours": tau, "loss_hours": loss, "checkpointed_hours": ideal * (1 + write_h
+                                                                               / tau)}
+
+
+def deadline_probability(*, checkpointed_hours, loss_hours, rate, deadline_hours):
+    """P(finish by the deadline): interruptions arrive as Poisson(rate · wall); the run
+    finishes in time when at most n = ⌊(deadline − useful time) / loss⌋ occur."""
+    from scipy.special import pdtr  # the Poisson CDF scipy.stats.poisson.cdf evaluates
+
+    slack = deadline_hours - np.asarray(checkpointed_hours)
+    n_max = np.floor(slack / np.maximum(loss_hours, 1e-12))
+    lam = np.asarray(rate) * deadline_hours  # interruptions while running until the deadline
+    p = np.where(slack < 0, 0.0, pdtr(np.maximum(n_max, 0), lam))
+    return np.clip(p, 0.0, 1.0)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._assumptions import Assumptions
+from ._assumptions import GEMM_TILE_M, GEMM_TILE_N, Assumptions
 from ._workload import Workload
 
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
@@ -121,18 +121,30 @@ def _eta_k(k: np.ndarray, A: Assumptions) -> np.ndarray:
     return np.minimum(1.0, steps / (steps + A.gemm_tile_overhead_steps) / ref)
 
 
-def _gemm_time(T, K, N, flops_rate, bw):
-    """Roofline time of one (T×K)·(K×N) bf16 GEMM; arrays broadcast."""
+def _gemm_time(T, K, N, flops_rate, bw, sm=None):
+    """Roofline time of one (T×K)·(K×N) bf16 GEMM with wave quantization; arrays broadcast.
+
+    Output tiles (128×256) run in waves over the SMs; a partial last wave leaves SMs idle:
+    efficiency = waves / ceil(waves)."""
     flops = 2.0 * T * K * N
     bytes_ = 2.0 * (T * K + K * N + T * N)
+    if sm is not None:
+        waves = np.ceil(T / GEMM_TILE_M) * np.ceil(N / GEMM_TILE_N) / sm
+        flops_rate = flops_rate * waves / np.ceil(waves)
     return np.maximum(flops / flops_rate, bytes_ / bw)
 
 
 def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus_per_node,
              matmul_tflops, attention_tflops, hbm_gb_per_s, memory_gib, intra_busbw_gb_per_s,
-             nic_gb_per_s_per_gpu) -> dict[str, np.ndarray]:
-    """Step time, its breakdown and memory per GPU for each entry. All arrays length K."""
+             nic_gb_per_s_per_gpu, sm_count=None) -> dict[str, np.ndarray]:
+    """Step time, its breakdown and memory per GPU for each entry. All arrays length K.
+    ``sm_count`` (None: unknown) enables wave quantization of GEMMs."""
     f = np.float64
+    sm = None if sm_count is None else np.asarray(sm_count, dtype=f)
+
+    def gemm(T, K, N, flops_rate, bw):
+        return _gemm_time(T, K, N, flops_rate, bw, sm)
+
     tp, pp, dp, mb, zero, rc = (np.asarray(x, dtype=f) for x in (tp, pp, dp, mb, zero, rc))
     G = np.asarray(gpus_per_node, dtype=f)
     P = np.asarray(matmul_tflops, dtype=f) * 1e12
@@ -145,18 +157,18 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     T = mb * s
     m = np.ceil(ms.gbs_seqs / (dp * mb))
     layers_stage = np.ceil(ms.L / pp)
-    ep = np.gcd(dp.astype(np.int64), max(ms.E, 1)).astype(f) if ms.E else np.ones_like(dp)
+    ep = _expert_parallel(ms, dp)
 
     # ---- matmul time per layer per micro-batch (forward), roofline per GEMM ----------
     eff = P * 1.0
-    t_qkv = _gemm_time(T, h, (a + 2 * a_kv) * d / tp, eff * _eta_k(np.full_like(tp, h), A),
+    t_qkv = gemm(T, h, (a + 2 * a_kv) * d / tp, eff * _eta_k(np.full_like(tp, h), A),
                        B_hbm)
-    t_o = _gemm_time(T, a * d / tp, h, eff * _eta_k(a * d / tp, A), B_hbm)
+    t_o = gemm(T, a * d / tp, h, eff * _eta_k(a * d / tp, A), B_hbm)
     if ms.E == 0:
         dense_F = ms.F_act
-        t_up = _gemm_time(T, h, (ms.m_mat - 1) * dense_F / tp,
+        t_up = gemm(T, h, (ms.m_mat - 1) * dense_F / tp,
                           eff * _eta_k(np.full_like(tp, h), A), B_hbm)
-        t_down = _gemm_time(T, dense_F / tp, h, eff * _eta_k(dense_F / tp, A), B_hbm)
+        t_down = gemm(T, dense_F / tp, h, eff * _eta_k(dense_F / tp, A), B_hbm)
         t_mlp = t_up + t_down
     else:
         # Routed experts: E/ep local experts, each sees T·k·ep/E tokens (small GEMMs whose
@@ -164,19 +176,19 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
         T_e = T * ms.k * ep / ms.E
         n_local = ms.E / ep
         Fe = ms.F_e / tp
-        t_exp = n_local * (_gemm_time(T_e, h, (ms.m_mat - 1) * Fe, eff * _eta_k(
-            np.full_like(tp, h), A), B_hbm) + _gemm_time(T_e, Fe, h, eff * _eta_k(Fe, A), B_hbm))
+        t_exp = n_local * (gemm(T_e, h, (ms.m_mat - 1) * Fe, eff * _eta_k(
+            np.full_like(tp, h), A), B_hbm) + gemm(T_e, Fe, h, eff * _eta_k(Fe, A), B_hbm))
         t_mlp = ms.moe_fraction * t_exp
         if ms.S:
             shared_F = ms.S * ms.F_e / tp
             t_mlp = t_mlp + ms.moe_fraction * (
-                _gemm_time(T, h, (ms.m_mat - 1) * shared_F, eff * _eta_k(np.full_like(tp, h), A),
-                           B_hbm) + _gemm_time(T, shared_F, h, eff * _eta_k(shared_F, A), B_hbm))
+                gemm(T, h, (ms.m_mat - 1) * shared_F, eff * _eta_k(np.full_like(tp, h), A),
+                           B_hbm) + gemm(T, shared_F, h, eff * _eta_k(shared_F, A), B_hbm))
         if ms.moe_fraction < 1:
             Fd = ms.F_dense / tp
             t_mlp = t_mlp + (1 - ms.moe_fraction) * (
-                _gemm_time(T, h, (ms.m_mat - 1) * Fd, eff * _eta_k(np.full_like(tp, h), A),
-                           B_hbm) + _gemm_time(T, Fd, h, eff * _eta_k(Fd, A), B_hbm))
+                gemm(T, h, (ms.m_mat - 1) * Fd, eff * _eta_k(np.full_like(tp, h), A),
+                           B_hbm) + gemm(T, Fd, h, eff * _eta_k(Fd, A), B_hbm))
     t_fwd_mm = t_qkv + t_o + t_mlp
     bwd_factor = 1.0 if ms.lora else 2.0  # LoRA: data-grad GEMMs only for frozen weights
     recompute_mm = np.where(rc == 2, 1.0, 0.0)
@@ -211,7 +223,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     launch_excess = np.maximum(0.0, launch_floor - gpu_layer)
 
     # Output head on the pipeline's last stage, spread over the stages for balance.
-    head_fwd = _gemm_time(T, h, V / tp, eff * _eta_k(np.full_like(tp, h), A), B_hbm)
+    head_fwd = gemm(T, h, V / tp, eff * _eta_k(np.full_like(tp, h), A), B_hbm)
     head = head_fwd * (1.0 + bwd_factor) / pp
 
     compute_mb = layers_stage * compute_layer + head
@@ -225,8 +237,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     t_mb = compute_mb + other_mb + tp_mb + ep_mb + pp_mb
 
     # ---- data parallel gradients / ZeRO-3 gathers -------------------------------------
-    params_stage = (ms.params_total - ms.params_experts) / pp + ms.params_experts / (pp * ep)
-    params_gpu = params_stage / tp
+    params_gpu = params_per_gpu(ms, tp, pp, ep)
     grad_bytes = params_gpu * ms.trainable_fraction * A.grad_reduce_bytes
     # Rank order tp → dp → pp: a node holds G/tp members of each data-parallel group.
     k_in = np.minimum(dp, np.maximum(1.0, G / tp))
@@ -241,7 +252,12 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     t_dp = np.where(dp > 1, all_reduce(grad_bytes), 0.0)
     t_bwd_last = compute_mb * bwd_factor / (1.0 + bwd_factor + recompute_mm)
     z3 = zero == 3
-    dp_exposed = np.where(z3, 0.0, np.maximum(0.0, t_dp - A.dp_overlap * t_bwd_last))
+    # ZeRO-2 keeps only its gradient shard, so it reduce-scatters after every micro-batch's
+    # backward (DeepSpeed stage 2): m times the traffic, each overlapped with that backward.
+    z2 = zero == 2
+    dp_exposed = np.where(z3, 0.0, np.where(
+        z2, m * np.maximum(0.0, 0.5 * t_dp - A.dp_overlap * t_bwd_last) + 0.5 * t_dp,
+        np.maximum(0.0, t_dp - A.dp_overlap * t_bwd_last)))
     weight_bytes = params_gpu * 2.0
     t_z3_mb = np.where(z3 & (dp > 1), 0.75 * all_reduce(weight_bytes) + 0.5 * t_dp, 0.0)
     z3_exposed = m * np.maximum(0.0, t_z3_mb - A.zero3_overlap * compute_mb)
@@ -253,7 +269,8 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
 
     # Overlapped communication still costs compute throughput while it runs.
     hidden_dp = np.where(z3, m * np.minimum(t_z3_mb, A.zero3_overlap * compute_mb),
-                         np.minimum(t_dp, A.dp_overlap * t_bwd_last))
+                         np.where(z2, m * np.minimum(0.5 * t_dp, A.dp_overlap * t_bwd_last),
+                                  np.minimum(t_dp, A.dp_overlap * t_bwd_last)))
     interference = A.overlap_compute_slowdown * hidden_dp
 
     compute_s = m * compute_mb
@@ -267,12 +284,40 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     other_s = m * (other_mb + pp_mb) + t_opt + straggle
     step = compute_s + tp_s + ep_s + bubble_s + dp_s + other_s
 
-    # ---- memory per GPU --------------------------------------------------------------
+    mem = memory_terms(ms, A, tp=tp, pp=pp, dp=dp, zero=zero, mb=mb, rc=rc,
+                       memory_gib=memory_gib)
+    return {
+        "step_s": step, "compute_s": compute_s, "tp_comm_s": tp_s, "ep_comm_s": ep_s,
+        "pp_bubble_s": bubble_s, "dp_comm_s": dp_s, "other_s": other_s, "micro_batches": m,
+        "ep": ep, "layers_per_stage": layers_stage, **mem,
+    }
+
+
+def _expert_parallel(ms: ModelScalars, dp: np.ndarray) -> np.ndarray:
+    """Experts are sharded over the largest common divisor of dp and the expert count."""
+    if not ms.E:
+        return np.ones_like(dp)
+    return np.gcd(dp.astype(np.int64), ms.E).astype(np.float64)
+
+
+def params_per_gpu(ms: ModelScalars, tp, pp, ep):
+    return ((ms.params_total - ms.params_experts) / pp + ms.params_experts / (pp * ep)) / tp
+
+
+def memory_terms(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc,
+                 memory_gib) -> dict[str, np.ndarray]:
+    """Memory per GPU (GiB) and whether it fits; cheap, so the search runs it first."""
+    f = np.float64
+    tp, pp, dp, mb, zero, rc = (np.asarray(x, dtype=f) for x in (tp, pp, dp, mb, zero, rc))
+    h, d, a, a_kv, V = ms.h, ms.d, ms.a, ms.a_kv, ms.V
+    T = mb * ms.s
+    m = np.ceil(ms.gbs_seqs / (dp * mb))
+    layers_stage = np.ceil(ms.L / pp)
+    params_gpu = params_per_gpu(ms, tp, pp, _expert_parallel(ms, dp))
     trainable = params_gpu * ms.trainable_fraction
-    opt_bytes = OPTIMIZER_STATE_BYTES[ms.optimizer]
     weights = (params_gpu * 2.0) / np.where(zero >= 3, dp, 1.0)
     grads = trainable * 2.0 / np.where(zero >= 2, dp, 1.0)
-    optim = trainable * opt_bytes / np.where(zero >= 1, dp, 1.0)
+    optim = trainable * OPTIMIZER_STATE_BYTES[ms.optimizer] / np.where(zero >= 1, dp, 1.0)
     per_tok_none = 8 * h + 4 * a * d + 4 * a_kv * d + 2 * ms.m_mat * ms.F_act
     per_tok_sel = per_tok_none - 2 * a * d - 2 * (ms.m_mat - 1) * ms.F_act
     per_tok = np.where(rc == 0, per_tok_none, np.where(rc == 1, per_tok_sel, 2 * h))
@@ -281,15 +326,9 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     act = act + np.where(rc == 2, per_tok_none * T / tp, 0.0)  # the layer being recomputed
     logits = T * V / tp * (A.logits_bytes + 2)
     gib = 2.0 ** 30
-    static_gib = (weights + grads + optim) / gib
-    act_gib = (act + logits) / gib
-    total_gib = static_gib + act_gib + A.runtime_reserve_gib
+    total_gib = (weights + grads + optim + act + logits) / gib + A.runtime_reserve_gib
     capacity = np.asarray(memory_gib, dtype=f) * A.usable_memory_fraction
-    return {
-        "step_s": step, "compute_s": compute_s, "tp_comm_s": tp_s, "ep_comm_s": ep_s,
-        "pp_bubble_s": bubble_s, "dp_comm_s": dp_s, "other_s": other_s, "micro_batches": m,
-        "memory_gib": total_gib, "memory_weights_gib": weights / gib,
-        "memory_grads_gib": grads / gib, "memory_optimizer_gib": optim / gib,
-        "memory_activations_gib": act / gib, "memory_logits_gib": logits / gib,
-        "fits": total_gib <= capacity, "ep": ep, "layers_per_stage": layers_stage,
-    }
+    return {"memory_gib": total_gib, "memory_weights_gib": weights / gib,
+            "memory_grads_gib": grads / gib, "memory_optimizer_gib": optim / gib,
+            "memory_activations_gib": act / gib, "memory_logits_gib": logits / gib,
+            "fits": total_gib <= capacity}

@@ -111,3 +111,89 @@ def print_estimate(est) -> None:
     out.print("[bold]Assumptions[/bold]")
     for note in est.assumptions:
         out.print(f"  • {note}")
+
+
+@app.command("plan")
+def plan_cmd(
+    model: W.Model = None, config: W.Config = None, params: W.Params = None,
+    active_params: W.ActiveParams = None, experts: W.Experts = None,
+    experts_per_token: W.ExpertsPerToken = None, tokens: W.Tokens = "1T",
+    seq_len: W.SeqLen = None, global_batch_tokens: W.GlobalBatch = None,
+    precision: W.Precision = "bf16", optimizer: W.Optimizer = "adamw",
+    recompute: W.Recompute = "auto", finetune: W.Finetune = "full", lora_rank: W.LoraRank = 16,
+    layers: W.Layers = None, hidden: W.Hidden = None, heads: W.Heads = None,
+    kv_heads: W.KvHeads = None, ffn_hidden: W.FfnHidden = None, vocab: W.Vocab = None,
+    deadline: Annotated[str, typer.Option("--deadline", help="14d, 36h, 2w or a date "
+                        "(2027-03-31, UTC).")] = "30d",
+    budget: Annotated[float | None, typer.Option("--budget", help="Total USD limit.")] = None,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", help="Largest cluster to consider.")]
+    = 1024,
+    quota_file: Annotated[str | None, typer.Option("--quota-file", help="YAML: quotas: "
+                          "[{cloud, region?, accelerator?, gpus}].")] = None,
+    clouds: Annotated[list[str] | None, typer.Option("--clouds", "--cloud")] = None,
+    regions: Annotated[list[str] | None, typer.Option("--regions", "--region")] = None,
+    pricing: Annotated[list[str] | None, typer.Option(
+        "--pricing", help="Pricing models to consider (default on_demand,spot; also "
+        "reserved_1y, reserved_3y, committed_1y, committed_3y, capacity_block).")] = None,
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Only these accelerators "
+                   "(also admits TPU/Trainium/Gaudi, which are otherwise left out).")] = None,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Instance types, "
+                       "clouds or regions to leave out.")] = None,
+    min_probability: Annotated[float, typer.Option(
+        "--min-probability", help="Only plans at least this likely to finish by the deadline "
+        "(0 disables).")] = 0.9,
+    top: Annotated[int, typer.Option("--top", help="Candidates to list.")] = 10,
+    storage_price: Annotated[float | None, typer.Option(
+        "--checkpoint-storage-usd-per-gb-month", help="Add checkpoint storage (two kept) at "
+        "this price.")] = None,
+    emit: Annotated[str | None, typer.Option("--emit", help="Also write a launch file for "
+                    "the recommendation: skypilot, dstack or torchrun.")] = None,
+    emit_out: Annotated[str | None, typer.Option("--emit-out", help="Where --emit writes "
+                        "(default: stdout after the plan).")] = None,
+    overrides: Annotated[str | None, typer.Option("--overrides", help="Price overrides YAML "
+                         "(see `gpuplan offers --help`).")] = None,
+    assume: W.Assume = None,
+    json_out: W.Json = False,
+) -> None:
+    """The cheapest cloud configuration that trains the workload by the deadline, the
+    cost/time frontier, and the odds of finishing in time."""
+    import planner
+    from catalog import load_catalog
+    from planner._optimizer import Constraints, plan
+    from planner._quota import load_quotas
+
+    from ._app import EXIT_USAGE, CliExit, overrides_option_default
+    from ._catalog_cmds import catalog_banner, split_csv
+
+    cat = load_catalog(overrides=overrides or overrides_option_default())
+    spec = W.workload_spec(model=model, config=config, params=params,
+                           active_params=active_params, experts=experts,
+                           experts_per_token=experts_per_token, tokens=tokens, seq_len=seq_len,
+                           global_batch_tokens=global_batch_tokens, precision=precision,
+                           optimizer=optimizer, recompute=recompute, finetune=finetune,
+                           lora_rank=lora_rank, layers=layers, hidden=hidden, heads=heads,
+                           kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab)
+    workload = planner.build_workload(spec)
+    constraints = Constraints(
+        deadline_hours=planner.parse_deadline(deadline), max_gpus=max_gpus, budget_usd=budget,
+        min_probability=min_probability or None, clouds=tuple(split_csv(clouds)),
+        regions=tuple(split_csv(regions)),
+        pricing=tuple(split_csv(pricing)) or ("on_demand", "spot"),
+        gpus=tuple(split_csv(gpu)), exclude=tuple(split_csv(exclude)),
+        quotas=load_quotas(quota_file, cat) if quota_file else None,
+        checkpoint_storage_usd_per_gb_month=storage_price)
+    result = plan(workload, cat, constraints, assumptions=W.assumptions_from(assume),
+                  calibration=active_calibration(cat), top_n=top)
+    if json_out:
+        print_json(result.as_dict())
+    else:
+        from ._plan_view import print_plan
+
+        print_plan(result, constraints)
+        console().print(catalog_banner(cat))
+    if result.infeasible is not None:
+        raise CliExit(EXIT_USAGE)
+    if emit:
+        from ._launch_cmds import emit_for_plan
+
+        emit_for_plan(result.recommendation, emit, emit_out, workload)
