@@ -1,0 +1,1 @@
+"""`gpuplan app`: launch the Streamlit app (filled in by the app work)."""

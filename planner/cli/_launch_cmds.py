@@ -1,0 +1,1 @@
+"""`gpuplan launch …` and `plan --emit` (filled in by the launch work)."""

@@ -1,0 +1,1 @@
+"""`gpuplan report` (filled in by the team-budget work)."""
