@@ -90,7 +90,13 @@ class Assumptions:
     intra_node_efficiency: dict = field(default_factory=lambda: dict(INTRA_NODE_EFFICIENCY))
     inter_node_efficiency: dict = field(default_factory=lambda: dict(INTER_NODE_EFFICIENCY))
     intra_node_latency_s: float = 10e-6  # nccl-tests small-message latency on NVLink
-    inter_node_latency_s: float = 30e-6  # and across RDMA fabrics
+    # One network hop of a NCCL ring/tree step across nodes: a few µs of wire and NIC latency
+    # plus NCCL's per-step protocol overhead on RDMA fabrics (IB/RoCE/EFA); TCP-based paths
+    # (GPUDirect-TCPX, plain Ethernet) pay the kernel network stack as well.
+    inter_node_latency_s: float = 10e-6
+    inter_node_latency_tcp_s: float = 30e-6
+    # Gradients are reduced in buckets (PyTorch DDP's default bucket_cap_mb = 25).
+    grad_bucket_bytes: float = 25 * 2**20
     # Gradient reduction overlaps with the backward pass of the last micro-batch (bucketed
     # all-reduce, DDP/Megatron); this fraction of that window hides communication.
     dp_overlap: float = 0.90

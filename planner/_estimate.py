@@ -51,6 +51,7 @@ class ClusterInputs:
     intra_busbw_gb_per_s: float
     nic_gb_per_s_per_gpu: float
     sm_count: float  # nan when unknown: no wave quantization
+    hop_latency_s: float  # one inter-node step of a NCCL ring/tree
     notes: tuple[str, ...]
 
 
@@ -131,6 +132,9 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
         matmul_tflops=matmul, attention_tflops=half_peak, peak_tflops=peak,
         hbm_gb_per_s=hbm, memory_gib=mem, intra_busbw_gb_per_s=intra,
         nic_gb_per_s_per_gpu=nic, sm_count=float(SM_COUNT.get(acc.name, "nan")),
+        hop_latency_s=(A.inter_node_latency_tcp_s if cluster.fabric in ("ethernet",
+                                                                         "gpudirect_tcpx")
+                       else A.inter_node_latency_s),
         notes=tuple(notes))
 
 
@@ -202,7 +206,8 @@ def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
                     hbm_gb_per_s=full(ci.hbm_gb_per_s), memory_gib=full(ci.memory_gib),
                     intra_busbw_gb_per_s=full(ci.intra_busbw_gb_per_s),
                     nic_gb_per_s_per_gpu=full(ci.nic_gb_per_s_per_gpu),
-                    sm_count=None if math.isnan(ci.sm_count) else full(ci.sm_count))
+                    sm_count=None if math.isnan(ci.sm_count) else full(ci.sm_count),
+                    hop_latency_s=full(ci.hop_latency_s))
 
 
 def best_index(res: dict[str, np.ndarray]) -> int | None:
@@ -225,6 +230,7 @@ class ParallelPlan:
     recompute: str
     micro_batches: int
     expert_parallel: int = 1
+    virtual_stages: int = 1
 
     def as_dict(self) -> dict:
         d = {"tp": self.tp, "pp": self.pp, "dp": self.dp, "zero_stage": self.zero_stage,
@@ -232,6 +238,8 @@ class ParallelPlan:
              "grad_accumulation": self.micro_batches}
         if self.expert_parallel > 1:
             d["ep"] = self.expert_parallel
+        if self.pp > 1:
+            d["virtual_stages"] = self.virtual_stages
         return d
 
 
@@ -318,7 +326,8 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
     plan = ParallelPlan(tp=int(grid["tp"][i]), pp=int(grid["pp"][i]), dp=dp,
                         zero_stage=int(grid["zero"][i]), micro_batch=mb,
                         recompute=RECOMPUTE_NAMES[int(grid["rc"][i])], micro_batches=m,
-                        expert_parallel=int(res["ep"][i]))
+                        expert_parallel=int(res["ep"][i]),
+                        virtual_stages=int(res["virtual_stages"][i]))
     breakdown = {k: float(res[k][i]) for k in ("compute_s", "tp_comm_s", "dp_comm_s",
                                                "pp_bubble_s", "other_s")}
     if ms.E:

@@ -16,7 +16,7 @@ Time per micro-batch on one pipeline stage (L/p layers):
     TP:         4 all-reduce-equivalents of 2·T·h bytes: 2(t-1)/t·bytes/busbw_intra + α
     EP (MoE):   2·2 all-to-alls of 2·T·k·h/t bytes, (ep-1)/ep leaves the GPU
     floor:      kernels_per_layer · launch latency (eager PyTorch is CPU-bound below it)
-Step:  (m + p − 1)·t_mb  +  exposed DP  +  optimizer step, then × (1 + cv·√(2 ln n)) for
+Step:  m·t_mb + (p − 1)·t_mb/v (interleaved 1F1B, v virtual stages)  +  exposed DP  +  optimizer step, then × (1 + cv·√(2 ln n)) for
        the slowest of n GPUs; overlapped communication slows compute by its SM share
     DP (ZeRO 0–2): hierarchical all-reduce of gradients, 2(k−1)/k·S/busbw_intra +
                    2(n−1)/n·(S/k)/B_nic, overlapped with the last micro-batch's backward
@@ -136,11 +136,14 @@ def _gemm_time(T, K, N, flops_rate, bw, sm=None):
 
 def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus_per_node,
              matmul_tflops, attention_tflops, hbm_gb_per_s, memory_gib, intra_busbw_gb_per_s,
-             nic_gb_per_s_per_gpu, sm_count=None) -> dict[str, np.ndarray]:
+             nic_gb_per_s_per_gpu, sm_count=None,
+             hop_latency_s=None) -> dict[str, np.ndarray]:
     """Step time, its breakdown and memory per GPU for each entry. All arrays length K.
     ``sm_count`` (None: unknown) enables wave quantization of GEMMs."""
     f = np.float64
     sm = None if sm_count is None else np.asarray(sm_count, dtype=f)
+    if hop_latency_s is None:
+        hop_latency_s = A.inter_node_latency_s
 
     def gemm(T, K, N, flops_rate, bw):
         return _gemm_time(T, K, N, flops_rate, bw, sm)
@@ -233,7 +236,11 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     # Pipeline point-to-point: activations forward, gradients back, per stage boundary.
     pp_inside = tp * pp <= G
     bw_pp = np.where(pp_inside, B_intra, B_nic)
-    pp_mb = np.where(pp > 1, 2.0 * 2.0 * T * h / tp / bw_pp, 0.0)
+    # Interleaved 1F1B (Megatron virtual pipeline stages, Narayanan et al. 2021 §2.2.2): each
+    # GPU holds v chunks of L/(p·v) layers, cutting the bubble v-fold for v× the
+    # point-to-point messages; v is the largest of 4, 2, 1 that divides the stage's layers.
+    vpp = virtual_stages(layers_stage, pp)
+    pp_mb = np.where(pp > 1, vpp * 2.0 * 2.0 * T * h / tp / bw_pp, 0.0)
     t_mb = compute_mb + other_mb + tp_mb + ep_mb + pp_mb
 
     # ---- data parallel gradients / ZeRO-3 gathers -------------------------------------
@@ -243,13 +250,25 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     k_in = np.minimum(dp, np.maximum(1.0, G / tp))
     n_nodes_dp = np.maximum(1.0, dp / k_in)
 
-    def all_reduce(size):
+    def all_reduce(size):  # bandwidth term of a hierarchical all-reduce
         intra = np.where(k_in > 1, 2 * (k_in - 1) / k_in * size / B_intra, 0.0)
         inter = np.where(n_nodes_dp > 1, 2 * (n_nodes_dp - 1) / n_nodes_dp * (size / k_in)
-                         / B_nic + A.inter_node_latency_s, 0.0)
+                         / B_nic, 0.0)
         return intra + inter
 
-    t_dp = np.where(dp > 1, all_reduce(grad_bytes), 0.0)
+    # Latency: NCCL runs reduce-scatter/all-gather as rings (one network hop per node in the
+    # ring) and large all-reduces as rings or trees (2·log2 hops); gradients travel in
+    # buckets, each paying its own latency. This is what makes small models at large scale
+    # inefficient.
+    hop = np.asarray(hop_latency_s, dtype=f)
+    ring_hops = np.maximum(n_nodes_dp - 1, 0.0) * hop
+    tree_hops = 2 * np.ceil(np.log2(np.maximum(n_nodes_dp, 1.0))) * hop
+    buckets = np.ceil(grad_bytes / A.grad_bucket_bytes)
+    intra_lat = np.where(k_in > 1, A.intra_node_latency_s, 0.0)
+    lat_allreduce = buckets * (intra_lat + np.minimum(tree_hops, 2 * ring_hops))
+    lat_rs_or_ag = buckets * (intra_lat + ring_hops)
+    t_dp_bw = np.where(dp > 1, all_reduce(grad_bytes), 0.0)
+    t_dp = t_dp_bw + np.where(dp > 1, np.where(zero == 0, lat_allreduce, 2 * lat_rs_or_ag), 0.0)
     t_bwd_last = compute_mb * bwd_factor / (1.0 + bwd_factor + recompute_mm)
     z3 = zero == 3
     # ZeRO-2 keeps only its gradient shard, so it reduce-scatters after every micro-batch's
@@ -259,7 +278,10 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
         z2, m * np.maximum(0.0, 0.5 * t_dp - A.dp_overlap * t_bwd_last) + 0.5 * t_dp,
         np.maximum(0.0, t_dp - A.dp_overlap * t_bwd_last)))
     weight_bytes = params_gpu * 2.0
-    t_z3_mb = np.where(z3 & (dp > 1), 0.75 * all_reduce(weight_bytes) + 0.5 * t_dp, 0.0)
+    # ZeRO-3/FSDP: per layer and micro-batch, all-gather weights (fwd, bwd) and
+    # reduce-scatter gradients: 1.5× an all-reduce's bytes, and 3 ring latencies per layer.
+    t_z3_mb = np.where(z3 & (dp > 1), 0.75 * all_reduce(weight_bytes) + 0.5 * t_dp_bw
+                       + 3 * layers_stage * (intra_lat + ring_hops), 0.0)
     z3_exposed = m * np.maximum(0.0, t_z3_mb - A.zero3_overlap * compute_mb)
 
     # ---- optimizer step (memory-bound over the local shard) --------------------------
@@ -276,7 +298,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     compute_s = m * compute_mb
     tp_s = m * tp_mb
     ep_s = m * ep_mb
-    bubble_s = (pp - 1) * t_mb
+    bubble_s = (pp - 1) * t_mb / vpp
     dp_s = dp_exposed + z3_exposed + interference
     base = compute_s + tp_s + ep_s + bubble_s + dp_s + m * (other_mb + pp_mb) + t_opt
     n_gpus = tp * pp * dp
@@ -289,8 +311,13 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     return {
         "step_s": step, "compute_s": compute_s, "tp_comm_s": tp_s, "ep_comm_s": ep_s,
         "pp_bubble_s": bubble_s, "dp_comm_s": dp_s, "other_s": other_s, "micro_batches": m,
-        "ep": ep, "layers_per_stage": layers_stage, **mem,
+        "ep": ep, "layers_per_stage": layers_stage, "virtual_stages": vpp, **mem,
     }
+
+
+def virtual_stages(layers_stage: np.ndarray, pp: np.ndarray) -> np.ndarray:
+    v = np.where(layers_stage % 4 == 0, 4.0, np.where(layers_stage % 2 == 0, 2.0, 1.0))
+    return np.where(pp > 1, v, 1.0)
 
 
 def _expert_parallel(ms: ModelScalars, dp: np.ndarray) -> np.ndarray:
@@ -321,7 +348,10 @@ def memory_terms(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc,
     per_tok_none = 8 * h + 4 * a * d + 4 * a_kv * d + 2 * ms.m_mat * ms.F_act
     per_tok_sel = per_tok_none - 2 * a * d - 2 * (ms.m_mat - 1) * ms.F_act
     per_tok = np.where(rc == 0, per_tok_none, np.where(rc == 1, per_tok_sel, 2 * h))
-    in_flight = np.minimum(pp, m)
+    # 1F1B keeps p micro-batches in flight on the first stage; interleaving adds
+    # (p−1)/(p·v) of that (Narayanan et al. 2021 §2.2.2).
+    vpp = virtual_stages(layers_stage, pp)
+    in_flight = np.minimum(pp * (1 + (pp - 1) / (pp * vpp)), np.maximum(m, 1.0))
     act = layers_stage * per_tok * T / tp * in_flight
     act = act + np.where(rc == 2, per_tok_none * T / tp, 0.0)  # the layer being recomputed
     logits = T * V / tp * (A.logits_bytes + 2)
