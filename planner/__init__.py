@@ -10,11 +10,11 @@ from ._errors import CalibrationError, HardwareError, NoFitError, PlannerError, 
 from ._estimate import Estimate, ParallelPlan, estimate
 from ._hardware import Cluster, cluster_for_instance, reference_cluster
 from ._optimizer import Constraints, PlanResult, plan
+from ._presets import preset, preset_names
 from ._probe_store import ingest as ingest_probe_report
 from ._probe_store import list_reports as list_probe_reports
 from ._probe_store import load_calibration
 from ._quota import Quotas, load_quotas
-from ._presets import preset, preset_names
 from ._units import parse_count, parse_deadline
 from ._workload import Architecture, Workload, infer_architecture
 
@@ -23,6 +23,7 @@ __all__ = [
     "Cluster", "Constraints", "Estimate", "PlanResult", "Quotas", "HardwareError", "Measurement", "NoFitError", "ParallelPlan",
     "PlannerError", "Workload", "WorkloadError", "WorkloadSpec", "build_cluster",
     "build_workload", "cluster_for_instance", "estimate", "infer_architecture",
-    "ingest_probe_report", "list_probe_reports", "load_calibration", "load_quotas", "plan",
+    "ingest_probe_report", "list_probe_reports", "load_calibration", "load_quotas",
+    "plan",
     "parse_count", "parse_deadline", "preset", "preset_names", "reference_cluster",
 ]

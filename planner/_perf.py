@@ -16,8 +16,9 @@ Time per micro-batch on one pipeline stage (L/p layers):
     TP:         4 all-reduce-equivalents of 2·T·h bytes: 2(t-1)/t·bytes/busbw_intra + α
     EP (MoE):   2·2 all-to-alls of 2·T·k·h/t bytes, (ep-1)/ep leaves the GPU
     floor:      kernels_per_layer · launch latency (eager PyTorch is CPU-bound below it)
-Step:  m·t_mb + (p − 1)·t_mb/v (interleaved 1F1B, v virtual stages)  +  exposed DP  +  optimizer step, then × (1 + cv·√(2 ln n)) for
-       the slowest of n GPUs; overlapped communication slows compute by its SM share
+Step:  m·t_mb + (p − 1)·t_mb/v (interleaved 1F1B, v virtual stages) + exposed DP + optimizer
+       step, then × (1 + cv·√(2 ln n)) for the slowest of n GPUs; overlapped communication
+       slows compute by its SM share; collectives pay NCCL ring/tree hop latency per bucket
     DP (ZeRO 0–2): hierarchical all-reduce of gradients, 2(k−1)/k·S/busbw_intra +
                    2(n−1)/n·(S/k)/B_nic, overlapped with the last micro-batch's backward
     ZeRO-3:        per micro-batch 1.5× that volume (2 all-gathers + reduce-scatter),
