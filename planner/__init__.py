@@ -19,11 +19,10 @@ from ._units import parse_count, parse_deadline
 from ._workload import Architecture, Workload, infer_architecture
 
 __all__ = [
-    "NO_CALIBRATION", "Architecture", "Assumptions", "Calibration", "CalibrationError",
-    "Cluster", "Constraints", "Estimate", "PlanResult", "Quotas", "HardwareError", "Measurement", "NoFitError", "ParallelPlan",
-    "PlannerError", "Workload", "WorkloadError", "WorkloadSpec", "build_cluster",
-    "build_workload", "cluster_for_instance", "estimate", "infer_architecture",
+    "Architecture", "Assumptions", "Calibration", "CalibrationError", "Cluster", "Constraints",
+    "Estimate", "HardwareError", "Measurement", "NO_CALIBRATION", "NoFitError", "ParallelPlan",
+    "PlanResult", "PlannerError", "Quotas", "Workload", "WorkloadError", "WorkloadSpec",
+    "build_cluster", "build_workload", "cluster_for_instance", "estimate", "infer_architecture",
     "ingest_probe_report", "list_probe_reports", "load_calibration", "load_quotas",
-    "plan",
-    "parse_count", "parse_deadline", "preset", "preset_names", "reference_cluster",
+    "parse_count", "parse_deadline", "plan", "preset", "preset_names", "reference_cluster",
 ]
