@@ -69,7 +69,10 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         arch = _override(arch, dict(spec.arch_overrides))
         notes.append("architecture overridden: " + ", ".join(f"{k}={v}"
                                                               for k, v in spec.arch_overrides))
-    seq = spec.seq_len or default_seq or 4096
+    if spec.seq_len is not None and spec.seq_len <= 0:
+        raise WorkloadError(f"--seq-len must be positive, got {spec.seq_len}. To fix: pass e.g. "
+                            "--seq-len 4096")
+    seq = spec.seq_len if spec.seq_len is not None else (default_seq or 4096)
     if spec.seq_len is None:
         notes.append(f"sequence length {seq} (the model's pre-training context; --seq-len "
                      "to change)")
@@ -109,4 +112,7 @@ def build_cluster(catalog: Catalog, *, instance: str | None = None, nodes: int =
             raise HardwareError("--nodes must be at least 1. To fix: pass --nodes 1")
         it = catalog.instance_type(instance, cloud)
         return cluster_for_instance(catalog, it, nodes), it.gpu_memory_gib
-    return reference_cluster(catalog, gpu, gpus or 8), None
+    if nodes != 1:
+        raise HardwareError("--nodes applies to --instance. To fix: with --gpu, give the total "
+                            "count as --gpus N")
+    return reference_cluster(catalog, gpu, 8 if gpus is None else gpus), None

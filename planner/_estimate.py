@@ -341,7 +341,8 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
               "runtime_reserve_gib": A.runtime_reserve_gib,
               "capacity_gib": ci.memory_gib}
     notes = [*workload.inferred, *cluster.notes, *ci.notes,
-             f"model FLOPs per token {mflops:.3e} (6·N + 12·L·s·h{'; LoRA 4·N' if ms.lora else ''}"
+             f"model FLOPs per token {mflops:.3e} (6·N + 6·L·s·h causal attention"
+             f"{'; LoRA 4·N' if ms.lora else ''}"
              f"); MFU against the {matmul_dtype(workload.precision)} dense peak "
              f"{ci.peak_tflops:g} TFLOP/s",
              f"global batch {tokens_per_step:,} tokens ({m} micro-batches × {dp} DP × {mb} "

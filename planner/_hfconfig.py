@@ -31,6 +31,9 @@ def architecture_from_config(path: str | Path) -> tuple[Architecture, int | None
     except json.JSONDecodeError as exc:
         raise WorkloadError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}). To fix: "
                             "pass a Hugging Face config.json") from None
+    if not isinstance(cfg, dict):
+        raise WorkloadError(f"{path}: expected a JSON object of model settings, found "
+                            f"{type(cfg).__name__}. To fix: pass a Hugging Face config.json")
     if isinstance(cfg.get("text_config"), dict):  # multimodal wrappers keep the LM inside
         cfg = {**cfg, **cfg["text_config"]}
     layers = _get(cfg, "num_hidden_layers", "n_layer", "num_layers")
@@ -42,6 +45,14 @@ def architecture_from_config(path: str | Path) -> tuple[Architecture, int | None
     if missing:
         raise WorkloadError(f"{path}: config lacks {missing}. To fix: use the model's "
                             "config.json, or give --params instead")
+    try:
+        return _architecture(cfg, path, layers, hidden, heads, vocab)
+    except (TypeError, ValueError) as exc:
+        raise WorkloadError(f"{path}: a size in the config is not a whole number ({exc}). "
+                            "To fix: correct the config.json") from None
+
+
+def _architecture(cfg: dict, path: Path, layers, hidden, heads, vocab):
     model_type = str(cfg.get("model_type", ""))
     gpt2_like = model_type in ("gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon")
     ffn = _get(cfg, "intermediate_size", "n_inner", "ffn_dim", default=None) or 4 * hidden

@@ -108,11 +108,15 @@ class ModelScalars:
 
     # -- FLOPs (the literature's model FLOPs, for MFU) -----------------------------------
     def model_flops_per_token(self) -> float:
-        """6·N_matmul + 12·L·s·a·d (PaLM, arXiv:2204.02311 App. B); LoRA skips weight-grad
-        GEMMs of frozen weights: 4·N_matmul. N_matmul excludes the embedding lookup but
-        includes the output head (Narayanan et al. 2021)."""
+        """6·N_matmul + 6·L·s·a·d; LoRA skips weight-grad GEMMs of frozen weights: 4·N_matmul.
+
+        N_matmul excludes the embedding lookup but includes the output head (Narayanan et al.
+        2021). The attention term is PaLM's 12·L·s·a·d (arXiv:2204.02311 App. B) halved for
+        causal masking, as FlashAttention and torchtitan count it: a causal model never
+        computes the upper triangle, and counting it would let MFU exceed 1 at long context.
+        """
         n_matmul = self.params_active - self.V * self.h  # lookup table is not a matmul
-        attn = 12 * self.L * self.s * self.a * self.d
+        attn = 6 * self.L * self.s * self.a * self.d
         return (4.0 if self.lora else 6.0) * n_matmul + attn
 
 

@@ -192,6 +192,16 @@ def infer_architecture(params_total: float, params_active: float | None = None, 
         raise WorkloadError("--active-params cannot exceed --params. To fix: swap or correct "
                             "them")
     experts_share = 0.0
+    if moe and experts <= experts_per_token:
+        raise WorkloadError(f"--experts ({experts}) must exceed --experts-per-token "
+                            f"({experts_per_token}) for a mixture of experts. To fix: raise "
+                            "--experts or lower --experts-per-token")
+    if moe and params_active / params_total <= experts_per_token / experts:
+        raise WorkloadError(
+            f"--active-params is {params_active / params_total:.0%} of --params, but top-"
+            f"{experts_per_token} of {experts} experts activates more than "
+            f"{experts_per_token / experts:.0%} of the parameters. To fix: raise "
+            "--active-params, or set --experts/--experts-per-token to match the model")
     if moe:
         # total = A + E·x and active = A + k·x, x = one expert's parameters summed over layers
         experts_share = (params_total - params_active) / (experts - experts_per_token)

@@ -1,0 +1,192 @@
+"""`gpuplan estimate` and `gpuplan probe ingest|show`: the JSON contract, the human table, and
+user errors as one line on stderr with exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from planner.cli import main
+from probes import SCHEMA_VERSION, ProbeReport, write_report_atomic
+from probes._schema import Environment, MatmulDtype, MatmulPoint, MatmulSection
+
+ESTIMATE_KEYS = {"wall_clock_hours", "gpu_hours", "mfu", "model_tflops_per_gpu",
+                 "memory_per_gpu_gib", "step_time_s", "steps", "goodput", "plan", "breakdown",
+                 "assumptions"}
+PLAN_KEYS = {"tp", "pp", "dp", "zero_stage", "micro_batch", "recompute"}
+BREAKDOWN_KEYS = {"compute_s", "tp_comm_s", "dp_comm_s", "pp_bubble_s", "other_s"}
+
+# Trimmed from meta-llama/Meta-Llama-3-8B/config.json.
+LLAMA3_8B_CONFIG = {
+    "architectures": ["LlamaForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
+    "intermediate_size": 14336, "max_position_embeddings": 8192, "model_type": "llama",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16", "vocab_size": 128256,
+}
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_estimate_json_contract(capsys):
+    code, out, err = run(capsys, "estimate", "--model", "llama3-8b", "--tokens", "15T",
+                         "--gpu", "H100", "--gpus", "64", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert ESTIMATE_KEYS <= set(data)
+    assert PLAN_KEYS <= set(data["plan"]) and BREAKDOWN_KEYS <= set(data["breakdown"])
+    assert isinstance(data["assumptions"], list) and data["assumptions"]
+    p = data["plan"]
+    assert p["tp"] * p["pp"] * p["dp"] == 64
+    assert 0 < data["mfu"] < 1 and 0 < data["goodput"] <= 1
+    assert data["gpu_hours"] == pytest.approx(data["wall_clock_hours"] * 64)
+    assert sum(data["breakdown"].values()) == pytest.approx(data["step_time_s"], rel=1e-9)
+    assert data["workload"]["tokens"] == 15e12 and data["hardware"]["gpus"] == 64
+
+
+def test_estimate_table_for_people(capsys):
+    code, out, _ = run(capsys, "estimate", "--model", "llama3-8b", "--tokens", "15T", "--gpu",
+                       "H100", "--gpus", "64")
+    assert code == 0
+    for label in ("MFU", "wall-clock", "GPU-hours", "memory per GPU", "plan", "Assumptions"):
+        assert label in out
+    assert "64x H100-SXM5-80GB (reference node)" in out
+
+
+def test_estimate_on_an_instance_type(capsys):
+    code, out, _ = run(capsys, "estimate", "--params", "7B", "--tokens", "300B",
+                       "--instance", "p5.48xlarge", "--nodes", "4", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["hardware"]["instance_type"] == "p5.48xlarge" and data["hardware"]["gpus"] == 32
+    assert any("inferred from parameter count" in a for a in data["assumptions"])
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["--model", "llama3-8b", "--tokens", "2X", "--gpu", "H100"], "--tokens '2X' is not a count"),
+    (["--params", "-5", "--gpu", "H100"], "--params '-5'"),
+    (["--params", "0", "--gpu", "H100"], "--params must be positive"),
+    (["--model", "llama3-8b", "--gpu", "H10O"], "Did you mean 'H100'"),
+    (["--model", "llama3-8b", "--params", "7B", "--gpu", "H100"], "give exactly one of"),
+    (["--model", "llama3-8b"], "give either --instance"),
+    (["--model", "llama3-8", "--gpu", "H100"], "unknown model preset"),
+    (["--model", "llama3-8b", "--gpu", "H100", "--gpus", "12"], "multiple of 8"),
+    (["--model", "llama3-8b", "--gpu", "H100", "--precision", "fp4"], "--precision 'fp4'"),
+    (["--model", "llama3-8b", "--gpu", "H100", "--assume", "restart_minuts=30"],
+     "Did you mean restart_minutes"),
+    (["--model", "llama3-8b", "--instance", "g6e.12xlarge", "--nodes", "2"],
+     "cannot be used across nodes"),
+    (["--config", "/nonexistent/config.json", "--gpu", "H100"], "cannot read config"),
+])
+def test_user_errors_are_one_line_exit_2(capsys, argv, fragment):
+    code, out, err = run(capsys, "estimate", *argv)
+    assert code == 2
+    assert fragment in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "To fix" in err
+
+
+def test_a_model_that_does_not_fit_names_a_smallest_setup(capsys):
+    code, out, err = run(capsys, "estimate", "--model", "llama2-70b", "--gpu", "H100",
+                         "--gpus", "8")
+    assert code == 2 and out == ""
+    assert "do not fit on 8x H100-SXM5-80GB" in err
+    assert "The smallest setup that fits is 2 nodes (16 GPUs)" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_estimate_from_a_config_json(capsys, tmp_path):
+    config = tmp_path / "Meta-Llama-3-8B" / "config.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps(LLAMA3_8B_CONFIG))
+    code, out, err = run(capsys, "estimate", "--config", str(config), "--tokens", "1T", "--gpu",
+                         "H100", "--gpus", "16", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["workload"]["model"] == "Meta-Llama-3-8B"
+    assert data["workload"]["params_total"] == pytest.approx(8.03e9, rel=0.01)
+    assert data["workload"]["seq_len"] == 8192
+    # the same numbers as the preset it describes
+    code, preset_out, _ = run(capsys, "estimate", "--model", "llama3-8b", "--tokens", "1T",
+                              "--gpu", "H100", "--gpus", "16", "--json")
+    assert json.loads(preset_out)["step_time_s"] == pytest.approx(data["step_time_s"])
+
+
+def h100_report(bf16_tflops: float) -> ProbeReport:
+    """A trimmed single-node H100 report: environment and a measured bf16 matmul."""
+    env = Environment(
+        hostname="node-0", cpu_count=192, platform="Linux-x86_64", python_version="3.11.7",
+        torch_version="2.5.1+cu124", cuda_version="12.4", nccl_version="2.21.5",
+        driver_version="550.54.15", device_type="cuda", gpu_model="NVIDIA H100 80GB HBM3",
+        gpu_count=8, gpu_memory_bytes=85_520_809_984, compute_capability="9.0",
+        sm_clock_mhz=1980, sm_clock_max_mhz=1980, memory_clock_mhz=2619,
+        memory_clock_max_mhz=2619, cloud="aws", instance_type="p5.48xlarge",
+        region="us-east-1", zone="us-east-1a", world_size=8, local_world_size=8, node_count=1)
+    matmul = MatmulSection(
+        device="cuda:0", timing="cuda_events", flop_convention="2*M*N*K", warmup_iters=5,
+        repeats=5, target_seconds_per_repeat=0.1, cache_bytes=52_428_800,
+        cache_bytes_source="device_properties", tf32_matmul_allowed=False,
+        cudnn_tf32_allowed=True, float32_matmul_precision="highest",
+        dtypes=(MatmulDtype(dtype="bf16", status="measured", best_tflops=bf16_tflops,
+                            best_shape=(8192, 8192, 8192)),),
+        points=(MatmulPoint(dtype="bf16", m=8192, n=8192, k=8192,
+                            seconds_median=2 * 8192**3 / (bf16_tflops * 1e12),
+                            tflops=bf16_tflops),))
+    return ProbeReport(schema_version=SCHEMA_VERSION, tool_version="0.1.0",
+                       created_utc="2026-01-31T12:00:00Z", quick=True, duration_seconds=12.0,
+                       environment=env, matmul=matmul)
+
+
+def test_probe_ingest_then_show_then_estimate_uses_it(capsys, tmp_path):
+    path = write_report_atomic(h100_report(600.0), tmp_path / "report.json")
+    code, out, err = run(capsys, "probe", "ingest", str(path))
+    assert code == 0, err
+    assert "report 1" in out and "calibrates H100-SXM5-80GB" in out and "bf16 600.0" in out
+
+    code, out, _ = run(capsys, "probe", "show", "--json")
+    assert code == 0
+    (shown,) = json.loads(out)
+    assert shown["accelerator"] == "H100-SXM5-80GB" and shown["device_type"] == "cuda"
+    assert shown["measurements"]["matmul_tflops"] == {"bf16": 600.0}
+
+    code, out, _ = run(capsys, "probe", "show", "1", "--json")
+    assert code == 0 and json.loads(out)["schema_version"] == SCHEMA_VERSION
+
+    code, out, _ = run(capsys, "estimate", "--model", "llama3-8b", "--gpu", "H100", "--gpus",
+                       "8", "--json")
+    assert code == 0
+    assert any("measured 600.0 TFLOP/s (probe report 1 on p5.48xlarge" in a
+               for a in json.loads(out)["assumptions"])
+
+
+def test_probe_show_with_nothing_ingested(capsys):
+    code, out, _ = run(capsys, "probe", "show")
+    assert code == 0 and "no probe reports ingested" in out
+    code, out, _ = run(capsys, "probe", "show", "--json")
+    assert code == 0 and json.loads(out) == []
+
+
+def test_probe_ingest_of_a_corrupt_file_is_one_line(capsys, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    code, _, err = run(capsys, "probe", "ingest", str(bad))
+    assert code == 2 and "not valid JSON" in err and "To fix" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_list_assumptions_prints_the_model_constants(capsys):
+    code, out, _ = run(capsys, "estimate", "--list-assumptions")
+    assert code == 0
+    data = json.loads(out)
+    assert data["dp_overlap"] == 0.9 and data["matmul_fraction"]["hopper"] == 0.801
+
+
+@pytest.mark.parametrize("argv", [["--gpus", "0"], ["--seq-len", "0"]])
+def test_zero_is_not_silently_replaced_by_a_default(capsys, argv):
+    code, _, err = run(capsys, "estimate", "--model", "llama3-8b", "--gpu", "H100", *argv)
+    assert code == 2 and ("at least 1" in err or "must be positive" in err)

@@ -1,0 +1,199 @@
+"""`estimate` end to end: the plan it picks, what it says when nothing fits, and how
+calibration, sequence length, fabric and instance types move the answer."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from planner import (
+    Assumptions,
+    Calibration,
+    Cluster,
+    HardwareError,
+    Measurement,
+    NoFitError,
+    Workload,
+    WorkloadSpec,
+    build_cluster,
+    build_workload,
+    cluster_for_instance,
+    estimate,
+    preset,
+    reference_cluster,
+)
+from planner._perf import ModelScalars, evaluate
+
+GBS = 4 * 1024 * 1024  # Llama 2's 4M-token batch
+
+
+def workload(name: str, *, tokens: float = 1e12, seq_len: int | None = None, **kw) -> Workload:
+    arch, seq = preset(name)
+    return Workload(arch=arch, tokens=tokens, seq_len=seq_len or seq, global_batch_tokens=GBS,
+                    **kw)
+
+
+def test_llama3_8b_on_64_h100_is_a_full_estimate(catalog):
+    est = estimate(workload("llama3-8b", tokens=15e12), reference_cluster(catalog, "H100", 64))
+    p = est.plan
+    assert p.tp * p.pp * p.dp == 64
+    assert 0.3 < est.mfu < 0.9
+    assert est.memory["total_gib"] <= 80 * 0.95
+    assert est.steps * p.micro_batches * p.dp * p.micro_batch * 8192 >= 15e12
+    assert est.wall_clock_hours == pytest.approx(est.ideal_hours / est.goodput.fraction)
+    assert est.gpu_hours == pytest.approx(est.wall_clock_hours * 64)
+    assert est.model_tflops_per_gpu == pytest.approx(est.mfu * 989.5)
+    assert any("published MAMF for hopper" in a for a in est.assumptions)
+
+
+def test_llama2_70b_does_not_fit_on_one_h100_node_and_says_what_would(catalog):
+    with pytest.raises(NoFitError) as info:
+        estimate(workload("llama2-70b"), reference_cluster(catalog, "H100", 8))
+    message = str(info.value)
+    assert "do not fit on 8x H100-SXM5-80GB" in message
+    assert "The smallest setup that fits is 2 nodes (16 GPUs)" in message
+    assert "To fix" in message
+    # and the setup it names does fit
+    est = estimate(workload("llama2-70b"), reference_cluster(catalog, "H100", 16))
+    assert est.memory["total_gib"] <= 80 * 0.95
+
+
+def test_a_single_node_instance_that_cannot_grow_names_no_larger_setup(catalog):
+    it = catalog.instance_type("a3-highgpu-4g", "gcp")  # 4x H100, no inter-node network
+    with pytest.raises(NoFitError) as info:
+        estimate(workload("llama2-70b"), cluster_for_instance(catalog, it, 1))
+    assert "smallest setup" not in str(info.value) and "To fix" in str(info.value)
+
+
+def test_measured_matmul_throughput_replaces_the_datasheet_fraction(catalog):
+    w, cluster = workload("llama3-8b"), reference_cluster(catalog, "H100", 64)
+    cal = Calibration(matmul_tflops={("H100-SXM5-80GB", "bf16"): Measurement(500.0, "test")})
+    plain = estimate(w, cluster)
+    measured = estimate(w, cluster, calibration=cal)
+    assert "matmul bf16: measured 500.0 TFLOP/s (test)" in measured.assumptions
+    assert not any("published MAMF" in a for a in measured.assumptions)
+    # 500 TFLOP/s is below the default 989.5 × 0.801 = 792.6: slower, lower MFU
+    assert measured.step_time_s > plain.step_time_s
+    assert measured.mfu < plain.mfu
+    # a measurement for another accelerator changes nothing
+    other = Calibration(matmul_tflops={("A100-SXM4-80GB", "bf16"): Measurement(500.0, "t")})
+    assert estimate(w, cluster, calibration=other).step_time_s == plain.step_time_s
+
+
+def test_longer_sequences_raise_the_attention_share():
+    # Fixed plan (tp=1, pp=1, dp=8, mb=1, no recompute) on H100 numbers: attention's share of
+    # compute is 1 − compute(attention free)/compute(real attention).
+    def compute_s(seq: int, attention_tflops: float) -> float:
+        ms = ModelScalars.of(dataclasses.replace(workload("llama3-8b"), seq_len=seq))
+        one = {k: np.array([v], dtype=float) for k, v in dict(
+            gpus_per_node=8, matmul_tflops=792.6, attention_tflops=attention_tflops,
+            hbm_gb_per_s=3350.0, memory_gib=80.0, intra_busbw_gb_per_s=360.0,
+            nic_gb_per_s_per_gpu=42.5).items()}
+        res = evaluate(ms, Assumptions(), tp=np.array([1]), pp=np.array([1]),
+                       dp=np.array([8]), zero=np.array([1]), mb=np.array([1]),
+                       rc=np.array([0]), **one)
+        return float(res["compute_s"][0] / res["micro_batches"][0] / seq)  # per token
+
+    shares = [1 - compute_s(s, 1e12) / compute_s(s, 989.5) for s in (1024, 4096, 16384)]
+    assert 0 < shares[0] < shares[1] < shares[2] < 1
+    # and the MFU flop count grows the same way: 12·L·s·a·d over the 6·N term
+    counts = [ModelScalars.of(dataclasses.replace(workload("llama3-8b"), seq_len=s))
+              .model_flops_per_token() for s in (1024, 4096, 16384)]
+    assert counts[0] < counts[1] < counts[2]
+
+
+def test_longer_sequences_make_each_token_cost_more_end_to_end(catalog):
+    cluster = reference_cluster(catalog, "H100", 64)
+    rates = [estimate(workload("llama3-8b", seq_len=s), cluster).tokens_per_s
+             for s in (1024, 4096, 16384)]
+    assert rates[0] > rates[1] > rates[2]
+
+
+def hand_built(catalog, fabric: str, *, gbps: float = 400.0, nodes: int = 8) -> Cluster:
+    return Cluster(accelerator=catalog.accelerator("H100"), gpus_per_node=8, nodes=nodes,
+                   topology="nvswitch", intra_node_gb_per_s_per_gpu=900.0,
+                   inter_node_gbps=gbps, fabric=fabric)
+
+
+@pytest.mark.parametrize("name", ["llama3-8b", "llama3-70b", "mixtral-8x7b"])
+def test_a_slower_fabric_never_makes_training_faster(catalog, name):
+    w = workload(name)
+    ib = estimate(w, hand_built(catalog, "infiniband"))  # 400 Gb/s × 0.85
+    eth = estimate(w, hand_built(catalog, "ethernet"))  # 400 Gb/s × 0.40
+    assert eth.step_time_s >= ib.step_time_s
+    assert eth.breakdown["dp_comm_s"] >= ib.breakdown["dp_comm_s"] or eth.plan != ib.plan
+    assert any("ethernet × 0.4" in a for a in eth.assumptions)
+
+
+def test_more_inter_node_bandwidth_never_makes_training_slower(catalog):
+    w = workload("llama3-8b")
+    times = [estimate(w, hand_built(catalog, "infiniband", gbps=g)).step_time_s
+             for g in (100, 400, 1600, 3200)]
+    assert times == sorted(times, reverse=True)
+
+
+def test_an_instance_cluster_uses_the_instance_and_its_memory(catalog):
+    cluster, memory = build_cluster(catalog, instance="p5.48xlarge", nodes=4)
+    assert (cluster.gpus, cluster.fabric, memory) == (32, "efa", 80.0)
+    est = estimate(workload("llama3-8b"), cluster, memory_gib=memory)
+    p = est.plan
+    assert p.tp * p.pp * p.dp == 32 and p.tp <= 8
+    assert est.as_dict()["hardware"]["instance_type"] == "p5.48xlarge"
+    assert any("aws p5.48xlarge" in a for a in est.assumptions)
+    assert any("efa × 0.75" in a for a in est.assumptions)
+
+
+def test_an_instance_without_inter_node_network_cannot_span_nodes(catalog):
+    it = catalog.instance_type("g6e.12xlarge", "aws")  # 4x L40S, no EFA
+    with pytest.raises(HardwareError, match="cannot be used across nodes") as info:
+        cluster_for_instance(catalog, it, 2)
+    assert "g6e.12xlarge" in str(info.value) and "To fix" in str(info.value)
+    assert cluster_for_instance(catalog, it, 1).gpus == 4
+
+
+def test_build_workload_and_cluster_from_user_options(catalog):
+    w = build_workload(WorkloadSpec(model="llama3-8b", tokens="15T"))
+    assert (w.tokens, w.seq_len, w.global_batch_tokens) == (15e12, 8192, 512 * 8192)
+    cluster, memory = build_cluster(catalog, gpu="H100", gpus=16)
+    assert (cluster.nodes, cluster.gpus_per_node, memory) == (2, 8, None)
+    with pytest.raises(HardwareError, match="give either"):
+        build_cluster(catalog, gpu="H100", instance="p5.48xlarge")
+    with pytest.raises(HardwareError, match="whole number of 8-GPU"):
+        reference_cluster(catalog, "H100", 12)
+
+
+def test_estimate_does_not_mutate_its_inputs(catalog):
+    w, cluster = workload("llama3-8b"), reference_cluster(catalog, "H100", 16)
+    A = Assumptions()
+    before = (dataclasses.asdict(w), repr(cluster), dict(A.matmul_fraction))
+    estimate(w, cluster, assumptions=A)
+    assert (dataclasses.asdict(w), repr(cluster), dict(A.matmul_fraction)) == before
+
+
+def test_lora_needs_less_memory_and_time_than_full_finetuning(catalog):
+    cluster = reference_cluster(catalog, "H100", 8)
+    full = estimate(workload("llama3-8b"), cluster)
+    lora = estimate(workload("llama3-8b", finetune="lora"), cluster)
+    assert lora.step_time_s < full.step_time_s
+    assert lora.memory["optimizer_gib"] < full.memory["optimizer_gib"]
+
+
+def test_mfu_stays_below_one_for_a_long_context_small_model(catalog):
+    arch, _ = preset("gpt2")
+    w = Workload(arch=arch, tokens=1e12, seq_len=131072, global_batch_tokens=64 * 131072)
+    est = estimate(w, reference_cluster(catalog, "H100", 8))  # MFU 1.056 today
+    assert est.mfu < 1
+
+
+def test_zero_gpus_is_an_error_not_the_default(catalog):
+    with pytest.raises(HardwareError, match="at least 1"):
+        build_cluster(catalog, gpu="H100", gpus=0)
+
+
+def test_zero_sequence_length_is_an_error_not_the_default():
+    from planner import WorkloadError
+
+    with pytest.raises(WorkloadError, match="--seq-len"):
+        build_workload(WorkloadSpec(model="llama3-8b", seq_len=0))

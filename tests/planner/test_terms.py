@@ -1,0 +1,520 @@
+"""Each term of the performance model against a calculation done by hand in the test.
+
+The arithmetic is written out in the comments so a reader can check it with a pencil; the
+published sizes come from the model cards / papers named next to each number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import math
+
+import numpy as np
+import pytest
+
+from planner import (
+    Assumptions,
+    PlannerError,
+    Workload,
+    WorkloadError,
+    infer_architecture,
+    parse_count,
+    parse_deadline,
+    preset,
+)
+from planner._goodput import goodput
+from planner._hfconfig import architecture_from_config
+from planner._perf import ModelScalars, evaluate
+
+GIB = 2**30
+
+
+def workload(name: str = "llama2-7b", *, seq_len: int | None = None, gbs_seqs: int = 64,
+             **kw) -> Workload:
+    arch, seq = preset(name)
+    seq = seq_len or seq
+    return Workload(arch=arch, tokens=1e12, seq_len=seq, global_batch_tokens=gbs_seqs * seq,
+                    **kw)
+
+
+# H100-SXM-like numbers for the model's hardware inputs; each test says which ones matter.
+HARDWARE = dict(gpus_per_node=8, matmul_tflops=792.6, attention_tflops=989.5,
+                hbm_gb_per_s=3350.0, memory_gib=80.0, intra_busbw_gb_per_s=360.0,
+                nic_gb_per_s_per_gpu=42.5)
+
+
+def run(ms: ModelScalars, A: Assumptions | None = None, *, tp=1, pp=1, dp=1, zero=0, mb=1,
+        rc=0, **hardware) -> dict[str, float]:
+    """``evaluate`` on a single (cluster, plan) entry, returned as floats."""
+    hw = {**HARDWARE, **hardware}
+    arrays = {k: np.array([v], dtype=float) for k, v in hw.items()}
+    res = evaluate(ms, A or Assumptions(), tp=np.array([tp]), pp=np.array([pp]),
+                   dp=np.array([dp]), zero=np.array([zero]), mb=np.array([mb]),
+                   rc=np.array([rc]), **arrays)
+    return {k: float(v[0]) for k, v in res.items()}
+
+
+# ---- parameter counts ------------------------------------------------------------------
+
+def test_llama2_7b_parameters_by_hand():
+    arch, _ = preset("llama2-7b")
+    # L=32, h=4096, a=a_kv=32, d=128, F=11008, V=32000, gated FFN, untied head, no biases
+    attention = 4 * 4096 * 4096  # Q, K, V, O: 67,108,864
+    mlp = 3 * 4096 * 11008  # gate, up, down: 135,266,304
+    norms = 2 * 4096  # 8,192
+    embeddings = 2 * 32000 * 4096  # input table + output head: 262,144,000
+    total = 32 * (attention + mlp + norms) + embeddings  # 6,738,411,520
+    assert total == 6_738_411_520
+    assert arch.params_total() == total == arch.params_active()
+
+
+@pytest.mark.parametrize("name,total_b,active_b,source", [
+    ("llama2-7b", 6.74, None, "Llama-2-7b-hf: 6,738,415,616 incl. the final norm"),
+    ("llama2-13b", 13.0, None, "arXiv:2307.09288 Table 1"),
+    ("llama3-8b", 8.03, None, "Meta-Llama-3-8B model card"),
+    ("llama3-70b", 70.6, None, "Meta-Llama-3-70B model card"),
+    ("llama3-405b", 405.0, None, "arXiv:2407.21783 Table 3"),
+    ("gpt3-175b", 175.0, None, "arXiv:2005.14165 Table 2.1"),
+    ("gpt2", 124.0 / 1000, None, "openai-community/gpt2 (124M incl. biases, positions)"),
+    ("mixtral-8x7b", 46.7, 12.9, "mistral.ai Mixtral of experts: 46.7B total, 12.9B active"),
+    ("deepseek-v3", 671.0, None, "arXiv:2412.19437: 671B total"),
+])
+def test_preset_sizes_match_published_counts_within_1_percent(name, total_b, active_b, source):
+    arch, _ = preset(name)
+    assert arch.params_total() == pytest.approx(total_b * 1e9, rel=0.01), source
+    if active_b is not None:
+        assert arch.params_active() == pytest.approx(active_b * 1e9, rel=0.01), source
+
+
+def test_deepseek_v3_active_parameters_by_hand():
+    arch, _ = preset("deepseek-v3")
+    # The paper says "37B activated"; counting the config.json gives 37.55B (the paper rounds
+    # down), so the hand count is checked exactly and the rounded figure within 2%.
+    attention = 187_105_280 + 2 * 7168  # MLA matrices (see _presets) + 2 norms
+    dense_ffn = 3 * 7168 * 18432  # 3 leading dense layers: 396,361,728
+    one_expert = 3 * 7168 * 2048  # 44,040,192
+    moe_active = (8 + 1) * one_expert + 7168 * 256  # top-8 + 1 shared + router: 398,196,736
+    embeddings = 2 * 129280 * 7168  # 1,853,358,080
+    active = 61 * attention + 3 * dense_ffn + 58 * moe_active + embeddings
+    assert active == 37_552_150_528
+    assert arch.params_active() == active
+    assert arch.params_active() == pytest.approx(37e9, rel=0.02)
+    total = active + 58 * (256 - 8) * one_expert  # every routed expert, counted once
+    assert arch.params_total() == total == 671_026_272_256
+
+
+# ---- model FLOPs (6·N·D) ---------------------------------------------------------------
+
+def test_model_flops_per_token_is_6n_plus_causal_attention_for_llama2_7b():
+    ms = ModelScalars.of(workload("llama2-7b", seq_len=4096))
+    n_matmul = 6_738_411_520 - 32000 * 4096  # minus the embedding lookup: 6,607,339,520
+    # causal attention: half of PaLM's 12·L·s·a·d → 6·32·4096·32·128 = 3,221,225,472
+    attention = 6 * 32 * 4096 * 32 * 128
+    assert 6 * n_matmul + attention == 42_865_262_592
+    assert ms.model_flops_per_token() == pytest.approx(42_865_262_592, rel=1e-12)
+
+
+def test_lora_counts_4n_because_frozen_weights_get_no_weight_gradients():
+    ms = ModelScalars.of(workload("llama2-7b", seq_len=4096, finetune="lora"))
+    # 4 · 6,607,339,520 + 3,221,225,472 = 29,650,583,552
+    assert ms.model_flops_per_token() == pytest.approx(29_650_583_552, rel=1e-12)
+
+
+def test_attention_flops_grow_linearly_with_sequence_length():
+    short = ModelScalars.of(workload("llama2-7b", seq_len=2048)).model_flops_per_token()
+    long = ModelScalars.of(workload("llama2-7b", seq_len=4096)).model_flops_per_token()
+    # doubling s adds exactly one more 6·L·s·a·d at s = 2048: 1,610,612,736
+    assert long - short == pytest.approx(6 * 32 * 2048 * 32 * 128, rel=1e-12)
+
+
+# ---- memory: bytes per parameter -------------------------------------------------------
+
+N7B = 6_738_411_520
+
+
+def static_bytes(res: dict) -> float:
+    return (res["memory_weights_gib"] + res["memory_grads_gib"]
+            + res["memory_optimizer_gib"]) * GIB
+
+
+@pytest.mark.parametrize("optimizer,bytes_per_param", [
+    ("adamw", 16),  # 2 bf16 weights + 2 bf16 grads + 12 (fp32 master, m, v)
+    ("sgd", 12),  # 2 + 2 + 8 (fp32 master, momentum)
+    ("adafactor", 8),  # 2 + 2 + 4 (fp32 master; factored moments are negligible)
+])
+def test_static_memory_per_parameter_without_sharding(optimizer, bytes_per_param):
+    ms = ModelScalars.of(workload("llama2-7b", optimizer=optimizer))
+    res = run(ms, tp=1, pp=1, dp=1, zero=0)
+    assert res["memory_weights_gib"] * GIB == pytest.approx(2 * N7B)
+    assert res["memory_grads_gib"] * GIB == pytest.approx(2 * N7B)
+    assert static_bytes(res) == pytest.approx(bytes_per_param * N7B, rel=1e-12)
+
+
+@pytest.mark.parametrize("zero,weights,grads,optimizer", [
+    (0, 2.0, 2.0, 12.0),
+    (1, 2.0, 2.0, 12.0 / 8),  # ZeRO-1 shards the optimizer state over dp = 8
+    (2, 2.0, 2.0 / 8, 12.0 / 8),  # ZeRO-2: + gradients
+    (3, 2.0 / 8, 2.0 / 8, 12.0 / 8),  # ZeRO-3 / FSDP: + weights
+])
+def test_zero_stages_divide_state_by_data_parallel_degree(zero, weights, grads, optimizer):
+    ms = ModelScalars.of(workload("llama2-7b"))
+    res = run(ms, tp=1, pp=1, dp=8, zero=zero)
+    assert res["memory_weights_gib"] * GIB == pytest.approx(weights * N7B, rel=1e-12)
+    assert res["memory_grads_gib"] * GIB == pytest.approx(grads * N7B, rel=1e-12)
+    assert res["memory_optimizer_gib"] * GIB == pytest.approx(optimizer * N7B, rel=1e-12)
+
+
+def test_tensor_and_pipeline_parallel_divide_the_weights():
+    ms = ModelScalars.of(workload("llama2-7b"))
+    res = run(ms, tp=2, pp=4, dp=1)
+    assert static_bytes(res) == pytest.approx(16 * N7B / (2 * 4), rel=1e-12)
+
+
+def test_activation_memory_follows_korthikanti_per_token_terms():
+    ms = ModelScalars.of(workload("llama2-7b", seq_len=4096))
+    # per layer per token, no recompute: 8h + 4ad + 4·a_kv·d + 2·3·F
+    #   = 8·4096 + 4·4096 + 4·4096 + 6·11008 = 32,768 + 16,384 + 16,384 + 66,048 = 131,584 B
+    # × 32 layers × 4096 tokens (mb = 1), one micro-batch in flight (pp = 1)
+    res = run(ms, tp=1, pp=1, dp=1, mb=1, rc=0)
+    assert res["memory_activations_gib"] * GIB == pytest.approx(131_584 * 32 * 4096)
+    # full recompute keeps the 2h layer input per layer, plus one layer's activations live
+    res = run(ms, tp=1, pp=1, dp=1, mb=1, rc=2)
+    assert res["memory_activations_gib"] * GIB == pytest.approx(
+        (2 * 4096 * 32 + 131_584) * 4096)
+    # logits: T·V·(4 fp32 + 2 bf16) bytes = 4096 · 32000 · 6
+    assert res["memory_logits_gib"] * GIB == pytest.approx(4096 * 32000 * 6)
+
+
+# ---- communication ---------------------------------------------------------------------
+
+# Bandwidth terms alone: no overlap with backward, no per-message latency, no stragglers.
+NO_OVERLAP = Assumptions(dp_overlap=0.0, overlap_compute_slowdown=0.0, gpu_speed_cv=0.0,
+                         intra_node_latency_s=0.0, inter_node_latency_s=0.0)
+
+
+def test_data_parallel_ring_all_reduce_inside_one_node():
+    ms = ModelScalars.of(workload("llama2-7b"))
+    res = run(ms, NO_OVERLAP, tp=1, pp=1, dp=2, zero=0, intra_busbw_gb_per_s=360.0)
+    # bytes = params per GPU × 2 (bf16 gradient reduction) = 13,476,823,040
+    size = N7B * 2
+    # ring all-reduce over n = 2: 2(n−1)/n = 1 → 13,476,823,040 / 360e9 = 0.037436 s
+    assert res["dp_comm_s"] == pytest.approx(2 * (2 - 1) / 2 * size / 360e9, rel=1e-12)
+    assert res["dp_comm_s"] == pytest.approx(0.0374356, rel=1e-5)
+
+
+def test_data_parallel_all_reduce_is_hierarchical_across_nodes():
+    ms = ModelScalars.of(workload("llama2-7b"))
+    size = N7B * 2
+    # dp = 16 over 2 nodes of 8: ring of 8 inside each node on NVSwitch, then each GPU's
+    # 1/8 shard over a ring of 2 nodes on its NIC share
+    res = run(ms, NO_OVERLAP, tp=1, pp=1, dp=16, zero=0)
+    intra = 2 * 7 / 8 * size / 360e9
+    inter = 2 * 1 / 2 * (size / 8) / 42.5e9
+    assert res["dp_comm_s"] == pytest.approx(intra + inter, rel=1e-12)
+    # tp = 4 leaves 2 members of each data-parallel group per node: dp = 4 spans 2 nodes
+    res = run(ms, NO_OVERLAP, tp=4, pp=1, dp=4, zero=0)
+    size4 = N7B / 4 * 2
+    expected = 2 * 1 / 2 * size4 / 360e9 + 2 * 1 / 2 * (size4 / 2) / 42.5e9
+    assert res["dp_comm_s"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_data_parallel_latency_is_paid_per_gradient_bucket():
+    ms = ModelScalars.of(workload("llama2-7b"))
+    with_latency = dataclasses.replace(NO_OVERLAP, intra_node_latency_s=10e-6,
+                                       inter_node_latency_s=10e-6)
+    size = N7B * 2
+    # 13,476,823,040 bytes in 25 MiB buckets: ceil(514.1) = 515 buckets
+    buckets = math.ceil(size / (25 * 2**20))
+    assert buckets == 515
+    # inside one node: one intra-node latency per bucket
+    one_node = run(ms, with_latency, tp=1, pp=1, dp=8, zero=0)
+    bandwidth = 2 * 7 / 8 * size / 360e9
+    assert one_node["dp_comm_s"] == pytest.approx(bandwidth + 515 * 10e-6, rel=1e-12)
+    # 2 nodes: + min(tree 2·log2(2), ring 2·(2−1)) = 2 network hops per bucket
+    two_nodes = run(ms, with_latency, tp=1, pp=1, dp=16, zero=0)
+    bandwidth += 2 * 1 / 2 * (size / 8) / 42.5e9
+    assert two_nodes["dp_comm_s"] == pytest.approx(bandwidth + 515 * (10e-6 + 2 * 10e-6),
+                                                   rel=1e-12)
+
+
+def test_data_parallel_reduction_hides_under_the_last_backward():
+    ms = ModelScalars.of(workload("llama2-7b"))
+    A = dataclasses.replace(Assumptions(), gpu_speed_cv=0.0, intra_node_latency_s=0.0,
+                            inter_node_latency_s=0.0)
+    res = run(ms, A, tp=1, pp=1, dp=16, zero=0)
+    size = N7B * 2
+    t_dp = 2 * 7 / 8 * size / 360e9 + 2 * 1 / 2 * (size / 8) / 42.5e9
+    t_bwd = res["compute_s"] / res["micro_batches"] * 2 / 3  # backward = 2 of 3 passes
+    hidden = min(t_dp, 0.9 * t_bwd)
+    assert res["dp_comm_s"] == pytest.approx(max(0.0, t_dp - 0.9 * t_bwd) + 0.15 * hidden,
+                                             rel=1e-9)
+
+
+def test_tensor_parallel_all_reduces_are_not_overlapped():
+    ms = ModelScalars.of(workload("llama2-7b", seq_len=4096, gbs_seqs=8))
+    res = run(ms, tp=8, pp=1, dp=1, mb=1, rc=0)
+    # per layer: 4 all-reduces of 2·T·h = 2·4096·4096 = 33,554,432 bytes over a ring of 8
+    per_layer = 4 * (2 * 7 / 8 * 33_554_432 / 360e9 + 10e-6)
+    assert res["tp_comm_s"] == pytest.approx(8 * 32 * per_layer, rel=1e-12)  # m=8, L=32
+
+
+# ---- pipeline bubble -------------------------------------------------------------------
+
+def test_pipeline_bubble_is_pp_minus_one_micro_batches():
+    # llama2-13b, pp = 8: 40/8 = 5 layers per stage, odd, so no interleaving (v = 1)
+    ms = ModelScalars.of(workload("llama2-13b", gbs_seqs=16))
+    res = run(ms, NO_OVERLAP, tp=1, pp=8, dp=1, mb=1)
+    m = res["micro_batches"]
+    assert m == 16 and res["virtual_stages"] == 1
+    # the optimizer step (outside the pipeline): N/pp params × 30 B touched / (HBM × 0.85)
+    n13 = preset("llama2-13b")[0].params_total()
+    t_opt = n13 / 8 * 30 / (3350e9 * 0.85)
+    t_mb = (res["compute_s"] + res["tp_comm_s"] + res["other_s"] - t_opt) / m
+    assert res["pp_bubble_s"] == pytest.approx((8 - 1) * t_mb, rel=1e-9)
+    # so the bubble is (pp−1)/(m+pp−1) = 7/23 of the pipelined time
+    assert res["pp_bubble_s"] / (res["step_s"] - t_opt) == pytest.approx(7 / 23, rel=1e-9)
+
+
+def test_interleaved_stages_cut_the_bubble_v_fold():
+    # llama2-7b, pp = 4: 32/4 = 8 layers per stage → v = 4 virtual stages of 2 layers
+    # (Megatron interleaved 1F1B): bubble (pp−1)/v micro-batches
+    ms = ModelScalars.of(workload("llama2-7b", gbs_seqs=16))
+    res = run(ms, NO_OVERLAP, tp=1, pp=4, dp=1, mb=1)
+    assert res["virtual_stages"] == 4
+    t_opt = N7B / 4 * 30 / (3350e9 * 0.85)
+    t_mb = (res["compute_s"] + res["tp_comm_s"] + res["other_s"] - t_opt) / 16
+    assert res["pp_bubble_s"] == pytest.approx((4 - 1) / 4 * t_mb, rel=1e-9)
+
+
+@pytest.mark.parametrize("name,pp,m", [("llama2-13b", 8, 16), ("llama2-13b", 8, 64),
+                                       ("gpt2-xl", 16, 64)])
+def test_pipeline_bubble_fraction_of_the_step(name, pp, m):
+    ms = ModelScalars.of(workload(name, gbs_seqs=m))
+    res = run(ms, tp=1, pp=pp, dp=1, mb=1)
+    assert res["micro_batches"] == m and res["virtual_stages"] == 1  # 5 and 3 layers/stage
+    # ≈ (pp−1)/(m+pp−1): the optimizer step and the straggler margin sit outside the
+    # pipeline, so the bubble's share of the whole step is a little smaller
+    share = res["pp_bubble_s"] / res["step_s"]
+    assert share == pytest.approx((pp - 1) / (m + pp - 1), rel=0.1)
+    assert share < (pp - 1) / (m + pp - 1)
+
+
+def test_pipeline_of_one_stage_has_no_bubble():
+    ms = ModelScalars.of(workload("llama2-7b"))
+    assert run(ms, pp=1)["pp_bubble_s"] == 0.0
+
+
+# ---- goodput (Young/Daly) --------------------------------------------------------------
+
+GOODPUT_A = Assumptions(failure_rate_per_gpu_hour=1e-4, restart_minutes=30.0,
+                        checkpoint_write_gb_per_s_per_node=1.0,
+                        checkpoint_read_gb_per_s_per_node=2.0)
+
+
+def test_goodput_follows_young_daly():
+    g = goodput(ideal_hours=1000.0, gpus=1024, nodes=128, checkpoint_bytes=1e12, A=GOODPUT_A)
+    M = 1 / (1e-4 * 1024)  # λ = 0.1024 failures/h → MTBF 9.765625 h
+    delta = 1e12 / (1e9 * 128) / 3600  # 7.8125 s write = 0.0021701 h
+    delta_r = 1e12 / (2e9 * 128) / 3600  # 3.90625 s read
+    R = 30 / 60
+    tau = math.sqrt(2 * delta * M)  # Young: √(2·0.0021701·9.765625) = 0.20588 h
+    overhead = delta / tau + (tau / 2 + R + delta_r) / M  # 0.01054 + 0.06192 = 0.07247
+    assert g.mtbf_hours == pytest.approx(9.765625)
+    assert g.checkpoint_write_hours == pytest.approx(delta)
+    assert g.checkpoint_interval_hours == pytest.approx(tau) == pytest.approx(0.20588, rel=1e-4)
+    assert g.fraction == pytest.approx(1 / (1 + overhead), rel=1e-12)
+    assert g.fraction == pytest.approx(0.93243, rel=1e-4)
+    assert g.expected_interruptions == pytest.approx(1000 / g.fraction / M)
+
+
+def test_goodput_interval_is_capped_at_the_run_length():
+    g = goodput(ideal_hours=0.1, gpus=1024, nodes=128, checkpoint_bytes=1e12, A=GOODPUT_A)
+    assert g.checkpoint_interval_hours == pytest.approx(0.1)  # τ* = 0.206 h > the run
+
+
+def test_spot_interruptions_add_to_the_failure_rate():
+    g = goodput(ideal_hours=100.0, gpus=64, nodes=8, checkpoint_bytes=1e12, A=GOODPUT_A,
+                interruption_rate_per_node_hour=0.05)
+    # λ = 1e-4 · 64 + 0.05 · 8 = 0.4064 /h
+    assert g.mtbf_hours == pytest.approx(1 / 0.4064)
+
+
+def test_no_failures_means_full_goodput():
+    A = dataclasses.replace(GOODPUT_A, failure_rate_per_gpu_hour=0.0)
+    g = goodput(ideal_hours=500.0, gpus=1024, nodes=128, checkpoint_bytes=1e12, A=A)
+    assert g.fraction == 1.0 and g.expected_interruptions == 0.0
+    assert math.isinf(g.mtbf_hours)
+
+
+# ---- quantities people type ------------------------------------------------------------
+
+@pytest.mark.parametrize("text,value", [
+    ("2T", 2e12), ("300B", 3e11), ("2e12", 2e12), ("4M", 4e6), ("1.5k", 1500.0),
+    (" 15t ", 15e12), (7e9, 7e9), (100, 100.0),
+])
+def test_parse_count(text, value):
+    assert parse_count(text) == value
+
+
+@pytest.mark.parametrize("text", ["2X", "-1", "", "T", "1e400", 0, -5.0, "nan"])
+def test_parse_count_rejects_with_a_fix(text):
+    with pytest.raises(PlannerError, match="To fix"):
+        parse_count(text)
+
+
+NOW = dt.datetime(2027, 3, 1, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize("text,hours", [
+    ("14d", 336.0), ("36h", 36.0), ("2w", 336.0), ("1.5 days", 36.0),
+    ("2027-03-31", 30 * 24.0),  # midnight UTC, 30 days after NOW
+    ("2027-03-02T12:00:00", 36.0),
+    ("2027-03-01T12:00:00+02:00", 10.0),  # 10:00 UTC
+])
+def test_parse_deadline(text, hours):
+    assert parse_deadline(text, now=NOW) == pytest.approx(hours)
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ("2027-02-01", "in the past"), ("0h", "in the future"), ("soon", "not a duration"),
+])
+def test_parse_deadline_rejects_with_a_fix(text, fragment):
+    with pytest.raises(PlannerError, match=fragment) as info:
+        parse_deadline(text, now=NOW)
+    assert "To fix" in str(info.value)
+
+
+# ---- architecture inferred from a parameter count --------------------------------------
+
+@pytest.mark.parametrize("count", [125e6, 7e9, 70e9, 175e9])
+def test_inferred_architecture_has_the_requested_size(count):
+    arch, notes = infer_architecture(count)
+    assert arch.params_total() == pytest.approx(count, rel=0.05)
+    assert not arch.is_moe
+    assert 0.5 < arch.hidden / arch.layers / 128 < 2  # hidden ≈ 128 · layers
+    assert "inferred from parameter count" in notes[0]
+
+
+def test_inferred_moe_architecture_has_total_and_active_sizes():
+    arch, notes = infer_architecture(46.7e9, 12.9e9)  # Mixtral-sized
+    assert arch.is_moe and (arch.experts, arch.experts_per_token) == (8, 2)
+    assert arch.params_total() == pytest.approx(46.7e9, rel=0.05)
+    assert arch.params_active() == pytest.approx(12.9e9, rel=0.05)
+    assert "8 experts top-2" in notes[0]
+
+
+@pytest.mark.parametrize("total,active,fragment", [
+    (0, None, "--params must be positive"), (-7e9, None, "--params must be positive"),
+    (7e9, 8e9, "cannot exceed"), (1e6, None, "too small"),
+])
+def test_infer_architecture_rejects(total, active, fragment):
+    with pytest.raises(WorkloadError, match=fragment):
+        infer_architecture(total, active)
+
+
+# ---- Hugging Face config.json ----------------------------------------------------------
+
+# Trimmed from meta-llama/Meta-Llama-3-8B/config.json (keys and values as published).
+LLAMA3_8B = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "bos_token_id": 128000,
+    "eos_token_id": 128001, "hidden_act": "silu", "hidden_size": 4096,
+    "initializer_range": 0.02, "intermediate_size": 14336, "max_position_embeddings": 8192,
+    "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+    "rope_scaling": None, "rope_theta": 500000.0, "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": 128256,
+}
+# Trimmed from mistralai/Mixtral-8x7B-v0.1/config.json.
+MIXTRAL = {
+    "architectures": ["MixtralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
+    "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mixtral",
+    "num_attention_heads": 32, "num_experts_per_tok": 2, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "num_local_experts": 8, "output_router_logits": False,
+    "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.02,
+    "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "vocab_size": 32000,
+}
+# Trimmed from openai-community/gpt2/config.json (no n_inner key: the FFN is 4·n_embd).
+GPT2 = {
+    "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],
+    "attn_pdrop": 0.1, "bos_token_id": 50256, "embd_pdrop": 0.1, "eos_token_id": 50256,
+    "initializer_range": 0.02, "layer_norm_epsilon": 1e-05, "model_type": "gpt2",
+    "n_ctx": 1024, "n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024,
+    "resid_pdrop": 0.1, "vocab_size": 50257,
+}
+
+
+def write_config(tmp_path, folder: str, cfg) -> str:
+    path = tmp_path / folder / "config.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(cfg if isinstance(cfg, str) else json.dumps(cfg, indent=2))
+    return str(path)
+
+
+@pytest.mark.parametrize("folder,cfg,preset_name,seq", [
+    ("Meta-Llama-3-8B", LLAMA3_8B, "llama3-8b", 8192),
+    ("Mixtral-8x7B-v0.1", MIXTRAL, "mixtral-8x7b", 32768),
+    ("gpt2", GPT2, "gpt2", 1024),
+])
+def test_config_json_reads_as_the_published_architecture(tmp_path, folder, cfg, preset_name,
+                                                         seq):
+    arch, context = architecture_from_config(write_config(tmp_path, folder, cfg))
+    expected, _ = preset(preset_name)
+    assert dataclasses.replace(arch, name="") == dataclasses.replace(expected, name="")
+    assert arch.name == folder and context == seq
+
+
+def test_config_json_name_or_path_names_the_model(tmp_path):
+    cfg = {**LLAMA3_8B, "_name_or_path": "meta-llama/Meta-Llama-3-8B"}
+    arch, _ = architecture_from_config(write_config(tmp_path, "x", cfg))
+    assert arch.name == "meta-llama/Meta-Llama-3-8B"
+
+
+def test_multimodal_config_reads_its_text_config(tmp_path):
+    cfg = {"model_type": "llava", "text_config": LLAMA3_8B, "vision_config": {"hidden_size": 1}}
+    arch, _ = architecture_from_config(write_config(tmp_path, "llava", cfg))
+    assert (arch.layers, arch.hidden, arch.kv_heads) == (32, 4096, 8)
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ('{"hidden_size": 4096,', "not valid JSON"),
+    (json.dumps({k: v for k, v in LLAMA3_8B.items() if k != "num_hidden_layers"}),
+     r"lacks \['num_hidden_layers'\]"),
+    (json.dumps({"model_type": "llama"}), "lacks"),
+])
+def test_bad_config_json_names_the_file(tmp_path, text, fragment):
+    path = write_config(tmp_path, "broken", text)
+    with pytest.raises(WorkloadError, match=fragment) as info:
+        architecture_from_config(path)
+    assert path in str(info.value) and "To fix" in str(info.value)
+
+
+def test_missing_config_json_names_the_file(tmp_path):
+    path = tmp_path / "nowhere" / "config.json"
+    with pytest.raises(WorkloadError, match="cannot read config") as info:
+        architecture_from_config(path)
+    assert str(path) in str(info.value)
+
+
+def test_config_json_that_is_not_an_object_names_the_file(tmp_path):
+    path = write_config(tmp_path, "list", "[1, 2, 3]")
+    with pytest.raises(WorkloadError, match="list"):
+        architecture_from_config(path)
+
+
+def test_config_json_with_a_non_numeric_size_names_the_file(tmp_path):
+    path = write_config(tmp_path, "bad", {**LLAMA3_8B, "hidden_size": "4096x"})
+    with pytest.raises(WorkloadError, match="bad"):
+        architecture_from_config(path)
+
+
+def test_moe_inference_with_every_expert_active_is_a_workload_error():
+    with pytest.raises(WorkloadError, match="experts"):
+        infer_architecture(46e9, 12e9, experts=2, experts_per_token=2)
+
+
+def test_moe_inference_explains_an_impossible_active_share():
+    with pytest.raises(WorkloadError, match="active"):
+        infer_architecture(50e9, 10e9)  # top-2 of 8: active ≥ 25% of total
