@@ -1,0 +1,81 @@
+"""`gpuplan plan` on the packaged catalog: the JSON contract, the panel for people, an
+impossible deadline (exit 2, fastest and cheapest shown), and user errors as one stderr line
+with exit 2. Each full plan searches every offer up to 1024 GPUs, so there are only three."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from planner.cli import main
+
+RESULT_KEYS = {"recommendation", "candidates", "frontier", "infeasible", "catalog"}
+PLAN_FIELDS = {"cloud", "region", "instance_type", "nodes", "gpus", "pricing", "usd_per_hour",
+               "total_cost_usd", "wall_clock_hours", "gpu_hours", "meets_deadline",
+               "deadline_probability", "mfu", "plan", "breakdown"}
+LLAMA3_8B = ("plan", "--model", "llama3-8b", "--tokens", "1T")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_plan_json_contract(capsys):
+    code, out, err = run(capsys, *LLAMA3_8B, "--deadline", "14d", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert RESULT_KEYS <= set(data)
+    assert data["infeasible"] is None
+    assert {"as_of", "source"} <= set(data["catalog"])
+    assert set(data["catalog"]["as_of"]) == {"aws", "gcp", "azure"} and data["catalog"]["source"]
+    rec = data["recommendation"]
+    assert data["candidates"] and data["candidates"][0] == rec
+    for p in [*data["candidates"], *data["frontier"]]:
+        assert PLAN_FIELDS <= set(p), PLAN_FIELDS - set(p)
+    for p in data["candidates"]:
+        assert p["meets_deadline"] is True and p["wall_clock_hours"] <= 14 * 24
+        assert p["deadline_probability"] >= 0.9  # the default --min-probability
+        assert p["gpus"] <= 1024 and 0 < p["mfu"] < 1
+        plan = p["plan"]
+        assert plan["tp"] * plan["pp"] * plan["dp"] == p["gpus"]
+        assert p["total_cost_usd"] == pytest.approx(
+            p["nodes"] * p["usd_per_hour"] * p["wall_clock_hours"], rel=1e-9)
+        assert p["gpu_hours"] == pytest.approx(p["gpus"] * p["wall_clock_hours"], rel=1e-12)
+    costs = [p["total_cost_usd"] for p in data["candidates"]]
+    assert costs == sorted(costs)
+    assert (rec["total_cost_usd"], rec["wall_clock_hours"]) in [
+        (f["total_cost_usd"], f["wall_clock_hours"]) for f in data["frontier"]]
+
+
+def test_plan_for_people_shows_the_recommendation(capsys):
+    code, out, _ = run(capsys, *LLAMA3_8B, "--deadline", "14d")
+    assert code == 0
+    for text in ("Recommendation", "Top", "frontier", "P(finish by deadline)", "Catalog:"):
+        assert text in out
+
+
+def test_impossible_deadline_is_infeasible_with_fastest_and_cheapest(capsys):
+    code, out, _ = run(capsys, *LLAMA3_8B, "--deadline", "1h")
+    assert code == 2
+    assert "infeasible" in out
+    assert "fastest:" in out and "cheapest:" in out
+    assert "misses the deadline by" in out and "To fix:" in out
+
+
+@pytest.mark.parametrize("deadline", ["yesterday", "2X"])
+def test_bad_deadline_is_one_line_and_exit_2(capsys, deadline):
+    code, out, err = run(capsys, *LLAMA3_8B, "--deadline", deadline)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --deadline")
+    assert "To fix:" in lines[0]
+
+
+def test_unknown_cloud_is_one_line_and_exit_2(capsys):
+    code, out, err = run(capsys, *LLAMA3_8B, "--deadline", "14d", "--clouds", "oracle")
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "unknown cloud" in lines[0]

@@ -1,0 +1,372 @@
+"""`plan`: the cheapest configuration that meets the deadline, checked against a brute force
+over a small catalog, and every filter the optimizer applies (budget, quotas, --exclude,
+--min-probability), the infeasible answer, and spot next to on-demand.
+
+The catalog is the packaged one cut down to four real instance types (AWS p5.48xlarge and
+p4d.24xlarge, GCP a2-highgpu-8g, Azure Standard_ND96asr_v4) with offers copied from real ones at
+prices chosen here, so each `plan` call takes milliseconds and no test depends on catalog
+prices. The workload is a 1B-parameter model on 20B tokens: from about an hour (8 nodes of H100)
+to about a day (one A100 node).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import catalog
+from catalog import UnknownNameError
+from planner import (
+    Constraints,
+    NoFitError,
+    WorkloadSpec,
+    build_workload,
+    cluster_for_instance,
+    estimate,
+    load_quotas,
+    plan,
+)
+from planner._goodput import deadline_probability
+
+# (cloud, instance type, region, pricing, USD per instance-hour chosen for the tests). The two
+# p4d on-demand offers share a price on purpose: the tie must be broken by the offer's key.
+OFFERS = (
+    ("aws", "p5.48xlarge", "us-east-1", "on_demand", 98.32),
+    ("aws", "p5.48xlarge", "us-east-1", "spot", 23.0),
+    ("aws", "p4d.24xlarge", "us-east-1", "on_demand", 32.77),
+    ("aws", "p4d.24xlarge", "us-west-2", "on_demand", 32.77),
+    ("aws", "p4d.24xlarge", "us-east-1", "spot", 8.0),
+    ("gcp", "a2-highgpu-8g", "us-central1", "on_demand", 29.39),
+    ("gcp", "a2-highgpu-8g", "us-central1", "spot", 11.54),
+    ("azure", "Standard_ND96asr_v4", "eastus", "on_demand", 27.20),
+    ("azure", "Standard_ND96asr_v4", "eastus", "spot", 3.0),
+)
+MAX_GPUS = 64
+
+
+@functools.cache
+def packaged() -> catalog.Catalog:
+    return catalog.load_catalog("packaged")
+
+
+@functools.cache
+def workload():
+    return build_workload(WorkloadSpec(params="1B", tokens="20B"))
+
+
+def make_offer(cloud: str, instance_type: str, region: str, pricing: str,
+               usd_per_hour: float) -> catalog.Offer:
+    base = next(o for o in packaged().offers
+                if o.key == (cloud, instance_type, region, pricing))
+    return dataclasses.replace(base, usd_per_hour=usd_per_hour, flags=())
+
+
+def small_catalog(offers=None) -> catalog.Catalog:
+    cat = packaged()
+    chosen = tuple(make_offer(*row) for row in OFFERS) if offers is None else tuple(offers)
+    return catalog.Catalog(name="test", path=cat.path, meta=cat.meta,
+                           accelerators=cat.accelerators, instance_types=cat.instance_types,
+                           offers=chosen)
+
+
+def on_demand_catalog() -> catalog.Catalog:
+    return small_catalog([make_offer(*r) for r in OFFERS if r[3] == "on_demand"])
+
+
+def run(cat=None, **constraints):
+    constraints.setdefault("max_gpus", MAX_GPUS)
+    top_n = constraints.pop("top_n", 10)
+    return plan(workload(), cat or small_catalog(), Constraints(**constraints), top_n=top_n)
+
+
+def config(p: dict) -> tuple:
+    return (p["cloud"], p["region"], p["instance_type"], p["pricing"], p["nodes"])
+
+
+def returned_plans(result) -> list[dict]:
+    plans = [*result.candidates, *result.frontier, *result.spot_vs_on_demand.values()]
+    if result.infeasible:
+        plans += [result.infeasible["fastest"], result.infeasible["cheapest"]]
+    return plans
+
+
+# ---- brute force --------------------------------------------------------------------------
+
+@functools.cache
+def brute_estimate(cloud: str, instance_type: str, nodes: int):
+    cat = packaged()
+    it = cat.instance_type_by_key(cloud, instance_type)
+    try:
+        return estimate(workload(), cluster_for_instance(cat, it, nodes),
+                        memory_gib=it.gpu_memory_gib)
+    except NoFitError:
+        return None
+
+
+def brute_force(cat: catalog.Catalog, deadline_hours: float, max_gpus: int = MAX_GPUS):
+    """Every on-demand offer × node count, one `estimate` each, in plain Python: the feasible
+    configurations as (cost, wall, offer key, nodes), cheapest first."""
+    rows = []
+    for o in cat.offers:
+        assert o.pricing == "on_demand"  # no spot term in the goodput
+        it = cat.instance_type_by_key(o.cloud, o.instance_type)
+        for n in range(1, max_gpus // it.gpu_count + 1):
+            est = brute_estimate(o.cloud, o.instance_type, n)
+            if est is None:
+                continue
+            wall = est.wall_clock_hours
+            if wall <= deadline_hours:
+                rows.append((n * o.usd_per_hour * wall, wall, o.key, n, est))
+    return sorted(rows, key=lambda r: r[:4])
+
+
+def all_walls(cat) -> list[float]:
+    return sorted(r[1] for r in brute_force(cat, math.inf))
+
+
+@pytest.mark.parametrize("share", [0.05, 0.3, 0.6, 1.0])
+def test_recommendation_matches_brute_force(share):
+    cat = on_demand_catalog()
+    walls = all_walls(cat)
+    deadline = walls[min(len(walls) - 1, int(share * len(walls)))] * (1 + 1e-9)
+    best_cost, best_wall, (cloud, itype, region, pricing), nodes, _ = brute_force(cat,
+                                                                                 deadline)[0]
+    r = run(cat, deadline_hours=deadline, min_probability=None).recommendation
+    assert r["total_cost_usd"] == pytest.approx(best_cost, rel=1e-9)
+    assert r["wall_clock_hours"] == pytest.approx(best_wall, rel=1e-9)
+    assert config(r) == (cloud, region, itype, pricing, nodes)
+
+
+def test_candidates_are_the_brute_force_ranking():
+    cat = on_demand_catalog()
+    deadline = all_walls(cat)[-1] * 2
+    expected = brute_force(cat, deadline)
+    result = run(cat, deadline_hours=deadline, top_n=len(expected) + 5)
+    assert len(result.candidates) == len(expected)
+    for got, (cost, wall, key, nodes, _) in zip(result.candidates, expected, strict=True):
+        assert (got["cloud"], got["instance_type"], got["region"], got["pricing"],
+                got["nodes"]) == (*key, nodes)
+        assert got["total_cost_usd"] == pytest.approx(cost, rel=1e-9)
+        assert got["wall_clock_hours"] == pytest.approx(wall, rel=1e-9)
+
+
+def test_equal_prices_tie_break_on_the_offer_key():
+    # p4d.24xlarge costs the same in us-east-1 and us-west-2: same plans, same costs
+    cat = small_catalog([make_offer(*r) for r in OFFERS if r[1] == "p4d.24xlarge"
+                         and r[3] == "on_demand"])
+    result = run(cat, deadline_hours=1e4, top_n=100)
+    by_nodes: dict[int, list[str]] = {}
+    for c in result.candidates:
+        by_nodes.setdefault(c["nodes"], []).append(c["region"])
+    assert all(regions == ["us-east-1", "us-west-2"] for regions in by_nodes.values())
+    assert result.recommendation["region"] == "us-east-1"
+
+
+def test_recommendation_gpu_hours_equal_estimate():
+    cat = on_demand_catalog()
+    r = run(cat, deadline_hours=all_walls(cat)[len(all_walls(cat)) // 2]).recommendation
+    est = brute_estimate(r["cloud"], r["instance_type"], r["nodes"])
+    assert r["gpu_hours"] == pytest.approx(est.gpu_hours, rel=1e-9)
+    assert r["gpu_hours"] == pytest.approx(r["wall_clock_hours"] * r["gpus"], rel=1e-12)
+    assert r["plan"] == est.plan.as_dict()
+    assert r["memory_per_gpu_gib"] == pytest.approx(est.memory["total_gib"], rel=1e-12)
+
+
+def test_plan_does_not_depend_on_top_n():
+    full = run(deadline_hours=12.0, top_n=50)
+    short = run(deadline_hours=12.0, top_n=3)
+    assert [config(c) for c in short.candidates] == [config(c) for c in full.candidates[:3]]
+    assert short.recommendation == full.recommendation
+
+
+# ---- budget -------------------------------------------------------------------------------
+
+def test_budget_filters_candidates():
+    unlimited = run(deadline_hours=12.0, top_n=1000)
+    costs = sorted(c["total_cost_usd"] for c in unlimited.candidates)
+    budget = costs[len(costs) // 2]
+    limited = run(deadline_hours=12.0, budget_usd=budget, top_n=1000)
+    assert [config(c) for c in limited.candidates] == [
+        config(c) for c in unlimited.candidates if c["total_cost_usd"] <= budget]
+    assert all(p["total_cost_usd"] <= budget for p in returned_plans(limited))
+
+
+def test_budget_below_the_cheapest_plan_is_infeasible():
+    cheapest = run(deadline_hours=12.0).recommendation["total_cost_usd"]
+    result = run(deadline_hours=12.0, budget_usd=cheapest * 0.99)
+    assert result.recommendation is None and result.candidates == ()
+    assert "budget" in result.infeasible["reason"]
+    assert "cheapest in time" in result.infeasible["reason"]
+
+
+# ---- quotas -------------------------------------------------------------------------------
+
+QUOTAS_YAML = """\
+quotas:
+  - {cloud: aws, accelerator: H100, gpus: 16}     # alias of H100-SXM5-80GB
+  - {cloud: aws, region: us-east-1, gpus: 32}
+  - {cloud: azure, region: eastus, gpus: 0}
+  - {cloud: gcp, gpus: 24}
+  - {cloud: gcp, gpus: 8, month: "2027-03"}       # team plans only: ignored here
+"""
+
+
+def test_quota_file_limits_gpus_per_cloud_region_accelerator(tmp_path):
+    path = tmp_path / "quotas.yaml"
+    path.write_text(QUOTAS_YAML, encoding="utf-8")
+    cat = small_catalog()
+    quotas = load_quotas(path, cat)
+    unlimited = run(cat, deadline_hours=30.0, top_n=1000)
+    limited = run(cat, deadline_hours=30.0, quotas=quotas, top_n=1000)
+
+    def within(p: dict) -> bool:
+        if p["cloud"] == "aws" and p["accelerator"] == "H100-SXM5-80GB" and p["gpus"] > 16:
+            return False
+        if p["cloud"] == "aws" and p["region"] == "us-east-1" and p["gpus"] > 32:
+            return False
+        if p["cloud"] == "azure" and p["region"] == "eastus":
+            return False
+        return not (p["cloud"] == "gcp" and p["gpus"] > 24)
+
+    assert not all(within(p) for p in returned_plans(unlimited))  # the quotas bind
+    assert all(within(p) for p in returned_plans(limited))
+    assert [config(c) for c in limited.candidates] == [
+        config(c) for c in unlimited.candidates if within(c)]
+    assert any(p["cloud"] == "gcp" and p["gpus"] == 24 for p in limited.candidates)
+
+
+def test_zero_quota_everywhere_is_infeasible(tmp_path):
+    path = tmp_path / "quotas.yaml"
+    path.write_text("quotas:\n  - {gpus: 0}\n", encoding="utf-8")
+    cat = small_catalog()
+    result = run(cat, deadline_hours=30.0, quotas=load_quotas(path, cat))
+    assert result.recommendation is None
+    assert "quotas" in result.infeasible["reason"]
+    assert result.frontier == ()
+
+
+# ---- --exclude ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "field"), [("p5.48xlarge", "instance_type"),
+                                             ("gcp", "cloud"), ("eastus", "region")])
+def test_exclude_leaves_out_instance_types_clouds_and_regions(name, field):
+    before = run(deadline_hours=30.0, top_n=1000)
+    after = run(deadline_hours=30.0, exclude=(name,), top_n=1000)
+    assert any(p[field] == name for p in returned_plans(before))
+    assert not any(p[field] == name for p in returned_plans(after))
+    assert [config(c) for c in after.candidates] == [
+        config(c) for c in before.candidates if c[field] != name]
+
+
+def test_exclude_unknown_name_suggests_a_close_one():
+    with pytest.raises(UnknownNameError, match=r"Did you mean 'p5\.48xlarge'"):
+        run(deadline_hours=30.0, exclude=("p5.48xlarg",))
+
+
+# ---- infeasible ---------------------------------------------------------------------------
+
+def test_impossible_deadline_shows_fastest_and_cheapest():
+    result = run(deadline_hours=0.05)
+    assert result.recommendation is None and result.candidates == ()
+    inf = result.infeasible
+    assert inf["reason"].startswith("no candidate finishes within")
+    fastest, cheapest = inf["fastest"], inf["cheapest"]
+    assert inf["fastest_misses_by_hours"] > 0 and inf["cheapest_misses_by_hours"] > 0
+    assert inf["fastest_misses_by_hours"] == pytest.approx(fastest["wall_clock_hours"] - 0.05)
+    assert inf["cheapest_misses_by_hours"] == pytest.approx(cheapest["wall_clock_hours"] - 0.05)
+    assert fastest["wall_clock_hours"] <= cheapest["wall_clock_hours"]
+    assert cheapest["total_cost_usd"] <= fastest["total_cost_usd"]
+    assert not fastest["meets_deadline"] and not cheapest["meets_deadline"]
+    # the frontier still spans every plan within the other limits: its ends are these two
+    assert fastest["wall_clock_hours"] == min(p["wall_clock_hours"] for p in result.frontier)
+    assert cheapest["total_cost_usd"] == min(p["total_cost_usd"] for p in result.frontier)
+
+
+def test_a_filter_that_matches_nothing_is_a_clear_error():
+    from planner import PlannerError
+
+    with pytest.raises(PlannerError, match="no offer matches the filters"):
+        run(deadline_hours=30.0, exclude=("aws", "gcp", "azure"))
+
+
+# ---- spot vs on-demand --------------------------------------------------------------------
+
+def test_spot_and_on_demand_side_by_side():
+    result = run(deadline_hours=30.0)
+    sv = result.spot_vs_on_demand
+    assert set(sv) == {"on_demand", "spot"}
+    for pricing in ("on_demand", "spot"):
+        alone = run(deadline_hours=30.0, pricing=(pricing,)).recommendation
+        assert sv[pricing]["pricing"] == pricing
+        assert config(sv[pricing]) == config(alone)
+        assert sv[pricing]["total_cost_usd"] == pytest.approx(alone["total_cost_usd"],
+                                                              rel=1e-12)
+    assert sv["spot"]["spot_interruptions_per_hour"] > 0
+    assert sv["on_demand"]["spot_interruptions_per_hour"] is None
+    assert result.recommendation["total_cost_usd"] == min(
+        p["total_cost_usd"] for p in sv.values())
+
+
+def test_only_on_demand_has_no_spot_entry():
+    assert set(run(on_demand_catalog(), deadline_hours=30.0).spot_vs_on_demand) == {
+        "on_demand"}
+
+
+# ---- --min-probability --------------------------------------------------------------------
+
+@pytest.mark.parametrize("threshold", [0.9, 0.99, 0.9999])
+def test_min_probability_filters(threshold):
+    every = run(deadline_hours=6.0, min_probability=None, top_n=1000)
+    kept = run(deadline_hours=6.0, min_probability=threshold, top_n=1000)
+    assert all(p["deadline_probability"] >= threshold for p in returned_plans(kept))
+    assert [config(c) for c in kept.candidates] == [
+        config(c) for c in every.candidates if c["deadline_probability"] >= threshold]
+    assert any(c["deadline_probability"] < threshold for c in every.candidates)
+
+
+def test_spot_is_never_faster_than_on_demand_on_the_same_machine():
+    # interruptions only add time: same instance type, region and nodes → spot wall ≥ on-demand
+    r = run(deadline_hours=30.0, top_n=1000)
+    on_demand = {(c["instance_type"], c["region"], c["nodes"]): c for c in r.candidates
+                 if c["pricing"] == "on_demand"}
+    pairs = [(s, on_demand[k]) for s in r.candidates if s["pricing"] == "spot"
+             and (k := (s["instance_type"], s["region"], s["nodes"])) in on_demand]
+    assert pairs
+    for spot, od in pairs:
+        assert spot["wall_clock_hours"] > od["wall_clock_hours"]
+        assert spot["goodput"] < od["goodput"]
+
+
+# ---- P(finish by the deadline) must not fall as the deadline moves out --------------------
+# Regression: deadline_probability once took λ = rate × deadline (interruptions after the run
+# had finished), so with the floored slack P(finish by T) fell as T grew between integer steps
+# (4 h of work, 0.5 h lost per interruption, 0.1/h: 0.986 at T = 5.0 h, 0.982 at T = 5.4 h),
+# and with --min-probability a longer deadline could cost more (spot-only catalog below at
+# 0.97: $67.75 at 5.25 h, $68.19 at 5.5 h).
+
+def test_regression_deadline_probability_is_monotone_in_the_deadline():
+    deadlines = [4.9, 5.0, 5.2, 5.4, 5.49, 6.0, 8.0]
+    p = deadline_probability(checkpointed_hours=4.0, loss_hours=0.5, rate=0.1,
+                             deadline_hours=np.array(deadlines))
+    assert all(b >= a for a, b in zip(p, p[1:], strict=False)), list(zip(deadlines, p,
+                                                                          strict=True))
+
+
+def test_regression_longer_deadline_never_costs_more_with_min_probability():
+    cat = small_catalog([make_offer(*r) for r in OFFERS if r[3] == "spot"])
+    rises = []
+    for threshold in (0.9, 0.97):
+        previous = None
+        for quarter in range(16, 48):
+            deadline = quarter / 4
+            r = run(cat, deadline_hours=deadline, min_probability=threshold).recommendation
+            cost = r["total_cost_usd"] if r else math.inf
+            if previous is not None and cost > previous[1] * (1 + 1e-12):
+                rises.append((threshold, previous, (deadline, cost)))
+            previous = (deadline, cost)
+    assert not rises, rises
+

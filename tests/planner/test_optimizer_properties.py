@@ -1,0 +1,168 @@
+"""Properties `plan` must have for any small catalog: a longer deadline or one more offer never
+raises the optimal cost, offer order never matters, every plan it returns fits in memory and
+meets the deadline, and the recommendation lies on the cost/time frontier.
+
+A catalog is a random non-empty subset of nine offers (four real instance types: AWS p5.48xlarge
+and p4d.24xlarge, GCP a2-highgpu-8g, Azure Standard_ND96asr_v4; on-demand and spot) copied from
+the packaged catalog at random prices; the workload is 1B parameters on 20B tokens, at most
+16–64 GPUs, with deadlines from half an hour to two days.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import catalog
+from planner import Assumptions, Constraints, WorkloadSpec, build_workload, plan
+
+# (cloud, instance type, region, pricing, reference USD per instance-hour)
+POOL = (
+    ("aws", "p5.48xlarge", "us-east-1", "on_demand", 98.32),
+    ("aws", "p5.48xlarge", "us-east-1", "spot", 23.0),
+    ("aws", "p4d.24xlarge", "us-east-1", "on_demand", 32.77),
+    ("aws", "p4d.24xlarge", "us-west-2", "on_demand", 32.77),
+    ("aws", "p4d.24xlarge", "us-east-1", "spot", 8.0),
+    ("gcp", "a2-highgpu-8g", "us-central1", "on_demand", 29.39),
+    ("gcp", "a2-highgpu-8g", "us-central1", "spot", 11.54),
+    ("azure", "Standard_ND96asr_v4", "eastus", "on_demand", 27.20),
+    ("azure", "Standard_ND96asr_v4", "eastus", "spot", 3.0),
+)
+SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow])
+USABLE = Assumptions().usable_memory_fraction
+
+
+@functools.cache
+def packaged() -> catalog.Catalog:
+    return catalog.load_catalog("packaged")
+
+
+@functools.cache
+def workload():
+    return build_workload(WorkloadSpec(params="1B", tokens="20B"))
+
+
+def make_catalog(offers) -> catalog.Catalog:
+    cat = packaged()
+    return catalog.Catalog(name="test", path=cat.path, meta=cat.meta,
+                           accelerators=cat.accelerators, instance_types=cat.instance_types,
+                           offers=tuple(offers))
+
+
+@st.composite
+def offer_sets(draw, min_size: int = 1, max_size: int = len(POOL)):
+    """Distinct offers of the pool at prices from 0.5× to 2× the reference (ties kept
+    sometimes: the two p4d on-demand offers may share a price)."""
+    picks = draw(st.lists(st.integers(0, len(POOL) - 1), min_size=min_size,
+                          max_size=max_size, unique=True))
+    out = []
+    for i in sorted(picks):
+        cloud, itype, region, pricing, usd = POOL[i]
+        factor = draw(st.sampled_from((1.0, 1.0, 0.5, 2.0)) | st.floats(0.5, 2.0))
+        base = next(o for o in packaged().offers
+                    if o.key == (cloud, itype, region, pricing))
+        out.append(dataclasses.replace(base, usd_per_hour=round(usd * factor, 4), flags=()))
+    return out
+
+
+deadlines = st.floats(min_value=0.5, max_value=48.0)
+max_gpus = st.sampled_from((16, 32, 64))
+probabilities = st.sampled_from((None, None, 0.5, 0.9, 0.99))
+
+
+def best_cost(result) -> float:
+    return result.recommendation["total_cost_usd"] if result.recommendation else float("inf")
+
+
+def run(offers, **constraints):
+    return plan(workload(), make_catalog(offers), Constraints(**constraints))
+
+
+@SETTINGS
+@given(offers=offer_sets(), d1=deadlines, d2=deadlines, gpus=max_gpus, p=probabilities,
+       budget=st.none() | st.floats(100, 2000))
+def test_longer_deadline_never_raises_the_optimal_cost(offers, d1, d2, gpus, p, budget):
+    short, long = sorted((d1, d2))
+    kw = {"max_gpus": gpus, "budget_usd": budget, "min_probability": p}
+    a = run(offers, deadline_hours=short, **kw)
+    b = run(offers, deadline_hours=long, **kw)
+    assert best_cost(b) <= best_cost(a)
+    if a.recommendation is not None:
+        assert b.recommendation is not None
+
+
+@SETTINGS
+@given(offers=offer_sets(min_size=2), extra_index=st.integers(0, len(POOL) - 1),
+       deadline=deadlines, gpus=max_gpus, p=probabilities)
+def test_adding_an_offer_never_raises_the_optimal_cost(offers, extra_index, deadline, gpus, p):
+    extra = offers[extra_index % len(offers)]
+    rest = [o for o in offers if o is not extra]
+    kw = {"deadline_hours": deadline, "max_gpus": gpus, "min_probability": p}
+    assert best_cost(run(offers, **kw)) <= best_cost(run(rest, **kw))
+
+
+@SETTINGS
+@given(offers=offer_sets(min_size=2), deadline=deadlines, gpus=max_gpus, p=probabilities,
+       data=st.data())
+def test_result_does_not_depend_on_offer_order(offers, deadline, gpus, p, data):
+    shuffled = data.draw(st.permutations(offers))
+    kw = {"deadline_hours": deadline, "max_gpus": gpus, "min_probability": p}
+    a, b = run(offers, **kw), run(shuffled, **kw)
+    assert a.as_dict() == b.as_dict()
+
+
+@SETTINGS
+@given(offers=offer_sets(), deadline=deadlines, gpus=max_gpus, p=probabilities,
+       budget=st.none() | st.floats(100, 2000))
+def test_every_returned_plan_fits_and_meets_the_deadline(offers, deadline, gpus, p, budget):
+    cat = make_catalog(offers)
+    result = plan(workload(), cat, Constraints(deadline_hours=deadline, max_gpus=gpus,
+                                               min_probability=p, budget_usd=budget))
+    plans = list(result.candidates)
+    assert (result.recommendation is None) == (not plans)
+    assert (result.infeasible is None) == bool(plans)
+    if plans:
+        assert plans[0] == result.recommendation
+        assert [c["total_cost_usd"] for c in plans] == sorted(c["total_cost_usd"] for c in plans)
+    for c in [*plans, *result.spot_vs_on_demand.values()]:
+        it = cat.instance_type_by_key(c["cloud"], c["instance_type"])
+        capacity = it.gpu_memory_gib or cat.accelerator(it.accelerator).memory_gib
+        assert c["memory"]["capacity_gib"] == capacity
+        assert c["memory_per_gpu_gib"] <= capacity * USABLE
+        assert c["wall_clock_hours"] <= deadline and c["meets_deadline"] is True
+        assert c["gpus"] == c["nodes"] * it.gpu_count <= gpus
+        if p is not None:
+            assert c["deadline_probability"] >= p
+        if budget is not None:
+            assert c["total_cost_usd"] <= budget
+        assert c["total_cost_usd"] == pytest.approx(
+            c["usd_per_hour_cluster"] * c["wall_clock_hours"], rel=1e-12)
+
+
+@SETTINGS
+@given(offers=offer_sets(), deadline=deadlines, gpus=max_gpus, p=probabilities)
+def test_recommendation_lies_on_the_frontier(offers, deadline, gpus, p):
+    result = run(offers, deadline_hours=deadline, max_gpus=gpus, min_probability=p)
+    points = [(f["total_cost_usd"], f["wall_clock_hours"]) for f in result.frontier]
+    # sorted by cost, wall strictly falling: no frontier point is both cheaper and faster
+    assert points == sorted(points)
+    for (c1, w1), (c2, w2) in zip(points, points[1:], strict=False):
+        assert c1 <= c2 and w2 < w1
+    for i, (c1, w1) in enumerate(points):
+        assert not any(c2 <= c1 and w2 <= w1 for j, (c2, w2) in enumerate(points) if j != i)
+    for f in result.frontier:
+        if p is not None:
+            assert f["deadline_probability"] >= p
+    r = result.recommendation
+    if r is None:
+        return
+    rec = (r["total_cost_usd"], r["wall_clock_hours"])
+    assert rec in points
+    assert not any(c <= rec[0] and w <= rec[1] and (c, w) != rec for c, w in points)
+    # and nothing on the frontier that meets the deadline is cheaper
+    assert all(c >= rec[0] for c, w in points if w <= deadline)
