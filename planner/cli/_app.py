@@ -57,10 +57,24 @@ def overrides_option_default() -> str | None:
 def _register_commands() -> None:
     # Imported for their side effect of adding commands to the apps above.
     from . import (
+        _app_cmd,  # noqa: F401
         _catalog_cmds,  # noqa: F401
+        _launch_cmds,  # noqa: F401
         _model_cmds,  # noqa: F401
         _probe_cmds,  # noqa: F401
+        _report_cmds,  # noqa: F401
     )
+
+
+def _is_click_exception(exc: Exception) -> bool:
+    """Typer raises click's exceptions, or those of the click copy it bundles (typer._click)."""
+    classes = []
+    for module in ("click.exceptions", "typer._click.exceptions"):
+        try:
+            classes.append(__import__(module, fromlist=["ClickException"]).ClickException)
+        except ImportError:
+            continue
+    return isinstance(exc, tuple(classes))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,10 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         print("aborted", file=sys.stderr)
         return 130
-    except Exception as exc:  # click's usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+    except Exception as exc:  # usage errors arrive here in non-standalone mode
+        if _is_click_exception(exc):
             exc.show()
             return exc.exit_code
         raise

@@ -188,7 +188,13 @@ def info_cmd(
             "source": cat.meta.get("clouds", {}).get(c, {}).get("source"),
         }
     stale = age is not None and age > STALE_AFTER_DAYS
+    from catalog._refresh import catalog_status
+
+    status = catalog_status()
     info = {"active": cat.name, "path": str(cat.path), "source": cat.source,
+            "refreshed_exists": status["refreshed_exists"],
+            "previous_exists": status["previous_exists"],
+            "refreshed_at": status["refreshed_at"],
             "oldest_as_of": cat.oldest_as_of().isoformat() if cat.oldest_as_of() else None,
             "age_days": age, "stale": stale, "overrides": cat.overrides_path,
             "accelerators": len(cat.accelerators), "clouds": per_cloud}
@@ -203,6 +209,11 @@ def info_cmd(
     out = console()
     out.print(f"Active catalog: [bold]{cat.name}[/bold] ({cat.path})")
     out.print(f"Source: {cat.source}")
+    other = ("a refreshed catalog exists (`gpuplan catalog use refreshed`)"
+             if cat.name == "packaged" and status["refreshed_exists"] else
+             "the packaged snapshot is available (`gpuplan catalog use packaged`)"
+             if cat.name != "packaged" else "no refreshed catalog yet (`gpuplan catalog refresh`)")
+    out.print(other)
     table = Table()
     for col in ("cloud", "instance types", "priced", "regions", "offers", "as of", "basis"):
         table.add_column(col)
@@ -213,3 +224,78 @@ def info_cmd(
     out.print(table)
     if stale:
         out.print(f"[yellow]warning:[/yellow] {info['warning']}")
+
+
+@catalog_app.command("use")
+def use_cmd(
+    name: Annotated[str, typer.Argument(help="packaged (the embedded snapshot) or refreshed "
+                                        "(the last `gpuplan catalog refresh`).")],
+) -> None:
+    """Switch which catalog every command reads."""
+    from catalog._refresh import use_catalog
+
+    path = use_catalog(name)
+    console().print(f"active catalog: {name} ({path})")
+
+
+@catalog_app.command("refresh")
+def refresh_cmd(
+    cloud: Annotated[list[str] | None, typer.Option("--cloud", help="Clouds to refresh "
+                     "(default aws,gcp,azure); others keep their rows.")] = None,
+    regions: Annotated[list[str] | None, typer.Option("--regions", "--region",
+                       help="Only these regions (their offers are replaced; others kept).")]
+    = None,
+    json_out: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Rebuild the catalog from the clouds' own APIs into your data directory, check it,
+    and make it active (the previous one is kept). A cloud without credentials is skipped
+    with what to set up; Azure prices need no credentials."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from catalog import CLOUDS
+    from catalog._refresh import refresh_catalog
+
+    clouds = split_csv(cloud) or list(CLOUDS)
+    err = console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[step]}"), console=err, transient=True,
+                  disable=not err.is_terminal) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(cloud_name: str, step: str, done: int, total: int) -> None:
+            if cloud_name not in tasks:
+                tasks[cloud_name] = bar.add_task(cloud_name, total=max(total, 1), step="")
+            bar.update(tasks[cloud_name], completed=done, total=max(total, 1), step=step)
+
+        result = refresh_catalog(clouds=clouds, regions=split_csv(regions) or None,
+                                 progress=progress)
+    if json_out:
+        print_json(result.to_dict())
+        return
+    out = console()
+    for c, reason in result.skipped.items():
+        out.print(f"[yellow]skipped {c}:[/yellow] {reason.removeprefix(c + ': ')}")
+    for w in result.warnings:
+        out.print(f"[yellow]warning:[/yellow] {w}")
+    if result.refreshed:
+        out.print(f"refreshed {', '.join(result.refreshed)} → {result.path} (now active; "
+                  "`gpuplan catalog use packaged` switches back)")
+    if result.new_instance_types:
+        out.print("new instance types: " + ", ".join(f"{c}/{n}" for c, n in
+                                                     result.new_instance_types[:20])
+                  + (" …" if len(result.new_instance_types) > 20 else ""))
+    if result.removed_instance_types:
+        out.print("removed instance types: " + ", ".join(f"{c}/{n}" for c, n in
+                                                         result.removed_instance_types[:20])
+                  + (" …" if len(result.removed_instance_types) > 20 else ""))
+    if result.price_changes:
+        from rich.table import Table
+
+        t = Table(title=f"{len(result.price_changes)} prices changed by more than 10%")
+        for col in ("cloud", "instance", "region", "pricing", "old $/h", "new $/h", "change"):
+            t.add_column(col)
+        for pc in result.price_changes[:40]:
+            t.add_row(pc.cloud, pc.instance_type, pc.region, pc.pricing,
+                      f"{pc.old_usd_per_hour:,.3f}", f"{pc.new_usd_per_hour:,.3f}",
+                      f"{pc.change_fraction:+.0%}")
+        out.print(t)

@@ -105,3 +105,9 @@ def test_console_script_runs():
     out = subprocess.run([sys.executable, "-m", "planner", "offers", "--gpu", "H100",
                           "--cloud", "azure", "--json"], capture_output=True, text=True)
     assert out.returncode == 0 and json.loads(out.stdout)
+
+
+def test_unknown_command_and_option_exit_2_without_traceback(capsys):
+    for argv in (["nosuch"], ["offers", "--bogus"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and "Traceback" not in err and "No such" in err

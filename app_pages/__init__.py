@@ -1,0 +1,1 @@
+"""The pages of gpuplan's Streamlit app (app.py is the router)."""

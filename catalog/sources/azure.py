@@ -1,0 +1,250 @@
+"""Azure: prices from the public Retail Prices API, specs from Compute resource SKUs.
+
+Prices need no credentials: ``GET https://prices.azure.com/api/retail/prices`` with
+``$filter=serviceName eq 'Virtual Machines' and armSkuName eq '<size>'``, one query per GPU
+size (concurrently), following ``NextPageLink`` until it is null. Item rules:
+
+- ``productName`` containing "Windows" → skipped (Linux prices only);
+- ``type`` Consumption → ``on_demand``, or ``spot`` when meterName/skuName contains "Spot";
+- "Low Priority" meters → **skipped** (Batch/legacy low-priority VMs are being retired in
+  favour of Spot; they are not what a user rents as a spot VM);
+- ``type`` Reservation with ``reservationTerm`` "1 Year" / "3 Years" → ``reserved_1y`` /
+  ``reserved_3y``; ``unitPrice`` is for the whole term, so it is divided by 8,760 / 26,280 h;
+- DevTestConsumption and anything else → skipped; several items for one (region, model) →
+  the lowest.
+
+Specs come from ``resource_skus.list`` (vCPUs, MemoryGB, GPUs, RdmaEnabled, locations and
+``NotAvailableForSubscription`` restrictions, which drop that region's offers) when Azure
+credentials and AZURE_SUBSCRIPTION_ID are available; otherwise from the reference catalog's
+Azure instance types, with a warning — prices are still refreshed. The GPU model is read from
+the size name (``_names.AZURE_SIZE_PATTERNS``): resource SKUs do not name it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from .._records import InstanceType, Offer
+from ._common import (
+    CloudData,
+    Progress,
+    SourceUnavailable,
+    flag_spot_above_on_demand,
+    guess_topology,
+    run_per_region,
+    today,
+)
+from ._names import azure_accelerator
+
+CLOUD = "azure"
+RETAIL_PRICES_URL = "https://prices.azure.com/api/retail/prices"
+MANAGEMENT_URL = "https://management.azure.com"
+TERM_HOURS = {"1 Year": ("reserved_1y", 8760.0), "3 Years": ("reserved_3y", 26280.0)}
+FRACTIONAL = ("Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5", "Standard_NV18ads_A10_v5")
+SKU_HINT = ("Azure resource SKUs not listed ({why}); instance specs kept from the catalog. To "
+            "fix: run `az login` or set AZURE_CLIENT_ID/AZURE_TENANT_ID/AZURE_CLIENT_SECRET "
+            "and AZURE_SUBSCRIPTION_ID (prices still refreshed)")
+
+
+class AzureSource:
+    """``fetch`` builds Azure's GPU sizes and offers; see the module docstring."""
+
+    cloud = CLOUD
+
+    def __init__(self, *, reference, credential: Any = None, subscription_id: str | None = None,
+                 base_url: str = MANAGEMENT_URL, prices_url: str = RETAIL_PRICES_URL,
+                 client_kwargs: dict | None = None, max_workers: int = 8,
+                 timeout_s: float = 60.0) -> None:
+        self.reference = reference
+        self._credential = credential
+        self._subscription = subscription_id
+        self.base_url, self.prices_url = base_url, prices_url
+        self._client_kwargs = client_kwargs or {}
+        self.max_workers, self.timeout_s = max_workers, timeout_s
+
+    def fetch(self, regions: Sequence[str] | None, progress: Progress | None = None) -> CloudData:
+        warnings: list[str] = []
+        specs = self._listed_specs(warnings)
+        if specs is None:
+            specs = {t.name: _spec_from_reference(t) for t in self.reference.instance_types
+                     if t.cloud == CLOUD}
+        wanted = set(regions) if regions is not None else None
+        session = _session()
+        names = sorted(n for n in specs if n not in FRACTIONAL)
+        prices = run_per_region(CLOUD, names, lambda n: self._prices(session, n, wanted),
+                                progress, self.max_workers, what="retail prices for")
+        as_of = today()
+        base = Offer(cloud=CLOUD, instance_type="-", region="-", pricing="on_demand",
+                     usd_per_hour=1.0, as_of=as_of, source=source_label(as_of))
+        types: list[InstanceType] = []
+        offers: list[Offer] = []
+        for name in names:
+            spec = specs[name]
+            record = self._instance_type(name, spec, warnings)
+            if record is None or not prices[name]:
+                continue
+            types.append(record)
+            for (region, model), usd in sorted(prices[name].items()):
+                if region in spec.get("restricted", ()):
+                    continue
+                spot = model == "spot"
+                offers.append(replace(base, instance_type=name, region=region, pricing=model,
+                                      usd_per_hour=round(usd, 6), zone_count=1 if spot else 0,
+                                      usd_per_hour_zone_median=round(usd, 6) if spot else None))
+        return CloudData(cloud=CLOUD, instance_types=tuple(types),
+                         offers=flag_spot_above_on_demand(offers), as_of=as_of,
+                         source=source_label(as_of),
+                         regions=tuple(sorted({o.region for o in offers})),
+                         warnings=tuple(warnings))
+
+    # -- resource SKUs (needs credentials) --------------------------------------------------
+    def _listed_specs(self, warnings: list[str]) -> dict[str, dict] | None:
+        subscription = self._subscription or os.environ.get("AZURE_SUBSCRIPTION_ID")
+        if not subscription:
+            warnings.append(SKU_HINT.format(why="no AZURE_SUBSCRIPTION_ID"))
+            return None
+        try:
+            from azure.core.exceptions import AzureError
+            from azure.mgmt.compute import ComputeManagementClient
+        except ImportError:
+            warnings.append(SKU_HINT.format(why="azure-mgmt-compute is not installed: "
+                                            "pip install 'gpuplan[azure]'"))
+            return None
+        credential = self._credential
+        try:
+            if credential is None:
+                from azure.identity import DefaultAzureCredential
+
+                credential = DefaultAzureCredential(exclude_interactive_browser_credential=True)
+            client = ComputeManagementClient(credential, subscription, base_url=self.base_url,
+                                             **self._client_kwargs)
+            # A plain-http base_url (a local endpoint) must be allowed to carry the token.
+            extra = {"enforce_https": False} if self.base_url.startswith("http://") else {}
+            specs: dict[str, dict] = {}
+            for sku in client.resource_skus.list(**extra):
+                if sku.resource_type == "virtualMachines":
+                    _merge_sku(specs, sku)
+            return specs
+        except AzureError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            warnings.append(SKU_HINT.format(why=first[:160]))
+            return None
+
+    def _instance_type(self, name: str, spec: dict, warnings: list[str]) -> InstanceType | None:
+        try:
+            ref = self.reference.instance_type_by_key(CLOUD, name)
+        except KeyError:
+            ref = None
+        acc_name = azure_accelerator(name) or (ref.accelerator if ref else None)
+        acc = next((a for a in self.reference.accelerators if a.name == acc_name), None)
+        if acc is None:
+            warnings.append(f"azure {name}: GPU model not known from the size name; skipped")
+            return None
+        count = spec["gpus"]
+        rdma = spec.get("rdma")
+        return InstanceType(
+            cloud=CLOUD, name=name, accelerator=acc.name, gpu_count=count,
+            vcpus=spec.get("vcpus"), memory_gib=spec.get("memory_gib"),
+            gpu_memory_gib=ref.gpu_memory_gib if ref else acc.memory_gib,
+            intra_node_topology=(ref.intra_node_topology if ref and ref.gpu_count == count
+                                 else guess_topology(acc, count)),
+            intra_node_gb_per_s_per_gpu=ref.intra_node_gb_per_s_per_gpu if ref else None,
+            inter_node_gbps=ref.inter_node_gbps if ref else None,
+            fabric="infiniband" if rdma else (ref.fabric if ref else "ethernet"),
+            gpudirect_rdma=ref.gpudirect_rdma if ref else ("yes" if rdma else "unverified"),
+            network_source=ref.network_source if ref else "resource SKU RdmaEnabled",
+            flags=ref.flags if ref else ("network_unverified",),
+            notes=ref.notes if ref else "from Azure resource SKUs")
+
+    # -- retail prices (public) -------------------------------------------------------------
+    def _prices(self, session, sku_name: str, wanted) -> dict[tuple[str, str], float]:
+        import requests
+
+        params: dict | None = {"$filter": "serviceName eq 'Virtual Machines' and armSkuName "
+                               f"eq '{sku_name}'"}
+        url: str | None = self.prices_url
+        out: dict[tuple[str, str], float] = {}
+        while url:
+            try:
+                response = session.get(url, params=params, timeout=self.timeout_s)
+            except requests.ConnectionError as exc:
+                raise SourceUnavailable(CLOUD, f"cannot reach the Azure Retail Prices API "
+                                        f"({type(exc).__name__}). To fix: check your network "
+                                        "or proxy and retry") from None
+            response.raise_for_status()
+            page = response.json()
+            for item in page.get("Items", []):
+                parsed = parse_item(item)
+                if parsed and (wanted is None or parsed[0] in wanted):
+                    key = parsed[:2]
+                    out[key] = min(out.get(key, parsed[2]), parsed[2])
+            url, params = page.get("NextPageLink"), None
+        return out
+
+
+def parse_item(item: dict) -> tuple[str, str, float] | None:
+    """One Retail Prices item → (region, pricing model, USD per hour), or None to skip it."""
+    if item.get("serviceName") != "Virtual Machines" or "Windows" in item.get("productName", ""):
+        return None
+    meter = f"{item.get('meterName', '')} {item.get('skuName', '')}"
+    if "Low Priority" in meter or item.get("currencyCode", "USD") != "USD":
+        return None
+    price = float(item.get("unitPrice") or item.get("retailPrice") or 0.0)
+    region = item.get("armRegionName") or ""
+    if price <= 0 or not region:
+        return None
+    kind = item.get("type")
+    if kind == "Consumption":
+        return region, "spot" if "Spot" in meter else "on_demand", price
+    if kind == "Reservation" and item.get("reservationTerm") in TERM_HOURS:
+        model, hours = TERM_HOURS[item["reservationTerm"]]
+        return region, model, price / hours
+    return None
+
+
+def source_label(as_of) -> str:
+    return f"Azure Retail Prices API + resource SKUs (gpuplan catalog refresh {as_of.isoformat()})"
+
+
+def _session():
+    import requests
+    from requests.adapters import HTTPAdapter
+    from urllib3.util.retry import Retry
+
+    session = requests.Session()
+    retry = Retry(total=5, connect=1, backoff_factor=0.5,
+                  status_forcelist=(429, 500, 502, 503, 504), allowed_methods=("GET",))
+    session.mount("https://", HTTPAdapter(max_retries=retry, pool_maxsize=16))
+    session.mount("http://", HTTPAdapter(max_retries=retry, pool_maxsize=16))
+    return session
+
+
+def _spec_from_reference(t: InstanceType) -> dict:
+    return {"gpus": t.gpu_count, "vcpus": t.vcpus, "memory_gib": t.memory_gib,
+            "rdma": t.fabric == "infiniband" and t.gpudirect_rdma == "yes", "restricted": ()}
+
+
+def _merge_sku(specs: dict[str, dict], sku) -> None:
+    caps = {c.name: c.value for c in (sku.capabilities or [])}
+    try:
+        gpus = int(float(caps.get("GPUs", "0")))
+    except ValueError:
+        return
+    if gpus < 1:
+        return
+    spec = specs.setdefault(sku.name, {
+        "gpus": gpus, "vcpus": int(float(caps["vCPUs"])) if "vCPUs" in caps else None,
+        "memory_gib": float(caps["MemoryGB"]) if "MemoryGB" in caps else None,
+        "rdma": caps.get("RdmaEnabled", "False").lower() == "true",
+        "locations": set(), "restricted": set()})
+    spec["locations"].update(loc.lower() for loc in (sku.locations or []))
+    for r in sku.restrictions or []:
+        if r.type == "Location" and r.reason_code == "NotAvailableForSubscription":
+            # azure-mgmt-compute >= 34 names the field values_property (values is a method)
+            values = getattr(r, "values_property", None)
+            if values is None or callable(values):
+                values = r.get("values") if hasattr(r, "get") else getattr(r, "values", None)
+            spec["restricted"].update(v.lower() for v in (values or []))

@@ -1,0 +1,105 @@
+"""Azure source: Retail Prices over two pages and resource SKUs, both from a local server."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from sources_fixtures import load_fixture
+
+from catalog.sources import AzureSource, SourceUnavailable
+from catalog.sources.azure import parse_item
+
+pytest.importorskip("azure.mgmt.compute")
+from werkzeug.wrappers import Response  # noqa: E402
+
+H100 = "Standard_ND96isr_H100_v5"
+PRICES = "/api/retail/prices"
+SKUS = "/subscriptions/sub-1/providers/Microsoft.Compute/skus"
+
+
+class FakeCredential:
+    """Stands in for azure-identity: hands out a token without talking to Entra ID."""
+
+    def get_token(self, *scopes, **kwargs):
+        from azure.core.credentials import AccessToken
+
+        return AccessToken("fake-token", int(time.time()) + 3600)
+
+    def get_token_info(self, *scopes, **kwargs):
+        from azure.core.credentials import AccessTokenInfo
+
+        return AccessTokenInfo("fake-token", int(time.time()) + 3600)
+
+
+@pytest.fixture
+def azure_server(server):
+    page1 = load_fixture("azure_retail_page1.json")
+    page1["NextPageLink"] = server.url_for(PRICES) + "?$skip=100&page=2"
+    page2 = load_fixture("azure_retail_page2.json")
+
+    def prices(request):
+        if request.args.get("page") == "2":
+            body = page2
+        elif H100 in request.args.get("$filter", ""):
+            body = page1
+        else:
+            body = {"Items": [], "NextPageLink": None, "Count": 0}
+        return Response(json.dumps(body), content_type="application/json")
+
+    server.expect_request(PRICES).respond_with_handler(prices)
+    server.expect_request(SKUS).respond_with_json(load_fixture("azure_resource_skus.json"))
+    return server
+
+
+def _by_key(data):
+    return {(o.instance_type, o.region, o.pricing): o for o in data.offers}
+
+
+def test_prices_refresh_without_credentials(azure_server, packaged, monkeypatch):
+    monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
+    data = AzureSource(reference=packaged, prices_url=azure_server.url_for(PRICES)).fetch(
+        None, None)
+    offers = _by_key(data)
+    assert offers[(H100, "eastus", "on_demand")].usd_per_hour == 98.32  # not the Windows row
+    assert offers[(H100, "eastus", "spot")].usd_per_hour == 39.33  # not Low Priority
+    assert offers[(H100, "eastus", "reserved_1y")].usd_per_hour == pytest.approx(62.0)
+    assert offers[(H100, "eastus", "reserved_3y")].usd_per_hour == pytest.approx(43.0)
+    assert (H100, "westus3", "on_demand") in offers  # from page 2: NextPageLink was followed
+    assert [t.name for t in data.instance_types] == [H100]  # specs from the snapshot
+    assert any("az login" in w and "prices still refreshed" in w for w in data.warnings)
+
+
+def test_resource_skus_give_specs_and_restrictions(azure_server, packaged):
+    base = azure_server.url_for("/").rstrip("/")
+    data = AzureSource(reference=packaged, credential=FakeCredential(), subscription_id="sub-1",
+                       base_url=base, prices_url=azure_server.url_for(PRICES)).fetch(None, None)
+    (h100,) = data.instance_types
+    assert (h100.vcpus, h100.memory_gib, h100.gpu_count) == (96, 1900, 8)
+    assert (h100.accelerator, h100.fabric) == ("H100-SXM5-80GB", "infiniband")
+    offers = _by_key(data)
+    assert (H100, "westus3", "on_demand") not in offers  # NotAvailableForSubscription
+    assert not data.warnings
+
+
+def test_parse_item_rules():
+    item = load_fixture("azure_retail_page1.json")["Items"][0]
+    assert parse_item(item) == ("eastus", "on_demand", 98.32)
+    assert parse_item({**item, "productName": "Virtual Machines X Series Windows"}) is None
+    assert parse_item({**item, "type": "DevTestConsumption"}) is None
+
+
+def test_no_network_is_one_line(packaged, closed_port, monkeypatch):
+    monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
+    with pytest.raises(SourceUnavailable) as info:
+        AzureSource(reference=packaged,
+                    prices_url=f"http://127.0.0.1:{closed_port}/api/retail/prices").fetch(
+            ["eastus"], None)
+    assert "cannot reach the Azure Retail Prices API" in str(info.value)
+
+
+@pytest.mark.live
+def test_live_azure_prices(packaged):
+    data = AzureSource(reference=packaged).fetch(["eastus"], None)
+    assert any(o.pricing == "on_demand" for o in data.offers)
