@@ -151,25 +151,35 @@ def _base_grid(gpus_per_node: int, heads: int, layers: int, recompute: str) -> n
 
 def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray,
               recompute: str) -> dict[str, np.ndarray]:
-    """Every valid (tp, pp, dp, zero, mb, rc) for each node count in ``nodes``."""
+    """Every valid (tp, pp, dp, zero, mb, rc) for each node count in ``nodes``.
+
+    Built per (tp, pp) pair so only valid combinations are ever materialised: tp·pp must
+    divide the GPU count, the global batch must hold dp·mb sequences, and ZeRO needs dp > 1
+    (with dp > 1, plain data parallelism (ZeRO-0) moves the same bytes as ZeRO-1 with more
+    memory and an unsharded optimizer step, so it can never be best and is not evaluated)."""
     base = _base_grid(gpus_per_node, ms.a, ms.L, recompute)
     n = np.asarray(nodes, dtype=np.int64)
-    tp = np.repeat(base[:, 0], len(n))
-    pp = np.repeat(base[:, 1], len(n))
-    z = np.repeat(base[:, 2], len(n))
-    mb = np.repeat(base[:, 3], len(n))
-    rc = np.repeat(base[:, 4], len(n))
-    nn = np.tile(n, len(base))
-    total = nn * gpus_per_node
-    ok = total % (tp * pp) == 0
-    dp = total // (tp * pp)
-    ok &= (dp >= 1) & (dp * mb <= ms.gbs_seqs)
-    # ZeRO shards over data-parallel ranks, so it needs dp > 1; with dp > 1 plain data
-    # parallelism (ZeRO-0) moves the same bytes as ZeRO-1 with more memory and an unsharded
-    # optimizer step, so it can never be the best plan and is not evaluated.
-    ok &= np.where(dp == 1, z == 0, z > 0)
-    return {"tp": tp[ok], "pp": pp[ok], "zero": z[ok], "mb": mb[ok], "rc": rc[ok],
-            "dp": dp[ok], "nodes": nn[ok]}
+    total = n * gpus_per_node
+    parts = []
+    pairs = np.unique(base[:, :2], axis=0)
+    for tp, pp in pairs:
+        ok = total % (tp * pp) == 0
+        if not ok.any():
+            continue
+        nv, dpv = n[ok], total[ok] // (tp * pp)
+        rows = base[(base[:, 0] == tp) & (base[:, 1] == pp)]
+        r = np.repeat(np.arange(len(rows)), len(nv))
+        k = np.tile(np.arange(len(nv)), len(rows))
+        z, mb, dp = rows[r, 2], rows[r, 3], dpv[k]
+        keep = (dp * mb <= ms.gbs_seqs) & np.where(dp == 1, z == 0, z > 0)
+        if keep.any():
+            parts.append(np.column_stack([rows[r][keep], dp[keep], nv[k][keep]]))
+    if not parts:
+        return {key: np.empty(0, dtype=np.int64)
+                for key in ("tp", "pp", "zero", "mb", "rc", "dp", "nodes")}
+    g = np.concatenate(parts)
+    return {"tp": g[:, 0], "pp": g[:, 1], "zero": g[:, 2], "mb": g[:, 3], "rc": g[:, 4],
+            "dp": g[:, 5], "nodes": g[:, 6]}
 
 
 def prune(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> dict:

@@ -171,29 +171,40 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
     types = sorted(by_type)
     per_type = []  # (instance, cluster_inputs, grid, result, best rows per node count)
     evaluated = 0
+    # Instance types that look the same to the model (same accelerator, node shape, links
+    # and memory) share one evaluation: GCP's -nolssd twins, AWS p5e/p5en, Azure sizes.
+    shared: dict[tuple, tuple] = {}
     for key in types:
         it = catalog.instance_type_by_key(*key)
         max_nodes = c.max_gpus // it.gpu_count if it.inter_node_gbps else 1
         if max_nodes < 1:
             continue
-        nodes = np.arange(1, max_nodes + 1)
         cluster = cluster_for_instance(catalog, it, 1)
         try:
             ci = cluster_inputs(cluster, workload, A, calibration,
                                 memory_gib=it.gpu_memory_gib)
         except PlannerError:
             continue
-        grid = prune(ms, A, plan_grid(ms, it.gpu_count, nodes, workload.recompute), ci)
-        if len(grid["tp"]) == 0:
+        signature = (it.accelerator, it.gpu_count, max_nodes, ci.matmul_tflops,
+                     ci.intra_busbw_gb_per_s, ci.nic_gb_per_s_per_gpu, ci.memory_gib,
+                     ci.hbm_gb_per_s, ci.hop_latency_s)
+        if signature not in shared:
+            grid = prune(ms, A, plan_grid(ms, it.gpu_count, np.arange(1, max_nodes + 1),
+                                          workload.recompute), ci)
+            if len(grid["tp"]) == 0:
+                shared[signature] = None
+                continue
+            res = run_model(ms, A, grid, ci, it.gpu_count)
+            evaluated += len(grid["tp"])
+            step = np.where(res["fits"], res["step_s"], np.inf)
+            order = np.lexsort((res["memory_gib"], step, grid["nodes"]))
+            n_sorted = grid["nodes"][order]
+            first = np.r_[True, n_sorted[1:] != n_sorted[:-1]]
+            best = order[first]
+            shared[signature] = (grid, res, best[np.isfinite(step[best])])
+        if shared[signature] is None:
             continue
-        res = run_model(ms, A, grid, ci, it.gpu_count)
-        evaluated += len(grid["tp"])
-        step = np.where(res["fits"], res["step_s"], np.inf)
-        order = np.lexsort((res["memory_gib"], step, grid["nodes"]))
-        n_sorted = grid["nodes"][order]
-        first = np.r_[True, n_sorted[1:] != n_sorted[:-1]]
-        best = order[first]
-        best = best[np.isfinite(step[best])]
+        grid, res, best = shared[signature]
         if best.size:
             per_type.append((it, ci, grid, res, best))
     if not per_type:

@@ -321,7 +321,8 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
 
 
 def virtual_stages(layers_stage: np.ndarray, pp: np.ndarray) -> np.ndarray:
-    v = np.where(layers_stage % 4 == 0, 4.0, np.where(layers_stage % 2 == 0, 2.0, 1.0))
+    ls = layers_stage.astype(np.int64)
+    v = np.where(ls % 4 == 0, 4.0, np.where(ls % 2 == 0, 2.0, 1.0))
     return np.where(pp > 1, v, 1.0)
 
 
