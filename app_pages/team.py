@@ -1,9 +1,8 @@
 """Team budget: several jobs, shared quotas and budgets → one plan per job, the timeline, the
 monthly burn and a report to download.
 
-The team planner's functions are not public names of ``planner`` yet, so they are imported
-here, inside the page (a temporary exception to "public names only"): a build without them
-shows a note instead of failing.
+Uses planner's public team functions only: parse_team_plan, load_team_plan, allocate_team,
+render_report.
 """
 
 from __future__ import annotations
@@ -19,21 +18,15 @@ import catalog
 import planner
 from app_pages import _shared as S
 
-MISSING = "Team budgets need the team planner (not installed in this build)"
 REPORT_FORMATS = {"HTML": "html", "PDF": "pdf", "Markdown": "md", "CSV": "csv"}
 MIME = {"html": "text/html", "pdf": "application/pdf", "md": "text/markdown",
         "csv": "text/csv"}
 
 
 def team_api():
-    """(parse_team_plan, load_team_plan, allocate, render), or None in a build without them."""
-    try:
-        from planner._allocate import allocate
-        from planner._report import render
-        from planner._team import load_team_plan, parse_team_plan
-    except ImportError:
-        return None
-    return parse_team_plan, load_team_plan, allocate, render
+    """(parse_team_plan, load_team_plan, allocate, render): planner's public team functions."""
+    return (planner.parse_team_plan, planner.load_team_plan, planner.allocate_team,
+            planner.render_report)
 
 
 def default_jobs(today: dt.date) -> pd.DataFrame:
@@ -167,9 +160,6 @@ def show_allocation(out: dict) -> None:
 
 def main() -> None:
     st.title("Team budget")
-    if team_api() is None:
-        st.info(MISSING)
-        return
     cat = S.load_catalog_or_stop()
     how = st.radio("Jobs from", ["table", "yaml"], horizontal=True, key="team_source",
                    format_func={"table": "Edit a table", "yaml": "Upload team YAML"}.get)

@@ -3,6 +3,8 @@
 Pure functions over data: nothing here prints, reads files at import, or mutates its inputs.
 """
 
+from ._allocate import Allocation, AllocationInfeasibleError
+from ._allocate import allocate as allocate_team
 from ._assumptions import Assumptions
 from ._build import WorkloadSpec, build_cluster, build_workload
 from ._calibration import NO_CALIBRATION, Calibration, Measurement
@@ -15,14 +17,18 @@ from ._probe_store import ingest as ingest_probe_report
 from ._probe_store import list_reports as list_probe_reports
 from ._probe_store import load_calibration
 from ._quota import Quotas, load_quotas
+from ._report import render as render_report
+from ._team import TeamPlan, TeamPlanError, load_actuals, load_team_plan, parse_team_plan
 from ._units import parse_count, parse_deadline
 from ._workload import Architecture, Workload, infer_architecture
 
 __all__ = [
-    "Architecture", "Assumptions", "Calibration", "CalibrationError", "Cluster", "Constraints",
-    "Estimate", "HardwareError", "Measurement", "NO_CALIBRATION", "NoFitError", "ParallelPlan",
-    "PlanResult", "PlannerError", "Quotas", "Workload", "WorkloadError", "WorkloadSpec",
+    "Allocation", "AllocationInfeasibleError", "Architecture", "Assumptions", "Calibration",
+    "CalibrationError", "Cluster", "Constraints", "Estimate", "HardwareError", "Measurement",
+    "NO_CALIBRATION", "NoFitError", "ParallelPlan", "PlanResult", "PlannerError", "Quotas",
+    "TeamPlan", "TeamPlanError", "Workload", "WorkloadError", "WorkloadSpec", "allocate_team",
     "build_cluster", "build_workload", "cluster_for_instance", "estimate", "infer_architecture",
-    "ingest_probe_report", "list_probe_reports", "load_calibration", "load_quotas",
-    "parse_count", "parse_deadline", "plan", "preset", "preset_names", "reference_cluster",
+    "ingest_probe_report", "list_probe_reports", "load_actuals", "load_calibration",
+    "load_quotas", "load_team_plan", "parse_count", "parse_deadline", "parse_team_plan", "plan",
+    "preset", "preset_names", "reference_cluster", "render_report",
 ]

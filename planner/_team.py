@@ -173,11 +173,14 @@ def parse_team_plan(data: dict, *, catalog: Catalog, source: str = "team.yaml",
     for i, entry in enumerate(jobs_data, start=1):
         job = _parse_job(entry, i, catalog, source, offsets, min_p, base)
         if job.name in seen:
-            raise TeamPlanError(f"{source}: {job.where}: name already used by jobs[{seen[job.name]}]"
-                                ". To fix: give every job a unique name")
+            raise TeamPlanError(f"{source}: {job.where}: name already used by "
+                                f"jobs[{seen[job.name]}]. To fix: give every job a unique name")
         seen[job.name] = i
         jobs.append(job)
-    quotas = parse_quota_rules(data.get("quotas"), catalog, source)
+    try:
+        quotas = parse_quota_rules(data.get("quotas"), catalog, source)
+    except GpuplanError as exc:
+        raise TeamPlanError(f"{exc}{'' if 'To fix' in str(exc) else '. ' + FIX}") from None
     for i, rule in enumerate(quotas, start=1):
         if rule.month is not None:
             _month(rule.month, f"{source}: quotas[{i}]: month")

@@ -1,1 +1,87 @@
-"""`gpuplan report` (filled in by the team-budget work)."""
+"""`gpuplan report`: a team plan → allocation (the team MILP) → HTML/PDF/Markdown/CSV."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import _workload_opts as W
+from ._app import app, console, print_json
+
+_SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Readers see the old file or the new one, never half (as catalog.write_text_atomic)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@app.command("report")
+def report_cmd(
+    team_file: Annotated[str, typer.Argument(help="Team plan YAML: jobs, quotas, budgets, "
+                                             "price overrides (docs/team.md).")],
+    fmt: Annotated[str | None, typer.Option("--format", help="html, pdf, md or csv (default: "
+                   "from --out's suffix, else md).")] = None,
+    out: Annotated[str | None, typer.Option("--out", help="Write the report here (atomically);"
+                   " default: stdout for md/csv.")] = None,
+    actuals: Annotated[str | None, typer.Option("--actuals", help="CSV of job, gpu_hours, "
+                       "cost_usd: compare the plan with what was spent.")] = None,
+    overrides: Annotated[str | None, typer.Option("--overrides", help="Price overrides YAML "
+                         "applied before the team plan's own overrides.")] = None,
+    assume: W.Assume = None,
+    json_out: W.Json = False,
+) -> None:
+    """Choose one plan per job under shared quotas and budgets (a MILP), and write the budget
+    report: totals per team and month, a timeline, a burn chart and frozen prices."""
+    from catalog import load_catalog
+    from planner._allocate import allocate
+    from planner._report import FORMATS, compare_actuals, render
+    from planner._team import TeamPlanError, load_actuals, load_team_plan
+
+    from ._app import overrides_option_default
+    from ._catalog_cmds import catalog_banner
+    from ._model_cmds import active_calibration
+
+    if fmt is None:
+        fmt = _SUFFIX.get(Path(out).suffix.lower(), "md") if out else "md"
+    fmt = fmt.lower()
+    if fmt not in FORMATS:
+        raise TeamPlanError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}. To fix: "
+                            "e.g. --format html")
+    if fmt == "pdf" and not out and not json_out:
+        raise TeamPlanError("a PDF report needs --out FILE. To fix: e.g. --out budget.pdf")
+    cat = load_catalog(overrides=overrides or overrides_option_default())
+    team = load_team_plan(Path(team_file), catalog=cat)
+    spent = load_actuals(Path(actuals), team) if actuals else None
+    allocation = allocate(team, catalog=cat, assumptions=W.assumptions_from(assume),
+                          calibration=active_calibration(cat))
+    if json_out:
+        data = allocation.as_dict()
+        if spent is not None:
+            data["actuals"] = compare_actuals(allocation, spent)
+        print_json(data)
+        if not out:
+            return
+    body = render(allocation, fmt, actuals=spent)
+    if out:
+        write_bytes_atomic(Path(out).expanduser(), body)
+        t = allocation.totals
+        console(stderr=True).print(f"wrote {out}: {t['jobs']} jobs, ${t['cost_usd']:,.0f} "
+                                   f"expected. {catalog_banner(cat)}")
+    else:
+        sys.stdout.write(body.decode("utf-8"))

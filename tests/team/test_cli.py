@@ -1,0 +1,99 @@
+"""`gpuplan report` end to end on the packaged catalog, kept fast by restricting each job to
+one cloud and accelerator (plan() then evaluates a handful of instance types)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+import planner.cli._report_cmds  # noqa: F401  (registers `report` on the app)
+from planner.cli import main
+
+TEAM = {
+    "name": "cli team",
+    "start_offsets_days": [0, 7],
+    "jobs": [
+        {"name": "small-a", "team": "research", "clouds": ["aws"], "accelerators": ["H100"],
+         "max_gpus": 64, "pricing": ["on_demand"],
+         "workload": {"params": "1B", "tokens": "20B", "seq_len": 2048},
+         "earliest_start": "2027-03-01", "deadline": "2027-03-20"},
+        {"name": "small-b", "team": "product", "clouds": ["aws"], "accelerators": ["H100"],
+         "max_gpus": 64, "workload": {"params": "3B", "tokens": "20B", "seq_len": 2048},
+         "earliest_start": "2027-03-05", "deadline": "2027-03-30"},
+    ],
+    "budgets": {"2027-03": 1_000_000},
+    "overrides": {"discounts": [{"cloud": "aws", "percent": 20}]},
+}
+
+
+@pytest.fixture
+def team_file(tmp_path):
+    path = tmp_path / "team.yaml"
+    path.write_text(yaml.safe_dump(TEAM))
+    return path
+
+
+def test_report_md_json_and_actuals(team_file, tmp_path, capsys):
+    out = tmp_path / "budget.md"
+    actuals = tmp_path / "actuals.csv"
+    actuals.write_text("job,gpu_hours,cost_usd\nsmall-a,100,2500\n")
+    assert main(["report", str(team_file), "--out", str(out), "--actuals", str(actuals)]) == 0
+    md = out.read_text()
+    assert "## Estimate vs actual" in md and "small-a" in md and "overrides" in md
+    capsys.readouterr()
+    assert main(["report", str(team_file), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [j["job"] for j in data["jobs"]] == ["small-a", "small-b"]
+    for j in data["jobs"]:
+        assert j["cloud"] == "aws" and j["accelerator"].startswith("H100")
+        if j["pricing"] == "on_demand":  # the inline discount priced it (spot: never)
+            assert "-20%" in j["price_source"]
+        assert j["end"] <= j["deadline"] + " 00:00"
+    assert data["totals"]["cost_usd"] == pytest.approx(sum(j["cost_usd"] for j in data["jobs"]))
+    assert set(data["by_team"]) == {"product", "research"}
+
+
+def test_offset_probability_matches_plan_at_offset_zero(catalog):
+    from planner import Assumptions
+    from planner._allocate import job_candidates, probability_within
+    from planner._calibration import NO_CALIBRATION
+    from planner._team import parse_team_plan
+
+    plan = parse_team_plan(TEAM, catalog=catalog)
+    cands = job_candidates(plan, catalog, Assumptions(), NO_CALIBRATION)
+    for job, cs in zip(plan.jobs, cands, strict=True):
+        for c in cs[:5]:
+            assert probability_within(c, job.window_hours, Assumptions()) == pytest.approx(
+                c["deadline_probability"], abs=1e-9)
+
+
+def test_infeasible_quota_exits_2_with_one_line(team_file, capsys):
+    data = yaml.safe_load(team_file.read_text())
+    data["jobs"][1]["earliest_start"] = "2027-03-01"
+    data["jobs"][0]["start_offsets_days"] = [0]
+    data["jobs"][1]["start_offsets_days"] = [0]
+    data["jobs"][0]["min_probability"] = data["jobs"][1]["min_probability"] = 0
+    data["quotas"] = [{"cloud": "aws", "accelerator": "H100", "gpus": 8}]
+    data["jobs"][0]["deadline"] = data["jobs"][1]["deadline"] = "2027-03-04"
+    team_file.write_text(yaml.safe_dump(data))
+    assert main(["report", str(team_file)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("error: ") and "To fix" in err
+    assert "binding: quota aws/*/H100-SXM5-80GB in 2027-03" in err
+
+
+def test_bad_format_and_pdf_without_out(team_file, capsys):
+    assert main(["report", str(team_file), "--format", "docx"]) == 2
+    assert "--format 'docx' is not one of html, pdf, md, csv" in capsys.readouterr().err
+    assert main(["report", str(team_file), "--format", "pdf"]) == 2
+    assert "a PDF report needs --out FILE" in capsys.readouterr().err
+
+
+def test_html_from_suffix_is_written_atomically(team_file, tmp_path):
+    out = tmp_path / "reports" / "budget.html"
+    assert main(["report", str(team_file), "--out", str(out)]) == 0
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert not list(out.parent.glob(".budget.html.*"))  # no temp file left behind

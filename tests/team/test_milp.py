@@ -1,0 +1,159 @@
+"""The team MILP against brute force, and what it says when nothing fits.
+
+Brute force is independent of the MILP's exact-check-point argument: starts and ends are whole
+hours, so it checks the quota at every hour and attributes cost hour by hour to months."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner._allocate import AllocationInfeasibleError, Options, month_edges, solve
+from planner._quota import QuotaRule
+
+EPOCH = dt.date(2027, 3, 1)
+SCOPES = (("aws", "us-east-1", "H100-SXM5-80GB"), ("gcp", "us-central1", "A100-SXM4-80GB"))
+
+
+@st.composite
+def instances(draw):
+    n_jobs = draw(st.integers(2, 4))
+    rows = []
+    for j in range(n_jobs):
+        for _ in range(draw(st.integers(2, 4))):
+            start = draw(st.integers(0, 50)) * 24 + draw(st.integers(0, 23))
+            rows.append((j, float(draw(st.integers(1, 200)) * 100 + draw(st.integers(0, 99))),
+                         draw(st.sampled_from([8, 16, 32, 64])), start,
+                         start + draw(st.integers(1, 40 * 24)), draw(st.integers(0, 1))))
+    quotas = [QuotaRule(gpus=draw(st.sampled_from([32, 64, 96, 128])), cloud="aws")]
+    if draw(st.booleans()):  # a different cap in the second month
+        quotas.append(QuotaRule(gpus=draw(st.sampled_from([16, 64, 200])), cloud="aws",
+                                month="2027-04"))
+    period = draw(st.sampled_from(["2027-03", "2027-04", "2027Q2", "total"]))
+    budget = float(draw(st.integers(1, 60)) * 1000)
+    return n_jobs, rows, quotas, {period: budget}
+
+
+def _options(rows) -> Options:
+    job, cost, gpus, start, end, scope = zip(*rows, strict=True)
+    return Options(job=np.array(job), cost_usd=np.array(cost), gpus=np.array(gpus, float),
+                   start_hours=np.array(start, float), end_hours=np.array(end, float),
+                   scope=tuple(SCOPES[s] for s in scope))
+
+
+def _months_of_hours(horizon: int) -> list[str]:
+    labels = []
+    for label, lo, hi in month_edges(EPOCH, horizon):
+        labels += [label] * int(hi - lo)
+    return labels[:horizon]
+
+
+def _period(p: str, label: str) -> bool:
+    from planner._team import period_months
+
+    ms = period_months(p)
+    return ms is None or label in ms
+
+
+def brute_force(n_jobs, rows, quotas, budgets) -> float | None:
+    horizon = max(r[4] for r in rows)
+    month = _months_of_hours(horizon)
+    cap = np.array([min([q.gpus for q in quotas if q.month == m]
+                        or [q.gpus for q in quotas if q.month is None]) for m in month])
+    hours = np.arange(horizon)
+    use, spend = {}, {}
+    for k, r in enumerate(rows):  # GPUs on aws in every hour, and USD spent in each period
+        active = (r[3] <= hours) & (hours < r[4])
+        use[k] = active * r[2] * (SCOPES[r[5]][0] == "aws")
+        spend[k] = {p: r[1] / (r[4] - r[3]) * sum(_period(p, month[t]) for t in
+                                                 range(r[3], r[4])) for p in budgets}
+    per_job = [[k for k, r in enumerate(rows) if r[0] == j] for j in range(n_jobs)]
+    best = None
+    for combo in itertools.product(*per_job):
+        if np.any(sum(use[k] for k in combo) > cap):
+            continue
+        if any(sum(spend[k][p] for k in combo) > usd + 1e-6 for p, usd in budgets.items()):
+            continue
+        cost = sum(rows[k][1] for k in combo)
+        if best is None or cost < best:
+            best = cost
+    return best
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_milp_equals_brute_force(instance):
+    n_jobs, rows, quotas, budgets = instance
+    expected = brute_force(n_jobs, rows, quotas, budgets)
+    names = [f"job{j}" for j in range(n_jobs)]
+    if expected is None:
+        with pytest.raises(AllocationInfeasibleError):
+            solve(_options(rows), job_names=names, quotas=quotas, budgets=budgets, epoch=EPOCH)
+        return
+    sol = solve(_options(rows), job_names=names, quotas=quotas, budgets=budgets, epoch=EPOCH)
+    assert sol.optimal
+    assert sol.cost_usd == pytest.approx(expected, rel=1e-9, abs=1e-6)
+
+
+def _two_overlapping(gpus=64, cost=1000.0):
+    # two jobs, one option each, both running through March on aws
+    return Options(job=np.array([0, 1]), cost_usd=np.array([cost, cost]),
+                   gpus=np.array([gpus, gpus], float), start_hours=np.array([0.0, 24.0]),
+                   end_hours=np.array([400.0, 500.0]), scope=(SCOPES[0], SCOPES[0]))
+
+
+def test_infeasible_quota_names_the_binding_rule_and_the_cheapest_relaxation():
+    with pytest.raises(AllocationInfeasibleError) as err:
+        solve(_two_overlapping(), job_names=["pretrain", "finetune"], epoch=EPOCH,
+              quotas=[QuotaRule(gpus=96, cloud="aws", region="us-east-1")])
+    msg = str(err.value)
+    assert "binding: quota aws/us-east-1/* in 2027-03" in msg
+    assert "+32 GPUs of aws/us-east-1/* in 2027-03 (quota 96)" in msg
+    assert "drop job 'finetune'" in msg or "drop job 'pretrain'" in msg
+    kinds = {c["kind"] for r in err.value.relaxations for c in r["changes"]}
+    assert {"quota", "drop_job"} <= kinds
+
+
+def test_infeasible_budget_names_the_period_and_the_missing_dollars():
+    opts = _two_overlapping(gpus=8, cost=30000.0)
+    with pytest.raises(AllocationInfeasibleError) as err:
+        solve(opts, job_names=["a", "b"], epoch=EPOCH, budgets={"2027Q1": 40000})
+    msg = str(err.value)
+    assert "binding: budget 2027Q1" in msg
+    assert "+$20,000 in 2027Q1 (budget $40,000)" in msg
+
+
+def test_low_priority_job_is_the_one_to_drop():
+    with pytest.raises(AllocationInfeasibleError) as err:
+        solve(_two_overlapping(), job_names=["important", "nice-to-have"], epoch=EPOCH,
+              priority=[5, 0], quotas=[QuotaRule(gpus=64, cloud="aws")])
+    drop = [r for r in err.value.relaxations if r["relax"] == "jobs"][0]
+    assert drop["changes"] == [{"kind": "drop_job", "job": "nice-to-have"}]
+
+
+def test_month_specific_quota_replaces_the_general_one_in_that_month():
+    quotas = [QuotaRule(gpus=64, cloud="aws"), QuotaRule(gpus=128, cloud="aws",
+                                                         month="2027-03")]
+    sol = solve(_two_overlapping(), job_names=["a", "b"], epoch=EPOCH, quotas=quotas)
+    assert sol.choice == (0, 1)
+
+
+def test_equal_cost_prefers_the_earlier_start():
+    opts = Options(job=np.array([0, 0]), cost_usd=np.array([100.0, 100.0]),
+                   gpus=np.array([8.0, 8.0]), start_hours=np.array([168.0, 0.0]),
+                   end_hours=np.array([268.0, 100.0]), scope=(SCOPES[0], SCOPES[0]),
+                   delay_days=np.array([7.0, 0.0]))
+    assert solve(opts, job_names=["a"], epoch=EPOCH).choice == (1,)
+
+
+def test_a_job_without_options_is_named():
+    opts = _two_overlapping()
+    opts = Options(job=np.array([0, 0]), cost_usd=opts.cost_usd, gpus=opts.gpus,
+                   start_hours=opts.start_hours, end_hours=opts.end_hours, scope=opts.scope)
+    with pytest.raises(Exception, match="job 'late-job': no plan finishes"):
+        solve(opts, job_names=["a", "late-job"], epoch=EPOCH)

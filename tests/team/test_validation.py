@@ -1,0 +1,135 @@
+"""Team plan validation: every error names the job (1-based index and name) and the field,
+and says what to do."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from planner._team import TeamPlanError, load_actuals, load_team_plan, parse_team_plan
+
+from .conftest import team_dict
+
+
+def _job(**changes) -> dict:
+    job = {"name": "pretrain-70b", "team": "research",
+           "workload": {"model": "llama3-70b", "tokens": "2T"},
+           "earliest_start": "2027-03-01", "deadline": "2027-05-01"}
+    job.update(changes)
+    return job
+
+
+def _error(catalog, data) -> str:
+    with pytest.raises(TeamPlanError) as err:
+        parse_team_plan(data, catalog=catalog, source="team.yaml")
+    return str(err.value)
+
+
+def _third(catalog, **changes) -> str:
+    data = team_dict()
+    data["jobs"] = data["jobs"][:2] + [_job(**changes)]
+    return _error(catalog, data)
+
+
+def test_deadline_before_earliest_start(catalog):
+    msg = _third(catalog, deadline="2027-02-01")
+    assert msg.startswith("team.yaml: jobs[3] 'pretrain-70b': deadline 2027-02-01 is before "
+                          "earliest_start 2027-03-01. To fix:")
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"deadlin": "2027-05-01"}, "jobs[3] 'pretrain-70b': unknown field(s) ['deadlin'] (did you "
+                                "mean 'deadline'?)"),
+    ({"earliest_start": "March"}, "jobs[3] 'pretrain-70b': earliest_start: 'March' is not a date"),
+    ({"clouds": ["aws", "oracle"]}, "jobs[3] 'pretrain-70b': clouds: unknown 'oracle'"),
+    ({"pricing": ["spt"]}, "jobs[3] 'pretrain-70b': pricing: unknown 'spt'. Did you mean 'spot'"),
+    ({"accelerators": ["H1000"]}, "jobs[3] 'pretrain-70b': accelerators: unknown GPU 'H1000'"),
+    ({"max_gpus": 0}, "jobs[3] 'pretrain-70b': max_gpus must be a whole number >= 1"),
+    ({"priority": "high"}, "jobs[3] 'pretrain-70b': priority must be a whole number"),
+    ({"min_probability": 1.5}, "jobs[3] 'pretrain-70b': min_probability: must be a number in"),
+    ({"start_offsets_days": [0, -7]}, "jobs[3] 'pretrain-70b': start_offsets_days: must be a "
+                                      "list of whole days"),
+    ({"workload": {"model": "llama3-8b", "tokens": "lots"}},
+     "jobs[3] 'pretrain-70b': workload: tokens 'lots' is not a count"),
+    ({"workload": {"tokens": "1T"}}, "jobs[3] 'pretrain-70b': workload: give exactly one of"),
+    ({"workload": {"model": "llama3-8b", "layerz": 3}},
+     "jobs[3] 'pretrain-70b': workload: unknown field(s) ['layerz'] (did you mean 'layers'?)"),
+    ({"workload": {"model": "llama-9"}}, "jobs[3] 'pretrain-70b': workload:"),
+])
+def test_job_field_errors_name_job_and_field(catalog, changes, expected):
+    msg = _third(catalog, **changes)
+    assert expected in msg
+    assert "To fix" in msg
+
+
+def test_missing_fields_and_duplicates(catalog):
+    job = _job()
+    del job["deadline"]
+    assert "jobs[1] 'pretrain-70b': missing 'deadline'" in _error(catalog, {"jobs": [job]})
+    assert "jobs[1]: 'name' is required" in _error(catalog, {"jobs": [{"team": "x"}]})
+    msg = _error(catalog, {"jobs": [_job(), _job()]})
+    assert "jobs[2] 'pretrain-70b': name already used by jobs[1]" in msg
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"budgets": {"March": 100}}, "budgets['March']: not a period"),
+    ({"budgets": {"2027Q2": -5}}, "budgets['2027Q2']: must be a number of USD >= 0"),
+    ({"quotas": [{"cloud": "aws", "gpus": 8, "month": "2027-13"}]},
+     "quotas[1]: month: '2027-13' is not a month"),
+    ({"quotas": [{"cloud": "aws", "region": "us-east-9", "gpus": 8}]},
+     "quotas[1]: region: unknown 'us-east-9'"),
+    ({"quotas": [{"cloud": "aws", "gpus": -1}]}, "quotas[1]: gpus must be a whole number"),
+    ({"overrides": {"discounts": [{"cloud": "aws", "percent": 150}]}},
+     "team.yaml: overrides: discounts[1]: percent must be a number in (0, 100]"),
+    ({"start_offsets_days": "soon"}, "team.yaml: start_offsets_days: must be a list"),
+    ({"jbos": []}, "unknown field(s) ['jbos'] (did you mean 'jobs'?)"),
+])
+def test_plan_level_errors_name_the_field(catalog, changes, expected):
+    assert expected in _error(catalog, team_dict(**changes))
+
+
+def test_example_file_parses(catalog):
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "examples" / "team.yaml"
+    plan = load_team_plan(path, catalog=catalog)
+    assert len(plan.jobs) >= 3 and plan.budgets and plan.quotas and plan.overrides
+
+
+def test_yaml_text_and_bad_yaml(catalog):
+    plan = load_team_plan(yaml.safe_dump(team_dict()), catalog=catalog)
+    assert [j.name for j in plan.jobs][0] == "pretrain-8b"
+    with pytest.raises(TeamPlanError, match=r"team.yaml: line 3 invalid YAML"):
+        load_team_plan("jobs:\n  - [unclosed\n", catalog=catalog)
+
+
+def test_inline_overrides_price_a_copy_not_the_catalog(catalog):
+    from planner._team import priced_catalog
+
+    data = team_dict(overrides={"discounts": [{"cloud": "aws", "percent": 50}]})
+    plan = parse_team_plan(data, catalog=catalog)
+    priced = priced_catalog(plan, catalog)
+    before = {o.key: o.usd_per_hour for o in catalog.offers if o.cloud == "aws"
+              and o.pricing == "on_demand" and o.usd_per_hour}
+    after = {o.key: o.usd_per_hour for o in priced.offers if o.key in before}
+    key = next(iter(before))
+    assert after[key] == pytest.approx(before[key] / 2, rel=1e-4)
+    assert {o.key: o.usd_per_hour for o in catalog.offers if o.key in before} == before
+    assert "overrides" in priced.overrides_path
+
+
+def test_actuals_unknown_job_names_the_row(catalog, tmp_path):
+    plan = parse_team_plan(team_dict(), catalog=catalog)
+    path = tmp_path / "actuals.csv"
+    path.write_text("job,gpu_hours,cost_usd\npretrain-8b,10,100\npretrain-8bb,1,2\n")
+    with pytest.raises(TeamPlanError, match=r"actuals.csv: row 3: unknown job 'pretrain-8bb'\. "
+                                            r"Did you mean 'pretrain-8b'"):
+        load_actuals(path, plan)
+    path.write_text("job,gpu_hours,cost_usd\npretrain-8b,ten,100\n")
+    with pytest.raises(TeamPlanError, match=r"row 2 \(job 'pretrain-8b'\): gpu_hours 'ten'"):
+        load_actuals(path, plan)
+    path.write_text("job,hours\n")
+    with pytest.raises(TeamPlanError, match=r"missing column\(s\) \['gpu_hours', 'cost_usd'\]"):
+        load_actuals(path, plan)
+    path.write_text("job,gpu_hours,cost_usd,invoice\npretrain-8b,10,100,a\npretrain-8b,5,50,b\n")
+    assert load_actuals(path, plan) == {"pretrain-8b": {"gpu_hours": 15.0, "cost_usd": 150.0}}
