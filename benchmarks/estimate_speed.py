@@ -38,8 +38,9 @@ def main() -> int:
             estimate(w, cluster)
             times.append(time.perf_counter() - t)
         ms = 1000 * statistics.median(times)
-        plans = len(plan_grid(ModelScalars.of(w), cluster.gpus_per_node,
-                              [cluster.nodes], w.recompute)["tp"])
+        grid = plan_grid(ModelScalars.of(w), cluster.gpus_per_node, [cluster.nodes],
+                         w.recompute)
+        plans = len(grid["tp"]) * len(grid["rc_options"])
         worst = max(worst, ms)
         print(f"{model:14s} {gpu + ' x' + str(gpus):18s} {plans:>6d} {ms:>10.2f} "
               f"{ms / TARGET_MS:>6.2f}")

@@ -139,25 +139,30 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
 
 
 @functools.lru_cache(maxsize=64)
-def _base_grid(gpus_per_node: int, heads: int, layers: int, recompute: str) -> np.ndarray:
-    rcs = [RECOMPUTE_CODES[r] for r in (("none", "selective", "full") if recompute == "auto"
-                                        else (recompute,))]
-    rows = [(tp, pp, z, mb, rc) for tp in TP_CHOICES for pp in PP_CHOICES
-            for z in ZERO_CHOICES for mb in MB_CHOICES for rc in rcs
+def _base_grid(gpus_per_node: int, heads: int, layers: int) -> np.ndarray:
+    rows = [(tp, pp, z, mb) for tp in TP_CHOICES for pp in PP_CHOICES
+            for z in ZERO_CHOICES for mb in MB_CHOICES
             if tp <= gpus_per_node and gpus_per_node % tp == 0 and heads % tp == 0
             and pp <= layers and (pp == 1 or z <= 1)]
-    return np.array(rows, dtype=np.int64).reshape(-1, 5)
+    return np.array(rows, dtype=np.int64).reshape(-1, 4)
+
+
+def recompute_codes(recompute: str) -> tuple[int, ...]:
+    """The recomputation choices to search, least recomputation first."""
+    names = ("none", "selective", "full") if recompute == "auto" else (recompute,)
+    return tuple(RECOMPUTE_CODES[n] for n in names)
 
 
 def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray,
               recompute: str) -> dict[str, np.ndarray]:
-    """Every valid (tp, pp, dp, zero, mb, rc) for each node count in ``nodes``.
+    """Every valid (tp, pp, dp, zero, mb) for each node count in ``nodes``; ``prune`` then
+    picks the recomputation (from ``recompute``) per row.
 
     Built per (tp, pp) pair so only valid combinations are ever materialised: tp·pp must
     divide the GPU count, the global batch must hold dp·mb sequences, and ZeRO needs dp > 1
     (with dp > 1, plain data parallelism (ZeRO-0) moves the same bytes as ZeRO-1 with more
     memory and an unsharded optimizer step, so it can never be best and is not evaluated)."""
-    base = _base_grid(gpus_per_node, ms.a, ms.L, recompute)
+    base = _base_grid(gpus_per_node, ms.a, ms.L)
     n = np.asarray(nodes, dtype=np.int64)
     total = n * gpus_per_node
     parts = []
@@ -174,32 +179,41 @@ def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray,
         keep = (dp * mb <= ms.gbs_seqs) & np.where(dp == 1, z == 0, z > 0)
         if keep.any():
             parts.append(np.column_stack([rows[r][keep], dp[keep], nv[k][keep]]))
+    codes = np.array(recompute_codes(recompute), dtype=np.int64)
     if not parts:
         return {key: np.empty(0, dtype=np.int64)
-                for key in ("tp", "pp", "zero", "mb", "rc", "dp", "nodes")}
+                for key in ("tp", "pp", "zero", "mb", "dp", "nodes")} | {"rc_options": codes}
     g = np.concatenate(parts)
-    return {"tp": g[:, 0], "pp": g[:, 1], "zero": g[:, 2], "mb": g[:, 3], "rc": g[:, 4],
-            "dp": g[:, 5], "nodes": g[:, 6]}
+    return {"tp": g[:, 0], "pp": g[:, 1], "zero": g[:, 2], "mb": g[:, 3], "dp": g[:, 4],
+            "nodes": g[:, 5], "rc_options": codes}
 
 
 def prune(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> dict:
-    """Drop plans the model can rule out without timing them.
+    """Choose each row's recomputation and drop rows the model can rule out untimed.
 
     For fixed (tp, pp, dp, zero, micro-batch) more recomputation is never faster and never
-    needs more memory, so only the least recomputation that fits can be best; plans that fit
-    under no recomputation choice go too. Memory is cheap to compute, time is not."""
+    needs more memory, so only the least recomputation that fits can be best; rows that fit
+    under no recomputation choice go. Memory is cheap to compute, time is not."""
+    rows = {k: v for k, v in grid.items() if k != "rc_options"}
+    chosen = np.full(len(rows["tp"]), -1, dtype=np.int64)
+    for code in grid["rc_options"][::-1]:  # most recomputation first; less overwrites it
+        mem = memory_terms(ms, A, tp=rows["tp"], pp=rows["pp"], dp=rows["dp"],
+                           zero=rows["zero"], mb=rows["mb"], rc=np.full_like(rows["tp"], code),
+                           memory_gib=ci.memory_gib)
+        chosen = np.where(mem["fits"], code, chosen)
+    keep = chosen >= 0
+    out = {k: v[keep] for k, v in rows.items()}
+    out["rc"] = chosen[keep]
+    return out
+
+
+def least_memory(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> float:
+    """GiB per GPU of the most memory-frugal plan in ``grid`` (most recomputation allowed)."""
+    code = int(max(grid["rc_options"]))
     mem = memory_terms(ms, A, tp=grid["tp"], pp=grid["pp"], dp=grid["dp"], zero=grid["zero"],
-                       mb=grid["mb"], rc=grid["rc"], memory_gib=ci.memory_gib)
-    fits = mem["fits"]
-    if not fits.any():
-        return {k: v[:0] for k, v in grid.items()}
-    idx = np.flatnonzero(fits)
-    group = np.stack([grid[k][idx] for k in ("nodes", "tp", "pp", "zero", "mb")])
-    order = np.lexsort((grid["rc"][idx], *group[::-1]))
-    g = group[:, order]
-    first = np.r_[True, np.any(g[:, 1:] != g[:, :-1], axis=0)]
-    keep = idx[order[first]]
-    return {k: v[keep] for k, v in grid.items()}
+                       mb=grid["mb"], rc=np.full_like(grid["tp"], code),
+                       memory_gib=ci.memory_gib)
+    return float(np.min(mem["memory_gib"]))
 
 
 def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
@@ -385,15 +399,14 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
                          "raise --global-batch-tokens or change the GPU count")
     pruned = prune(ms, A, grid, ci)
     if len(pruned["tp"]) == 0:
-        res = run_model(ms, A, grid, ci, cluster.gpus_per_node)
-        raise NoFitError(no_fit_message(workload, cluster, ms, A, ci, res))
+        raise NoFitError(no_fit_message(workload, cluster, ms, A, ci,
+                                        least_memory(ms, A, grid, ci)))
     res = run_model(ms, A, pruned, ci, cluster.gpus_per_node)
     i = best_index(res)
     return summarise(workload, cluster, ms, A, ci, pruned, res, i)
 
 
-def no_fit_message(workload, cluster, ms, A, ci, res) -> str:
-    least = float(np.min(res["memory_gib"]))
+def no_fit_message(workload, cluster, ms, A, ci, least: float) -> str:
     capacity = ci.memory_gib * A.usable_memory_fraction
     hint = ""
     if cluster.inter_node_gbps or cluster.nodes == 1:

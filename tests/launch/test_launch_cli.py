@@ -1,0 +1,72 @@
+"""`gpuplan launch probes` and `gpuplan plan --emit` through the CLI entry point."""
+
+from __future__ import annotations
+
+import os
+
+import yaml
+
+from planner.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_launch_probes_writes_the_file_and_prints_the_commands(capsys, tmp_path):
+    out_file = tmp_path / "tmp" / "x.yaml"
+    code, out, err = run(capsys, "launch", "probes", "--instance", "p5.48xlarge", "--nodes",
+                         "2", "--target", "skypilot", "--out", str(out_file))
+    assert code == 0, err
+    assert yaml.safe_load(out_file.read_text())["num_nodes"] == 2
+    assert os.listdir(out_file.parent) == ["x.yaml"]  # written atomically: no temp file left
+    assert f"sky launch -c gpuplan-probes-p5-48xlarge-2n {out_file}" in out
+    assert "gpuplan probe ingest report.json" in out
+
+
+def test_launch_probes_dstack_to_stdout(capsys):
+    code, out, err = run(capsys, "launch", "probes", "--instance", "p5.48xlarge", "--nodes",
+                         "2", "--target", "dstack", "--out", "-", "--spot")
+    assert code == 0, err
+    assert "placement: cluster" in out and "spot_policy: spot" in out
+    assert "dstack apply -f gpuplan-probes.dstack.yml" in out
+
+
+def test_launch_probes_user_errors_exit_2_with_one_line(capsys):
+    for argv, needle in (
+        (["--instance", "p5.48xlarg", "--target", "skypilot"], "Did you mean 'p5.48xlarge'"),
+        (["--instance", "p5.48xlarge", "--target", "slurm"], "unknown launch target"),
+        (["--instance", "p5.48xlarge", "--target", "dstack", "--nodes", "0"], "at least 1"),
+        (["--instance", "p5.48xlarge", "--target", "dstack", "--bucket", "ftp://x"], "bucket"),
+    ):
+        code, out, err = run(capsys, "launch", "probes", *argv)
+        assert code == 2
+        assert err.count("\n") == 1 and needle in err and "To fix" in err
+
+
+def test_plan_emit_torchrun(capsys):
+    code, out, err = run(capsys, "plan", "--model", "gpt2", "--tokens", "1B", "--deadline",
+                         "2d", "--emit", "torchrun")
+    assert code == 0, err
+    assert "export GPUPLAN_TP=" in out and "export GPUPLAN_GRAD_ACCUM=" in out
+    line = next(x for x in out.splitlines() if x.startswith("torchrun "))
+    assert "--nproc-per-node" in line and "YOUR_TRAIN_SCRIPT.py --tp " in line
+    assert line.endswith("# ← replace with your training script")
+
+
+def test_plan_emit_skypilot_to_a_file(capsys, tmp_path):
+    path = tmp_path / "train.sky.yaml"
+    code, out, err = run(capsys, "plan", "--model", "gpt2", "--tokens", "1B", "--deadline",
+                         "2d", "--emit", "skypilot", "--emit-out", str(path))
+    assert code == 0, err
+    task = yaml.safe_load(path.read_text())
+    assert set(task["envs"]) >= {"GPUPLAN_TP", "GPUPLAN_PP", "GPUPLAN_DP"}
+    assert "sky " in out
+
+
+def test_plan_emit_bad_target(capsys):
+    code, out, err = run(capsys, "plan", "--model", "gpt2", "--tokens", "1B", "--deadline",
+                         "2d", "--emit", "slurm")
+    assert code == 2 and "--emit target" in err

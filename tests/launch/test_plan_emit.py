@@ -1,0 +1,60 @@
+"""`plan --emit`: the recommended cluster and parallel plan as SkyPilot/dstack YAML or a
+torchrun script, with the plan as GPUPLAN_* variables and as flags for the user's script."""
+
+from __future__ import annotations
+
+import pytest
+from launch_helpers import load, torchrun_args
+
+from planner._launch import TRAIN_SCRIPT, LaunchError, training_launch
+
+REC = {"cloud": "gcp", "region": "us-central1", "instance_type": "a3-highgpu-8g", "nodes": 4,
+       "gpus": 32, "pricing": "on_demand", "accelerator": "H100-SXM5-80GB",
+       "wall_clock_hours": 30.5, "total_cost_usd": 12345.0,
+       "plan": {"tp": 8, "pp": 2, "dp": 2, "zero_stage": 1, "micro_batch": 1,
+                "recompute": "full", "grad_accumulation": 64}}
+ENV = {"GPUPLAN_TP": "8", "GPUPLAN_PP": "2", "GPUPLAN_DP": "2", "GPUPLAN_ZERO_STAGE": "1",
+       "GPUPLAN_MICRO_BATCH": "1", "GPUPLAN_GRAD_ACCUM": "64", "GPUPLAN_RECOMPUTE": "full"}
+FLAGS = "--tp 8 --pp 2 --dp 2 --zero-stage 1 --micro-batch 1 --grad-accum 64 --recompute full"
+
+
+def test_skypilot_training_task():
+    (f,) = training_launch(REC, "skypilot", task_path="t.yaml").files
+    task = load(f.text)
+    assert task["num_nodes"] == 4
+    assert task["resources"] == {"infra": "gcp/us-central1", "instance_type": "a3-highgpu-8g",
+                                 "accelerators": "H100:8", "use_spot": False,
+                                 "network_tier": "best"}
+    assert task["envs"] == ENV  # yaml-spec.html: envs is a str -> str mapping
+    args = torchrun_args(task["run"])
+    assert (args["--nnodes"], args["--nproc-per-node"]) == ("4", "8")
+    assert f"{TRAIN_SCRIPT} {FLAGS}  # ← replace with your training script" in task["run"]
+
+
+def test_dstack_training_task_and_fleet():
+    bundle = training_launch(dict(REC, pricing="spot"), "dstack", task_path="t.dstack.yml")
+    fleet, task = (load(f.text) for f in bundle.files)
+    assert fleet["placement"] == "cluster" and fleet["nodes"] == 4
+    assert task["nodes"] == 4 and task["spot_policy"] == "spot"
+    assert task["retry"]["on_events"] == ["interruption", "no-capacity"]
+    assert {e.split("=")[0]: e.split("=")[1] for e in task["env"]} == ENV
+    assert task["resources"]["gpu"] == "H100:80GB:8"
+    assert torchrun_args(task["commands"][-1])["--node-rank"] == "$DSTACK_NODE_RANK"
+
+
+def test_torchrun_script_for_several_nodes():
+    (f,) = training_launch(REC, "torchrun", task_path="t.sh").files
+    assert f.text.startswith("#!/usr/bin/env bash\n")
+    for k, v in ENV.items():
+        assert f"export {k}={v}\n" in f.text
+    args = torchrun_args(f.text)
+    assert args["--nnodes"] == "4" and args["--nproc-per-node"] == "8"
+    assert args["--node-rank"].startswith("${NODE_RANK:?")
+    assert args["--master-port"] == "29500"
+
+
+def test_bad_emit_target_and_missing_plan():
+    with pytest.raises(LaunchError, match="Did you mean 'torchrun'"):
+        training_launch(REC, "torchrn", task_path="x")
+    with pytest.raises(LaunchError, match="To fix"):
+        training_launch(None, "skypilot", task_path="x")

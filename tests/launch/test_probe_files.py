@@ -1,0 +1,158 @@
+"""`launch probes` task files: the fields each orchestrator's documented schema needs, and the
+torchrun line for N nodes x G GPUs."""
+
+from __future__ import annotations
+
+import pytest
+from launch_helpers import load, torchrun_args
+
+from catalog import GpuplanError, UnknownNameError
+from planner._launch import (
+    ACCELERATOR_NAMES,
+    MASTER_PORT,
+    LaunchError,
+    fleet_path,
+    parse_bucket,
+    probes_launch,
+    run_name,
+    spec_for_instance,
+    torchrun_command,
+)
+
+
+def sky(cat, instance="p5.48xlarge", nodes=2, **kw):
+    spec = spec_for_instance(cat, instance, nodes, region=kw.pop("region", None),
+                             spot=kw.pop("spot", False))
+    bundle = probes_launch(spec, "skypilot", task_path="probes.sky.yaml", **kw)
+    (f,) = bundle.files
+    return spec, bundle, load(f.text)
+
+
+def dstack(cat, instance="p5.48xlarge", nodes=2, **kw):
+    spec = spec_for_instance(cat, instance, nodes, region=kw.pop("region", None),
+                             spot=kw.pop("spot", False))
+    bundle = probes_launch(spec, "dstack", task_path="probes.dstack.yml", **kw)
+    return spec, bundle, [load(f.text) for f in bundle.files]
+
+
+def test_skypilot_task_has_the_documented_fields(cat):
+    _, bundle, task = sky(cat, region="us-east-1")
+    # docs.skypilot.co/en/latest/reference/yaml-spec.html: name, num_nodes, resources
+    # {infra, instance_type, accelerators NAME:COUNT, use_spot, network_tier}, envs, setup, run.
+    assert task["name"] == "gpuplan-probes-p5-48xlarge-2n"
+    assert task["num_nodes"] == 2
+    assert task["resources"] == {"infra": "aws/us-east-1", "instance_type": "p5.48xlarge",
+                                 "accelerators": "H100:8", "use_spot": False,
+                                 "network_tier": "best"}
+    assert task["setup"].strip() == "pip install 'gpuplan[probes]'"
+    # …/running-jobs/distributed-jobs.html: head node = first line of SKYPILOT_NODE_IPS.
+    assert 'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)' in task["run"]
+    assert bundle.commands[0] == "sky launch -c gpuplan-probes-p5-48xlarge-2n probes.sky.yaml"
+    assert bundle.commands[-1] == "gpuplan probe ingest report.json"
+
+
+def test_torchrun_for_n_nodes_by_g_gpus(cat):
+    _, _, task = sky(cat, "p4d.24xlarge", nodes=4)
+    args = torchrun_args(task["run"])
+    assert args == {"--nnodes": "4", "--nproc-per-node": "8",
+                    "--node-rank": "$SKYPILOT_NODE_RANK", "--master-addr": "$MASTER_ADDR",
+                    "--master-port": str(MASTER_PORT), "-m": "probes"}
+    assert "-m probes --out report.json" in task["run"]
+    _, _, (_, dtask) = dstack(cat, "g6e.12xlarge", nodes=3)
+    args = torchrun_args(dtask["commands"][-1])
+    assert args["--nnodes"] == "3" and args["--nproc-per-node"] == "4"
+    assert args["--node-rank"] == "$DSTACK_NODE_RANK"
+    assert args["--master-addr"] == "$DSTACK_MASTER_NODE_IP"
+    assert args["--master-port"] == "29500"
+
+
+def test_one_node_uses_a_standalone_rendezvous_and_no_fabric(cat):
+    _, _, task = sky(cat, "g5.48xlarge", nodes=1)
+    assert torchrun_args(task["run"]) == {"--standalone": "", "--nnodes": "1",
+                                          "--nproc-per-node": "8", "-m": "probes"}
+    assert "network_tier" not in task["resources"]
+    _, bundle, files = dstack(cat, "g5.48xlarge", nodes=1)
+    assert len(files) == 1 and "fleets" not in files[0]  # no cluster fleet for one node
+    assert torchrun_command(nodes=1, gpus_per_node=2, node_rank="0", master_addr="h",
+                            program="x.py") == \
+        "torchrun --standalone --nnodes 1 --nproc-per-node 2 x.py"
+
+
+def test_dstack_task_and_cluster_fleet(cat):
+    _, bundle, (fleet, task) = dstack(cat, region="us-east-1", spot=True)
+    # dstack.ai/docs/concepts/fleets/#cloud-placement: distributed tasks need `placement:
+    # cluster`, which also sets up EFA on AWS.
+    assert fleet["type"] == "fleet" and fleet["placement"] == "cluster"
+    assert fleet["nodes"] == 2 and fleet["name"] == task["fleets"][0]
+    # dstack.ai/docs/concepts/tasks/: type task, nodes, commands, resources.gpu NAME:MEM:COUNT,
+    # spot_policy, backends/regions/instance_types (…/reference/dstack.yml/task/).
+    assert task["type"] == "task" and task["nodes"] == 2
+    assert task["resources"]["gpu"] == "H100:80GB:8"
+    assert task["spot_policy"] == fleet["spot_policy"] == "spot"
+    assert task["backends"] == ["aws"] and task["regions"] == ["us-east-1"]
+    assert task["instance_types"] == ["p5.48xlarge"]
+    assert task["commands"][0] == "pip install 'gpuplan[probes]'"
+    paths = [f.path for f in bundle.files]
+    assert paths == ["probes-fleet.dstack.yml", "probes.dstack.yml"]
+    assert bundle.commands[:2] == ("dstack apply -f probes-fleet.dstack.yml",
+                                   "dstack apply -f probes.dstack.yml")
+    assert any(c.startswith("scp gpuplan-probes-p5-48xlarge-2n:") for c in bundle.commands)
+
+
+def test_bucket_copies_the_report(cat):
+    _, bundle, task = sky(cat, bucket="s3://my-bucket/runs/a")
+    # docs.skypilot.co/en/latest/reference/storage.html: file_mounts {path: {source, mode}}.
+    assert task["file_mounts"] == {"/gpuplan-reports": {"source": "s3://my-bucket",
+                                                        "mode": "MOUNT"}}
+    assert "/gpuplan-reports/runs/a/gpuplan-probes-p5-48xlarge-2n.json" in task["run"]
+    assert "--down" in bundle.commands[0]
+    assert bundle.commands[1] == ("aws s3 cp s3://my-bucket/runs/a/"
+                                  "gpuplan-probes-p5-48xlarge-2n.json report.json")
+    _, bundle, (_, dtask) = dstack(cat, bucket="gs://my-b")
+    assert "gsutil cp report.json gs://my-b/gpuplan-probes-p5-48xlarge-2n.json" in \
+        dtask["commands"][-1]
+    assert "gsutil cp gs://my-b/gpuplan-probes-p5-48xlarge-2n.json report.json" in bundle.commands
+    with pytest.raises(LaunchError, match="To fix"):
+        parse_bucket("azure://x")
+
+
+def test_install_spec_is_a_parameter(cat):
+    spec = "gpuplan[probes] @ git+https://example.invalid/gpuplan.git"
+    _, _, task = sky(cat, install=spec)
+    assert task["setup"].strip() == f"pip install '{spec}'"
+
+
+def test_accelerator_names_and_synthetic_gcp_types(cat):
+    _, _, task = sky(cat, "n1+t4x4", nodes=1)
+    assert "instance_type" not in task["resources"]  # n1+t4x4 is the catalog's own name
+    assert task["resources"]["accelerators"] == "T4:4"
+    _, _, task = sky(cat, "a3-megagpu-8g")
+    assert task["resources"]["accelerators"] == "H100-MEGA:8"
+    _, _, (_, dtask) = dstack(cat, "a2-highgpu-8g")
+    assert dtask["resources"]["gpu"] == "A100:40GB:8" and dtask["backends"] == ["gcp"]
+    known = {a.name for a in cat.accelerators}
+    assert set(ACCELERATOR_NAMES) <= known  # the table speaks catalog canonical names
+
+
+def test_user_errors_are_one_line_with_a_fix(cat):
+    with pytest.raises(UnknownNameError, match="Did you mean 'p5.48xlarge'"):
+        spec_for_instance(cat, "p5.48xlarg", 1)
+    with pytest.raises(LaunchError, match="at least 1"):
+        spec_for_instance(cat, "p5.48xlarge", 0)
+    with pytest.raises(UnknownNameError, match="region"):
+        spec_for_instance(cat, "p5.48xlarge", 1, region="mars-north-1")
+    with pytest.raises(LaunchError, match="do not cover"):
+        spec_for_instance(cat, "trn1.32xlarge", 1)
+    spec = spec_for_instance(cat, "p5.48xlarge", 1)
+    with pytest.raises(LaunchError, match="Did you mean 'dstack'"):
+        probes_launch(spec, "dstak", task_path="x.yml")
+    assert issubclass(LaunchError, GpuplanError)
+
+
+def test_output_is_deterministic_and_names_are_valid(cat):
+    a = sky(cat)[1].files[0].text
+    assert a == sky(cat)[1].files[0].text
+    assert list(load(a)) == ["name", "num_nodes", "resources", "envs", "setup", "run"]
+    name = run_name("gpuplan-probes", "Standard_ND96isr_H100_v5", 16)
+    assert len(name) <= 40 and name.endswith("-16n")
+    assert fleet_path("out/x.yaml") == "out/x-fleet.yaml"
