@@ -7,8 +7,9 @@ import datetime as dt
 
 import numpy as np
 
-from ._allocate import Allocation, _scopes, month_edges, month_shares, scope_label
+from ._allocate import Allocation
 from ._team import period_months
+from ._team_milp import _scopes, month_edges, month_shares, scope_label
 
 
 def _when(epoch: dt.date, hours: float) -> str:

@@ -49,7 +49,7 @@ def report_cmd(
     """Choose one plan per job under shared quotas and budgets (a MILP), and write the budget
     report: totals per team and month, a timeline, a burn chart and frozen prices."""
     from catalog import load_catalog
-    from planner._allocate import allocate
+    from planner import allocate_team as allocate
     from planner._report import FORMATS, compare_actuals, render
     from planner._team import TeamPlanError, load_actuals, load_team_plan
 
