@@ -3,7 +3,7 @@
 ``import catalog`` reads nothing; ``load_catalog()`` reads the active catalog on first use.
 """
 
-from ._csvio import write_text_atomic
+from ._csvio import write_bytes_atomic, write_text_atomic
 from ._errors import (
     CatalogError,
     CatalogFileError,
@@ -36,5 +36,5 @@ __all__ = [
     "STALE_AFTER_DAYS", "TOPOLOGIES", "Accelerator", "AcceleratorSummary", "Catalog",
     "CatalogError", "CatalogFileError", "GpuplanError", "InstanceType", "Offer", "OfferRow",
     "OverrideError", "UnknownNameError", "accelerator_summaries", "active_catalog_name",
-    "load_catalog", "select_offers", "write_text_atomic",
+    "load_catalog", "select_offers", "write_bytes_atomic", "write_text_atomic",
 ]

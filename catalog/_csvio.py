@@ -155,20 +155,25 @@ def format_table(records: Iterable[Any], spec: TableSpec) -> str:
     return buffer.getvalue()
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """``write_bytes_atomic`` for UTF-8 text."""
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_table(path: Path, records: Sequence[Any], spec: TableSpec) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -14,21 +13,6 @@ from . import _workload_opts as W
 from ._app import app, console, print_json
 
 _SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Readers see the old file or the new one, never half (as catalog.write_text_atomic)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @app.command("report")
@@ -43,6 +27,9 @@ def report_cmd(
                        "cost_usd: compare the plan with what was spent.")] = None,
     overrides: Annotated[str | None, typer.Option("--overrides", help="Price overrides YAML "
                          "applied before the team plan's own overrides.")] = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="Processes that plan different jobs in parallel (default: the CPU "
+        "count, at most 4).")] = None,
     assume: W.Assume = None,
     json_out: W.Json = False,
 ) -> None:
@@ -68,8 +55,11 @@ def report_cmd(
     cat = load_catalog(overrides=overrides or overrides_option_default())
     team = load_team_plan(Path(team_file), catalog=cat)
     spent = load_actuals(Path(actuals), team) if actuals else None
+    if workers is not None and workers < 1:
+        raise TeamPlanError("--workers must be at least 1. To fix: e.g. --workers 2")
     allocation = allocate(team, catalog=cat, assumptions=W.assumptions_from(assume),
-                          calibration=active_calibration(cat))
+                          calibration=active_calibration(cat),
+                          workers=workers or min(4, os.cpu_count() or 1))
     if json_out:
         data = allocation.as_dict()
         if spent is not None:
@@ -79,6 +69,8 @@ def report_cmd(
             return
     body = render(allocation, fmt, actuals=spent)
     if out:
+        from catalog import write_bytes_atomic
+
         write_bytes_atomic(Path(out).expanduser(), body)
         t = allocation.totals
         console(stderr=True).print(f"wrote {out}: {t['jobs']} jobs, ${t['cost_usd']:,.0f} "
