@@ -31,8 +31,11 @@ def streamlit_installed() -> bool:
 
 
 def launch_command(script: Path, args: list[str]) -> list[str]:
+    # The same settings as the repository's .streamlit/config.toml, which Streamlit only reads
+    # from the working directory: no usage-statistics calls (the app works offline) and no
+    # developer "Deploy" menu.
     return [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-            *args]
+            "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer", *args]
 
 
 @app.command("app", context_settings={"allow_extra_args": True,

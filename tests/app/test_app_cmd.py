@@ -23,7 +23,8 @@ def calls(monkeypatch):
 def test_it_runs_streamlit_on_the_checkouts_app_with_passthrough_arguments(calls):
     assert main(["app", "--server.port", "8502", "--theme.base", "dark"]) == 0
     assert calls == [[sys.executable, "-m", "streamlit", "run", str(APP),
-                      "--server.headless", "true", "--server.port", "8502",
+                      "--server.headless", "true", "--browser.gatherUsageStats", "false",
+                      "--client.toolbarMode", "viewer", "--server.port", "8502",
                       "--theme.base", "dark"]]
 
 
