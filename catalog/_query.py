@@ -115,6 +115,8 @@ class AcceleratorSummary:
     cheapest_spot_usd_per_gpu_hour: float | None
     clouds: tuple[str, ...]
     instance_types: int
+    cheapest_on_demand_flags: tuple[str, ...] = ()  # flags of the offer behind the price
+    cheapest_spot_flags: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         a = self.accelerator
@@ -128,6 +130,8 @@ class AcceleratorSummary:
             "intra_node_gb_per_s_per_gpu": a.intra_node_gb_per_s_per_gpu, "tdp_w": a.tdp_w,
             "cheapest_on_demand_usd_per_gpu_hour": _round(self.cheapest_on_demand_usd_per_gpu_hour),
             "cheapest_spot_usd_per_gpu_hour": _round(self.cheapest_spot_usd_per_gpu_hour),
+            "cheapest_on_demand_flags": list(self.cheapest_on_demand_flags),
+            "cheapest_spot_flags": list(self.cheapest_spot_flags),
             "clouds": list(self.clouds), "instance_types": self.instance_types,
             "unverified": list(a.unverified), "source": a.source,
         }
@@ -137,6 +141,7 @@ def accelerator_summaries(catalog: Catalog) -> list[AcceleratorSummary]:
     """One row per accelerator: specs plus the cheapest usable price per GPU-hour."""
     types = {t.key: t for t in catalog.instance_types}
     best: dict[tuple[str, str], float] = {}
+    best_flags: dict[tuple[str, str], tuple[str, ...]] = {}
     clouds: dict[str, set[str]] = {}
     counts: dict[str, int] = {}
     for t in catalog.instance_types:
@@ -148,9 +153,12 @@ def accelerator_summaries(catalog: Catalog) -> list[AcceleratorSummary]:
         t = types[(o.cloud, o.instance_type)]
         per_gpu = o.usd_per_hour / t.gpu_count
         k = (t.accelerator, o.pricing)
-        best[k] = min(best.get(k, math.inf), per_gpu)
+        if per_gpu < best.get(k, math.inf):
+            best[k], best_flags[k] = per_gpu, o.flags
     return [AcceleratorSummary(
         accelerator=a, cheapest_on_demand_usd_per_gpu_hour=best.get((a.name, "on_demand")),
         cheapest_spot_usd_per_gpu_hour=best.get((a.name, "spot")),
         clouds=tuple(sorted(clouds.get(a.name, ()))), instance_types=counts.get(a.name, 0),
+        cheapest_on_demand_flags=best_flags.get((a.name, "on_demand"), ()),
+        cheapest_spot_flags=best_flags.get((a.name, "spot"), ()),
     ) for a in catalog.accelerators]

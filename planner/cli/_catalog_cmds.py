@@ -88,10 +88,19 @@ def gpus_cmd(
             cell(a, "memory_bandwidth_gb_per_s", a.memory_bandwidth_gb_per_s),
             cell(a, "tflops_bf16", a.tflops_bf16), cell(a, "tflops_fp8", a.tflops_fp8),
             cell(a, "intra_node_gb_per_s_per_gpu", a.intra_node_gb_per_s_per_gpu),
-            _money(s.cheapest_on_demand_usd_per_gpu_hour),
-            _money(s.cheapest_spot_usd_per_gpu_hour), ",".join(s.clouds))
+            _money(s.cheapest_on_demand_usd_per_gpu_hour)
+            + ("!" if s.cheapest_on_demand_flags else ""),
+            _money(s.cheapest_spot_usd_per_gpu_hour) + ("!" if s.cheapest_spot_flags else ""),
+            ",".join(s.clouds))
     out = console()
     out.print(table)
+    flagged = sorted({f for s in rows for f in (*s.cheapest_on_demand_flags,
+                                               *s.cheapest_spot_flags)})
+    if flagged:
+        from catalog import OFFER_FLAGS
+
+        out.print("! the cheapest offer is flagged: " + "; ".join(
+            f"{f} = {OFFER_FLAGS[f]}" for f in flagged) + " (see `gpuplan offers --gpu NAME`)")
     out.print(catalog_banner(cat))
 
 
