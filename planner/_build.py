@@ -14,6 +14,7 @@ from ._units import parse_count
 from ._workload import DEFAULT_GLOBAL_BATCH_TOKENS, Architecture, Workload, infer_architecture
 
 ARCH_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")
+CHINCHILLA_TOKENS_PER_PARAM = 20  # compute-optimal tokens per parameter (arXiv:2203.15556)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,7 +27,7 @@ class WorkloadSpec:
     active_params: str | float | None = None
     experts: int | None = None
     experts_per_token: int | None = None
-    tokens: str | float = "1T"
+    tokens: str | float | None = None  # None: 20 tokens per active parameter
     seq_len: int | None = None
     global_batch_tokens: str | float | None = None
     precision: str = "bf16"
@@ -82,7 +83,13 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                      "--global-batch-tokens to change)")
     else:
         gbt = int(parse_count(spec.global_batch_tokens, "--global-batch-tokens"))
-    return Workload(arch=arch, tokens=parse_count(spec.tokens), seq_len=int(seq),
+    if spec.tokens in (None, ""):
+        tokens = CHINCHILLA_TOKENS_PER_PARAM * arch.params_active()
+        notes.append(f"tokens {tokens:.3g}: {CHINCHILLA_TOKENS_PER_PARAM} per active parameter, "
+                     "compute-optimal per Hoffmann et al. 2022 (--tokens to change)")
+    else:
+        tokens = parse_count(spec.tokens)
+    return Workload(arch=arch, tokens=tokens, seq_len=int(seq),
                     global_batch_tokens=gbt, precision=spec.precision,
                     optimizer=spec.optimizer, recompute=spec.recompute,
                     finetune=spec.finetune, lora_rank=spec.lora_rank, inferred=tuple(notes))

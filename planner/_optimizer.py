@@ -65,7 +65,7 @@ class Constraints:
         if not self.deadline_hours > 0:
             raise PlannerError("--deadline must be in the future. To fix: pass e.g. 14d")
         if self.max_gpus < 1:
-            raise PlannerError("--max-gpus must be at least 1")
+            raise PlannerError("--max-gpus must be at least 1. To fix: e.g. --max-gpus 256")
         if self.budget_usd is not None and self.budget_usd <= 0:
             raise PlannerError("--budget must be positive (USD). To fix: e.g. --budget 250000")
         if self.min_probability is not None and not 0 < self.min_probability <= 1:

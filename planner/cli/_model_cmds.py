@@ -22,7 +22,7 @@ def active_calibration(cat):
 def estimate_cmd(
     model: W.Model = None, config: W.Config = None, params: W.Params = None,
     active_params: W.ActiveParams = None, experts: W.Experts = None,
-    experts_per_token: W.ExpertsPerToken = None, tokens: W.Tokens = "1T",
+    experts_per_token: W.ExpertsPerToken = None, tokens: W.Tokens = None,
     seq_len: W.SeqLen = None, global_batch_tokens: W.GlobalBatch = None,
     precision: W.Precision = "bf16", optimizer: W.Optimizer = "adamw",
     recompute: W.Recompute = "auto", finetune: W.Finetune = "full", lora_rank: W.LoraRank = 16,
@@ -117,7 +117,7 @@ def print_estimate(est) -> None:
 def plan_cmd(
     model: W.Model = None, config: W.Config = None, params: W.Params = None,
     active_params: W.ActiveParams = None, experts: W.Experts = None,
-    experts_per_token: W.ExpertsPerToken = None, tokens: W.Tokens = "1T",
+    experts_per_token: W.ExpertsPerToken = None, tokens: W.Tokens = None,
     seq_len: W.SeqLen = None, global_batch_tokens: W.GlobalBatch = None,
     precision: W.Precision = "bf16", optimizer: W.Optimizer = "adamw",
     recompute: W.Recompute = "auto", finetune: W.Finetune = "full", lora_rank: W.LoraRank = 16,

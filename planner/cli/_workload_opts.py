@@ -17,7 +17,8 @@ ActiveParams = Annotated[str | None, typer.Option("--active-params", help="Activ
                          "per token for MoE (with --params).")]
 Experts = Annotated[int | None, typer.Option("--experts", help="MoE experts (with --params).")]
 ExpertsPerToken = Annotated[int | None, typer.Option("--experts-per-token")]
-Tokens = Annotated[str, typer.Option("--tokens", help="Training tokens: 2T, 300B, 2e12.")]
+Tokens = Annotated[str | None, typer.Option("--tokens", help="Training tokens: 2T, 300B, 2e12 "
+                   "(default: 20 per active parameter, Chinchilla-optimal).")]
 SeqLen = Annotated[int | None, typer.Option("--seq-len", help="Sequence length (default: the "
                    "model's pre-training context).")]
 GlobalBatch = Annotated[str | None, typer.Option("--global-batch-tokens", help="Tokens per "
