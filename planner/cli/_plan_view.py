@@ -42,8 +42,9 @@ def print_plan(result, constraints) -> None:
             f"P(finish by deadline) {r['deadline_probability']:.1%} · MFU {r['mfu']:.1%} · "
             f"goodput {r['goodput']:.1%}\nplan {_plan_text(r)} · memory "
             f"{r['memory_per_gpu_gib']:.1f} GiB/GPU")
+    body += f"\nprice ${r['usd_per_hour']:,.4g}/instance-h as of {r['price_as_of']}"
     if r["price_flags"]:
-        body += f"\nprice flags: {', '.join(r['price_flags'])} (as of {r['price_as_of']})"
+        body += f" · flags: {', '.join(r['price_flags'])}"
     out.print(Panel(body, title=f"Recommendation (deadline {_hours(constraints.deadline_hours)})"))
 
     def table(title: str, rows: list[dict]) -> Table:
