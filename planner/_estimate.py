@@ -59,6 +59,14 @@ def matmul_dtype(precision: str) -> str:
     return {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8"}[precision]
 
 
+def costable(acc, precision: str) -> bool:
+    """Whether the model has what it needs to time ``precision`` training on ``acc``."""
+    half = "fp16" if precision == "fp16" else "bf16"
+    peaks = (acc.peak_tflops(matmul_dtype(precision)) or PEAK_STAND_IN.get(acc.name),
+             acc.peak_tflops(half) or PEAK_STAND_IN.get(acc.name))
+    return all(peaks) and bool(acc.memory_gib) and bool(acc.memory_bandwidth_gb_per_s)
+
+
 def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
                    cal: Calibration = NO_CALIBRATION, *,
                    memory_gib: float | None = None) -> ClusterInputs:

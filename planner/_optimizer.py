@@ -32,6 +32,7 @@ from ._errors import PlannerError
 from ._estimate import (
     checkpoint_bytes,
     cluster_inputs,
+    costable,
     plan_grid,
     prune,
     run_model,
@@ -122,7 +123,6 @@ def usable_offers(catalog: Catalog, workload: Workload, c: Constraints) -> list[
     explicit = bool(c.gpus)
     rows = select_offers(catalog, gpus=c.gpus, clouds=c.clouds, regions=c.regions,
                          pricing=c.pricing, include_unpriced=False)
-    dtype = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8"}[workload.precision]
     out = []
     for r in rows:
         o, acc = r.offer, r.accelerator
@@ -130,11 +130,8 @@ def usable_offers(catalog: Catalog, workload: Workload, c: Constraints) -> list[
             continue
         if not explicit and acc.vendor not in GPU_VENDORS:
             continue  # TPU/Trainium/Gaudi only when asked for by --gpu
-        if not acc.memory_gib or not acc.memory_bandwidth_gb_per_s:
-            continue
-        if acc.peak_tflops(dtype) is None and acc.name != "A10G":
-            continue
-        out.append(o)
+        if costable(acc, workload.precision):
+            out.append(o)
     return out
 
 
