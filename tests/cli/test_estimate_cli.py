@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from probe_reports import h100_report
 
 from planner.cli import main
-from probes import SCHEMA_VERSION, ProbeReport, write_report_atomic
-from probes._schema import Environment, MatmulDtype, MatmulPoint, MatmulSection
+from probes import SCHEMA_VERSION, write_report_atomic
 
 ESTIMATE_KEYS = {"wall_clock_hours", "gpu_hours", "mfu", "model_tflops_per_gpu",
                  "memory_per_gpu_gib", "step_time_s", "steps", "goodput", "plan", "breakdown",
@@ -117,33 +117,8 @@ def test_estimate_from_a_config_json(capsys, tmp_path):
     assert json.loads(preset_out)["step_time_s"] == pytest.approx(data["step_time_s"])
 
 
-def h100_report(bf16_tflops: float) -> ProbeReport:
-    """A trimmed single-node H100 report: environment and a measured bf16 matmul."""
-    env = Environment(
-        hostname="node-0", cpu_count=192, platform="Linux-x86_64", python_version="3.11.7",
-        torch_version="2.5.1+cu124", cuda_version="12.4", nccl_version="2.21.5",
-        driver_version="550.54.15", device_type="cuda", gpu_model="NVIDIA H100 80GB HBM3",
-        gpu_count=8, gpu_memory_bytes=85_520_809_984, compute_capability="9.0",
-        sm_clock_mhz=1980, sm_clock_max_mhz=1980, memory_clock_mhz=2619,
-        memory_clock_max_mhz=2619, cloud="aws", instance_type="p5.48xlarge",
-        region="us-east-1", zone="us-east-1a", world_size=8, local_world_size=8, node_count=1)
-    matmul = MatmulSection(
-        device="cuda:0", timing="cuda_events", flop_convention="2*M*N*K", warmup_iters=5,
-        repeats=5, target_seconds_per_repeat=0.1, cache_bytes=52_428_800,
-        cache_bytes_source="device_properties", tf32_matmul_allowed=False,
-        cudnn_tf32_allowed=True, float32_matmul_precision="highest",
-        dtypes=(MatmulDtype(dtype="bf16", status="measured", best_tflops=bf16_tflops,
-                            best_shape=(8192, 8192, 8192)),),
-        points=(MatmulPoint(dtype="bf16", m=8192, n=8192, k=8192,
-                            seconds_median=2 * 8192**3 / (bf16_tflops * 1e12),
-                            tflops=bf16_tflops),))
-    return ProbeReport(schema_version=SCHEMA_VERSION, tool_version="0.1.0",
-                       created_utc="2026-01-31T12:00:00Z", quick=True, duration_seconds=12.0,
-                       environment=env, matmul=matmul)
-
-
 def test_probe_ingest_then_show_then_estimate_uses_it(capsys, tmp_path):
-    path = write_report_atomic(h100_report(600.0), tmp_path / "report.json")
+    path = write_report_atomic(h100_report(bf16_tflops=600.0), tmp_path / "report.json")
     code, out, err = run(capsys, "probe", "ingest", str(path))
     assert code == 0, err
     assert "report 1" in out and "calibrates H100-SXM5-80GB" in out and "bf16 600.0" in out

@@ -10,48 +10,17 @@ the packaged catalog at random prices; the workload is 1B parameters on 20B toke
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from small_catalog import OFFERS, make_offer, small_catalog, workload
 
-import catalog
-from planner import Assumptions, Constraints, WorkloadSpec, build_workload, plan
+from planner import Assumptions, Constraints, plan
 
-# (cloud, instance type, region, pricing, reference USD per instance-hour)
-POOL = (
-    ("aws", "p5.48xlarge", "us-east-1", "on_demand", 98.32),
-    ("aws", "p5.48xlarge", "us-east-1", "spot", 23.0),
-    ("aws", "p4d.24xlarge", "us-east-1", "on_demand", 32.77),
-    ("aws", "p4d.24xlarge", "us-west-2", "on_demand", 32.77),
-    ("aws", "p4d.24xlarge", "us-east-1", "spot", 8.0),
-    ("gcp", "a2-highgpu-8g", "us-central1", "on_demand", 29.39),
-    ("gcp", "a2-highgpu-8g", "us-central1", "spot", 11.54),
-    ("azure", "Standard_ND96asr_v4", "eastus", "on_demand", 27.20),
-    ("azure", "Standard_ND96asr_v4", "eastus", "spot", 3.0),
-)
+POOL = OFFERS  # reference prices; the strategies scale them
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 USABLE = Assumptions().usable_memory_fraction
-
-
-@functools.cache
-def packaged() -> catalog.Catalog:
-    return catalog.load_catalog("packaged")
-
-
-@functools.cache
-def workload():
-    return build_workload(WorkloadSpec(params="1B", tokens="20B"))
-
-
-def make_catalog(offers) -> catalog.Catalog:
-    cat = packaged()
-    return catalog.Catalog(name="test", path=cat.path, meta=cat.meta,
-                           accelerators=cat.accelerators, instance_types=cat.instance_types,
-                           offers=tuple(offers))
 
 
 @st.composite
@@ -64,9 +33,7 @@ def offer_sets(draw, min_size: int = 1, max_size: int = len(POOL)):
     for i in sorted(picks):
         cloud, itype, region, pricing, usd = POOL[i]
         factor = draw(st.sampled_from((1.0, 1.0, 0.5, 2.0)) | st.floats(0.5, 2.0))
-        base = next(o for o in packaged().offers
-                    if o.key == (cloud, itype, region, pricing))
-        out.append(dataclasses.replace(base, usd_per_hour=round(usd * factor, 4), flags=()))
+        out.append(make_offer(cloud, itype, region, pricing, round(usd * factor, 4)))
     return out
 
 
@@ -80,7 +47,7 @@ def best_cost(result) -> float:
 
 
 def run(offers, **constraints):
-    return plan(workload(), make_catalog(offers), Constraints(**constraints))
+    return plan(workload(), small_catalog(offers), Constraints(**constraints))
 
 
 @SETTINGS
@@ -120,7 +87,7 @@ def test_result_does_not_depend_on_offer_order(offers, deadline, gpus, p, data):
 @given(offers=offer_sets(), deadline=deadlines, gpus=max_gpus, p=probabilities,
        budget=st.none() | st.floats(100, 2000))
 def test_every_returned_plan_fits_and_meets_the_deadline(offers, deadline, gpus, p, budget):
-    cat = make_catalog(offers)
+    cat = small_catalog(offers)
     result = plan(workload(), cat, Constraints(deadline_hours=deadline, max_gpus=gpus,
                                                min_probability=p, budget_usd=budget))
     plans = list(result.candidates)
