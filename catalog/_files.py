@@ -1,0 +1,507 @@
+"""Reading and writing the user's files safely: the one place that knows the limits.
+
+Every file a user names (team plans, quotas, price overrides, model configs, actuals, report
+outputs) goes through here, so that a hostile or simply wrong file gives one line that says what
+is wrong and how to fix it — never a traceback, never a hang, never an exhausted memory:
+
+    read_user_text      regular files only (stat before open: never /dev/zero, a FIFO, a socket),
+                        at most ``max_bytes``, UTF-8 with the offset of the first bad byte
+    load_yaml_text      safe_load that keeps dates as strings (our code validates them), bounds
+                        nesting depth and alias expansion (billion laughs), rejects duplicate keys
+    load_json_text      bounded depth, no NaN/Infinity, no 400-digit numbers, no duplicate keys
+    check_output_path   refuses '', directories, devices, FIFOs, sockets, a missing or read-only
+                        directory
+    write_bytes_atomic  temp file in the target's directory, fsync, rename: readers see the old
+    write_text_atomic   file or the new one; new files get the user's umask, not 0600
+
+All failures are ``CatalogFileError`` (a ``GpuplanError``), whose message ends "To fix: …".
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import re
+import secrets
+import stat
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ._errors import CatalogFileError
+
+MAX_USER_FILE_BYTES = 4 * 2**20
+# A number with more digits than this is not a size, a price or a count; Python would also
+# spend quadratic time converting it (CVE-2020-10735), so refuse it before converting.
+MAX_NUMBER_DIGITS = 40
+# Nodes a YAML document may expand to once aliases are followed. A team plan has hundreds;
+# "billion laughs" expands nine aliases into 10^9 strings.
+MAX_YAML_EXPANDED_NODES = 100_000
+
+
+def _fail(message: str) -> CatalogFileError:
+    return CatalogFileError(message)
+
+
+def _describe_mode(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ENOENT:
+        return "no such file"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.ENOSPC:
+        return "disk full"
+    if exc.errno == errno.EROFS:
+        return "read-only file system"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "file name too long"
+    if exc.errno == errno.ENOTDIR:
+        return "a part of the path is not a directory"
+    if exc.errno == errno.ELOOP:
+        return "too many levels of symbolic links"
+    return exc.strerror or type(exc).__name__
+
+
+def _as_path(path: str | os.PathLike[str], *, what: str, fix: str) -> Path:
+    raw = os.fspath(path) if isinstance(path, str | os.PathLike) else path
+    if not isinstance(raw, str):
+        raise _fail(f"{what}: expected a file path, got {type(raw).__name__}. To fix: {fix}")
+    if raw.strip() == "":
+        raise _fail(f"{what}: the path is empty. To fix: {fix}")
+    if "\x00" in raw:
+        raise _fail(f"{what}: the path contains a NUL character. To fix: {fix}")
+    return Path(raw)
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+def read_user_text(path: str | os.PathLike[str], *, what: str,
+                   max_bytes: int = MAX_USER_FILE_BYTES) -> str:
+    """The UTF-8 text of the regular file ``path`` (a leading BOM dropped).
+
+    ``what`` names the file for messages ("team plan", "quota file"). Refuses anything that is
+    not a regular file *before* opening it, since opening a FIFO blocks and reading /dev/zero
+    never ends; reads at most ``max_bytes + 1`` bytes whatever the file claims its size is.
+    """
+    fix_path = "give the path of an existing file."
+    p = _as_path(path, what=what, fix=fix_path)
+    try:
+        st = os.stat(p)
+    except OSError as exc:
+        raise _fail(f"{what} {p}: cannot read it ({_os_reason(exc)}). To fix: {fix_path}") from None
+    kind = _describe_mode(st.st_mode)
+    if kind is not None:
+        raise _fail(f"{what} {p}: is {kind}, not a regular file. To fix: {fix_path}")
+    limit = _size(max_bytes)
+    if st.st_size > max_bytes:
+        raise _fail(f"{what} {p}: is {st.st_size:,} bytes, more than the {limit} allowed. "
+                    f"To fix: give the right file (this one is too large to be a {what}).")
+    # O_NONBLOCK: if the file was swapped for a FIFO after the stat, open must not hang.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(p, flags)
+    except OSError as exc:
+        raise _fail(f"{what} {p}: cannot read it ({_os_reason(exc)}). To fix: {fix_path}") from None
+    try:
+        kind = _describe_mode(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise _fail(f"{what} {p}: is {kind}, not a regular file. To fix: {fix_path}")
+        chunks, remaining = [], max_bytes + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    except OSError as exc:
+        raise _fail(f"{what} {p}: cannot read it ({_os_reason(exc)}). To fix: {fix_path}") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        raise _fail(f"{what} {p}: is larger than the {limit} allowed. To fix: give the right "
+                    f"file (this one is too large to be a {what}).")
+    return decode_user_bytes(data, what=f"{what} {p}")
+
+
+def decode_user_bytes(data: bytes, *, what: str) -> str:
+    """``data`` as UTF-8 (BOM dropped), or an error naming the first bad byte and its line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise _fail(f"{what}: is not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset "
+                    f"{exc.start}, line {line}). To fix: save the file as UTF-8.") from None
+    return text.removeprefix("\ufeff")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n:,} bytes"
+
+
+# --- YAML ----------------------------------------------------------------------------------
+
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+class _SafeLoader(yaml.SafeLoader):
+    """SafeLoader with dates kept as strings, bounded nesting and no duplicate keys.
+
+    Dates stay strings because PyYAML's timestamp constructor raises a bare ValueError on
+    ``2027-02-30`` (a traceback, before our validation can say which field is wrong).
+    """
+
+    max_depth = 32
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
+        # The composer is recursive; refusing depth here comes before Python's recursion limit.
+        self._depth += 1
+        try:
+            if self._depth > self.max_depth:
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(
+                    None, None, f"nesting deeper than {self.max_depth} levels", mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):  # noqa: ANN001
+        if isinstance(node, yaml.MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE or not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key = (key_node.tag, key_node.value)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node):  # noqa: ANN001
+        _check_digits(node)
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node):  # noqa: ANN001
+        _check_digits(node)
+        return super().construct_yaml_float(node)
+
+
+def _check_digits(node: yaml.ScalarNode) -> None:
+    digits = sum(c.isdigit() for c in str(node.value))
+    if digits > MAX_NUMBER_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"a {digits}-digit number (at most {MAX_NUMBER_DIGITS} digits)",
+            node.start_mark)
+
+
+# Copy the resolver table before editing it: it is shared with yaml.SafeLoader otherwise.
+_SafeLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_SafeLoader.add_constructor(_TIMESTAMP, yaml.SafeLoader.construct_yaml_str)
+_SafeLoader.add_constructor("tag:yaml.org,2002:int", _SafeLoader.construct_yaml_int)
+_SafeLoader.add_constructor("tag:yaml.org,2002:float", _SafeLoader.construct_yaml_float)
+
+
+def _check_expansion(node: yaml.Node, *, what: str) -> None:
+    """Refuse a document whose aliases expand to too many nodes, or refer to themselves."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    # Iterative post-order walk; aliases make the node graph a DAG (or a cycle), so memoise.
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+    while stack:
+        current, done = stack.pop()
+        key = id(current)
+        children: list[yaml.Node] = []
+        if isinstance(current, yaml.SequenceNode):
+            children = list(current.value)
+        elif isinstance(current, yaml.MappingNode):
+            children = [n for pair in current.value for n in pair]
+        if done:
+            active.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+            if sizes[key] > MAX_YAML_EXPANDED_NODES:
+                mark = current.start_mark
+                raise _fail(f"{what}: expands to more than {MAX_YAML_EXPANDED_NODES:,} values "
+                            f"through aliases (line {mark.line + 1}). To fix: write the values "
+                            "out, or use fewer nested aliases.")
+            continue
+        if key in sizes:
+            continue
+        if key in active:
+            mark = current.start_mark
+            raise _fail(f"{what}: an alias refers to the value that contains it (line "
+                        f"{mark.line + 1}). To fix: remove the recursive alias.")
+        active.add(key)
+        stack.append((current, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+
+
+def load_yaml_text(text: str, *, what: str, max_depth: int = 32) -> Any:
+    """The data in YAML ``text``: plain dicts, lists, strings (dates too), numbers, booleans.
+
+    Errors name ``what`` with the line and column of the problem.
+    """
+    loader_class = type("_BoundedLoader", (_SafeLoader,), {"max_depth": max_depth})
+    try:
+        # The reader checks every character while it is constructed: a NUL fails here.
+        loader = loader_class(text)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise _fail(f"{what}: invalid YAML at line {line}: character #x{exc.character:04x} is "
+                    "not allowed in YAML. To fix: remove it (is this a binary file?).") from None
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node, what=what)
+        return loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = exc.problem or exc.context or "malformed YAML"
+        raise _fail(f"{what}: invalid YAML{where}: {problem}. To fix: correct the file "
+                    "(quote values that contain ':' or '#').") from None
+    except yaml.YAMLError as exc:
+        raise _fail(f"{what}: invalid YAML: {_one_line(exc)}. To fix: correct the file.") from None
+    except (ValueError, OverflowError, RecursionError) as exc:
+        # PyYAML's int constructor on a 5000-digit number, for example.
+        raise _fail(f"{what}: invalid YAML value ({_one_line(exc)}). To fix: correct the "
+                    "file.") from None
+    finally:
+        loader.dispose()
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+# --- JSON ----------------------------------------------------------------------------------
+
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+def _json_depth_ok(text: str, max_depth: int) -> int | None:
+    """The offset where ``text`` nests deeper than ``max_depth``, or None.
+
+    json's scanner is recursive; checking first keeps a 100,000-deep array from reaching
+    Python's recursion limit at all.
+    """
+    depth = 0
+    for match in _JSON_TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > max_depth:
+                return match.start()
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def load_json_text(text: str, *, what: str, max_depth: int = 64) -> Any:
+    """The data in JSON ``text``.
+
+    Refuses NaN/Infinity, numbers of more than 40 digits or beyond a float's range, duplicate
+    keys and nesting deeper than ``max_depth``.
+    """
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a number JSON allows")
+
+    def parse_int(raw: str) -> int:
+        if len(raw.lstrip("-")) > MAX_NUMBER_DIGITS:
+            raise ValueError(f"a {len(raw)}-digit number")
+        return int(raw)
+
+    def parse_float(raw: str) -> float:
+        if len(raw) > 4 * MAX_NUMBER_DIGITS:
+            raise ValueError(f"a {len(raw)}-character number")
+        value = float(raw)
+        if not math.isfinite(value):
+            raise ValueError(f"{raw} is too large for a number")
+        return value
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in items:
+            if key in result:
+                raise ValueError(f"duplicate key {key!r}")
+            result[key] = value
+        return result
+
+    offset = _json_depth_ok(text, max_depth)
+    if offset is not None:
+        line = text.count("\n", 0, offset) + 1
+        raise _fail(f"{what}: nesting deeper than {max_depth} levels at line {line}. To fix: "
+                    "give the right file (a config is only a few levels deep).")
+    try:
+        return json.loads(text, parse_constant=constant, parse_int=parse_int,
+                          parse_float=parse_float, object_pairs_hook=pairs)
+    except json.JSONDecodeError as exc:
+        raise _fail(f"{what}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
+                    f"{exc.msg}. To fix: correct the file.") from None
+    except (ValueError, RecursionError) as exc:
+        raise _fail(f"{what}: invalid JSON ({_one_line(exc)}). To fix: correct the "
+                    "file.") from None
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
+    """The path to write ``what`` to, after refusing what cannot (or must not) be replaced.
+
+    A symbolic link is followed, so the file it points to is replaced, not the link.
+    """
+    fix = "give the path of a file to create or replace."
+    p = _as_path(path, what=what, fix=fix)
+    try:
+        if p.is_symlink():
+            p = Path(os.path.realpath(p))
+        st = os.stat(p)
+    except (FileNotFoundError, NotADirectoryError):
+        st = None  # the directory checks below say what is missing
+    except OSError as exc:
+        raise _fail(f"{what} {p}: cannot write it ({_os_reason(exc)}). To fix: {fix}") from None
+    if st is not None:
+        kind = _describe_mode(st.st_mode)
+        if kind is not None:
+            hint = "give a file name inside that directory." if kind == "a directory" else fix
+            raise _fail(f"{what} {p}: is {kind}; refusing to replace it. To fix: {hint}")
+        if not os.access(p, os.W_OK):
+            raise _fail(f"{what} {p}: the file is read-only. To fix: make it writable "
+                        f"(chmod u+w {p}) or choose another path.")
+    parent = p.parent
+    try:
+        parent_st = os.stat(parent)
+    except NotADirectoryError:
+        raise _fail(f"{what} {p}: a part of {parent} is not a directory. To fix: {fix}") from None
+    except FileNotFoundError:
+        raise _fail(f"{what} {p}: the directory {parent} does not exist. To fix: create it "
+                    f"(mkdir -p {parent}) or choose another path.") from None
+    except OSError as exc:
+        raise _fail(f"{what} {p}: cannot use the directory {parent} ({_os_reason(exc)}). "
+                    f"To fix: {fix}") from None
+    if not stat.S_ISDIR(parent_st.st_mode):
+        raise _fail(f"{what} {p}: {parent} is not a directory. To fix: {fix}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise _fail(f"{what} {p}: the directory {parent} is read-only for you. To fix: "
+                    "choose a writable location.")
+    return p
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *,
+                       what: str = "output file") -> Path:
+    """Write ``data`` to ``path``; readers see the old file or the new one, never half.
+
+    A new file gets the mode ``open()`` would give it (0666 less the umask); a replaced file
+    keeps its mode. Returns the path written.
+    """
+    target = check_output_path(path, what=what)
+    try:
+        existing_mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        existing_mode = None
+    except OSError as exc:
+        raise _fail(f"{what} {target}: cannot write it ({_os_reason(exc)}).") from None
+    fd, tmp = _create_temp(target, what=what)
+    try:
+        try:
+            if existing_mode is not None:
+                os.fchmod(fd, existing_mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        # Re-check just before the rename: it must never replace a device or FIFO that
+        # appeared since check_output_path looked.
+        try:
+            kind = _describe_mode(os.stat(target).st_mode)
+        except FileNotFoundError:
+            kind = None
+        if kind is not None:
+            raise _fail(f"{what} {target}: is {kind}; refusing to replace it. To fix: give "
+                        "the path of a file to create or replace.")
+        os.replace(tmp, target)
+    except OSError as exc:
+        _unlink_quietly(tmp)
+        raise _fail(f"{what} {target}: cannot write it ({_os_reason(exc)}). To fix: free "
+                    "space or choose another location.") from None
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    _fsync_directory(target.parent)
+    return target
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str, *,
+                      what: str = "output file") -> Path:
+    """``write_bytes_atomic`` for UTF-8 text."""
+    return write_bytes_atomic(path, text.encode("utf-8"), what=what)
+
+
+def _create_temp(target: Path, *, what: str) -> tuple[int, str]:
+    # Not tempfile.mkstemp: it creates files 0600. os.open(..., 0o666) lets the kernel apply
+    # the user's umask, without reading (and racing on) the process-wide umask.
+    stem = target.name[:120]
+    for _ in range(16):
+        tmp = str(target.parent / f".{stem}.{secrets.token_hex(6)}.tmp")
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _fail(f"{what} {target}: cannot create a file in {target.parent} "
+                        f"({_os_reason(exc)}). To fix: choose a writable location.") from None
+    raise _fail(f"{what} {target}: cannot create a temporary file in {target.parent}. "
+                "To fix: remove stale .*.tmp files there.")
+
+
+def _unlink_quietly(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def _fsync_directory(directory: Path) -> None:
+    # Makes the rename durable; best effort (some file systems refuse fsync on directories).
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
