@@ -2,24 +2,30 @@
 
 Each table is described once by a ``TableSpec`` (column name → codec). Reading checks the
 header, converts every cell and builds the record; any failure names the file, line, column
-and what was expected. Writing goes to a temporary file in the target directory which is then
-renamed over the target, so a reader never sees half a file.
+and what was expected. A column whose record field has a default may be absent (a catalog
+written before the field existed still loads). Writing goes through ``_files`` (temporary file
+in the target directory, fsync, rename), so a reader never sees half a file.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as _dt
 import io
-import os
-import tempfile
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from ._errors import CatalogFileError
+from ._files import read_user_text, write_text_atomic
 from ._records import Accelerator, InstanceType, Offer, RecordError
+
+# A catalog table is a few MiB (the packaged offers.csv is the largest); anything this size is
+# not one, and reading it whole would only exhaust memory.
+MAX_TABLE_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +36,18 @@ class Codec:
 
 
 def _parse_float(raw: str) -> float:
-    return float(raw)
+    value = float(raw)
+    if not math.isfinite(value):  # "nan", "inf" parse as floats; no catalog value may be one
+        raise ValueError(raw)
+    return value
+
+
+def _parse_bool(raw: str) -> bool:
+    if raw.lower() in ("true", "1", "yes"):
+        return True
+    if raw.lower() in ("false", "0", "no", ""):
+        return False
+    raise ValueError(raw)
 
 
 def _fmt_float(value: float) -> str:
@@ -54,6 +71,7 @@ TAGS = Codec(
     lambda raw: tuple(t for t in raw.split(";") if t),
     lambda tags: ";".join(tags),
 )
+BOOL = Codec("true or false", _parse_bool, lambda b: "true" if b else "false")
 OPT_INT = _optional(INT)
 OPT_FLOAT = _optional(FLOAT)
 
@@ -62,6 +80,7 @@ OPT_FLOAT = _optional(FLOAT)
 class TableSpec:
     record: type
     columns: tuple[tuple[str, Codec], ...]
+    defaults: dict  # column → default value, for columns that may be absent
 
     @property
     def header(self) -> tuple[str, ...]:
@@ -74,7 +93,11 @@ def _spec(record: type, codecs: dict[str, Codec]) -> TableSpec:
     missing = set(names) ^ set(codecs)
     if missing:  # a programming error, caught by the tests
         raise AssertionError(f"{record.__name__} spec out of sync with fields: {missing}")
-    return TableSpec(record, tuple((n, codecs[n]) for n in names))
+    defaults = {f.name: f.default for f in fields(record)
+                if f.default is not dataclasses.MISSING}
+    defaults.update({f.name: f.default_factory() for f in fields(record)
+                     if f.default_factory is not dataclasses.MISSING})
+    return TableSpec(record, tuple((n, codecs[n]) for n in names), defaults)
 
 
 ACCELERATORS = _spec(Accelerator, {
@@ -95,33 +118,38 @@ INSTANCE_TYPES = _spec(InstanceType, {
 
 OFFERS = _spec(Offer, {
     "cloud": TEXT, "instance_type": TEXT, "region": TEXT, "pricing": TEXT,
-    "usd_per_hour": OPT_FLOAT, "usd_per_hour_zone_median": OPT_FLOAT, "zone": TEXT,
-    "zone_count": INT, "interruption_rate_per_hour": OPT_FLOAT, "as_of": DATE, "source": TEXT,
-    "flags": TAGS,
+    "usd_per_hour": OPT_FLOAT, "usd_per_hour_zone_median": OPT_FLOAT,
+    "usd_per_hour_zone_mean": OPT_FLOAT, "usd_per_hour_zone_max": OPT_FLOAT, "zone": TEXT,
+    "zone_count": INT, "term_hours": OPT_FLOAT, "offering_class": TEXT, "upfront": TEXT,
+    "interruption_rate_per_hour": OPT_FLOAT, "interruption_bucket": TEXT, "as_of": DATE,
+    "as_of_approximate": BOOL, "source": TEXT, "flags": TAGS, "flag_reasons": TEXT,
 })
 
 
 def read_table(path: Path, spec: TableSpec, text: str | None = None) -> list[Any]:
     """Parse ``path`` (or ``text``, reported as ``path``) into records of ``spec``."""
     if text is None:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CatalogFileError(
-                f"{path}: cannot read catalog file ({exc.strerror}). To fix: reinstall gpuplan "
-                "or run `gpuplan catalog use packaged`."
-            ) from None
+        text = read_user_text(path, what="catalog file", max_bytes=MAX_TABLE_BYTES)
+    try:
+        return _parse(path, spec, text)
+    except csv.Error as exc:  # a NUL byte, an unterminated quote at the end
+        raise CatalogFileError(f"{path}: malformed CSV ({exc}). To fix: run `gpuplan catalog "
+                               "use packaged`, or `gpuplan catalog refresh`") from None
+
+
+def _parse(path: Path, spec: TableSpec, text: str) -> list[Any]:
     reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader)
     except StopIteration:
         raise CatalogFileError(f"{path}: file is empty; expected a header row "
-                               f"{','.join(spec.header)}") from None
-    missing = [c for c in spec.header if c not in header]
+                               f"{','.join(spec.header)}. To fix: run `gpuplan catalog use "
+                               "packaged`") from None
+    missing = [c for c in spec.header if c not in header and c not in spec.defaults]
     if missing:
         raise CatalogFileError(f"{path}:1: missing columns {missing}; expected header "
                                f"{','.join(spec.header)}")
-    index = {name: header.index(name) for name in spec.header}
+    index = {name: header.index(name) for name in spec.header if name in header}
     records = []
     for row in reader:
         line = reader.line_num
@@ -132,6 +160,9 @@ def read_table(path: Path, spec: TableSpec, text: str | None = None) -> list[Any
                                    f"{len(row)}")
         values = {}
         for name, codec in spec.columns:
+            if name not in index:
+                values[name] = spec.defaults[name]
+                continue
             raw = row[index[name]].strip()
             try:
                 values[name] = codec.parse(raw)
@@ -155,26 +186,5 @@ def format_table(records: Iterable[Any], spec: TableSpec) -> str:
     return buffer.getvalue()
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """``write_bytes_atomic`` for UTF-8 text."""
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
 def write_table(path: Path, records: Sequence[Any], spec: TableSpec) -> None:
-    write_text_atomic(path, format_table(records, spec))
+    write_text_atomic(path, format_table(records, spec), what="catalog table")

@@ -15,20 +15,30 @@ Units:
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from dataclasses import dataclass, field
 
-CLOUDS: tuple[str, ...] = ("aws", "gcp", "azure")
+from ._clouds import CLOUDS
 
 # One definition of the pricing models; everything else (CLI choices, CSV validation) reads it.
-PRICING_MODELS: tuple[str, ...] = (
-    "on_demand",
-    "spot",
-    "reserved_1y",
-    "reserved_3y",
-    "committed_1y",
-    "committed_3y",
-    "capacity_block",
-)
+# A commitment's term is part of its price: a 1-year reservation bills all 8,760 hours whether
+# the capacity is used or not. AWS and GCP both count a year as 365 days (8,760 h), three years
+# as 26,280 h (AWS reserved-instance pricing page: "1 year = 8,760 hours"; the reference
+# README). Capacity Blocks are bought in whole days (docs.aws.amazon.com/AWSEC2/latest/
+# UserGuide/ec2-capacity-blocks.html: 1-14 days in 1-day steps): the shortest term is 24 h.
+PRICING_TERM_HOURS: dict[str, float | None] = {
+    "on_demand": None,
+    "spot": None,
+    "reserved_1y": 8760.0,
+    "reserved_3y": 26280.0,
+    "committed_1y": 8760.0,
+    "committed_3y": 26280.0,
+    "capacity_block": 24.0,
+}
+PRICING_MODELS: tuple[str, ...] = tuple(PRICING_TERM_HOURS)
+RESERVED_MODELS: tuple[str, ...] = ("reserved_1y", "reserved_3y")
+OFFERING_CLASSES: tuple[str, ...] = ("standard", "convertible")  # AWS RI offering classes
+UPFRONT_OPTIONS: tuple[str, ...] = ("none", "partial", "all")  # No/Partial/All Upfront
 
 DTYPES: tuple[str, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 
@@ -52,19 +62,32 @@ FABRICS: tuple[str, ...] = (
     "ethernet",
 )
 
-# Offer flags. A flag in PRICE_UNUSABLE_FLAGS means the price must not be used to cost a plan.
+# Offer flags: why a price must not be trusted. Every flag except those in INFORMATIONAL_FLAGS
+# makes ``Offer.price_usable`` False, so the planner never costs a plan with it unless asked.
 OFFER_FLAGS: dict[str, str] = {
     "price_unknown": "no price for this machine in the snapshot (host-only price withheld)",
     "host_price_missing": "price is the accelerators' only; the host VM price is not included",
     "suspect_price": "price disagrees with the cloud's published pricing; verify before use",
     "pre_cut_list_price": "list price from before a known price cut; refresh or override",
     "spot_not_below_on_demand": "spot price is not below on-demand",
+    "spot_discount_below_documented": "spot is a larger fraction of on-demand than the cloud's "
+                                      "documented spot discounts allow",
+    "price_outlier": "per-accelerator price far from the same instance type's price in the "
+                     "cloud's other regions (robust z-score beyond 3.5)",
+    "price_above_ceiling": "per-GPU price above any plausible list price",
+    "placeholder_price": "the source's placeholder, not a price (700 $/slice-hour TPU, host "
+                         "price 0, $0)",
     "no_spot_offer": "source listed spot equal to on-demand: no real spot offer",
+    "expired": "a dated rate whose validity period has ended",
+    "retired": "the cloud has retired this instance type",
     "overridden": "price replaced or discounted by your overrides file",
     "gpu_count_corrected": "the source's GPU count was wrong and was corrected",
 }
-PRICE_UNUSABLE_FLAGS: frozenset[str] = frozenset(
-    {"price_unknown", "host_price_missing", "no_spot_offer"})
+INFORMATIONAL_FLAGS: frozenset[str] = frozenset({"overridden", "gpu_count_corrected"})
+PRICE_UNUSABLE_FLAGS: frozenset[str] = frozenset(OFFER_FLAGS) - INFORMATIONAL_FLAGS
+# A price of None needs one of these: they say why there is no number.
+NO_PRICE_FLAGS: frozenset[str] = frozenset(
+    {"price_unknown", "host_price_missing", "no_spot_offer", "placeholder_price"})
 
 
 class RecordError(ValueError):
@@ -181,47 +204,115 @@ class Offer:
     """A price for one instance type in one region under one pricing model.
 
     ``usd_per_hour`` is the price per instance-hour used for planning. For spot, which differs
-    by zone, it is the cheapest zone (``zone`` names it) and ``usd_per_hour_zone_median`` keeps
-    the median across the region's ``zone_count`` zones.
+    by zone, it is the cheapest zone (``zone`` names it when known); ``usd_per_hour_zone_median``,
+    ``_mean`` and ``_max`` describe the spread over the region's ``zone_count`` zones where the
+    source gives them.
+
+    Commitments (``reserved_*``, ``committed_*``, ``capacity_block``) carry ``term_hours``, the
+    hours the commitment bills whatever is used (filled in from the pricing model), and their
+    ``usd_per_hour`` is the *amortised* effective rate: (upfront fee + hourly fee × term) /
+    term. AWS reservations also name their ``offering_class`` (standard / convertible) and
+    ``upfront`` payment option (none / partial / all); each combination is an offer of its own.
+
+    ``as_of`` is the date the price was observed, with ``as_of_approximate`` True when the
+    source is undated and the date was inferred; ``source`` names where it came from.
+    ``interruption_rate_per_hour`` (spot only) is the expected interruptions per
+    instance-hour when the cloud publishes a figure, derived from ``interruption_bucket``
+    (the AWS Spot Instance Advisor's monthly bucket, e.g. "<5%"); None means "use the cloud's
+    default" (``CLOUDS[cloud].spot_interruptions_per_hour``). ``flags`` say why a price must
+    not be trusted (``OFFER_FLAGS``), and ``flag_reasons`` give the specifics.
     """
 
     cloud: str
     instance_type: str
     region: str
     pricing: str  # one of PRICING_MODELS
-    usd_per_hour: float | None  # None only with a PRICE_UNUSABLE flag
+    usd_per_hour: float | None  # None only with a NO_PRICE flag
     usd_per_hour_zone_median: float | None = None
+    usd_per_hour_zone_mean: float | None = None
+    usd_per_hour_zone_max: float | None = None
     zone: str = ""
     zone_count: int = 0
+    term_hours: float | None = None  # filled from PRICING_TERM_HOURS when not given
+    offering_class: str = ""  # reserved_* on AWS: one of OFFERING_CLASSES
+    upfront: str = ""  # reserved_* on AWS: one of UPFRONT_OPTIONS
     interruption_rate_per_hour: float | None = None  # spot only; None: the cloud's default
+    interruption_bucket: str = ""  # spot only: the cloud's published bucket, as published
     as_of: _dt.date
+    as_of_approximate: bool = False
     source: str
     flags: tuple[str, ...] = field(default=())
+    flag_reasons: str = ""  # "flag: why; flag: why" for the flags above
 
     def __post_init__(self) -> None:
         where = f"offer {self.cloud}/{self.instance_type}/{self.region}/{self.pricing}"
         _require(self.cloud in CLOUDS, f"{where}: unknown cloud {self.cloud!r}")
         _require(self.pricing in PRICING_MODELS,
                  f"{where}: pricing must be one of {PRICING_MODELS}")
+        _require(bool(self.instance_type.strip()), f"{where}: instance type is empty")
         _require(bool(self.region.strip()), f"{where}: region is empty")
         _require(bool(self.source.strip()), f"{where}: source is empty")
         unknown = [f for f in self.flags if f not in OFFER_FLAGS]
         _require(not unknown, f"{where}: unknown flags {unknown}")
         if self.usd_per_hour is None:
-            _require(bool(PRICE_UNUSABLE_FLAGS & set(self.flags)),
-                     f"{where}: a missing price needs one of the flags "
-                     f"{sorted(PRICE_UNUSABLE_FLAGS)}")
+            _require(bool(NO_PRICE_FLAGS & set(self.flags)),
+                     f"{where}: a missing price needs one of the flags {sorted(NO_PRICE_FLAGS)}")
         else:
-            _require(self.usd_per_hour > 0, f"{where}: usd_per_hour must be > 0, "
-                     f"got {self.usd_per_hour}")
-        _require(self.interruption_rate_per_hour is None or self.interruption_rate_per_hour >= 0,
-                 f"{where}: interruption_rate_per_hour must be >= 0")
+            _require(math.isfinite(self.usd_per_hour) and self.usd_per_hour > 0,
+                     f"{where}: usd_per_hour must be a finite number > 0, got "
+                     f"{self.usd_per_hour}")
+        for name in ("usd_per_hour_zone_median", "usd_per_hour_zone_mean",
+                     "usd_per_hour_zone_max"):
+            value = getattr(self, name)
+            _require(value is None or (math.isfinite(value) and value > 0),
+                     f"{where}: {name} must be a finite number > 0 or empty, got {value}")
+        _require(self.zone_count >= 0, f"{where}: zone_count must be >= 0")
+        term = PRICING_TERM_HOURS[self.pricing]
+        if self.term_hours is None:
+            object.__setattr__(self, "term_hours", term)
+        elif term is None:
+            raise RecordError(f"{where}: term_hours is only for commitments, got "
+                              f"{self.term_hours}")
+        else:
+            _require(math.isfinite(self.term_hours) and self.term_hours > 0,
+                     f"{where}: term_hours must be > 0, got {self.term_hours}")
+        reserved = self.pricing in RESERVED_MODELS
+        _require(self.offering_class in (*OFFERING_CLASSES, "") and
+                 (reserved or not self.offering_class),
+                 f"{where}: offering_class {self.offering_class!r} must be one of "
+                 f"{OFFERING_CLASSES} and only on reserved_* offers")
+        _require(self.upfront in (*UPFRONT_OPTIONS, "") and (reserved or not self.upfront),
+                 f"{where}: upfront {self.upfront!r} must be one of {UPFRONT_OPTIONS} and "
+                 "only on reserved_* offers")
+        spot = self.pricing == "spot"
+        rate = self.interruption_rate_per_hour
+        _require(rate is None or (spot and math.isfinite(rate) and rate >= 0),
+                 f"{where}: interruption_rate_per_hour must be >= 0 and only on spot offers")
+        _require(spot or not self.interruption_bucket,
+                 f"{where}: interruption_bucket is only for spot offers")
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.cloud, self.instance_type, self.region, self.pricing)
+    def option(self) -> str:
+        """What tells apart several offers of one pricing model: 'standard/none' for an AWS
+        standard No Upfront reservation; '' for every other offer."""
+        if not (self.offering_class or self.upfront):
+            return ""
+        return f"{self.offering_class or '-'}/{self.upfront or '-'}"
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """(cloud, instance type, region, pricing model), unique in a catalog — with the
+        ``option`` appended for the offers that have one (AWS reservations: several offers
+        share a pricing model), so every other offer keeps its four-part key."""
+        base = (self.cloud, self.instance_type, self.region, self.pricing)
+        option = self.option
+        return (*base, option) if option else base
 
     @property
     def price_usable(self) -> bool:
-        """Whether this price may be used to cost a plan."""
+        """Whether this price may be used to cost a plan: known, and no flag against it."""
         return self.usd_per_hour is not None and not (PRICE_UNUSABLE_FLAGS & set(self.flags))
+
+    @property
+    def unusable_flags(self) -> tuple[str, ...]:
+        return tuple(f for f in self.flags if f in PRICE_UNUSABLE_FLAGS)

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from catalog import CatalogFileError, Offer
+from catalog import PRICING_TERM_HOURS, CatalogFileError, Offer
 from catalog._csvio import OFFERS, format_table, read_table
 from catalog._load import read_catalog_dir
 from catalog._paths import packaged_catalog_dir
@@ -22,7 +22,7 @@ def _copy_packaged(tmp_path):
 
 def test_packaged_catalog_loads_and_cross_checks():
     cat = read_catalog_dir(packaged_catalog_dir(), "packaged")
-    assert len(cat.offers) > 4000
+    assert len(cat.offers) > 10_000
     assert {o.cloud for o in cat.offers} == {"aws", "gcp", "azure"}
 
 
@@ -42,10 +42,34 @@ def test_bad_number_names_file_line_and_column(tmp_path):
 
 def test_zero_price_is_rejected_with_line(tmp_path):
     d = _copy_packaged(tmp_path)
-    text = (d / "offers.csv").read_text().replace(",on_demand,98.32,", ",on_demand,0,", 1)
+    text = (d / "offers.csv").read_text().replace(",on_demand,55.04,", ",on_demand,0,", 1)
     (d / "offers.csv").write_text(text)
-    with pytest.raises(CatalogFileError, match=r"offers\.csv:\d+: .*usd_per_hour must be > 0"):
+    with pytest.raises(CatalogFileError, match=r"offers\.csv:\d+: .*usd_per_hour must be a "
+                                               r"finite number > 0"):
         read_catalog_dir(d, "test")
+
+
+@pytest.mark.parametrize("cell", ["nan", "inf", "-inf"])
+def test_non_finite_prices_are_rejected(tmp_path, cell):
+    d = _copy_packaged(tmp_path)
+    text = (d / "offers.csv").read_text().replace(",on_demand,55.04,", f",on_demand,{cell},", 1)
+    (d / "offers.csv").write_text(text)
+    with pytest.raises(CatalogFileError, match="expected a number"):
+        read_catalog_dir(d, "test")
+
+
+def test_a_catalog_written_before_the_new_offer_columns_still_loads(tmp_path):
+    d = _copy_packaged(tmp_path)
+    old = ["cloud", "instance_type", "region", "pricing", "usd_per_hour",
+           "usd_per_hour_zone_median", "zone", "zone_count", "interruption_rate_per_hour",
+           "as_of", "source", "flags"]
+    (d / "offers.csv").write_text(",".join(old) + "\n"
+                                  "aws,p5.48xlarge,us-east-1,on_demand,55.04,,,1,,2026-01-21,"
+                                  "old catalog,\n")
+    cat = read_catalog_dir(d, "test")
+    (o,) = cat.offers
+    assert (o.usd_per_hour, o.term_hours, o.option, o.as_of_approximate) == (55.04, None, "",
+                                                                            False)
 
 
 def test_missing_column_and_missing_file(tmp_path):
@@ -70,8 +94,10 @@ def test_wrong_cell_count(tmp_path):
 
 def test_offer_for_unknown_instance_type(tmp_path):
     d = _copy_packaged(tmp_path)
+    stray = Offer(cloud="aws", instance_type="p9.huge", region="us-east-1", pricing="on_demand",
+                  usd_per_hour=1.0, as_of=dt.date(2025, 1, 1), source="test")
     with open(d / "offers.csv", "a") as f:
-        f.write("aws,p9.huge,us-east-1,on_demand,1.0,,,1,,2025-01-01,test,\n")
+        f.write(format_table([stray], OFFERS).splitlines()[1] + "\n")
     with pytest.raises(CatalogFileError, match="unknown instance type aws/p9.huge"):
         read_catalog_dir(d, "test")
 
@@ -87,6 +113,37 @@ def test_records_are_frozen_and_validated():
     with pytest.raises(RecordError, match="missing price needs"):
         Offer(cloud="aws", instance_type="x", region="r", pricing="spot", usd_per_hour=None,
               as_of=dt.date(2025, 1, 1), source="s")
+
+
+def test_commitments_carry_their_term_and_only_reservations_their_options():
+    common = {"cloud": "aws", "instance_type": "x", "region": "r", "usd_per_hour": 1.0,
+              "as_of": dt.date(2025, 1, 1), "source": "s"}
+    for pricing, hours in PRICING_TERM_HOURS.items():
+        assert Offer(pricing=pricing, **common).term_hours == hours
+    assert PRICING_TERM_HOURS["reserved_3y"] == 3 * 8760 and \
+        PRICING_TERM_HOURS["capacity_block"] == 24
+    ri = Offer(pricing="reserved_1y", offering_class="convertible", upfront="partial", **common)
+    assert ri.option == "convertible/partial"
+    assert ri.key == ("aws", "x", "r", "reserved_1y", "convertible/partial")
+    assert Offer(pricing="on_demand", **common).key == ("aws", "x", "r", "on_demand")
+    for bad in ({"pricing": "on_demand", "offering_class": "standard"},
+                {"pricing": "spot", "upfront": "all"},
+                {"pricing": "on_demand", "term_hours": 8760.0},
+                {"pricing": "reserved_1y", "offering_class": "flexible"},
+                {"pricing": "on_demand", "interruption_rate_per_hour": 0.1},
+                {"pricing": "reserved_1y", "interruption_bucket": "<5%"}):
+        with pytest.raises(RecordError):
+            Offer(**{**common, **bad})
+
+
+def test_every_flag_but_the_informational_ones_makes_a_price_unusable():
+    from catalog import INFORMATIONAL_FLAGS, OFFER_FLAGS
+
+    common = {"cloud": "gcp", "instance_type": "x", "region": "r", "pricing": "on_demand",
+              "usd_per_hour": 1.0, "as_of": dt.date(2025, 1, 1), "source": "s"}
+    assert Offer(**common).price_usable
+    for flag in OFFER_FLAGS:
+        assert Offer(**common, flags=(flag,)).price_usable == (flag in INFORMATIONAL_FLAGS)
 
 
 def test_format_then_read_round_trips(tmp_path):
