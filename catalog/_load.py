@@ -1,9 +1,9 @@
-"""Loading the active catalog: packaged snapshot or a refreshed copy, lazily and once.
+"""Loading a catalog: the packaged snapshot or a refreshed copy, lazily and once.
 
 A catalog directory holds ``accelerators.csv``, ``instance_types.csv``, ``offers.csv`` and
-``meta.json`` (name, source, and per-cloud ``as_of``). ``load_catalog()`` reads the active one
-(``gpuplan catalog use`` writes the choice to the user data dir) and caches it per directory
-and file modification time, so repeated calls in one process cost nothing.
+``meta.json`` (name, source, and per-cloud dates). ``load_catalog()`` reads the active one
+(``_store`` keeps the pointer and recovers it after a crash) and caches it per directory and
+file modification time, so repeated calls in one process cost nothing.
 """
 
 from __future__ import annotations
@@ -11,26 +11,34 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import _paths
+from . import _paths, _store
 from ._aliases import build_alias_index, resolve
+from ._clouds import CLOUDS
 from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, read_table
 from ._errors import CatalogError, CatalogFileError, UnknownNameError
-from ._overrides import Overrides, apply_overrides, load_overrides
-from ._records import CLOUDS, PRICING_MODELS, Accelerator, InstanceType, Offer
+from ._files import read_user_text
+from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer
 
 STALE_AFTER_DAYS = 90  # prices older than a quarter are likely wrong (spot moves hourly)
-FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
+FILES = _store.FILES
+MAX_META_BYTES = 4 * 2**20
+
+
+def data_dir() -> Path:
+    """Where gpuplan keeps per-user state (``GPUPLAN_HOME``, else the XDG data directory)."""
+    return _paths.user_data_dir()
 
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
     """An immutable, validated catalog. Look-ups resolve aliases and suggest close names."""
 
-    name: str  # "packaged" or "refreshed"
+    name: str  # "packaged" or a stored catalog's name (e.g. refreshed-20260121T101500Z-3fa2c1)
     path: Path
     meta: dict
     accelerators: tuple[Accelerator, ...]
@@ -69,13 +77,34 @@ class Catalog:
     def instance_type_by_key(self, cloud: str, name: str) -> InstanceType:
         return self._types[(cloud, name)]
 
-    def regions(self, cloud: str | None = None) -> tuple[str, ...]:
-        return tuple(sorted({o.region for o in self.offers if cloud in (None, o.cloud)}))
+    def regions(self, cloud: str | None = None, *,
+                kinds: Iterable[str] | None = None) -> tuple[str, ...]:
+        """Regions with offers (of ``cloud``), optionally only of the given region kinds
+        ("region", "local_zone", "wavelength_zone", "govcloud", "china")."""
+        wanted = set(kinds) if kinds is not None else None
+        return tuple(sorted({o.region for o in self.offers if cloud in (None, o.cloud)
+                             and (wanted is None or
+                                  CLOUDS[o.cloud].region_kind(o.region) in wanted)}))
+
+    def flagged_offers(self) -> tuple[Offer, ...]:
+        """Offers whose price must not be used unless asked for (each with its reasons)."""
+        return tuple(o for o in self.offers if not o.price_usable)
 
     # -- dating ---------------------------------------------------------------------------
-    def as_of(self, cloud: str) -> _dt.date | None:
+    def _cloud_meta(self, cloud: str) -> dict:
         entry = self.meta.get("clouds", {}).get(cloud)
-        return _dt.date.fromisoformat(entry["as_of"]) if entry else None
+        return entry if isinstance(entry, dict) else {}
+
+    def as_of(self, cloud: str) -> _dt.date | None:
+        """The newest price date of ``cloud`` (offers carry their own dates)."""
+        entry = self._cloud_meta(cloud)
+        try:
+            return _dt.date.fromisoformat(entry["as_of"]) if entry.get("as_of") else None
+        except (TypeError, ValueError):
+            return None
+
+    def as_of_approximate(self, cloud: str) -> bool:
+        return bool(self._cloud_meta(cloud).get("approximate", False))
 
     def oldest_as_of(self) -> _dt.date | None:
         dates = [d for d in (self.as_of(c) for c in CLOUDS) if d is not None]
@@ -88,6 +117,72 @@ class Catalog:
     @property
     def source(self) -> str:
         return str(self.meta.get("source", ""))
+
+    # -- derived catalogs and summaries -------------------------------------------------------
+    def with_overrides(self, overrides, today: _dt.date | None = None) -> Catalog:
+        """A new catalog with ``overrides`` (``parse_overrides``/``load_overrides``) applied;
+        every entry must match something in this catalog."""
+        from ._overrides import apply_overrides
+
+        offers = apply_overrides(self.offers, self._types, overrides,
+                                 today or _dt.date.today())
+        note = "; ".join(p for p in (self.overrides_path, overrides.path) if p)
+        return Catalog(name=self.name, path=self.path, meta=self.meta,
+                       accelerators=self.accelerators, instance_types=self.instance_types,
+                       offers=offers, overrides_path=note or None)
+
+    def info(self, *, today: _dt.date | None = None, include_store: bool = True) -> dict:
+        """Everything `gpuplan catalog info` and the app show about this catalog, as data."""
+        today = today or _dt.date.today()
+        per_cloud = {c: self._cloud_info(c, today) for c in CLOUDS}
+        age = self.age_days(today)
+        stale = age is not None and age > STALE_AFTER_DAYS
+        info = {
+            "name": self.name, "path": str(self.path), "source": self.source,
+            "overrides": self.overrides_path, "accelerators": len(self.accelerators),
+            "instance_types": len(self.instance_types), "offers": len(self.offers),
+            "usable_offers": sum(o.price_usable for o in self.offers),
+            "oldest_as_of": self.oldest_as_of().isoformat() if self.oldest_as_of() else None,
+            "age_days": age, "stale": stale, "stale_after_days": STALE_AFTER_DAYS,
+            "refreshed_at": self.meta.get("refreshed_at"), "clouds": per_cloud,
+        }
+        if stale:
+            info["warning"] = (f"the oldest prices are {age} days old (> {STALE_AFTER_DAYS}): "
+                               "they may be wrong. Run `gpuplan catalog refresh` (AWS and "
+                               "Azure need no credentials) or use --overrides")
+        if include_store:
+            info["store"] = _store.status()
+        return info
+
+    def _cloud_info(self, cloud: str, today: _dt.date) -> dict:
+        types = [t for t in self.instance_types if t.cloud == cloud]
+        offers = [o for o in self.offers if o.cloud == cloud]
+        entry = self._cloud_meta(cloud)
+        regions = {o.region for o in offers}
+        as_of = self.as_of(cloud)
+        return {
+            "instance_types": len(types),
+            "priced_instance_types": len({o.instance_type for o in offers if o.price_usable}),
+            "unpriced_instance_types": sorted({t.name for t in types} -
+                                              {o.instance_type for o in offers
+                                               if o.usd_per_hour is not None}),
+            "regions": len(regions),
+            "regions_by_kind": dict(sorted(Counter(CLOUDS[cloud].region_kind(r)
+                                                   for r in regions).items())),
+            "offers": len(offers),
+            "offers_by_pricing": {p: n for p in PRICING_MODELS
+                                  if (n := sum(o.pricing == p for o in offers))},
+            "usable_offers": sum(o.price_usable for o in offers),
+            "flagged_by_flag": dict(sorted(Counter(f for o in offers
+                                                   for f in o.unusable_flags).items())),
+            "as_of": as_of.isoformat() if as_of else None,
+            "as_of_approximate": self.as_of_approximate(cloud),
+            "oldest_as_of": entry.get("oldest_as_of"),
+            "age_days": (today - as_of).days if as_of else None,
+            "as_of_basis": entry.get("basis") or None,
+            "source": entry.get("source") or None,
+            "sources": entry.get("sources", []),
+        }
 
 
 def check_names(kind: str, given: Iterable[str], known: Iterable[str], hint: str = "") -> None:
@@ -104,18 +199,27 @@ def _cross_check(path: Path, accelerators, instance_types, offers) -> None:
     for t in instance_types:
         if t.accelerator not in acc_names:
             raise CatalogFileError(f"{path / 'instance_types.csv'}: {t.cloud}/{t.name} names "
-                                   f"unknown accelerator {t.accelerator!r}")
+                                   f"unknown accelerator {t.accelerator!r}. To fix: run "
+                                   "`gpuplan catalog use packaged`")
         if t.key in seen_types:
-            raise CatalogFileError(f"{path / 'instance_types.csv'}: duplicate {t.key}")
+            raise CatalogFileError(f"{path / 'instance_types.csv'}: duplicate {t.key}. To fix: "
+                                   "run `gpuplan catalog use packaged`")
         seen_types.add(t.key)
     seen_offers = set()
     for o in offers:
         if (o.cloud, o.instance_type) not in seen_types:
             raise CatalogFileError(f"{path / 'offers.csv'}: offer for unknown instance type "
-                                   f"{o.cloud}/{o.instance_type}")
+                                   f"{o.cloud}/{o.instance_type}. To fix: run `gpuplan catalog "
+                                   "use packaged`")
         if o.key in seen_offers:
-            raise CatalogFileError(f"{path / 'offers.csv'}: duplicate offer {o.key}")
+            raise CatalogFileError(f"{path / 'offers.csv'}: duplicate offer {o.key}. To fix: "
+                                   "run `gpuplan catalog use packaged`")
         seen_offers.add(o.key)
+    try:
+        build_alias_index(accelerators)
+    except ValueError as exc:
+        raise CatalogFileError(f"{path / 'accelerators.csv'}: {exc}. To fix: run `gpuplan "
+                               "catalog use packaged`") from None
 
 
 def read_catalog_dir(path: Path, name: str) -> Catalog:
@@ -125,10 +229,14 @@ def read_catalog_dir(path: Path, name: str) -> Catalog:
         raise CatalogFileError(f"{path}: catalog is missing {missing}. To fix: run "
                                "`gpuplan catalog use packaged` or `gpuplan catalog refresh`")
     try:
-        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        meta = json.loads(read_user_text(path / "meta.json", what="catalog meta",
+                                         max_bytes=MAX_META_BYTES))
+    except ValueError as exc:
         raise CatalogFileError(f"{path / 'meta.json'}: unreadable ({exc}). To fix: run "
                                "`gpuplan catalog use packaged`") from None
+    if not isinstance(meta, dict):
+        raise CatalogFileError(f"{path / 'meta.json'}: expected a JSON object. To fix: run "
+                               "`gpuplan catalog use packaged`")
     accelerators = tuple(read_table(path / "accelerators.csv", ACCELERATORS))
     instance_types = tuple(read_table(path / "instance_types.csv", INSTANCE_TYPES))
     offers = tuple(read_table(path / "offers.csv", OFFERS))
@@ -138,20 +246,12 @@ def read_catalog_dir(path: Path, name: str) -> Catalog:
 
 
 def active_catalog_name() -> str:
-    marker = _paths.active_marker()
-    try:
-        name = marker.read_text(encoding="utf-8").strip()
-    except OSError:
-        return _paths.PACKAGED
-    return name if name in (_paths.PACKAGED, _paths.REFRESHED) else _paths.PACKAGED
+    """The name of the active catalog (recovering a stranded pointer, see ``_store``)."""
+    return _store.active()[0]
 
 
 def catalog_dir(name: str) -> Path:
-    if name == _paths.PACKAGED:
-        return _paths.packaged_catalog_dir()
-    if name == _paths.REFRESHED:
-        return _paths.refreshed_catalog_dir()
-    raise UnknownNameError("catalog", name, (_paths.PACKAGED, _paths.REFRESHED))
+    return _store.resolve(name)[1]
 
 
 @functools.lru_cache(maxsize=8)
@@ -159,28 +259,31 @@ def _cached(path: str, name: str, stamp: tuple) -> Catalog:
     return read_catalog_dir(Path(path), name)
 
 
-@functools.lru_cache(maxsize=8)
-def _cached_overrides(path: str, stamp: float) -> Overrides:
-    return load_overrides(path)
-
-
 def load_catalog(name: str | None = None, *, overrides: str | Path | None = None,
                  today: _dt.date | None = None) -> Catalog:
-    """The active catalog (or ``name``), with ``overrides`` applied when given."""
-    name = name or active_catalog_name()
-    path = catalog_dir(name)
+    """The active catalog (or ``name``: "packaged", "refreshed", "previous" or a stored
+    catalog's name), with the ``overrides`` file applied when given."""
+    name, path = _store.resolve(name)
     stamp = tuple((path / f).stat().st_mtime_ns if (path / f).exists() else 0 for f in FILES)
     base = _cached(str(path), name, stamp)
     if overrides is None:
         return base
     opath = Path(overrides).expanduser()
-    ov = _cached_overrides(str(opath), opath.stat().st_mtime if opath.exists() else 0.0)
-    types = {t.key: t for t in base.instance_types}
-    offers = apply_overrides(base.offers, types, ov, today or _dt.date.today())
-    return Catalog(name=base.name, path=base.path, meta=base.meta,
-                   accelerators=base.accelerators, instance_types=base.instance_types,
-                   offers=offers, overrides_path=ov.path)
+    try:
+        ostamp = opath.stat().st_mtime_ns
+    except OSError:
+        ostamp = 0  # load_overrides says what is wrong with the path
+    return _with_overrides(str(path), name, stamp, str(opath), ostamp,
+                           today or _dt.date.today())
 
 
-__all__ = ["Catalog", "PRICING_MODELS", "STALE_AFTER_DAYS", "check_names", "load_catalog",
-           "read_catalog_dir"]
+@functools.lru_cache(maxsize=8)
+def _with_overrides(path: str, name: str, stamp: tuple, opath: str, ostamp: int,
+                    today: _dt.date) -> Catalog:
+    from ._overrides import load_overrides
+
+    return _cached(path, name, stamp).with_overrides(load_overrides(opath), today)
+
+
+__all__ = ["STALE_AFTER_DAYS", "Catalog", "active_catalog_name", "check_names", "data_dir",
+           "load_catalog", "read_catalog_dir"]

@@ -1,7 +1,8 @@
 """Where gpuplan keeps per-user state. Nothing is created at import; callers create on write.
 
 ``GPUPLAN_HOME`` overrides everything (tests and CI set it to a temporary folder); otherwise
-``$XDG_DATA_HOME/gpuplan`` or ``~/.local/share/gpuplan``.
+``$XDG_DATA_HOME/gpuplan`` or ``~/.local/share/gpuplan``. The layout of ``catalogs/`` is
+described in ``_store``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import os
 from pathlib import Path
 
 PACKAGED = "packaged"
-REFRESHED = "refreshed"
+REFRESHED = "refreshed"  # the newest refreshed catalog, as a name users can type
+PREVIOUS = "previous"  # the catalog that was active before the last switch
 
 
 def user_data_dir() -> Path:
@@ -29,13 +31,9 @@ def catalogs_dir() -> Path:
     return user_data_dir() / "catalogs"
 
 
-def refreshed_catalog_dir() -> Path:
-    return catalogs_dir() / REFRESHED
-
-
-def previous_catalog_dir() -> Path:
-    return catalogs_dir() / "previous"
-
-
 def active_marker() -> Path:
     return catalogs_dir() / "active"
+
+
+def previous_marker() -> Path:
+    return catalogs_dir() / "previous-active"

@@ -1,0 +1,309 @@
+"""Catalogs on disk: complete directories, one pointer, and a swap that survives a crash.
+
+Layout of ``$GPUPLAN_HOME/catalogs/``::
+
+    active                  marker: the name of the active catalog ("packaged" or a directory)
+    previous-active         marker: the catalog that was active before the last switch
+    refreshed-20260121T101500Z-3fa2c1/    complete catalogs, one per refresh
+    .tmp-…/  .trash-…/      work in progress / on its way out (never read)
+
+A catalog directory only ever appears under its final name *complete*: it is written as
+``.tmp-<name>`` (every file fsynced, read back with the normal loader), then renamed — one
+atomic step. The switch is one more atomic step: the ``active`` marker is replaced
+(temporary file + fsync + rename), written last. So at every instant the marker names either
+the old catalog or the new one, both complete:
+
+    install(…)  1 mkdir .tmp   2 write + fsync the four files   3 read back   4 rename to the
+                final name   5 write previous-active   6 write active   7 remove catalogs
+                beyond the newest ``KEEP`` (renamed to .trash first, then deleted)
+
+A crash before step 4 leaves a ``.tmp`` directory nobody reads (removed by a later refresh);
+between 4 and 6 a complete catalog that is not active ("stranded": listed by ``catalog
+info``, selectable with ``gpuplan catalog use NAME``); after 6 the new catalog is active.
+
+Recovery at the next start (``active()``): if the marker is missing, unreadable or names a
+directory that is not a complete catalog — a crash of an older gpuplan, a directory deleted
+by hand — the catalog named in ``previous-active`` is used if complete, else the newest
+complete refreshed catalog, else the packaged snapshot; the marker is repaired (best effort:
+a read-only data directory just means the repair is done again next time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import _paths
+from ._errors import CatalogError, UnknownNameError
+
+FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
+KEEP = 3  # refreshed catalogs kept besides the active and previous ones
+STALE_WORK_SECONDS = 3600  # .tmp/.trash directories older than this are crash leftovers
+MARKER_MAX_BYTES = 4096
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredCatalog:
+    """One complete catalog directory under ``catalogs/``."""
+
+    name: str
+    path: Path
+    refreshed_at: str  # from its meta.json ("" if none)
+
+
+def is_complete(path: Path) -> bool:
+    """All four files present (non-empty) and meta.json a JSON object. The loader does the
+    full validation; this is the cheap check that decides what may be pointed at."""
+    try:
+        if not all((path / f).is_file() and (path / f).stat().st_size > 0 for f in FILES):
+            return False
+        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict)
+
+
+def _valid_name(name: str) -> bool:
+    return bool(_NAME.match(name)) and name not in (_paths.PACKAGED, _paths.REFRESHED,
+                                                     _paths.PREVIOUS)
+
+
+def stored_catalogs() -> list[StoredCatalog]:
+    """Complete refreshed catalogs, newest first."""
+    base = _paths.catalogs_dir()
+    try:
+        entries = sorted(base.iterdir())
+    except OSError:
+        return []
+    out = []
+    for p in entries:
+        if p.name.startswith(".") or not p.is_dir() or not _NAME.match(p.name):
+            continue
+        if not is_complete(p):
+            continue
+        try:
+            meta = json.loads((p / "meta.json").read_text(encoding="utf-8"))
+            stamp = str(meta.get("refreshed_at") or "")
+        except (OSError, ValueError, AttributeError):
+            stamp = ""
+        out.append(StoredCatalog(name=p.name, path=p, refreshed_at=stamp))
+    # Names embed the UTC time (refreshed-YYYYmmddTHHMMSSZ-…); refreshed_at breaks ties and
+    # orders legacy directories ("refreshed", "previous") by their own timestamps.
+    return sorted(out, key=lambda c: (c.refreshed_at, c.name), reverse=True)
+
+
+def _read_marker(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MARKER_MAX_BYTES + 1)
+        name = raw.decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return name if len(raw) <= MARKER_MAX_BYTES else None
+
+
+def _write_marker(path: Path, name: str) -> None:
+    from ._files import write_text_atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, name + "\n", what="catalog marker")
+
+
+def _catalog_path(name: str) -> Path | None:
+    """The directory of a stored or packaged catalog ``name`` if it is complete."""
+    if name == _paths.PACKAGED:
+        return _paths.packaged_catalog_dir()
+    if not _NAME.match(name):
+        return None
+    path = _paths.catalogs_dir() / name
+    return path if is_complete(path) else None
+
+
+def active() -> tuple[str, Path]:
+    """(name, directory) of the active catalog, recovering a stranded marker (see above)."""
+    marker = _paths.active_marker()
+    name = _read_marker(marker)
+    if name is None and not marker.exists():
+        return _paths.PACKAGED, _paths.packaged_catalog_dir()
+    path = _catalog_path(name) if name else None
+    if path is not None:
+        return name, path
+    return _recover()
+
+
+def _recover() -> tuple[str, Path]:
+    candidates = []
+    previous = _read_marker(_paths.previous_marker())
+    if previous:
+        candidates.append(previous)
+    candidates += [c.name for c in stored_catalogs()]
+    for name in (*candidates, _paths.PACKAGED):
+        path = _catalog_path(name)
+        if path is not None:
+            try:
+                _write_marker(_paths.active_marker(), name)
+            except (OSError, CatalogError):
+                pass  # read-only data directory: recover again next time
+            return name, path
+    raise AssertionError("the packaged catalog is always complete")  # pragma: no cover
+
+
+def known_names() -> list[str]:
+    return [_paths.PACKAGED, _paths.REFRESHED, _paths.PREVIOUS,
+            *(c.name for c in stored_catalogs())]
+
+
+def resolve(name: str | None) -> tuple[str, Path]:
+    """(name, directory) of ``name``: "packaged", "refreshed" (the newest refreshed catalog),
+    "previous" (active before the last switch), a stored catalog's name, or None (active)."""
+    if name is None:
+        return active()
+    if name == _paths.PACKAGED:
+        return name, _paths.packaged_catalog_dir()
+    if name == _paths.REFRESHED:
+        stored = stored_catalogs()
+        if not stored:
+            raise CatalogError("no refreshed catalog. To fix: run `gpuplan catalog refresh`")
+        return stored[0].name, stored[0].path
+    if name == _paths.PREVIOUS:
+        previous = _read_marker(_paths.previous_marker())
+        path = _catalog_path(previous) if previous else None
+        if path is None:
+            raise CatalogError("no previous catalog. To fix: see `gpuplan catalog info` for "
+                               "the catalogs present")
+        return previous, path
+    path = _catalog_path(name)
+    if path is None:
+        raise UnknownNameError("catalog", name, known_names(),
+                               hint="`gpuplan catalog info` lists the catalogs present")
+    return name, path
+
+
+def switch(name: str) -> None:
+    """Make the complete catalog ``name`` active: previous-active first, active last."""
+    current = _read_marker(_paths.active_marker())
+    if current and current != name and _catalog_path(current) is not None:
+        _write_marker(_paths.previous_marker(), current)
+    _write_marker(_paths.active_marker(), name)
+
+
+def new_name(now: float | None = None) -> str:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+    return f"refreshed-{stamp}-{secrets.token_hex(3)}"
+
+
+def install(accelerators, instance_types, offers, meta: dict, *, name: str | None = None,
+            activate: bool = True) -> tuple[str, Path]:
+    """Write a complete catalog directory and (by default) make it active; see the module
+    docstring for the steps and what a crash at each leaves behind."""
+    from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, write_table
+    from ._files import write_text_atomic
+    from ._load import read_catalog_dir
+
+    base = _paths.catalogs_dir()
+    base.mkdir(parents=True, exist_ok=True)
+    _clean_stale_work(base)
+    name = name or new_name()
+    if not _valid_name(name):
+        raise CatalogError(f"invalid catalog name {name!r}. To fix: use letters, digits, '.', "
+                           "'_' and '-'")
+    tmp = base / f".tmp-{name}"
+    final = base / name
+    os.mkdir(tmp)
+    try:
+        write_table(tmp / "accelerators.csv", accelerators, ACCELERATORS)
+        write_table(tmp / "instance_types.csv", instance_types, INSTANCE_TYPES)
+        write_table(tmp / "offers.csv", offers, OFFERS)
+        write_text_atomic(tmp / "meta.json", json.dumps(meta, indent=2, sort_keys=True) + "\n",
+                          what="catalog meta")
+        _fsync_dir(tmp)
+        read_catalog_dir(tmp, name)  # the normal loader must accept it
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _fsync_dir(base)
+    if activate:
+        switch(name)
+        _prune_old(base)
+    return name, final
+
+
+def remove(name: str) -> None:
+    """Delete a stored catalog that is neither active nor previous (rename, then delete)."""
+    if name in (_read_marker(_paths.active_marker()), _read_marker(_paths.previous_marker())):
+        raise CatalogError(f"catalog {name!r} is in use. To fix: switch first with "
+                           "`gpuplan catalog use …`")
+    path = _catalog_path(name)
+    if path is None or name == _paths.PACKAGED:
+        raise UnknownNameError("catalog", name, [c.name for c in stored_catalogs()])
+    _discard(path)
+
+
+def _discard(path: Path) -> None:
+    trash = path.parent / f".trash-{path.name}-{secrets.token_hex(3)}"
+    os.rename(path, trash)  # atomic: the catalog vanishes whole, never half-deleted
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def _prune_old(base: Path) -> None:
+    keep = {_read_marker(_paths.active_marker()), _read_marker(_paths.previous_marker())}
+    stored = stored_catalogs()
+    for c in stored[KEEP:]:
+        if c.name not in keep:
+            try:
+                _discard(c.path)
+            except OSError:
+                pass  # another process got there first; harmless
+
+
+def _clean_stale_work(base: Path) -> None:
+    now = time.time()
+    try:
+        entries = list(base.iterdir())
+    except OSError:
+        return
+    for p in entries:
+        if p.name.startswith((".tmp-", ".trash-")) and p.is_dir():
+            try:
+                if now - p.stat().st_mtime > STALE_WORK_SECONDS:
+                    shutil.rmtree(p, ignore_errors=True)
+            except OSError:
+                pass
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on directories; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+def status() -> dict:
+    """Which catalog is active, what else is stored, and what the markers say."""
+    name, path = active()
+    previous = _read_marker(_paths.previous_marker())
+    return {
+        "active": name, "path": str(path),
+        "previous": previous if previous and _catalog_path(previous) else None,
+        "stored": [{"name": c.name, "path": str(c.path), "refreshed_at": c.refreshed_at or None,
+                    "active": c.name == name} for c in stored_catalogs()],
+        "catalogs_dir": str(_paths.catalogs_dir()),
+    }
+
+
+__all__ = ["FILES", "KEEP", "StoredCatalog", "active", "install", "is_complete", "known_names",
+           "new_name", "remove", "resolve", "status", "stored_catalogs", "switch"]

@@ -1,0 +1,227 @@
+"""The catalog store survives a crash at every filesystem step of a swap (issue #16).
+
+A crash is simulated by killing the swap at its k-th filesystem call, for every k: from that
+call on every filesystem call fails too (a dead process does nothing more, cleanup included).
+Then, as a fresh process would, the catalog is loaded again: it must load, and be the old
+catalog or the new one — never neither.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from catalog import (
+    CatalogError,
+    UnknownNameError,
+    _files,
+    _load,
+    _paths,
+    _store,
+    load_catalog,
+    use_catalog,
+)
+
+
+class Killed(BaseException):
+    """The process died here (a BaseException: no `except Exception` may swallow it)."""
+
+
+class Killer:
+    """Stands in for the ``os`` and ``shutil`` modules: counts the calls that touch the disk
+    and dies at call number ``at``; after that, every such call dies too."""
+
+    STEPS = {"mkdir", "makedirs", "rename", "replace", "open", "write", "fsync", "unlink",
+             "rmdir", "fchmod", "rmtree"}
+
+    def __init__(self, at: int | None) -> None:
+        self.at, self.count, self.dead = at, 0, False
+
+    def proxy(self, module):
+        killer = self
+
+        class Proxy:
+            def __getattr__(self, name):
+                attr = getattr(module, name)
+                if name not in Killer.STEPS or not callable(attr):
+                    return attr
+
+                def step(*args, **kwargs):
+                    if killer.dead:
+                        raise Killed(name)
+                    killer.count += 1
+                    if killer.count == killer.at:
+                        killer.dead = True
+                        raise Killed(name)
+                    if name == "fsync":
+                        return None  # a step all the same; skipping the flush keeps it fast
+                    return attr(*args, **kwargs)
+
+                return step
+
+        return Proxy()
+
+
+@pytest.fixture
+def small():
+    """A small valid catalog (fast to write): three AWS types and their offers."""
+    cat = load_catalog("packaged")
+    keep = {"p5.48xlarge", "p4d.24xlarge", "g5.xlarge"}
+    types = tuple(t for t in cat.instance_types if t.cloud == "aws" and t.name in keep)
+    offers = tuple(o for o in cat.offers if o.cloud == "aws" and o.instance_type in keep
+                   and o.region in ("us-east-1", "us-west-2"))
+    return cat.accelerators, types, offers
+
+
+def _meta(tag: str) -> dict:
+    return {"name": "refreshed", "refreshed_at": f"2026-01-0{tag}T00:00:00+00:00",
+            "source": f"test {tag}", "clouds": {}}
+
+
+def _fresh_process():
+    _load._cached.cache_clear()
+    _load._with_overrides.cache_clear()
+
+
+def _install(small, name, tag):
+    return _store.install(*small, _meta(tag), name=name)
+
+
+def _swap_with_kill(monkeypatch, small, at):
+    killer = Killer(at)
+    with monkeypatch.context() as m:
+        m.setattr(_store, "os", killer.proxy(os))
+        m.setattr(_files, "os", killer.proxy(os))
+        m.setattr(_store, "shutil", killer.proxy(shutil))
+        try:
+            _install(small, "refreshed-new", "3")
+        except Killed:
+            pass
+    return killer
+
+
+def test_a_swap_killed_at_any_filesystem_step_leaves_a_usable_catalog(monkeypatch, small,
+                                                                      tmp_path):
+    home = _paths.user_data_dir()
+    _install(small, "refreshed-older", "0")
+    _install(small, "refreshed-old", "1")
+    template = tmp_path / "before"
+    shutil.copytree(home, template)
+    steps = _swap_with_kill(monkeypatch, small, at=None).count  # how many steps a swap takes
+    assert steps >= 10
+    for at in range(1, steps + 1):
+        shutil.rmtree(home)
+        shutil.copytree(template, home)
+        killer = _swap_with_kill(monkeypatch, small, at)
+        assert killer.dead, f"step {at} of {steps} was never reached"
+        _fresh_process()
+        cat = load_catalog()  # must not raise
+        assert cat.name in ("refreshed-old", "refreshed-new"), (at, cat.name)
+        assert cat.meta["source"] in ("test 1", "test 3")
+        assert len(cat.offers) == len(small[2])
+        if cat.name == "refreshed-old":  # the switch did not happen: the old one is intact,
+            assert _store.is_complete(home / "catalogs" / "refreshed-old")
+        names = [c.name for c in _store.stored_catalogs()]
+        assert "refreshed-old" in names  # the previous catalog is never lost
+        for name in names:  # every catalog listed is complete and can be selected
+            assert load_catalog(name).name == name
+        assert not [p for p in (home / "catalogs").iterdir()
+                    if p.is_dir() and not p.name.startswith(".") and p.name not in names]
+
+
+def test_the_swap_switches_with_the_marker_written_last(small):
+    _install(small, "refreshed-a", "1")
+    _install(small, "refreshed-b", "2")
+    status = _store.status()
+    assert status["active"] == "refreshed-b" and status["previous"] == "refreshed-a"
+    assert load_catalog().name == "refreshed-b"
+    assert load_catalog("previous").name == "refreshed-a"
+    assert load_catalog("refreshed").name == "refreshed-b"  # the newest
+
+
+def test_a_marker_naming_a_missing_catalog_is_recovered_at_the_next_start(small):
+    _install(small, "refreshed-a", "1")
+    _install(small, "refreshed-b", "2")
+    shutil.rmtree(_paths.catalogs_dir() / "refreshed-b")  # the crash of an older gpuplan
+    _fresh_process()
+    assert load_catalog().name == "refreshed-a"  # previous-active
+    assert _paths.active_marker().read_text().strip() == "refreshed-a"  # repaired
+    shutil.rmtree(_paths.catalogs_dir() / "refreshed-a")
+    _fresh_process()
+    assert load_catalog().name == "packaged"
+
+
+@pytest.mark.parametrize("marker", [b"", b"\xff\xfe\x00garbage", b"../../etc", b"x" * 10_000,
+                                    b"refreshed-nonexistent\n"])
+def test_a_damaged_marker_falls_back_to_a_complete_catalog(small, marker):
+    _install(small, "refreshed-a", "1")
+    _paths.active_marker().write_bytes(marker)
+    _fresh_process()
+    assert load_catalog().name == "refreshed-a"
+
+
+def test_an_incomplete_directory_is_never_pointed_at(small):
+    _install(small, "refreshed-a", "1")
+    broken = _paths.catalogs_dir() / "refreshed-z"
+    broken.mkdir()
+    (broken / "offers.csv").write_text("half")
+    assert [c.name for c in _store.stored_catalogs()] == ["refreshed-a"]
+    with pytest.raises(UnknownNameError, match="catalog 'refreshed-z'"):
+        use_catalog("refreshed-z")
+
+
+def test_catalog_use_selects_any_complete_catalog(small):
+    _install(small, "refreshed-a", "1")
+    _install(small, "refreshed-b", "2")
+    assert use_catalog("refreshed-a").name == "refreshed-a"
+    assert load_catalog().name == "refreshed-a"
+    use_catalog("packaged")
+    assert load_catalog().name == "packaged"
+    use_catalog("previous")
+    assert load_catalog().name == "refreshed-a"
+    with pytest.raises(UnknownNameError, match="Did you mean 'refreshed-b'"):
+        use_catalog("refreshed-bb")
+
+
+def test_no_refreshed_catalog_says_how_to_make_one():
+    with pytest.raises(CatalogError, match="no refreshed catalog. To fix: run `gpuplan catalog"):
+        use_catalog("refreshed")
+    with pytest.raises(CatalogError, match="no previous catalog"):
+        use_catalog("previous")
+
+
+def test_a_legacy_layout_still_loads(small):
+    # gpuplan before the store: catalogs/refreshed/ and an "active" marker naming it
+    _install(small, "refreshed-x", "1")
+    base = _paths.catalogs_dir()
+    os.rename(base / "refreshed-x", base / "refreshed")
+    _paths.active_marker().write_text("refreshed\n")
+    _paths.previous_marker().unlink(missing_ok=True)
+    _fresh_process()
+    assert load_catalog().name == "refreshed"
+    assert load_catalog("refreshed").name == "refreshed"
+
+
+def test_old_catalogs_beyond_the_kept_ones_are_removed_whole(small):
+    for i in range(_store.KEEP + 3):
+        _install(small, f"refreshed-{i:02d}", str(i % 10))
+    names = [c.name for c in _store.stored_catalogs()]
+    assert len(names) <= _store.KEEP + 2 and "refreshed-05" in names
+    assert not [p for p in _paths.catalogs_dir().iterdir() if p.name.startswith(".trash")]
+    with pytest.raises(CatalogError, match="in use"):
+        _store.remove("refreshed-05")
+
+
+def test_stale_work_directories_are_cleaned_and_never_listed(small):
+    base = _paths.catalogs_dir()
+    base.mkdir(parents=True)
+    stale = base / ".tmp-refreshed-dead"
+    stale.mkdir()
+    (stale / "meta.json").write_text(json.dumps({}))
+    os.utime(stale, (0, 0))
+    _install(small, "refreshed-a", "1")
+    assert not stale.exists()
+    assert [c.name for c in _store.stored_catalogs()] == ["refreshed-a"]
