@@ -13,26 +13,52 @@ File format (YAML)::
         instance_type: p5.48xlarge
         region: us-east-1
         pricing: reserved_1y
-        usd_per_hour: 55.0
+        usd_per_hour: 38.5  # (reserved_*: also offering_class and upfront, optional)
 
 Every overridden offer carries the flag ``overridden`` and names the file in its source, so
 every table that shows a price shows that it is not a list price.
+
+Validation, so a wrong file is one clear error and never a silent no-op: the file is UTF-8, at
+most ``MAX_FILE_BYTES`` and ``MAX_DEPTH`` levels deep (``_files``); every value has the right
+type; text fields are non-empty (``family: ''`` would otherwise match every instance);
+``0 < percent < 100`` (100 % would make prices $0, which the catalog never shows);
+``0 < usd_per_hour <= MAX_USD_PER_HOUR``; and every entry must match at least one offer of the
+catalog it is applied to — a misspelt instance type, family or region is reported with the
+closest names the catalog has.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._errors import OverrideError
-from ._records import CLOUDS, PRICE_UNUSABLE_FLAGS, PRICING_MODELS, InstanceType, Offer
+from ._clouds import CLOUDS
+from ._errors import OverrideError, UnknownNameError
+from ._records import (
+    OFFERING_CLASSES,
+    PRICE_UNUSABLE_FLAGS,
+    PRICING_MODELS,
+    RESERVED_MODELS,
+    UPFRONT_OPTIONS,
+    InstanceType,
+    Offer,
+)
 
 _MATCH_KEYS = ("cloud", "family", "instance_type", "region", "pricing")
 # Specificity: an instance type beats a family beats a cloud; region and pricing break ties.
 _WEIGHT = {"instance_type": 100, "family": 10, "cloud": 1, "region": 5, "pricing": 3}
+_RATE_KEYS = ("cloud", "instance_type", "region", "pricing", "usd_per_hour", "offering_class",
+              "upfront")
+MAX_FILE_BYTES = 1 * 2**20  # a hand-written file of hundreds of entries is a few KiB
+MAX_DEPTH = 8  # top level → list → entry → value: 4 is all the format needs
+MAX_ENTRIES = 10_000
+# The dearest list price in the catalog is ~142 $/instance-hour (p6-b300.48xlarge); a rate 70
+# times that is a typo (cents for dollars, a monthly figure), not a negotiated price.
+MAX_USD_PER_HOUR = 10_000.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,6 +69,7 @@ class Discount:
     instance_type: str | None = None
     region: str | None = None
     pricing: str | None = None
+    where: str = ""  # "discounts[2]", for messages
 
     def matches(self, offer: Offer) -> bool:
         if self.pricing is None and offer.pricing == "spot":
@@ -65,91 +92,186 @@ class PrivateRate:
     region: str
     pricing: str
     usd_per_hour: float
+    offering_class: str = ""
+    upfront: str = ""
+    where: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Overrides:
-    path: str
+    path: str  # the file, or whatever the caller named the data ("team.yaml (overrides)")
     discounts: tuple[Discount, ...] = ()
     prices: tuple[PrivateRate, ...] = ()
 
 
-def _fail(path: Path, where: str, problem: str) -> OverrideError:
-    return OverrideError(f"{path}: {where}: {problem}. To fix: see the format in "
-                         "`gpuplan offers --help` (--overrides) and correct the file")
+def _fail(source: str, where: str, problem: str, fix: str = "") -> OverrideError:
+    fix = fix or ("correct the entry (format: `gpuplan offers --help`, --overrides)")
+    return OverrideError(f"{source}: {where}: {problem}. To fix: {fix}")
 
 
-def _check_common(path: Path, where: str, entry: dict, allowed: Iterable[str]) -> None:
-    if not isinstance(entry, dict):
-        raise _fail(path, where, "expected a mapping of fields")
-    unknown = sorted(set(entry) - set(allowed))
-    if unknown:
-        raise _fail(path, where, f"unknown field(s) {unknown}; allowed: {sorted(allowed)}")
-    if "cloud" in entry and entry["cloud"] not in CLOUDS:
-        raise _fail(path, where, f"cloud {entry['cloud']!r} is not one of {list(CLOUDS)}")
-    if "pricing" in entry and entry["pricing"] not in PRICING_MODELS:
-        raise _fail(path, where, f"pricing {entry['pricing']!r} is not one of "
-                                 f"{list(PRICING_MODELS)}")
+def _text(source: str, where: str, entry: dict, key: str) -> str | None:
+    if key not in entry:
+        return None
+    value = entry[key]
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(source, where, f"{key} must be non-empty text, got {value!r}",
+                    f"give {key} a value, or remove the field to match every {key}")
+    if value != value.strip():
+        raise _fail(source, where, f"{key} {value!r} has leading or trailing spaces")
+    return value
 
 
-def _number(path: Path, where: str, value: object, field: str, low: float, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low < value <= high:
-        raise _fail(path, where, f"{field} must be a number in ({low:g}, {high:g}], got {value!r}")
+def _number(source: str, where: str, value: object, field: str, *, low: float, high: float,
+            high_inclusive: bool, unit: str) -> float:
+    ok_type = isinstance(value, int | float) and not isinstance(value, bool)
+    ok = ok_type and math.isfinite(value) and low < value and (
+        value <= high if high_inclusive else value < high)
+    if not ok:
+        bound = f"<= {high:g}" if high_inclusive else f"< {high:g}"
+        raise _fail(source, where, f"{field} must be a number > {low:g} and {bound} {unit}, "
+                                   f"got {value!r}")
     return float(value)
 
 
-def load_overrides(path: str | Path) -> Overrides:
-    import yaml  # a core dependency, imported only when an overrides file is used
+def _check_common(source: str, where: str, entry: object, allowed: Iterable[str]) -> dict:
+    if not isinstance(entry, dict):
+        raise _fail(source, where, f"expected a mapping of fields, got {type(entry).__name__}")
+    unknown = sorted(str(k) for k in set(entry) - set(allowed))
+    if unknown:
+        raise _fail(source, where, f"unknown field(s) {unknown}; allowed: {sorted(allowed)}")
+    cloud = _text(source, where, entry, "cloud")
+    if cloud is not None and cloud not in CLOUDS:
+        raise _fail(source, where, f"cloud {cloud!r} is not one of {list(CLOUDS)}")
+    pricing = _text(source, where, entry, "pricing")
+    if pricing is not None and pricing not in PRICING_MODELS:
+        raise _fail(source, where, f"pricing {pricing!r} is not one of {list(PRICING_MODELS)}")
+    return entry
 
-    path = Path(path).expanduser()
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise OverrideError(f"{path}: cannot read overrides file ({exc.strerror}). To fix: "
-                            "check the path passed to --overrides") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f"line {mark.line + 1}" if mark else "YAML"
-        raise _fail(path, at, f"invalid YAML ({getattr(exc, 'problem', exc)})") from None
-    if not isinstance(data, dict) or set(data) - {"discounts", "prices"}:
-        raise _fail(path, "top level", "expected only the keys 'discounts' and 'prices'")
+
+def _entries(source: str, data: Mapping, key: str) -> list:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail(source, key, f"expected a list of entries, got {type(value).__name__}")
+    if len(value) > MAX_ENTRIES:
+        raise _fail(source, key, f"{len(value):,} entries (at most {MAX_ENTRIES:,})")
+    return value
+
+
+def parse_overrides(data: object, *, source: str = "overrides") -> Overrides:
+    """Validate overrides given as data (the parsed YAML: a mapping) and return them.
+
+    ``source`` names the data in messages and in overridden offers' sources.
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping) or set(data) - {"discounts", "prices"}:
+        raise _fail(source, "top level", "expected only the keys 'discounts' and 'prices'")
     discounts = []
-    for i, entry in enumerate(data.get("discounts") or [], start=1):
+    for i, entry in enumerate(_entries(source, data, "discounts"), start=1):
         where = f"discounts[{i}]"
-        _check_common(path, where, entry, (*_MATCH_KEYS, "percent"))
+        entry = _check_common(source, where, entry, (*_MATCH_KEYS, "percent"))
         if "percent" not in entry:
-            raise _fail(path, where, "missing 'percent'")
-        if not any(k in entry for k in ("cloud", "family", "instance_type")):
-            raise _fail(path, where, "needs at least one of cloud, family, instance_type")
-        pct = _number(path, where, entry["percent"], "percent", 0, 100)
-        discounts.append(Discount(percent=pct, **{k: str(entry[k]) for k in _MATCH_KEYS
-                                                  if k in entry}))
+            raise _fail(source, where, "missing 'percent'")
+        match = {k: _text(source, where, entry, k) for k in _MATCH_KEYS}
+        if not any(match[k] for k in ("cloud", "family", "instance_type")):
+            raise _fail(source, where, "needs at least one of cloud, family, instance_type")
+        pct = _number(source, where, entry["percent"], "percent", low=0, high=100,
+                      high_inclusive=False, unit="(percent off; 100 would make prices $0)")
+        discounts.append(Discount(percent=pct, where=where,
+                                  **{k: v for k, v in match.items() if v is not None}))
     prices = []
-    for i, entry in enumerate(data.get("prices") or [], start=1):
+    required = ("cloud", "instance_type", "region", "pricing", "usd_per_hour")
+    for i, entry in enumerate(_entries(source, data, "prices"), start=1):
         where = f"prices[{i}]"
-        required = ("cloud", "instance_type", "region", "pricing", "usd_per_hour")
-        _check_common(path, where, entry, required)
+        entry = _check_common(source, where, entry, _RATE_KEYS)
         missing = [k for k in required if k not in entry]
         if missing:
-            raise _fail(path, where, f"missing {missing}")
-        rate = _number(path, where, entry["usd_per_hour"], "usd_per_hour", 0, 1e6)
-        prices.append(PrivateRate(usd_per_hour=rate, **{k: str(entry[k]) for k in required[:4]}))
-    return Overrides(path=str(path), discounts=tuple(discounts), prices=tuple(prices))
+            raise _fail(source, where, f"missing {missing}")
+        texts = {k: _text(source, where, entry, k) for k in required[:4]}
+        rate = _number(source, where, entry["usd_per_hour"], "usd_per_hour", low=0,
+                       high=MAX_USD_PER_HOUR, high_inclusive=True, unit="USD per instance-hour")
+        option = {k: _text(source, where, entry, k) or "" for k in ("offering_class", "upfront")}
+        if any(option.values()) and texts["pricing"] not in RESERVED_MODELS:
+            raise _fail(source, where, "offering_class and upfront are only for reserved_1y "
+                                       "and reserved_3y")
+        if option["offering_class"] not in ("", *OFFERING_CLASSES):
+            raise _fail(source, where, f"offering_class must be one of {list(OFFERING_CLASSES)}")
+        if option["upfront"] not in ("", *UPFRONT_OPTIONS):
+            raise _fail(source, where, f"upfront must be one of {list(UPFRONT_OPTIONS)}")
+        prices.append(PrivateRate(usd_per_hour=rate, where=where, **texts, **option))
+    return Overrides(path=source, discounts=tuple(discounts), prices=tuple(prices))
 
 
-def apply_overrides(offers: tuple[Offer, ...], instance_types: dict[tuple[str, str], InstanceType],
+def load_overrides(path: str | Path) -> Overrides:
+    """Read, parse and validate an overrides file (see the module docstring)."""
+    from ._errors import CatalogFileError
+    from ._files import load_yaml_text, read_user_text
+
+    shown = str(Path(path).expanduser()) if isinstance(path, str | Path) else str(path)
+    try:
+        text = read_user_text(Path(shown), what="overrides file", max_bytes=MAX_FILE_BYTES)
+        data = load_yaml_text(text, what=f"overrides file {shown}", max_depth=MAX_DEPTH)
+    except CatalogFileError as exc:  # one error type for everything wrong with the file
+        raise OverrideError(str(exc)) from None
+    return parse_overrides(data, source=shown)
+
+
+# -- applying ------------------------------------------------------------------------------------
+
+def _unknown(source: str, where: str, kind: str, name: str, known: Iterable[str]) -> OverrideError:
+    close = UnknownNameError(kind, name, known).suggestions
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return OverrideError(f"{source}: {where}: {kind} {name!r} matches nothing in the catalog."
+                         f"{hint} To fix: correct {where} (`gpuplan offers` lists what the "
+                         "catalog has)")
+
+
+def _families(names: Iterable[str]) -> set[str]:
+    out = set()
+    for n in names:
+        out.add(n.split(".", 1)[0])  # aws: p5.48xlarge → p5
+        parts = n.split("-")
+        out.update("-".join(parts[:i]) for i in range(1, len(parts)))  # a3-highgpu-8g → a3
+    return out
+
+
+def _explain_no_match(source: str, d: Discount, offers: tuple[Offer, ...]) -> OverrideError:
+    pool = [o for o in offers if d.cloud is None or o.cloud == d.cloud]
+    names = {o.instance_type for o in pool}
+    if d.instance_type is not None and d.instance_type not in names:
+        return _unknown(source, d.where, "instance type", d.instance_type, names)
+    if d.family is not None and not any(n.startswith(d.family) for n in names):
+        return _unknown(source, d.where, "family", d.family, _families(names))
+    regions = {o.region for o in pool}
+    if d.region is not None and d.region not in regions:
+        return _unknown(source, d.where, "region", d.region, regions)
+    what = ", ".join(f"{k}={getattr(d, k)}" for k in _MATCH_KEYS if getattr(d, k) is not None)
+    spot = " (without pricing, a discount leaves spot prices alone)" if d.pricing is None else ""
+    return OverrideError(f"{source}: {d.where}: no offer has {what}{spot}. To fix: correct or "
+                         f"remove {d.where}")
+
+
+def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str, str],
+                                                                        InstanceType],
                     overrides: Overrides, today: _dt.date) -> tuple[Offer, ...]:
-    """Return new offers with discounts and private rates applied (the input is not changed)."""
-    source = f"overrides: {overrides.path}"
+    """Return new offers with discounts and private rates applied (the input is not changed).
+
+    Raises OverrideError for an entry that matches nothing, naming the closest names.
+    """
+    source = overrides.path
+    label = f"overrides: {source}"
     for rate in overrides.prices:
         if (rate.cloud, rate.instance_type) not in instance_types:
-            from ._errors import UnknownNameError
-
-            raise UnknownNameError(
-                "instance type", rate.instance_type,
-                [n for c, n in instance_types if c == rate.cloud],
-                hint=f"correct prices[] in {overrides.path}; `gpuplan offers --cloud "
-                     f"{rate.cloud}` lists the types")
+            known = [n for c, n in instance_types if c == rate.cloud]
+            raise _unknown(source, rate.where, "instance type", rate.instance_type, known)
+        regions = {o.region for o in offers if o.cloud == rate.cloud}
+        if rate.region not in regions:
+            raise _unknown(source, rate.where, "region", rate.region, regions)
+    for d in overrides.discounts:
+        if not any(d.matches(o) for o in offers):
+            raise _explain_no_match(source, d, offers)
     by_key = {o.key: o for o in offers}
     out = []
     for offer in offers:
@@ -158,24 +280,40 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: dict[tuple[str, s
         if best is not None and offer.usd_per_hour is not None:
             factor = 1 - best.percent / 100
             offer = dataclasses.replace(
-                offer, usd_per_hour=round(offer.usd_per_hour * factor, 6),
-                usd_per_hour_zone_median=(None if offer.usd_per_hour_zone_median is None else
-                                          round(offer.usd_per_hour_zone_median * factor, 6)),
-                source=f"{offer.source}; -{best.percent:g}% ({source})",
+                offer, usd_per_hour=_scaled(offer.usd_per_hour, factor),
+                usd_per_hour_zone_median=_scaled(offer.usd_per_hour_zone_median, factor),
+                usd_per_hour_zone_mean=_scaled(offer.usd_per_hour_zone_mean, factor),
+                usd_per_hour_zone_max=_scaled(offer.usd_per_hour_zone_max, factor),
+                source=f"{offer.source}; -{best.percent:g}% ({label} {best.where})",
                 flags=tuple(sorted({*offer.flags, "overridden"})))
         out.append(offer)
     index = {o.key: i for i, o in enumerate(out)}
     for rate in overrides.prices:
-        key = (rate.cloud, rate.instance_type, rate.region, rate.pricing)
-        flags = {"overridden"}
-        if key in by_key:
-            flags |= set(by_key[key].flags) - PRICE_UNUSABLE_FLAGS - {"pre_cut_list_price"}
         new = Offer(cloud=rate.cloud, instance_type=rate.instance_type, region=rate.region,
                     pricing=rate.pricing, usd_per_hour=rate.usd_per_hour, as_of=today,
-                    source=source, flags=tuple(sorted(flags)))
-        if key in index:
-            out[index[key]] = new
+                    offering_class=rate.offering_class, upfront=rate.upfront,
+                    source=f"{label} {rate.where}", flags=("overridden",))
+        old = by_key.get(new.key)
+        if old is not None:  # keep what the rate does not replace; a private rate is trusted
+            new = dataclasses.replace(
+                new, zone=old.zone, zone_count=old.zone_count,
+                interruption_rate_per_hour=old.interruption_rate_per_hour,
+                interruption_bucket=old.interruption_bucket,
+                flags=tuple(sorted({*old.flags, "overridden"} - PRICE_UNUSABLE_FLAGS)))
+        if new.key in index:
+            out[index[new.key]] = new
         else:
-            index[key] = len(out)
+            index[new.key] = len(out)
             out.append(new)
     return tuple(out)
+
+
+def _scaled(value: float | None, factor: float) -> float | None:
+    if value is None:
+        return None
+    scaled = value * factor
+    return round(scaled, 6) or scaled  # never round a tiny price to $0
+
+
+__all__ = ["Discount", "Overrides", "PrivateRate", "apply_overrides", "load_overrides",
+           "parse_overrides"]

@@ -1,0 +1,168 @@
+"""Price overrides: what they do, and every way a wrong file is one clear error (issue #16)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from catalog import OverrideError, load_catalog, load_overrides, parse_overrides
+
+TODAY = dt.date(2026, 2, 1)
+P5 = ("aws", "p5.48xlarge", "us-east-1", "on_demand")
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load_catalog("packaged")
+
+
+def _apply(cat, data):
+    return {o.key: o for o in cat.with_overrides(parse_overrides(data, source="test.yaml"),
+                                                 TODAY).offers}
+
+
+def test_discount_and_private_rate(tmp_path, cat):
+    f = tmp_path / "ov.yaml"
+    f.write_text("""
+discounts:
+  - cloud: aws
+    percent: 10
+  - cloud: aws
+    instance_type: p5.48xlarge
+    percent: 30
+prices:
+  - {cloud: aws, instance_type: p5.48xlarge, region: us-east-1, pricing: reserved_1y,
+     offering_class: standard, upfront: none, usd_per_hour: 38.5}
+  - {cloud: gcp, instance_type: a3-ultragpu-8g, region: us-central1, pricing: on_demand,
+     usd_per_hour: 80}
+""")
+    ov = load_catalog("packaged", overrides=f, today=TODAY)
+    by = {o.key: o for o in ov.offers}
+    base = {o.key: o for o in cat.offers}
+    assert by[P5].usd_per_hour == pytest.approx(55.04 * 0.7)  # the most specific discount wins
+    assert "overridden" in by[P5].flags and str(f) in by[P5].source and by[P5].price_usable
+    g5 = ("aws", "g5.xlarge", "us-east-1", "on_demand")
+    assert by[g5].usd_per_hour == pytest.approx(base[g5].usd_per_hour * 0.9)
+    spot = ("aws", "p5.48xlarge", "us-east-1", "spot")
+    assert by[spot].usd_per_hour == base[spot].usd_per_hour  # spot is not negotiated
+    ri = by[("aws", "p5.48xlarge", "us-east-1", "reserved_1y", "standard/none")]
+    assert (ri.usd_per_hour, ri.term_hours, ri.as_of) == (38.5, 8760.0, TODAY)
+    h200 = by[("gcp", "a3-ultragpu-8g", "us-central1", "on_demand")]
+    assert h200.usd_per_hour == 80 and h200.price_usable  # a rate you hold is trusted
+    assert cat.offers == tuple(base.values())  # the packaged catalog is untouched
+
+
+def test_parse_overrides_takes_data_not_a_path(cat):
+    ov = parse_overrides({"discounts": [{"instance_type": "p5.48xlarge", "percent": 50}]},
+                         source="team.yaml (overrides)")
+    assert ov.path == "team.yaml (overrides)" and ov.discounts[0].percent == 50
+    assert _apply(cat, {"discounts": [{"instance_type": "p5.48xlarge",
+                                       "percent": 50}]})[P5].usd_per_hour == pytest.approx(27.52)
+    assert parse_overrides(None, source="x") == parse_overrides({}, source="x")
+
+
+@pytest.mark.parametrize("data,fragment", [
+    ({"discounts": [{"cloud": "aws"}]}, "missing 'percent'"),
+    ({"discounts": [{"cloud": "aws", "percent": 150}]}, "percent must be a number > 0 and < 100"),
+    # 100 % would make every matched price $0, which the catalog never shows (issue #16)
+    ({"discounts": [{"cloud": "aws", "percent": 100}]}, "100 would make prices $0"),
+    ({"discounts": [{"cloud": "aws", "percent": float("nan")}]}, "percent must be a number"),
+    ({"discounts": [{"cloud": "aws", "percent": True}]}, "percent must be a number"),
+    ({"discounts": [{"cloud": "aws", "percent": "10"}]}, "percent must be a number"),
+    # an empty family is a prefix of every name: it must not discount every instance
+    ({"discounts": [{"family": "", "percent": 50}]}, "family must be non-empty text"),
+    ({"discounts": [{"family": " p5", "percent": 50}]}, "leading or trailing spaces"),
+    ({"discounts": [{"instance_type": 5, "percent": 50}]}, "instance_type must be non-empty"),
+    ({"discounts": [{"region": "us-east-1", "percent": 5}]}, "needs at least one of"),
+    ({"discounts": [{"cloud": "oracle", "percent": 5}]}, "cloud 'oracle' is not one of"),
+    ({"discounts": [{"cloud": "aws", "pricing": "cheap", "percent": 5}]}, "pricing 'cheap'"),
+    ({"discounts": [{"cloud": "aws", "percent": 5, "colour": "red"}]}, "unknown field(s)"),
+    ({"discounts": {"cloud": "aws"}}, "expected a list of entries"),
+    ({"discounts": ["aws"]}, "expected a mapping of fields"),
+    ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge"}]}, "missing"),
+    ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
+                  "pricing": "spot", "usd_per_hour": -1}]}, "usd_per_hour must be"),
+    ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
+                  "pricing": "spot", "usd_per_hour": float("inf")}]}, "usd_per_hour must be"),
+    ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
+                  "pricing": "on_demand", "usd_per_hour": 1e7}]}, "<= 10000"),
+    ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
+                  "pricing": "on_demand", "usd_per_hour": 5, "upfront": "all"}]},
+     "only for reserved_1y"),
+    ({"foo": 1}, "expected only the keys"),
+    (["discounts"], "expected only the keys"),
+])
+def test_bad_entries_are_explained(data, fragment):
+    with pytest.raises(OverrideError) as exc:
+        parse_overrides(data, source="ov.yaml")
+    assert fragment in str(exc.value) and str(exc.value).startswith("ov.yaml: ")
+    assert "To fix:" in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("data,fragment", [
+    ({"discounts": [{"instance_type": "p5.48xlarg", "percent": 10}]},
+     "instance type 'p5.48xlarg' matches nothing in the catalog. Did you mean 'p5.48xlarge'"),
+    ({"discounts": [{"cloud": "aws", "family": "p55", "percent": 10}]},
+     "family 'p55' matches nothing"),
+    ({"discounts": [{"cloud": "aws", "region": "us-east-9", "percent": 10}]},
+     "region 'us-east-9' matches nothing in the catalog. Did you mean"),
+    ({"discounts": [{"cloud": "azure", "instance_type": "p5.48xlarge", "percent": 10}]},
+     "instance type 'p5.48xlarge' matches nothing"),
+    ({"discounts": [{"instance_type": "p5.48xlarge", "region": "eastus", "percent": 10}]},
+     "no offer has instance_type=p5.48xlarge, region=eastus"),
+    ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarg", "region": "us-east-1",
+                  "pricing": "on_demand", "usd_per_hour": 1}]}, "Did you mean 'p5.48xlarge'"),
+    ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-esat-1",
+                  "pricing": "on_demand", "usd_per_hour": 1}]}, "'us-east-1'"),
+])
+def test_an_entry_that_matches_nothing_is_an_error_naming_close_matches(cat, data, fragment):
+    with pytest.raises(OverrideError) as exc:
+        _apply(cat, data)
+    assert fragment in str(exc.value) and "To fix:" in str(exc.value)
+
+
+def test_a_discount_below_a_cent_never_becomes_a_zero_price(cat):
+    by = _apply(cat, {"discounts": [{"cloud": "aws", "percent": 99.9999999}]})
+    assert all(o.usd_per_hour is None or o.usd_per_hour > 0 for o in by.values())
+
+
+@pytest.mark.parametrize("content,fragment", [
+    (b"discounts: [{cloud: aws, percent: 5", "invalid YAML"),
+    (b"discounts:\n  - cloud: aws\n    percent: 5\n    percent: 6\n", "duplicate key"),
+    (b"\xff\xfe discounts: []", "is not UTF-8"),
+    (b"discounts: " + b"[" * 200 + b"]" * 200, "nesting deeper than"),
+    (b"a: &a [1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+     b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+     b"d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+     b"e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+     b"f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n", "aliases"),
+    (b"discounts: [{cloud: aws, percent: " + b"9" * 500 + b"}]", "digit number"),
+])
+def test_hostile_files_are_one_line_errors(tmp_path, content, fragment):
+    f = tmp_path / "ov.yaml"
+    f.write_bytes(content)
+    with pytest.raises(OverrideError) as exc:
+        load_overrides(f)
+    assert fragment in str(exc.value) and "To fix:" in str(exc.value)
+    assert "\n" not in str(exc.value)
+
+
+def test_devices_directories_and_oversize_files_are_refused(tmp_path):
+    with pytest.raises(OverrideError, match="a device"):
+        load_overrides("/dev/zero")
+    with pytest.raises(OverrideError, match="a directory"):
+        load_overrides(tmp_path)
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"# " + b"x" * (2 * 2**20))
+    with pytest.raises(OverrideError, match="more than the 1 MiB allowed"):
+        load_overrides(big)
+    with pytest.raises(OverrideError, match="no such file"):
+        load_overrides(tmp_path / "missing.yaml")
+
+
+def test_dates_stay_text_so_a_bad_date_is_not_a_crash(tmp_path):
+    f = tmp_path / "ov.yaml"
+    f.write_text("discounts: [{cloud: aws, family: 2027-02-30, percent: 5}]")
+    with pytest.raises(OverrideError, match="family '2027-02-30' matches nothing"):
+        load_catalog("packaged", overrides=f)
