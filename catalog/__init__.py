@@ -1,9 +1,20 @@
 """What can be rented and what it costs: accelerators, instance types and priced offers.
 
 ``import catalog`` reads nothing; ``load_catalog()`` reads the active catalog on first use.
+
+    load_catalog, Catalog          the active (or a named) catalog; Catalog.info() for a summary
+    select_offers, OfferRow        filtered, sorted, joined views (flagged offers on request)
+    accelerator_summaries          one row per accelerator with its cheapest usable price
+    Offer, InstanceType, Accelerator, CLOUDS, PRICING_MODELS, OFFER_FLAGS   the data model
+    parse_overrides, load_overrides, Overrides   negotiated discounts and private rates
+    refresh_catalog, use_catalog, catalog_status, stored_catalogs   catalogs on disk
+    data_dir                       where gpuplan keeps per-user state
+    read_user_text, load_yaml_text, load_json_text, check_output_path,
+    write_bytes_atomic, write_text_atomic        safe reading and writing of user files
 """
 
-from ._csvio import write_bytes_atomic, write_text_atomic
+from ._anomalies import ANOMALY_FLAGS, CEILING_USD_PER_GPU_HOUR, OUTLIER_Z
+from ._clouds import AWS_ADVISOR_BUCKETS, CLOUDS, REGION_KINDS, Cloud, aws_bucket_rate
 from ._errors import (
     CatalogError,
     CatalogFileError,
@@ -11,7 +22,16 @@ from ._errors import (
     OverrideError,
     UnknownNameError,
 )
-from ._load import STALE_AFTER_DAYS, Catalog, active_catalog_name, load_catalog
+from ._files import (
+    check_output_path,
+    load_json_text,
+    load_yaml_text,
+    read_user_text,
+    write_bytes_atomic,
+    write_text_atomic,
+)
+from ._load import STALE_AFTER_DAYS, Catalog, active_catalog_name, data_dir, load_catalog
+from ._overrides import Overrides, load_overrides, parse_overrides
 from ._query import (
     SORT_KEYS,
     AcceleratorSummary,
@@ -20,21 +40,33 @@ from ._query import (
     select_offers,
 )
 from ._records import (
-    CLOUDS,
     DTYPES,
     FABRICS,
+    INFORMATIONAL_FLAGS,
     OFFER_FLAGS,
+    OFFERING_CLASSES,
+    PRICE_UNUSABLE_FLAGS,
     PRICING_MODELS,
+    PRICING_TERM_HOURS,
     TOPOLOGIES,
+    UPFRONT_OPTIONS,
     Accelerator,
     InstanceType,
     Offer,
 )
+from ._refresh import RefreshResult, catalog_status, refresh_catalog, use_catalog
+from ._store import StoredCatalog, stored_catalogs
 
 __all__ = [
-    "CLOUDS", "DTYPES", "FABRICS", "OFFER_FLAGS", "PRICING_MODELS", "SORT_KEYS",
-    "STALE_AFTER_DAYS", "TOPOLOGIES", "Accelerator", "AcceleratorSummary", "Catalog",
-    "CatalogError", "CatalogFileError", "GpuplanError", "InstanceType", "Offer", "OfferRow",
-    "OverrideError", "UnknownNameError", "accelerator_summaries", "active_catalog_name",
-    "load_catalog", "select_offers", "write_bytes_atomic", "write_text_atomic",
+    "ANOMALY_FLAGS", "AWS_ADVISOR_BUCKETS", "CEILING_USD_PER_GPU_HOUR", "CLOUDS", "DTYPES",
+    "FABRICS", "INFORMATIONAL_FLAGS", "OFFERING_CLASSES", "OFFER_FLAGS", "OUTLIER_Z",
+    "PRICE_UNUSABLE_FLAGS", "PRICING_MODELS", "PRICING_TERM_HOURS", "REGION_KINDS", "SORT_KEYS",
+    "STALE_AFTER_DAYS", "TOPOLOGIES", "UPFRONT_OPTIONS", "Accelerator", "AcceleratorSummary",
+    "Catalog", "CatalogError", "CatalogFileError", "Cloud", "GpuplanError", "InstanceType",
+    "Offer", "OfferRow", "OverrideError", "Overrides", "RefreshResult", "StoredCatalog",
+    "UnknownNameError", "accelerator_summaries", "active_catalog_name", "aws_bucket_rate",
+    "catalog_status", "check_output_path", "data_dir", "load_catalog", "load_json_text",
+    "load_overrides", "load_yaml_text", "parse_overrides", "read_user_text", "refresh_catalog",
+    "select_offers", "stored_catalogs", "use_catalog", "write_bytes_atomic",
+    "write_text_atomic",
 ]

@@ -1,7 +1,9 @@
 """Joined, filtered and sorted views of the catalog for people and programs.
 
 ``select_offers`` is what `gpuplan offers` and the app's Catalog page show; it validates every
-filter against the catalog so a typo gets "did you mean" rather than an empty table.
+filter against the catalog so a typo gets "did you mean" rather than an empty table. A region
+filter matches region codes exactly: ``us-east-1`` never includes the Local Zone
+``us-east-1-atl-1`` (its own region, priced on its own).
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ._clouds import CLOUDS
 from ._errors import GpuplanError
 from ._load import Catalog, check_names
-from ._records import CLOUDS, PRICING_MODELS, Accelerator, InstanceType, Offer
+from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer
 
 SORT_KEYS = ("price", "gpu_price", "pflop_price")
 
@@ -46,10 +49,19 @@ class OfferRow:
             "memory_gib": t.memory_gib, "pricing": o.pricing, "usd_per_hour": o.usd_per_hour,
             "usd_per_gpu_hour": _round(self.usd_per_gpu_hour),
             "usd_per_hour_zone_median": o.usd_per_hour_zone_median,
+            "usd_per_hour_zone_mean": o.usd_per_hour_zone_mean,
+            "usd_per_hour_zone_max": o.usd_per_hour_zone_max,
             "usd_per_bf16_pflop_hour": _round(self.usd_per_bf16_pflop_hour),
+            "term_hours": o.term_hours, "offering_class": o.offering_class or None,
+            "upfront": o.upfront or None,
+            "interruption_rate_per_hour": o.interruption_rate_per_hour,
+            "interruption_bucket": o.interruption_bucket or None,
+            "region_kind": CLOUDS[o.cloud].region_kind(o.region),
             "inter_node_gbps": t.inter_node_gbps, "fabric": t.fabric,
             "intra_node_topology": t.intra_node_topology, "as_of": o.as_of.isoformat(),
-            "source": o.source, "flags": list(o.flags),
+            "as_of_approximate": o.as_of_approximate, "source": o.source,
+            "price_usable": o.price_usable, "flags": list(o.flags),
+            "flag_reasons": o.flag_reasons or None,
         }
 
 
@@ -68,18 +80,38 @@ def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
     return clouds, tuple(regions or ()), tuple(pricing or ()), accs
 
 
+MAX_PRICE_LIMIT_USD_PER_HOUR = 100_000.0  # no instance costs more; beyond it, a unit mistake
+MAX_MIN_GPUS = 1024  # the largest instance shape (a TPU pod slice) has fewer chips
+
+
 def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequence[str] = (),
                   regions: Sequence[str] = (), pricing: Sequence[str] = (),
                   min_gpus: int | None = None, max_price: float | None = None,
                   instance_types: Sequence[str] = (), sort: str = "price",
-                  include_unpriced: bool = True) -> list[OfferRow]:
-    """Offers matching every given filter (an empty filter matches all), sorted by ``sort``."""
+                  include_unpriced: bool = True, include_flagged: bool = True,
+                  only_flagged: bool = False) -> list[OfferRow]:
+    """Offers matching every given filter (an empty filter matches all), sorted by ``sort``.
+
+    ``include_flagged=False`` leaves out offers whose price must not be used (``price_usable``
+    False: flagged or unknown); ``only_flagged=True`` lists just those, each with its
+    ``flags`` and ``flag_reasons``.
+    """
     if sort not in SORT_KEYS:
         raise GpuplanError(f"unknown sort {sort!r}. To fix: use one of {', '.join(SORT_KEYS)}")
-    if min_gpus is not None and min_gpus < 1:
-        raise GpuplanError("--min-gpus must be at least 1. To fix: pass a positive count")
-    if max_price is not None and max_price <= 0:
-        raise GpuplanError("--max-price must be positive. To fix: pass USD per instance-hour")
+    if min_gpus is not None and (isinstance(min_gpus, bool) or not isinstance(min_gpus, int)
+                                 or not 1 <= min_gpus <= MAX_MIN_GPUS):
+        raise GpuplanError(f"--min-gpus must be a whole number from 1 to {MAX_MIN_GPUS}, got "
+                           f"{min_gpus!r}. To fix: pass a GPU count")
+    if max_price is not None and (isinstance(max_price, bool)
+                                  or not isinstance(max_price, int | float)
+                                  or not math.isfinite(max_price)
+                                  or not 0 < max_price <= MAX_PRICE_LIMIT_USD_PER_HOUR):
+        raise GpuplanError(f"--max-price must be a number above 0 and at most "
+                           f"{MAX_PRICE_LIMIT_USD_PER_HOUR:,.0f} USD per instance-hour, got "
+                           f"{max_price!r}. To fix: pass USD per instance-hour, e.g. 40")
+    if only_flagged and not include_flagged:
+        raise GpuplanError("only_flagged and include_flagged=False exclude every offer. To "
+                           "fix: pass one of them")
     clouds, regions, pricing, accs = _validated(catalog, clouds, regions, pricing, gpus)
     if instance_types:
         check_names("instance type", instance_types, {t.name for t in catalog.instance_types},
@@ -95,6 +127,8 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
                 or (min_gpus and t.gpu_count < min_gpus)):
             continue
         if o.usd_per_hour is None and (not include_unpriced or max_price is not None):
+            continue
+        if (only_flagged and o.price_usable) or (not include_flagged and not o.price_usable):
             continue
         if max_price is not None and o.usd_per_hour > max_price:
             continue

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from catalog import OverrideError, UnknownNameError, load_catalog, select_offers
+import catalog
+from catalog import UnknownNameError, load_catalog, select_offers
 
 
 @pytest.fixture(scope="module")
@@ -58,58 +59,40 @@ def test_sorts_are_ascending_with_unknowns_last(cat, sort, attr):
     assert all(v is None for v in values[len(known):])
 
 
-def test_discount_and_private_rate(tmp_path, cat):
-    f = tmp_path / "ov.yaml"
-    f.write_text("""
-discounts:
-  - cloud: aws
-    percent: 10
-  - cloud: aws
-    instance_type: p5.48xlarge
-    percent: 30
-prices:
-  - {cloud: aws, instance_type: p5.48xlarge, region: us-east-1, pricing: reserved_1y,
-     usd_per_hour: 55.5}
-  - {cloud: gcp, instance_type: a3-ultragpu-8g, region: us-central1, pricing: on_demand,
-     usd_per_hour: 80}
-""")
-    ov = load_catalog("packaged", overrides=f)
-    by = {o.key: o for o in ov.offers}
-    base = {o.key: o for o in cat.offers}
-    p5 = ("aws", "p5.48xlarge", "us-east-1", "on_demand")
-    assert by[p5].usd_per_hour == pytest.approx(98.32 * 0.7)  # most specific discount wins
-    assert "overridden" in by[p5].flags and str(f) in by[p5].source
-    g5 = ("aws", "g5.xlarge", "us-east-1", "on_demand")
-    assert by[g5].usd_per_hour == pytest.approx(base[g5].usd_per_hour * 0.9)
-    spot = ("aws", "p5.48xlarge", "us-east-1", "spot")
-    assert by[spot].usd_per_hour == base[spot].usd_per_hour  # spot is not negotiated
-    assert by[("aws", "p5.48xlarge", "us-east-1", "reserved_1y")].usd_per_hour == 55.5
-    h200 = by[("gcp", "a3-ultragpu-8g", "us-central1", "on_demand")]
-    assert h200.usd_per_hour == 80 and h200.price_usable
-    assert cat.offers == tuple(base.values())  # the packaged catalog is untouched
+def test_a_region_filter_matches_exactly_never_a_local_zone(cat):
+    rows = select_offers(cat, clouds=["aws"], regions=["us-east-1"], instance_types=[
+        "p5.48xlarge"], pricing=["on_demand"])
+    assert [r.offer.region for r in rows] == ["us-east-1"]
+    atl = select_offers(cat, regions=["us-east-1-atl-1"], instance_types=["p5.48xlarge"],
+                        pricing=["on_demand"])
+    assert atl and atl[0].as_dict()["region_kind"] == "local_zone"
+    assert "us-east-1-atl-1" not in cat.regions("aws", kinds=["region"])
+    assert {"us-gov-west-1", "us-east-1-wl1-bna1"} <= set(cat.regions("aws"))
 
 
-@pytest.mark.parametrize("text,fragment", [
-    ("discounts: [{cloud: aws}]", "missing 'percent'"),
-    ("discounts: [{cloud: aws, percent: 150}]", "percent must be a number"),
-    ("discounts: [{cloud: oracle, percent: 5}]", "cloud 'oracle' is not one of"),
-    ("prices: [{cloud: aws, instance_type: p5.48xlarge}]", "missing"),
-    ("prices: [{cloud: aws, instance_type: p5.48xlarge, region: us-east-1, pricing: spot, "
-     "usd_per_hour: -1}]", "usd_per_hour must be"),
-    ("foo: 1", "expected only the keys"),
-    ("discounts: [{cloud: aws, percent: 5", "invalid YAML"),
+def test_flagged_offers_can_be_left_out_or_listed_alone_with_their_reasons(cat):
+    everything = select_offers(cat, clouds=["gcp"], gpus=["H100"])
+    usable = select_offers(cat, clouds=["gcp"], gpus=["H100"], include_flagged=False)
+    flagged = select_offers(cat, clouds=["gcp"], gpus=["H100"], only_flagged=True)
+    assert len(usable) + len(flagged) == len(everything) and usable and flagged
+    assert all(r.offer.price_usable for r in usable)
+    assert all(not r.offer.price_usable and (r.offer.flag_reasons or r.offer.usd_per_hour
+                                             is None) for r in flagged)
+    assert {f for r in flagged for f in r.offer.flags} <= set(catalog.OFFER_FLAGS)
+    assert len(cat.flagged_offers()) == sum(not o.price_usable for o in cat.offers)
+
+
+@pytest.mark.parametrize("kwargs,fragment", [
+    ({"max_price": float("nan")}, "--max-price must be a number above 0"),
+    ({"max_price": float("inf")}, "--max-price must be a number above 0"),
+    ({"max_price": -1.0}, "--max-price must be a number above 0"),
+    ({"max_price": 0.0}, "--max-price must be a number above 0"),
+    ({"max_price": 1e9}, "at most 100,000"),
+    ({"min_gpus": 0}, "--min-gpus must be a whole number from 1"),
+    ({"min_gpus": 10**12}, "--min-gpus must be a whole number from 1"),
+    ({"sort": "cheap"}, "unknown sort"),
 ])
-def test_bad_override_files_are_explained(tmp_path, text, fragment):
-    f = tmp_path / "ov.yaml"
-    f.write_text(text)
-    with pytest.raises(OverrideError, match=fragment) as exc:
-        load_catalog("packaged", overrides=f)
+def test_bad_numeric_filters_are_refused(cat, kwargs, fragment):
+    with pytest.raises(catalog.GpuplanError, match=fragment) as exc:
+        select_offers(cat, **kwargs)
     assert "To fix:" in str(exc.value)
-
-
-def test_override_for_unknown_instance_type(tmp_path):
-    f = tmp_path / "ov.yaml"
-    f.write_text("prices: [{cloud: aws, instance_type: p5.48xlarg, region: us-east-1, "
-                 "pricing: on_demand, usd_per_hour: 1}]")
-    with pytest.raises(UnknownNameError, match="Did you mean 'p5.48xlarge'"):
-        load_catalog("packaged", overrides=f)
