@@ -14,15 +14,12 @@ catalog — and lets any other exception escape, which fails the whole refresh.
 from __future__ import annotations
 
 import datetime as _dt
-import re
-import statistics
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from .._errors import CatalogError
-from .._records import Accelerator, InstanceType, Offer
+from .._records import PRICING_MODELS, Accelerator, InstanceType, Offer
 
 # progress(cloud, step, done, total): step is a region name or a phase ("pricing").
 Progress = Callable[[str, str, int, int], None]
@@ -53,6 +50,9 @@ class CloudData:
     source: str
     accelerators: tuple[Accelerator, ...] = ()
     regions: tuple[str, ...] = ()  # the regions this refresh covered
+    # The pricing models this refresh looked up (an AWS refresh without credentials looks up
+    # no spot prices): `--prune` only removes offers inside what was covered.
+    covered_pricing: tuple[str, ...] = PRICING_MODELS
     warnings: tuple[str, ...] = field(default=())
 
 
@@ -71,6 +71,8 @@ def run_per_region(cloud: str, regions: Sequence[str], work: Callable[[str], T],
                    what: str = "region") -> dict[str, T]:
     """Run ``work(region)`` for every region on a thread pool; the first failure propagates
     (with the region named) after the other workers are cancelled — no partial result."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed  # imports logging: lazily
+
     report = progress or no_progress
     results: dict[str, T] = {}
     if not regions:
@@ -92,38 +94,6 @@ def run_per_region(cloud: str, regions: Sequence[str], work: Callable[[str], T],
                                    f"later, or leave {cloud} out with --cloud") from exc
             report(cloud, region, len(results), len(regions))
     return results
-
-
-def median_and_min(prices_by_zone: dict[str, float]) -> tuple[str, float, float]:
-    """(cheapest zone, its price, median across zones) — the Offer's spot convention."""
-    zone = min(prices_by_zone, key=lambda z: (prices_by_zone[z], z))
-    return zone, prices_by_zone[zone], float(statistics.median(prices_by_zone.values()))
-
-
-def flag_spot_above_on_demand(offers: Iterable[Offer]) -> tuple[Offer, ...]:
-    """Add ``spot_not_below_on_demand`` to spot offers priced at or above on-demand."""
-    from dataclasses import replace
-
-    offers = tuple(offers)
-    od = {(o.cloud, o.instance_type, o.region): o.usd_per_hour for o in offers
-          if o.pricing == "on_demand" and o.usd_per_hour is not None}
-    out = []
-    for o in offers:
-        base = od.get((o.cloud, o.instance_type, o.region))
-        if (o.pricing == "spot" and o.usd_per_hour is not None and base is not None
-                and o.usd_per_hour >= base and "spot_not_below_on_demand" not in o.flags):
-            o = replace(o, flags=(*o.flags, "spot_not_below_on_demand"))
-        out.append(o)
-    return tuple(out)
-
-
-def parse_gbps(text: str) -> float | None:
-    """'3200 Gigabit' / 'Up to 25 Gigabit' / '100 Gbps' → Gbps; None when not a number."""
-    match = re.search(r"([\d.]+)\s*(Gigabit|Gbps|Megabit|Mbps)", text or "", re.I)
-    if not match:
-        return None
-    value = float(match.group(1))
-    return value / 1000 if match.group(2).lower().startswith("m") else value
 
 
 def guess_topology(accelerator: Accelerator | None, gpu_count: int) -> str:

@@ -44,6 +44,27 @@ CLOUD_NAMES: dict[tuple[str, str], str | _BY_MEMORY] = {
     ("gcp", "nvidia-tesla-k80"): "K80",
 }
 
+# AWS instance family → accelerator. The bulk Price List gives a GPU *count* and memory but never
+# the model, and the files built from it disagree on names (trn1 listed as "AWS Inferentia",
+# g5g as "ARM Mali-G78MP12"), so the family decides (AWS accelerated-computing instance pages,
+# aws.amazon.com/ec2/instance-types/#Accelerated_Computing).
+AWS_FAMILY_ACCELERATOR: dict[str, str] = {
+    "p2": "K80", "p3": "V100-SXM2-16GB", "p3dn": "V100-SXM2-32GB", "p4d": "A100-SXM4-40GB",
+    "p4de": "A100-SXM4-80GB", "p5": "H100-SXM5-80GB", "p5e": "H200-SXM-141GB",
+    "p5en": "H200-SXM-141GB", "p6-b200": "B200-SXM-180GB", "p6-b300": "B300-SXM",
+    "p6e-gb200": "GB200-186GB", "g2": "GRID-K520", "g3": "M60", "g3s": "M60",
+    "g4dn": "T4", "g4ad": "Radeon-Pro-V520", "g5": "A10G", "g5g": "T4g", "g6": "L4",
+    "gr6": "L4", "g6f": "L4", "gr6f": "L4", "g6e": "L40S", "g7e": "RTX-PRO-6000-Blackwell",
+    "inf1": "Inferentia1", "inf2": "Inferentia2", "trn1": "Trainium1", "trn1n": "Trainium1",
+    "trn2": "Trainium2",
+    "dl1": "Gaudi-HL-205", "dl2q": "Qualcomm-AI100", "f1": "FPGA-VU9P", "f2": "FPGA-VU47P",
+}
+
+
+def aws_family(instance_type: str) -> str:
+    return instance_type.split(".", 1)[0]
+
+
 # Azure resource SKUs do not name the GPU model: the size name does. First match wins.
 AZURE_SIZE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"_GB200_", "GB200-186GB"),
@@ -57,13 +78,17 @@ AZURE_SIZE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"_A10_v5", "A10"),
     (r"_T4_v3", "T4"),
     (r"^Standard_ND40rs_v2", "V100-SXM2-32GB"),
-    (r"^Standard_NC\d+r?s_v3", "V100-SXM2-16GB"),
+    (r"^Standard_NC\d+r?s_v3", "V100-PCIe-16GB"),  # NCv3: V100 PCIe cards, no NVLink
     (r"^Standard_NV\d+as_v4", "Radeon-Instinct-MI25"),
     (r"^Standard_NV\d+s_v3", "M60"),
     (r"^Standard_NV\d+(_Promo)?$", "M60"),
     (r"^Standard_NC\d+r?(_Promo)?$", "K80"),
     (r"^Standard_NC\d+s_v2", "P100"),
 )
+
+# Azure sizes retired by Azure (learn.microsoft.com/azure/virtual-machines/sizes/retirement/
+# retired-sizes-list): the K80 NC and M60 NV series and their _Promo twins, retired in 2023.
+AZURE_RETIRED = re.compile(r"^Standard_N[CV]\d+r?(_Promo)?$")
 
 # GCP accelerator types that are not GPUs one can rent for training (virtual workstations).
 GCP_SKIP_SUFFIXES = ("-vws",)

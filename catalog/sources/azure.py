@@ -13,6 +13,12 @@ size (concurrently), following ``NextPageLink`` until it is null. Item rules:
 - DevTestConsumption and anything else → skipped; several items for one (region, model) →
   the lowest.
 
+Sizes Azure has retired (``_names.AZURE_RETIRED``: the K80/M60 NC and NV series) are never
+asked for. Azure reservations have no offering class or upfront choice that changes the price
+(monthly or upfront payment cost the same), so reserved offers carry neither. Azure publishes
+no spot interruption rate through an API (only the portal's eviction-rate ranges): the cloud
+default applies.
+
 Specs come from ``resource_skus.list`` (vCPUs, MemoryGB, GPUs, RdmaEnabled, locations and
 ``NotAvailableForSubscription`` restrictions, which drop that region's offers) when Azure
 credentials and AZURE_SUBSCRIPTION_ID are available; otherwise from the reference catalog's
@@ -32,12 +38,11 @@ from ._common import (
     CloudData,
     Progress,
     SourceUnavailable,
-    flag_spot_above_on_demand,
     guess_topology,
     run_per_region,
     today,
 )
-from ._names import azure_accelerator
+from ._names import AZURE_RETIRED, azure_accelerator
 
 CLOUD = "azure"
 RETAIL_PRICES_URL = "https://prices.azure.com/api/retail/prices"
@@ -73,7 +78,7 @@ class AzureSource:
                      if t.cloud == CLOUD}
         wanted = set(regions) if regions is not None else None
         session = _session()
-        names = sorted(n for n in specs if n not in FRACTIONAL)
+        names = sorted(n for n in specs if n not in FRACTIONAL and not AZURE_RETIRED.match(n))
         prices = run_per_region(CLOUD, names, lambda n: self._prices(session, n, wanted),
                                 progress, self.max_workers, what="retail prices for")
         as_of = today()
@@ -95,9 +100,10 @@ class AzureSource:
                                       usd_per_hour=round(usd, 6), zone_count=1 if spot else 0,
                                       usd_per_hour_zone_median=round(usd, 6) if spot else None))
         return CloudData(cloud=CLOUD, instance_types=tuple(types),
-                         offers=flag_spot_above_on_demand(offers), as_of=as_of,
+                         offers=tuple(offers), as_of=as_of,
                          source=source_label(as_of),
                          regions=tuple(sorted({o.region for o in offers})),
+                         covered_pricing=("on_demand", "spot", "reserved_1y", "reserved_3y"),
                          warnings=tuple(warnings))
 
     # -- resource SKUs (needs credentials) --------------------------------------------------

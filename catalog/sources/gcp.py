@@ -1,28 +1,33 @@
-"""GCP: machine and accelerator types from Compute Engine, prices from the Cloud Billing catalog.
+"""GCP: prices from the Cloud Billing catalog, with an API key or with credentials.
 
-Reads ``machineTypes.aggregatedList`` and ``acceleratorTypes.aggregatedList`` (every zone in
-one paged call each) and ``services/6F81-5844-456A/skus`` (Compute Engine's public SKU list).
+Two ways in, both reading the Compute Engine (``services/6F81-5844-456A``) and Cloud TPU
+(``services/E000-3F24-B8AA``) SKU lists (``_gcp_skus`` has the matching rules):
 
-A machine's price is built, never guessed: its series' vCPU SKU × vCPUs + its RAM SKU × GiB +
-its GPU SKU × GPU count, each matched **exactly** on the SKU's description (after removing the
-usage-type prefix — "Spot Preemptible ", "Preemptible ", "Commitment v1: " — and the location
-suffix — " running in …", " attached to …", " in … for 1 Year"), on ``category.usageType``
-(OnDemand → on_demand, Preemptible → spot, Commit1Yr → committed_1y, Commit3Yr → committed_3y)
-and on ``serviceRegions`` containing the machine's region. Unit prices are
-``pricingInfo[0].pricingExpression.tieredRates[0].unitPrice`` (units + nanos / 1e9).
+- **API key** (``GOOGLE_CLOUD_API_KEY``, or ``api_key=``; any project's key with the Cloud
+  Billing API enabled): the SKU lists over plain HTTPS, no SDK. The machine types, their zones
+  and the TPU slices are those the active catalog already knows (the Billing API does not list
+  machine types); new machine types need the credentials way.
+- **Credentials** (application-default credentials and a project; ``google-cloud-compute`` and
+  ``google-cloud-billing``): ``machineTypes.aggregatedList`` and
+  ``acceleratorTypes.aggregatedList`` say which GPU machine types exist in which zones, and
+  the SKU lists price them.
 
-If the host SKUs are found but the GPU SKU is not, the on-demand and spot offers are written
-with ``usd_per_hour=None`` and the ``price_unknown`` flag — never a host-only price. Committed
-offers are written only when every part is priced. GPUs attached to N1 VMs (T4, V100, P100, P4)
-become ``n1+<gpu>x<count>`` types priced for the GPUs alone, flagged ``host_price_missing``,
-as in the packaged snapshot. The API has no network bandwidth: it comes from the reference
-catalog's row for the same machine type (else the type is flagged ``network_unverified``).
+A machine's price is built, never guessed: its series' vCPU SKU × vCPUs + RAM SKU × GiB + GPU
+SKU × GPU count, each matched exactly in the machine's region; A4/A4X have no core or RAM
+SKU — their "(1 gpu slice)" SKU is the whole VM per GPU. If the GPU SKU is missing, on-demand
+and spot offers get ``usd_per_hour=None`` and ``price_unknown`` — never a host-only price;
+committed offers are written only when every part is priced. GPUs attached to N1 VMs (T4,
+V100, P100, P4) become ``n1+<gpu>x<count>`` priced for the GPUs alone, flagged
+``host_price_missing``. TPU slices (``tpu-<version>-<size>``) are priced from the TPU SKUs in
+the regions where the catalog already lists that slice (the Billing API does not say where a
+slice can be created). Spot interruption rates: GCP publishes none; the cloud default applies.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -32,65 +37,103 @@ from ._common import (
     CloudData,
     Progress,
     SourceUnavailable,
-    flag_spot_above_on_demand,
     guess_topology,
     no_progress,
     today,
 )
+from ._gcp_skus import (
+    BUNDLED_SERIES,
+    COMPUTE_SERVICE,
+    GPU_SKUS,
+    MACHINE_ACCELERATOR,
+    TPU_SERVICE,
+    USAGE,
+    SkuPrices,
+    core_description,
+    host_keys,
+    series_of,
+)
+from ._http import get_json
 from ._names import GCP_SKIP_SUFFIXES, AcceleratorMap
 
 CLOUD = "gcp"
-COMPUTE_SERVICE = "services/6F81-5844-456A"
-USAGE = {"OnDemand": "on_demand", "Preemptible": "spot", "Commit1Yr": "committed_1y",
-         "Commit3Yr": "committed_3y"}
-# Machine-type prefix → the series label in SKU descriptions ("A3Plus Instance Ram ...").
-SERIES = {"a2-": "A2", "a3-highgpu": "A3", "a3-edgegpu": "A3", "a3-megagpu": "A3Plus",
-          "a3-ultragpu": "A3Ultra", "a4-highgpu": "A4", "a4x-": "A4X", "g2-": "G2", "g4-": "G4"}
-# Accelerator type → the SKU descriptions (core part) that price one such GPU.
-GPU_SKUS = {
-    "nvidia-tesla-a100": ("Nvidia Tesla A100 GPU",),
-    "nvidia-a100-80gb": ("Nvidia Tesla A100 80GB GPU", "Nvidia A100 80GB GPU"),
-    "nvidia-h100-80gb": ("Nvidia H100 80GB GPU",),
-    "nvidia-h100-mega-80gb": ("Nvidia H100 80GB Mega GPU", "Nvidia H100 Mega 80GB GPU",
-                              "Nvidia H100 80GB Plus GPU"),
-    "nvidia-h200-141gb": ("Nvidia H200 141GB GPU",),
-    "nvidia-b200": ("Nvidia B200 (1 gpu slice)", "Nvidia B200 GPU"),
-    "nvidia-gb200": ("Nvidia GB200 GPU",),
-    "nvidia-l4": ("Nvidia L4 GPU",),
-    "nvidia-tesla-t4": ("Nvidia Tesla T4 GPU",),
-    "nvidia-tesla-v100": ("Nvidia Tesla V100 GPU",),
-    "nvidia-tesla-p100": ("Nvidia Tesla P100 GPU",),
-    "nvidia-tesla-p4": ("Nvidia Tesla P4 GPU",),
-}
-_PREFIX = re.compile(r"^(?:Spot Preemptible |Preemptible |Commitment v\d+: |Commitment: )")
-_SUFFIX = re.compile(r"\s+(?:attached to|running in|in)\s.*$")
-_HOST = re.compile(r"^(?P<series>\S+) (?:Instance )?(?P<kind>Core|Cpu|Ram)$")
-NO_CREDENTIALS = ("no Google Cloud credentials. To fix: run `gcloud auth application-default "
-                  "login` or set GOOGLE_APPLICATION_CREDENTIALS")
-
-
-def core_description(description: str) -> str:
-    return _SUFFIX.sub("", _PREFIX.sub("", description.strip()))
+BILLING_URL = "https://cloudbilling.googleapis.com"
+API_KEY_ENV = "GOOGLE_CLOUD_API_KEY"
+NO_CREDENTIALS = (f"no Google Cloud credentials or API key. To fix: set {API_KEY_ENV} to an "
+                  "API key of a project with the Cloud Billing API enabled (prices only), or "
+                  "run `gcloud auth application-default login` / set "
+                  "GOOGLE_APPLICATION_CREDENTIALS (prices and machine types)")
+__all__ = ["BILLING_URL", "GcpSource", "core_description"]
 
 
 class GcpSource:
-    """``fetch`` builds GCP's GPU machine types and offers; see the module docstring."""
+    """``fetch`` builds GCP's GPU machine types, TPU slices and offers; see the module
+    docstring. Tests point ``billing_url`` / ``client_options`` at a local server."""
 
     cloud = CLOUD
 
     def __init__(self, *, reference, credentials: Any = None, project: str | None = None,
-                 client_options: Any = None, billing_client_options: Any = None,
+                 api_key: str | None = None, client_options: Any = None,
+                 billing_client_options: Any = None, billing_url: str = BILLING_URL,
                  transport: str = "rest", timeout_s: float = 120.0) -> None:
         self.reference = reference
         self._credentials, self._project = credentials, project
+        self._api_key = api_key
         self._client_options = client_options
         self._billing_options = billing_client_options or client_options
+        self.billing_url = billing_url.rstrip("/")
         self.transport, self.timeout_s = transport, timeout_s
 
     def fetch(self, regions: Sequence[str] | None, progress: Progress | None = None) -> CloudData:
-        from google.cloud import billing_v1, compute_v1
+        api_key = self._api_key or os.environ.get(API_KEY_ENV)
+        if self._credentials is None and api_key:
+            return self._fetch_with_key(api_key, regions, progress or no_progress)
+        return self._fetch_with_credentials(regions, progress or no_progress)
 
-        report = progress or no_progress
+    # -- API key: SKUs over HTTPS, machine types from the catalog --------------------------
+    def _fetch_with_key(self, key: str, regions, report: Progress) -> CloudData:
+        prices = SkuPrices()
+        for i, service in enumerate((COMPUTE_SERVICE, TPU_SERVICE)):
+            prices.add(self._rest_skus(service, key, first=i == 0))
+            report(CLOUD, f"prices ({service})", i + 1, 2)
+        builder = _Builder(self.reference, prices, set(regions) if regions else None)
+        for t in self.reference.instance_types:
+            if t.cloud != CLOUD:
+                continue
+            where = builder.known_regions(t.name)
+            if t.name.startswith("tpu-"):
+                builder.tpu(t, where)
+            elif t.name.startswith("n1+"):
+                acc_type = _attached_type(t.name)
+                if acc_type:
+                    builder.attached_type(t, acc_type, where)
+            else:
+                acc_type = MACHINE_ACCELERATOR.get(_machine_family(t.name))
+                if acc_type:
+                    builder.priced_machine(t, acc_type, where)
+        return builder.result("GCP Cloud Billing catalog (API key) + machine types from the "
+                              "catalog")
+
+    def _rest_skus(self, service: str, key: str, *, first: bool) -> list[dict]:
+        skus, token = [], ""
+        while True:
+            query = {"key": key, "pageSize": 5000, **({"pageToken": token} if token else {})}
+            url = f"{self.billing_url}/v1/{service}/skus?{urllib.parse.urlencode(query)}"
+            page = get_json(url, cloud=CLOUD, first=first and not skus,
+                            timeout_s=self.timeout_s)
+            skus += page.get("skus") or []
+            token = page.get("nextPageToken") or ""
+            if not token:
+                return skus
+
+    # -- credentials: Compute API + Billing SDK ---------------------------------------------
+    def _fetch_with_credentials(self, regions, report: Progress) -> CloudData:
+        try:
+            from google.cloud import billing_v1, compute_v1
+        except ImportError:
+            raise SourceUnavailable(CLOUD, "google-cloud-compute/-billing are not installed. "
+                                    "To fix: pip install 'gpuplan[gcp]', or set "
+                                    f"{API_KEY_ENV} (prices with no SDK)") from None
         credentials, project = self._auth()
         common = {"credentials": credentials, "transport": self.transport}
         with _unavailable_on_connection_errors():
@@ -104,7 +147,7 @@ class GcpSource:
                     if mt.accelerators:
                         specs.setdefault(mt.name, mt)
                         zones_by_type.setdefault(mt.name, []).append(zone.split("/")[-1])
-            report(CLOUD, "machine types", 1, 3)
+            report(CLOUD, "machine types", 1, 4)
             acc_client = compute_v1.AcceleratorTypesClient(client_options=self._client_options,
                                                            **common)
             attachable: dict[str, tuple[int, list[str]]] = {}
@@ -114,26 +157,25 @@ class GcpSource:
                     cards, zs = attachable.get(at.name, (0, []))
                     attachable[at.name] = (max(cards, at.maximum_cards_per_instance),
                                            [*zs, zone.split("/")[-1]])
-            report(CLOUD, "accelerator types", 2, 3)
+            report(CLOUD, "accelerator types", 2, 4)
             billing = billing_v1.CloudCatalogClient(client_options=self._billing_options,
                                                     **common)
-            prices = _sku_prices(billing.list_skus(parent=COMPUTE_SERVICE,
-                                                   timeout=self.timeout_s))
-            report(CLOUD, "prices", 3, 3)
+            prices = SkuPrices()
+            for i, service in enumerate((COMPUTE_SERVICE, TPU_SERVICE)):
+                prices.add(billing.list_skus(parent=service, timeout=self.timeout_s))
+                report(CLOUD, f"prices ({service})", 3 + i, 4)
         bundled = {a.guest_accelerator_type for mt in specs.values() for a in mt.accelerators}
-        wanted = set(regions) if regions is not None else None
-        as_of = today()
-        builder = _Builder(self.reference, prices, wanted, as_of)
+        builder = _Builder(self.reference, prices, set(regions) if regions else None)
         for name in sorted(specs):
-            builder.machine(specs[name], zones_by_type[name])
+            builder.machine(specs[name], _zone_counts(zones_by_type[name]))
         for acc_name in sorted(set(attachable) - bundled):
             if not acc_name.endswith(GCP_SKIP_SUFFIXES) and acc_name.startswith("nvidia-"):
-                builder.attached(acc_name, *attachable[acc_name])
-        return CloudData(cloud=CLOUD, instance_types=tuple(builder.types.values()),
-                         offers=flag_spot_above_on_demand(builder.offers), as_of=as_of,
-                         source=source_label(as_of), accelerators=builder.accelerators.new,
-                         regions=tuple(sorted(builder.regions)),
-                         warnings=tuple(builder.warnings))
+                cards, zones = attachable[acc_name]
+                builder.attached(acc_name, cards, _zone_counts(zones))
+        for t in self.reference.instance_types:
+            if t.cloud == CLOUD and t.name.startswith("tpu-"):
+                builder.tpu(t, builder.known_regions(t.name))
+        return builder.result("GCP Compute Engine + Cloud Billing catalog APIs")
 
     def _auth(self) -> tuple[Any, str]:
         credentials, project = self._credentials, self._project
@@ -150,13 +192,28 @@ class GcpSource:
         if not project:
             raise SourceUnavailable(CLOUD, "no Google Cloud project. To fix: set "
                                     "GOOGLE_CLOUD_PROJECT or run `gcloud config set project "
-                                    "PROJECT_ID`")
+                                    f"PROJECT_ID`, or set {API_KEY_ENV} instead")
         return credentials, project
 
 
-def source_label(as_of) -> str:
-    return (f"GCP Compute Engine + Cloud Billing catalog APIs (gpuplan catalog refresh "
-            f"{as_of.isoformat()})")
+def _zone_counts(zones: Sequence[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for zone in zones:
+        region = zone.rsplit("-", 1)[0]
+        counts[region] = counts.get(region, 0) + 1
+    return counts
+
+
+def _machine_family(name: str) -> str:
+    return name.removesuffix("-nolssd").rsplit("-", 1)[0]
+
+
+def _attached_type(name: str) -> str | None:
+    match = re.fullmatch(r"n1\+([a-z0-9]+)x\d+", name)
+    if not match:
+        return None
+    gpu = match.group(1)
+    return f"nvidia-tesla-{gpu}" if f"nvidia-tesla-{gpu}" in GPU_SKUS else None
 
 
 class _unavailable_on_connection_errors:
@@ -182,122 +239,155 @@ class _unavailable_on_connection_errors:
         return False
 
 
-def _unit_price(sku) -> float | None:
-    for info in sku.pricing_info:
-        for rate in info.pricing_expression.tiered_rates:
-            price = int(rate.unit_price.units) + rate.unit_price.nanos / 1e9
-            if price > 0:
-                return price
-    return None
-
-
-def _sku_prices(skus) -> dict[tuple[str, str, str], float]:
-    """{(core description, pricing model, region): USD per unit-hour} for compute SKUs."""
-    out: dict[tuple[str, str, str], float] = {}
-    for sku in skus:
-        cat = sku.category
-        model = USAGE.get(cat.usage_type)
-        if model is None or cat.resource_family != "Compute" or cat.resource_group not in (
-                "CPU", "RAM", "GPU", "N1Standard"):
-            continue
-        price = _unit_price(sku)
-        if price is None:
-            continue
-        core = core_description(sku.description)
-        for region in sku.service_regions:
-            out.setdefault((core, model, region), price)
-    return out
-
-
-def _host_keys(series: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return ((f"{series} Instance Core", f"{series} Cpu", f"{series} Core"),
-            (f"{series} Instance Ram", f"{series} Ram"))
-
-
 class _Builder:
-    def __init__(self, reference, prices, wanted, as_of) -> None:
+    """Turns machine shapes and SKU prices into instance types and offers."""
+
+    def __init__(self, reference, prices: SkuPrices, wanted: set[str] | None) -> None:
         self.reference, self.prices, self.wanted = reference, prices, wanted
         self.accelerators = AcceleratorMap(CLOUD, reference)
         self.types: dict[str, InstanceType] = {}
         self.offers: list[Offer] = []
         self.regions: set[str] = set()
         self.warnings: list[str] = []
+        self.as_of = today()
         self.base = Offer(cloud=CLOUD, instance_type="-", region="-", pricing="on_demand",
-                          usd_per_hour=1.0, as_of=as_of, source=source_label(as_of))
+                          usd_per_hour=1.0, as_of=self.as_of, source="-")
+        self.source = ""
 
-    def _price(self, keys: Sequence[str], model: str, region: str) -> float | None:
-        return next((self.prices[(k, model, region)] for k in keys
-                     if (k, model, region) in self.prices), None)
+    def known_regions(self, name: str) -> dict[str, int]:
+        """{region: zones} where the catalog already lists ``name`` (its availability)."""
+        out: dict[str, int] = {}
+        for o in self.reference.offers:
+            if o.cloud == CLOUD and o.instance_type == name:
+                out[o.region] = max(out.get(o.region, 0), o.zone_count or 0)
+        return out
 
-    def _by_region(self, zones: list[str]) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for zone in zones:
-            region = zone.rsplit("-", 1)[0]
-            if self.wanted is None or region in self.wanted:
-                counts[region] = counts.get(region, 0) + 1
-        return counts
+    def _ref(self, name: str) -> InstanceType | None:
+        try:
+            return self.reference.instance_type_by_key(CLOUD, name)
+        except KeyError:
+            return None
 
     def _record(self, name, acc, count, vcpus, memory_gib, notes) -> InstanceType:
-        try:
-            ref = self.reference.instance_type_by_key(CLOUD, name)
-        except KeyError:
-            ref = None
+        ref = self._ref(name)
+        same = ref is not None and ref.gpu_count == count
         return InstanceType(
             cloud=CLOUD, name=name, accelerator=acc.name, gpu_count=count, vcpus=vcpus,
             memory_gib=memory_gib, gpu_memory_gib=acc.memory_gib,
-            intra_node_topology=(ref.intra_node_topology if ref and ref.gpu_count == count
+            intra_node_topology=(ref.intra_node_topology if same
                                  else guess_topology(acc, count)),
-            intra_node_gb_per_s_per_gpu=ref.intra_node_gb_per_s_per_gpu if ref else None,
-            inter_node_gbps=ref.inter_node_gbps if ref else None,
-            fabric=ref.fabric if ref else "ethernet",
-            gpudirect_rdma=ref.gpudirect_rdma if ref else "unverified",
-            network_source=ref.network_source if ref else "not in the GCP API",
-            flags=ref.flags if ref else ("network_unverified",), notes=notes)
+            intra_node_gb_per_s_per_gpu=ref.intra_node_gb_per_s_per_gpu if same else None,
+            inter_node_gbps=ref.inter_node_gbps if same else None,
+            fabric=ref.fabric if same else "ethernet",
+            gpudirect_rdma=ref.gpudirect_rdma if same else "unverified",
+            network_source=ref.network_source if same else "not in the GCP API",
+            flags=ref.flags if same else ("network_unverified",), notes=notes)
 
-    def machine(self, mt, zones: list[str]) -> None:
+    def _where(self, zone_counts: dict[str, int]):
+        for region, zones in sorted(zone_counts.items()):
+            if self.wanted is None or region in self.wanted:
+                self.regions.add(region)
+                yield region, zones
+
+    # -- machines --------------------------------------------------------------------------
+    def machine(self, mt, zone_counts: dict[str, int]) -> None:
+        """A machine type from the Compute API."""
         acc_type = mt.accelerators[0].guest_accelerator_type
         count = int(mt.accelerators[0].guest_accelerator_count)
         acc = self.accelerators.lookup(acc_type, vendor="NVIDIA", source="machineTypes")
-        series = next((label for prefix, label in SERIES.items()
-                       if mt.name.startswith(prefix)), None)
+        series = series_of(mt.name)
         memory_gib = mt.memory_mb / 1024
-        self.types[mt.name] = self._record(
-            mt.name, acc, count, mt.guest_cpus, memory_gib,
-            f"price = {series or '?'} vCPU + RAM SKUs + {count}x {acc_type} GPU SKU")
-        cpu_keys, ram_keys = _host_keys(series or "?")
-        for region, zone_count in sorted(self._by_region(zones).items()):
-            self.regions.add(region)
+        notes = (f"price = {count}x {acc_type} GPU slice SKU (vCPUs and memory included)"
+                 if series in BUNDLED_SERIES else
+                 f"price = {series or '?'} vCPU + RAM SKUs + {count}x {acc_type} GPU SKU")
+        self.types[mt.name] = self._record(mt.name, acc, count, mt.guest_cpus, memory_gib,
+                                           notes)
+        self._price_machine(mt.name, acc_type, count, mt.guest_cpus, memory_gib, series,
+                            zone_counts)
+
+    def priced_machine(self, t: InstanceType, acc_type: str, zone_counts) -> None:
+        """A machine type the catalog already knows (API-key mode)."""
+        series = series_of(t.name)
+        if series not in BUNDLED_SERIES and (t.vcpus is None or t.memory_gib is None):
+            return
+        self.types[t.name] = t
+        self._price_machine(t.name, acc_type, t.gpu_count, t.vcpus or 0, t.memory_gib or 0.0,
+                            series, zone_counts)
+
+    def _price_machine(self, name, acc_type, count, vcpus, memory_gib, series,
+                       zone_counts) -> None:
+        cpu_keys, ram_keys = host_keys(series or "?")
+        gpu_keys = GPU_SKUS.get(acc_type, ())
+        for region, zones in self._where(zone_counts):
             for model in USAGE.values():
-                cpu = self._price(cpu_keys, model, region)
-                ram = self._price(ram_keys, model, region)
-                gpu = self._price(GPU_SKUS.get(acc_type, ()), model, region)
-                if cpu is not None and ram is not None and gpu is not None:
-                    usd = cpu * mt.guest_cpus + ram * memory_gib + gpu * count
-                    self._offer(mt.name, region, model, round(usd, 6), zone_count)
-                elif model in ("on_demand", "spot") and (cpu is not None or gpu is not None):
-                    self._offer(mt.name, region, model, None, zone_count, ("price_unknown",))
-                    self.warnings.append(f"gcp {mt.name} {region} {model}: "
+                gpu = self.prices.price(gpu_keys, model, region)
+                if series in BUNDLED_SERIES:
+                    host: float | None = 0.0  # the GPU slice SKU includes the VM
+                else:
+                    cpu = self.prices.price(cpu_keys, model, region)
+                    ram = self.prices.price(ram_keys, model, region)
+                    host = None if cpu is None or ram is None else cpu * vcpus + ram * memory_gib
+                if host is not None and gpu is not None:
+                    self._offer(name, region, model, round(host + gpu * count, 6), zones)
+                elif model in ("on_demand", "spot") and (host or gpu is not None):
+                    self._offer(name, region, model, None, zones, ("price_unknown",))
+                    self.warnings.append(f"gcp {name} {region} {model}: "
                                          f"{'GPU' if gpu is None else 'host'} SKU not found")
 
-    def attached(self, acc_type: str, max_cards: int, zones: list[str]) -> None:
+    def attached(self, acc_type: str, max_cards: int, zone_counts) -> None:
+        """GPUs one attaches to an N1 VM, from the Compute API's accelerator types."""
         acc = self.accelerators.lookup(acc_type, vendor="NVIDIA", source="acceleratorTypes")
         short = acc_type.removeprefix("nvidia-").removeprefix("tesla-")
-        counts = [n for n in (1, 2, 4, 8) if n <= max_cards]
-        for n in counts:
+        for n in (1, 2, 4, 8):
+            if n > max_cards:
+                continue
             name = f"n1+{short}x{n}"
             self.types[name] = self._record(
                 name, acc, n, None, None,
                 f"{n}x {acc_type} attached to an N1 VM of your choice; price is the GPUs' only")
-            for region, zone_count in sorted(self._by_region(zones).items()):
-                self.regions.add(region)
-                for model in USAGE.values():
-                    gpu = self._price(GPU_SKUS.get(acc_type, ()), model, region)
-                    if gpu is not None:
-                        self._offer(name, region, model, round(gpu * n, 6), zone_count,
-                                    ("host_price_missing",))
+            self._price_attached(name, acc_type, n, zone_counts)
+
+    def attached_type(self, t: InstanceType, acc_type: str, zone_counts) -> None:
+        self.types[t.name] = t
+        self._price_attached(t.name, acc_type, t.gpu_count, zone_counts)
+
+    def _price_attached(self, name, acc_type, n, zone_counts) -> None:
+        for region, zones in self._where(zone_counts):
+            for model in USAGE.values():
+                gpu = self.prices.price(GPU_SKUS.get(acc_type, ()), model, region)
+                if gpu is not None:
+                    self._offer(name, region, model, round(gpu * n, 6), zones,
+                                ("host_price_missing",))
+
+    def tpu(self, t: InstanceType, zone_counts) -> None:
+        """A TPU slice the catalog knows (tpu-<version>-<size>), priced where it is listed."""
+        match = re.fullmatch(r"tpu-(v\w+?)-(\d+)", t.name)
+        if not match:
+            return
+        version, size = match.group(1), int(match.group(2))
+        priced = False
+        for region, zones in self._where(zone_counts):
+            for model in USAGE.values():
+                usd = self.prices.tpu_slice(version, size, t.gpu_count, model, region)
+                if usd is not None:
+                    self._offer(t.name, region, model, round(usd, 6), zones)
+                    priced = True
+        if priced:
+            self.types[t.name] = t
 
     def _offer(self, name, region, model, usd, zone_count, flags=()) -> None:
-        spot = model == "spot"
         self.offers.append(replace(self.base, instance_type=name, region=region, pricing=model,
-                                   usd_per_hour=usd, zone_count=zone_count, flags=flags,
-                                   usd_per_hour_zone_median=usd if spot else None))
+                                   usd_per_hour=usd, zone_count=zone_count,
+                                   flags=tuple(flags)))
+
+    def result(self, source: str) -> CloudData:
+        label = f"{source} (gpuplan catalog refresh {self.as_of.isoformat()})"
+        offers = tuple(replace(o, source=label) for o in self.offers)
+        used = {o.instance_type for o in offers}
+        return CloudData(cloud=CLOUD, instance_types=tuple(self.types[n] for n in
+                                                           sorted(self.types) if n in used),
+                         offers=offers, as_of=self.as_of, source=label,
+                         accelerators=self.accelerators.new,
+                         regions=tuple(sorted(self.regions)),
+                         covered_pricing=tuple(USAGE.values()),
+                         warnings=tuple(self.warnings))

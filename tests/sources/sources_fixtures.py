@@ -1,5 +1,5 @@
-"""Loads the recorded-shape payloads in fixtures/ (each file's "_source" says where its
-shape comes from)."""
+"""Loads the recorded-shape payloads in fixtures/ (each JSON file's "_source", and
+fixtures/SOURCES.md for every file, say where its shape comes from)."""
 
 from __future__ import annotations
 

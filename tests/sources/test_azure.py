@@ -103,3 +103,23 @@ def test_no_network_is_one_line(packaged, closed_port, monkeypatch):
 def test_live_azure_prices(packaged):
     data = AzureSource(reference=packaged).fetch(["eastus"], None)
     assert any(o.pricing == "on_demand" for o in data.offers)
+
+
+def test_retired_sizes_are_never_asked_for_and_ncv3_is_pcie_v100(server, packaged, monkeypatch):
+    from catalog.sources._names import AZURE_RETIRED, azure_accelerator
+
+    monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
+    asked = []
+
+    def prices(request):
+        asked.append(request.args.get("$filter", ""))
+        return Response(json.dumps({"Items": [], "NextPageLink": None}),
+                        content_type="application/json")
+
+    server.expect_request(PRICES).respond_with_handler(prices)
+    AzureSource(reference=packaged, prices_url=server.url_for(PRICES)).fetch(None, None)
+    assert asked and not any("Standard_NC6'" in f or "Standard_NV24_Promo" in f for f in asked)
+    assert AZURE_RETIRED.match("Standard_NC24r_Promo") and not AZURE_RETIRED.match(
+        "Standard_NC24rs_v3")
+    assert azure_accelerator("Standard_NC24s_v3") == "V100-PCIe-16GB"
+    assert azure_accelerator("Standard_ND40rs_v2") == "V100-SXM2-32GB"

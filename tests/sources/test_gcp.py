@@ -1,4 +1,5 @@
-"""GCP source over its REST transport against a local HTTP server (AnonymousCredentials)."""
+"""GCP source against a local HTTP server: the SDKs' REST transport (AnonymousCredentials), and
+the API-key way that needs no SDK credentials. Fixture shapes: see fixtures/SOURCES.md."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from sources_fixtures import load_fixture
 
 from catalog.sources import GcpSource, SourceUnavailable
+from catalog.sources._gcp_skus import SkuPrices, core_description, pricing_model, tpu_version
 
 pytest.importorskip("google.cloud.compute_v1")
 pytest.importorskip("google.cloud.billing_v1")
@@ -15,6 +17,14 @@ from google.auth.credentials import AnonymousCredentials  # noqa: E402
 from werkzeug.wrappers import Response  # noqa: E402
 
 SKUS = "/v1/services/6F81-5844-456A/skus"
+TPU_SKUS = "/v1/services/E000-3F24-B8AA/skus"
+PAGES = {"": "gcp_skus_page1.json", "page-2": "gcp_skus_page2.json",
+         "page-3": "gcp_skus_page3.json"}
+
+
+def _pages(request):  # ListSkus pages by pageToken (the SDK adds $alt=json too)
+    return Response(json.dumps(load_fixture(PAGES[request.args.get("pageToken", "")])),
+                    content_type="application/json")
 
 
 @pytest.fixture
@@ -24,13 +34,8 @@ def gcp_server(server):
         .respond_with_json(load_fixture("gcp_machine_types.json"))
     httpserver.expect_request("/compute/v1/projects/proj/aggregated/acceleratorTypes") \
         .respond_with_json(load_fixture("gcp_accelerator_types.json"))
-    pages = {"": load_fixture("gcp_skus_page1.json"), "page-2": load_fixture("gcp_skus_page2.json")}
-
-    def skus(request):  # ListSkus pages by pageToken (the client adds $alt=json too)
-        return Response(json.dumps(pages[request.args.get("pageToken", "")]),
-                        content_type="application/json")
-
-    httpserver.expect_request(SKUS).respond_with_handler(skus)
+    httpserver.expect_request(SKUS).respond_with_handler(_pages)
+    httpserver.expect_request(TPU_SKUS).respond_with_json(load_fixture("gcp_tpu_skus.json"))
     return httpserver
 
 
@@ -77,6 +82,79 @@ def test_attached_gpus_are_priced_alone_and_flagged(gcp_server, packaged):
     assert not any("vws" in t.name for t in data.instance_types)
 
 
+def test_tpu_slices_are_priced_where_the_catalog_lists_them(gcp_server, packaged):
+    data = _source(packaged, gcp_server.url_for("/").rstrip("/")).fetch(None, None)
+    offers = {(o.instance_type, o.region, o.pricing): o for o in data.offers}
+    # v5p SKUs price one chip: tpu-v5p-8 has 4 chips
+    assert offers[("tpu-v5p-8", "us-east5", "on_demand")].usd_per_hour == pytest.approx(16.8)
+    assert offers[("tpu-v5p-8", "us-east5", "spot")].usd_per_hour == pytest.approx(8.4)
+    # v2/v3/v4 SKUs price one 8-core device (4 chips); v4 and v3 slices above 8 cores use pods
+    assert offers[("tpu-v4-32", "us-central2", "on_demand")].usd_per_hour == pytest.approx(
+        12.88 * 16 / 4)
+    assert offers[("tpu-v3-8", "us-central1", "on_demand")].usd_per_hour == pytest.approx(8.0)
+    assert offers[("tpu-v3-32", "us-east1", "on_demand")].usd_per_hour == pytest.approx(32.0)
+    assert ("tpu-v3-32", "us-central1", "on_demand") not in offers  # not listed there
+    assert "tpu-v5p-8" in {t.name for t in data.instance_types}
+
+
+@pytest.fixture
+def key_server(server):
+    def compute(request):
+        assert request.args.get("key") == "test-key" and request.args.get("pageSize") == "5000"
+        return _pages(request)
+
+    server.expect_request(SKUS).respond_with_handler(compute)
+    server.expect_request(TPU_SKUS).respond_with_json(load_fixture("gcp_tpu_skus.json"))
+    return server
+
+
+def test_an_api_key_is_enough_for_prices(key_server, packaged, monkeypatch):
+    monkeypatch.setenv("GOOGLE_CLOUD_API_KEY", "test-key")
+    data = GcpSource(reference=packaged,
+                     billing_url=key_server.url_for("/").rstrip("/")).fetch(
+        ["us-central1", "us-east5", "us-central2"], None)
+    offers = {(o.instance_type, o.region, o.pricing): o for o in data.offers}
+    # A4: the "(1 gpu slice)" SKU is the whole VM per GPU, and its spot SKU is tagged OnDemand
+    a4 = {p: offers[("a4-highgpu-8g", "us-central1", p)].usd_per_hour
+          for p in ("on_demand", "spot", "committed_1y")}
+    assert a4 == pytest.approx({"on_demand": 8 * 16.11, "spot": 8 * 4.9542,
+                                "committed_1y": 8 * 10.1493})
+    # H200 is written "H200 141GB GPU", with no "Nvidia"
+    h200 = offers[("a3-ultragpu-8g", "us-central1", "on_demand")]
+    assert h200.usd_per_hour == pytest.approx(224 * 0.0401 + 2952 * 0.0037 + 8 * 9.31174,
+                                              abs=1e-5)
+    a3 = offers[("a3-highgpu-8g", "us-central1", "on_demand")]
+    assert a3.usd_per_hour == pytest.approx(0.0335 * 208 + 0.0029 * 1872 + 9.7961 * 8, abs=1e-5)
+    assert offers[("tpu-v5p-8", "us-east5", "on_demand")].usd_per_hour == pytest.approx(16.8)
+    assert "API key" in data.source
+    assert set(data.covered_pricing) == {"on_demand", "spot", "committed_1y", "committed_3y"}
+
+
+def test_sku_rules():
+    assert core_description("Spot Preemptible A4 Nvidia B200 (1 gpu slice) running in "
+                            "Americas") == "A4 Nvidia B200 (1 gpu slice)"
+    assert core_description("Commitment v1: A4 Nvidia B200 (1 gpu slice) in Americas for 1 "
+                            "Year") == "A4 Nvidia B200 (1 gpu slice)"
+    assert core_description("Nvidia H100 80GB GPU attached to Spot Preemptible VMs running in "
+                            "Americas") == "Nvidia H100 80GB GPU"
+    spot_tagged_on_demand = {"description": "Spot Preemptible A4 Nvidia B200 (1 gpu slice) "
+                                            "running in Americas",
+                             "category": {"usageType": "OnDemand"}}
+    assert pricing_model(spot_tagged_on_demand) == "spot"
+    assert pricing_model({"description": "x", "category": {"usageType": "Commit3Yr"}}) == \
+        "committed_3y"
+    assert [tpu_version(d) for d in ("TpuV5p chip", "Tpu-v4 Pod", "TpuV5e", "TpuV6e",
+                                     "Nvidia L4")] == ["v5p", "v4", "v5litepod", "v6e", None]
+    prices = SkuPrices()
+    prices.add([{"description": "Nvidia L4 GPU running in Americas", "serviceRegions": ["r"],
+                 "category": {"resourceFamily": "Compute", "resourceGroup": "GPU",
+                              "usageType": "OnDemand"},
+                 "pricingInfo": [{"pricingExpression": {"tieredRates": [
+                     {"unitPrice": {"units": "0", "nanos": 0}},
+                     {"unitPrice": {"units": "0", "nanos": 560000000}}]}}]}])
+    assert prices.price(["Nvidia L4 GPU"], "on_demand", "r") == pytest.approx(0.56)
+
+
 def test_no_credentials_says_how_to_log_in(monkeypatch, packaged):
     import google.auth
     from google.auth.exceptions import DefaultCredentialsError
@@ -85,10 +163,12 @@ def test_no_credentials_says_how_to_log_in(monkeypatch, packaged):
         raise DefaultCredentialsError("Your default credentials were not found.")
 
     monkeypatch.setattr(google.auth, "default", fail)
+    monkeypatch.delenv("GOOGLE_CLOUD_API_KEY", raising=False)
     with pytest.raises(SourceUnavailable) as info:
         GcpSource(reference=packaged).fetch(None, None)
     assert "gcloud auth application-default login" in str(info.value)
     assert "GOOGLE_APPLICATION_CREDENTIALS" in str(info.value)
+    assert "GOOGLE_CLOUD_API_KEY" in str(info.value)
 
 
 def test_no_network_is_one_line(packaged, closed_port):

@@ -1,0 +1,168 @@
+"""AWS's public bulk Price List files: where they are, and how one region's file is read.
+
+No credentials: the files are public (docs.aws.amazon.com/awsaccountbilling/latest/aboutv2/
+using-the-aws-price-list-bulk-api-fetching-price-list-files-manually.html).
+
+    GET https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/
+        region_index.json
+      {"formatVersion", "disclaimer", "publicationDate",
+       "regions": {"us-east-1": {"regionCode": "us-east-1", "currentVersionUrl":
+                   "/offers/v1.0/aws/AmazonEC2/<version>/us-east-1/index.json"},
+                   … every region, Local Zone ("us-east-1-atl-1"), Wavelength Zone, GovCloud}}
+    GET the currentVersionUrl with .csv for .json: the same offer as CSV, five metadata lines
+      ("FormatVersion", "Disclaimer", "Publication Date", "Version", "OfferCode"), a header
+      line starting "SKU","OfferTermCode","RateCode","TermType", then one line per price
+      dimension: an OnDemand term has one ("Hrs"); a Reserved term has an hourly line ("Hrs",
+      0 for All Upfront) and, for Partial/All Upfront, an "Upfront Fee" line ("Quantity").
+
+A line is kept when it prices a Linux, shared-tenancy, no-pre-installed-software, in-use
+("CapacityStatus" Used) instance of an accelerated family, sold on the on-demand market
+("MarketOption" OnDemand: Capacity Block lines are not list prices). The us-east-1 file is
+~300 MB; lines are rejected on cheap substring tests before being parsed as CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ._names import AWS_FAMILY_ACCELERATOR
+
+PRICING_BASE_URL = "https://pricing.us-east-1.amazonaws.com"
+REGION_INDEX_PATH = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
+TERM_HOURS = {"1yr": 8760.0, "3yr": 26280.0}  # AWS: 1 year = 8,760 h, 3 years = 26,280 h
+RESERVED = {"1yr": "reserved_1y", "3yr": "reserved_3y"}
+UPFRONT = {"No Upfront": "none", "Partial Upfront": "partial", "All Upfront": "all"}
+_FAMILY = re.compile(r'"(' + "|".join(re.escape(f) for f in sorted(
+    AWS_FAMILY_ACCELERATOR, key=len, reverse=True)) + r')\.[0-9a-z-]+"')
+_NUMBER = re.compile(r"([\d.]+)")
+# Instance Family values of accelerated instances in the price files.
+_ACCELERATED = re.compile(r'"(?:GPU instance|Machine Learning ASIC Instances|FPGA Instances)"')
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TypeSpec:
+    """What the price file says about an instance type (the same in every region)."""
+
+    name: str
+    gpus: str  # as written: "8", "0.125" for a fraction of a GPU
+    vcpus: int | None
+    memory_gib: float | None
+    gpu_memory_gib: float | None  # the "GPU Memory" column: total per instance
+    network: str
+
+
+@dataclass(slots=True, kw_only=True)
+class RegionPrices:
+    region: str
+    version: str = ""
+    published: _dt.date | None = None
+    specs: dict[str, TypeSpec] = field(default_factory=dict)
+    # (instance type, pricing model, offering class, upfront) → amortised USD per hour
+    prices: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
+    # accelerated instance types of families gpuplan has no accelerator for (reported)
+    unknown_accelerated: set[str] = field(default_factory=set)
+
+
+def region_urls(index: dict, base_url: str) -> dict[str, str]:
+    """region code → URL of its CSV price file, from region_index.json."""
+    out = {}
+    for code, entry in (index.get("regions") or {}).items():
+        url = (entry or {}).get("currentVersionUrl")
+        if isinstance(url, str) and url.endswith(".json"):
+            out[code] = base_url.rstrip("/") + url[: -len(".json")] + ".csv"
+    return out
+
+
+def _number(text: str) -> float | None:
+    match = _NUMBER.search(text or "")
+    return float(match.group(1)) if match else None
+
+
+def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
+    """Prices and specs of the accelerated instance types in one region's CSV price file."""
+    out = RegionPrices(region=region)
+    lines = iter(lines)
+    header: list[str] | None = None
+    for line in lines:
+        row = next(csv.reader([line]), [])
+        if not row:
+            continue
+        if row[0] == "SKU":
+            header = row
+            break
+        if row[0] == "Publication Date" and len(row) > 1:
+            out.published = _dt.date.fromisoformat(row[1][:10])
+        elif row[0] == "Version" and len(row) > 1:
+            out.version = row[1]
+    if header is None:
+        raise ValueError(f"{region}: no header line in the price file")
+    col = {name: i for i, name in enumerate(header)}
+    missing = [c for c in ("SKU", "OfferTermCode", "TermType", "Unit", "PricePerUnit",
+                           "Instance Type", "Operating System", "Tenancy") if c not in col]
+    if missing:
+        raise ValueError(f"{region}: price file lacks columns {missing}")
+
+    def get(row: list[str], name: str) -> str:
+        i = col.get(name)
+        return row[i] if i is not None and i < len(row) else ""
+
+    reserved: dict[tuple[str, str], dict] = {}
+    for line in lines:
+        # Cheap rejections first: ~99 % of the lines are other instance families, Windows,
+        # dedicated tenancy or another service's products.
+        if '"Linux"' not in line or '"Shared"' not in line:
+            continue
+        if not _FAMILY.search(line):
+            if _ACCELERATED.search(line):  # a family newer than gpuplan's table: say so
+                row = next(csv.reader([line]), [])
+                out.unknown_accelerated.add(get(row, "Instance Type"))
+            continue
+        row = next(csv.reader([line]), [])
+        if (get(row, "Operating System") != "Linux" or get(row, "Tenancy") != "Shared"
+                or get(row, "Pre Installed S/W") not in ("NA", "")
+                or get(row, "CapacityStatus") not in ("Used", "")
+                or get(row, "MarketOption") not in ("OnDemand", "")
+                or get(row, "Currency") not in ("USD", "")
+                or not get(row, "Product Family").startswith("Compute Instance")):
+            continue
+        name = get(row, "Instance Type")
+        if name.split(".", 1)[0] not in AWS_FAMILY_ACCELERATOR:
+            continue
+        if name not in out.specs:
+            vcpus = _number(get(row, "vCPU"))
+            out.specs[name] = TypeSpec(
+                name=name, gpus=get(row, "GPU").strip(),
+                vcpus=int(vcpus) if vcpus else None, memory_gib=_number(get(row, "Memory")),
+                gpu_memory_gib=_number(get(row, "GPU Memory")),
+                network=get(row, "Network Performance"))
+        try:
+            price = float(get(row, "PricePerUnit") or "nan")
+        except ValueError:
+            continue
+        unit, term = get(row, "Unit"), get(row, "TermType")
+        if term == "OnDemand" and unit == "Hrs":
+            if price > 0:  # $0.00 lines are AWS's placeholders for what is not sold
+                out.prices[(name, "on_demand", "", "")] = price
+        elif term == "Reserved":
+            t = reserved.setdefault((get(row, "SKU"), get(row, "OfferTermCode")), {
+                "name": name, "length": get(row, "LeaseContractLength"),
+                "class": get(row, "OfferingClass"), "option": get(row, "PurchaseOption"),
+                "hourly": 0.0, "upfront": 0.0})
+            if unit == "Hrs":
+                t["hourly"] = price
+            elif unit == "Quantity":
+                t["upfront"] = price
+    for t in reserved.values():
+        hours = TERM_HOURS.get(t["length"])
+        if hours is None or t["class"] not in ("standard", "convertible") or \
+                t["option"] not in UPFRONT:
+            continue
+        effective = t["hourly"] + t["upfront"] / hours  # amortised over the whole term
+        if effective > 0:
+            out.prices[(t["name"], RESERVED[t["length"]], t["class"],
+                        UPFRONT[t["option"]])] = round(effective, 6)
+    return out

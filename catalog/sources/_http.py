@@ -1,0 +1,87 @@
+"""Plain HTTPS GETs for the public price files, with the standard library only.
+
+The AWS bulk Price List files and the Spot Instance Advisor data need no SDK and no
+credentials, so they are fetched with ``urllib``: no extra dependency for a refresh anyone can
+run. ``get_json`` reads a small document whole (bounded); ``iter_lines`` streams a large one
+(the us-east-1 EC2 price file is ~300 MB of CSV) line by line, decompressing gzip on the fly.
+Transient failures (connection reset, 429, 5xx) are retried with exponential backoff; a host
+that cannot be reached at all raises ``SourceUnavailable`` on the first request, anything
+after that ``RefreshError`` (a refresh half done is a failed refresh).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+from ._common import RefreshError, SourceUnavailable
+
+USER_AGENT = "gpuplan-catalog-refresh (+https://github.com/; public price files)"
+RETRY_STATUS = (429, 500, 502, 503, 504)
+MAX_JSON_BYTES = 256 * 2**20  # the Spot Instance Advisor file is ~1.2 MB; region indexes KBs
+_sleep = time.sleep  # the backoff between retries (tests replace it)
+
+
+def _open(url: str, *, timeout_s: float, attempts: int, cloud: str, first: bool):
+    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT,
+                                                   "Accept-Encoding": "gzip"})
+    delay = 0.5
+    for attempt in range(1, attempts + 1):
+        try:
+            return urllib.request.urlopen(request, timeout=timeout_s)  # noqa: S310 (https)
+        except urllib.error.HTTPError as exc:
+            if exc.code in RETRY_STATUS and attempt < attempts:
+                _sleep(delay)
+                delay *= 2
+                continue
+            raise RefreshError(f"{cloud}: GET {url} failed with HTTP {exc.code}. To fix: "
+                               f"retry later, or leave {cloud} out with --cloud") from None
+        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+            if attempt < attempts and not first:
+                _sleep(delay)
+                delay *= 2
+                continue
+            reason = getattr(exc, "reason", exc)
+            if first:
+                raise SourceUnavailable(cloud, f"cannot reach {url.split('/')[2]} ({reason}). "
+                                        "To fix: check your network or proxy and retry") from None
+            raise RefreshError(f"{cloud}: GET {url} failed ({reason}). To fix: retry later, "
+                               f"or leave {cloud} out with --cloud") from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _body(response) -> io.BufferedIOBase:
+    if response.headers.get("Content-Encoding", "").lower() == "gzip":
+        return gzip.GzipFile(fileobj=response)
+    return response
+
+
+def get_json(url: str, *, cloud: str, timeout_s: float = 60.0, attempts: int = 4,
+             first: bool = False) -> Any:
+    with _open(url, timeout_s=timeout_s, attempts=attempts, cloud=cloud, first=first) as resp:
+        data = _body(resp).read(MAX_JSON_BYTES + 1)
+    if len(data) > MAX_JSON_BYTES:
+        raise RefreshError(f"{cloud}: {url} is larger than expected. To fix: retry later")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RefreshError(f"{cloud}: {url} is not valid JSON ({exc}). To fix: retry later, "
+                           f"or leave {cloud} out with --cloud") from None
+
+
+def iter_lines(url: str, *, cloud: str, timeout_s: float = 120.0,
+               attempts: int = 4) -> Iterator[str]:
+    """The lines of a (possibly gzip-compressed) UTF-8 text file, streamed."""
+    with _open(url, timeout_s=timeout_s, attempts=attempts, cloud=cloud, first=False) as resp:
+        text = io.TextIOWrapper(_body(resp), encoding="utf-8", newline="")
+        try:
+            yield from text
+        except (OSError, EOFError, UnicodeDecodeError) as exc:
+            raise RefreshError(f"{cloud}: reading {url} failed ({exc}). To fix: retry later, "
+                               f"or leave {cloud} out with --cloud") from None
