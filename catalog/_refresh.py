@@ -1,82 +1,110 @@
-"""`gpuplan catalog refresh`: rebuild the catalog from the clouds' APIs, check it, swap it in.
+"""`gpuplan catalog refresh`: fetch prices from the clouds, merge, check, install.
 
-Steps, in order — nothing under ``catalogs/`` changes until the last two:
+Steps, in order — nothing under ``catalogs/`` changes until the last one:
 
 1. For each requested cloud, call its source (``catalog.sources``). ``SourceUnavailable`` (no
-   credentials, no network) skips that cloud: its rows and ``as_of`` are kept from the active
-   catalog and the reason is reported. **Any other failure — one region raising mid-refresh —
-   fails the whole refresh** (``RefreshError``): no partial cloud is ever written and the
-   active, refreshed and previous catalogs stay byte-for-byte as they were.
-2. Merge: refreshed clouds replace their rows (when ``regions`` is given, only those regions'
-   offers are replaced; the cloud's other offers are kept); clouds not asked for are kept.
-3. Integrity checks on the merged catalog (``check_integrity``); any problem rejects it.
-4. Write it to a temporary directory beside ``catalogs/refreshed`` (every file fsynced), read it
-   back with the normal loader, then rename refreshed → previous and temp → refreshed, and
-   write the ``active`` marker atomically.
+   network, no credentials where a cloud needs them) skips that cloud: its rows are kept and
+   the reason is reported. **Any other failure — one region raising mid-refresh — fails the
+   whole refresh** (``RefreshError``): no partial cloud is ever written and the active catalog
+   stays as it was.
+2. Merge **by offer key** (cloud, instance type, region, pricing model, reservation option):
+   a fetched offer replaces the offer with the same key; every offer the refresh did *not*
+   fetch keeps its old price, date and source. Nothing is lost because a source did not look
+   (a GCP refresh without TPU access keeps the TPU offers; an AWS refresh without credentials
+   keeps the spot prices). ``prune=True`` removes, explicitly, the offers of a refreshed cloud
+   that the refresh covered (its regions and pricing models) but did not return.
+3. The anomaly rules (``_anomalies``) run over the whole merged catalog, then the integrity
+   checks (``check_integrity``); any problem rejects it.
+4. Install as a new complete catalog directory and switch to it (``_store.install``: one
+   atomic pointer switch, written last; the previous catalog stays selectable).
+
+The result lists the offers added, removed (only with ``prune``) and changed in price.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import json
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import _paths
-from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, write_table, write_text_atomic
+from . import _paths, _store
+from ._anomalies import flag_anomalies
+from ._clouds import CLOUDS
 from ._errors import CatalogError, UnknownNameError
-from ._load import FILES, Catalog, active_catalog_name, catalog_dir, load_catalog, read_catalog_dir
-from ._records import CLOUDS, PRICE_UNUSABLE_FLAGS, Accelerator, InstanceType, Offer
+from ._load import Catalog, load_catalog
+from ._meta import cloud_meta
+from ._records import NO_PRICE_FLAGS, Accelerator, InstanceType, Offer
 from .sources._common import CloudData, RefreshError, Source, SourceUnavailable
 from .sources._names import memory_agrees
 
-PRICE_CHANGE_THRESHOLD = 0.10  # report offers whose price moved by more than 10 %
+PRICE_CHANGE_THRESHOLD = 0.10  # changes above 10 % are listed first and shown by the CLI
 MAX_PROBLEMS_SHOWN = 5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PriceChange:
+class OfferChange:
+    """One offer added, removed or repriced by a refresh (prices in USD per instance-hour)."""
+
     cloud: str
     instance_type: str
     region: str
     pricing: str
-    old_usd_per_hour: float
-    new_usd_per_hour: float
+    option: str = ""
+    old_usd_per_hour: float | None = None
+    new_usd_per_hour: float | None = None
 
     @property
-    def change_fraction(self) -> float:
+    def change_fraction(self) -> float | None:
+        if not self.old_usd_per_hour or self.new_usd_per_hour is None:
+            return None
         return self.new_usd_per_hour / self.old_usd_per_hour - 1.0
+
+    def as_dict(self) -> dict:
+        frac = self.change_fraction
+        return {"cloud": self.cloud, "instance_type": self.instance_type,
+                "region": self.region, "pricing": self.pricing, "option": self.option or None,
+                "old_usd_per_hour": self.old_usd_per_hour,
+                "new_usd_per_hour": self.new_usd_per_hour,
+                "change_pct": None if frac is None else round(100 * frac, 2)}
+
+
+PriceChange = OfferChange  # the name earlier versions used
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefreshResult:
     """What a refresh did, against the catalog that was active before it."""
 
+    name: str  # the new catalog's name
     path: Path
-    refreshed: tuple[str, ...]  # clouds rebuilt from their APIs
+    refreshed: tuple[str, ...]  # clouds rebuilt from their sources
     skipped: dict[str, str]  # cloud → one-line reason (its rows were kept)
     warnings: tuple[str, ...]
+    added: tuple[OfferChange, ...]
+    removed: tuple[OfferChange, ...]  # only with prune
+    price_changes: tuple[OfferChange, ...]  # every changed price, largest change first
+    kept_unfetched: dict[str, int]  # cloud → offers kept because the refresh did not fetch them
     new_instance_types: tuple[tuple[str, str], ...]  # (cloud, name)
     removed_instance_types: tuple[tuple[str, str], ...]
-    price_changes: tuple[PriceChange, ...]  # |change| > PRICE_CHANGE_THRESHOLD
     counts: dict[str, dict[str, int]]  # cloud → {"instance_types": n, "offers": n}
-    as_of: dict[str, str] = field(default_factory=dict)  # cloud → ISO date
+    as_of: dict[str, str] = field(default_factory=dict)  # cloud → ISO date (newest)
+
+    @property
+    def large_price_changes(self) -> tuple[OfferChange, ...]:
+        return tuple(c for c in self.price_changes
+                     if abs(c.change_fraction or 0.0) > PRICE_CHANGE_THRESHOLD)
 
     def to_dict(self) -> dict:
         return {
-            "path": str(self.path), "refreshed": list(self.refreshed),
+            "name": self.name, "path": str(self.path), "refreshed": list(self.refreshed),
             "skipped": dict(self.skipped), "warnings": list(self.warnings),
+            "added": [c.as_dict() for c in self.added],
+            "removed": [c.as_dict() for c in self.removed],
+            "price_changes": [c.as_dict() for c in self.price_changes],
+            "kept_unfetched": dict(self.kept_unfetched),
             "new_instance_types": [list(k) for k in self.new_instance_types],
             "removed_instance_types": [list(k) for k in self.removed_instance_types],
-            "price_changes": [{
-                "cloud": c.cloud, "instance_type": c.instance_type, "region": c.region,
-                "pricing": c.pricing, "old_usd_per_hour": c.old_usd_per_hour,
-                "new_usd_per_hour": c.new_usd_per_hour,
-                "change_pct": round(100 * c.change_fraction, 2)} for c in self.price_changes],
             "counts": {k: dict(v) for k, v in self.counts.items()}, "as_of": dict(self.as_of),
         }
 
@@ -90,8 +118,9 @@ def default_sources(reference: Catalog) -> dict[str, Source]:
 
 def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
                     progress: Callable[[str, str, int, int], None] | None = None,
-                    sources: Mapping[str, Source] | None = None) -> RefreshResult:
-    """Rebuild the catalog for ``clouds`` (``regions``: None for all) and make it active."""
+                    sources: Mapping[str, Source] | None = None,
+                    prune: bool = False) -> RefreshResult:
+    """Refresh ``clouds`` (``regions``: None for all), merge, check, install and activate."""
     unknown = [c for c in clouds if c not in CLOUDS]
     if unknown:
         raise UnknownNameError("cloud", unknown[0], CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")
@@ -111,67 +140,128 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
             results[cloud] = source.fetch(regions, progress)
         except SourceUnavailable as exc:
             skipped[cloud] = str(exc)
-        except RefreshError:
+        except (RefreshError, KeyboardInterrupt):
             raise
         except Exception as exc:  # a record that fails validation, an SDK error, a bug
             raise RefreshError(f"{cloud} refresh failed ({type(exc).__name__}: {exc}); the "
                                "active catalog was left unchanged. To fix: retry, or leave "
                                f"{cloud} out with --cloud") from exc
+    for cloud, data in results.items():
+        duplicates = _duplicates(data)
+        if duplicates:
+            raise RefreshError(f"{cloud} refresh returned duplicate records ({duplicates}); the "
+                               "active catalog was left unchanged. To fix: retry, or leave "
+                               f"{cloud} out with --cloud")
     if not results:
         # Nothing came back from any cloud: writing a copy of the current catalog and calling
         # it "refreshed" would only mislead. Nothing on disk changes.
         reasons = "; ".join(skipped.values())
         raise RefreshError(f"no cloud could be refreshed, the active catalog was left "
                            f"unchanged: {reasons}")
-    accelerators, types, offers, meta = _merge(current, packaged, results, regions)
-    problems = check_integrity(accelerators, types, offers)
+    if regions is not None:  # a region no refreshed cloud has and the catalog never had
+        covered = {r for data in results.values() for r in data.regions}
+        known = covered | set(current.regions())
+        for region in regions:
+            if region not in known:
+                raise UnknownNameError("region", region, known,
+                                       hint="`gpuplan catalog info` and `gpuplan offers` show "
+                                            "the regions; nothing was changed")
+    merged = merge(current, packaged, results, regions, prune=prune)
+    problems = check_integrity(merged.accelerators, merged.instance_types, merged.offers)
     if problems:
         more = f" (and {len(problems) - MAX_PROBLEMS_SHOWN} more)" if len(problems) > \
             MAX_PROBLEMS_SHOWN else ""
         raise RefreshError("refreshed catalog rejected, the active catalog was left unchanged: "
                            f"{'; '.join(problems[:MAX_PROBLEMS_SHOWN])}{more}. To fix: retry, "
                            "or leave the faulty cloud out with --cloud")
-    path = _install(accelerators, types, offers, meta)
-    return _diff(current, path, results, skipped, types, offers, meta)
+    name, path = _store.install(merged.accelerators, merged.instance_types, merged.offers,
+                                merged.meta)
+    return _diff(current, name, path, results, skipped, merged)
 
 
-def _merge(current: Catalog, packaged: Catalog, results: dict[str, CloudData],
-           regions: Sequence[str] | None):
+def _duplicates(data: CloudData) -> str:
+    """The first duplicate instance type or offer key in one source's result, or ''."""
+    for what, keys in (("instance type", [t.key for t in data.instance_types]),
+                       ("offer", [o.key for o in data.offers])):
+        seen: set = set()
+        for k in keys:
+            if k in seen:
+                return f"duplicate {what} {'/'.join(x for x in k if x)}"
+            seen.add(k)
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    accelerators: tuple[Accelerator, ...]
+    instance_types: tuple[InstanceType, ...]
+    offers: tuple[Offer, ...]
+    meta: dict
+    kept_unfetched: dict[str, int]
+    removed: tuple[Offer, ...]
+
+
+def _in_scope(o: Offer, data: CloudData, regions: Sequence[str] | None) -> bool:
+    """Whether the refresh of ``o``'s cloud looked where ``o`` is (for pruning)."""
+    covered_regions = set(data.regions) if data.regions else (
+        set(regions) if regions is not None else None)
+    return (o.pricing in data.covered_pricing
+            and (covered_regions is None or o.region in covered_regions))
+
+
+def merge(current: Catalog, packaged: Catalog, results: Mapping[str, CloudData],
+          regions: Sequence[str] | None, *, prune: bool = False) -> Merged:
+    """The current catalog with ``results`` merged in by offer key (see the module docstring)."""
     accelerators = {a.name: a for a in packaged.accelerators}
     for a in current.accelerators:
         accelerators.setdefault(a.name, a)
-    types: list[InstanceType] = []
-    offers: list[Offer] = []
-    meta_clouds = dict(current.meta.get("clouds", {}))
-    for cloud in CLOUDS:
-        data = results.get(cloud)
-        kept_types = [t for t in current.instance_types if t.cloud == cloud]
-        kept_offers = [o for o in current.offers if o.cloud == cloud]
-        if data is None:
-            types += kept_types
-            offers += kept_offers
-            continue
+    types = {t.key: t for t in current.instance_types}
+    offers = {o.key: o for o in current.offers}
+    kept: dict[str, int] = {}
+    removed: list[Offer] = []
+    for cloud, data in results.items():
         for a in data.accelerators:
             accelerators.setdefault(a.name, a)
-        new_offers = list(data.offers)
-        new_types = {t.name: t for t in data.instance_types}
-        if regions is not None:  # a partial refresh keeps the regions it did not cover
-            covered = set(regions)
-            new_offers += [o for o in kept_offers if o.region not in covered]
-            for t in kept_types:
-                if any(o.instance_type == t.name for o in new_offers):
-                    new_types.setdefault(t.name, t)
-        types += [new_types[n] for n in sorted(new_types)]
-        offers += new_offers
-        meta_clouds[cloud] = {"as_of": data.as_of.isoformat(), "source": data.source,
-                              "approximate": False,
-                              "regions": "all" if regions is None else sorted(data.regions)}
-    meta = {"name": _paths.REFRESHED, "built_by": "gpuplan catalog refresh",
+        fetched = {o.key: o for o in data.offers}
+        for t in data.instance_types:
+            types[t.key] = t
+        unfetched = [k for k, o in offers.items() if o.cloud == cloud and k not in fetched]
+        if prune:
+            for k in unfetched:
+                if _in_scope(offers[k], data, regions):
+                    removed.append(offers.pop(k))
+        kept[cloud] = sum(1 for k in unfetched if k in offers)
+        offers.update(fetched)
+        if prune:  # an instance type left with no offer and not seen by the refresh goes too
+            priced = {(o.cloud, o.instance_type) for o in offers.values()}
+            seen = {t.key for t in data.instance_types}
+            for key in [k for k in types if k[0] == cloud and k not in priced and k not in seen
+                        and any(o.instance_type == k[1] for o in removed)]:
+                del types[key]
+    type_list = tuple(types[k] for k in sorted(types))
+    offer_list = flag_anomalies(tuple(offers[k] for k in sorted(offers)), types)
+    meta_clouds = dict(current.meta.get("clouds", {}))
+    for cloud in CLOUDS:
+        entry = cloud_meta(offer_list, cloud)
+        if not entry:
+            meta_clouds.pop(cloud, None)
+            continue
+        previous = meta_clouds.get(cloud, {})
+        if cloud in results:
+            entry["basis"] = (f"refreshed {results[cloud].as_of.isoformat()} from "
+                              f"{results[cloud].source}; offers not fetched keep their own "
+                              "dates (see sources)")
+        else:
+            entry["basis"] = previous.get("basis", "")
+        meta_clouds[cloud] = entry
+    meta = {"name": "refreshed", "built_by": "gpuplan catalog refresh",
             "refreshed_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            "source": "the clouds' own APIs (see per-cloud sources); datasheet accelerator "
-                      "specs from the packaged catalog",
+            "refreshed_clouds": sorted(results),
+            "source": "the clouds' public price lists and APIs (per-offer sources and dates); "
+                      "datasheet accelerator specs from the packaged catalog",
             "clouds": {c: meta_clouds[c] for c in CLOUDS if c in meta_clouds}}
-    return tuple(accelerators.values()), tuple(types), tuple(offers), meta
+    return Merged(tuple(accelerators[n] for n in sorted(accelerators)), type_list, offer_list,
+                  meta, kept, tuple(removed))
 
 
 def check_integrity(accelerators: Sequence[Accelerator], instance_types: Sequence[InstanceType],
@@ -196,17 +286,17 @@ def check_integrity(accelerators: Sequence[Accelerator], instance_types: Sequenc
         elif not memory_agrees(a.memory_gib, t.gpu_memory_gib):
             problems.append(f"{t.cloud}/{t.name}: {t.gpu_memory_gib} GiB per GPU disagrees "
                             f"with {a.name}'s {a.memory_gib} GiB")
-    seen: set[tuple[str, str, str, str]] = set()
+    seen: set[tuple] = set()
     on_demand: dict[tuple[str, str, str], float] = {}
     for o in offers:
-        where = "/".join(o.key)
+        where = "/".join(x for x in o.key if x)
         if o.key in seen:
             problems.append(f"duplicate offer {where}")
         seen.add(o.key)
         if (o.cloud, o.instance_type) not in types:
             problems.append(f"offer {where} names unknown instance type")
         if o.usd_per_hour is None:
-            if not PRICE_UNUSABLE_FLAGS & set(o.flags):
+            if not NO_PRICE_FLAGS & set(o.flags):
                 problems.append(f"offer {where} has no price and no price flag")
         elif not o.usd_per_hour > 0:
             problems.append(f"offer {where} has price ${o.usd_per_hour}")
@@ -215,106 +305,67 @@ def check_integrity(accelerators: Sequence[Accelerator], instance_types: Sequenc
     for o in offers:
         base = on_demand.get((o.cloud, o.instance_type, o.region))
         if (o.pricing == "spot" and o.usd_per_hour is not None and base is not None
-                and o.usd_per_hour > base and "spot_not_below_on_demand" not in o.flags):
-            problems.append(f"offer {'/'.join(o.key)}: spot ${o.usd_per_hour} above on-demand "
-                            f"${base} without the spot_not_below_on_demand flag")
+                and o.usd_per_hour >= base and "spot_not_below_on_demand" not in o.flags):
+            problems.append(f"offer {'/'.join(o.key[:4])}: spot ${o.usd_per_hour} not below "
+                            f"on-demand ${base} without the spot_not_below_on_demand flag")
     return problems
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+def _change(o: Offer, old: float | None, new: float | None) -> OfferChange:
+    return OfferChange(cloud=o.cloud, instance_type=o.instance_type, region=o.region,
+                       pricing=o.pricing, option=o.option, old_usd_per_hour=old,
+                       new_usd_per_hour=new)
 
 
-def _install(accelerators, types, offers, meta) -> Path:
-    base = _paths.catalogs_dir()
-    base.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".refreshed.tmp-", dir=base))
-    try:
-        write_table(tmp / "accelerators.csv", accelerators, ACCELERATORS)
-        write_table(tmp / "instance_types.csv", types, INSTANCE_TYPES)
-        write_table(tmp / "offers.csv", offers, OFFERS)
-        write_text_atomic(tmp / "meta.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        _fsync_dir(tmp)
-        read_catalog_dir(tmp, _paths.REFRESHED)  # the normal loader must accept it
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    refreshed, previous = _paths.refreshed_catalog_dir(), _paths.previous_catalog_dir()
-    trash = None
-    if refreshed.exists():
-        if previous.exists():
-            trash = base / f".previous.old-{os.getpid()}-{tmp.name[-8:]}"
-            os.rename(previous, trash)
-        os.rename(refreshed, previous)
-    os.rename(tmp, refreshed)
-    _fsync_dir(base)
-    write_text_atomic(_paths.active_marker(), _paths.REFRESHED + "\n")
-    if trash is not None:
-        shutil.rmtree(trash, ignore_errors=True)
-    return refreshed
-
-
-def _diff(current: Catalog, path: Path, results, skipped, types, offers, meta) -> RefreshResult:
+def _diff(current: Catalog, name: str, path: Path, results, skipped,
+          merged: Merged) -> RefreshResult:
     old_types = {t.key for t in current.instance_types}
-    new_types = {t.key for t in types}
-    old_prices = {o.key: o.usd_per_hour for o in current.offers if o.usd_per_hour}
-    changes = []
-    for o in offers:
-        old = old_prices.get(o.key)
-        if old and o.usd_per_hour and abs(o.usd_per_hour / old - 1) > PRICE_CHANGE_THRESHOLD:
-            changes.append(PriceChange(cloud=o.cloud, instance_type=o.instance_type,
-                                       region=o.region, pricing=o.pricing,
-                                       old_usd_per_hour=old, new_usd_per_hour=o.usd_per_hour))
-    changes.sort(key=lambda c: (-abs(c.change_fraction), c.cloud, c.instance_type, c.region))
-    counts = {c: {"instance_types": sum(t.cloud == c for t in types),
-                  "offers": sum(o.cloud == c for o in offers)} for c in CLOUDS}
+    new_types = {t.key for t in merged.instance_types}
+    old = {o.key: o for o in current.offers}
+    added, changes = [], []
+    for o in merged.offers:
+        before = old.get(o.key)
+        if before is None:
+            added.append(_change(o, None, o.usd_per_hour))
+        elif before.usd_per_hour != o.usd_per_hour:
+            changes.append(_change(o, before.usd_per_hour, o.usd_per_hour))
+    changes.sort(key=lambda c: (-abs(c.change_fraction or 0.0), c.cloud, c.instance_type,
+                                c.region, c.pricing, c.option))
+    counts = {c: {"instance_types": sum(t.cloud == c for t in merged.instance_types),
+                  "offers": sum(o.cloud == c for o in merged.offers)} for c in CLOUDS}
     warnings = tuple(w for c in CLOUDS if c in results for w in results[c].warnings)
     return RefreshResult(
-        path=path, refreshed=tuple(c for c in CLOUDS if c in results), skipped=dict(skipped),
-        warnings=warnings, new_instance_types=tuple(sorted(new_types - old_types)),
-        removed_instance_types=tuple(sorted(old_types - new_types)),
-        price_changes=tuple(changes), counts=counts,
-        as_of={c: v["as_of"] for c, v in meta["clouds"].items()})
+        name=name, path=path, refreshed=tuple(c for c in CLOUDS if c in results),
+        skipped=dict(skipped), warnings=warnings, added=tuple(added),
+        removed=tuple(_change(o, o.usd_per_hour, None) for o in merged.removed),
+        price_changes=tuple(changes), kept_unfetched=dict(merged.kept_unfetched),
+        new_instance_types=tuple(sorted(new_types - old_types)),
+        removed_instance_types=tuple(sorted(old_types - new_types)), counts=counts,
+        as_of={c: v["as_of"] for c, v in merged.meta["clouds"].items()})
 
 
 def use_catalog(name: str) -> Path:
-    """Make ``name`` ("packaged" or "refreshed") the active catalog; returns its directory."""
-    if name not in (_paths.PACKAGED, _paths.REFRESHED):
-        raise UnknownNameError("catalog", name, (_paths.PACKAGED, _paths.REFRESHED))
-    path = catalog_dir(name)
-    if name == _paths.REFRESHED and not all((path / f).is_file() for f in FILES):
-        raise CatalogError("no refreshed catalog. To fix: run `gpuplan catalog refresh`")
-    write_text_atomic(_paths.active_marker(), name + "\n")
+    """Make ``name`` active: "packaged", "refreshed" (the newest), "previous", or any stored
+    catalog's name (`gpuplan catalog info` lists them); returns its directory."""
+    resolved, path = _store.resolve(name)
+    _store.switch(resolved)
     return path
 
 
 def catalog_status() -> dict:
-    """Which catalog is active, where it lives, its per-cloud dates, what else exists."""
-    name = active_catalog_name()
-    path = catalog_dir(name)
+    """Which catalog is active, where it lives, its per-cloud dates, what else is stored."""
+    status = _store.status()
     try:
-        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        meta = {}
-    clouds = {c: {"as_of": v.get("as_of"), "source": v.get("source", "")}
-              for c, v in meta.get("clouds", {}).items()}
-    refreshed, previous = _paths.refreshed_catalog_dir(), _paths.previous_catalog_dir()
-    return {"active": name, "path": str(path), "clouds": clouds,
-            "refreshed_at": meta.get("refreshed_at"),
-            "refreshed_exists": (refreshed / "meta.json").is_file(),
-            "refreshed_path": str(refreshed),
-            "previous_exists": (previous / "meta.json").is_file(),
-            "previous_path": str(previous)}
+        cat = load_catalog(status["active"])
+        clouds = {c: {"as_of": v.get("as_of"), "source": v.get("source", "")}
+                  for c, v in cat.meta.get("clouds", {}).items()}
+        refreshed_at = cat.meta.get("refreshed_at")
+    except CatalogError:
+        clouds, refreshed_at = {}, None
+    return {**status, "clouds": clouds, "refreshed_at": refreshed_at,
+            "refreshed_exists": bool(status["stored"]),
+            "previous_exists": status["previous"] is not None}
 
 
-__all__ = ["PRICE_CHANGE_THRESHOLD", "PriceChange", "RefreshResult", "catalog_status",
-           "check_integrity", "refresh_catalog", "use_catalog"]
+__all__ = ["PRICE_CHANGE_THRESHOLD", "OfferChange", "PriceChange", "RefreshResult",
+           "catalog_status", "check_integrity", "merge", "refresh_catalog", "use_catalog"]
