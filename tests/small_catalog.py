@@ -40,7 +40,7 @@ def make_offer(cloud: str, instance_type: str, region: str, pricing: str,
     """The packaged offer with that key, at ``usd_per_hour`` and without flags."""
     base = next(o for o in packaged().offers
                 if o.key == (cloud, instance_type, region, pricing))
-    return dataclasses.replace(base, usd_per_hour=usd_per_hour, flags=())
+    return dataclasses.replace(base, usd_per_hour=usd_per_hour, flags=(), flag_reasons="")
 
 
 def small_catalog(offers=None) -> catalog.Catalog:
