@@ -16,9 +16,12 @@ OverridesOpt = Annotated[
     str | None,
     typer.Option("--overrides", help="YAML file of negotiated discounts and private rates "
                  "(env GPUPLAN_OVERRIDES). Format: discounts: [{cloud|family|instance_type, "
-                 "region?, pricing?, percent}], prices: [{cloud, instance_type, region, "
-                 "pricing, usd_per_hour}]."),
+                 "region?, pricing?, percent (0-100, exclusive)}], prices: [{cloud, "
+                 "instance_type, region, pricing, usd_per_hour}]. Every entry must match an "
+                 "offer."),
 ]
+# OWASP "CSV Injection": a spreadsheet runs a cell that starts with one of these as a formula.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 def split_csv(values: list[str] | None) -> list[str]:
@@ -36,15 +39,23 @@ def catalog_banner(cat, today: dt.date | None = None) -> str:
     """One line saying which catalog priced this, how old it is, and what to do about it."""
     from catalog import CLOUDS, STALE_AFTER_DAYS
 
-    dates = ", ".join(f"{c} ~{cat.as_of(c):%Y-%m}" for c in CLOUDS if cat.as_of(c))
+    dates = ", ".join(f"{c} {'~' if cat.as_of_approximate(c) else ''}{cat.as_of(c):%Y-%m-%d}"
+                      for c in CLOUDS if cat.as_of(c))
     age = cat.age_days(today)
-    line = f"Catalog: {cat.name} ({dates}; approximate dates)"
+    line = f"Catalog: {cat.name} (prices as of {dates}; ~ = approximate date)"
     if cat.overrides_path:
         line += f"; overrides from {cat.overrides_path}"
     if age is not None and age > STALE_AFTER_DAYS:
-        line += (f". Prices are up to {age} days old: run `gpuplan catalog refresh` or apply "
-                 "your own rates with --overrides")
+        line += (f". Prices are up to {age} days old: run `gpuplan catalog refresh` (AWS and "
+                 "Azure need no credentials) or apply your own rates with --overrides")
     return line
+
+
+def safe_cell(value) -> str:
+    """A CSV cell a spreadsheet will not execute: text starting with = + - @ (or a tab or
+    carriage return) gets a leading apostrophe, which spreadsheets show as text."""
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(FORMULA_PREFIXES) else text
 
 
 def _money(x: float | None, digits: int = 2) -> str:
@@ -104,50 +115,74 @@ def gpus_cmd(
     out.print(catalog_banner(cat))
 
 
+def _offers_csv(dicts: list[dict]) -> str:
+    buf = io.StringIO()
+    fields = list(dicts[0]) if dicts else ["cloud", "instance_type", "region"]
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for d in dicts:
+        row = {**d, "flags": ";".join(d.get("flags", []))}
+        writer.writerow({k: safe_cell(v) for k, v in row.items()})
+    return buf.getvalue()
+
+
 @app.command("offers")
 def offers_cmd(
     gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Accelerator name or alias "
                    "(H100, a100-80gb, …); repeat or comma-separate.")] = None,
     cloud: Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp, azure.")] = None,
-    region: Annotated[list[str] | None, typer.Option("--region")] = None,
+    region: Annotated[list[str] | None, typer.Option(
+        "--region", help="Region codes, matched exactly: us-east-1 does not include the Local "
+        "Zone us-east-1-atl-1 (a region of its own).")] = None,
     pricing: Annotated[list[str] | None, typer.Option(
         "--pricing", help="on_demand, spot, reserved_1y, reserved_3y, committed_1y, "
         "committed_3y, capacity_block.")] = None,
     instance: Annotated[list[str] | None, typer.Option("--instance",
                         help="Instance type name(s).")] = None,
-    min_gpus: Annotated[int | None, typer.Option("--min-gpus")] = None,
+    min_gpus: Annotated[int | None, typer.Option("--min-gpus", help="At least this many "
+                        "accelerators per instance (1-1024).")] = None,
     max_price: Annotated[float | None, typer.Option("--max-price",
-                         help="Max USD per instance-hour.")] = None,
+                         help="Max USD per instance-hour (above 0).")] = None,
     sort: Annotated[str, typer.Option("--sort", help="price ($/instance-h), gpu_price "
                     "($/GPU-h) or pflop_price ($ per bf16 PFLOP/s-hour).")] = "price",
     limit: Annotated[int, typer.Option("--limit", help="Rows in the table (0 = all); "
                      "--json/--csv print all.")] = 40,
+    flagged: Annotated[bool, typer.Option("--flagged", help="Only offers whose price must not "
+                       "be used (flagged or unknown), with the reasons.")] = False,
+    usable: Annotated[bool, typer.Option("--usable", help="Only offers whose price the "
+                      "planner uses (no flag against it).")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV for spreadsheets.")] = False,
     overrides: OverridesOpt = None,
 ) -> None:
     """Priced offers (instance type × region × pricing model), filtered and sorted."""
-    from catalog import select_offers
+    from catalog import GpuplanError, select_offers
 
+    if json_out and csv_out:
+        raise GpuplanError("--json and --csv are exclusive. To fix: pass one of them")
+    if flagged and usable:
+        raise GpuplanError("--flagged and --usable are exclusive. To fix: pass one of them")
+    if limit < 0:
+        raise GpuplanError(f"--limit must be 0 (all) or more, got {limit}. To fix: pass a row "
+                           "count")
     cat = load(overrides)
     rows = select_offers(
         cat, gpus=split_csv(gpu), clouds=split_csv(cloud), regions=split_csv(region),
         pricing=split_csv(pricing), instance_types=split_csv(instance), min_gpus=min_gpus,
-        max_price=max_price, sort=sort)
+        max_price=max_price, sort=sort, include_flagged=not usable, only_flagged=flagged)
     if json_out or csv_out:
         dicts = [r.as_dict() for r in rows]
         if json_out:
             print_json(dicts)
         else:
-            buf = io.StringIO()
-            fields = list(dicts[0]) if dicts else ["cloud", "instance_type", "region"]
-            writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-            writer.writeheader()
-            for d in dicts:
-                writer.writerow({**d, "flags": ";".join(d.get("flags", []))})
-            sys.stdout.write(buf.getvalue())
+            sys.stdout.write(_offers_csv(dicts))
         console(stderr=True).print(catalog_banner(cat))
         return
+    _offers_table(rows, limit, cat, show_reasons=flagged)
+
+
+def _offers_table(rows, limit: int, cat, *, show_reasons: bool) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=f"{len(rows)} offers" + (f" (first {limit})" if 0 < limit < len(rows)
@@ -158,17 +193,26 @@ def offers_cmd(
                          else "left")
     for r in rows[: limit or None]:
         o = r.offer
+        model = o.pricing + (f" ({o.option})" if o.option else "")
         table.add_row(o.cloud, o.instance_type, o.region, r.accelerator.name,
-                      str(r.instance.gpu_count), o.pricing, _money(o.usd_per_hour, 3),
+                      str(r.instance.gpu_count), model, _money(o.usd_per_hour, 3),
                       _money(r.usd_per_gpu_hour, 3), _money(r.usd_per_bf16_pflop_hour, 2),
-                      o.as_of.isoformat(), ",".join(o.flags))
+                      ("~" if o.as_of_approximate else "") + o.as_of.isoformat(),
+                      escape(",".join(o.flags)))
     out = console()
     out.print(table)
+    if show_reasons:
+        for r in rows[: limit or None]:
+            if r.offer.flag_reasons:
+                o = r.offer
+                out.print(escape(f"{o.cloud}/{o.instance_type}/{o.region}/{o.pricing}: "
+                                 f"{o.flag_reasons}"))
     if any(r.offer.flags for r in rows):
         from catalog import OFFER_FLAGS
 
         used = sorted({f for r in rows for f in r.offer.flags})
-        out.print("Flags: " + "; ".join(f"{f} = {OFFER_FLAGS[f]}" for f in used))
+        out.print("Flags: " + "; ".join(f"{f} = {OFFER_FLAGS[f]}" for f in used)
+                  + ". Flagged prices are not used by `gpuplan plan` (see `offers --flagged`).")
     out.print(catalog_banner(cat))
 
 
@@ -177,74 +221,57 @@ def info_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     overrides: OverridesOpt = None,
 ) -> None:
-    """Which catalog is active, its date and source, and what it holds per cloud."""
-    from catalog import CLOUDS, STALE_AFTER_DAYS
-
+    """Which catalog is active, how old each cloud's prices are, and what it holds."""
     cat = load(overrides)
-    age = cat.age_days()
-    per_cloud = {}
-    for c in CLOUDS:
-        types = [t for t in cat.instance_types if t.cloud == c]
-        offers = [o for o in cat.offers if o.cloud == c]
-        per_cloud[c] = {
-            "instance_types": len(types),
-            "priced_instance_types": len({o.instance_type for o in offers if o.price_usable}),
-            "regions": len({o.region for o in offers}), "offers": len(offers),
-            "offers_by_pricing": {p: sum(o.pricing == p for o in offers)
-                                  for p in sorted({o.pricing for o in offers})},
-            "as_of": cat.as_of(c).isoformat() if cat.as_of(c) else None,
-            "as_of_basis": cat.meta.get("clouds", {}).get(c, {}).get("basis"),
-            "source": cat.meta.get("clouds", {}).get(c, {}).get("source"),
-        }
-    stale = age is not None and age > STALE_AFTER_DAYS
-    from catalog._refresh import catalog_status
-
-    status = catalog_status()
-    info = {"active": cat.name, "path": str(cat.path), "source": cat.source,
-            "refreshed_exists": status["refreshed_exists"],
-            "previous_exists": status["previous_exists"],
-            "refreshed_at": status["refreshed_at"],
-            "oldest_as_of": cat.oldest_as_of().isoformat() if cat.oldest_as_of() else None,
-            "age_days": age, "stale": stale, "overrides": cat.overrides_path,
-            "accelerators": len(cat.accelerators), "clouds": per_cloud}
-    if stale:
-        info["warning"] = (f"catalog is {age} days old (> {STALE_AFTER_DAYS}): prices may be "
-                           "wrong. Run `gpuplan catalog refresh` or use --overrides")
+    info = cat.info()
     if json_out:
         print_json(info)
         return
+    from rich.markup import escape
     from rich.table import Table
 
     out = console()
-    out.print(f"Active catalog: [bold]{cat.name}[/bold] ({cat.path})")
-    out.print(f"Source: {cat.source}")
-    other = ("a refreshed catalog exists (`gpuplan catalog use refreshed`)"
-             if cat.name == "packaged" and status["refreshed_exists"] else
-             "the packaged snapshot is available (`gpuplan catalog use packaged`)"
-             if cat.name != "packaged" else "no refreshed catalog yet (`gpuplan catalog refresh`)")
-    out.print(other)
+    out.print(f"Active catalog: [bold]{escape(cat.name)}[/bold] ({escape(str(cat.path))})")
+    out.print(f"Source: {escape(cat.source)}")
     table = Table()
-    for col in ("cloud", "instance types", "priced", "regions", "offers", "as of", "basis"):
+    for col in ("cloud", "instance types", "priced", "regions", "offers", "usable", "as of",
+                "oldest"):
         table.add_column(col)
-    for c, d in per_cloud.items():
+    for c, d in info["clouds"].items():
         table.add_row(c, str(d["instance_types"]), str(d["priced_instance_types"]),
-                      str(d["regions"]), str(d["offers"]), f"~{d['as_of']}",
-                      d["as_of_basis"] or "")
+                      str(d["regions"]), str(d["offers"]), str(d["usable_offers"]),
+                      ("~" if d["as_of_approximate"] else "") + str(d["as_of"]),
+                      str(d["oldest_as_of"]))
     out.print(table)
-    if stale:
-        out.print(f"[yellow]warning:[/yellow] {info['warning']}")
+    for c, d in info["clouds"].items():
+        for s in d["sources"]:
+            out.print(escape(f"  {c}: {s['offers']:>6} offers as of "
+                             f"{'~' if s['approximate'] else ''}{s['as_of']} — {s['source']}"))
+        if d["flagged_by_flag"]:
+            out.print(escape(f"  {c}: not used by the planner: " + ", ".join(
+                f"{n} {f}" for f, n in d["flagged_by_flag"].items())))
+    store = info.get("store", {})
+    others = [s["name"] for s in store.get("stored", []) if not s["active"]]
+    if others:
+        out.print(escape("Other catalogs (`gpuplan catalog use NAME`): packaged, "
+                         + ", ".join(others)))
+    elif cat.name != "packaged":
+        out.print("The packaged snapshot is available (`gpuplan catalog use packaged`).")
+    if info["stale"]:
+        out.print(f"[yellow]warning:[/yellow] {escape(info['warning'])}")
 
 
 @catalog_app.command("use")
 def use_cmd(
-    name: Annotated[str, typer.Argument(help="packaged (the embedded snapshot) or refreshed "
-                                        "(the last `gpuplan catalog refresh`).")],
+    name: Annotated[str, typer.Argument(help="packaged (the embedded snapshot), refreshed "
+                                        "(the newest refresh), previous, or any catalog "
+                                        "`gpuplan catalog info` lists.")],
 ) -> None:
     """Switch which catalog every command reads."""
-    from catalog._refresh import use_catalog
+    from catalog import use_catalog
 
     path = use_catalog(name)
-    console().print(f"active catalog: {name} ({path})")
+    console().print(f"active catalog: {path.name if name != 'packaged' else name} ({path})")
 
 
 @catalog_app.command("refresh")
@@ -252,17 +279,20 @@ def refresh_cmd(
     cloud: Annotated[list[str] | None, typer.Option("--cloud", help="Clouds to refresh "
                      "(default aws,gcp,azure); others keep their rows.")] = None,
     regions: Annotated[list[str] | None, typer.Option("--regions", "--region",
-                       help="Only these regions (their offers are replaced; others kept).")]
-    = None,
+                       help="Only these regions; every other offer is kept.")] = None,
+    prune: Annotated[bool, typer.Option("--prune", help="Remove offers of the refreshed "
+                     "clouds that the refresh looked for but no longer found (by default "
+                     "they keep their old price and date).")] = False,
     json_out: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Rebuild the catalog from the clouds' own APIs into your data directory, check it,
-    and make it active (the previous one is kept). A cloud without credentials is skipped
-    with what to set up; Azure prices need no credentials."""
+    """Fetch current prices into a new catalog in your data directory, check it, and make
+    it active (the previous one stays selectable). AWS (public bulk price files) and Azure
+    (public Retail Prices API) need no credentials; GCP needs GOOGLE_CLOUD_API_KEY or
+    application-default credentials. Offers a refresh does not fetch keep their price and
+    date."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from catalog import CLOUDS
-    from catalog._refresh import refresh_catalog
+    from catalog import CLOUDS, refresh_catalog
 
     clouds = split_csv(cloud) or list(CLOUDS)
     err = console(stderr=True)
@@ -277,34 +307,41 @@ def refresh_cmd(
             bar.update(tasks[cloud_name], completed=done, total=max(total, 1), step=step)
 
         result = refresh_catalog(clouds=clouds, regions=split_csv(regions) or None,
-                                 progress=progress)
+                                 progress=progress, prune=prune)
     if json_out:
         print_json(result.to_dict())
         return
+    _print_refresh(result)
+
+
+def _print_refresh(result) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     out = console()
     for c, reason in result.skipped.items():
-        out.print(f"[yellow]skipped {c}:[/yellow] {reason.removeprefix(c + ': ')}")
+        out.print(f"[yellow]skipped {c}:[/yellow] {escape(reason.removeprefix(c + ': '))}")
     for w in result.warnings:
-        out.print(f"[yellow]warning:[/yellow] {w}")
-    if result.refreshed:
-        out.print(f"refreshed {', '.join(result.refreshed)} → {result.path} (now active; "
-                  "`gpuplan catalog use packaged` switches back)")
-    if result.new_instance_types:
-        out.print("new instance types: " + ", ".join(f"{c}/{n}" for c, n in
-                                                     result.new_instance_types[:20])
-                  + (" …" if len(result.new_instance_types) > 20 else ""))
-    if result.removed_instance_types:
-        out.print("removed instance types: " + ", ".join(f"{c}/{n}" for c, n in
-                                                         result.removed_instance_types[:20])
-                  + (" …" if len(result.removed_instance_types) > 20 else ""))
-    if result.price_changes:
-        from rich.table import Table
-
-        t = Table(title=f"{len(result.price_changes)} prices changed by more than 10%")
+        out.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    out.print(f"refreshed {', '.join(result.refreshed)} → {escape(result.name)} (now active; "
+              "`gpuplan catalog use previous` switches back)")
+    kept = ", ".join(f"{c} {n}" for c, n in result.kept_unfetched.items() if n)
+    out.print(f"{len(result.added)} offers added, {len(result.price_changes)} prices changed, "
+              f"{len(result.removed)} removed" + (f"; kept unchanged (not fetched): {kept}"
+                                                  if kept else ""))
+    for label, keys in (("new instance types", result.new_instance_types),
+                        ("removed instance types", result.removed_instance_types)):
+        if keys:
+            out.print(escape(f"{label}: " + ", ".join(f"{c}/{n}" for c, n in keys[:20])
+                             + (" …" if len(keys) > 20 else "")))
+    large = result.large_price_changes
+    if large:
+        t = Table(title=f"{len(large)} prices changed by more than 10%")
         for col in ("cloud", "instance", "region", "pricing", "old $/h", "new $/h", "change"):
             t.add_column(col)
-        for pc in result.price_changes[:40]:
-            t.add_row(pc.cloud, pc.instance_type, pc.region, pc.pricing,
-                      f"{pc.old_usd_per_hour:,.3f}", f"{pc.new_usd_per_hour:,.3f}",
+        for pc in large[:40]:
+            t.add_row(pc.cloud, pc.instance_type, pc.region,
+                      pc.pricing + (f" ({pc.option})" if pc.option else ""),
+                      _money(pc.old_usd_per_hour, 3), _money(pc.new_usd_per_hour, 3),
                       f"{pc.change_fraction:+.0%}")
         out.print(t)

@@ -1,4 +1,5 @@
-"""`gpuplan gpus`, `offers`, `catalog info`: JSON contracts, errors as one line with exit 2."""
+"""`gpuplan gpus`, `offers`, `catalog info|use`: JSON contracts, the reference's figures, and
+every bad input one line with exit 2 (issues #13 and #16)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,20 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from planner.cli import main
 
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT.parent / "shared" / "reference"
+needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(),
+                                     reason="shared reference not beside the checkout")
 OFFER_FIELDS = {"cloud", "instance_type", "region", "accelerator", "gpu_count", "pricing",
-                "usd_per_hour", "usd_per_gpu_hour", "as_of", "source", "flags"}
+                "usd_per_hour", "usd_per_gpu_hour", "as_of", "as_of_approximate", "source",
+                "flags", "flag_reasons", "price_usable", "term_hours", "offering_class",
+                "upfront", "interruption_bucket", "interruption_rate_per_hour", "region_kind"}
 
 
 def run(capsys, *argv):
@@ -22,15 +30,25 @@ def run(capsys, *argv):
     return code, out, err
 
 
-def test_offers_json_lists_p5_at_reference_price(capsys):
+def test_offers_json_has_p5_at_the_2026_price_with_reservations(capsys):
     code, out, _ = run(capsys, "offers", "--gpu", "H100", "--cloud", "aws", "--json")
     assert code == 0
     rows = json.loads(out)
     assert rows and all(OFFER_FIELDS <= set(r) for r in rows)
-    p5 = [r for r in rows if r["instance_type"] == "p5.48xlarge" and r["region"] == "us-east-1"
-          and r["pricing"] == "on_demand"]
-    assert p5[0]["usd_per_hour"] == pytest.approx(98.32)
-    assert p5[0]["usd_per_gpu_hour"] == pytest.approx(98.32 / 8)
+    p5 = [r for r in rows if r["instance_type"] == "p5.48xlarge" and r["region"] == "us-east-1"]
+    od = next(r for r in p5 if r["pricing"] == "on_demand")
+    assert (od["usd_per_hour"], od["as_of"], od["as_of_approximate"]) == (55.04, "2026-01-21",
+                                                                          False)
+    assert od["usd_per_gpu_hour"] == pytest.approx(55.04 / 8) and od["price_usable"]
+    reserved = [r for r in p5 if r["pricing"].startswith("reserved")]
+    assert len(reserved) == 9 and all(r["term_hours"] in (8760, 26280) for r in reserved)
+    assert {r["offering_class"] for r in reserved} == {"standard", "convertible"}
+
+
+def test_p6_b200_is_priced(capsys):
+    code, out, _ = run(capsys, "offers", "--instance", "p6-b200.48xlarge", "--region",
+                       "us-east-1", "--pricing", "on_demand", "--json")
+    assert code == 0 and json.loads(out)[0]["usd_per_hour"] == pytest.approx(113.9328)
 
 
 def test_offers_csv_and_table(capsys):
@@ -43,6 +61,22 @@ def test_offers_csv_and_table(capsys):
     assert code == 0 and "L4" in out and "Catalog: packaged" in out
 
 
+def test_flagged_offers_are_listed_with_their_reasons(capsys):
+    code, out, _ = run(capsys, "offers", "--cloud", "gcp", "--instance", "a3-highgpu-8g",
+                       "--flagged", "--json")
+    rows = json.loads(out)
+    assert code == 0 and rows and all(not r["price_usable"] for r in rows)
+    assert any("price_outlier" in r["flags"] and "z=" in (r["flag_reasons"] or "")
+               for r in rows)
+    code, out, _ = run(capsys, "offers", "--cloud", "gcp", "--instance", "a3-highgpu-8g",
+                       "--flagged", "--limit", "3")
+    flat = " ".join(out.split())  # the console wraps long lines
+    assert code == 0 and "price_outlier: " in flat and "not used by `gpuplan plan`" in flat
+    code, out, _ = run(capsys, "offers", "--cloud", "gcp", "--instance", "a3-highgpu-8g",
+                       "--usable", "--json")
+    assert all(r["price_usable"] for r in json.loads(out))
+
+
 def test_comma_separated_filters(capsys):
     code, out, _ = run(capsys, "offers", "--cloud", "aws,azure", "--gpu", "H100", "--json")
     assert code == 0 and {r["cloud"] for r in json.loads(out)} == {"aws", "azure"}
@@ -53,20 +87,39 @@ def test_comma_separated_filters(capsys):
     (["offers", "--cloud", "oracle"], "unknown cloud 'oracle'"),
     (["offers", "--region", "us-easst-1"], "Did you mean 'us-east-1'"),
     (["offers", "--sort", "cheap"], "unknown sort 'cheap'"),
-    (["offers", "--min-gpus", "0"], "--min-gpus must be at least 1"),
+    (["offers", "--min-gpus", "0"], "--min-gpus must be a whole number from 1"),
+    (["offers", "--min-gpus", "1000000000000"], "--min-gpus must be a whole number from 1"),
+    (["offers", "--max-price", "nan"], "--max-price must be a number above 0"),
+    (["offers", "--max-price", "inf"], "--max-price must be a number above 0"),
+    (["offers", "--max-price", "-5"], "--max-price must be a number above 0"),
+    (["offers", "--max-price", "0"], "--max-price must be a number above 0"),
+    (["offers", "--max-price", "1e308"], "at most 100,000"),
+    (["offers", "--limit", "-1"], "--limit must be 0 (all) or more"),
+    (["offers", "--json", "--csv"], "--json and --csv are exclusive"),
+    (["offers", "--flagged", "--usable"], "--flagged and --usable are exclusive"),
+    (["catalog", "use", "nightly"], "unknown catalog 'nightly'"),
+    (["catalog", "use", "refreshed"], "no refreshed catalog"),
 ])
 def test_user_errors_are_one_line_exit_2(capsys, argv, fragment):
     code, out, err = run(capsys, *argv)
     assert code == 2
-    assert fragment in err and "Traceback" not in err
+    assert fragment in err and "Traceback" not in err and "To fix:" in err
     assert len(err.strip().splitlines()) == 1
 
 
 def test_bad_overrides_file_is_one_line(capsys, tmp_path):
     f = tmp_path / "o.yaml"
-    f.write_text("discounts: [{cloud: aws}]")
+    for text, fragment in (("discounts: [{cloud: aws}]", "missing 'percent'"),
+                           ("discounts: [{cloud: aws, percent: 100}]", "would make prices $0"),
+                           ("discounts: [{family: '', percent: 50}]", "family must be non-empty"),
+                           ("discounts: [{instance_type: p5.48xlarg, percent: 5}]",
+                            "Did you mean 'p5.48xlarge'")):
+        f.write_text(text)
+        code, _, err = run(capsys, "offers", "--overrides", str(f))
+        assert code == 2 and fragment in err and len(err.strip().splitlines()) == 1, text
+    f.write_bytes(b"\xff\xfe\xfa")
     code, _, err = run(capsys, "offers", "--overrides", str(f))
-    assert code == 2 and "missing 'percent'" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "not UTF-8" in err
 
 
 def test_overridden_prices_are_marked(capsys, tmp_path):
@@ -75,29 +128,101 @@ def test_overridden_prices_are_marked(capsys, tmp_path):
     code, out, _ = run(capsys, "offers", "--instance", "p5.48xlarge", "--region", "us-east-1",
                        "--pricing", "on_demand", "--json", "--overrides", str(f))
     row = json.loads(out)[0]
-    assert row["usd_per_hour"] == pytest.approx(49.16) and "overridden" in row["flags"]
+    assert row["usd_per_hour"] == pytest.approx(27.52) and "overridden" in row["flags"]
 
 
-def test_catalog_info_counts_match_snapshot(capsys):
+def test_csv_cells_cannot_become_spreadsheet_formulas(capsys):
+    """A hostile catalog (a refreshed one could hold anything) cannot plant a formula."""
+    from dataclasses import replace
+
+    from catalog import _store, load_catalog
+
+    cat = load_catalog("packaged")
+    t = replace(cat.instance_type_by_key("aws", "g5.xlarge"), name='=HYPERLINK("http://x")')
+    base = next(o for o in cat.offers if o.key == ("aws", "g5.xlarge", "us-east-1",
+                                                   "on_demand"))
+    offer = replace(base, instance_type=t.name, source="@SUM(1+1)", flags=(), flag_reasons="")
+    _store.install(cat.accelerators, (t,), (offer,), {"name": "refreshed", "clouds": {}},
+                   name="refreshed-hostile")
+    code, out, _ = run(capsys, "offers", "--csv")
+    assert code == 0
+    (row,) = list(csv.DictReader(io.StringIO(out)))
+    assert row["instance_type"] == '\'=HYPERLINK("http://x")' and row["source"] == "'@SUM(1+1)"
+    assert not any(v.startswith(("=", "+", "-", "@")) for v in row.values())
+
+
+@needs_reference
+def test_catalog_info_shows_the_new_dates_and_counts_from_the_reference(capsys):
     code, out, _ = run(capsys, "catalog", "info", "--json")
     info = json.loads(out)
-    assert code == 0 and info["active"] == "packaged"
+    assert code == 0 and info["name"] == "packaged"
     assert info["stale"] is True and "catalog refresh" in info["warning"]
-    # reference README: AWS 72 instance types in 22 regions, Azure 41 types in 8 regions,
-    # GCP 34 regions; AWS adds capacity-block and unpriced types (p6-b200, trn2).
-    assert info["clouds"]["aws"]["priced_instance_types"] == 72
-    assert info["clouds"]["aws"]["regions"] == 23  # 22 + ap-southeast-4 (trn1 capacity block)
-    assert info["clouds"]["azure"]["regions"] == 8
-    assert info["clouds"]["gcp"]["regions"] == 34
-    assert info["clouds"]["azure"]["instance_types"] >= 41
+    aws = info["clouds"]["aws"]
+    assert (aws["as_of"], aws["as_of_approximate"]) == ("2026-01-21", False)
+    assert info["clouds"]["gcp"]["as_of_approximate"] is True
+    assert info["clouds"]["azure"]["as_of"] == "2024-03-01"
+
+    def rows(name):
+        with open(REFERENCE / name, encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))
+
+    new, mid = rows("aws_on_demand_2026-01-21.csv"), rows("aws_prices_2025-11-30.csv")
+    old = rows("aws_accelerator_vms.csv")
+    whole = [r for r in new + mid if float(r["gpu_count"]) >= 1]
+    priced = {r["instance_type"] for r in whole} | {r["InstanceType"] for r in old
+                                                    if r["Price"] or r["SpotPrice"]}
+    assert aws["priced_instance_types"] == len(priced)
+    regions = {r["region"] for r in whole} | {r["Region"] for r in old} | {"ap-southeast-4"}
+    assert aws["regions"] == len(regions)  # + the capacity-block-only region
+    azure = rows("azure_accelerator_vms.csv")
+    assert info["clouds"]["azure"]["regions"] == len({r["Region"] for r in azure})
+    gcp_regions = {r["Region"] for f in ("gcp_accelerator_vms.csv",
+                                         "gcp_accelerator_vms_v8_partial.csv") for r in rows(f)}
+    assert info["clouds"]["gcp"]["regions"] == len(gcp_regions)
+    code, out, _ = run(capsys, "catalog", "info")
+    assert code == 0 and "2026-01-21" in out and "not used by the planner" in out
 
 
-def test_gpus_json_has_cheapest_prices(capsys):
+def test_catalog_use_selects_any_stored_catalog(capsys):
+    from catalog import _store, load_catalog
+
+    cat = load_catalog("packaged")
+    small = (cat.accelerators, cat.instance_types[:3],
+             tuple(o for o in cat.offers if o.instance_type in
+                   {t.name for t in cat.instance_types[:3]}))
+    _store.install(*small, {"name": "refreshed", "clouds": {}}, name="refreshed-a")
+    _store.install(*small, {"name": "refreshed", "clouds": {}}, name="refreshed-b")
+    code, out, err = run(capsys, "catalog", "use", "refreshed-a")
+    assert code == 0 and "refreshed-a" in out, err
+    code, out, _ = run(capsys, "catalog", "info", "--json")
+    info = json.loads(out)
+    assert info["name"] == "refreshed-a"
+    assert {s["name"] for s in info["store"]["stored"]} == {"refreshed-a", "refreshed-b"}
+    code, _, err = run(capsys, "catalog", "use", "refreshed-c")
+    assert code == 2 and "Did you mean 'refreshed-a'" in err or "refreshed-b" in err
+    assert run(capsys, "catalog", "use", "packaged")[0] == 0
+
+
+def test_the_on_demand_recommendation_uses_no_flagged_price(capsys):
+    """Issue #13: the H100 recommendation was a GCP price the catalog itself flagged."""
+    from catalog import load_catalog
+
+    code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--tokens", "1T",
+                         "--deadline", "14d", "--pricing", "on_demand", "--json")
+    assert code == 0, err
+    rec = json.loads(out)["recommendation"]
+    offer = next(o for o in load_catalog().offers
+                 if o.key == (rec["cloud"], rec["instance_type"], rec["region"], "on_demand"))
+    assert offer.price_usable and not offer.flags and offer.usd_per_hour == rec["usd_per_hour"]
+
+
+def test_gpus_json_has_cheapest_usable_prices(capsys):
     code, out, _ = run(capsys, "gpus", "--json")
     rows = {r["name"]: r for r in json.loads(out)}
     h100 = rows["H100-SXM5-80GB"]
     assert code == 0 and set(h100["clouds"]) == {"aws", "gcp", "azure"}
     assert 0 < h100["cheapest_spot_usd_per_gpu_hour"] < h100["cheapest_on_demand_usd_per_gpu_hour"]
+    assert not h100["cheapest_on_demand_flags"]
     assert rows["H200-SXM-141GB"]["memory_gib"] == 141
 
 
