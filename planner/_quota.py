@@ -7,17 +7,34 @@
 
 A rule with a field left out matches every value of it; a candidate's limit is the smallest
 ``gpus`` of the rules it matches (no rule: unlimited). Accelerator names take aliases.
+
+Every rule must match something: an unknown cloud, region or accelerator is an
+``UnknownNameError`` with close matches, and a rule whose combination matches no offer in the
+catalog (a GCP region under ``cloud: aws``, an accelerator the region does not sell) is an
+error too — a quota that limits nothing is almost always a typo.
+
+``parse_quotas(mapping, catalog)`` validates parsed data; ``load_quotas(path, catalog)`` reads
+the file (``catalog.read_user_text``, ``catalog.load_yaml_text``) and calls it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import difflib
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from catalog import CLOUDS, Catalog
+from catalog import CLOUDS, Catalog, GpuplanError, UnknownNameError
 
 from ._errors import PlannerError
+
+MAX_QUOTA_GPUS = 1_000_000  # far above any cloud quota; catches typos such as 10^12
+MAX_QUOTA_FILE_BYTES = 2**20
+MAX_QUOTA_RULES = 10_000
+_RULE_FIELDS = ("cloud", "region", "accelerator", "gpus", "month")
+FIX = "To fix: correct the quota file (format: `gpuplan plan --help`, --quota-file)"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,48 +61,121 @@ class Quotas:
         return min(caps) if caps else math.inf
 
 
-def parse_quota_rules(entries, catalog: Catalog, where: str) -> tuple[QuotaRule, ...]:
-    if entries is None:
-        return ()
-    if not isinstance(entries, list):
-        raise PlannerError(f"{where}: 'quotas' must be a list of rules. To fix: see "
-                           "`gpuplan plan --help` (--quota-file)")
-    rules = []
-    for i, e in enumerate(entries, start=1):
-        at = f"{where}: quotas[{i}]"
-        if not isinstance(e, dict):
-            raise PlannerError(f"{at}: expected a mapping like {{cloud: aws, gpus: 64}}")
-        unknown = set(e) - {"cloud", "region", "accelerator", "gpus", "month"}
-        if unknown:
-            raise PlannerError(f"{at}: unknown field(s) {sorted(unknown)}; allowed: cloud, "
-                               "region, accelerator, gpus, month")
-        gpus = e.get("gpus")
-        if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
-            raise PlannerError(f"{at}: gpus must be a whole number >= 0, got {gpus!r}")
-        cloud = e.get("cloud")
-        if cloud is not None and cloud not in CLOUDS:
-            raise PlannerError(f"{at}: cloud {cloud!r} is not one of {', '.join(CLOUDS)}")
-        acc = e.get("accelerator")
-        if acc is not None:
-            acc = catalog.resolve_accelerator(str(acc))
-        month = e.get("month")
-        rules.append(QuotaRule(gpus=gpus, cloud=cloud, region=e.get("region"), accelerator=acc,
-                               month=str(month) if month is not None else None))
-    return tuple(rules)
+def parse_quotas(data: Any, catalog: Catalog, *, source: str = "quota file") -> Quotas:
+    """Quotas from a parsed quota file: a mapping with one key, ``quotas``, a list of rules."""
+    if not isinstance(data, dict) or "quotas" not in data:
+        raise PlannerError(f"{source}: expected a top-level 'quotas:' list. {FIX}")
+    unknown = sorted(str(k) for k in data if k != "quotas")
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], ["quotas"], n=1)
+        hint = " (did you mean 'quotas'?)" if close else ""
+        raise PlannerError(f"{source}: unknown top-level field(s) {unknown}{hint}; the file "
+                           f"holds one list, 'quotas'. {FIX}")
+    return Quotas(parse_quota_rules(data["quotas"], catalog, source))
 
 
 def load_quotas(path: str | Path, catalog: Catalog) -> Quotas:
-    import yaml
+    """``parse_quotas`` of the YAML file at ``path`` (the --quota-file option)."""
+    from catalog import CatalogFileError, load_yaml_text, read_user_text
 
-    path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise PlannerError(f"{path}: cannot read quota file ({exc.strerror}). To fix: check "
-                           "the path given to --quota-file") from None
-    except yaml.YAMLError as exc:
-        raise PlannerError(f"{path}: invalid YAML ({exc}). To fix: correct the file") from None
-    if not isinstance(data, dict) or "quotas" not in data:
-        raise PlannerError(f"{path}: expected a top-level 'quotas:' list. To fix: see "
-                           "`gpuplan plan --help`")
-    return Quotas(parse_quota_rules(data["quotas"], catalog, str(path)))
+        text = read_user_text(path, what="quota file", max_bytes=MAX_QUOTA_FILE_BYTES)
+        data = load_yaml_text(text, what=f"quota file {path}")
+    except CatalogFileError as exc:
+        raise PlannerError(str(exc)) from None
+    return parse_quotas(data, catalog, source=str(path))
+
+
+def parse_quota_rules(entries: Any, catalog: Catalog, where: str) -> tuple[QuotaRule, ...]:
+    """The rules of a ``quotas:`` list (also used by team plans); ``where`` prefixes errors."""
+    if entries is None:
+        return ()
+    if not isinstance(entries, list):
+        raise PlannerError(f"{where}: 'quotas' must be a list of rules such as "
+                           f"{{cloud: aws, gpus: 64}}. {FIX}")
+    if len(entries) > MAX_QUOTA_RULES:
+        raise PlannerError(f"{where}: {len(entries):,} quota rules; at most "
+                           f"{MAX_QUOTA_RULES:,} are allowed. {FIX}")
+    types = {t.key: t.accelerator for t in catalog.instance_types}
+    offered = {(o.cloud, o.region, types.get((o.cloud, o.instance_type), ""))
+               for o in catalog.offers}
+    return tuple(_rule(e, catalog, offered, f"{where}: quotas[{i}]")
+                 for i, e in enumerate(entries, start=1))
+
+
+def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str) -> QuotaRule:
+    if not isinstance(e, dict):
+        raise PlannerError(f"{at}: expected a mapping like {{cloud: aws, gpus: 64}}. {FIX}")
+    unknown = sorted(str(k) for k in e if k not in _RULE_FIELDS)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], _RULE_FIELDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise PlannerError(f"{at}: unknown field(s) {unknown}{hint}; allowed: "
+                           f"{', '.join(_RULE_FIELDS)}. {FIX}")
+    gpus = e.get("gpus")
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 0 <= gpus <= MAX_QUOTA_GPUS:
+        shown = "a huge number" if isinstance(gpus, int) and gpus > 10**30 else repr(gpus)
+        raise PlannerError(f"{at}: gpus must be a whole number from 0 to {MAX_QUOTA_GPUS:,}, "
+                           f"got {shown}. To fix: e.g. gpus: 64")
+    cloud, region, acc, month = (_text(e.get(k), f"{at}: {k}") for k in
+                                 ("cloud", "region", "accelerator", "month"))
+    if cloud is not None and cloud not in CLOUDS:
+        raise _located(UnknownNameError("cloud", cloud, CLOUDS), at)
+    if region is not None:
+        known = catalog.regions(cloud)
+        if region not in known:
+            kind = f"{cloud} region" if cloud else "region"
+            raise _located(UnknownNameError(kind, region, known or catalog.regions(),
+                                            hint="run `gpuplan offers` to list regions"), at)
+    if acc is not None:
+        try:
+            acc = catalog.resolve_accelerator(acc)
+        except UnknownNameError as exc:
+            raise _located(exc, at) from None
+    if month is not None:
+        _check_month(month, f"{at}: month")
+    rule = QuotaRule(gpus=gpus, cloud=cloud, region=region, accelerator=acc, month=month)
+    _check_matches_an_offer(rule, offered, at)
+    return rule
+
+
+def _text(value: Any, at: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise PlannerError(f"{at}: expected a name, got {value!r}. {FIX}")
+    return value.strip()
+
+
+def _located(exc: GpuplanError, at: str) -> GpuplanError:
+    """``exc`` (same type, so callers can still catch UnknownNameError) prefixed with ``at``."""
+    exc.args = (f"{at}: {exc}",)
+    return exc
+
+
+def _check_month(value: str, at: str) -> None:
+    try:
+        ok = len(value) == 7 and dt.date.fromisoformat(f"{value}-01") is not None
+    except ValueError:
+        ok = False
+    if not ok:
+        raise PlannerError(f"{at}: {value!r} is not a month. To fix: write YYYY-MM, e.g. "
+                           "\"2027-03\" (quoted)")
+
+
+def _check_matches_an_offer(rule: QuotaRule, offered: set[tuple[str, str, str]],
+                            at: str) -> None:
+    """``offered``: every (cloud, region, accelerator) the catalog has an offer for."""
+    if any(rule.matches(*key) for key in offered):
+        return
+    scope = ", ".join(f"{k} {v}" for k, v in (("cloud", rule.cloud), ("region", rule.region),
+                                             ("accelerator", rule.accelerator)) if v)
+    where = ""
+    if rule.accelerator is not None:
+        places = sorted({f"{c}/{r}" for c, r, a in offered if a == rule.accelerator})
+        where = (f" ({rule.accelerator} is offered in {', '.join(places[:6])}"
+                 f"{' …' if len(places) > 6 else ''})" if places else
+                 f" (no cloud in the catalog offers {rule.accelerator})")
+    raise PlannerError(f"{at}: no offer in the catalog matches {scope}{where}, so this quota "
+                       "would limit nothing. To fix: correct the cloud, region or accelerator, "
+                       "or remove the rule")
