@@ -4,8 +4,10 @@ as text and escaped by matplotlib's SVG writer), the same figures for the PDF.""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import io
+import warnings
 
 from ._errors import PlannerError
 
@@ -22,6 +24,14 @@ def _mpl():
                            "not installed. To fix: pip install 'gpuplan[report]', or use "
                            "--format md or csv") from None
     return matplotlib, Figure
+
+
+@contextlib.contextmanager
+def quiet_glyphs():
+    """A job named with an emoji renders as a box; that is no reason to print a warning."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font")
+        yield
 
 
 def _plain(text: str) -> str:
@@ -108,7 +118,8 @@ def svg(fig) -> str:
     """The figure as an inline <svg> element (no XML prolog, no external references)."""
     matplotlib, _ = _mpl()
     buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gpuplan"}):
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gpuplan"}), \
+            quiet_glyphs():
         fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
     return text[text.index("<svg"):]

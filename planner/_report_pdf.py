@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 
 from . import _report as R
-from ._report_charts import _mpl, burn_figure, gantt_figure
+from ._report_charts import _mpl, burn_figure, gantt_figure, quiet_glyphs
 
 PAGE_IN = (11.69, 8.27)  # A4 landscape
 LINES_PER_PAGE = 52
@@ -83,7 +83,7 @@ def pdf_report(allocation, comparison: dict | None = None) -> bytes:
 
     lines = _wrap(_lines(allocation, comparison))
     buf = io.BytesIO()
-    with matplotlib.rc_context({"pdf.fonttype": 42}), \
+    with matplotlib.rc_context({"pdf.fonttype": 42}), quiet_glyphs(), \
             PdfPages(buf, metadata={"CreationDate": None, "Title": f"GPU budget: "
                                     f"{allocation.name}", "Creator": "gpuplan"}) as pdf:
         for start in range(0, len(lines), LINES_PER_PAGE):

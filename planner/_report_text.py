@@ -1,8 +1,8 @@
 """Markdown (for pull requests) and CSV (for spreadsheets) team reports.
 
-Markdown: headings, pipe tables (user text escaped: ``|``, ``<``, ``>``, new lines) and a
-Mermaid Gantt chart, which GitHub renders. CSV layout — one header, then one row per job and
-summary rows, told apart by the first column ``kind``:
+Markdown: headings, pipe tables (user text escaped: ``|``, ``<``, ``>``, ``[``, ``]``, new
+lines) and a Mermaid Gantt chart, which GitHub renders. CSV layout — one header, then one row
+per job and summary rows, told apart by the first column ``kind``:
 
     job          one per job: its configuration, frozen price, run window, GPU-hours, cost
     team         one per team: totals (job, cloud … columns empty)
@@ -10,7 +10,9 @@ summary rows, told apart by the first column ``kind``:
     budget       one per budget period: budget_usd and the planned cost_usd
     total        the whole plan
 Numbers are plain (no thousands separators): money to the cent, hours to 0.1, probabilities
-to 0.0001. With actuals, actual_gpu_hours and actual_cost_usd are filled where known.
+to 0.0001. With actuals, actual_gpu_hours and actual_cost_usd are filled where known. Text
+cells that a spreadsheet would run as a formula (``=…``, ``+…``, ``-…``, ``@…``) get a leading
+apostrophe (``_csvsafe``).
 """
 
 from __future__ import annotations
@@ -20,12 +22,20 @@ import io
 import re
 
 from . import _report as R
+from ._csvsafe import neutralise_row
 
 
 def _md_cell(text: object) -> str:
+    # "[" and "]" too: a job named "![x](https://tracker.example/p.png)" must not become an
+    # image or a link in the pull request that shows the report.
     s = str(text).replace("\r", " ").replace("\n", " ").replace("\\", "\\\\")
     return (s.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("`", "\\`"))
+            .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]"))
+
+
+def _md_code(text: object) -> str:
+    """Text for inside a `code span`, where backslash escapes do not work: no backticks."""
+    return str(text).replace("`", "'").replace("\r", " ").replace("\n", " ")
 
 
 def _md_table(head: list[str], rows: list[list[str]], right_from: int = 1,
@@ -45,7 +55,7 @@ def markdown(allocation, comparison: dict | None = None) -> str:
     t = a.totals
     lines = [f"# GPU budget: {_md_cell(a.name)}", "",
              f"{t['jobs']} jobs, **{R.usd(t['cost_usd'])}** expected, {R.num(t['gpu_hours'])} "
-             f"GPU-hours, {t['start']} → {t['end']} UTC. Source: `{_md_cell(a.source)}`; "
+             f"GPU-hours, {t['start']} → {t['end']} UTC. Source: `{_md_code(a.source)}`; "
              f"{_md_cell(R.catalog_line(a))}.", "", "## Totals", ""]
     lines += _md_table(R.TOTALS_HEAD, R.totals_rows(a))
     lines += ["", "### Per team", ""] + _md_table(R.TEAM_HEAD, R.team_rows(a))
@@ -94,43 +104,47 @@ def csv_text(allocation, comparison: dict | None = None) -> str:
     actual = {r["job"]: r for r in comparison["jobs"]} if comparison else {}
     actual_team = {r["team"]: r for r in comparison["teams"]} if comparison else {}
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n",
-                       extrasaction="raise")
-    w.writeheader()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n",
+                            extrasaction="raise")
+    writer.writeheader()
+
+    def put(row: dict) -> None:  # job and team names are user text: neutralise every row
+        writer.writerow(neutralise_row(row))
+
     for j in a.jobs:
         p = j["plan"] or {}
         r = actual.get(j["job"], {})
-        w.writerow({"kind": "job", "job": j["job"], "team": j["team"],
-                    "workload": j["workload"], "earliest_start": j["earliest_start"],
-                    "deadline": j["deadline"], "start": j["start"], "end": j["end"],
-                    "cloud": j["cloud"], "region": j["region"],
-                    "instance_type": j["instance_type"], "accelerator": j["accelerator"],
-                    "nodes": j["nodes"], "gpus": j["gpus"], "pricing": j["pricing"],
-                    "usd_per_hour": _f(j["usd_per_hour"], 4), "price_as_of": j["price_as_of"],
-                    "tp": p.get("tp", ""), "pp": p.get("pp", ""), "dp": p.get("dp", ""),
-                    "zero_stage": p.get("zero_stage", ""),
-                    "wall_clock_hours": _f(j["wall_clock_hours"], 1),
-                    "gpu_hours": _f(j["gpu_hours"], 1), "cost_usd": _f(j["cost_usd"], 2),
-                    "deadline_probability": _f(j["deadline_probability"], 4),
-                    "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
-                    "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
+        put({"kind": "job", "job": j["job"], "team": j["team"],
+             "workload": j["workload"], "earliest_start": j["earliest_start"],
+             "deadline": j["deadline"], "start": j["start"], "end": j["end"],
+             "cloud": j["cloud"], "region": j["region"],
+             "instance_type": j["instance_type"], "accelerator": j["accelerator"],
+             "nodes": j["nodes"], "gpus": j["gpus"], "pricing": j["pricing"],
+             "usd_per_hour": _f(j["usd_per_hour"], 4), "price_as_of": j["price_as_of"],
+             "tp": p.get("tp", ""), "pp": p.get("pp", ""), "dp": p.get("dp", ""),
+             "zero_stage": p.get("zero_stage", ""),
+             "wall_clock_hours": _f(j["wall_clock_hours"], 1),
+             "gpu_hours": _f(j["gpu_hours"], 1), "cost_usd": _f(j["cost_usd"], 2),
+             "deadline_probability": _f(j["deadline_probability"], 4),
+             "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
+             "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
     for team, v in a.by_team.items():
         r = actual_team.get(team, {})
-        w.writerow({"kind": "team", "team": team, "gpu_hours": _f(v["gpu_hours"], 1),
-                    "cost_usd": _f(v["cost_usd"], 2),
-                    "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
-                    "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
+        put({"kind": "team", "team": team, "gpu_hours": _f(v["gpu_hours"], 1),
+             "cost_usd": _f(v["cost_usd"], 2),
+             "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
+             "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
     for m, v in a.by_month.items():
-        w.writerow({"kind": "month", "month": m, "gpu_hours": _f(v["gpu_hours"], 1),
-                    "cost_usd": _f(v["cost_usd"], 2), "budget_usd": _f(v.get("budget_usd"), 2)})
+        put({"kind": "month", "month": m, "gpu_hours": _f(v["gpu_hours"], 1),
+             "cost_usd": _f(v["cost_usd"], 2), "budget_usd": _f(v.get("budget_usd"), 2)})
     for b in a.budgets:
-        w.writerow({"kind": "budget", "period": b["period"], "cost_usd": _f(b["planned_usd"], 2),
-                    "budget_usd": _f(b["budget_usd"], 2)})
+        put({"kind": "budget", "period": b["period"], "cost_usd": _f(b["planned_usd"], 2),
+             "budget_usd": _f(b["budget_usd"], 2)})
     t = a.totals
     r = comparison["total"] if comparison else {}
-    w.writerow({"kind": "total", "start": t["start"], "end": t["end"],
-                "gpu_hours": _f(t["gpu_hours"], 1), "cost_usd": _f(t["cost_usd"], 2),
-                "budget_usd": _f(t.get("budget_usd"), 2),
-                "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
-                "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
+    put({"kind": "total", "start": t["start"], "end": t["end"],
+         "gpu_hours": _f(t["gpu_hours"], 1), "cost_usd": _f(t["cost_usd"], 2),
+         "budget_usd": _f(t.get("budget_usd"), 2),
+         "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
+         "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
     return buf.getvalue()
