@@ -6,8 +6,9 @@ in ``_report_text`` (Markdown, CSV), ``_report_html`` and ``_report_pdf``, the c
 Every report freezes the prices it used: each job's USD per instance-hour and the catalog's
 date and source. Nothing here reads the clock, so the same allocation renders the same bytes.
 
-Actuals (``--actuals actuals.csv``, read by ``planner._team.load_actuals``) map a job name to
-``{"gpu_hours": …, "cost_usd": …}``; ``compare_actuals`` lines them up with the plan.
+Actuals (``--actuals actuals.csv``, read by ``planner._report_actuals.load_actuals``) map a
+job name to ``{"gpu_hours": …, "cost_usd": …}``; ``compare_actuals`` lines them up with the
+plan.
 """
 
 from __future__ import annotations

@@ -20,7 +20,12 @@ The file format is documented in docs/team.md (examples/team.yaml is a complete 
     overrides: {discounts: [{cloud: aws, percent: 10}]}   # as `--overrides`
 
 Parsing validates everything up front; every error names the job (1-based index and name)
-and the field, and ends with what to do. Errors::
+and the field, and ends with what to do. ``parse_team_plan(mapping)`` and
+``parse_actuals(text)`` take data; ``load_team_plan`` and ``load_actuals`` read files through
+``catalog.read_user_text`` (regular files, size-limited, UTF-8) and ``catalog.load_yaml_text``
+(dates stay strings and are checked here, so ``2027-02-30`` is an error naming the field).
+A team plan that arrives as text (an upload in the app) may not name files on this machine:
+``allow_config_paths=False`` refuses ``workload: config:``. Errors::
 
     PlannerError
     └── TeamPlanError           a team plan or an actuals file that cannot be used
@@ -28,23 +33,29 @@ and the field, and ends with what to do. Errors::
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import datetime as dt
 import difflib
-import io
-import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from catalog import CLOUDS, PRICING_MODELS, Catalog, GpuplanError
+from catalog import (
+    CLOUDS,
+    PRICING_MODELS,
+    Catalog,
+    CatalogFileError,
+    GpuplanError,
+    load_yaml_text,
+    read_user_text,
+)
 
 from ._build import ARCH_FIELDS, WorkloadSpec, build_workload
 from ._errors import PlannerError
+from ._hfconfig import SIZE_LIMITS
 from ._optimizer import DEFAULT_MAX_GPUS
 from ._quota import QuotaRule, parse_quota_rules
+from ._report_actuals import ACTUALS_COLUMNS, load_actuals, parse_actuals  # noqa: F401
 from ._workload import Workload
 
 DEFAULT_START_OFFSETS_DAYS = (0, 7, 14)
@@ -62,6 +73,23 @@ _WORKLOAD_FIELDS = ("model", "config", "params", "active_params", "experts",
                     "precision", "optimizer", "recompute", "finetune", "lora_rank",
                     *ARCH_FIELDS)
 FIX = "To fix: correct the team plan (format: docs/team.md)"
+
+# Bounds far beyond real team plans; they turn typos and hostile files into clear errors
+# instead of a MILP with millions of columns or a 10^12-GPU cluster.
+MAX_TEAM_FILE_BYTES = 2**20
+MAX_JOBS = 500
+MAX_JOB_GPUS = 65_536
+MAX_PRIORITY = 1_000_000
+MAX_OFFSETS = 32
+MAX_OFFSET_DAYS = 3650
+MAX_WINDOW_DAYS = 3653  # 10 years, as `--deadline`
+MIN_YEAR, MAX_YEAR = 2000, 2200
+MAX_BUDGET_USD = 1e12
+MAX_NAME_CHARS = 200
+# Workload fields that are whole numbers, with their upper bounds (sizes as in config.json).
+_WHOLE_FIELDS = {"seq_len": 10_000_000, "experts": SIZE_LIMITS["experts"],
+                 "experts_per_token": SIZE_LIMITS["experts_per_token"], "lora_rank": 65_536,
+                 **{k: SIZE_LIMITS[k] for k in ARCH_FIELDS}}
 
 
 class TeamPlanError(PlannerError):
@@ -128,42 +156,58 @@ def _unknown_job(name: str, known: list[str], where: str) -> str:
 
 # ---- loading ---------------------------------------------------------------------------------
 
-def load_team_plan(path_or_text: str | Path, *, catalog: Catalog) -> TeamPlan:
-    """Read a team plan from a path, or from YAML text (anything containing a newline)."""
-    import yaml
+def load_team_plan(path_or_text: str | Path, *, catalog: Catalog,
+                   allow_config_paths: bool | None = None) -> TeamPlan:
+    """Read a team plan from a path, or from YAML text (anything containing a newline).
 
-    text, source, base = _read_source(path_or_text)
+    ``allow_config_paths``: whether ``workload: config:`` may name a file. ``None`` (the
+    default) allows it for a file (paths are relative to it) and refuses it for text, which has
+    no directory of its own and may come from someone else (an upload).
+    """
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" line {mark.line + 1}" if mark else ""
-        raise TeamPlanError(f"{source}:{at} invalid YAML ({getattr(exc, 'problem', exc)}). "
-                            "To fix: correct the file") from None
-    return parse_team_plan(data, catalog=catalog, source=source, base_dir=base)
+        text, source, base = _read_source(path_or_text)
+        data = load_yaml_text(text, what=source) if text.strip() else None
+    except CatalogFileError as exc:  # one error type for "this team plan cannot be used"
+        raise TeamPlanError(str(exc)) from None
+    if allow_config_paths is None:
+        allow_config_paths = base is not None
+    return parse_team_plan(data, catalog=catalog, source=source, base_dir=base,
+                           allow_config_paths=allow_config_paths)
 
 
 def _read_source(path_or_text: str | Path) -> tuple[str, str, Path | None]:
     if isinstance(path_or_text, str) and ("\n" in path_or_text or ":" in path_or_text
-                                          and not Path(path_or_text).exists()):
+                                          and not _exists(path_or_text)):
         return path_or_text, "team.yaml", None
     path = Path(path_or_text).expanduser()
+    text = read_user_text(path, what="team plan", max_bytes=MAX_TEAM_FILE_BYTES)
+    return text, str(path), path.parent
+
+
+def _exists(text: str) -> bool:
     try:
-        return path.read_text(encoding="utf-8"), str(path), path.parent
-    except OSError as exc:
-        raise TeamPlanError(f"{path}: cannot read the team plan ({exc.strerror}). To fix: check "
-                            "the path") from None
+        return Path(text).exists()
+    except (OSError, ValueError):  # a name too long, or with a NUL: not a path
+        return False
 
 
-def parse_team_plan(data: dict, *, catalog: Catalog, source: str = "team.yaml",
-                    base_dir: str | Path | None = None) -> TeamPlan:
-    """Validate a parsed team plan (the YAML as a dict) against ``catalog``."""
+def parse_team_plan(data: Any, *, catalog: Catalog, source: str = "team.yaml",
+                    base_dir: str | Path | None = None,
+                    allow_config_paths: bool = True) -> TeamPlan:
+    """Validate a parsed team plan (the YAML as a dict) against ``catalog``.
+
+    ``allow_config_paths=False`` refuses ``workload: config:`` (a team plan from an upload
+    must not make the server read its files).
+    """
     if not isinstance(data, dict):
         raise TeamPlanError(f"{source}: expected a mapping with a 'jobs:' list. {FIX}")
     _no_unknown(data, _TOP_FIELDS, source)
     jobs_data = data.get("jobs")
     if not isinstance(jobs_data, list) or not jobs_data:
         raise TeamPlanError(f"{source}: 'jobs' must be a non-empty list of jobs. {FIX}")
+    if len(jobs_data) > MAX_JOBS:
+        raise TeamPlanError(f"{source}: {len(jobs_data):,} jobs; at most {MAX_JOBS} are "
+                            "allowed in one plan. To fix: split the plan into several files")
     offsets = _offsets(data.get("start_offsets_days", DEFAULT_START_OFFSETS_DAYS),
                        f"{source}: start_offsets_days")
     min_p = _probability(data.get("min_probability", DEFAULT_MIN_PROBABILITY),
@@ -171,7 +215,7 @@ def parse_team_plan(data: dict, *, catalog: Catalog, source: str = "team.yaml",
     base = Path(base_dir) if base_dir is not None else None
     jobs, seen = [], {}
     for i, entry in enumerate(jobs_data, start=1):
-        job = _parse_job(entry, i, catalog, source, offsets, min_p, base)
+        job = _parse_job(entry, i, catalog, source, offsets, min_p, base, allow_config_paths)
         if job.name in seen:
             raise TeamPlanError(f"{source}: {job.where}: name already used by "
                                 f"jobs[{seen[job.name]}]. To fix: give every job a unique name")
@@ -181,19 +225,17 @@ def parse_team_plan(data: dict, *, catalog: Catalog, source: str = "team.yaml",
         quotas = parse_quota_rules(data.get("quotas"), catalog, source)
     except GpuplanError as exc:
         raise TeamPlanError(f"{exc}{'' if 'To fix' in str(exc) else '. ' + FIX}") from None
-    for i, rule in enumerate(quotas, start=1):
-        if rule.month is not None:
-            _month(rule.month, f"{source}: quotas[{i}]: month")
-        if rule.region is not None and rule.region not in catalog.regions():
-            _check_name(rule.region, catalog.regions(), f"{source}: quotas[{i}]: region")
     budgets = _budgets(data.get("budgets"), source)
     overrides = _overrides(data.get("overrides"), source)
-    return TeamPlan(name=str(data.get("name") or Path(source).stem), source=source,
+    name = data.get("name")
+    if name is not None:
+        name = _text(name, f"{source}: name")
+    return TeamPlan(name=name or Path(source).stem, source=source,
                     jobs=tuple(jobs), quotas=quotas, budgets=budgets, overrides=overrides)
 
 
 def _parse_job(entry, i: int, catalog: Catalog, source: str, offsets, min_p,
-               base: Path | None) -> Job:
+               base: Path | None, allow_config_paths: bool) -> Job:
     at = f"{source}: jobs[{i}]"
     if not isinstance(entry, dict):
         raise TeamPlanError(f"{at}: expected a mapping with name, workload, earliest_start and "
@@ -201,6 +243,7 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, offsets, min_p,
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
         raise TeamPlanError(f"{at}: 'name' is required (a non-empty string). {FIX}")
+    name = _text(name, f"{at}: name")
     at = f"{source}: jobs[{i}] {name!r}"
     _no_unknown(entry, _JOB_FIELDS, at)
     for req in ("workload", "earliest_start", "deadline"):
@@ -212,7 +255,10 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, offsets, min_p,
         raise TeamPlanError(f"{at}: deadline {deadline} is {'before' if deadline < start else 'on'}"
                             f" earliest_start {start}. To fix: move the deadline after "
                             f"{start} or the earliest_start before {deadline}")
-    spec, workload = _workload(entry["workload"], f"{at}: workload", base)
+    if (deadline - start).days > MAX_WINDOW_DAYS:
+        raise TeamPlanError(f"{at}: deadline {deadline} is more than 10 years after "
+                            f"earliest_start {start}. To fix: check the dates")
+    spec, workload = _workload(entry["workload"], f"{at}: workload", base, allow_config_paths)
     clouds = _names(entry.get("clouds"), f"{at}: clouds", CLOUDS)
     regions = _names(entry.get("regions"), f"{at}: regions", catalog.regions())
     pricing = _names(entry.get("pricing"), f"{at}: pricing", PRICING_MODELS) or DEFAULT_PRICING
@@ -220,16 +266,18 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, offsets, min_p,
                  for a in _names(entry.get("accelerators"), f"{at}: accelerators", None))
     exclude = _names(entry.get("exclude"), f"{at}: exclude", None)
     max_gpus = entry.get("max_gpus", DEFAULT_MAX_GPUS)
-    if isinstance(max_gpus, bool) or not isinstance(max_gpus, int) or max_gpus < 1:
-        raise TeamPlanError(f"{at}: max_gpus must be a whole number >= 1, got {max_gpus!r}. "
-                            "To fix: e.g. max_gpus: 256")
+    if not _whole(max_gpus, 1, MAX_JOB_GPUS):
+        raise TeamPlanError(f"{at}: max_gpus must be a whole number >= 1 and <= "
+                            f"{MAX_JOB_GPUS:,}, got {_show(max_gpus)}. To fix: e.g. max_gpus: 256")
     priority = entry.get("priority", 0)
-    if isinstance(priority, bool) or not isinstance(priority, int):
-        raise TeamPlanError(f"{at}: priority must be a whole number (higher is more important),"
-                            f" got {priority!r}. To fix: e.g. priority: 1")
+    if not _whole(priority, -MAX_PRIORITY, MAX_PRIORITY):
+        raise TeamPlanError(f"{at}: priority must be a whole number (higher is more important,"
+                            f" at most {MAX_PRIORITY:,}), got {_show(priority)}. To fix: e.g. "
+                            "priority: 1")
     team = entry.get("team", DEFAULT_TEAM)
     if not isinstance(team, str) or not team.strip():
-        raise TeamPlanError(f"{at}: team must be a non-empty string, got {team!r}. {FIX}")
+        raise TeamPlanError(f"{at}: team must be a non-empty string, got {_show(team)}. {FIX}")
+    team = _text(team, f"{at}: team")
     return Job(index=i, name=name, team=team, spec=spec, workload=workload,
                earliest_start=start, deadline=deadline, priority=priority, clouds=clouds,
                regions=regions, pricing=pricing, accelerators=accs, exclude=exclude,
@@ -251,14 +299,45 @@ def _no_unknown(entry: dict, allowed, at: str) -> None:
 
 def _date(value, at: str) -> dt.date:
     if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    try:
-        return dt.date.fromisoformat(str(value).strip())
-    except ValueError:
-        raise TeamPlanError(f"{at}: {value!r} is not a date. To fix: write YYYY-MM-DD, e.g. "
-                            "2027-03-01") from None
+        value = value.date()
+    if not isinstance(value, dt.date):
+        if not isinstance(value, str) or len(value) > 40:
+            raise TeamPlanError(f"{at}: {_show(value)} is not a date. To fix: write YYYY-MM-DD, "
+                                "e.g. 2027-03-01")
+        try:
+            value = dt.date.fromisoformat(value.strip())
+        except ValueError as exc:
+            # "day is out of range for month" says why 2027-02-30 is not a date.
+            why = f" ({exc})" if "range" in str(exc) else ""
+            raise TeamPlanError(f"{at}: {value!r} is not a date{why}. To fix: write "
+                                "YYYY-MM-DD, e.g. 2027-03-01") from None
+    if not MIN_YEAR <= value.year <= MAX_YEAR:
+        raise TeamPlanError(f"{at}: {value} is outside {MIN_YEAR}–{MAX_YEAR}. To fix: check "
+                            "the year")
+    return value
+
+
+def _whole(value, low: int, high: int) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)
+            and low <= value <= high)
+
+
+def _show(value) -> str:
+    """``repr`` for messages, safe for 10^400 and for megabyte strings."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        return "a huge number"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+def _text(value, at: str) -> str:
+    """A name shown in reports: one printable line of at most MAX_NAME_CHARS."""
+    if not isinstance(value, str) or not value.strip():
+        raise TeamPlanError(f"{at}: expected a non-empty string, got {_show(value)}. {FIX}")
+    if len(value) > MAX_NAME_CHARS or not value.isprintable():
+        raise TeamPlanError(f"{at}: {_show(value)} must be one printable line of at most "
+                            f"{MAX_NAME_CHARS} characters. {FIX}")
+    return value.strip()
 
 
 def _month(value: str, at: str) -> str:
@@ -271,21 +350,23 @@ def _month(value: str, at: str) -> str:
 
 
 def _probability(value, at: str) -> float | None:
-    if value is None or value == 0:
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)
+                         and value == 0):
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
-        raise TeamPlanError(f"{at}: must be a number in (0, 1] (0 disables), got {value!r}. "
-                            "To fix: e.g. 0.9")
+        raise TeamPlanError(f"{at}: must be a number in (0, 1] (0 disables), got "
+                            f"{_show(value)}. To fix: e.g. 0.9")
     return float(value)
 
 
 def _offsets(value, at: str) -> tuple[int, ...]:
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
-    if (not isinstance(value, list | tuple) or not value
-            or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in value)):
-        raise TeamPlanError(f"{at}: must be a list of whole days >= 0, got {value!r}. To fix: "
-                            "e.g. [0, 7, 14] (0 alone: start at earliest_start only)")
+    if (not isinstance(value, list | tuple) or not value or len(value) > MAX_OFFSETS
+            or any(not _whole(v, 0, MAX_OFFSET_DAYS) for v in value)):
+        raise TeamPlanError(f"{at}: must be a list of at most {MAX_OFFSETS} whole days from 0 "
+                            f"to {MAX_OFFSET_DAYS}, got {_show(value)}. To fix: e.g. [0, 7, 14] "
+                            "(0 alone: start at earliest_start only)")
     return tuple(sorted(set(value)))
 
 
@@ -295,7 +376,7 @@ def _names(value, at: str, allowed) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise TeamPlanError(f"{at}: expected a list of names, got {value!r}. {FIX}")
+        raise TeamPlanError(f"{at}: expected a list of names, got {_show(value)}. {FIX}")
     if allowed is not None:
         for v in value:
             _check_name(v, allowed, at)
@@ -305,9 +386,9 @@ def _names(value, at: str, allowed) -> tuple[str, ...]:
 def _check_name(value: str, allowed, at: str) -> None:
     allowed = list(allowed)
     if value not in allowed:
-        close = difflib.get_close_matches(value, allowed, n=3, cutoff=0.6)
+        close = difflib.get_close_matches(value[:100], allowed, n=3, cutoff=0.6)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise TeamPlanError(f"{at}: unknown {value!r}.{hint} To fix: use one of "
+        raise TeamPlanError(f"{at}: unknown {_show(value)}.{hint} To fix: use one of "
                             f"{', '.join(allowed[:12])}{' …' if len(allowed) > 12 else ''}")
 
 
@@ -318,24 +399,45 @@ def _resolve_acc(catalog: Catalog, name: str, at: str) -> str:
         raise TeamPlanError(f"{at}: {exc}") from None
 
 
-def _workload(value, at: str, base: Path | None) -> tuple[WorkloadSpec, Workload]:
+def _workload(value, at: str, base: Path | None,
+              allow_config_paths: bool) -> tuple[WorkloadSpec, Workload]:
     if not isinstance(value, dict):
         raise TeamPlanError(f"{at}: expected a mapping such as {{model: llama3-8b, tokens: 1T}}"
                             f". {FIX}")
     _no_unknown(value, _WORKLOAD_FIELDS, at)
+    for k, v in value.items():
+        # An empty value must not quietly mean "the default" (tokens: '' is a mistake).
+        if v is None or (isinstance(v, str) and not v.strip()):
+            raise TeamPlanError(f"{at}: {k} is empty. To fix: give a value or remove the field")
+        if k in _WHOLE_FIELDS and not _whole(v, 1, _WHOLE_FIELDS[k]):
+            raise TeamPlanError(f"{at}: {k} must be a whole number from 1 to "
+                                f"{_WHOLE_FIELDS[k]:,}, got {_show(v)}. {FIX}")
+        if k in ("model", "config", "precision", "optimizer", "recompute", "finetune") \
+                and not isinstance(v, str):
+            raise TeamPlanError(f"{at}: {k} must be a name, got {_show(v)}. {FIX}")
+        if k in ("params", "active_params", "tokens", "global_batch_tokens") \
+                and (isinstance(v, bool) or not isinstance(v, str | int | float)):
+            raise TeamPlanError(f"{at}: {k} must be a count such as 7B or 1T, got "
+                                f"{_show(v)}. {FIX}")
     kwargs = {k: value[k] for k in _WORKLOAD_FIELDS if k in value and k not in ARCH_FIELDS}
-    for k in ("model", "config", "precision", "optimizer", "recompute", "finetune"):
+    for k in ("precision", "optimizer", "recompute", "finetune"):
         if k in kwargs:
-            kwargs[k] = str(kwargs[k]).lower() if k not in ("model", "config") else str(kwargs[k])
-    if "config" in kwargs and base is not None and not Path(kwargs["config"]).is_absolute():
-        kwargs["config"] = str(base / kwargs["config"])
+            kwargs[k] = kwargs[k].lower()
+    if "config" in kwargs:
+        if not allow_config_paths:
+            raise TeamPlanError(f"{at}: config: a team plan given as text (an upload) cannot "
+                                "name files on this machine. To fix: use model: or params: "
+                                "(with layers, hidden, heads … to fix the shape), or run "
+                                "`gpuplan report` on the file")
+        if base is not None and not Path(kwargs["config"]).is_absolute():
+            kwargs["config"] = str(base / kwargs["config"])
     arch = tuple((k, value[k]) for k in ARCH_FIELDS if k in value)
     try:
         spec = WorkloadSpec(**kwargs, arch_overrides=arch)
         return spec, build_workload(spec)
     except GpuplanError as exc:
         raise TeamPlanError(f"{at}: {_strip_cli(str(exc))}") from None
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise TeamPlanError(f"{at}: {exc}. {FIX}") from None
 
 
@@ -369,40 +471,33 @@ def _budgets(value, source: str) -> tuple[tuple[str, float], ...]:
                             "{\"2027-03\": 120000, \"2027Q2\": 300000}. " + FIX)
     out = []
     for period, usd in value.items():
-        period = str(period)
+        period = str(period)[:40]
         at = f"{source}: budgets[{period!r}]"
         try:
             period_months(period)
         except ValueError:
             raise TeamPlanError(f"{at}: not a period. To fix: use a month \"2027-03\", a "
                                 "quarter 2027Q2, or total") from None
-        if isinstance(usd, bool) or not isinstance(usd, int | float) or not usd >= 0 \
-                or not math.isfinite(usd):
-            raise TeamPlanError(f"{at}: must be a number of USD >= 0, got {usd!r}. To fix: e.g. "
-                                "120000")
+        # Compared before float(): float(10**400) raises, and NaN fails every comparison.
+        if isinstance(usd, bool) or not isinstance(usd, int | float) \
+                or not 0 <= usd <= MAX_BUDGET_USD:
+            raise TeamPlanError(f"{at}: must be a number of USD >= 0 and <= "
+                                f"{MAX_BUDGET_USD:,.0f}, got {_show(usd)}. To fix: e.g. 120000")
         out.append((period, float(usd)))
     return tuple(out)
 
 
 def _overrides(value, source: str):
-    """Inline price overrides, validated by the catalog's own overrides reader."""
+    """Inline price overrides, validated by the catalog's own overrides parser."""
     if value is None:
         return None
-    import yaml
-
     from catalog import OverrideError
-    from catalog._overrides import load_overrides
+    from catalog._overrides import parse_overrides
 
-    fd, tmp = tempfile.mkstemp(prefix="gpuplan-team-overrides-", suffix=".yaml")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            yaml.safe_dump(value, handle)
-        try:
-            ov = load_overrides(tmp)
-        except OverrideError as exc:
-            raise TeamPlanError(str(exc).replace(tmp, f"{source}: overrides")) from None
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+        ov = parse_overrides(value, source=f"{source}: overrides")
+    except OverrideError as exc:
+        raise TeamPlanError(str(exc)) from None
     return dataclasses.replace(ov, path=f"{source} (overrides)")
 
 
@@ -425,50 +520,5 @@ def priced_catalog(team_plan: TeamPlan, catalog: Catalog, today: dt.date | None 
                                                                       note) if p))
 
 
-# ---- actuals ---------------------------------------------------------------------------------
-
-ACTUALS_COLUMNS = ("job", "gpu_hours", "cost_usd")
-
-
-def load_actuals(path_or_text: str | Path, team_plan: TeamPlan) -> dict[str, dict]:
-    """Spent GPU-hours and USD per job from a CSV with columns job, gpu_hours, cost_usd (other
-    columns are ignored; several rows for one job are summed)."""
-    if isinstance(path_or_text, str) and "\n" in path_or_text:
-        text, source = path_or_text, "actuals.csv"
-    else:
-        source = str(path_or_text)
-        try:
-            text = Path(path_or_text).read_text(encoding="utf-8-sig")
-        except OSError as exc:
-            raise TeamPlanError(f"{source}: cannot read actuals ({exc.strerror}). To fix: check "
-                                "the path given to --actuals") from None
-    reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in ACTUALS_COLUMNS if c not in (reader.fieldnames or ())]
-    if missing:
-        raise TeamPlanError(f"{source}: missing column(s) {missing}. To fix: the header must "
-                            f"include {', '.join(ACTUALS_COLUMNS)}")
-    known = [j.name for j in team_plan.jobs]
-    out: dict[str, dict] = {}
-    for n, row in enumerate(reader, start=2):
-        name = (row["job"] or "").strip()
-        at = f"{source}: row {n}"
-        if name not in known:
-            raise TeamPlanError(_unknown_job(name, known, at))
-        values = {}
-        for col in ("gpu_hours", "cost_usd"):
-            try:
-                v = float((row[col] or "").replace(",", "").replace("$", ""))
-            except ValueError:
-                raise TeamPlanError(f"{at} (job {name!r}): {col} {row[col]!r} is not a number. "
-                                    "To fix: write e.g. 1234.5") from None
-            if not math.isfinite(v) or v < 0:
-                raise TeamPlanError(f"{at} (job {name!r}): {col} must be >= 0, got {v}")
-            values[col] = v
-        acc = out.setdefault(name, {"gpu_hours": 0.0, "cost_usd": 0.0})
-        acc["gpu_hours"] += values["gpu_hours"]
-        acc["cost_usd"] += values["cost_usd"]
-    return out
-
-
 __all__ = ["Job", "TeamPlan", "TeamPlanError", "load_actuals", "load_team_plan",
-           "parse_team_plan", "period_months", "priced_catalog"]
+           "parse_actuals", "parse_team_plan", "period_months", "priced_catalog"]

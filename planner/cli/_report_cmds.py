@@ -13,6 +13,7 @@ from . import _workload_opts as W
 from ._app import app, console, print_json
 
 _SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
+MAX_WORKERS = 64  # processes; more only adds fork overhead (a plan is CPU-bound)
 
 
 @app.command("report")
@@ -35,7 +36,7 @@ def report_cmd(
 ) -> None:
     """Choose one plan per job under shared quotas and budgets (a MILP), and write the budget
     report: totals per team and month, a timeline, a burn chart and frozen prices."""
-    from catalog import load_catalog
+    from catalog import check_output_path, load_catalog, write_bytes_atomic
     from planner import allocate_team as allocate
     from planner._report import FORMATS, compare_actuals, render
     from planner._team import TeamPlanError, load_actuals, load_team_plan
@@ -44,6 +45,13 @@ def report_cmd(
     from ._catalog_cmds import catalog_banner
     from ._model_cmds import active_calibration
 
+    # Every option is checked before the catalog is loaded and the MILP runs, so a typo in
+    # --out fails in a second, not after minutes of planning.
+    for option, value in (("team file", team_file), ("--out", out), ("--actuals", actuals),
+                          ("--overrides", overrides), ("--format", fmt)):
+        if value is not None and not value.strip():
+            raise TeamPlanError(f"{option} is empty. To fix: give a value or leave the option "
+                                "out")
     if fmt is None:
         fmt = _SUFFIX.get(Path(out).suffix.lower(), "md") if out else "md"
     fmt = fmt.lower()
@@ -52,11 +60,13 @@ def report_cmd(
                             "e.g. --format html")
     if fmt == "pdf" and not out and not json_out:
         raise TeamPlanError("a PDF report needs --out FILE. To fix: e.g. --out budget.pdf")
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        raise TeamPlanError(f"--workers must be from 1 to {MAX_WORKERS}, got {workers}. To fix: "
+                            "e.g. --workers 2")
+    out_path = check_output_path(Path(out).expanduser(), what="report") if out else None
     cat = load_catalog(overrides=overrides or overrides_option_default())
     team = load_team_plan(Path(team_file), catalog=cat)
     spent = load_actuals(Path(actuals), team) if actuals else None
-    if workers is not None and workers < 1:
-        raise TeamPlanError("--workers must be at least 1. To fix: e.g. --workers 2")
     allocation = allocate(team, catalog=cat, assumptions=W.assumptions_from(assume),
                           calibration=active_calibration(cat),
                           workers=workers or min(4, os.cpu_count() or 1))
@@ -65,15 +75,14 @@ def report_cmd(
         if spent is not None:
             data["actuals"] = compare_actuals(allocation, spent)
         print_json(data)
-        if not out:
+        if out_path is None:
             return
     body = render(allocation, fmt, actuals=spent)
-    if out:
-        from catalog import write_bytes_atomic
-
-        write_bytes_atomic(Path(out).expanduser(), body)
+    if out_path is not None:
+        write_bytes_atomic(out_path, body, what="report")
         t = allocation.totals
+        # markup=False: the path and the overrides path are user text, not rich markup.
         console(stderr=True).print(f"wrote {out}: {t['jobs']} jobs, ${t['cost_usd']:,.0f} "
-                                   f"expected. {catalog_banner(cat)}")
+                                   f"expected. {catalog_banner(cat)}", markup=False)
     else:
         sys.stdout.write(body.decode("utf-8"))

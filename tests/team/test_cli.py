@@ -94,6 +94,30 @@ def test_bad_format_and_pdf_without_out(team_file, capsys):
 
 def test_html_from_suffix_is_written_atomically(team_file, tmp_path):
     out = tmp_path / "reports" / "budget.html"
+    out.parent.mkdir()
+    out.write_text("old report")
+    out.chmod(0o640)
     assert main(["report", str(team_file), "--out", str(out)]) == 0
     assert out.read_text().startswith("<!DOCTYPE html>")
+    assert out.stat().st_mode & 0o777 == 0o640  # a replaced report keeps its mode
     assert not list(out.parent.glob(".budget.html.*"))  # no temp file left behind
+
+
+def test_a_new_report_gets_the_umask_mode_not_0600(team_file, tmp_path):
+    import os
+
+    old = os.umask(0o022)
+    try:
+        assert main(["report", str(team_file), "--format", "csv", "--out",
+                     str(tmp_path / "budget.csv")]) == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "budget.csv").stat().st_mode & 0o777 == 0o644
+
+
+def test_a_missing_output_directory_fails_before_planning(team_file, tmp_path, capsys):
+    out = tmp_path / "reports" / "budget.html"
+    assert main(["report", str(team_file), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist. To fix: create it (mkdir -p" in err
+    assert not out.parent.exists()
