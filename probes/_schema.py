@@ -6,11 +6,25 @@ Units are in the field names:
 
 - ``tflops``: TFLOP/s, 10**12 floating-point operations per second (a multiply-add counts 2).
 - ``gb_per_s``: decimal gigabytes per second, 10**9 bytes/s (not GiB/s).
-- ``bytes``: bytes; ``seconds``: seconds; ``mhz``: MHz.
+- ``bytes``: bytes; ``seconds``: seconds; ``mhz``: MHz; ``w``: watts; ``c``: degrees Celsius.
+- ``p10``/``p50``/``p90``: the 10th/50th/90th percentiles (linear interpolation) of a figure,
+  in the figure's unit: over repeats within one GPU, or over GPUs in ``across_ranks``.
 
 Versioning: ``schema_version`` is an int. Adding an optional field keeps the version (readers
 ignore fields they do not know); renaming, removing or changing the meaning of a field bumps it,
 and `parse_report` lists the versions it supports.
+
+- Version 1: matmul ``best_tflops`` is the fastest of five square shapes timed in short bursts
+  (seconds of warm-up), one weight layout; fp8 with fast accumulation only; rank 0's figures.
+- Version 2 (this one): matmul is a MAMF-style sweep of training-like shapes in both weight
+  layouts after a clock-settling warm-up (``best_tflops`` = max over shapes, ``median_tflops``
+  = median over shapes); fp8 in both accumulation modes, checked against bf16; triad next to
+  copy; every rank's figures gathered (``ranks``, ``across_ranks``); percentiles per figure;
+  telemetry under load; the NCCL transport per collective.
+
+Version 1 files still parse (the new fields take their defaults) so that `gpuplan probe show`
+can list them; the planner refuses to calibrate from them and says why (probes._figures).
+Reading and writing the JSON is probes._report_io.
 
 Exceptions (every message is one line ending "To fix: ...")::
 
@@ -23,22 +37,22 @@ Exceptions (every message is one line ending "To fix: ...")::
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
-import os
-import tempfile
-import types
-import typing
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-SCHEMA_VERSION = 1
-SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1,)
+SCHEMA_VERSION = 2
+SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2)
 
-# Matmul dtype names, in sweep order: fp32 with TF32 off, tf32, bf16, fp16, fp8 (e4m3).
-MATMUL_DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8_e4m3")
+# Matmul dtype names, in sweep order: fp32 with TF32 off, tf32, bf16, fp16, fp8 (e4m3) with
+# the default (split, full-precision) accumulation as mamf-finder.py runs it, and fp8 with
+# cuBLASLt's fast accumulation (use_fast_accum=True).
+MATMUL_DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "fp8_e4m3_fast")
+
+# Weight layouts of C[M,N] = A[M,K] @ B: "nn" B is a row-major K x N tensor; "nt" B is the
+# transpose of a row-major N x K tensor, the way torch.nn.Linear stores its weight (y = x W^T)
+# and the way mamf-finder.py lays out B.
+LAYOUTS: tuple[str, ...] = ("nn", "nt")
 
 Status = Literal["measured", "skipped", "failed"]
 _STATUSES = ("measured", "skipped", "failed")
@@ -70,6 +84,31 @@ def _check_positive(where: str, **values: float | int | None) -> None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Spread:
+    """How one figure is spread: its percentiles, extremes, and which rank had the lowest.
+
+    For throughputs the lowest value is the slowest GPU, the one a synchronous job waits for.
+    """
+
+    n: int
+    min: float
+    p10: float
+    p50: float
+    p90: float
+    max: float
+    min_rank: int | None = None  # the rank that measured ``min`` (None: not per rank)
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError("spread: n must be >= 1")
+        values = (self.min, self.p10, self.p50, self.p90, self.max)
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError("spread: values must be finite")
+        if not self.min <= self.p10 <= self.p50 <= self.p90 <= self.max:
+            raise ValueError(f"spread: expected min <= p10 <= p50 <= p90 <= max, got {values}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeFailure:
     """A probe that raised: the others still ran. ``rank`` is the process that saw it."""
 
@@ -77,6 +116,26 @@ class ProbeFailure:
     error_type: str
     message: str
     rank: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuTelemetry:
+    """One GPU's state from nvidia-smi; ``None``: not reported by this driver or machine.
+
+    ``clock_event_reasons`` is nvidia-smi's ``clocks_event_reasons.active`` bit mask (power
+    cap 0x4, HW slowdown 0x8, thermal 0x20/0x40...), as the hex string it prints.
+    """
+
+    sampled: str  # "idle" (before the probes) or "under_load" (during the matmul warm-up)
+    sm_clock_mhz: int | None = None
+    memory_clock_mhz: int | None = None
+    power_draw_w: float | None = None
+    power_limit_w: float | None = None  # enforced limit
+    power_default_limit_w: float | None = None
+    temperature_c: float | None = None
+    clock_event_reasons: str | None = None
+    mig_mode: str | None = None  # "Enabled", "Disabled", "[N/A]"
+    ecc_mode: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,7 +155,7 @@ class Environment:
     gpu_count: int  # GPUs visible on this node
     gpu_memory_bytes: int | None
     compute_capability: str | None  # e.g. "9.0"
-    sm_clock_mhz: int | None
+    sm_clock_mhz: int | None  # idle, before the probes; under load: ranks[].under_load
     sm_clock_max_mhz: int | None
     memory_clock_mhz: int | None
     memory_clock_max_mhz: int | None
@@ -107,6 +166,11 @@ class Environment:
     world_size: int
     local_world_size: int
     node_count: int
+    # v2: rank 0's GPU before the probes (power limit, MIG, ECC), and the NCCL_*/FI_* variables
+    # the processes saw (NCCL reads its settings from the environment).
+    idle: GpuTelemetry | None = None
+    gpu_count_smi: int | None = None  # GPUs nvidia-smi lists, whatever CUDA_VISIBLE_DEVICES hides
+    nccl_env: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.world_size < 1 or self.local_world_size < 1 or self.node_count < 1:
@@ -115,7 +179,11 @@ class Environment:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MatmulPoint:
-    """One timed shape: C[M,N] = A[M,K] @ B[K,N]; tflops = 2*M*N*K / seconds_median / 1e12."""
+    """One timed shape: C[M,N] = A[M,K] @ B; tflops = 2*M*N*K / seconds_median / 1e12.
+
+    ``tflops_p10``/``tflops_p90`` are over the repeats (each repeat a block of back-to-back
+    calls), so they show how steady the GPU held that shape.
+    """
 
     dtype: str
     m: int
@@ -123,32 +191,57 @@ class MatmulPoint:
     k: int
     seconds_median: float  # per matmul, median over repeats
     tflops: float
+    layout: str = "nn"  # see LAYOUTS
+    tflops_p10: float | None = None
+    tflops_p90: float | None = None
 
     def __post_init__(self) -> None:
         _check_positive("matmul point", m=self.m, n=self.n, k=self.k,
-                        seconds_median=self.seconds_median, tflops=self.tflops)
+                        seconds_median=self.seconds_median, tflops=self.tflops,
+                        tflops_p10=self.tflops_p10, tflops_p90=self.tflops_p90)
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"matmul point: layout must be one of {LAYOUTS}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MatmulDtype:
-    """Best achieved TFLOP/s for one dtype, or why it was not measured."""
+    """One dtype over the sweep: the best shape (max over shapes, the MAMF statistic), the
+    median over shapes, the spread over GPUs, and for fp8 the check against bf16."""
 
-    dtype: str  # fp32, tf32, bf16, fp16, fp8_e4m3
+    dtype: str  # see MATMUL_DTYPES
     status: Status
     reason: str | None = None  # for skipped/failed, or a note (e.g. shapes left out)
-    best_tflops: float | None = None
+    best_tflops: float | None = None  # max over the measured points (shapes x layouts)
     best_shape: tuple[int, int, int] | None = None  # (M, N, K)
+    best_layout: str | None = None
+    median_tflops: float | None = None  # median over the measured points
+    points_measured: int = 0
+    across_ranks: Spread | None = None  # each rank's best_tflops
+    accumulation: str | None = None  # fp8: "split (full precision)" or "fast"
+    # fp8: the same fp8 inputs multiplied in bf16; rel_error = ||C - C_bf16||_F / ||C_bf16||_F
+    check_reference: str | None = None
+    check_rel_error: float | None = None
+    check_max_rel_error: float | None = None
+    check_passed: bool | None = None
 
     def __post_init__(self) -> None:
         _check_status(self.status, self.reason, f"matmul {self.dtype}")
         if self.status == "measured" and (self.best_tflops is None or self.best_shape is None):
             raise ValueError(f"matmul {self.dtype}: measured needs best_tflops and best_shape")
-        _check_positive(f"matmul {self.dtype}", best_tflops=self.best_tflops)
+        _check_positive(f"matmul {self.dtype}", best_tflops=self.best_tflops,
+                        median_tflops=self.median_tflops)
+        if self.check_rel_error is not None and not (math.isfinite(self.check_rel_error)
+                                                     and self.check_rel_error >= 0):
+            raise ValueError(f"matmul {self.dtype}: check_rel_error must be finite and >= 0")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MatmulSection:
-    """Matmul throughput. fp32 runs with TF32 off, tf32 with it on; settings are restored."""
+    """Matmul throughput. fp32 runs with TF32 off, tf32 with it on; settings are restored.
+
+    Before the sweep one shape runs back to back until its throughput stops changing
+    (``warmup_*``): ``burst_tflops`` is the first window, ``sustained_tflops`` the last.
+    """
 
     device: str
     timing: str  # "cuda_events" or "perf_counter"
@@ -163,19 +256,33 @@ class MatmulSection:
     float32_matmul_precision: str  # torch.get_float32_matmul_precision()
     dtypes: tuple[MatmulDtype, ...]
     points: tuple[MatmulPoint, ...]
+    sweep: str = "default"  # "default" (the built-in shapes) or "custom" (--shapes)
+    layouts: tuple[str, ...] = ("nn",)
+    warmup_dtype: str | None = None
+    warmup_shape: tuple[int, int, int] | None = None
+    warmup_seconds: float | None = None
+    warmup_settled: bool | None = None  # False: the time limit ended it before it settled
+    burst_tflops: float | None = None
+    sustained_tflops: float | None = None
+    under_load: GpuTelemetry | None = None  # this rank's GPU during the last warm-up window
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BandwidthPoint:
-    """One copy measurement: gb_per_s = counted_bytes / seconds_median / 1e9."""
+    """One bandwidth measurement: gb_per_s = counted_bytes / seconds_median / 1e9."""
 
-    name: str  # device_copy, host_copy, h2d_pinned, h2d_pageable, d2h_pinned, d2h_pageable
+    # device_copy, device_triad, host_copy, host_triad, h2d_pinned, h2d_pageable, d2h_pinned,
+    # d2h_pageable
+    name: str
     status: Status
     reason: str | None = None
-    size_bytes: int | None = None  # N, the bytes of one buffer copied
-    counted_bytes: int | None = None  # bytes credited per copy (see byte_convention)
+    size_bytes: int | None = None  # N, the bytes of one buffer
+    counted_bytes: int | None = None  # bytes credited per operation (see byte_convention)
     seconds_median: float | None = None
     gb_per_s: float | None = None
+    gb_per_s_p10: float | None = None  # over repeats
+    gb_per_s_p90: float | None = None
+    across_ranks: Spread | None = None  # each rank's gb_per_s
 
     def __post_init__(self) -> None:
         _check_status(self.status, self.reason, f"memory {self.name}")
@@ -183,7 +290,8 @@ class BandwidthPoint:
             raise ValueError(f"memory {self.name}: measured needs gb_per_s")
         _check_positive(f"memory {self.name}", size_bytes=self.size_bytes,
                         counted_bytes=self.counted_bytes,
-                        seconds_median=self.seconds_median, gb_per_s=self.gb_per_s)
+                        seconds_median=self.seconds_median, gb_per_s=self.gb_per_s,
+                        gb_per_s_p10=self.gb_per_s_p10, gb_per_s_p90=self.gb_per_s_p90)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -201,25 +309,38 @@ class CollectivePoint:
     size_bytes: all_reduce, the buffer; all_gather, the gathered output (n x per-rank input);
     reduce_scatter, the input (n x per-rank output). algbw = size_bytes / seconds_median;
     busbw = algbw * 2(n-1)/n for all_reduce, algbw * (n-1)/n for the other two.
-    seconds_median: median over iterations on each rank, then the max over ranks.
+    seconds_median: each iteration's time is the slowest rank's; the median over iterations.
+    busbw_p10/p90: the same over iterations (p10 is the slower tail).
     """
 
     size_bytes: int
     seconds_median: float
     algbw_gb_per_s: float
     busbw_gb_per_s: float
+    busbw_p10_gb_per_s: float | None = None
+    busbw_p90_gb_per_s: float | None = None
+    iterations: int | None = None
 
     def __post_init__(self) -> None:
         _check_positive("collective point", size_bytes=self.size_bytes,
                         seconds_median=self.seconds_median,
                         algbw_gb_per_s=self.algbw_gb_per_s)
-        if not (math.isfinite(self.busbw_gb_per_s) and self.busbw_gb_per_s >= 0):
-            raise ValueError("collective point: busbw_gb_per_s must be finite and >= 0")
+        for name in ("busbw_gb_per_s", "busbw_p10_gb_per_s", "busbw_p90_gb_per_s"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"collective point: {name} must be finite and >= 0")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CollectiveSeries:
-    """One collective over a group of ranks, over message sizes."""
+    """One collective over a group of ranks, over message sizes.
+
+    ``transport``: how the group's communicator moved data, from NCCL's own log (e.g.
+    "P2P/CUMEM", "NVLS", "SHM", "NET/IB/GDRDMA", "NET/Socket"), "+"-joined when several;
+    ``net``: the network NCCL used ("IB", "AWS Libfabric", "Socket", ...; None within a node);
+    ``rdma``: True when the network is one the planner counts as the fabric (probes._figures),
+    False for plain TCP sockets, None when unknown.
+    """
 
     op: str  # all_reduce, all_gather, reduce_scatter
     scope: str  # "intra_node" (each node's local ranks, all nodes at once) or "world"
@@ -230,6 +351,11 @@ class CollectiveSeries:
     emulated: bool = False  # True only if built from another collective
     dtype: str = "float32"
     points: tuple[CollectivePoint, ...] = ()
+    transport: str | None = None
+    net: str | None = None
+    rdma: bool | None = None
+    net_plugin: str | None = None  # NCCL's net plugin: "internal", "aws-ofi-nccl 1.13.2", ...
+    transport_source: str | None = None  # "NCCL_DEBUG log", "gloo", or why it is unknown
 
     def __post_init__(self) -> None:
         _check_status(self.status, self.reason, f"collective {self.op}/{self.scope}")
@@ -252,9 +378,34 @@ class CollectivesSection:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class NamedValue:
+    name: str
+    value: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RankResult:
+    """What one rank (one GPU) measured, gathered to rank 0 at the end of the run."""
+
+    rank: int
+    local_rank: int
+    hostname: str
+    device: str  # e.g. "cuda:3"
+    gpu_name: str | None = None
+    gpu_uuid: str | None = None
+    under_load: GpuTelemetry | None = None
+    matmul_best_tflops: tuple[NamedValue, ...] = ()  # dtype -> max over the sweep
+    memory_gb_per_s: tuple[NamedValue, ...] = ()  # bandwidth point name -> GB/s
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeReport:
     """Everything one probe run measured. A section is None when that probe failed or was
-    not selected; its failure, if any, is in ``errors``."""
+    not selected; its failure, if any, is in ``errors`` (from every rank).
+
+    Sections hold rank 0's detailed points; ``ranks`` holds every rank's summary, and the
+    ``across_ranks`` spreads in the sections are computed from it.
+    """
 
     schema_version: int
     tool_version: str
@@ -266,142 +417,4 @@ class ProbeReport:
     memory: MemorySection | None = None
     collectives: CollectivesSection | None = None
     errors: tuple[ProbeFailure, ...] = ()
-
-
-# --- JSON <-> records -----------------------------------------------------------------------
-
-_FIX_REPORT = "To fix: re-run `python -m probes --out PATH` on the instance and use that file."
-
-
-def report_to_json(report: ProbeReport) -> str:
-    """Serialise a report; tuples become lists, the output is stable (sorted keys, indent 2)."""
-    return json.dumps(dataclasses.asdict(report), indent=2, sort_keys=True, allow_nan=False)
-
-
-def write_report_atomic(report: ProbeReport, path: str | os.PathLike[str]) -> Path:
-    """Write the report so that ``path`` holds either the old file or the whole new one."""
-    target = Path(path)
-    text = report_to_json(report) + "\n"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:  # make the rename itself durable; not every filesystem allows opening a directory
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-    except OSError:
-        return target
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
-    return target
-
-
-def load_report(path: str | os.PathLike[str]) -> ProbeReport:
-    """Read and validate a report file; raises ReportError with a one-line "To fix" message."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"cannot read probe report {str(path)!r}: {exc}. "
-                          "To fix: check the path and that the file is a probe report.") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"probe report {str(path)!r} is not valid JSON "
-                          f"(line {exc.lineno}, column {exc.colno}: {exc.msg}). "
-                          f"{_FIX_REPORT}") from exc
-    return parse_report(data, source=str(path))
-
-
-def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:
-    """Validate a decoded JSON object and build the ProbeReport."""
-    if not isinstance(data, dict):
-        raise ReportError(f"{source}: expected a JSON object at the top level, got "
-                          f"{type(data).__name__}. {_FIX_REPORT}")
-    version = data.get("schema_version")
-    if "schema_version" not in data:
-        raise ReportError(f"{source}: missing field 'schema_version'. {_FIX_REPORT}")
-    if isinstance(version, bool) or version not in SUPPORTED_SCHEMA_VERSIONS:
-        supported = ", ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
-        raise ReportError(f"{source}: unknown schema_version {version!r}; this gpuplan reads "
-                          f"version(s) {supported}. To fix: upgrade gpuplan (newer report) "
-                          "or re-run the probes with this version.")
-    return _build(ProbeReport, data, source, "")
-
-
-def _build(cls: type, data: Any, source: str, where: str) -> Any:
-    if not isinstance(data, dict):
-        raise ReportError(f"{source}: {where or 'report'} must be an object, got "
-                          f"{type(data).__name__}. {_FIX_REPORT}")
-    hints = typing.get_type_hints(cls)
-    kwargs: dict[str, Any] = {}
-    for field in dataclasses.fields(cls):
-        path = f"{where}.{field.name}" if where else field.name
-        if field.name not in data:
-            has_default = (field.default is not dataclasses.MISSING
-                           or field.default_factory is not dataclasses.MISSING)
-            if has_default:
-                continue
-            raise ReportError(f"{source}: missing field {path!r}. {_FIX_REPORT}")
-        kwargs[field.name] = _convert(hints[field.name], data[field.name], source, path)
-    try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise ReportError(f"{source}: invalid {where or 'report'}: {exc}. {_FIX_REPORT}") from exc
-
-
-def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        (inner,) = [a for a in args if a is not type(None)]
-        return _convert(inner, value, source, path)
-    if origin is Literal:
-        if value not in args:
-            raise ReportError(f"{source}: {path} must be one of {args}, got {value!r}. "
-                              f"{_FIX_REPORT}")
-        return value
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise _type_error(source, path, "a list", value)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_convert(args[0], v, source, f"{path}[{i}]") for i, v in enumerate(value))
-        if len(value) != len(args):
-            raise _type_error(source, path, f"a list of {len(args)} items", value)
-        return tuple(_convert(a, v, source, f"{path}[{i}]")
-                     for i, (a, v) in enumerate(zip(args, value, strict=True)))
-    if dataclasses.is_dataclass(hint):
-        return _build(hint, value, source, path)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise _type_error(source, path, "true or false", value)
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _type_error(source, path, "an integer", value)
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _type_error(source, path, "a number", value)
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise _type_error(source, path, "a string", value)
-        return value
-    raise TypeError(f"unsupported schema type {hint!r} at {path}")  # a bug in this module
-
-
-def _type_error(source: str, path: str, expected: str, value: Any) -> ReportError:
-    return ReportError(f"{source}: {path} must be {expected}, got {json.dumps(value)[:40]}. "
-                       f"{_FIX_REPORT}")
+    ranks: tuple[RankResult, ...] = ()
