@@ -1,6 +1,8 @@
 """What the probes ran on: host, GPUs, software versions, clocks, and the cloud instance.
 
 Nothing here raises for a missing tool or service: each value is None when unavailable.
+The GPU's power limit, MIG and ECC state come from nvidia-smi (probes._smi); the NCCL_* and
+FI_* (libfabric, EFA) variables are recorded because NCCL takes its settings from them.
 
 Cloud metadata (each request times out after METADATA_TIMEOUT_SECONDS; set
 GPUPLAN_NO_METADATA=1 to skip all of them):
@@ -33,12 +35,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from probes._schema import Environment
+from probes._smi import gpu_telemetry
 
 AWS_METADATA_URL = "http://169.254.169.254"
 GCP_METADATA_URL = "http://169.254.169.254"
 AZURE_METADATA_URL = "http://169.254.169.254"
 METADATA_TIMEOUT_SECONDS = 0.3
 NO_METADATA_ENV = "GPUPLAN_NO_METADATA"
+# Variables that change how NCCL moves data; recorded so a report says how it was measured.
+RECORDED_ENV_PREFIXES = ("NCCL_", "FI_")
 
 _SMI_FIELDS = ("name", "driver_version", "memory.total", "clocks.sm", "clocks.max.sm",
                "clocks.mem", "clocks.max.mem")
@@ -193,8 +198,17 @@ def _torch_info(device_type: str) -> dict[str, Any]:
     return info
 
 
+def recorded_env(environ: dict[str, str] | None = None) -> tuple[tuple[str, str], ...]:
+    """The NCCL_* and FI_* variables, sorted by name."""
+    env = os.environ if environ is None else environ
+    return tuple(sorted((k, v) for k, v in env.items() if k.startswith(RECORDED_ENV_PREFIXES)))
+
+
 def collect_environment(*, device_type: str, world_size: int = 1, local_world_size: int = 1,
-                        query_metadata: bool = True) -> Environment:
+                        query_metadata: bool = True, gpu_id: str | None = None,
+                        nccl_env: tuple[tuple[str, str], ...] | None = None) -> Environment:
+    """Facts about this node; ``nccl_env`` is the NCCL_*/FI_* snapshot taken before the probes
+    routed NCCL's log (default: the current environment)."""
     torch_info = _torch_info(device_type)
     smi = nvidia_smi() if device_type == "cuda" else None
     smi = smi or {}
@@ -219,4 +233,7 @@ def collect_environment(*, device_type: str, world_size: int = 1, local_world_si
         instance_type=cloud.instance_type if cloud else None,
         region=cloud.region if cloud else None, zone=cloud.zone if cloud else None,
         world_size=world_size, local_world_size=local_world_size,
-        node_count=max(1, world_size // max(1, local_world_size)))
+        node_count=max(1, world_size // max(1, local_world_size)),
+        idle=gpu_telemetry(gpu_id, sampled="idle") if device_type == "cuda" else None,
+        gpu_count_smi=smi.get("count"),
+        nccl_env=recorded_env() if nccl_env is None else nccl_env)

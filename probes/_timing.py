@@ -3,7 +3,7 @@
 Timing rules: on CUDA, a pair of CUDA events brackets the work on the current stream and the
 host waits on the end event; on CPU, time.perf_counter brackets the work (CPU torch ops are
 synchronous). A repeat times ``iters`` back-to-back calls and reports seconds per call; the
-probes take the median over repeats.
+probes take the median over repeats and its 10th/90th percentiles (probes._stats).
 """
 
 from __future__ import annotations
@@ -56,6 +56,23 @@ def time_block(fn: Callable[[int], object], *, iters: int, device: torch.device)
     for i in range(iters):
         fn(i)
     return (time.perf_counter() - t0) / iters
+
+
+def time_repeats(fn: Callable[[int], object], *, iters: int, repeats: int,
+                 device: torch.device) -> list[float]:
+    """Seconds per call of each of ``repeats`` blocks of ``iters`` back-to-back calls."""
+    return [time_block(fn, iters=iters, device=device) for _ in range(max(1, repeats))]
+
+
+def smi_gpu_id(device: torch.device) -> str | None:
+    """How nvidia-smi names this process's GPU: its UUID ("GPU-..."), which stays right when
+    CUDA_VISIBLE_DEVICES reorders or hides GPUs; None off CUDA."""
+    if device.type != "cuda":
+        return None
+    uuid = str(getattr(torch.cuda.get_device_properties(device), "uuid", "") or "")
+    if uuid:
+        return uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
+    return str(device.index)
 
 
 def time_each(fn: Callable[[int], object], *, iters: int, device: torch.device) -> list[float]:

@@ -148,3 +148,52 @@ def test_nvidia_smi_output_is_parsed(monkeypatch, tmp_path):
                    "memory_bytes": 81559 * 2**20, "sm_clock_mhz": 1980,
                    "sm_clock_max_mhz": 1980, "memory_clock_mhz": 2619,
                    "memory_clock_max_mhz": 2619, "count": 8}
+
+
+FAKE_SMI = r"""#!/bin/sh
+# Answers like `nvidia-smi --query-gpu=... --format=csv,noheader,nounits -i GPU-...` on an
+# H100 under load; a driver older than 535 does not know clocks_event_reasons.active.
+query="$(printf '%s\n' "$@" | sed -n 's/^--query-gpu=//p')"
+case "$query" in
+  *clocks_event_reasons*)
+    echo 'Field "clocks_event_reasons.active" is not a valid field to query.'; exit 2;;
+  *,*) echo '1755, 2619, 687.41, 700.00, 700.00, 71, 0x0000000000000004, Disabled, Enabled';;
+  clocks.sm) echo 1755;; clocks.mem) echo 2619;; power.draw) echo 687.41;;
+  enforced.power.limit) echo 700.00;; power.default_limit) echo 700.00;;
+  temperature.gpu) echo 71;; clocks_throttle_reasons.active) echo 0x0000000000000004;;
+  mig.mode.current) echo '[N/A]';; ecc.mode.current) echo Enabled;;
+  *) exit 2;;
+esac
+"""
+
+
+@pytest.fixture
+def fake_smi(tmp_path, monkeypatch):
+    from probes import _smi
+
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(FAKE_SMI)
+    fake.chmod(0o755)
+    monkeypatch.setattr(_smi.shutil, "which", lambda name: str(fake))
+    return _smi
+
+
+def test_telemetry_falls_back_to_one_field_at_a_time_on_older_drivers(fake_smi):
+    t = fake_smi.gpu_telemetry("GPU-1234", sampled="under_load")
+    assert (t.sampled, t.sm_clock_mhz, t.memory_clock_mhz) == ("under_load", 1755, 2619)
+    assert (t.power_draw_w, t.power_limit_w, t.temperature_c) == (687.41, 700.0, 71.0)
+    assert t.clock_event_reasons == "0x0000000000000004"  # power cap, under the old name
+    assert (t.mig_mode, t.ecc_mode) == (None, "Enabled")  # "[N/A]" is not a value
+
+
+def test_no_nvidia_smi_means_no_telemetry(monkeypatch):
+    from probes import _smi
+
+    monkeypatch.setattr(_smi.shutil, "which", lambda name: None)
+    assert _smi.gpu_telemetry(None, sampled="idle") is None
+
+
+def test_nccl_and_libfabric_variables_are_recorded():
+    env = {"NCCL_IB_HCA": "mlx5", "FI_PROVIDER": "efa", "PATH": "/bin", "NCCL_DEBUG": "INFO"}
+    assert _environment.recorded_env(env) == (("FI_PROVIDER", "efa"), ("NCCL_DEBUG", "INFO"),
+                                              ("NCCL_IB_HCA", "mlx5"))
