@@ -1,9 +1,13 @@
 """Measurements on a rented GPU instance, written as one versioned JSON report.
 
 ``python -m probes`` (or ``torchrun ... -m probes``) runs them; `load_report` reads a report
-back without torch. Importing this package never imports torch.
+back without torch, and `report_figures` says which of its numbers are comparable to the
+planner's defaults (and why not). Importing this package never imports torch.
 """
 
+from probes._figures import Figure, report_figures
+from probes._nccl_log import is_rdma, is_tcpx
+from probes._report_io import load_report, parse_report, report_to_json, write_report_atomic
 from probes._runner import PROBE_NAMES, ProbeConfig, run_probes
 from probes._schema import (
     SCHEMA_VERSION,
@@ -12,23 +16,23 @@ from probes._schema import (
     ProbesError,
     ProbeSetupError,
     ReportError,
-    load_report,
-    parse_report,
-    report_to_json,
-    write_report_atomic,
 )
 
 __all__ = [
     "PROBE_NAMES",
     "SCHEMA_VERSION",
     "SUPPORTED_SCHEMA_VERSIONS",
+    "Figure",
     "ProbeConfig",
     "ProbeReport",
     "ProbeSetupError",
     "ProbesError",
     "ReportError",
+    "is_rdma",
+    "is_tcpx",
     "load_report",
     "parse_report",
+    "report_figures",
     "report_to_json",
     "run_probes",
     "write_report_atomic",

@@ -6,9 +6,10 @@ Conventions follow nccl-tests (doc/PERFORMANCE.md), with float32 data as its def
   reduce_scatter, the input (n x per-rank output). Sizes are rounded down to a multiple of
   4*n bytes so each rank holds whole float32 elements.
 - algbw = size / t.  busbw = algbw * 2(n-1)/n (all_reduce), algbw * (n-1)/n (the others).
-- t: each iteration is timed on its own (CUDA events around the call, perf_counter on CPU),
-  the median over iterations is taken on each rank, then the max over all ranks
-  (all_reduce MAX), so the slowest rank sets the figure.
+- t: each iteration is timed on its own on every rank (CUDA events around the call,
+  perf_counter on CPU); an iteration's time is the slowest rank's (all_reduce MAX over the
+  world, element-wise over iterations), since a collective is done when its last rank is;
+  seconds_median is the median over iterations, busbw_p10/p90 the same percentiles.
 
 Scopes: "intra_node" runs each node's local ranks as one group (all nodes at the same time);
 "world" runs all ranks. On one node the two are the same group, so only intra_node is measured.
@@ -17,19 +18,27 @@ all_gather uses all_gather_single (all_gather_into_tensor before torch renamed i
 to the list all_gather; reduce_scatter uses reduce_scatter_single / reduce_scatter_tensor, then
 the list reduce_scatter, and is recorded as skipped (never emulated) when the backend has
 neither. The implementation used is recorded per series.
+
+Transport: with NCCL, each rank reads its own NCCL INFO log (probes._nccl_log) and rank 0
+merges them, so every series says which transport and network its communicator used (a
+cross-node series over ``NET/Socket`` is plain TCP, not the fabric). With gloo the transport
+is TCP by construction.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 
 import torch
 import torch.distributed as dist
 
+from probes import _nccl_log
 from probes._runner import Topology
 from probes._schema import CollectivePoint, CollectiveSeries, CollectivesSection
-from probes._timing import median, time_each, timing_name
+from probes._stats import median, percentile
+from probes._timing import time_each, timing_name
 
 OPS: tuple[str, ...] = ("all_reduce", "all_gather", "reduce_scatter")
 GPU_SIZES: tuple[int, ...] = tuple(1024 * 4**i for i in range(11))  # 1 KiB ... 1 GiB, x4
@@ -102,13 +111,19 @@ def _time_size(op: str, size: int, n: int, device: torch.device, group: object, 
         call(i)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    local = median(time_each(call, iters=iters, device=device))
-    worst = torch.tensor([local], dtype=torch.float64, device=device)
-    dist.all_reduce(worst, op=dist.ReduceOp.MAX)  # over the whole world
-    seconds = float(worst.item())
-    algbw = actual / seconds / 1e9
-    point = CollectivePoint(size_bytes=actual, seconds_median=seconds, algbw_gb_per_s=algbw,
-                            busbw_gb_per_s=bus_bandwidth(op, algbw, n))
+    mine = torch.tensor(time_each(call, iters=iters, device=device), dtype=torch.float64,
+                        device=device)
+    dist.all_reduce(mine, op=dist.ReduceOp.MAX)  # over the whole world, per iteration
+    seconds = [float(x) for x in mine.tolist()]
+    mid = median(seconds)
+    algbw = actual / mid / 1e9
+    factor = BUS_FACTOR[op](n)
+    point = CollectivePoint(
+        size_bytes=actual, seconds_median=mid, algbw_gb_per_s=algbw,
+        busbw_gb_per_s=algbw * factor,
+        busbw_p10_gb_per_s=actual / percentile(seconds, 90) / 1e9 * factor,
+        busbw_p90_gb_per_s=actual / percentile(seconds, 10) / 1e9 * factor,
+        iterations=iters)
     return point, impl
 
 
@@ -148,7 +163,8 @@ def _intra_node_group(topo: Topology) -> object:
 
 def run_collectives_probe(device: torch.device, topo: Topology, *, sizes: Sequence[int],
                           quick: bool = False, ops: Sequence[str] = OPS,
-                          timeout_seconds: float = 0.0) -> CollectivesSection:
+                          timeout_seconds: float = 0.0,
+                          nccl_log: _nccl_log.LogCapture | None = None) -> CollectivesSection:
     common = {"world_size": topo.world_size, "local_world_size": topo.local_world_size,
               "node_count": topo.node_count, "timeout_seconds": timeout_seconds,
               "timing": timing_name(device)}
@@ -180,4 +196,37 @@ def run_collectives_probe(device: torch.device, topo: Topology, *, sizes: Sequen
                                                status="skipped", reason=reason))
                 continue
             series.append(_series(op, scope, n, sizes, device, group, quick=quick))
+    series = _with_transports(series, backend, nccl_log)
     return CollectivesSection(backend=backend, status="measured", series=tuple(series), **common)
+
+
+def _with_transports(series: list[CollectiveSeries], backend: str,
+                     capture: _nccl_log.LogCapture | None) -> list[CollectiveSeries]:
+    """Each measured series with the transport its communicator used (every rank calls)."""
+    if backend == "gloo":
+        return [dataclasses.replace(s, transport="gloo/TCP", net="Socket", rdma=False,
+                                    transport_source="gloo backend (TCP by construction)")
+                if s.status == "measured" else s for s in series]
+    if backend != "nccl":
+        return series
+    text = capture.read_own() if capture is not None else None
+    mine = _nccl_log.parse(text) if text else {}
+    parts: list[dict | None] = [None] * dist.get_world_size()
+    dist.all_gather_object(parts, mine)
+    comms = _nccl_log.merge([p for p in parts if p])
+    why = ("NCCL log not captured: " + (capture.reason or "no log file was written")
+           if capture is not None else "NCCL log not captured")
+    out = []
+    for s in series:
+        ct = comms.get(s.group_size)
+        if s.status != "measured":
+            out.append(s)
+        elif ct is None or not ct.transports:
+            out.append(dataclasses.replace(s, transport_source=f"unknown: {why}"))
+        else:
+            net = "+".join(ct.nets) or None
+            rdma = None if not ct.nets else all(_nccl_log.is_rdma(x) for x in ct.nets)
+            out.append(dataclasses.replace(s, transport="+".join(ct.transports), net=net,
+                                           rdma=rdma, net_plugin="+".join(ct.plugins) or None,
+                                           transport_source="NCCL_DEBUG log"))
+    return out

@@ -15,7 +15,9 @@ from collections.abc import Callable, Sequence
 from probes._runner import PROBE_NAMES, ProbeConfig
 from probes._schema import MATMUL_DTYPES, ProbeReport, ProbesError
 
-TORCH_MISSING = "torch is not installed. To fix: pip install 'gpuplan[probes]'"
+# gpuplan is not on a package index: the probes need only torch next to this package
+TORCH_MISSING = ("torch is not installed. To fix: pip install 'torch>=2.3' (a CUDA build on a "
+                 "GPU host), or in a gpuplan checkout pip install -e '.[probes]'")
 _UNITS = {"": 1, "B": 1, "K": 2**10, "KIB": 2**10, "M": 2**20, "MIB": 2**20, "G": 2**30,
           "GIB": 2**30}
 
@@ -77,9 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sizes", type=_sizes, default=None,
                         help="collective message sizes, e.g. 1K,1M,256M,1G")
     parser.add_argument("--shapes", type=_shapes, default=None,
-                        help="matmul shapes MxNxK, e.g. 4096,8192x8192x16384")
+                        help="matmul shapes MxNxK, e.g. 4096,8192x8192x16384 (a custom sweep: "
+                             "the planner does not calibrate from it)")
     parser.add_argument("--dtypes", type=_names(MATMUL_DTYPES), default=None,
-                        help=f"matmul dtypes, from {','.join(MATMUL_DTYPES)}")
+                        help=f"matmul dtypes, from {','.join(MATMUL_DTYPES)} (default: all)")
     parser.add_argument("--probes", type=_names(PROBE_NAMES), default=PROBE_NAMES,
                         help=f"which probes to run, from {','.join(PROBE_NAMES)}")
     return parser
@@ -100,28 +103,70 @@ def _size(size: int) -> str:
     return f"{size} B"
 
 
+def _spread(s) -> str:
+    if s is None or s.n < 2:
+        return ""
+    return (f"; {s.n} GPUs p10 {_num(s.p10)} p50 {_num(s.p50)} p90 {_num(s.p90)}, slowest "
+            f"rank {s.min_rank} {_num(s.min)}")
+
+
+def _telemetry(t) -> str:
+    parts = [f"SM {t.sm_clock_mhz} MHz" if t.sm_clock_mhz else "",
+             f"memory {t.memory_clock_mhz} MHz" if t.memory_clock_mhz else "",
+             f"{t.power_draw_w:.0f} W" if t.power_draw_w else "",
+             f"limit {t.power_limit_w:.0f} W" if t.power_limit_w else "",
+             f"{t.temperature_c:.0f} C" if t.temperature_c else "",
+             f"MIG {t.mig_mode}" if t.mig_mode else "", f"ECC {t.ecc_mode}" if t.ecc_mode else "",
+             f"clock events {t.clock_event_reasons}" if t.clock_event_reasons else ""]
+    return ", ".join(p for p in parts if p)
+
+
+def _matmul_lines(m) -> list[str]:
+    lines = []
+    if m.warmup_seconds is not None and m.burst_tflops and m.sustained_tflops:
+        lines.append(f"warm-up {m.warmup_dtype} {'x'.join(map(str, m.warmup_shape or ()))}: "
+                     f"{m.warmup_seconds:.0f} s, burst {_num(m.burst_tflops)} -> sustained "
+                     f"{_num(m.sustained_tflops)} TFLOP/s"
+                     + ("" if m.warmup_settled else " (not settled)"))
+    if m.under_load is not None:
+        lines.append(f"under load: {_telemetry(m.under_load)}")
+    for d in m.dtypes:
+        if d.status == "measured" and d.best_tflops and d.best_shape:
+            shape = "x".join(map(str, d.best_shape))
+            line = (f"matmul {d.dtype:>9}: {_num(d.best_tflops)} TFLOP/s at {shape}"
+                    f"{'/' + d.best_layout if d.best_layout else ''}")
+            if d.median_tflops and d.points_measured > 1:
+                line += f", median {_num(d.median_tflops)} over {d.points_measured} shapes"
+            line += _spread(d.across_ranks)
+            if d.check_rel_error is not None:
+                line += (f"; vs bf16 error {d.check_rel_error:.2g} "
+                         f"({'ok' if d.check_passed else 'FAILED'})")
+            lines.append(line)
+        else:
+            lines.append(f"matmul {d.dtype:>9}: {d.status} ({d.reason})")
+    return lines
+
+
 def format_summary(report: ProbeReport, *, out: str | None = None) -> str:
-    """A few lines for a person: best TFLOP/s per dtype, copy bandwidth, largest-size busbw."""
+    """A few lines for a person: TFLOP/s per dtype, bandwidths, largest-size busbw, the spread
+    over GPUs and the transports."""
     lines = []
     env = report.environment
     if env is not None:
         gpu = f"{env.gpu_count} x {env.gpu_model}" if env.gpu_model else "no GPU"
         where = " ".join(x for x in (env.cloud, env.instance_type, env.region) if x)
         lines.append(f"{env.hostname}: {gpu}, {env.node_count} node(s), torch "
-                     f"{env.torch_version}, CUDA {env.cuda_version}"
+                     f"{env.torch_version}, CUDA {env.cuda_version}, NCCL {env.nccl_version}"
                      + (f" ({where})" if where else ""))
+        if env.idle is not None:
+            lines.append(f"idle: {_telemetry(env.idle)}")
     if report.matmul is not None:
-        for d in report.matmul.dtypes:
-            if d.status == "measured" and d.best_tflops and d.best_shape:
-                shape = "x".join(map(str, d.best_shape))
-                lines.append(f"matmul {d.dtype:>9}: {_num(d.best_tflops)} TFLOP/s at {shape}")
-            else:
-                lines.append(f"matmul {d.dtype:>9}: {d.status} ({d.reason})")
+        lines.extend(_matmul_lines(report.matmul))
     if report.memory is not None:
         for p in report.memory.points:
             if p.status == "measured":
                 lines.append(f"memory {p.name:>12}: {_gb(p.gb_per_s)} "
-                             f"({_size(p.size_bytes or 0)} buffer)")
+                             f"({_size(p.size_bytes or 0)} buffer){_spread(p.across_ranks)}")
         lines.append("  bytes: " + report.memory.byte_convention)
     col = report.collectives
     if col is not None:
@@ -130,10 +175,15 @@ def format_summary(report: ProbeReport, *, out: str | None = None) -> str:
         for s in col.series:
             if s.status == "measured" and s.points:
                 last = s.points[-1]
+                via = (f" via {s.transport}" + (f" over {s.net}" if s.net else "")
+                       + (f", net plugin {s.net_plugin}" if s.net_plugin else "")) \
+                    if s.transport else (f" ({s.transport_source})" if s.transport_source else "")
                 lines.append(f"{s.scope:>10} {s.op:<14} n={s.group_size}: busbw "
-                             f"{_gb(last.busbw_gb_per_s)} at {_size(last.size_bytes)}")
+                             f"{_gb(last.busbw_gb_per_s)} at {_size(last.size_bytes)}{via}")
             elif s.scope != "world" or col.node_count > 1:
                 lines.append(f"{s.scope:>10} {s.op:<14}: {s.status} ({s.reason})")
+    if report.ranks:
+        lines.append(f"ranks reporting: {len(report.ranks)}")
     for e in report.errors:
         lines.append(f"error in {e.probe} (rank {e.rank}): {e.error_type}: {e.message}")
     if out is not None:

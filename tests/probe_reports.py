@@ -1,18 +1,24 @@
 """Probe reports built from the probe schema's own records, for tests of what reads them (the
-planner's ingest, the app's Probes page). Shape: what `python -m probes` writes on one
-p5.48xlarge node, trimmed to what the readers use."""
+planner's ingest and calibration rules, the CLI, the app's Probes page). Shape: what
+`python -m probes` (schema 2) writes on p5.48xlarge nodes — a full, non-quick run with every
+rank gathered — trimmed to what the readers use. The numbers are plausible for H100 SXM, not
+measured. Keyword arguments change one fact at a time (quick mode, fewer GPUs, several nodes,
+the network NCCL used, an impossible figure)."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from probes import SCHEMA_VERSION, ProbeReport
+from probes._gather import rank_result, with_spreads
+from probes._nccl_log import is_rdma
 from probes._schema import (
     BandwidthPoint,
     CollectivePoint,
     CollectiveSeries,
     CollectivesSection,
     Environment,
+    GpuTelemetry,
     MatmulDtype,
     MatmulPoint,
     MatmulSection,
@@ -22,51 +28,105 @@ from probes._schema import (
 BUSBW_TO_ALGBW = 1.75  # all-reduce over 8 ranks: busbw = algbw · 2(n−1)/n
 
 
+def _series(scope: str, n: int, busbw_by_size, transport: str, net: str | None):
+    factor = 2 * (n - 1) / n
+    return CollectiveSeries(
+        op="all_reduce", scope=scope, group_size=n, status="measured",
+        implementation="torch.distributed.all_reduce", transport=transport, net=net,
+        rdma=None if net is None else is_rdma(net), transport_source="NCCL_DEBUG log",
+        points=tuple(CollectivePoint(size_bytes=s, seconds_median=s / (bw * 1e9) * factor,
+                                     algbw_gb_per_s=bw / factor, busbw_gb_per_s=bw,
+                                     busbw_p10_gb_per_s=bw * 0.97, busbw_p90_gb_per_s=bw * 1.01,
+                                     iterations=10)
+                     for s, bw in busbw_by_size))
+
+
 def h100_report(*, bf16_tflops: float = 650.0, fp16_tflops: float | None = None,
                 device_type: str = "cuda", gpu_model: str | None = "NVIDIA H100 80GB HBM3",
                 created_utc: str = "2026-01-31T12:00:00Z",
                 busbw_by_size: tuple[tuple[int, float], ...] = ((2**30, 481.8),),
+                quick: bool = False, copy_gb_per_s: float = 2982.6,
+                fp8_tflops: float | None = None, fp8_rel_error: float = 0.004,
+                world_busbw_by_size: tuple[tuple[int, float], ...] = ((2**30, 370.0),),
+                net: str = "IB", schema_version: int = SCHEMA_VERSION,
                 **env_changes) -> ProbeReport:
-    """A one-node p5.48xlarge report: matmul measured at ``bf16_tflops`` (and ``fp16_tflops``),
-    a device copy and an intra-node all-reduce with ``busbw_by_size`` (bytes → GB/s).
-    ``device_type="cpu"`` gives the report a CPU run writes."""
+    """A p5.48xlarge report: matmul at ``bf16_tflops`` (and ``fp16_tflops``, ``fp8_tflops``)
+    on every GPU, a device copy, an intra-node all-reduce with ``busbw_by_size`` (bytes ->
+    GB/s) and, with ``node_count`` > 1, a world all-reduce over ``net``.
+    ``device_type="cpu"`` gives the report a CPU run writes; ``world_size=2,
+    local_world_size=2`` a run on 2 of the node's 8 GPUs."""
+    cuda = device_type == "cuda"
     env = Environment(
         hostname="node-0", cpu_count=192, platform="Linux-x86_64", python_version="3.11.7",
         torch_version="2.5.1+cu124", cuda_version="12.4", nccl_version="2.21.5",
         driver_version="550.54.15", device_type=device_type, gpu_model=gpu_model,
-        gpu_count=8 if device_type == "cuda" else 0, gpu_memory_bytes=85_520_809_984,
+        gpu_count=8 if cuda else 0, gpu_memory_bytes=85_520_809_984,
         compute_capability="9.0", sm_clock_mhz=1980, sm_clock_max_mhz=1980,
         memory_clock_mhz=2619, memory_clock_max_mhz=2619, cloud="aws",
         instance_type="p5.48xlarge", region="us-east-1", zone="us-east-1a", world_size=8,
-        local_world_size=8, node_count=1)
+        local_world_size=8, node_count=1,
+        idle=GpuTelemetry(sampled="idle", power_limit_w=700.0, power_default_limit_w=700.0,
+                          mig_mode="Disabled", ecc_mode="Enabled") if cuda else None,
+        gpu_count_smi=8 if cuda else None, nccl_env=(("NCCL_DEBUG", "INFO"),))
     env = dataclasses.replace(env, **env_changes)
-    measured = [("bf16", bf16_tflops)] + ([("fp16", fp16_tflops)] if fp16_tflops else [])
+    measured = [("bf16", bf16_tflops)] + ([("fp16", fp16_tflops)] if fp16_tflops else []) \
+        + ([("fp8_e4m3", fp8_tflops)] if fp8_tflops else [])
+    device = "cuda:0" if cuda else "cpu"
 
     def point(dtype: str, tflops: float) -> MatmulPoint:
-        return MatmulPoint(dtype=dtype, m=8192, n=8192, k=8192,
-                           seconds_median=2 * 8192**3 / (tflops * 1e12), tflops=tflops)
+        return MatmulPoint(dtype=dtype, m=8192, n=8192, k=8192, layout="nt",
+                           # an impossible 1e308 TFLOP/s would underflow to 0 s: keep it > 0
+                           seconds_median=max(2 * 8192**3 / (tflops * 1e12), 1e-300),
+                           tflops=tflops,
+                           tflops_p10=tflops * 0.99, tflops_p90=tflops * 1.005)
 
+    def summary(dtype: str, tflops: float) -> MatmulDtype:
+        fp8 = dtype.startswith("fp8")
+        return MatmulDtype(
+            dtype=dtype, status="measured", best_tflops=tflops, best_shape=(8192, 8192, 8192),
+            best_layout="nt", median_tflops=tflops * 0.95, points_measured=18,
+            accumulation="split (full precision)" if fp8 else None,
+            check_reference="bf16 matmul of the same fp8 inputs at 4096x4096x4096"
+            if fp8 else None,
+            check_rel_error=fp8_rel_error if fp8 else None,
+            check_max_rel_error=0.05 if fp8 else None,
+            check_passed=fp8_rel_error <= 0.05 if fp8 else None)
+
+    skipped = tuple(MatmulDtype(dtype=d, status="skipped", reason="not selected")
+                    for d in ("fp8_e4m3",) if not fp8_tflops)
     matmul = MatmulSection(
-        device="cuda:0", timing="cuda_events", flop_convention="2*M*N*K", warmup_iters=5,
-        repeats=5, target_seconds_per_repeat=0.1, cache_bytes=52_428_800,
+        device=device, timing="cuda_events", flop_convention="2*M*N*K", warmup_iters=5,
+        repeats=10, target_seconds_per_repeat=0.05, cache_bytes=52_428_800,
         cache_bytes_source="device_properties", tf32_matmul_allowed=False,
         cudnn_tf32_allowed=True, float32_matmul_precision="highest",
-        dtypes=(*(MatmulDtype(dtype=d, status="measured", best_tflops=t,
-                              best_shape=(8192, 8192, 8192)) for d, t in measured),
-                MatmulDtype(dtype="fp8_e4m3", status="skipped", reason="not selected")),
-        points=tuple(point(d, t) for d, t in measured))
-    memory = MemorySection(device="cuda:0", timing="cuda_events", byte_convention="2*N", points=(
+        dtypes=(*(summary(d, t) for d, t in measured), *skipped),
+        points=tuple(point(d, t) for d, t in measured), sweep="default", layouts=("nn", "nt"),
+        warmup_dtype="bf16", warmup_shape=(8192, 28672, 8192), warmup_seconds=21.0,
+        warmup_settled=True, burst_tflops=bf16_tflops * 1.03, sustained_tflops=bf16_tflops)
+    memory = MemorySection(device=device, timing="cuda_events", byte_convention="2*N", points=(
         BandwidthPoint(name="device_copy", status="measured", size_bytes=2**30,
-                       counted_bytes=2**31, seconds_median=0.00072, gb_per_s=2982.6),))
+                       counted_bytes=2**31, seconds_median=2**31 / (copy_gb_per_s * 1e9),
+                       gb_per_s=copy_gb_per_s, gb_per_s_p10=copy_gb_per_s * 0.99,
+                       gb_per_s_p90=copy_gb_per_s * 1.005),))
+    local = env.local_world_size
+    series = [_series("intra_node", local, busbw_by_size, "NVLS+P2P/CUMEM", None)] \
+        if local > 1 else []
+    if env.node_count > 1:
+        series.append(_series("world", env.world_size, world_busbw_by_size,
+                              f"NET/{net}/GDRDMA+P2P/CUMEM", net))
     collectives = CollectivesSection(
-        backend="nccl", status="measured", world_size=8, local_world_size=8, node_count=1,
-        timeout_seconds=120.0, timing="cuda_events", series=(
-            CollectiveSeries(op="all_reduce", scope="intra_node", group_size=8,
-                             status="measured", implementation="torch.distributed.all_reduce",
-                             points=tuple(CollectivePoint(
-                                 size_bytes=s, seconds_median=s / (bw * 1e9) * BUSBW_TO_ALGBW,
-                                 algbw_gb_per_s=bw / BUSBW_TO_ALGBW, busbw_gb_per_s=bw)
-                                 for s, bw in busbw_by_size)),))
-    return ProbeReport(schema_version=SCHEMA_VERSION, tool_version="0.1.0",
-                       created_utc=created_utc, quick=True, duration_seconds=61.5,
-                       environment=env, matmul=matmul, memory=memory, collectives=collectives)
+        backend="nccl" if cuda else "gloo", status="measured", world_size=env.world_size,
+        local_world_size=local, node_count=env.node_count, timeout_seconds=120.0,
+        timing="cuda_events", series=tuple(series)) if env.world_size > 1 else \
+        CollectivesSection(backend=None, status="skipped", reason="world size 1")
+    ranks = tuple(
+        rank_result(rank=r, local_rank=r % local, hostname=f"node-{r // local}",
+                    device=f"cuda:{r % local}" if cuda else "cpu",
+                    gpu_name=gpu_model if cuda else None, gpu_uuid=None, matmul=matmul,
+                    memory=memory)
+        for r in range(env.world_size))
+    matmul, memory = with_spreads(matmul, memory, ranks)
+    return ProbeReport(schema_version=schema_version, tool_version="0.1.0",
+                       created_utc=created_utc, quick=quick, duration_seconds=131.5,
+                       environment=env, matmul=matmul, memory=memory, collectives=collectives,
+                       ranks=ranks)

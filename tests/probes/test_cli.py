@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from probes import PROBE_NAMES, ProbeConfig, load_report, run_probes
+from probes import PROBE_NAMES, SCHEMA_VERSION, ProbeConfig, load_report, run_probes
 from probes.cli import TORCH_MISSING, main, parse_size
 
 FAST = ["--quick", "--device", "cpu", "--shapes", "64", "--dtypes", "fp32,tf32"]
@@ -37,8 +37,14 @@ def test_quick_run_writes_report_and_summary(tmp_path, capsys):
     report = load_report(out)
     assert report.quick and report.errors == ()
     assert report.collectives.status == "skipped" and "world size 1" in report.collectives.reason
+    (rank,) = report.ranks  # one process: one rank, still gathered
+    assert rank.rank == 0 and rank.device == "cpu"
+    assert [v.name for v in rank.memory_gb_per_s] == ["host_copy", "host_triad"]
+    assert report.matmul.sweep == "custom" and report.matmul.layouts == ("nt",)
+    assert report.matmul.warmup_seconds > 0 and report.matmul.burst_tflops > 0
     text = capsys.readouterr().out
-    assert "fp32:" in text and "TFLOP/s at 64x64x64" in text and "host_copy" in text
+    assert "fp32:" in text and "TFLOP/s at 64x64x64/nt" in text and "host_copy" in text
+    assert "host_triad" in text and "warm-up fp32 64x64x64" in text
     assert f"report written to {out}" in text
 
 
@@ -99,5 +105,5 @@ def test_report_json_is_stable(tmp_path):
     out = tmp_path / "r.json"
     assert main([*FAST, "--probes", "matmul", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
-    assert data["schema_version"] == 1 and set(PROBE_NAMES) <= set(data)
+    assert data["schema_version"] == SCHEMA_VERSION and set(PROBE_NAMES) <= set(data)
     assert data["matmul"]["dtypes"][1]["status"] == "skipped"  # tf32 on CPU

@@ -1,4 +1,6 @@
-"""A real two-process gloo run under torchrun, and the nccl-tests bandwidth arithmetic."""
+"""Real two-process gloo runs under torchrun: every rank's figures and errors gathered to rank 0,
+the collectives with their transport and percentiles; and the nccl-tests bandwidth
+arithmetic."""
 
 from __future__ import annotations
 
@@ -25,18 +27,47 @@ def _env() -> dict[str, str]:
     return env
 
 
-def test_two_process_gloo_run_measures_all_three_collectives(tmp_path):
+# Runs the probes under torchrun with rank 1's memory probe broken, to see that rank 0's report
+# holds rank 1's figures and its error.
+RANK1_FAILS = """
+import os, sys
+from probes import _memory
+from probes.cli import main
+
+if os.environ["RANK"] == "1":
+    def broken(*args, **kwargs):
+        raise RuntimeError("ECC error on rank 1")
+    _memory.run_memory_probe = broken
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_two_process_gloo_run_gathers_every_rank(tmp_path):
     out = tmp_path / "r.json"
+    script = tmp_path / "run.py"
+    script.write_text(RANK1_FAILS)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-           "-m", "probes", "--quick", "--device", "cpu", "--shapes", "128",
-           "--dtypes", "fp32", "--out", str(out)]
+           str(script), "--quick", "--device", "cpu", "--shapes", "128", "--dtypes", "fp32",
+           "--out", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=_env(),
                           cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    # exit 1: the report was written, a probe failed (on rank 1)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     report = load_report(out)
     assert parse_report(json.loads(report_to_json(report))) == report
-    assert report.errors == ()
+    (error,) = report.errors
+    assert (error.probe, error.rank, error.message) == ("memory", 1, "ECC error on rank 1")
     assert report.environment.world_size == 2 and report.environment.node_count == 1
+
+    # every rank's figures, and their spread, are in rank 0's report
+    assert [r.rank for r in report.ranks] == [0, 1]
+    assert [v.name for v in report.ranks[1].matmul_best_tflops] == ["fp32"]
+    assert report.ranks[1].memory_gb_per_s == ()  # its memory probe failed
+    spread = report.matmul.dtypes[0].across_ranks
+    assert spread.n == 2 and spread.min_rank in (0, 1)
+    assert spread.min == min(r.matmul_best_tflops[0].value for r in report.ranks)
+    assert report.memory.points[0].across_ranks.n == 1  # only rank 0 measured it
+
     col = report.collectives
     assert (col.backend, col.status, col.world_size) == ("gloo", "measured", 2)
     intra = {s.op: s for s in col.series if s.scope == "intra_node"}
@@ -48,15 +79,17 @@ def test_two_process_gloo_run_measures_all_three_collectives(tmp_path):
             continue
         assert series.status == "measured" and not series.emulated
         assert series.implementation.startswith("torch.distributed.")
+        assert (series.transport, series.net, series.rdma) == ("gloo/TCP", "Socket", False)
         assert [p.size_bytes for p in series.points] == [1024, 32 * 1024, 1024 * 1024]
         for p in series.points:
-            assert p.busbw_gb_per_s > 0
+            assert p.busbw_gb_per_s > 0 and p.iterations == 10
+            assert p.busbw_p10_gb_per_s <= p.busbw_gb_per_s <= p.busbw_p90_gb_per_s
             assert p.algbw_gb_per_s == pytest.approx(p.size_bytes / p.seconds_median / 1e9)
             factor = 1.0 if op == "all_reduce" else 0.5  # 2(n-1)/n and (n-1)/n at n=2
             assert p.busbw_gb_per_s == pytest.approx(p.algbw_gb_per_s * factor)
     world = [s for s in col.series if s.scope == "world"]
     assert world and all(s.status == "skipped" and "single node" in s.reason for s in world)
-    assert "busbw" in proc.stdout  # rank 0 printed the summary
+    assert "busbw" in proc.stdout and "error in memory (rank 1)" in proc.stdout
 
 
 def test_missing_peer_fails_cleanly_within_the_timeout(tmp_path):
@@ -129,3 +162,41 @@ def test_a_real_failure_is_not_mistaken_for_a_missing_op(one_rank_gloo, monkeypa
     with pytest.raises(RuntimeError, match="Timed out"):
         _collectives._series("all_reduce", "world", 1, [4096], torch.device("cpu"), None,
                              quick=True)
+
+
+class _FakeCapture:
+    """A LogCapture whose file holds a trimmed NCCL log (tests/probes/fixtures)."""
+
+    reason = None
+
+    def __init__(self, name: str) -> None:
+        from pathlib import Path
+
+        self.text = (Path(__file__).parent / "fixtures" / name).read_text()
+
+    def read_own(self) -> str:
+        return self.text
+
+
+def test_nccl_series_get_the_transport_of_their_communicator(one_rank_gloo):
+    from probes import _collectives
+    from probes._schema import CollectivePoint, CollectiveSeries
+
+    point = CollectivePoint(size_bytes=2**30, seconds_median=0.005, algbw_gb_per_s=200.0,
+                            busbw_gb_per_s=375.0)
+    intra = CollectiveSeries(op="all_reduce", scope="intra_node", group_size=8,
+                             status="measured", points=(point,))
+    world = CollectiveSeries(op="all_reduce", scope="world", group_size=16, status="measured",
+                             points=(point,))
+    skipped = CollectiveSeries(op="all_gather", scope="world", group_size=16, status="skipped",
+                               reason="x")
+    ib = _collectives._with_transports([intra, world, skipped], "nccl",
+                                       _FakeCapture("nccl_info_2node_ib.log"))
+    assert (ib[0].transport, ib[0].net, ib[0].rdma) == ("NVLS+P2P/CUMEM", None, None)
+    assert (ib[1].net, ib[1].rdma, ib[1].net_plugin) == ("IB", True, "internal")
+    assert ib[1].transport == "NET/IB/GDRDMA+NVLS+P2P/CUMEM" and ib[2] == skipped
+    tcp = _collectives._with_transports([world], "nccl",
+                                        _FakeCapture("nccl_info_2node_socket.log"))
+    assert (tcp[0].net, tcp[0].rdma) == ("Socket", False)
+    unknown = _collectives._with_transports([world], "nccl", None)
+    assert unknown[0].transport is None and unknown[0].transport_source.startswith("unknown")

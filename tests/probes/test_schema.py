@@ -1,4 +1,5 @@
-"""The report schema: round trips, clear errors for bad files, atomic writes."""
+"""The report schema: round trips, clear errors for bad files, atomic writes, and the version
+history (a version-1 file still reads; version-2 fields round-trip)."""
 
 from __future__ import annotations
 
@@ -124,7 +125,7 @@ def test_unknown_schema_version_lists_supported(tmp_path):
     with pytest.raises(ReportError) as info:
         parse_report(data)
     message = _one_line_with_fix(info.value)
-    assert "99" in message and "version(s) 1" in message
+    assert "99" in message and "version(s) 1, 2" in message
 
 
 @pytest.mark.parametrize("drop", [("schema_version",), ("created_utc",),
@@ -201,3 +202,47 @@ def test_invariants_are_checked_at_construction():
         MatmulDtype(dtype="fp16", status="skipped")
     with pytest.raises(ValueError, match="best_tflops"):
         MatmulDtype(dtype="fp16", status="measured")
+
+
+def test_a_version_1_file_still_reads_with_the_new_fields_defaulted():
+    # A report as gpuplan wrote it before schema 2: none of the version-2 fields.
+    data = json.loads(report_to_json(sample_report(schema_version=1)))
+    for d in data["matmul"]["dtypes"]:
+        for key in ("best_layout", "median_tflops", "points_measured", "across_ranks",
+                    "accumulation", "check_reference", "check_rel_error",
+                    "check_max_rel_error", "check_passed"):
+            d.pop(key)
+    for key in ("sweep", "layouts", "warmup_dtype", "warmup_shape", "warmup_seconds",
+                "warmup_settled", "burst_tflops", "sustained_tflops", "under_load"):
+        data["matmul"].pop(key)
+    for key in ("idle", "gpu_count_smi", "nccl_env"):
+        data["environment"].pop(key)
+    data.pop("ranks")
+    report = parse_report(data)
+    assert report.schema_version == 1 and report.ranks == ()
+    assert report.matmul.sweep == "default" and report.matmul.dtypes[0].across_ranks is None
+
+
+def test_the_version_2_fields_round_trip():
+    from probe_reports import h100_report
+
+    report = h100_report(fp8_tflops=1300.0, world_size=16, node_count=2, net="IB")
+    assert report.schema_version == SCHEMA_VERSION == 2
+    again = parse_report(json.loads(report_to_json(report)))
+    assert again == report
+    bf16 = again.matmul.dtypes[0]
+    assert bf16.across_ranks.n == 16 and bf16.across_ranks.min_rank == 0
+    assert again.environment.nccl_env == (("NCCL_DEBUG", "INFO"),)
+    assert again.environment.idle.mig_mode == "Disabled"
+    world = again.collectives.series[1]
+    assert (world.scope, world.net, world.rdma) == ("world", "IB", True)
+    assert len(again.ranks) == 16 and again.ranks[9].hostname == "node-1"
+
+
+def test_spread_and_layout_invariants():
+    from probes._schema import Spread
+
+    with pytest.raises(ValueError, match="min <= p10"):
+        Spread(n=2, min=2.0, p10=1.0, p50=2.0, p90=3.0, max=3.0)
+    with pytest.raises(ValueError, match="layout"):
+        MatmulPoint(dtype="bf16", m=1, n=1, k=1, seconds_median=1.0, tflops=1.0, layout="tn")

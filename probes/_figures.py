@@ -1,0 +1,177 @@
+"""The figures a report offers the planner, and why the report itself may disqualify them.
+
+torch-free: `gpuplan probe ingest|show` and the planner read reports with it. This module knows
+what the probe's numbers mean; the rules that need a datasheet (bounds, the instance's GPU
+count, its fabric) are the planner's (planner/_probe_store.py, planner/_calibration.py).
+
+Four kinds of figure, each the statistic the planner's default replaces:
+
+- ``matmul`` (TFLOP/s, per dtype): the max over the sweep's shapes (the MAMF statistic), the
+  median over GPUs when every rank reported (p10/p90 over GPUs; with one GPU, over repeats of
+  its best shape).
+- ``hbm`` (GB/s): device_copy, 2*N bytes per copy of N (STREAM Copy), median over GPUs.
+- ``intra`` (GB/s): intra-node all_reduce bus bandwidth on the plateau (the best message of
+  at least PLATEAU_BYTES), p10/p90 over that message's iterations.
+- ``inter`` (GB/s): the same for the world group of a multi-node run, with the transport.
+
+A refusal here is a fact about the report alone: schema 1, a CPU run, quick mode, MIG, custom
+shapes, a probe that failed on some rank, a missing rank, a partial node, fp8 that failed its
+accuracy check, a message size short of the plateau.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from probes._schema import CollectiveSeries, ProbeReport
+
+PLATEAU_BYTES = 64 * 2**20  # busbw reaches its plateau at tens of MiB (nccl-tests curves)
+KINDS: tuple[str, ...] = ("matmul", "hbm", "intra", "inter")
+_PROBE_OF = {"matmul": "matmul", "hbm": "memory", "intra": "collectives",
+             "inter": "collectives"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Figure:
+    """One number a report offers to calibrate the model, with the facts the rules need."""
+
+    kind: str  # see KINDS
+    name: str  # matmul: the probe's dtype (bf16, fp8_e4m3...); hbm: device_copy; else the op
+    value: float
+    unit: str  # "TFLOP/s" or "GB/s"
+    p10: float | None
+    p90: float | None
+    gpus_per_node: int  # ranks per node in the run (torchrun --nproc-per-node)
+    gpus_visible: int  # GPUs the node showed
+    nodes: int
+    net: str | None = None  # inter: the network NCCL used ("IB", "Socket", ...)
+    rdma: bool | None = None
+    transport: str | None = None
+    refusal: str | None = None  # why this report's own facts make the figure unusable
+
+    @property
+    def full_node(self) -> bool:
+        return self.gpus_per_node == self.gpus_visible
+
+
+def _report_refusal(report: ProbeReport) -> str | None:
+    env = report.environment
+    if report.schema_version < 2:
+        return (f"schema {report.schema_version} report: burst-mode matmul over five square "
+                "shapes on rank 0 only, not comparable to the MAMF-style defaults; re-run the "
+                "probes with this gpuplan")
+    if env is None:
+        return "the report has no environment section: what it measured is unknown"
+    if env.device_type != "cuda":
+        return f"a {env.device_type} run does not measure a GPU"
+    if report.quick:
+        return ("quick mode (2 shapes, a short warm-up, 3 repeats) is for checking the set-up; "
+                "re-run without --quick to calibrate")
+    if env.idle is not None and (env.idle.mig_mode or "").lower() == "enabled":
+        return "MIG mode was on: a GPU slice is not the whole GPU"
+    if report.ranks and len(report.ranks) < env.world_size:
+        return (f"only {len(report.ranks)} of {env.world_size} ranks reported: a GPU that did "
+                "not answer may be the slow one")
+    if any(e.probe == "gather" for e in report.errors):
+        return "the ranks' results could not be gathered: the other GPUs are unknown"
+    return None
+
+
+def _failed(report: ProbeReport, probe: str) -> str | None:
+    for e in report.errors:
+        if e.probe == probe:
+            return (f"the {probe} probe failed on rank {e.rank} ({e.error_type}: "
+                    f"{e.message[:80]})")
+    return None
+
+
+def _matmul(report: ProbeReport, base: dict) -> list[Figure]:
+    out = []
+    sec = report.matmul
+    for d in sec.dtypes if sec else ():
+        if d.status != "measured" or not d.best_tflops:
+            continue
+        why = None
+        if sec.sweep != "default":
+            why = "custom shapes (--shapes): not the sweep the defaults are compared with"
+        elif d.dtype == "fp8_e4m3_fast":
+            why = ("fast accumulation is recorded for comparison; the anchors (mamf-finder.py) "
+                   "use the default accumulation, measured as fp8_e4m3")
+        elif d.dtype.startswith("fp8") and not d.check_passed:
+            why = ("fp8 failed its accuracy check against bf16" if d.check_passed is False
+                   else "fp8 has no accuracy check")
+            if d.check_rel_error is not None:
+                why += (f" (relative error {d.check_rel_error:.3g}, limit "
+                        f"{d.check_max_rel_error:g})")
+        spread = d.across_ranks
+        best = next((p for p in sec.points if p.dtype == d.dtype and p.tflops == d.best_tflops),
+                    None)
+        if spread is not None and spread.n >= 2:
+            value, p10, p90 = spread.p50, spread.p10, spread.p90
+        else:
+            value = d.best_tflops
+            p10, p90 = (best.tflops_p10, best.tflops_p90) if best else (None, None)
+        out.append(Figure(kind="matmul", name=d.dtype, value=value, unit="TFLOP/s", p10=p10,
+                          p90=p90, refusal=why, **base))
+    return out
+
+
+def _hbm(report: ProbeReport, base: dict) -> list[Figure]:
+    for p in report.memory.points if report.memory else ():
+        if p.name == "device_copy" and p.status == "measured" and p.gb_per_s:
+            spread = p.across_ranks
+            if spread is not None and spread.n >= 2:
+                value, p10, p90 = spread.p50, spread.p10, spread.p90
+            else:
+                value, p10, p90 = p.gb_per_s, p.gb_per_s_p10, p.gb_per_s_p90
+            return [Figure(kind="hbm", name=p.name, value=value, unit="GB/s", p10=p10, p90=p90,
+                           **base)]
+    return []
+
+
+def _plateau(s: CollectiveSeries) -> tuple[float, float | None, float | None, str | None]:
+    large = [p for p in s.points if p.size_bytes >= PLATEAU_BYTES]
+    pool = large or list(s.points)
+    best = max(pool, key=lambda p: p.busbw_gb_per_s)
+    why = None if large else (f"largest message {max(p.size_bytes for p in s.points)} B is "
+                              f"below {PLATEAU_BYTES >> 20} MiB, short of the busbw plateau")
+    return best.busbw_gb_per_s, best.busbw_p10_gb_per_s, best.busbw_p90_gb_per_s, why
+
+
+def _collective(report: ProbeReport, base: dict) -> list[Figure]:
+    out = []
+    col = report.collectives
+    for s in col.series if col and col.status == "measured" else ():
+        if s.op != "all_reduce" or s.status != "measured" or not s.points:
+            continue
+        if s.scope == "world" and base["nodes"] < 2:
+            continue
+        value, p10, p90, why = _plateau(s)
+        kind = "intra" if s.scope == "intra_node" else "inter"
+        if why is None and not base["gpus_per_node"] == base["gpus_visible"]:
+            why = (f"the run used {base['gpus_per_node']} of the node's {base['gpus_visible']} "
+                   "GPUs; bus bandwidth depends on the group, so only full nodes calibrate")
+        if why is None and kind == "intra" and s.group_size != base["gpus_per_node"]:
+            why = f"intra-node group of {s.group_size}, not the node's {base['gpus_per_node']}"
+        out.append(Figure(kind=kind, name=s.op, value=value, unit="GB/s", p10=p10, p90=p90,
+                          net=s.net, rdma=s.rdma, transport=s.transport, refusal=why, **base))
+    return out
+
+
+def report_figures(report: ProbeReport) -> tuple[Figure, ...]:
+    """Every figure the report offers, each with the report's own refusal (None: usable so
+    far; the planner still checks the datasheet bounds and the instance)."""
+    env = report.environment
+    base = {"gpus_per_node": env.local_world_size if env else 1,
+            # nvidia-smi lists the node's GPUs even when CUDA_VISIBLE_DEVICES hides some
+            "gpus_visible": max(env.gpu_count, env.gpu_count_smi or 0) or env.local_world_size
+            if env else 1,
+            "nodes": env.node_count if env else 1}
+    figures = [*_matmul(report, base), *_hbm(report, base), *_collective(report, base)]
+    whole = _report_refusal(report)
+    out = []
+    for f in figures:
+        why = whole or _failed(report, _PROBE_OF[f.kind]) or f.refusal
+        out.append(f if why == f.refusal else dataclasses.replace(f, refusal=why))
+    return tuple(out)
