@@ -10,8 +10,10 @@ Where each field comes from (checked against the orchestrators' own loaders in t
 - SkyPilot task YAML — https://docs.skypilot.co/en/latest/reference/yaml-spec.html:
   ``name``, ``num_nodes``, ``resources`` {``infra`` (cloud/region), ``instance_type``,
   ``accelerators`` (NAME:COUNT), ``use_spot``, ``network_tier: best``}, ``envs``,
-  ``file_mounts`` (a bucket ``source`` with ``mode: MOUNT``, docs …/reference/storage.html),
-  ``setup``, ``run``. The distributed variables ``SKYPILOT_NODE_RANK``, ``SKYPILOT_NODE_IPS``
+  ``file_mounts`` (``REMOTE_PATH: LOCAL_PATH`` copies a local directory to every node; a
+  bucket ``source`` with ``mode: MOUNT``, docs …/reference/storage.html), ``setup``, ``run``.
+  ``sky launch -i MINUTES --down`` tears the cluster down after that many idle minutes. The
+  distributed variables ``SKYPILOT_NODE_RANK``, ``SKYPILOT_NODE_IPS``
   (head node first), ``SKYPILOT_NUM_NODES``, ``SKYPILOT_NUM_GPUS_PER_NODE`` are documented in
   …/running-jobs/distributed-jobs.html. Files come back with ``scp``/``rsync`` using the
   cluster name as the SSH host (…/examples/syncing-code-artifacts.html).
@@ -19,11 +21,19 @@ Where each field comes from (checked against the orchestrators' own loaders in t
   ``type: task``, ``name``, ``nodes``, ``python``, ``env`` (list of ``K=V``; a bare ``K`` is
   taken from the caller's environment), ``commands``, ``resources`` {``gpu: NAME[:MEM]:COUNT``,
   ``shm_size``}, ``backends``, ``regions``, ``instance_types``, ``spot_policy``
-  (spot/on-demand/auto), ``fleets``, ``max_duration``, ``retry``. System variables
+  (spot/on-demand/auto), ``fleets``, ``max_duration``, ``retry``, ``files`` (``LOCAL:PATH``
+  uploads a local file or directory; a relative PATH lands under the run's working
+  directory — dstack's core/models/files.py FilePathMapping). System variables
   ``DSTACK_MASTER_NODE_IP``, ``DSTACK_NODE_RANK``, ``DSTACK_NODES_NUM``,
   ``DSTACK_GPUS_PER_NODE`` (same page). Distributed tasks need a fleet with
   ``placement: cluster`` (…/concepts/fleets/, which also enables EFA/GPUDirect/InfiniBand);
   ``dstack attach``/``apply`` adds the run name as an SSH host, so ``scp RUN:path .`` works.
+
+The probes reach the nodes from *this* machine, not from a package index (gpuplan is not
+published): the task copies the local ``probes`` package (torch is its only dependency) with the
+orchestrator's own file upload, installs torch only where the image lacks it, and runs
+``python -m probes`` with that copy on PYTHONPATH. ``probe_run_cost`` prices the run from the
+catalog before anything is launched.
 
 Errors::
 
@@ -37,14 +47,19 @@ import difflib
 import re
 import shlex
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 from catalog import GpuplanError
 
 TARGETS: tuple[str, ...] = ("skypilot", "dstack")  # orchestrators with task files
 EMIT_TARGETS: tuple[str, ...] = (*TARGETS, "torchrun")  # what `plan --emit` writes
 MASTER_PORT = 29500  # torchrun's default rendezvous port
-DEFAULT_INSTALL = "gpuplan[probes]"  # pip spec; a git URL or a wheel path works too
+# torch for nodes whose image has none: PyPI's Linux wheels are CUDA builds
+TORCH_SPEC = "torch>=2.3"
+SKY_SRC = "~/gpuplan-src"  # where SkyPilot copies the local probes package on every node
+DSTACK_SRC = "gpuplan-src"  # the same for dstack, under the run's working directory
+MAX_NODES = 1024  # far above any probe run; a typo such as 10**26 nodes is refused
+IDLE_MINUTES = 30  # SkyPilot without a bucket: torn down after this long idle (time to scp)
 TRAIN_SCRIPT = "YOUR_TRAIN_SCRIPT.py"
 REPLACE_SCRIPT = "# ← replace with your training script"
 REPORT_DIR = "$HOME/gpuplan-probes"  # where rank 0 writes report.json on the head node
@@ -108,9 +123,9 @@ class LaunchSpec:
     name: str = "gpuplan"
 
     def __post_init__(self) -> None:
-        if self.nodes < 1:
-            raise LaunchError(f"--nodes must be at least 1, got {self.nodes}. To fix: pass "
-                              "--nodes 1 or more")
+        if not 1 <= self.nodes <= MAX_NODES:
+            raise LaunchError(f"--nodes must be between 1 and {MAX_NODES}, got {self.nodes}. "
+                              "To fix: pass --nodes 1 or more (2 or more also measure the fabric)")
         if self.accelerator not in ACCELERATOR_NAMES:
             raise LaunchError(
                 f"{self.instance_type} has {self.accelerator}, which the SkyPilot/dstack/torchrun "
@@ -127,6 +142,38 @@ class LaunchSpec:
 class LaunchFile:
     path: str
     text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProbeRunCost:
+    """What a probe run costs before it is launched: ``nodes`` instances at the catalog's
+    price for ``expected_minutes`` (and at most for ``max_minutes``, the task's own limit)."""
+
+    instance_type: str
+    nodes: int
+    usd_per_hour: float  # per instance
+    price_source: str  # cloud, region, pricing and the catalog's date
+    expected_minutes: float
+    expected_breakdown: str
+    max_minutes: float | None  # None: until you stop it
+    max_reason: str
+
+    @property
+    def usd_expected(self) -> float:
+        return self.usd_per_hour * self.nodes * self.expected_minutes / 60
+
+    @property
+    def usd_max(self) -> float | None:
+        return None if self.max_minutes is None else \
+            self.usd_per_hour * self.nodes * self.max_minutes / 60
+
+    def line(self) -> str:
+        most = (f"at most ${self.usd_max:,.2f} ({self.max_reason})" if self.usd_max is not None
+                else f"more if left running ({self.max_reason})")
+        return (f"Cost before launch: {self.nodes} x {self.instance_type} at "
+                f"${self.usd_per_hour:,.2f}/h ({self.price_source}) x ~"
+                f"{self.expected_minutes:.0f} min ({self.expected_breakdown}) = "
+                f"~${self.usd_expected:,.2f}; {most}.")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -280,11 +327,29 @@ def parse_bucket(uri: str) -> Bucket:
 
 
 # -- probes ----------------------------------------------------------------------------------
-def _probe_script(spec: LaunchSpec, rank: str, addr: str, save: str) -> str:
+# Minutes billed for a probe run, per node (all nodes run at once). Provisioning: SkyPilot and
+# dstack report 2-10 min for a GPU VM to boot and join; setup: copying ~100 KB of probes and,
+# on an image without torch, a ~2.5 GB CUDA wheel (2-5 min); probes: a full run on one 8-GPU
+# node is ~2-2.5 min (budget in probes/_runner.py); copy-back and tear-down ~2 min.
+EXPECTED_MINUTES: tuple[tuple[str, float], ...] = (
+    ("provisioning", 5.0), ("setup", 5.0), ("probes", 3.0), ("copy-back and tear-down", 2.0))
+DSTACK_MAX_DURATION_MINUTES = 120
+
+
+def probes_source_dir() -> Path:
+    """The local ``probes`` package this gpuplan runs: what the task copies to the nodes."""
+    import probes
+
+    return Path(probes.__file__).resolve().parent
+
+
+def _probe_script(spec: LaunchSpec, rank: str, addr: str, save: str, src: str) -> str:
+    # GPUPLAN_PROBE_ARGS: extra `python -m probes` options (e.g. --quick) without editing
     torchrun = torchrun_command(nodes=spec.nodes, gpus_per_node=spec.gpus_per_node,
                                 node_rank=rank, master_addr=addr,
-                                program="-m probes --out report.json")
+                                program="-m probes --out report.json ${GPUPLAN_PROBE_ARGS:-}")
     return "\n".join([
+        f'export PYTHONPATH="{src}${{PYTHONPATH:+:$PYTHONPATH}}"',
         f'mkdir -p "{REPORT_DIR}" && cd "{REPORT_DIR}"',
         "status=0",
         f"{torchrun} || status=$?",  # exit 1: report written, a probe failed (docs/probes.md)
@@ -295,17 +360,55 @@ def _probe_script(spec: LaunchSpec, rank: str, addr: str, save: str) -> str:
     ]) + "\n"
 
 
-def probes_launch(spec: LaunchSpec, target: str, *, task_path: str,
-                  install: str = DEFAULT_INSTALL, bucket: str | None = None) -> LaunchBundle:
-    """A task that runs the probe suite on every node and brings report.json back."""
+def _setup(install: str | None) -> str:
+    """Install torch only where the image has none, or the user's own pip spec."""
+    if install:
+        return f"pip install {shlex.quote(install)}"
+    return (f"python3 -c 'import torch' 2>/dev/null || "
+            f"python3 -m pip install {shlex.quote(TORCH_SPEC)}")
+
+
+def probe_run_cost(catalog, spec: LaunchSpec, target: str) -> ProbeRunCost | None:
+    """The run's price from the catalog (the region asked for, else the cheapest priced one);
+    None when the catalog has no usable price for the instance."""
+    pricing = "spot" if spec.spot else "on_demand"
+    offers = [o for o in catalog.offers
+              if (o.cloud, o.instance_type, o.pricing) == (spec.cloud, spec.instance_type,
+                                                          pricing)
+              and o.price_usable and (spec.region is None or o.region == spec.region)]
+    if not offers:
+        return None
+    best = min(offers, key=lambda o: (o.usd_per_hour, o.region))
+    where = best.region if spec.region else f"{best.region}, the cheapest region priced"
+    expected = sum(m for _, m in EXPECTED_MINUTES)
+    breakdown = " + ".join(f"{what} {m:g}" for what, m in EXPECTED_MINUTES)
+    if target == "dstack":
+        most, why = DSTACK_MAX_DURATION_MINUTES, f"the task's max_duration, " \
+            f"{DSTACK_MAX_DURATION_MINUTES // 60} h"
+    else:
+        most, why = expected + IDLE_MINUTES, f"auto-down after {IDLE_MINUTES} idle minutes"
+    return ProbeRunCost(instance_type=spec.instance_type, nodes=spec.nodes,
+                        usd_per_hour=best.usd_per_hour,
+                        price_source=f"{spec.cloud} {where}, {pricing.replace('_', '-')}, "
+                                     f"catalog {best.as_of}",
+                        expected_minutes=expected, expected_breakdown=breakdown,
+                        max_minutes=most, max_reason=why)
+
+
+def probes_launch(spec: LaunchSpec, target: str, *, task_path: str, install: str | None = None,
+                  bucket: str | None = None, source_dir: str | Path | None = None) -> LaunchBundle:
+    """A task that copies the local probes to every node, runs them there under torchrun and
+    brings report.json back. ``install``: a pip spec to install instead of copying (a git URL
+    or a wheel of gpuplan); ``source_dir``: the probes package to copy (default: this one)."""
     target = _choose("launch target", target, TARGETS)
     b = parse_bucket(bucket) if bucket else None
+    src = str(Path(source_dir) if source_dir else probes_source_dir())
     report = f"{spec.name}.json"
     header = (f"gpuplan probes: {spec.nodes} x {spec.instance_type} ({spec.cloud}"
               f"{' ' + spec.region if spec.region else ''}, "
               f"{'spot' if spec.spot else 'on-demand'}), {spec.gpus_per_node} GPUs per node.",
-              "Generated by `gpuplan launch probes`; launch with the commands it printed.")
-    pip = f"pip install {shlex.quote(install)}"
+              "Generated by `gpuplan launch probes`; launch with the commands it printed.",
+              "The probes are copied from this machine: " + (install or src))
     ingest = "gpuplan probe ingest report.json"
     if target == "skypilot":
         if b:
@@ -314,23 +417,26 @@ def probes_launch(spec: LaunchSpec, target: str, *, task_path: str,
         else:
             save = "echo \"report: $PWD/report.json\""
         task: dict = {"name": spec.name, "num_nodes": spec.nodes,
-                      "resources": _skypilot_resources(spec),
-                      "envs": {"NCCL_DEBUG": "INFO"}}
+                      "resources": _skypilot_resources(spec)}
+        mounts: dict = {} if install else {f"{SKY_SRC}/probes": src}
         if b:
-            task["file_mounts"] = {BUCKET_MOUNT: {"source": f"{b.scheme}://{b.bucket}",
-                                                  "mode": "MOUNT"}}
-        task["setup"] = pip + "\n"
+            mounts[BUCKET_MOUNT] = {"source": f"{b.scheme}://{b.bucket}", "mode": "MOUNT"}
+        if mounts:
+            task["file_mounts"] = mounts
+        task["setup"] = _setup(install) + "\n"
         task["run"] = ('MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)\n'
-                       + _probe_script(spec, "$SKYPILOT_NODE_RANK", "$MASTER_ADDR", save))
+                       + _probe_script(spec, "$SKYPILOT_NODE_RANK", "$MASTER_ADDR", save,
+                                       SKY_SRC.replace("~", "$HOME")))
         fetch = (b.copy_command(b.object_uri(report), "report.json") if b
                  else f"scp {spec.name}:~/gpuplan-probes/report.json report.json")
         commands = ((f"sky launch -c {spec.name} --down {task_path}", fetch) if b else
-                    (f"sky launch -c {spec.name} {task_path}", fetch, f"sky down {spec.name}"))
+                    (f"sky launch -c {spec.name} -i {IDLE_MINUTES} --down {task_path}", fetch,
+                     f"sky down {spec.name}"))
         return LaunchBundle(target=target, commands=(*commands, ingest),
                             files=(LaunchFile(path=task_path, text=dump_yaml(task, header)),))
     # dstack
-    env = ["NCCL_DEBUG=INFO"]
-    setup = [pip]
+    env: list[str] = []
+    setup = [_setup(install)]
     if b and b.scheme == "s3":
         env += ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]  # passed from your shell
         setup.append("pip install awscli")
@@ -338,12 +444,17 @@ def probes_launch(spec: LaunchSpec, target: str, *, task_path: str,
         setup.append("pip install gsutil")  # uses the VM's service account on GCP
     save = (b.copy_command("report.json", b.object_uri(report)) if b else
             f'echo "report ready: scp {spec.name}:~/gpuplan-probes/report.json ."; '
-            f"sleep {HOLD_SECONDS}")
-    task = {"type": "task", "name": spec.name, "nodes": spec.nodes, "python": "3.11",
-            "env": env,
-            "commands": [*setup, _probe_script(spec, "$DSTACK_NODE_RANK",
-                                               "$DSTACK_MASTER_NODE_IP", save)],
-            **_dstack_profile(spec), "max_duration": "2h"}
+            f"sleep ${{GPUPLAN_HOLD_SECONDS:-{HOLD_SECONDS}}}")
+    task = {"type": "task", "name": spec.name, "nodes": spec.nodes, "python": "3.11"}
+    if not install:
+        task["files"] = [f"{src}:{DSTACK_SRC}/probes"]
+    if env:
+        task["env"] = env
+    task.update({"commands": [*setup, _probe_script(spec, "$DSTACK_NODE_RANK",
+                                                    "$DSTACK_MASTER_NODE_IP", save,
+                                                    f"$PWD/{DSTACK_SRC}")],
+                 **_dstack_profile(spec),
+                 "max_duration": f"{DSTACK_MAX_DURATION_MINUTES // 60}h"})
     files = [LaunchFile(path=task_path, text=dump_yaml(task, header))]
     commands = [f"dstack apply -f {task_path}"]
     if spec.nodes > 1:
@@ -450,7 +561,8 @@ def training_launch(rec: dict, target: str, *, task_path: str, workload=None,
     return LaunchBundle(target=target, files=tuple(files), commands=tuple(commands))
 
 
-__all__ = ["ACCELERATOR_NAMES", "DEFAULT_INSTALL", "EMIT_TARGETS", "MASTER_PORT", "TARGETS",
+__all__ = ["ACCELERATOR_NAMES", "EMIT_TARGETS", "MASTER_PORT", "TARGETS", "TORCH_SPEC",
            "TRAIN_SCRIPT", "LaunchBundle", "LaunchError", "LaunchFile", "LaunchSpec",
-           "parse_bucket", "plan_env", "probes_launch", "spec_for_instance",
-           "spec_for_recommendation", "torchrun_command", "training_launch"]
+           "ProbeRunCost", "parse_bucket", "plan_env", "probe_run_cost", "probes_launch",
+           "probes_source_dir", "spec_for_instance", "spec_for_recommendation",
+           "torchrun_command", "training_launch"]

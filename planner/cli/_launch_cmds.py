@@ -1,7 +1,8 @@
 """`gpuplan launch probes` and `plan --emit`: task files for SkyPilot or dstack, or a torchrun
 script, written atomically, followed by the exact commands to run.
 
-Output goes through plain ``print`` (never rich markup: ``gpuplan[probes]`` is not a style).
+Output goes through plain ``sys.stdout`` (never rich markup: ``[...]`` in a pip spec is not a
+style). `launch probes` prints what the run will cost, from the catalog, before the commands.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ launch_app = typer.Typer(help="Task files for SkyPilot or dstack that provision 
 app.add_typer(launch_app, name="launch")
 
 
-def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = ()) -> None:
+def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
+          before: tuple[str, ...] = ()) -> None:
     from catalog import write_text_atomic
 
     out = sys.stdout
@@ -31,6 +33,8 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = ()) -> None:
             write_text_atomic(f.path, f.text)
             out.write(f"wrote {f.path}\n")
         out.write("Then run:\n")
+    for line in before:
+        out.write(f"{line}\n")
     for i, cmd in enumerate((*bundle.commands, *after), 1):
         out.write(f"  {i}. {cmd}\n")
     out.flush()
@@ -52,22 +56,35 @@ def probes_cmd(
     bucket: Annotated[str | None, typer.Option("--bucket", help="s3://BUCKET[/PREFIX] or "
                       "gs://BUCKET[/PREFIX] to copy the report to (default: fetch it with "
                       "scp).")] = None,
-    install: Annotated[str, typer.Option("--install", help="pip spec that installs gpuplan "
-                       "with the probes extra: a name, a git URL or a wheel.")]
-    = "gpuplan[probes]",
+    install: Annotated[str | None, typer.Option("--install", help="A pip spec to install on "
+                       "each node instead of copying this machine's probes (a git URL or a "
+                       "wheel of gpuplan).")] = None,
 ) -> None:
-    """A task file that provisions NODES x INSTANCE, runs the probe suite under torchrun on all
-    of them, and brings report.json back for `gpuplan probe ingest`."""
+    """A task file that provisions NODES x INSTANCE, copies this machine's probes to them, runs
+    the probe suite under torchrun on all of them, and brings report.json back for `gpuplan
+    probe ingest`. Prints what the run costs (catalog price x nodes x expected minutes) first."""
     from catalog import load_catalog
-    from planner._launch import TARGETS, _choose, default_path, probes_launch, spec_for_instance
+    from planner._launch import (
+        TARGETS,
+        _choose,
+        default_path,
+        probe_run_cost,
+        probes_launch,
+        spec_for_instance,
+    )
 
     target = _choose("launch target", target, TARGETS)
-    spec = spec_for_instance(load_catalog(), instance, nodes, region=region, spot=spot,
-                             cloud=cloud)
+    cat = load_catalog()
+    spec = spec_for_instance(cat, instance, nodes, region=region, spot=spot, cloud=cloud)
     to_stdout = out == "-"
     path = default_path(target, "probes") if out in (None, "-") else out
     bundle = probes_launch(spec, target, task_path=path, install=install, bucket=bucket)
-    _emit(bundle, to_stdout, after=("gpuplan plan … (as before: it now uses the measurements)",))
+    cost = probe_run_cost(cat, spec, target)
+    line = cost.line() if cost else (f"Cost before launch: the catalog has no usable "
+                                     f"{'spot' if spot else 'on-demand'} price for "
+                                     f"{spec.instance_type}; check your cloud's pricing.")
+    _emit(bundle, to_stdout, before=(line,),
+          after=("gpuplan plan … (as before: it now uses the measurements)",))
 
 
 def emit_for_plan(recommendation: dict | None, target: str, out_path: str | None,

@@ -17,13 +17,17 @@ def run(capsys, *argv):
 
 def test_launch_probes_writes_the_file_and_prints_the_commands(capsys, tmp_path):
     out_file = tmp_path / "tmp" / "x.yaml"
+    out_file.parent.mkdir()
     code, out, err = run(capsys, "launch", "probes", "--instance", "p5.48xlarge", "--nodes",
                          "2", "--target", "skypilot", "--out", str(out_file))
     assert code == 0, err
     assert yaml.safe_load(out_file.read_text())["num_nodes"] == 2
     assert os.listdir(out_file.parent) == ["x.yaml"]  # written atomically: no temp file left
-    assert f"sky launch -c gpuplan-probes-p5-48xlarge-2n {out_file}" in out
+    assert f"sky launch -c gpuplan-probes-p5-48xlarge-2n -i 30 --down {out_file}" in out
     assert "gpuplan probe ingest report.json" in out
+    cost = next(line for line in out.splitlines() if line.startswith("Cost before launch:"))
+    assert "2 x p5.48xlarge at $" in cost and "min" in cost  # before the commands
+    assert out.index("Cost before launch") < out.index("1. sky launch")
 
 
 def test_launch_probes_dstack_to_stdout(capsys):
@@ -38,7 +42,7 @@ def test_launch_probes_user_errors_exit_2_with_one_line(capsys):
     for argv, needle in (
         (["--instance", "p5.48xlarg", "--target", "skypilot"], "Did you mean 'p5.48xlarge'"),
         (["--instance", "p5.48xlarge", "--target", "slurm"], "unknown launch target"),
-        (["--instance", "p5.48xlarge", "--target", "dstack", "--nodes", "0"], "at least 1"),
+        (["--instance", "p5.48xlarge", "--target", "dstack", "--nodes", "0"], "between 1 and"),
         (["--instance", "p5.48xlarge", "--target", "dstack", "--bucket", "ftp://x"], "bucket"),
     ):
         code, out, err = run(capsys, "launch", "probes", *argv)

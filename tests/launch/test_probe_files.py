@@ -1,5 +1,6 @@
-"""`launch probes` task files: the fields each orchestrator's documented schema needs, and the
-torchrun line for N nodes x G GPUs."""
+"""`launch probes` task files: the fields each orchestrator's documented schema needs, the local
+probes shipped to the nodes (gpuplan is not on a package index), the torchrun line for
+N nodes x G GPUs, and the run's cost from the catalog before launch."""
 
 from __future__ import annotations
 
@@ -13,11 +14,15 @@ from planner._launch import (
     LaunchError,
     fleet_path,
     parse_bucket,
+    probe_run_cost,
     probes_launch,
+    probes_source_dir,
     run_name,
     spec_for_instance,
     torchrun_command,
 )
+
+SETUP = "python3 -c 'import torch' 2>/dev/null || python3 -m pip install 'torch>=2.3'"
 
 
 def sky(cat, instance="p5.48xlarge", nodes=2, **kw):
@@ -44,10 +49,17 @@ def test_skypilot_task_has_the_documented_fields(cat):
     assert task["resources"] == {"infra": "aws/us-east-1", "instance_type": "p5.48xlarge",
                                  "accelerators": "H100:8", "use_spot": False,
                                  "network_tier": "best"}
-    assert task["setup"].strip() == "pip install 'gpuplan[probes]'"
+    # the local probes package goes to every node (file_mounts REMOTE: LOCAL); torch is
+    # installed only where the image has none
+    assert task["file_mounts"] == {"~/gpuplan-src/probes": str(probes_source_dir())}
+    assert (probes_source_dir() / "__main__.py").exists()
+    assert task["setup"].strip() == SETUP
+    assert 'export PYTHONPATH="$HOME/gpuplan-src' in task["run"]
     # …/running-jobs/distributed-jobs.html: head node = first line of SKYPILOT_NODE_IPS.
     assert 'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)' in task["run"]
-    assert bundle.commands[0] == "sky launch -c gpuplan-probes-p5-48xlarge-2n probes.sky.yaml"
+    # -i 30 --down: torn down after 30 idle minutes, so a forgotten cluster stops costing
+    assert bundle.commands[0] == ("sky launch -c gpuplan-probes-p5-48xlarge-2n -i 30 --down "
+                                  "probes.sky.yaml")
     assert bundle.commands[-1] == "gpuplan probe ingest report.json"
 
 
@@ -57,7 +69,7 @@ def test_torchrun_for_n_nodes_by_g_gpus(cat):
     assert args == {"--nnodes": "4", "--nproc-per-node": "8",
                     "--node-rank": "$SKYPILOT_NODE_RANK", "--master-addr": "$MASTER_ADDR",
                     "--master-port": str(MASTER_PORT), "-m": "probes"}
-    assert "-m probes --out report.json" in task["run"]
+    assert "-m probes --out report.json ${GPUPLAN_PROBE_ARGS:-}" in task["run"]
     _, _, (_, dtask) = dstack(cat, "g6e.12xlarge", nodes=3)
     args = torchrun_args(dtask["commands"][-1])
     assert args["--nnodes"] == "3" and args["--nproc-per-node"] == "4"
@@ -91,7 +103,9 @@ def test_dstack_task_and_cluster_fleet(cat):
     assert task["spot_policy"] == fleet["spot_policy"] == "spot"
     assert task["backends"] == ["aws"] and task["regions"] == ["us-east-1"]
     assert task["instance_types"] == ["p5.48xlarge"]
-    assert task["commands"][0] == "pip install 'gpuplan[probes]'"
+    assert task["files"] == [f"{probes_source_dir()}:gpuplan-src/probes"]
+    assert task["commands"][0] == SETUP
+    assert 'export PYTHONPATH="$PWD/gpuplan-src' in task["commands"][-1]
     paths = [f.path for f in bundle.files]
     assert paths == ["probes-fleet.dstack.yml", "probes.dstack.yml"]
     assert bundle.commands[:2] == ("dstack apply -f probes-fleet.dstack.yml",
@@ -102,7 +116,8 @@ def test_dstack_task_and_cluster_fleet(cat):
 def test_bucket_copies_the_report(cat):
     _, bundle, task = sky(cat, bucket="s3://my-bucket/runs/a")
     # docs.skypilot.co/en/latest/reference/storage.html: file_mounts {path: {source, mode}}.
-    assert task["file_mounts"] == {"/gpuplan-reports": {"source": "s3://my-bucket",
+    assert task["file_mounts"] == {"~/gpuplan-src/probes": str(probes_source_dir()),
+                                   "/gpuplan-reports": {"source": "s3://my-bucket",
                                                         "mode": "MOUNT"}}
     assert "/gpuplan-reports/runs/a/gpuplan-probes-p5-48xlarge-2n.json" in task["run"]
     assert "--down" in bundle.commands[0]
@@ -116,10 +131,29 @@ def test_bucket_copies_the_report(cat):
         parse_bucket("azure://x")
 
 
-def test_install_spec_is_a_parameter(cat):
+def test_an_install_spec_replaces_the_copy(cat):
     spec = "gpuplan[probes] @ git+https://example.invalid/gpuplan.git"
     _, _, task = sky(cat, install=spec)
-    assert task["setup"].strip() == f"pip install '{spec}'"
+    assert task["setup"].strip() == f"pip install '{spec}'" and "file_mounts" not in task
+    _, _, (_, dtask) = dstack(cat, install=spec)
+    assert "files" not in dtask and dtask["commands"][0] == f"pip install '{spec}'"
+
+
+def test_the_cost_is_catalog_price_times_nodes_times_expected_minutes(cat):
+    spec = spec_for_instance(cat, "p5.48xlarge", 2, region="us-east-1")
+    cost = probe_run_cost(cat, spec, "skypilot")
+    (offer,) = [o for o in cat.offers if (o.instance_type, o.region, o.pricing) ==
+                ("p5.48xlarge", "us-east-1", "on_demand") and o.price_usable]
+    assert cost.usd_per_hour == offer.usd_per_hour and cost.expected_minutes == 15
+    assert cost.usd_expected == pytest.approx(offer.usd_per_hour * 2 * 15 / 60)
+    assert cost.usd_max == pytest.approx(offer.usd_per_hour * 2 * 45 / 60)  # + 30 idle min
+    line = cost.line()
+    assert line.startswith("Cost before launch: 2 x p5.48xlarge at $") and "us-east-1" in line
+    assert f"~${cost.usd_expected:,.2f}" in line
+    assert probe_run_cost(cat, spec, "dstack").max_minutes == 120  # max_duration: 2h
+    anywhere = probe_run_cost(cat, spec_for_instance(cat, "p5.48xlarge", 1), "skypilot")
+    assert "the cheapest region priced" in anywhere.price_source
+    assert anywhere.usd_per_hour <= cost.usd_per_hour
 
 
 def test_accelerator_names_and_synthetic_gcp_types(cat):
@@ -137,8 +171,10 @@ def test_accelerator_names_and_synthetic_gcp_types(cat):
 def test_user_errors_are_one_line_with_a_fix(cat):
     with pytest.raises(UnknownNameError, match="Did you mean 'p5.48xlarge'"):
         spec_for_instance(cat, "p5.48xlarg", 1)
-    with pytest.raises(LaunchError, match="at least 1"):
+    with pytest.raises(LaunchError, match="between 1 and 1024"):
         spec_for_instance(cat, "p5.48xlarge", 0)
+    with pytest.raises(LaunchError, match="To fix"):
+        spec_for_instance(cat, "p5.48xlarge", 10**26)
     with pytest.raises(UnknownNameError, match="region"):
         spec_for_instance(cat, "p5.48xlarge", 1, region="mars-north-1")
     with pytest.raises(LaunchError, match="do not cover"):
@@ -152,7 +188,7 @@ def test_user_errors_are_one_line_with_a_fix(cat):
 def test_output_is_deterministic_and_names_are_valid(cat):
     a = sky(cat)[1].files[0].text
     assert a == sky(cat)[1].files[0].text
-    assert list(load(a)) == ["name", "num_nodes", "resources", "envs", "setup", "run"]
+    assert list(load(a)) == ["name", "num_nodes", "resources", "file_mounts", "setup", "run"]
     name = run_name("gpuplan-probes", "Standard_ND96isr_H100_v5", 16)
     assert len(name) <= 40 and name.endswith("-16n")
     assert fleet_path("out/x.yaml") == "out/x-fleet.yaml"
