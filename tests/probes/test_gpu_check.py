@@ -1,8 +1,12 @@
-"""benchmarks/gpu_check.py: the nccl-tests parser, and the clean skip without a GPU."""
+"""benchmarks/gpu_check.py: the nccl-tests parser, the clean skip without a GPU, and the whole
+flow on CPU (--dry-run) so the script is exercised, not dead code. Its GPU verdicts need a
+GPU machine: see docs/probes.md, "Checking the probes on a GPU machine"."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,10 +38,48 @@ def test_older_layout_without_root_column():
     assert _load().parse_nccl_tests(old) == {1024: 0.06, 1073741824: 409.55}
 
 
-def test_skips_cleanly_without_cuda():
+def _run(*argv, home):
+    env = dict(os.environ, GPUPLAN_HOME=str(home), GPUPLAN_NO_METADATA="1")
+    return subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True,
+                          timeout=180, env=env)
+
+
+def test_help_and_a_clean_skip_without_cuda(tmp_path):
     torch = pytest.importorskip("torch")
+    assert _run("--help", home=tmp_path).returncode == 0
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
-    proc = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True,
-                          timeout=60)
-    assert (proc.returncode, proc.stdout.strip()) == (0, "no CUDA device: skipped")
+    proc = _run(home=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith("no CUDA device: skipped")
+
+
+def test_the_dry_run_walks_every_check_on_cpu(tmp_path):
+    pytest.importorskip("torch")
+    out = tmp_path / "out"
+    proc = _run("--dry-run", "--out", str(out), home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    data = json.loads((out / "gpu_check.json").read_text())
+    status = {c["check"]: c["status"] for c in data["checks"]}
+    assert list(status) == ["preflight", "probe run", "matmul vs MAMF-lite", "copy vs triad",
+                            "burst vs sustained", "fp8 accuracy", "event vs wall clock",
+                            "collectives", "planner"]
+    assert status["probe run"] == "pass" and status["planner"] == "pass"
+    assert status["collectives"] == "not_verified"
+    assert status["fp8 accuracy"] in ("pass", "skipped")
+    planner = data["checks"][-1]
+    # a CPU report is stored in the temporary database but calibrates nothing, and says why
+    assert planner["before_hours"] == planner["after_hours"]
+    assert any("a cpu run does not measure a GPU" in n for n in planner["not_used"])
+    assert (out / "probe-report.json").exists() and (out / "probes.db").exists()
+
+
+def test_not_verified_fails_only_when_asked_to_verify():
+    checks = _load().Checks(strict=True)
+    checks.add("collectives", "not_verified", "nccl-tests is not installed")
+    checks.add("fp8 accuracy", "pass", "ok")
+    assert checks.exit_code(verify=False) == 0 and checks.exit_code(verify=True) == 1
+    checks.add("copy vs triad", "fail", "ratio 0.7", timing=True)
+    assert checks.exit_code(verify=False) == 1
+    cpu = _load().Checks(strict=False)  # a CPU dry run: timing verdicts are only info
+    cpu.add("copy vs triad", "fail", "ratio 2.7", timing=True)
+    assert cpu.items[0]["status"] == "info" and cpu.exit_code(verify=False) == 0
