@@ -1,4 +1,5 @@
-"""What every page shares: the catalog, cached calls into planner/catalog, and formatting.
+"""What every page shares: the catalog, the app's words for the planner's messages, and cached
+planner calls (the widgets bound to the URL and the bounded uploads are in ``_inputs``).
 
 The cached functions take plain values (strings, numbers, tuples, bytes) and return plain
 dicts, so ``st.cache_data`` can hash their arguments and pickle their results. Nothing here
@@ -7,8 +8,11 @@ models anything: it turns widget values into the planner's public inputs and bac
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -16,11 +20,96 @@ import streamlit as st
 
 import catalog
 import planner
+from app_pages._format import md
 
 PLAN_TTL_S = 3600  # a date deadline ("2027-03-31") is hours from *now*: recompute hourly
 
+# ---- the app's words -------------------------------------------------------------------------
+# One name per input, used as the widget's label and wherever a message names the input. Keys
+# are the planner's field names (its errors' ``field``, or a CLI flag without "--" and with "_"
+# for "-"); the CLI names the same inputs by its flags.
+FIELD_LABELS: dict[str, str] = {
+    "model": "Model preset",
+    "config": "Hugging Face config.json",
+    "params": "Total parameters",
+    "active_params": "Active parameters",
+    "experts": "Experts",
+    "experts_per_token": "Experts per token",
+    "tokens": "Training tokens",
+    "seq_len": "Sequence length",
+    "global_batch_tokens": "Global batch tokens",
+    "precision": "Precision",
+    "recompute": "Activation recompute",
+    "deadline": "Deadline",
+    "budget": "Budget, USD",
+    "max_gpus": "Max GPUs",
+    "min_probability": "Min. probability of meeting the deadline",
+    "clouds": "Clouds",
+    "regions": "Regions",
+    "pricing": "Pricing models",
+    "gpus": "Accelerators",
+    "top": "Candidates to list",
+    "min_gpus": "Min GPUs per instance",
+    "max_price": "Max $ per instance-hour",
+    "sort": "Sort by",
+    "accelerator": "Catalog accelerator",
+}
+_FIELD_ALIASES = {"cloud": "clouds", "region": "regions", "gpu": "gpus", "top_n": "top",
+                  "budget_usd": "budget", "deadline_hours": "deadline", "model_preset": "model"}
+# CLI commands a message may suggest, and where the app does the same.
+_COMMANDS = {"`gpuplan offers`": "the Catalog page", "`gpuplan gpus`": "the Catalog page",
+             "`gpuplan probe show`": "the Probes page", "`gpuplan probe list`": "the Probes page"}
+_FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
 
-# ---- the catalog ---------------------------------------------------------------------------
+
+def field_key(field: str | None) -> str | None:
+    """'--seq-len', 'seq-len' or 'seq_len' → 'seq_len'."""
+    if not field:
+        return None
+    key = str(field).lstrip("-").replace("-", "_")
+    return _FIELD_ALIASES.get(key, key)
+
+
+def field_label(field: str | None) -> str | None:
+    key = field_key(field)
+    return FIELD_LABELS.get(key) if key else None
+
+
+def app_words(text: str) -> str:
+    """A planner message in the app's words: its inputs by their labels, never CLI flags."""
+    text = re.sub(r"\bpass (e\.g\. )?(?=--)", r"set \1", text)
+    text = re.sub(r"\buse --target (\w+)", r"use the \1 file", text)
+    text = _FLAG.sub(lambda m: f"“{field_label(m[1]) or m[1].replace('-', ' ')}”", text)
+    for command, page in _COMMANDS.items():
+        text = text.replace(command, page)
+    return text
+
+
+def error_out(exc: BaseException, replace: dict[str, str] | None = None) -> dict:
+    """A planner error for the page: ``{"error": message in the app's words, "field": key}``.
+
+    ``field`` is the error's own (``exc.field``) when it has one, else the first flag its
+    message names. ``replace`` maps server paths (temporary files) to what the user uploaded.
+    """
+    raw = str(exc)
+    for path, name in (replace or {}).items():
+        raw = raw.replace(path, name)
+    field = field_key(getattr(exc, "field", None))
+    if field is None and (m := _FLAG.search(raw)):
+        field = field_key(m[1])
+    text = app_words(raw)
+    label = FIELD_LABELS.get(field) if field else None
+    if label and f"“{label}”" not in text:
+        text = f"“{label}”: {text}"
+    return {"error": text, "field": field}
+
+
+def show_error(out: dict) -> None:
+    """The one-line error of ``error_out``, escaped (it may quote what the user typed)."""
+    st.error(md(out["error"]), icon=":material/error:")
+
+
+# ---- the catalog -------------------------------------------------------------------------------
 
 def overrides_path() -> str | None:
     """Price overrides, as the CLI reads them (``GPUPLAN_OVERRIDES``)."""
@@ -32,7 +121,7 @@ def load_catalog_or_stop() -> catalog.Catalog:
     try:
         return catalog.load_catalog(overrides=overrides_path())
     except catalog.GpuplanError as exc:
-        st.error(str(exc))
+        show_error(error_out(exc))
         st.stop()
         raise  # unreachable: st.stop() raises
 
@@ -54,10 +143,10 @@ def calibration_key() -> tuple[int, ...]:
 def catalog_banner(cat: catalog.Catalog) -> None:
     """Which catalog priced this, from what source, and a warning when it is old."""
     dates = ", ".join(f"{c} {cat.as_of(c):%Y-%m-%d}" for c in catalog.CLOUDS if cat.as_of(c))
-    text = f"Catalog: **{cat.name}** — prices as of {dates or 'unknown'} (approximate). " \
-           f"Source: {cat.source or 'unknown'}."
+    text = f"Catalog: **{md(cat.name)}** — prices as of {dates or 'unknown'} (approximate). " \
+           f"Source: {md(cat.source or 'unknown')}."
     if cat.overrides_path:
-        text += f" Overrides from `{cat.overrides_path}`."
+        text += f" Overrides from {md(Path(cat.overrides_path).name)}."
     age = cat.age_days()
     if age is not None and age > catalog.STALE_AFTER_DAYS:
         st.warning(f"{text}\n\nPrices are up to {age} days old: run `gpuplan catalog refresh` "
@@ -70,22 +159,49 @@ def catalog_banner(cat: catalog.Catalog) -> None:
 def catalog_line(info: dict) -> None:
     """The catalog a result was priced with (the ``catalog`` entry of a plan or allocation)."""
     dates = ", ".join(f"{c} {d}" for c, d in (info.get("as_of") or {}).items())
-    st.caption(f"Priced with the {info.get('name')} catalog ({dates}); "
-               f"{info.get('source') or ''}"
-               + (f"; overrides {info['overrides']}" if info.get("overrides") else ""))
+    over = info.get("overrides")
+    st.caption(f"Priced with the {md(info.get('name'))} catalog ({dates}); "
+               f"{md(info.get('source') or '')}"
+               + (f"; overrides {md(Path(over).name)}" if over else ""))
 
 
-# ---- cached planner calls ------------------------------------------------------------------
+def gpu_choices(cat: catalog.Catalog) -> list[str]:
+    """Accelerators offered in the catalog that the planner can time (no FPGAs, no
+    inference-only chips): GPUs first, then TPUs/Trainium, each alphabetically."""
+    can_time = _can_time()
+    offered = sorted({t.accelerator for t in cat.instance_types})
+    usable = [a for a in offered
+              if any(can_time(cat.accelerator(a), p) for p in ("bf16", "fp16", "fp8"))]
+    return sorted(usable, key=lambda a: (cat.accelerator(a).vendor not in ("NVIDIA", "AMD"), a))
+
+
+def _can_time():
+    """The planner's predicate for "the model can time this accelerator". Until planner
+    exports one (``planner.can_time``), its optimizer's own, read only."""
+    public = getattr(planner, "can_time", None)
+    if public is not None:
+        return public
+    from planner._estimate import costable
+
+    return costable
+
+
+# ---- cached planner calls ----------------------------------------------------------------------
+
+LAUNCH_TARGETS = ("skypilot", "dstack")  # the orchestrators with task files (`plan --emit`)
+
 
 @st.cache_data(ttl=PLAN_TTL_S, max_entries=64, show_spinner="Planning…")
 def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
                 catalog_id: tuple, calibration_id: tuple) -> dict:
-    """``planner.plan`` for one set of inputs, as a dict; ``{"error": line}`` on bad input.
+    """``planner.plan`` for one set of inputs, as a dict; ``{"error": …}`` on bad input.
 
     ``catalog_id`` and ``calibration_id`` are only cache keys: a refreshed catalog or a newly
-    ingested probe report gives a new entry.
+    ingested probe report gives a new entry. An uploaded config is written to a temporary
+    file for the planner; its path never reaches the page (the upload's name stands for it).
     """
     del catalog_id, calibration_id
+    replace: dict[str, str] = {}
     try:
         cat = catalog.load_catalog(overrides=overrides_path())
         if config_bytes is not None:
@@ -95,6 +211,7 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
                 folder.mkdir()
                 path = folder / "config.json"
                 path.write_bytes(config_bytes)
+                replace = {str(path): Path(config_name).name, tmp: "(upload)"}
                 workload = planner.build_workload(_spec(request, config=str(path)))
         else:
             workload = planner.build_workload(_spec(request))
@@ -103,19 +220,50 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
             deadline_hours=deadline_hours, max_gpus=int(request["max_gpus"]),
             budget_usd=request["budget_usd"], min_probability=request["min_probability"],
             clouds=tuple(request["clouds"]), regions=tuple(request["regions"]),
-            pricing=tuple(request["pricing"]) or ("on_demand", "spot"),
-            gpus=tuple(request["gpus"]))
+            pricing=tuple(request["pricing"]), gpus=tuple(request["gpus"]))
         result = planner.plan(workload, cat, constraints,
                               calibration=planner.load_calibration(cat),
                               top_n=int(request["top_n"]))
     except catalog.GpuplanError as exc:
-        return {"error": str(exc)}
+        return error_out(exc, replace)
     arch = workload.arch
-    return {"result": result.as_dict(), "deadline_hours": deadline_hours,
-            "workload": {"name": arch.name or "model", "params_total": arch.params_total(),
-                         "params_active": arch.params_active(), "tokens": workload.tokens,
-                         "seq_len": workload.seq_len, "precision": workload.precision,
-                         "inferred": list(workload.inferred)}}
+    # the name of an uploaded config is the uploader's text: one printable line
+    workload = dataclasses.replace(workload, arch=dataclasses.replace(
+        arch, name=" ".join(str(arch.name or "model").split())[:80]))
+    out = {"result": result.as_dict(), "deadline_hours": deadline_hours,
+           "workload": {"name": workload.arch.name, "params_total": arch.params_total(),
+                        "params_active": arch.params_active(), "tokens": workload.tokens,
+                        "seq_len": workload.seq_len,
+                        "global_batch_tokens": workload.global_batch_tokens,
+                        "precision": workload.precision, "experts": arch.experts,
+                        "experts_per_token": arch.experts_per_token,
+                        "inferred": [app_words(n) for n in workload.inferred]},
+           "launch": launch_files(result.recommendation, workload)}
+    text = json.dumps(out, default=str)
+    for path, name in replace.items():
+        text = text.replace(json.dumps(path)[1:-1], name)
+    return json.loads(text)
+
+
+def launch_files(recommendation: dict | None, workload) -> dict:
+    """The recommendation as task files, as `gpuplan plan --emit TARGET` writes them:
+    ``{target: {"files": [[name, text], …], "commands": […]} or {"error": …}}``."""
+    from planner._launch import default_path, training_launch
+
+    out: dict = {}
+    if recommendation is None:
+        return out
+    for target in LAUNCH_TARGETS:
+        try:
+            bundle = training_launch(recommendation, target,
+                                     task_path=default_path(target, "train"),
+                                     workload=workload)
+        except catalog.GpuplanError as exc:
+            out[target] = error_out(exc)
+            continue
+        out[target] = {"files": [[f.path, f.text] for f in bundle.files],
+                       "commands": list(bundle.commands)}
+    return out
 
 
 def _text(value: str | None) -> str | None:
@@ -129,18 +277,23 @@ def _spec(request: dict, config: str | None = None) -> planner.WorkloadSpec:
         config=config,
         params=_text(request["params"]) if by_params else None,
         active_params=_text(request["active_params"]) if by_params else None,
-        tokens=_text(request["tokens"]) or "", precision=request["precision"])
+        experts=request.get("experts") if by_params else None,
+        experts_per_token=request.get("experts_per_token") if by_params else None,
+        tokens=_text(request["tokens"]) or "", precision=request["precision"],
+        seq_len=request.get("seq_len"),
+        global_batch_tokens=_text(request.get("global_batch_tokens")),
+        recompute=request.get("recompute") or "auto")
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def cached_offers(filters: dict, catalog_id: tuple) -> dict:
-    """``catalog.select_offers`` as rows of dicts; ``{"error": line}`` on a bad filter."""
+    """``catalog.select_offers`` as rows of dicts; ``{"error": …}`` on a bad filter."""
     del catalog_id
     try:
         cat = catalog.load_catalog(overrides=overrides_path())
         rows = catalog.select_offers(cat, **filters)
     except catalog.GpuplanError as exc:
-        return {"error": str(exc)}
+        return error_out(exc)
     return {"rows": [r.as_dict() for r in rows]}
 
 
@@ -151,46 +304,20 @@ def cached_accelerator_summaries(catalog_id: tuple) -> list[dict]:
     return [s.as_dict() for s in catalog.accelerator_summaries(cat)]
 
 
-# ---- formatting ----------------------------------------------------------------------------
-
-def count(n: float) -> str:
-    """50e9 → '50B', 1.5e12 → '1.5T' (as people write token counts)."""
-    for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= scale:
-            return f"{n / scale:,.3g}{suffix}"
-    return f"{n:,.0f}"
-
-
-def hours(h: float) -> str:
-    return f"{h:,.1f} h ({h / 24:,.1f} d)"
-
-
-def usd(x: float | None, digits: int = 0) -> str:
-    return "—" if x is None else f"${x:,.{digits}f}"
-
-
-def plan_text(p: dict) -> str:
-    plan = p["plan"]
-    return (f"tp={plan['tp']} pp={plan['pp']} dp={plan['dp']} zero={plan['zero_stage']} "
-            f"micro-batch={plan['micro_batch']}×{plan['grad_accumulation']} "
-            f"recompute={plan['recompute']}" + (f" ep={plan['ep']}" if plan.get("ep") else ""))
-
-
-def config_line(p: dict) -> str:
-    """'5× Standard_ND96asr_v4 (40× A100-SXM4-40GB) · azure eastus · spot'."""
-    return (f"{p['nodes']}× {p['instance_type']} ({p['gpus']}× {p['accelerator']}) · "
-            f"{p['cloud']} {p['region']} · {p['pricing']}")
-
-
-def candidate_row(p: dict) -> dict:
-    """One flat table/CSV row for a candidate plan."""
-    return {"cloud": p["cloud"], "region": p["region"], "instance_type": p["instance_type"],
-            "accelerator": p["accelerator"], "nodes": p["nodes"], "gpus": p["gpus"],
-            "pricing": p["pricing"], "usd_per_hour_cluster": round(p["usd_per_hour_cluster"], 2),
-            "total_cost_usd": round(p["total_cost_usd"], 2),
-            "wall_clock_hours": round(p["wall_clock_hours"], 2),
-            "gpu_hours": round(p["gpu_hours"], 1),
-            "deadline_probability": round(p["deadline_probability"], 4),
-            "mfu": round(p["mfu"], 4), "memory_per_gpu_gib": round(p["memory_per_gpu_gib"], 2),
-            "meets_deadline": p["meets_deadline"], "plan": plan_text(p),
-            "price_as_of": p["price_as_of"], "price_flags": ",".join(p["price_flags"])}
+def parse_team_plan_no_paths(data, *, catalog: catalog.Catalog, source: str):
+    """``planner.parse_team_plan`` for a plan that came from the browser: it may not name a
+    file on the server (``workload.config``) — ``/dev/zero`` or anyone's secrets."""
+    params = inspect.signature(planner.parse_team_plan).parameters
+    if "allow_config_paths" in params:
+        return planner.parse_team_plan(data, catalog=catalog, source=source,
+                                       allow_config_paths=False)
+    # until the parser has that option: refuse the field before the parser reads the file
+    for i, job in enumerate((data or {}).get("jobs") or [], start=1) \
+            if isinstance(data, dict) else ():
+        workload = job.get("workload") if isinstance(job, dict) else None
+        if isinstance(workload, dict) and workload.get("config") not in (None, ""):
+            raise planner.TeamPlanError(
+                f"{source}: jobs[{i}]: workload.config names a file on the server, which an "
+                "uploaded team plan may not do. To fix: describe the model by model (a preset) "
+                "or params, or run `gpuplan team` on your own machine")
+    return planner.parse_team_plan(data, catalog=catalog, source=source)

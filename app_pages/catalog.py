@@ -4,89 +4,131 @@ by accelerator. Filters are bound to the URL, as on the Plan page."""
 from __future__ import annotations
 
 import pandas as pd
-import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
 import catalog
+from app_pages import _charts as C
+from app_pages import _format as F
+from app_pages import _inputs as I
 from app_pages import _shared as S
 
-COLUMNS = ["cloud", "instance_type", "region", "accelerator", "gpu_count", "gpu_memory_gib",
-           "pricing", "usd_per_hour", "usd_per_gpu_hour", "usd_per_bf16_pflop_hour",
-           "inter_node_gbps", "fabric", "intra_node_topology", "as_of", "flags"]
-Q = "query-params"
+L = S.FIELD_LABELS
+OFFER_COLUMNS = {
+    "cloud": ("Cloud", "text"), "instance_type": ("Instance type", "text"),
+    "region": ("Region", "text"), "accelerator": ("Accelerator", "text"),
+    "gpu_count": ("GPUs", "int"), "gpu_memory_gib": ("GiB per GPU", "num1"),
+    "pricing": ("Pricing", "pricing"), "usd_per_hour": ("$/h", "usd2"),
+    "usd_per_gpu_hour": ("$/GPU-h", "usd3"),
+    "usd_per_bf16_pflop_hour": ("$/bf16 PFLOP/s-h", "usd3"),
+    "inter_node_gbps": ("Network (Gbit/s)", "int"), "fabric": ("Fabric", "text"),
+    "intra_node_topology": ("GPU links", "text"), "as_of": ("Price as of", "text"),
+    "flags": ("Flags", "list"),
+}
+ACCELERATOR_COLUMNS = {
+    "name": ("Accelerator", "text"), "vendor": ("Vendor", "text"),
+    "memory_gib": ("Memory (GiB)", "int"),
+    "memory_bandwidth_gb_per_s": ("Memory bandwidth (GB/s)", "int"),
+    "tflops_bf16": ("bf16 TFLOP/s", "int"), "tflops_fp8": ("fp8 TFLOP/s", "int"),
+    "cheapest_on_demand_usd_per_gpu_hour": ("Cheapest on-demand $/GPU-h", "usd3"),
+    "cheapest_spot_usd_per_gpu_hour": ("Cheapest spot $/GPU-h", "usd3"),
+    "clouds": ("Clouds", "list"),
+}
+SORT_HELP = ("price: $ per instance-hour; gpu_price: $ per GPU-hour; pflop_price: $ per bf16 "
+             "PFLOP/s-hour")
 
 
-def filters(cat: catalog.Catalog) -> dict:
+def filters(cat: catalog.Catalog, url: I.UrlInputs) -> dict:
     offered = sorted({t.accelerator for t in cat.instance_types})
     c = st.columns(4)
-    gpus = c[0].multiselect("GPU", offered, key="offers_gpu", bind=Q)
-    clouds = c[1].multiselect("Cloud", list(catalog.CLOUDS), key="offers_cloud", bind=Q)
-    regions = c[2].multiselect("Region", list(cat.regions()), key="offers_region", bind=Q)
-    pricing = c[3].multiselect("Pricing", list(catalog.PRICING_MODELS), key="offers_pricing",
-                               bind=Q)
+    gpus = url(c[0].multiselect, L["gpus"], offered, key="offers_gpu",
+               placeholder="All accelerators")
+    clouds = url(c[1].multiselect, L["clouds"], list(catalog.CLOUDS), key="offers_cloud",
+                 placeholder="All clouds")
+    regions = url(c[2].multiselect, L["regions"], list(cat.regions()), key="offers_region",
+                  placeholder="All regions")
+    pricing = url(c[3].multiselect, L["pricing"], list(catalog.PRICING_MODELS),
+                  key="offers_pricing", placeholder="All pricing models")
     c = st.columns(4)
-    min_gpus = c[0].number_input("Min GPUs per instance", min_value=1, value=None, step=1,
-                                 key="offers_min_gpus", bind=Q)
-    max_price = c[1].number_input("Max $ per instance-hour", min_value=0.01, value=None,
-                                  step=1.0, key="offers_max_price", bind=Q)
-    sort = c[2].selectbox("Sort by", list(catalog.SORT_KEYS), key="offers_sort", bind=Q,
-                          help="price: $ per instance-hour; gpu_price: $ per GPU-hour; "
-                               "pflop_price: $ per bf16 PFLOP/s-hour")
-    unpriced = c[3].checkbox("Include unpriced offers", value=False, key="offers_unpriced",
-                             bind=Q)
+    min_gpus = url(c[0].number_input, L["min_gpus"], min_value=1, value=None, step=1,
+                   key="offers_min_gpus", placeholder="any")
+    max_price = url(c[1].number_input, L["max_price"], min_value=0.01, value=None, step=1.0,
+                    key="offers_max_price", placeholder="any")
+    sort = url(c[2].selectbox, L["sort"], list(catalog.SORT_KEYS), key="offers_sort",
+               help=SORT_HELP)
+    unpriced = url(c[3].checkbox, "Include unpriced offers", value=False,
+                   key="offers_unpriced")
     return {"gpus": tuple(gpus), "clouds": tuple(clouds), "regions": tuple(regions),
             "pricing": tuple(pricing), "min_gpus": int(min_gpus) if min_gpus else None,
             "max_price": max_price or None, "sort": sort, "include_unpriced": unpriced}
 
 
-def price_chart(df: pd.DataFrame):
-    priced = df.dropna(subset=["usd_per_gpu_hour"])
+def price_chart(df: pd.DataFrame) -> go.Figure:
+    """$ per GPU-hour, one point per offer, accelerators cheapest first; one colour per
+    pricing model whatever the filters leave."""
+    priced = df.dropna(subset=["usd_per_gpu_hour"]).copy()
+    for c in ("instance_type", "region"):  # plotly renders some HTML in hover text
+        priced[c] = priced[c].map(F.plot_text)
     order = (priced.groupby("accelerator")["usd_per_gpu_hour"].min()
              .sort_values().index.tolist())
-    fig = px.strip(priced, x="accelerator", y="usd_per_gpu_hour", color="pricing",
-                   category_orders={"accelerator": order}, log_y=True,
-                   hover_data=["cloud", "instance_type", "region", "gpu_count", "usd_per_hour"],
-                   labels={"usd_per_gpu_hour": "$ per GPU-hour", "accelerator": ""},
-                   title="$ per GPU-hour by accelerator (each point an offer)")
-    fig.update_layout(height=460, margin={"t": 40})
+    fig = go.Figure()
+    for pricing in [p for p in C.PRICING_COLORS if p in set(priced["pricing"])]:
+        rows = priced[priced["pricing"] == pricing]
+        fig.add_trace(go.Box(
+            x=rows["accelerator"], y=rows["usd_per_gpu_hour"], name=C.PRICING_LABELS[pricing],
+            boxpoints="all", jitter=0.6, pointpos=0, fillcolor="rgba(0,0,0,0)",
+            line={"width": 0}, marker={"color": C.PRICING_COLORS[pricing], "size": 6},
+            legendgroup=pricing, showlegend=False,
+            customdata=rows[["instance_type", "cloud", "region", "gpu_count",
+                             "usd_per_hour"]].to_numpy(),
+            hovertemplate="%{customdata[0]} (%{customdata[3]} GPUs)<br>%{customdata[1]} "
+                          "%{customdata[2]}<br>%{y:$,.3f} per GPU-hour · "
+                          "%{customdata[4]:$,.2f} per hour<extra></extra>"))
+        # the legend entry (a box trace without a box has an empty legend symbol)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", legendgroup=pricing,
+                                 name=C.PRICING_LABELS[pricing],
+                                 marker={"color": C.PRICING_COLORS[pricing], "size": 8}))
+    fig.update_layout(boxmode="group", height=460, margin={"t": 40},
+                      title="$ per GPU-hour by accelerator (each point an offer)",
+                      xaxis={"categoryorder": "array", "categoryarray": order, "title": ""},
+                      legend_title_text="")
+    C.usd_axis(fig, priced["usd_per_gpu_hour"], title="$ per GPU-hour")
     return fig
 
 
 def main() -> None:
     st.title("Catalog")
     cat = S.load_catalog_or_stop()
+    url = I.UrlInputs("catalog")
+    chosen = filters(cat, url)
+    url.warn()
     S.catalog_banner(cat)
-    out = S.cached_offers(filters(cat), S.catalog_key(cat))
+    out = S.cached_offers(chosen, S.catalog_key(cat))
     if "error" in out:
-        st.error(out["error"])
+        S.show_error(out)
         return
     rows = out["rows"]
     if not rows:
         st.warning("No offer matches these filters. Widen them to see offers.")
         return
     df = pd.DataFrame(rows)
-    df["flags"] = df["flags"].map(", ".join)
     st.markdown(f"**{len(df):,} offers** across {df['instance_type'].nunique()} instance "
                 f"types and {df['region'].nunique()} regions.")
-    st.plotly_chart(price_chart(df), key="price_chart")
-    st.dataframe(df[COLUMNS], hide_index=True, key="offers_table",
-                 column_config={"usd_per_hour": st.column_config.NumberColumn(format="$%.2f"),
-                                "usd_per_gpu_hour": st.column_config.NumberColumn(
-                                    format="$%.3f")})
-    st.download_button("Download offers (CSV)", df.to_csv(index=False),
-                       file_name="gpuplan-offers.csv", mime="text/csv", key="offers_csv")
-    flagged = sorted({f for fl in out["rows"] for f in fl["flags"]})
+    if df["usd_per_gpu_hour"].notna().any():
+        st.plotly_chart(price_chart(df), key="price_chart")
+    F.show_table(df, OFFER_COLUMNS, key="offers_table")
+    csv = df.assign(flags=df["flags"].map(",".join)).to_csv(index=False)
+    st.download_button("Download offers (CSV)", csv, file_name="gpuplan-offers.csv",
+                       mime="text/csv", key="offers_csv", icon=":material/download:")
+    flagged = sorted({f for fl in rows for f in fl["flags"]})
     if flagged:
         with st.expander("What the price flags mean"):
             for f in flagged:
-                st.markdown(f"- `{f}`: {catalog.OFFER_FLAGS.get(f, '')}")
+                st.markdown(f"- **{F.md(f)}**: {F.md(catalog.OFFER_FLAGS.get(f, ''))}")
     with st.expander("Accelerators: datasheet specs and cheapest $/GPU-hour"):
         acc = pd.DataFrame(S.cached_accelerator_summaries(S.catalog_key(cat)))
         acc = acc[acc["instance_types"] > 0]
-        st.dataframe(acc[["name", "vendor", "memory_gib", "memory_bandwidth_gb_per_s",
-                          "tflops_bf16", "tflops_fp8", "cheapest_on_demand_usd_per_gpu_hour",
-                          "cheapest_spot_usd_per_gpu_hour", "clouds"]],
-                     hide_index=True, key="accelerators_table")
+        F.show_table(acc, ACCELERATOR_COLUMNS, key="accelerators_table")
 
 
 main()

@@ -2,81 +2,119 @@
 
 Every input is a widget bound to a URL query parameter (``bind="query-params"``, key = the
 parameter's name), so a plan is shared by sharing the link; opening the link reads them back
-as the widgets' values. The plan itself is ``planner.plan``, cached by its inputs.
+as the widgets' values, and a parameter the page cannot use is named in a warning. The plan
+itself is ``planner.plan``, cached by its inputs.
 """
 
 from __future__ import annotations
 
 import json
-import math
 
 import pandas as pd
 import plotly.express as px
-import plotly.graph_objects as go
 import streamlit as st
 
 import catalog
 import planner
+from app_pages import _charts as C
+from app_pages import _format as F
+from app_pages import _inputs as I
 from app_pages import _shared as S
+from app_pages._plan_charts import frontier_chart, later_deadline_savings
 
 DEFAULT_MODEL = "gpt2-xl"  # small enough that the first plan takes a fraction of a second
 DEFAULT_TOKENS = "50B"
 DEFAULT_DEADLINE = "7d"
 DEFAULT_MAX_GPUS = 256
 DEFAULT_MIN_PROBABILITY = 0.9  # as `gpuplan plan --min-probability`
+DEFAULT_PRICING = ["on_demand", "spot"]
 # Bound widgets keep their *displayed* option in the URL, so options are short plain words.
 SOURCES = {"preset": "a named architecture", "config": "a Hugging Face config.json",
            "params": "a parameter count"}
-Q = "query-params"
+RECOMPUTE = ["auto", "none", "selective", "full"]
+L = S.FIELD_LABELS
+
+CANDIDATE_COLUMNS = {
+    "cloud": ("Cloud", "text"), "region": ("Region", "text"),
+    "instance_type": ("Instance type", "text"), "accelerator": ("Accelerator", "text"),
+    "nodes": ("Nodes", "int"), "gpus": ("GPUs", "int"), "pricing": ("Pricing", "pricing"),
+    "usd_per_hour_cluster": ("$/h (cluster)", "usd2"), "total_cost_usd": ("Total cost", "usd"),
+    "wall_clock_hours": ("Wall-clock (h)", "num1"), "gpu_hours": ("GPU-hours", "int"),
+    "deadline_probability": ("P(deadline)", "pct1"), "mfu": ("MFU", "pct1"),
+    "memory_per_gpu_gib": ("GiB per GPU", "num1"), "plan": ("Parallel plan", "text"),
+    "price_as_of": ("Price as of", "text"), "price_flags": ("Price flags", "text"),
+}
 
 
-def inputs(cat: catalog.Catalog) -> tuple[dict, bytes | None, str]:
+def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, str]:
     """The sidebar: workload, deadline and limits, where to rent. Returns the plan request."""
     sb = st.sidebar
     sb.header("Workload")
-    source = sb.radio("Describe the model by", list(SOURCES), captions=list(SOURCES.values()),
-                      key="source", bind=Q)
+    source = url(sb.radio, "Describe the model by", list(SOURCES),
+                 captions=list(SOURCES.values()), key="source")
     names = list(planner.preset_names())
-    model = params = active = None
+    model = params = active = experts = per_token = None
     config_bytes, config_name = None, ""
     if source == "preset":
-        model = sb.selectbox("Model preset", names, index=names.index(DEFAULT_MODEL),
-                             key="model", bind=Q)
+        model = url(sb.selectbox, L["model"], names, index=names.index(DEFAULT_MODEL),
+                    key="model")
     elif source == "config":
-        up = sb.file_uploader("Hugging Face config.json", type=["json"], key="config_file")
+        up = I.upload(L["config"], key="config_file", what="config", types=["json"],
+                      container=sb)
         if up is not None:
-            config_bytes, config_name = up.getvalue(), up.name
+            config_name, config_bytes = up
     else:
-        params = sb.text_input("Total parameters", value="1.5B", key="params", bind=Q,
-                               help="e.g. 7B, 1.5e9")
-        active = sb.text_input("Active parameters (MoE; empty = dense)", value="",
-                               key="active_params", bind=Q)
-    tokens = sb.text_input("Training tokens", value=DEFAULT_TOKENS, key="tokens", bind=Q,
-                           help="e.g. 2T, 300B, 2e12")
-    precision = sb.selectbox("Precision", ["bf16", "fp16", "fp8"], key="precision", bind=Q)
+        params = url(sb.text_input, L["params"], value="1.5B", key="params",
+                     help="e.g. 7B, 1.5e9")
+        active = url(sb.text_input, L["active_params"], value="", key="active_params",
+                     placeholder="dense", help="Mixture of experts: parameters used per token, "
+                     "e.g. 13B of 47B. Empty for a dense model.")
+        c = sb.columns(2)
+        experts = url(c[0].number_input, L["experts"], min_value=1, max_value=1024,
+                      value=None, step=1, key="experts", placeholder="inferred",
+                      help="Experts per MoE layer (empty: inferred from the active count)")
+        per_token = url(c[1].number_input, L["experts_per_token"], min_value=1,
+                        max_value=64, value=None, step=1, key="experts_per_token",
+                        placeholder="inferred", help="Experts each token is routed to")
+    tokens = url(sb.text_input, L["tokens"], value=DEFAULT_TOKENS, key="tokens",
+                 help="e.g. 2T, 300B, 2e12")
+    c = sb.columns(2)
+    seq_len = url(c[0].number_input, L["seq_len"], min_value=1, max_value=1_048_576,
+                  value=None, step=1024, key="seq_len", placeholder="model's",
+                  help="Tokens per sequence (empty: the model's pre-training context)")
+    batch = url(c[1].text_input, L["global_batch_tokens"], value="", key="global_batch_tokens",
+                placeholder="≈ 4M", help="Tokens per optimizer step, e.g. 4M (empty: ≈ 4M)")
+    c = sb.columns(2)
+    precision = url(c[0].selectbox, L["precision"], ["bf16", "fp16", "fp8"], key="precision")
+    recompute = url(c[1].selectbox, L["recompute"], RECOMPUTE, key="recompute",
+                    help="auto: the planner searches none, selective and full")
     sb.header("Deadline and limits")
-    deadline = sb.text_input("Deadline", value=DEFAULT_DEADLINE, key="deadline", bind=Q,
-                             help="14d, 36h, 2w, or a date such as 2027-03-31 (UTC)")
-    budget = sb.number_input("Budget, USD (empty = none)", min_value=0.0, value=None,
-                             step=1000.0, key="budget", bind=Q)
-    max_gpus = sb.number_input("Max GPUs", min_value=1, max_value=100_000,
-                               value=DEFAULT_MAX_GPUS, step=8, key="max_gpus", bind=Q)
-    min_prob = sb.slider("Min. probability of meeting the deadline", 0.0, 1.0,
-                         DEFAULT_MIN_PROBABILITY, 0.05, key="min_prob", bind=Q,
-                         help="0 disables the check")
+    deadline = url(sb.text_input, L["deadline"], value=DEFAULT_DEADLINE, key="deadline",
+                   help="14d, 36h, 2w, or a date such as 2027-03-31 (UTC)")
+    budget = url(sb.number_input, L["budget"], min_value=0.0, value=None, step=1000.0,
+                 key="budget", placeholder="no budget")
+    max_gpus = url(sb.number_input, L["max_gpus"], min_value=1, max_value=100_000,
+                   value=DEFAULT_MAX_GPUS, step=8, key="max_gpus")
+    min_prob = url(sb.slider, L["min_probability"], 0.0, 1.0, DEFAULT_MIN_PROBABILITY, 0.05,
+                   key="min_prob", help="0 disables the check")
     sb.header("Where")
-    clouds = sb.multiselect("Clouds (empty = all)", list(catalog.CLOUDS), key="clouds", bind=Q)
-    regions = sb.multiselect("Regions (empty = all)", list(cat.regions()), key="regions",
-                             bind=Q)
-    pricing = sb.multiselect("Pricing models", list(catalog.PRICING_MODELS),
-                             default=["on_demand", "spot"], key="pricing", bind=Q)
-    offered = sorted({t.accelerator for t in cat.instance_types})
-    gpus = sb.multiselect("GPUs (empty = every NVIDIA/AMD GPU)", offered, key="gpus", bind=Q)
-    top_n = sb.number_input("Candidates to list", min_value=1, max_value=50, value=10,
-                            key="top", bind=Q)
+    clouds = url(sb.multiselect, L["clouds"], list(catalog.CLOUDS), key="clouds",
+                 placeholder="All clouds")
+    regions = url(sb.multiselect, L["regions"], list(cat.regions()), key="regions",
+                  placeholder="All regions")
+    pricing = url(sb.multiselect, L["pricing"], list(catalog.PRICING_MODELS),
+                  default=DEFAULT_PRICING, key="pricing", placeholder="Choose at least one")
+    gpus = url(sb.multiselect, L["gpus"], S.gpu_choices(cat), key="gpus",
+               placeholder="Every NVIDIA/AMD GPU",
+               help="Only accelerators the planner can time are listed; TPUs and Trainium "
+                    "are considered only when chosen here.")
+    top_n = url(sb.number_input, L["top"], min_value=1, max_value=50, value=10, key="top")
     request = {"source": source, "model": model, "params": params, "active_params": active,
-               "tokens": tokens, "precision": precision, "deadline": deadline,
-               "budget_usd": budget or None, "max_gpus": int(max_gpus),
+               "experts": int(experts) if experts else None,
+               "experts_per_token": int(per_token) if per_token else None,
+               "tokens": tokens, "seq_len": int(seq_len) if seq_len else None,
+               "global_batch_tokens": batch, "precision": precision, "recompute": recompute,
+               "deadline": deadline, "budget_usd": budget or None, "max_gpus": int(max_gpus),
                "min_probability": min_prob or None, "clouds": list(clouds),
                "regions": list(regions), "pricing": list(pricing), "gpus": list(gpus),
                "top_n": int(top_n)}
@@ -85,64 +123,56 @@ def inputs(cat: catalog.Catalog) -> tuple[dict, bytes | None, str]:
 
 def recommendation_card(r: dict, deadline_hours: float) -> None:
     with st.container(border=True, key="recommendation"):
-        st.markdown(f"### Recommendation: {S.config_line(r)}")
+        st.markdown(f"### Recommendation: {F.md(F.config_line(r))}")
         c = st.columns(4)
-        c[0].metric("Total cost", S.usd(r["total_cost_usd"]),
-                    help=f"{S.usd(r['usd_per_hour_cluster'], 2)}/h for the cluster")
-        c[1].metric("Wall-clock", S.hours(r["wall_clock_hours"]),
-                    help=f"deadline {S.hours(deadline_hours)}")
+        c[0].metric("Total cost", F.usd(r["total_cost_usd"]),
+                    help=f"{F.usd(r['usd_per_hour_cluster'], 2)} per hour for the cluster")
+        c[1].metric("Wall-clock", F.duration(r["wall_clock_hours"]),
+                    help=f"{F.hours(r['wall_clock_hours'])}; deadline "
+                         f"{F.hours(deadline_hours)}")
         c[2].metric("P(finish by deadline)", f"{r['deadline_probability']:.1%}")
         c[3].metric("MFU", f"{r['mfu']:.1%}", help=f"goodput {r['goodput']:.1%}")
-        st.caption(f"Plan {S.plan_text(r)} · {r['memory_per_gpu_gib']:.1f} GiB per GPU · "
-                   f"{r['gpu_hours']:,.0f} GPU-hours · price as of {r['price_as_of']}"
-                   + (f" · price flags: {', '.join(r['price_flags'])}"
-                      if r["price_flags"] else ""))
+        st.caption(F.md(f"Plan {F.plan_text(r)} · {r['memory_per_gpu_gib']:.1f} GiB per GPU · "
+                        f"{r['gpu_hours']:,.0f} GPU-hours · price as of {r['price_as_of']}"
+                        + (f" · price flags: {', '.join(r['price_flags'])}"
+                           if r["price_flags"] else "")))
 
 
 def infeasible_view(inf: dict) -> None:
-    st.warning(f"**Infeasible:** {inf['reason']}.", icon=":material/block:")
+    st.warning(f"**Infeasible:** {F.md(S.app_words(inf['reason']))}.", icon=":material/block:")
     cols = st.columns(2)
     for col, label in zip(cols, ("fastest", "cheapest"), strict=True):
         p, miss = inf[label], inf[f"{label}_misses_by_hours"]
         with col.container(border=True):
-            st.markdown(f"**{label.title()} alternative:** {S.config_line(p)}")
-            st.markdown(f"{S.usd(p['total_cost_usd'])} · {S.hours(p['wall_clock_hours'])} · "
+            st.markdown(f"**{label.title()} alternative:** {F.md(F.config_line(p))}")
+            st.markdown(f"{F.usd_md(p['total_cost_usd'])} · {F.hours(p['wall_clock_hours'])} · "
                         f"P(deadline) {p['deadline_probability']:.0%}")
-            st.caption(f"misses the deadline by {S.hours(miss)}" if miss > 0 else
+            st.caption(f"misses the deadline by {F.hours(miss)}" if miss > 0 else
                        "meets the deadline but not the other limits")
     st.markdown("To fix: extend the deadline, raise the max GPUs or the budget, or allow more "
                 "clouds, regions or pricing models.")
 
 
-def frontier_chart(result: dict, deadline_hours: float) -> go.Figure:
-    rows = []
-    for kind, plans in (("candidate", result["candidates"]), ("frontier", result["frontier"])):
-        rows += [dict(S.candidate_row(p), set=kind) for p in plans]
-    rec = result["recommendation"]
-    if rec:
-        rows.append(dict(S.candidate_row(rec), set="recommendation"))
-    df = pd.DataFrame(rows)
-    fig = px.scatter(
-        df, x="wall_clock_hours", y="total_cost_usd", color="set", symbol="pricing",
-        color_discrete_map={"candidate": "#9aa5b1", "frontier": "#1f77b4",
-                            "recommendation": "#d62728"},
-        hover_data={"instance_type": True, "cloud": True, "region": True, "nodes": True,
-                    "gpus": True, "pricing": True, "deadline_probability": ":.0%",
-                    "mfu": ":.0%", "plan": True, "set": False},
-        labels={"wall_clock_hours": "wall-clock (hours)", "total_cost_usd": "total cost (USD)"},
-        log_x=True, log_y=True)
-    front = df[df["set"] == "frontier"].sort_values("wall_clock_hours")
-    fig.add_trace(go.Scatter(x=front["wall_clock_hours"], y=front["total_cost_usd"],
-                             mode="lines", line={"color": "#1f77b4", "width": 1},
-                             name="cost/time frontier", hoverinfo="skip"))
-    if rec:
-        fig.update_traces(selector={"name": "recommendation"}, marker={"size": 14})
-    fig.add_vline(x=deadline_hours, line_dash="dash", line_color="#d62728")
-    # an annotation on a log axis takes log10 coordinates (a shape takes data coordinates)
-    fig.add_annotation(x=math.log10(deadline_hours), y=1, yref="paper", text="deadline",
-                       showarrow=False, xanchor="left", font={"color": "#d62728"})
-    fig.update_layout(height=460, legend_title_text="", margin={"t": 30})
-    return fig
+def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
+                 min_probability: float | None) -> None:
+    if not (result["frontier"] or result["candidates"]):
+        st.caption("No plan satisfies the limits, so there is no frontier to draw.")
+        return
+    st.plotly_chart(frontier_chart(result, deadline_hours, budget), key="frontier_chart")
+    st.caption("Each point is a plan within every limit but the deadline: the candidates "
+               "listed, and the cost/time frontier (no plan is both cheaper and faster). The "
+               "shaded region is past the deadline.")
+    savings = later_deadline_savings(result, deadline_hours)
+    past = any(p["wall_clock_hours"] > deadline_hours for p in result["frontier"])
+    if not past and min_probability:
+        st.caption(f"No plan past the deadline is drawn while “{L['min_probability']}” is "
+                   f"{min_probability:g}: such a plan has no chance of meeting the deadline. "
+                   "Set it to 0 to see what a later deadline would save.")
+    if savings:
+        st.markdown("**A later deadline would cost less:** " + "; ".join(
+            f"{F.duration(p['wall_clock_hours'])} for {F.usd_md(p['total_cost_usd'])} "
+            f"({F.usd_md(saved)} less, {F.config_line(p).split(' · ')[0]})"
+            for p, saved in savings))
 
 
 def breakdown_charts(r: dict) -> None:
@@ -170,36 +200,85 @@ def spot_vs_on_demand(side: dict) -> None:
     for col, pricing in zip(cols, ("on_demand", "spot"), strict=True):
         with col.container(border=True):
             p = side.get(pricing)
-            st.markdown(f"**{pricing.replace('_', '-')}**")
+            st.markdown(f"**{C.PRICING_LABELS[pricing]}**")
             if p is None:
-                st.caption(f"no feasible {pricing} plan")
+                st.caption(f"no feasible {C.PRICING_LABELS[pricing]} plan")
                 continue
-            st.markdown(f"{S.config_line(p)}\n\n{S.usd(p['total_cost_usd'])} · "
-                        f"{S.hours(p['wall_clock_hours'])} · P(deadline) "
+            st.markdown(f"{F.md(F.config_line(p))}\n\n{F.usd_md(p['total_cost_usd'])} · "
+                        f"{F.hours(p['wall_clock_hours'])} · P(deadline) "
                         f"{p['deadline_probability']:.1%}")
     if len(side) == 2:
         od, sp = side["on_demand"]["total_cost_usd"], side["spot"]["total_cost_usd"]
-        st.caption(f"Spot saves {S.usd(od - sp)} ({(od - sp) / od:.0%}) after pricing its "
+        st.caption(f"Spot saves {F.usd_md(od - sp)} ({(od - sp) / od:.0%}) after pricing its "
                    "interruption risk." if sp < od else
                    "On-demand is cheaper once spot's interruption risk is priced.")
 
 
-def downloads(result: dict) -> None:
+LAUNCH_LABELS = {"skypilot": "SkyPilot", "dstack": "dstack"}
+
+
+def launch_tab(launch: dict) -> None:
+    """The task files' commands and texts (the buttons to download them are below the tabs)."""
+    if not launch:
+        st.caption("No recommendation, so nothing to launch.")
+        return
+    st.markdown("The recommendation as a task file, as `gpuplan plan --emit` writes it: the "
+                "cluster, the pricing and the parallel plan (as `GPUPLAN_*` variables and "
+                "flags). Replace the training script it names with yours.")
+    for target, out in launch.items():
+        st.markdown(f"**{LAUNCH_LABELS[target]}**")
+        if "error" in out:
+            st.caption(F.md(out["error"]))
+            continue
+        st.code("\n".join(out["commands"]), language="bash")
+        for name, text in out["files"]:
+            with st.expander(name):
+                st.code(text, language="yaml")
+
+
+def downloads(result: dict, launch: dict) -> None:
     plans = list(result["candidates"]) + [p for p in result["frontier"]
                                           if p not in result["candidates"]]
-    csv = pd.DataFrame([S.candidate_row(p) for p in plans]).to_csv(index=False)
-    c1, c2 = st.columns(2)
-    c1.download_button("Download plan (JSON)", json.dumps(result, indent=2, default=str),
-                       file_name="gpuplan-plan.json", mime="application/json",
-                       key="download_json")
-    c2.download_button("Download candidates (CSV)", csv, file_name="gpuplan-candidates.csv",
-                       mime="text/csv", key="download_csv")
+    csv = pd.DataFrame([F.candidate_row(p) for p in plans]).to_csv(index=False)
+    buttons = [("Download plan (JSON)", json.dumps(result, indent=2, default=str),
+                "gpuplan-plan.json", "application/json", "download_json"),
+               ("Download candidates (CSV)", csv, "gpuplan-candidates.csv", "text/csv",
+                "download_csv")]
+    for target, out in launch.items():
+        for name, text in out.get("files", []):
+            what = "fleet" if "-fleet" in name else "task"
+            buttons.append((f"{LAUNCH_LABELS[target]} {what} (YAML)", text, name,
+                            "application/yaml", f"download_{target}_{what}"))
+    with st.container(horizontal=True):  # each button as wide as its label, wrapping
+        for label, data, name, mime, key in buttons:
+            st.download_button(label, data, file_name=name, mime=mime, key=key,
+                               icon=":material/download:")
+
+
+def workload_line(w: dict, deadline_hours: float) -> str:
+    moe = (f" ({w['params_active'] / 1e9:.2f}B active, {w['experts']} experts, "
+           f"top-{w['experts_per_token']})" if w.get("experts") else
+           f" ({w['params_active'] / 1e9:.2f}B active)"
+           if w["params_active"] < w["params_total"] else "")
+    batch = (f"global batch {F.count(w['global_batch_tokens'])} tokens, "
+             if w.get("global_batch_tokens") else "")
+    return (f"**{F.md(w['name'])}**: {w['params_total'] / 1e9:.2f}B parameters{moe}, "
+            f"{F.count(w['tokens'])} tokens, sequence {w['seq_len']:,}, {batch}"
+            f"{w['precision']} · deadline {F.hours(deadline_hours)}")
 
 
 def main() -> None:
     st.title("Plan a training run")
     cat = S.load_catalog_or_stop()
-    request, config_bytes, config_name = inputs(cat)
+    url = I.UrlInputs("plan")
+    request, config_bytes, config_name = inputs(cat, url)
+    url.warn()
+    if not request["pricing"]:
+        st.warning(f"Choose at least one of the **{L['pricing']}** in the sidebar (on_demand, "
+                   "spot, reserved…): with none, no offer can be priced.",
+                   icon=":material/sell:")
+        S.catalog_banner(cat)
+        return
     if request["source"] == "config" and config_bytes is None:
         st.info("Upload a Hugging Face config.json in the sidebar to plan its training.")
         S.catalog_banner(cat)
@@ -207,33 +286,26 @@ def main() -> None:
     out = S.cached_plan(request, config_bytes, config_name, S.catalog_key(cat),
                         S.calibration_key())
     if "error" in out:
-        st.error(out["error"])
+        S.show_error(out)
         S.catalog_banner(cat)
         return
     w, result, deadline_hours = out["workload"], out["result"], out["deadline_hours"]
-    active = (f" ({w['params_active'] / 1e9:.2f}B active)"
-              if w["params_active"] < w["params_total"] else "")
-    st.markdown(f"**{w['name']}**: {w['params_total'] / 1e9:.2f}B parameters{active}, "
-                f"{S.count(w['tokens'])} tokens, sequence {w['seq_len']:,}, {w['precision']} · "
-                f"deadline {S.hours(deadline_hours)}")
+    st.markdown(workload_line(w, deadline_hours))
     if result["infeasible"] is not None:
         infeasible_view(result["infeasible"])
     else:
         recommendation_card(result["recommendation"], deadline_hours)
     tabs = st.tabs(["Cost vs time", "Top candidates", "Breakdown", "Spot vs on-demand",
-                    "Assumptions"])
+                    "Launch", "Assumptions"])
     with tabs[0]:
-        if result["frontier"] or result["candidates"]:
-            st.plotly_chart(frontier_chart(result, deadline_hours), key="frontier_chart")
-            st.caption("Every point is a plan that satisfies the limits other than the "
-                       "deadline; the line is the cost/time Pareto frontier.")
-        else:
-            st.caption("No plan satisfies the limits, so there is no frontier to draw.")
+        cost_vs_time(result, deadline_hours, request["budget_usd"],
+                     request["min_probability"])
     shown = result["recommendation"] or (result["infeasible"] or {}).get("cheapest")
     with tabs[1]:
         if result["candidates"]:
-            st.dataframe(pd.DataFrame([S.candidate_row(p) for p in result["candidates"]]),
-                         hide_index=True, key="candidates_table")
+            F.show_table(pd.DataFrame([F.candidate_row(p) for p in result["candidates"]]),
+                         CANDIDATE_COLUMNS, key="candidates_table",
+                         wide=("plan",))
         else:
             st.caption("No candidate meets the deadline and limits.")
     with tabs[2]:
@@ -242,9 +314,12 @@ def main() -> None:
     with tabs[3]:
         spot_vs_on_demand(result["spot_vs_on_demand"])
     with tabs[4]:
-        for note in result["notes"] + (shown or {}).get("assumptions", []):
-            st.markdown(f"- {note}")
-    downloads(result)
+        launch_tab(out["launch"])
+    with tabs[5]:
+        for note in (w["inferred"] + result["notes"]
+                     + [S.app_words(a) for a in (shown or {}).get("assumptions", [])]):
+            st.markdown(f"- {F.md(note)}")
+    downloads(result, out["launch"])
     S.catalog_banner(cat)
 
 

@@ -1,5 +1,6 @@
 """Probes: look at a probe report (measured vs datasheet, bus bandwidth over message sizes)
-and ingest it so the planner uses its measurements."""
+and ingest it, so that plans on that GPU use its measurements. A CPU run is stored for
+reference and calibrates nothing."""
 
 from __future__ import annotations
 
@@ -14,7 +15,22 @@ import streamlit as st
 import catalog
 import planner
 import probes
+from app_pages import _charts as C
+from app_pages import _format as F
+from app_pages import _inputs as I
 from app_pages import _shared as S
+
+REPORT_COLUMNS = {
+    "id": ("Report", "int"), "file": ("File", "text"), "accelerator": ("Calibrates", "text"),
+    "gpu_model": ("GPU model", "text"), "device_type": ("Device", "text"),
+    "instance_type": ("Instance type", "text"), "gpu_count": ("GPUs", "int"),
+    "node_count": ("Nodes", "int"), "cloud": ("Cloud", "text"), "region": ("Region", "text"),
+    "created_utc": ("Measured (UTC)", "text"), "ingested_utc": ("Ingested (UTC)", "text"),
+    "measurements": ("Measurements", "text"),
+}
+MEMORY_COLUMNS = {"copy": ("Copy", "text"), "status": ("Status", "text"),
+                  "gb_per_s": ("GB/s", "num1"), "bytes": ("Size", "text"),
+                  "note": ("Note", "text")}
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -22,7 +38,7 @@ def parse(name: str, data: bytes) -> dict:
     """The uploaded report, validated; ``{"error": line}`` when it is not a probe report."""
     try:
         report = probes.parse_report(json.loads(data.decode("utf-8")), source=name)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         return {"error": f"{name} is not a JSON probe report ({exc}). To fix: upload the file "
                          "`gpuplan probe run` (python -m probes) wrote"}
     except probes.ReportError as exc:
@@ -31,12 +47,14 @@ def parse(name: str, data: bytes) -> dict:
 
 
 def resolved_accelerator(cat: catalog.Catalog, env) -> str | None:
-    for name in (env.gpu_model,) if env else ():
+    if env is None:
+        return None
+    if env.gpu_model:
         try:
-            return cat.resolve_accelerator(name) if name else None
+            return cat.resolve_accelerator(env.gpu_model)
         except catalog.GpuplanError:
             pass
-    if env and env.instance_type:
+    if env.instance_type:
         try:
             return cat.instance_type(env.instance_type, env.cloud).accelerator
         except catalog.GpuplanError:
@@ -44,25 +62,34 @@ def resolved_accelerator(cat: catalog.Catalog, env) -> str | None:
     return None
 
 
+def is_gpu_run(report) -> bool:
+    return report.environment is not None and report.environment.device_type == "cuda"
+
+
 def environment(report) -> None:
     env = report.environment
     if env is None:
         st.caption("The report has no environment section.")
         return
-    c = st.columns(4)
-    c[0].metric("GPU", env.gpu_model or env.device_type)
-    c[1].metric("GPUs × nodes", f"{env.gpu_count} × {env.node_count}")
+    c = st.columns([2, 1, 1, 1])
+    c[0].metric("Device", env.gpu_model or env.device_type)
+    c[1].metric("Devices × nodes", f"{env.gpu_count} × {env.node_count}")
     c[2].metric("Instance", env.instance_type or "unknown")
     c[3].metric("Measured", report.created_utc[:10])
-    st.caption(f"torch {env.torch_version or '—'} · CUDA {env.cuda_version or '—'} · NCCL "
-               f"{env.nccl_version or '—'} · driver {env.driver_version or '—'} · "
-               f"{env.cloud or 'unknown cloud'} {env.region or ''}")
+    st.caption(F.md(f"torch {env.torch_version or '—'} · CUDA {env.cuda_version or '—'} · "
+                    f"NCCL {env.nccl_version or '—'} · driver {env.driver_version or '—'} · "
+                    f"{env.cloud or 'unknown cloud'} {env.region or ''}"))
+
+
+def bar_label(v: float) -> str:
+    """701, 42.5, 0.42: three significant digits, never a "0" for a small measurement."""
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
 
 
 def matmul_chart(report, acc: catalog.Accelerator | None):
     rows = []
     for d in report.matmul.dtypes if report.matmul else ():
-        if d.status != "measured":
+        if d.status != "measured" or d.best_tflops is None:
             continue
         dtype = d.dtype.removesuffix("_e4m3")  # the catalog's name for fp8 e4m3 is fp8
         rows.append({"dtype": d.dtype, "what": "measured", "tflops": d.best_tflops})
@@ -72,39 +99,51 @@ def matmul_chart(report, acc: catalog.Accelerator | None):
     if not rows:
         return None
     df = pd.DataFrame(rows)
-    fig = px.bar(df, x="dtype", y="tflops", color="what", barmode="group", text_auto=".0f",
+    df["label"] = df["tflops"].map(bar_label)
+    fig = px.bar(df, x="dtype", y="tflops", color="what", barmode="group", text="label",
+                 color_discrete_map={"measured": "#1f77b4", "datasheet (dense)": "#9aa5b1"},
                  labels={"tflops": "TFLOP/s", "dtype": "", "what": ""},
-                 title="Matmul: measured vs datasheet" + (f" ({acc.name})" if acc else ""))
+                 title="Matmul: measured vs datasheet"
+                       + (f" ({F.plot_text(acc.name)})" if acc else ""))
+    fig.update_traces(textposition="outside", cliponaxis=False)
+    fig.update_layout(margin={"t": 60})
     return fig
 
 
 def busbw_chart(report):
-    rows = [{"series": f"{s.op} ({s.scope}, {s.group_size} ranks)",
+    rows = [{"series": F.plot_text(f"{s.op} ({s.scope}, {s.group_size} ranks)"),
              "size_bytes": p.size_bytes, "busbw_gb_per_s": p.busbw_gb_per_s}
             for s in (report.collectives.series if report.collectives else ())
             if s.status == "measured" for p in s.points]
     if not rows:
         return None
     fig = px.line(pd.DataFrame(rows), x="size_bytes", y="busbw_gb_per_s", color="series",
-                  markers=True, log_x=True,
-                  labels={"size_bytes": "message size (bytes)",
-                          "busbw_gb_per_s": "bus bandwidth (GB/s)", "series": ""},
+                  markers=True,
+                  labels={"busbw_gb_per_s": "bus bandwidth (GB/s)", "series": ""},
                   title="Collectives: bus bandwidth vs message size")
+    C.bytes_axis(fig, [r["size_bytes"] for r in rows], title="message size")
+    fig.update_layout(legend={"orientation": "h", "y": -0.25})
     return fig
 
 
-def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None) -> None:
+def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None,
+           gpu_run: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="gpuplan-probe-") as tmp:
-        path = Path(tmp) / Path(name).name
+        path = Path(tmp) / (Path(name).name or "report.json")
         path.write_bytes(data)
         try:
             stored = planner.ingest_probe_report(path, cat, accelerator=accelerator)
         except catalog.GpuplanError as exc:
-            st.error(str(exc))
+            S.show_error(S.error_out(exc, {str(path): Path(name).name, tmp: "(upload)"}))
             return
-    kinds = ", ".join(f"{k}: {v}" for k, v in stored.measurements.items())
-    st.success(f"Stored as probe report {stored.id} ({stored.accelerator or 'no accelerator'})."
-               f" Plans now use its measurements. {kinds}")
+    kinds = "; ".join(f"{k}: " + ", ".join(f"{kk} {vv:,.1f}" for kk, vv in v.items())
+                      for k, v in stored.measurements.items())
+    if stored.accelerator and gpu_run:
+        st.success(F.md(f"Stored as probe report {stored.id}. Plans on {stored.accelerator} "
+                        f"now use its measurements ({kinds})."), icon=":material/check:")
+    else:
+        st.success(F.md(f"Stored as probe report {stored.id}, for reference only: a CPU run "
+                        "calibrates no GPU, so plans are unchanged."), icon=":material/check:")
 
 
 def stored_reports() -> None:
@@ -112,7 +151,7 @@ def stored_reports() -> None:
     try:
         reports = planner.list_probe_reports()
     except catalog.GpuplanError as exc:
-        st.error(str(exc))
+        S.show_error(S.error_out(exc))
         return
     if not reports:
         st.caption("None yet: plans use datasheet peaks × published achievable fractions.")
@@ -120,54 +159,68 @@ def stored_reports() -> None:
     rows = []
     for r in reports:
         d = r.as_dict()
-        d["measurements"] = "; ".join(f"{k}: " + ", ".join(f"{kk}={vv:g}" for kk, vv in v.items())
-                                      for k, v in d["measurements"].items())
+        d["file"] = Path(d.pop("source_path") or "").name or None  # never the server's path
+        d["measurements"] = "; ".join(
+            f"{k}: " + ", ".join(f"{kk} {vv:,.1f}" for kk, vv in v.items())
+            for k, v in d["measurements"].items()) or None
         rows.append(d)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="reports_table")
+    F.show_table(pd.DataFrame(rows), REPORT_COLUMNS, key="reports_table",
+                 wide=("measurements",))
+
+
+def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
+    environment(report)
+    gpu_run = is_gpu_run(report)
+    names = [a.name for a in cat.accelerators]
+    found = resolved_accelerator(cat, report.environment)
+    acc_name = st.selectbox("Catalog accelerator (for the datasheet comparison and "
+                            "calibration)", names,
+                            index=names.index(found) if found in names else None,
+                            key="probe_accelerator", disabled=not gpu_run,
+                            help=None if gpu_run else "A CPU run has no GPU to compare")
+    acc = cat.accelerator(acc_name) if acc_name and gpu_run else None
+    left, right = st.columns(2)
+    fig = matmul_chart(report, acc)
+    if fig is not None:
+        left.plotly_chart(fig, key="matmul_chart")
+    else:
+        left.caption("No matmul measurements in this report.")
+    fig = busbw_chart(report)
+    if fig is not None:
+        right.plotly_chart(fig, key="busbw_chart")
+    else:
+        right.caption("No collective measurements in this report.")
+    if report.memory:
+        F.show_table(pd.DataFrame(
+            [{"copy": p.name, "status": p.status, "gb_per_s": p.gb_per_s,
+              "bytes": C.bytes_tick(p.size_bytes) if p.size_bytes else None,
+              "note": p.reason} for p in report.memory.points]),
+            MEMORY_COLUMNS, key="memory_table")
+    for err in report.errors:
+        st.warning(F.md(f"probe {err.probe} failed: {err.error_type}: {err.message}"))
+    if gpu_run:
+        st.caption("Ingesting stores the report; plans on this accelerator then use its "
+                   "measured matmul, memory and collective rates instead of datasheet peaks.")
+    else:
+        st.caption("This is a CPU run: ingesting stores it for reference, but a CPU run "
+                   "never calibrates a GPU, so plans do not change.")
+    if st.button("Ingest for planning" if gpu_run else "Store for reference",
+                 key="probe_ingest", type="primary"):
+        ingest(cat, name, data, acc_name if gpu_run else None, gpu_run)
 
 
 def main() -> None:
     st.title("Probe results")
     cat = S.load_catalog_or_stop()
     st.markdown("Upload the JSON report that `gpuplan probe run` wrote on a rented instance.")
-    up = st.file_uploader("Probe report", type=["json"], key="probe_file")
+    up = I.upload("Probe report", key="probe_file", what="probe report", types=["json"])
     if up is not None:
-        out = parse(up.name, up.getvalue())
+        name, data = up
+        out = parse(name, data)
         if "error" in out:
-            st.error(out["error"])
+            S.show_error(S.error_out(RuntimeError(out["error"])))
         else:
-            report = out["report"]
-            environment(report)
-            names = [a.name for a in cat.accelerators]
-            found = resolved_accelerator(cat, report.environment)
-            acc_name = st.selectbox("Catalog accelerator (for the datasheet comparison and "
-                                    "calibration)", names,
-                                    index=names.index(found) if found in names else None,
-                                    key="probe_accelerator")
-            acc = cat.accelerator(acc_name) if acc_name else None
-            left, right = st.columns(2)
-            fig = matmul_chart(report, acc)
-            if fig is not None:
-                left.plotly_chart(fig, key="matmul_chart")
-            else:
-                left.caption("No matmul measurements in this report.")
-            fig = busbw_chart(report)
-            if fig is not None:
-                right.plotly_chart(fig, key="busbw_chart")
-            else:
-                right.caption("No collective measurements in this report.")
-            if report.memory:
-                st.dataframe(pd.DataFrame(
-                    [{"copy": p.name, "status": p.status, "GB/s": p.gb_per_s,
-                      "bytes": p.size_bytes, "note": p.reason} for p in report.memory.points]),
-                    hide_index=True, key="memory_table")
-            for err in report.errors:
-                st.warning(f"probe {err.probe} failed: {err.error_type}: {err.message}")
-            cuda = report.environment is not None and report.environment.device_type == "cuda"
-            if not cuda:
-                st.caption("A CPU run is stored but never calibrates a GPU.")
-            if st.button("Ingest for planning", key="probe_ingest", type="primary"):
-                ingest(cat, up.name, up.getvalue(), acc_name if cuda else None)
+            show_report(cat, name, data, out["report"])
     stored_reports()
 
 

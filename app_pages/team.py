@@ -1,8 +1,8 @@
 """Team budget: several jobs, shared quotas and budgets → one plan per job, the timeline, the
-monthly burn and a report to download.
+monthly burn against the budgets and a report to download — drawn as the HTML report draws it.
 
-Uses planner's public team functions only: parse_team_plan, load_team_plan, allocate_team,
-render_report.
+Uses planner's public team functions only: parse_team_plan, allocate_team, render_report (and
+catalog.load_yaml_text for an uploaded file). An uploaded plan may not name server files.
 """
 
 from __future__ import annotations
@@ -12,21 +12,40 @@ import json
 
 import pandas as pd
 import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
 import catalog
 import planner
+from app_pages import _charts as C
+from app_pages import _format as F
+from app_pages import _inputs as I
 from app_pages import _shared as S
 
 REPORT_FORMATS = {"HTML": "html", "PDF": "pdf", "Markdown": "md", "CSV": "csv"}
 MIME = {"html": "text/html", "pdf": "application/pdf", "md": "text/markdown",
         "csv": "text/csv"}
-
-
-def team_api():
-    """(parse_team_plan, load_team_plan, allocate, render): planner's public team functions."""
-    return (planner.parse_team_plan, planner.load_team_plan, planner.allocate_team,
-            planner.render_report)
+# the HTML report's palette, so that a team has the same colour in the app and the report
+TEAM_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3",
+                "#8C8C8C", "#CCB974", "#64B5CD")
+JOB_COLUMNS = {
+    "job": ("Job", "text"), "team": ("Team", "text"), "workload": ("Workload", "text"),
+    "run": ("Run (UTC)", "text"), "deadline": ("Deadline", "text"),
+    "slack_hours": ("Slack (h)", "num1"), "cloud": ("Cloud", "text"),
+    "region": ("Region", "text"), "instance_type": ("Instance type", "text"),
+    "nodes": ("Nodes", "int"), "gpus_text": ("GPUs", "text"), "pricing": ("Pricing", "pricing"),
+    "usd_per_hour": ("$/instance-h", "usd4"), "gpu_hours": ("GPU-hours", "int"),
+    "cost_usd": ("Cost", "usd"), "deadline_probability": ("P(deadline)", "pct1"),
+}
+MONTH_COLUMNS = {"month": ("Month", "text"), "gpu_hours": ("GPU-hours", "int"),
+                 "cost_usd": ("Cost", "usd"), "budget_usd": ("Budget", "usd"),
+                 "used": ("Used", "pct"), "jobs": ("Jobs running", "list")}
+BUDGET_COLUMNS = {"period": ("Period", "text"), "budget_usd": ("Budget", "usd"),
+                  "planned_usd": ("Planned", "usd"), "headroom_usd": ("Headroom", "usd"),
+                  "used": ("Used", "pct")}
+TEAM_COLUMNS = {"team": ("Team", "text"), "jobs": ("Jobs", "int"),
+                "gpu_hours": ("GPU-hours", "int"), "cost_usd": ("Cost", "usd"),
+                "share": ("Share", "pct1")}
 
 
 def default_jobs(today: dt.date) -> pd.DataFrame:
@@ -72,90 +91,195 @@ def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
 
 
 @st.cache_data(max_entries=16, show_spinner="Allocating…")
-def run_allocation(source_kind: str, payload: str, catalog_id: tuple,
+def run_allocation(source_kind: str, payload: str, name: str, catalog_id: tuple,
                    calibration_id: tuple) -> dict:
-    """Parse, allocate and render; ``{"error": line}`` when the plan cannot be used."""
+    """Parse, allocate and render; ``{"error": line}`` when the plan cannot be used.
+
+    ``payload`` is the uploaded YAML text (``source_kind`` "yaml", named ``name``) or the
+    edited tables as JSON ("table"). Neither may name a file on the server.
+    """
     del catalog_id, calibration_id
-    parse_team_plan, load_team_plan, allocate, render = team_api()
     try:
         cat = catalog.load_catalog(overrides=S.overrides_path())
         if source_kind == "yaml":
-            team_plan = load_team_plan(payload, catalog=cat)
+            data = catalog.load_yaml_text(payload, what=name)
         else:
-            team_plan = parse_team_plan(json.loads(payload), catalog=cat, source="table")
-        allocation = allocate(team_plan, catalog=cat,
-                              calibration=planner.load_calibration(cat))
+            data = json.loads(payload)
+        team_plan = S.parse_team_plan_no_paths(data, catalog=cat, source=name)
+        allocation = planner.allocate_team(team_plan, catalog=cat,
+                                           calibration=planner.load_calibration(cat))
         reports = {}
         for label, fmt in REPORT_FORMATS.items():
             try:
-                reports[label] = (fmt, render(allocation, fmt))
+                reports[label] = (fmt, planner.render_report(allocation, fmt))
             except (catalog.GpuplanError, ImportError):
                 continue  # e.g. PDF without matplotlib (the report extra): offer the others
         return {"allocation": allocation.as_dict(), "reports": reports}
     except catalog.GpuplanError as exc:
-        return {"error": str(exc)}
+        return S.error_out(exc)
 
 
-JOB_TABLE = ("job", "team", "workload", "start", "end", "deadline", "slack_hours", "cloud",
-             "region", "instance_type", "nodes", "gpus", "pricing", "cost_usd", "gpu_hours",
-             "deadline_probability")
+def team_colours(a: dict) -> dict[str, str]:
+    teams = list(dict.fromkeys([*a["by_team"], *(j["team"] for j in a["jobs"])]))
+    return {F.plot_text(t): TEAM_COLOURS[i % len(TEAM_COLOURS)] for i, t in enumerate(teams)}
 
 
-def timeline(jobs: pd.DataFrame):
-    fig = px.timeline(jobs, x_start="start", x_end="end", y="job", color="team",
-                      hover_data=["instance_type", "nodes", "cloud", "region", "pricing",
-                                  "cost_usd", "deadline"], title="Timeline")
-    fig.add_scatter(x=pd.to_datetime(jobs["deadline"]), y=jobs["job"], mode="markers",
-                    marker={"symbol": "line-ns-open", "size": 18, "color": "#d62728"},
-                    name="deadline")
+def timeline(a: dict) -> go.Figure:
+    jobs = pd.DataFrame(a["jobs"])
+    jobs["job_label"] = jobs["job"].map(F.plot_text)
+    jobs["team_label"] = jobs["team"].map(F.plot_text)
+    jobs["cost"] = jobs["cost_usd"].map(F.usd)
+    jobs["where"] = [F.plot_text(f"{j.nodes}× {j.instance_type} · {j.cloud} {j.region} · "
+                                 f"{C.pricing_label(j.pricing)}") for j in jobs.itertuples()]
+    fig = px.timeline(jobs, x_start="start", x_end="end", y="job_label", color="team_label",
+                      color_discrete_map=team_colours(a),
+                      custom_data=["where", "cost", "deadline", "start", "end"],
+                      title="Timeline (bars: when each job runs; red: its deadline)")
+    fig.update_traces(hovertemplate="%{y}<br>%{customdata[0]}<br>%{customdata[3]} → "
+                                    "%{customdata[4]} UTC<br>cost %{customdata[1]} · deadline "
+                                    "%{customdata[2]}<extra></extra>")
+    fig.add_scatter(x=pd.to_datetime(jobs["deadline"]), y=jobs["job_label"], mode="markers",
+                    marker={"symbol": "line-ns-open", "size": 22, "color": "#8B0000",
+                            "line": {"width": 2}},
+                    name="deadline", hovertemplate="deadline %{x|%Y-%m-%d}<extra></extra>")
     fig.update_yaxes(autorange="reversed", title="")
+    fig.update_xaxes(title="", tickformat="%Y-%m-%d")
+    fig.update_layout(legend_title_text="team", height=160 + 40 * len(jobs),
+                      margin={"t": 50})
     return fig
 
 
-def monthly_burn(jobs: list[dict], by_month: dict):
-    rows = [{"month": m, "job": j["job"], "team": j["team"], "cost_usd": usd}
-            for j in jobs for m, usd in j["cost_by_month"].items()]
-    fig = px.bar(pd.DataFrame(rows), x="month", y="cost_usd", color="job",
-                 hover_data=["team"], labels={"cost_usd": "USD", "month": ""},
-                 title="Monthly burn")
-    budget = [(m, v["budget_usd"]) for m, v in by_month.items() if v.get("budget_usd")]
-    if budget:
-        fig.add_scatter(x=[m for m, _ in budget], y=[b for _, b in budget], mode="markers",
-                        marker={"symbol": "line-ew-open", "size": 30, "color": "#d62728"},
-                        name="budget")
+def monthly_burn(a: dict) -> go.Figure:
+    """Planned spend per month by team (months as categories), each month's budget, and the
+    cumulative spend against the total budget on the right-hand axis."""
+    months = list(a["by_month"])
+    fig = go.Figure()
+    colours = team_colours(a)
+    teams = list(dict.fromkeys(j["team"] for j in a["jobs"]))
+    for team in teams:
+        jobs = [j for j in a["jobs"] if j["team"] == team]
+        cost = [sum(j["cost_by_month"].get(m, 0.0) for j in jobs) for m in months]
+        names = [", ".join(F.plot_text(j["job"]) for j in jobs if j["cost_by_month"].get(m))
+                 for m in months]
+        fig.add_bar(x=months, y=cost, name=F.plot_text(team),
+                    marker_color=colours[F.plot_text(team)],
+                    customdata=[[F.usd(c), n] for c, n in zip(cost, names, strict=True)],
+                    hovertemplate="%{x}: %{customdata[0]} · " + F.plot_text(team)
+                                  + "<br>%{customdata[1]}<extra></extra>")
+    budgets = [(m, v["budget_usd"]) for m, v in a["by_month"].items() if v.get("budget_usd")]
+    if budgets:
+        fig.add_scatter(x=[m for m, _ in budgets], y=[b for _, b in budgets],
+                        mode="markers+text", text=[f"budget {F.usd(b)}" for _, b in budgets],
+                        textposition="bottom center", textfont={"color": "#C44E52"},
+                        marker={"symbol": "line-ew-open", "size": 60, "color": "#C44E52",
+                                "line": {"width": 3}},
+                        name="monthly budget", customdata=[F.usd(b) for _, b in budgets],
+                        hovertemplate="%{x} budget %{customdata}<extra></extra>")
+    running, total = [], 0.0
+    for m in months:
+        total += a["by_month"][m]["cost_usd"]
+        running.append(total)
+    fig.add_scatter(x=months, y=running, mode="lines+markers", yaxis="y2",
+                    name="cumulative spend (right-hand axis)", line={"color": "#55A868"},
+                    customdata=[F.usd(r) for r in running],
+                    hovertemplate="%{x}: %{customdata} so far<extra></extra>")
+    total_budget = next((b["budget_usd"] for b in a["budgets"] if b["period"] == "total"), None)
+    if total_budget:
+        fig.add_shape(type="line", xref="paper", x0=0, x1=1, yref="y2", y0=total_budget,
+                      y1=total_budget, line={"color": "#55A868", "dash": "dash", "width": 1.5})
+        fig.add_annotation(xref="paper", x=1, yref="y2", y=total_budget, xanchor="right",
+                           yanchor="bottom", showarrow=False, font={"color": "#55A868"},
+                           text=f"total budget {F.usd(total_budget)} (right-hand axis)")
+    fig.update_layout(barmode="stack", bargap=0.45, height=420, margin={"t": 50},
+                      title="Monthly burn (cost pro rata of running hours)",
+                      xaxis={"type": "category", "title": ""},
+                      yaxis2={"overlaying": "y", "side": "right", "showgrid": False},
+                      legend={"orientation": "h", "y": -0.15})
+    monthly = [v["cost_usd"] for v in a["by_month"].values()] + [b for _, b in budgets]
+    C.usd_axis(fig, monthly, title="USD per month", from_zero=True)
+    C.usd_axis(fig, running + ([total_budget] if total_budget else []), axis="y2",
+               title="cumulative USD", from_zero=True)
+    fig.update_layout(yaxis2={"showgrid": False})
     return fig
+
+
+def job_rows(a: dict) -> pd.DataFrame:
+    jobs = pd.DataFrame(a["jobs"])
+    jobs["run"] = jobs["start"] + " → " + jobs["end"]
+    jobs["gpus_text"] = [f"{j['gpus']}× {j['accelerator']}" for j in a["jobs"]]
+    return jobs
 
 
 def show_allocation(out: dict) -> None:
     a = out["allocation"]
     t = a["totals"]
     c = st.columns(4)
-    c[0].metric("Total cost", S.usd(t["cost_usd"]),
-                help=f"budget {S.usd(t['budget_usd'])}" if t.get("budget_usd") else None)
+    c[0].metric("Total cost", F.usd(t["cost_usd"]),
+                help=f"budget {F.usd(t['budget_usd'])}" if t.get("budget_usd") else None)
     c[1].metric("GPU-hours", f"{t['gpu_hours']:,.0f}")
     c[2].metric("Jobs", t["jobs"])
     c[3].metric("Last job ends", t["end"][:10], help=f"first starts {t['start']} UTC")
-    jobs = pd.DataFrame(a["jobs"])
-    st.plotly_chart(timeline(jobs), key="team_timeline")
-    st.plotly_chart(monthly_burn(a["jobs"], a["by_month"]), key="team_burn")
-    st.dataframe(jobs[[c for c in JOB_TABLE if c in jobs.columns]], hide_index=True,
-                 key="team_jobs_table")
+    st.plotly_chart(timeline(a), key="team_timeline")
+    st.plotly_chart(monthly_burn(a), key="team_burn")
+    st.subheader("Jobs")
+    F.show_static_table(job_rows(a), JOB_COLUMNS)
+    st.markdown("**Per month**")
+    F.show_static_table(pd.DataFrame([{"month": m, **v, "used": v["cost_usd"] / v["budget_usd"]
+                                       if v.get("budget_usd") else None}
+                                      for m, v in a["by_month"].items()]), MONTH_COLUMNS)
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Per team**")
+        total = t["cost_usd"] or 1.0
+        F.show_static_table(pd.DataFrame([{"team": k, **v, "share": v["cost_usd"] / total}
+                                          for k, v in a["by_team"].items()]), TEAM_COLUMNS)
     if a["budgets"]:
-        st.dataframe(pd.DataFrame(a["budgets"]), hide_index=True, key="team_budget_table")
-    st.dataframe(pd.DataFrame([{"team": k, **v} for k, v in a["by_team"].items()]),
-                 hide_index=True, key="team_by_team")
+        with right:
+            st.markdown("**Budgets**")
+            F.show_static_table(pd.DataFrame(a["budgets"]), BUDGET_COLUMNS)
     cols = st.columns(len(out["reports"]) + 1)
     for col, (label, (fmt, data)) in zip(cols, out["reports"].items(), strict=False):
-        col.download_button(f"Download report ({label})", data,
-                            file_name=f"gpuplan-team-report.{fmt}", mime=MIME.get(fmt),
-                            key=f"team_report_{fmt}")
-    cols[-1].download_button("Download allocation (JSON)", json.dumps(a, indent=2, default=str),
+        col.download_button(f"Report ({label})", data, file_name=f"gpuplan-team-report.{fmt}",
+                            mime=MIME.get(fmt), key=f"team_report_{fmt}",
+                            icon=":material/download:")
+    cols[-1].download_button("Allocation (JSON)", json.dumps(a, indent=2, default=str),
                              file_name="gpuplan-allocation.json", mime="application/json",
-                             key="team_allocation_json")
+                             key="team_allocation_json", icon=":material/download:")
     with st.expander("Assumptions"):
         for note in a["assumptions"]:
-            st.markdown(f"- {note}")
+            st.markdown(f"- {F.md(S.app_words(note))}")
     S.catalog_line(a["catalog"])
+
+
+def jobs_input(how: str) -> tuple[str, str] | None:
+    """(payload, name) for ``run_allocation``, or None while there is nothing to run."""
+    if how == "yaml":
+        up = I.upload("Team plan (YAML, format: docs/team.md)", key="team_yaml",
+                      what="team plan", types=["yaml", "yml"])
+        if up is None:
+            st.info("Upload a team plan to allocate it.")
+            return None
+        name, data = up
+        try:
+            return data.decode("utf-8-sig"), name
+        except UnicodeDecodeError as exc:
+            st.error(F.md(f"{name}: not UTF-8 text (byte {exc.start}). To fix: save the file "
+                          "as UTF-8"), icon=":material/error:")
+            return None
+    st.caption("One row per job; clouds and pricing are comma-separated (empty = all).")
+    jobs = st.data_editor(default_jobs(dt.date.today()), num_rows="dynamic", key="team_jobs",
+                          column_config={
+                              "earliest_start": st.column_config.DateColumn(),
+                              "deadline": st.column_config.DateColumn(),
+                              "priority": st.column_config.NumberColumn(step=1),
+                              "max_gpus": st.column_config.NumberColumn(min_value=1,
+                                                                        step=1)})
+    st.caption("Budgets: a month (2027-03), a quarter (2027Q2) or total, in USD.")
+    budgets = st.data_editor(pd.DataFrame({"period": ["total"], "usd": [50_000.0]}),
+                             num_rows="dynamic", key="team_budgets",
+                             column_config={"usd": st.column_config.NumberColumn(
+                                 "USD", format="dollar", min_value=0)})
+    return json.dumps(plan_from_table(jobs, budgets), default=str), "table"
 
 
 def main() -> None:
@@ -163,38 +287,19 @@ def main() -> None:
     cat = S.load_catalog_or_stop()
     how = st.radio("Jobs from", ["table", "yaml"], horizontal=True, key="team_source",
                    format_func={"table": "Edit a table", "yaml": "Upload team YAML"}.get)
-    if how == "yaml":
-        up = st.file_uploader("Team plan (YAML, format: docs/team.md)", type=["yaml", "yml"],
-                              key="team_yaml")
-        payload = up.getvalue().decode("utf-8", errors="replace") if up else None
-        if payload is not None and "\n" not in payload:
-            payload += "\n"  # load_team_plan reads text (not a path) when it has a newline
-    else:
-        st.caption("One row per job; clouds and pricing are comma-separated (empty = all).")
-        jobs = st.data_editor(default_jobs(dt.date.today()), num_rows="dynamic",
-                              key="team_jobs", column_config={
-                                  "earliest_start": st.column_config.DateColumn(),
-                                  "deadline": st.column_config.DateColumn(),
-                                  "priority": st.column_config.NumberColumn(step=1),
-                                  "max_gpus": st.column_config.NumberColumn(min_value=1,
-                                                                            step=1)})
-        st.caption("Budgets: a month (2027-03), a quarter (2027Q2) or total, in USD.")
-        budgets = st.data_editor(pd.DataFrame({"period": ["total"], "usd": [50_000.0]}),
-                                 num_rows="dynamic", key="team_budgets")
-        payload = json.dumps(plan_from_table(jobs, budgets), default=str)
-    if payload is None:
-        st.info("Upload a team plan to allocate it.")
+    given = jobs_input(how)
+    if given is None:
         return
     if st.button("Run the allocation", key="team_run", type="primary"):
-        st.session_state["team_last"] = (how, payload)
+        st.session_state["team_last"] = (how, *given)
     last = st.session_state.get("team_last")
     if last is None:
         return
-    if last != (how, payload):
+    if last != (how, *given):
         st.caption("The jobs changed since this allocation: run it again to update it.")
-    out = run_allocation(last[0], last[1], S.catalog_key(cat), S.calibration_key())
+    out = run_allocation(*last, S.catalog_key(cat), S.calibration_key())
     if "error" in out:
-        st.error(out["error"])
+        S.show_error(out)
         return
     show_allocation(out)
 

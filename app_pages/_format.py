@@ -1,0 +1,181 @@
+"""Text for people: numbers with units, markdown that cannot be hijacked, and tables with human
+column names, ``$`` on prices and "—" for a missing value (never ``None``).
+
+Every string that did not come from this code (URL parameters, uploaded file names and
+contents, error messages quoting them, job names) goes through ``md`` before it reaches
+``st.markdown``/``st.error``/``st.caption``/``st.table`` (all of which render markdown, where
+``![x](https://…)`` is an image, ``[x](…)`` a link, ``$…$`` maths and ``:red[x]`` colour), and
+through ``plot_text`` before it reaches a plotly label (which renders ``<a href>``).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Mapping
+
+import pandas as pd
+import streamlit as st
+
+from app_pages._charts import PRICING_LABELS
+
+MISSING = "—"
+
+# CommonMark lets any ASCII punctuation be escaped with a backslash; these are the ones that
+# start markup in Streamlit's markdown (GFM, LaTeX, :colour[…], :emoji: and :material/…:).
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&@])")
+
+
+# GFM also turns bare "https://…", "www.…" and "user@host" into links, after escapes are
+# resolved; a zero-width space after the scheme, "www" or "@" keeps them text.
+_AUTOLINK = re.compile(r"(?i)(?:https?|ftp|mailto|www)(?=[:.])|@")
+ZWSP = "\u200b"
+
+
+def md(text: object) -> str:
+    """``text`` shown literally in markdown: one line, every markup character escaped, no
+    address turned into a link."""
+    text = _AUTOLINK.sub(lambda m: m[0] + ZWSP, " ".join(str(text).split()))
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def plot_text(text: object) -> str:
+    """``text`` shown literally in a plotly label (plotly renders a subset of HTML)."""
+    return html.escape(str(text), quote=False)
+
+
+# ---- numbers -----------------------------------------------------------------------------------
+
+def count(n: float) -> str:
+    """50e9 → '50B', 1.5e12 → '1.5T' (as people write token counts)."""
+    for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= scale:
+            return f"{n / scale:,.3g}{suffix}"
+    return f"{n:,.0f}"
+
+
+def usd(x: float | None, digits: int = 0) -> str:
+    if x is None or pd.isna(x):
+        return MISSING
+    return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
+
+
+def hours(h: float) -> str:
+    """'36.0 h (1.5 d)': both units, for captions and help text."""
+    return f"{h:,.1f} h ({h / 24:,.1f} d)"
+
+
+def duration(h: float) -> str:
+    """Short enough for a metric: '36.0 h' up to two days, '13.5 days' beyond."""
+    return f"{h:,.1f} h" if h < 48 else f"{h / 24:,.1f} days"
+
+
+def pct(x: float | None, digits: int = 0) -> str:
+    return MISSING if x is None or pd.isna(x) else f"{x:.{digits}%}"
+
+
+def usd_md(x: float | None, digits: int = 0) -> str:
+    """A dollar amount for markdown: ``\\$`` so that two amounts on a line are not maths."""
+    return usd(x, digits).replace("$", r"\$")
+
+
+# ---- plans -------------------------------------------------------------------------------------
+
+def plan_text(p: dict) -> str:
+    plan = p["plan"]
+    return (f"tp={plan['tp']} pp={plan['pp']} dp={plan['dp']} zero={plan['zero_stage']} "
+            f"micro-batch={plan['micro_batch']}×{plan['grad_accumulation']} "
+            f"recompute={plan['recompute']}" + (f" ep={plan['ep']}" if plan.get("ep") else ""))
+
+
+def config_line(p: dict) -> str:
+    """'5× Standard_ND96asr_v4 (40× A100-SXM4-40GB) · azure eastus · spot'."""
+    return (f"{p['nodes']}× {p['instance_type']} ({p['gpus']}× {p['accelerator']}) · "
+            f"{p['cloud']} {p['region']} · {PRICING_LABELS.get(p['pricing'], p['pricing'])}")
+
+
+def candidate_row(p: dict) -> dict:
+    """One flat row for a candidate plan: the table's and the CSV's (machine names, numbers)."""
+    return {"cloud": p["cloud"], "region": p["region"], "instance_type": p["instance_type"],
+            "accelerator": p["accelerator"], "nodes": p["nodes"], "gpus": p["gpus"],
+            "pricing": p["pricing"], "usd_per_hour_cluster": round(p["usd_per_hour_cluster"], 2),
+            "total_cost_usd": round(p["total_cost_usd"], 2),
+            "wall_clock_hours": round(p["wall_clock_hours"], 2),
+            "gpu_hours": round(p["gpu_hours"], 1),
+            "deadline_probability": round(p["deadline_probability"], 4),
+            "mfu": round(p["mfu"], 4), "memory_per_gpu_gib": round(p["memory_per_gpu_gib"], 2),
+            "meets_deadline": p["meets_deadline"], "plan": plan_text(p),
+            "price_as_of": p["price_as_of"], "price_flags": ",".join(p["price_flags"])}
+
+
+# ---- tables ------------------------------------------------------------------------------------
+
+# kind → how a cell is shown by the browser (interactive tables: numbers stay numbers, so a
+# column still sorts as one) and by this module (static tables).
+FORMAT: dict[str, tuple[str, float]] = {  # NumberColumn (format, step: the decimals shown)
+    "usd": ("dollar", 1), "usd2": ("dollar", 0.01), "usd3": ("dollar", 0.001),
+    "usd4": ("dollar", 0.0001), "int": ("localized", 1), "num1": ("localized", 0.1),
+    "num2": ("localized", 0.01), "pct": ("percent", 0.01), "pct1": ("percent", 0.001),
+}
+CELL: dict[str, Callable[[object], str]] = {
+    "text": str,
+    "usd": lambda v: usd(v),
+    "usd2": lambda v: usd(v, 2),
+    "usd3": lambda v: usd(v, 3),
+    "usd4": lambda v: usd(v, 4),
+    "int": lambda v: f"{v:,.0f}",
+    "num1": lambda v: f"{v:,.1f}",
+    "num2": lambda v: f"{v:,.2f}",
+    "pct": lambda v: pct(v),
+    "pct1": lambda v: pct(v, 1),
+    "pricing": lambda v: PRICING_LABELS.get(str(v), str(v)),
+    "list": lambda v: ", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v),
+}
+
+
+def _present(value: object) -> bool:
+    if isinstance(value, list | tuple):
+        return len(value) > 0
+    return value is not None and not (isinstance(value, float) and pd.isna(value)) \
+        and value != ""
+
+
+def _cells(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
+    """``df``'s ``columns`` in order; text kinds as display text, None where missing."""
+    keep = [c for c in columns if c in df.columns]
+    data = df[keep].copy()
+    for c in keep:
+        kind = columns[c][1]
+        if kind not in FORMAT:
+            data[c] = data[c].map(lambda v, f=CELL[kind]: f(v) if _present(v) else None)
+    return data
+
+
+def show_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]], *, key: str,
+               wide: tuple[str, ...] = (), height: int | str = "auto") -> None:
+    """An interactive table (sortable, scrollable) of ``df``'s ``columns`` (name → (heading,
+    kind)) in that order: numbers formatted by the browser ("$1,234", "54.8%"), a missing
+    value "—"; ``wide`` columns get room for long text. Fast for the catalog's 10,000s of rows.
+    """
+    data = _cells(df, columns)
+    config = {}
+    for c in data.columns:
+        label, kind = columns[c]
+        width = "large" if c in wide else None
+        if kind in FORMAT:
+            fmt, step = FORMAT[kind]
+            config[c] = st.column_config.NumberColumn(label, format=fmt, step=step,
+                                                      width=width)
+        else:
+            config[c] = st.column_config.TextColumn(label, width=width)
+    st.dataframe(data, hide_index=True, key=key, column_config=config, height=height,
+                 placeholder=MISSING)
+
+
+def show_static_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]]) -> None:
+    """A static table that shows every cell in full, wrapping long text (as the HTML report
+    does): for the few rows of a team allocation. Cells are escaped markdown."""
+    data = _cells(df, columns)
+    out = pd.DataFrame({columns[c][0]: [md(CELL[columns[c][1]](v)) if _present(v) else MISSING
+                                        for v in data[c]] for c in data.columns})
+    st.table(out, hide_index=True)

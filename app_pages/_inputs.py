@@ -1,0 +1,106 @@
+"""Inputs from outside the app: widgets bound to the URL that name the link's parameters they
+could not use (instead of silently showing defaults), and file uploads with a size limit.
+Everything they report is shown escaped (``_format.md``)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app_pages._format import md
+
+Q = "query-params"
+
+
+# ---- URL parameters ----------------------------------------------------------------------------
+
+class UrlInputs:
+    """Widgets bound to the URL (``bind="query-params"``, key = parameter name) that report a
+    parameter of the opened link they could not use, instead of silently showing the default.
+
+    Streamlit drops such a parameter while it registers the widget, so the link's parameters
+    are read before any widget exists, on the page's first run in the session (later runs see
+    the URL as the widgets keep it).
+    """
+
+    IGNORED = frozenset({"embed", "embed_options"})
+
+    def __init__(self, page: str):
+        flag = f"_url_checked_{page}"
+        self.first_run = not st.session_state.get(flag, False)
+        st.session_state[flag] = True
+        qp = st.query_params
+        self.raw = {k: qp.get_all(k) for k in qp} if self.first_run else {}
+        self.problems: list[str] = []
+        self.keys: set[str] = set()
+
+    def __call__(self, widget, label: str, *args, key: str, **kwargs):
+        value = widget(label, *args, key=key, bind=Q, **kwargs)
+        self.keys.add(key)
+        raw = self.raw.get(key)
+        if raw is not None:
+            bad = _unusable(raw, value)
+            if bad is not None:
+                why = "not one of the choices" if isinstance(value, list) else \
+                    "not a valid value"
+                self.problems.append(f"{key}={', '.join(bad)} ({label}: {why}; showing "
+                                     f"{_shown(value)})")
+        return value
+
+    def warn(self) -> None:
+        """One warning naming every unusable or unknown parameter of the link."""
+        unknown = [k for k in self.raw if k not in self.keys and k not in self.IGNORED]
+        lines = list(self.problems)
+        lines += [f"{k}={', '.join(self.raw[k])} (not a setting of this page; ignored)"
+                  for k in unknown]
+        if lines:
+            st.warning("The link has parameters this page cannot use: "
+                       + "; ".join(md(x) for x in lines), icon=":material/link_off:")
+
+
+def _shown(value) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
+    return "the default" if value in (None, "") else str(value)
+
+
+def _unusable(raw: list[str], value) -> list[str] | None:
+    """The raw values the widget did not take (None when it took the link's value)."""
+    given = [r for r in raw if r != ""]
+    if isinstance(value, list):
+        taken = {str(v) for v in value}
+        bad = [r for r in given if r not in taken]
+        return bad or None
+    if not given:
+        return None
+    last = given[-1]
+    if isinstance(value, bool):
+        return None if last.lower() == str(value).lower() else [last]
+    if isinstance(value, int | float):
+        try:
+            return None if float(last) == float(value) else [last]
+        except ValueError:
+            return [last]
+    return None if value is not None and last == str(value) else [last]
+
+
+# ---- uploads -----------------------------------------------------------------------------------
+
+UPLOAD_LIMIT_MB = {"config": 1, "probe report": 4, "team plan": 1}
+
+
+def upload(label: str, *, key: str, what: str, types: list[str], container=st):
+    """A file uploader limited to ``UPLOAD_LIMIT_MB[what]``: (file name, bytes) or None.
+
+    The limit is enforced here too: the browser's check is only advisory.
+    """
+    limit = UPLOAD_LIMIT_MB[what]
+    up = container.file_uploader(label, type=types, key=key, max_upload_size=limit)
+    if up is None:
+        return None
+    data = up.getvalue()
+    if len(data) > limit * 2**20:
+        container.error(md(f"{up.name} is {len(data) / 2**20:,.1f} MB; a {what} is at most "
+                           f"{limit} MB. To fix: upload the right file"),
+                        icon=":material/error:")
+        return None
+    return up.name, data

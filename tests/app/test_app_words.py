@@ -1,0 +1,223 @@
+"""The app speaks its own language and cannot be hijacked: messages name the page's inputs by
+their labels (never CLI flags), server paths never show, a link's unusable parameters are named
+in a warning, and text from a link or an upload reaches markdown escaped (issues 16 and 17)."""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+
+import pytest
+
+from ._apptest import app, assert_clean, errors, everything, recommendation, texts, warnings
+from .conftest import probe_report_json
+
+FLAG = re.compile(r"(?<![\w-])--[a-z]")
+EVIL = "![x](https://evil.example/x.png)[click](https://evil.example)"
+
+
+def no_flags(text: str) -> None:
+    assert not FLAG.search(text), f"a CLI flag on screen: {text!r}"
+
+
+# ---- messages in the app's words ------------------------------------------------------------
+
+@pytest.mark.parametrize("key, value, starts", [
+    ("tokens", "2X", "“Training tokens” '2X' is not a count"),
+    ("deadline", "soon", "“Deadline” 'soon' is not a duration or a date"),
+    ("global_batch_tokens", "x", "“Global batch tokens” 'x' is not a count"),
+])
+def test_bad_input_is_one_line_naming_the_field_by_its_label(key, value, starts):
+    at = app()
+    at.text_input(key=key).set_value(value).run()
+    assert not at.exception
+    message = errors(at)[0]
+    assert message.startswith(starts), message
+    assert "\n" not in message and "Traceback" not in message and "To fix" in message
+    no_flags(message)
+
+
+def test_an_moe_error_names_the_moe_fields_of_the_page():
+    """Regression: "--experts (2) must exceed --experts-per-token (4)" could not be fixed in
+    the app, which had no such fields."""
+    at = app(source="params", params="47B", active_params="13B")
+    at.number_input(key="experts").set_value(2)
+    at.number_input(key="experts_per_token").set_value(4).run()
+    message = errors(at)[0]
+    assert "“Experts” (2) must exceed “Experts per token” (4)" in message
+    no_flags(message)
+    at.number_input(key="experts").set_value(16)
+    at.number_input(key="experts_per_token").set_value(2).run()
+    assert_clean(at)
+    recommendation(at)
+
+
+def test_an_errors_field_is_named_by_the_widgets_label():
+    """The planner's errors carry ``field``; the app names that input by its label."""
+    import planner
+    from app_pages._shared import FIELD_LABELS, error_out
+
+    out = error_out(planner.WorkloadError("must be positive, got 0", field="seq_len"))
+    assert out == {"error": f"“{FIELD_LABELS['seq_len']}”: must be positive, got 0",
+                   "field": "seq_len"}
+    # until an error has a field, its flags are translated
+    out = error_out(planner.PlannerError("--max-gpus must be at least 1. To fix: pass e.g. "
+                                         "--max-gpus 256"))
+    assert out["field"] == "max_gpus"
+    assert out["error"] == ("“Max GPUs” must be at least 1. To fix: set e.g. “Max GPUs” 256")
+
+
+def test_assumptions_name_inputs_by_their_labels():
+    at = app()  # the Assumptions tab is rendered with the others
+    notes = [t for t in texts(at) if t.startswith("- ")]
+    assert any("sequence length" in n for n in notes)
+    for n in notes:
+        no_flags(n)
+
+
+def test_an_emptied_pricing_box_is_a_message_not_a_silent_default():
+    at = app()
+    at.multiselect(key="pricing").set_value([]).run()
+    assert not at.exception
+    assert any("Choose at least one of the Pricing models" in w.replace("*", "")
+               for w in warnings(at))
+    assert not [t for t in texts(at) if t.startswith("### Recommendation:")]
+
+
+def test_the_accelerator_choices_are_what_the_planner_can_time():
+    """Regression: FPGAs (and chips with no datasheet rates) were offered under "GPUs"."""
+    options = app().multiselect(key="gpus").options
+    assert "H100-SXM5-80GB" in options and "A10G" in options
+    assert not [o for o in options if "FPGA" in o or o in ("K80", "Qualcomm-AI100")]
+    assert options.index("H100-SXM5-80GB") < options.index("TPU-v5p")  # GPUs first
+
+
+# ---- URL parameters -------------------------------------------------------------------------
+
+def test_unusable_link_parameters_are_named_in_a_warning():
+    at = app(clouds=["aws", "mars"], max_gpus="lots", model="gpt-9", colour="red")
+    assert not at.exception
+    warning = next(w for w in warnings(at) if "cannot use" in w)
+    for shown in ("clouds=mars", "max_gpus=lots", "model=gpt-9", "colour=red"):
+        assert shown in warning, warning
+    assert at.multiselect(key="clouds").value == ["aws"]
+    recommendation(at)  # the plan goes on with what the link could give
+    at.text_input(key="deadline").set_value("10d").run()
+    assert not [w for w in warnings(at) if "cannot use" in w], "said once, on opening"
+
+
+def test_catalog_link_parameters_are_checked_too():
+    at = app("app_pages/catalog.py", offers_cloud="moon", offers_sort="cheapest")
+    assert not at.exception
+    warning = next(w for w in warnings(at) if "cannot use" in w)
+    assert "offers_cloud=moon" in warning and "offers_sort=cheapest" in warning
+
+
+# ---- nothing from outside reaches markdown unescaped ----------------------------------------
+
+def test_a_link_cannot_inject_images_or_links():
+    at = app(deadline=EVIL, tokens=EVIL)
+    assert not at.exception
+    source = "\n".join(e.value for e in [*at.error, *at.warning])
+    assert "https" in source  # the text is shown, literally …
+    assert "](" not in source and "![" not in source  # … never as markup
+
+
+def test_an_uploaded_file_name_cannot_inject_markup_and_no_server_path_shows():
+    at = app(source="config")
+    at.file_uploader(key="config_file").set_value(
+        (f"{EVIL}.json", b"{not json", "application/json")).run()
+    assert not at.exception
+    source = at.error[0].value
+    assert "not valid JSON" in source and "](" not in source and "![" not in source
+    shown = everything(at)
+    assert tempfile.gettempdir() not in shown and "gpuplan-config-" not in shown
+
+
+def test_an_uploaded_config_is_named_by_its_upload_not_its_temporary_path():
+    config = {"model_type": "llama", "num_hidden_layers": 16, "hidden_size": 2048,
+              "num_attention_heads": 16, "num_key_value_heads": 8, "intermediate_size": 5632,
+              "vocab_size": 32000, "max_position_embeddings": 2048}
+    at = app(source="config")
+    at.file_uploader(key="config_file").set_value(
+        ("my-model.json", json.dumps(config).encode(), "application/json")).run()
+    assert_clean(at)
+    shown = everything(at)
+    assert "my-model.json" in shown.replace("\\", "")
+    assert tempfile.gettempdir() not in shown and "gpuplan-config-" not in shown
+
+
+def test_uploads_larger_than_the_limit_are_refused():
+    at = app(source="config")
+    big = b"{" + b" " * (1 * 2**20 + 10) + b"}"
+    at.file_uploader(key="config_file").set_value(("config.json", big,
+                                                   "application/json")).run()
+    assert not at.exception
+    assert any("a config is at most 1 MB" in e for e in errors(at))
+
+
+# ---- the team page: an upload may not name server files -------------------------------------
+
+TEAM_WITH_CONFIG = """\
+jobs:
+  - name: reads-the-server
+    workload: {config: /dev/zero, tokens: 1B}
+    earliest_start: 2027-03-01
+    deadline: 2027-04-01
+"""
+
+
+def upload_team(text: str, name: str = "team.yaml"):
+    at = app("app_pages/team.py")
+    at.radio(key="team_source").set_value("yaml").run()
+    at.file_uploader(key="team_yaml").set_value((name, text.encode(), "text/yaml")).run()
+    at.button(key="team_run").click().run()
+    return at
+
+
+def test_an_uploaded_team_plan_cannot_name_a_server_file():
+    at = upload_team(TEAM_WITH_CONFIG)
+    assert not at.exception
+    message = errors(at)[0]
+    assert "config" in message and "To fix" in message
+    assert not at.get("plotly_chart")
+
+
+def test_until_the_parser_refuses_config_paths_the_app_does(monkeypatch):
+    import catalog
+    import planner
+    from app_pages._shared import parse_team_plan_no_paths
+
+    seen = []
+
+    def old_parser(data, *, catalog, source="team.yaml", base_dir=None):  # no option yet
+        seen.append(data)
+
+    monkeypatch.setattr(planner, "parse_team_plan", old_parser)
+    data = {"jobs": [{"name": "j", "workload": {"config": "/dev/zero"}}]}
+    with pytest.raises(catalog.GpuplanError, match="names a file on the server"):
+        parse_team_plan_no_paths(data, catalog=None, source="t.yaml")
+    assert seen == []
+
+
+def test_an_uploaded_team_plan_name_is_escaped():
+    at = upload_team("jobs: [", name=f"{EVIL}.yaml")
+    assert not at.exception
+    source = at.error[0].value
+    assert "](" not in source and "![" not in source
+
+
+def test_a_cpu_probe_run_is_stored_for_reference_and_said_to_calibrate_nothing():
+    """Regression: the page said a CPU run never calibrates a GPU, then "Plans now use its
+    measurements"."""
+    at = app("app_pages/probes.py")
+    at.file_uploader(key="probe_file").set_value(
+        ("cpu.json", probe_report_json(bf16_tflops=0.42, device_type="cpu"),
+         "application/json")).run()
+    assert_clean(at)
+    assert any("never calibrates a GPU" in c.value for c in at.caption)
+    at.button(key="probe_ingest").click().run()
+    assert_clean(at)
+    done = at.success[0].value.replace("\\", "")
+    assert "for reference only" in done and "now use" not in done
