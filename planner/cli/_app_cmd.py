@@ -1,15 +1,18 @@
 """`gpuplan app`: launch the Streamlit app (app.py at the root of a source checkout).
 
 Runs ``python -m streamlit run <checkout>/app.py --server.headless true`` with every further
-argument passed through (``gpuplan app --server.port 8502``). Without Streamlit, or without
-app.py next to the installed package (a wheel install), it says which extra to install.
+argument passed through (``gpuplan app --server.port 8502``), forwards SIGTERM and SIGINT to it
+and waits for it to exit. Without Streamlit, or without app.py next to the installed package (a
+wheel install), it says which extra to install.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import typer
@@ -17,6 +20,9 @@ import typer
 from ._app import CliExit, app
 
 FIX = "To fix: pip install 'gpuplan[app]'"
+FORWARDED = (signal.SIGTERM, signal.SIGINT)  # what stops `gpuplan app` stops the server
+GRACE_S = 10.0  # a server still running this long after the signal is killed
+MAX_UPLOAD_MB = 4  # Streamlit's default is 200 MB; no file the app reads is near 4 MB
 
 
 def app_script() -> Path:
@@ -32,10 +38,11 @@ def streamlit_installed() -> bool:
 
 def launch_command(script: Path, args: list[str]) -> list[str]:
     # The same settings as the repository's .streamlit/config.toml, which Streamlit only reads
-    # from the working directory: no usage-statistics calls (the app works offline) and no
-    # developer "Deploy" menu.
+    # from the working directory: no usage-statistics calls (the app works offline), no
+    # developer "Deploy" menu, and uploads of at most a few MB (the pages' own limits are lower).
     return [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-            "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer", *args]
+            "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer",
+            "--server.maxUploadSize", str(MAX_UPLOAD_MB), *args]
 
 
 @app.command("app", context_settings={"allow_extra_args": True,
@@ -52,8 +59,35 @@ def app_cmd(ctx: typer.Context) -> None:
         raise GpuplanError(f"the app (app.py) is not next to the installed package at "
                            f"{script.parent}; it ships with a source checkout. {FIX} from "
                            "a checkout (pip install -e '.[app]')")
+    raise CliExit(run_server(launch_command(script, list(ctx.args))))
+
+
+def run_server(command: list[str], *, grace_s: float = GRACE_S) -> int:
+    """Run the server until it exits, and return its exit status (128 + N if signal N ended it).
+
+    SIGTERM and SIGINT sent to this process are passed on to the server, which then shuts
+    down cleanly; if it is still running ``grace_s`` seconds after the first, it is killed. So
+    stopping `gpuplan app` (a service manager's SIGTERM, Ctrl-C) never leaves a server behind.
+    """
+    proc = subprocess.Popen(command)
+    signalled_at: list[float] = []
+
+    def forward(signum, _frame) -> None:
+        if not signalled_at:
+            signalled_at.append(time.monotonic())
+        if proc.poll() is None:
+            proc.send_signal(signum)
+
+    previous = {s: signal.signal(s, forward) for s in FORWARDED}
     try:
-        code = subprocess.call(launch_command(script, list(ctx.args)))
-    except KeyboardInterrupt:
-        code = 130
-    raise CliExit(code)
+        while True:
+            try:
+                code = proc.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                if signalled_at and time.monotonic() - signalled_at[0] > grace_s:
+                    proc.kill()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    return 128 - code if code < 0 else code
