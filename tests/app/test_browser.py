@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -123,6 +124,12 @@ def test_the_plan_page_shows_a_priced_recommendation_in_a_browser(server, page, 
     expect(card.get_by_test_id("stMetricValue").first).to_contain_text("$")
     page.get_by_role("tab", name="Cost vs time").wait_for()
     page.locator(".js-plotly-plot").first.wait_for(timeout=RENDER_S * 1000)
+    # the cost axis says "$" at every tick; the time axis says hours or days
+    frontier = page.locator(".st-key-frontier_chart .js-plotly-plot")
+    costs = frontier.locator(".ytick text").all_text_contents()
+    assert len(costs) >= 2 and all(t.startswith("$") for t in costs), costs
+    times = frontier.locator(".xtick text").all_text_contents()
+    assert times and all(t.endswith((" h", " d")) for t in times), times
     shot = tmp_path / "gpuplan-app.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
@@ -146,3 +153,23 @@ def test_the_plan_page_shows_a_priced_recommendation_in_a_browser(server, page, 
     link_s = time.perf_counter() - start
     print(f"\nbrowser: first render {first_s:.2f} s (cold server), deadline change "
           f"{change_s:.2f} s, shared link in a new session {link_s:.2f} s", file=sys.stderr)
+
+
+def test_the_catalog_price_axis_reads_in_dollars(server, page):
+    page.goto(f"{server}/catalog")
+    chart = page.locator(".st-key-price_chart .js-plotly-plot")
+    chart.wait_for(timeout=RENDER_S * 1000)
+    prices = chart.locator(".ytick text").all_text_contents()
+    assert len(prices) >= 2 and all(t.startswith("$") for t in prices), prices
+
+
+def test_a_shared_link_cannot_inject_images_or_links(server, page):
+    evil = "![x](https://evil.example/x.png) [click](https://evil.example) www.evil.example"
+    page.goto(f"{server}/?deadline={urllib.parse.quote(evil)}")
+    alert = page.get_by_test_id("stAlert").first
+    alert.wait_for(timeout=RENDER_S * 1000)
+    page.wait_for_timeout(500)
+    assert "evil.example" in alert.inner_text()  # shown as text …
+    assert page.locator('img[src*="evil.example"]').count() == 0  # … never as an image
+    links = page.locator('a[href*="evil.example"]')
+    assert links.count() == 0, links.evaluate_all("els => els.map(e => e.outerHTML)")
