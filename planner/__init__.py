@@ -52,6 +52,11 @@ _EXPORTS = {
     "parse_deadline": ("._units", "parse_deadline"),
     "Architecture": ("._workload", "Architecture"),
     "Workload": ("._workload", "Workload"),
+    "PlanPins": ("._workload", "PlanPins"),
+    "FRAMEWORKS": ("._workload", "FRAMEWORKS"),
+    "FrameworkProfile": ("._software", "FrameworkProfile"),
+    "framework_profiles": ("._software", "PROFILES"),
+    "TimeRange": ("._estimate", "TimeRange"),
     "infer_architecture": ("._workload", "infer_architecture"),
 }
 

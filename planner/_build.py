@@ -6,12 +6,20 @@ from dataclasses import dataclass, replace
 
 from catalog import Catalog
 
+import math
+
 from ._errors import HardwareError, WorkloadError
 from ._hardware import Cluster, cluster_for_instance, reference_cluster
 from ._hfconfig import architecture_from_config
 from ._presets import preset
 from ._units import parse_count
-from ._workload import DEFAULT_GLOBAL_BATCH_TOKENS, Architecture, Workload, infer_architecture
+from ._workload import (
+    FINETUNE_SEQ_LEN,
+    Architecture,
+    PlanPins,
+    Workload,
+    infer_architecture,
+)
 
 ARCH_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")
 CHINCHILLA_TOKENS_PER_PARAM = 20  # compute-optimal tokens per parameter (arXiv:2203.15556)
@@ -33,8 +41,11 @@ class WorkloadSpec:
     precision: str = "bf16"
     optimizer: str = "adamw"
     recompute: str = "auto"
-    finetune: str = "full"
+    finetune: str = "none"
     lora_rank: int = 16
+    framework: str = "megatron"
+    attention: str = "flash"
+    pins: PlanPins = PlanPins()
     arch_overrides: tuple[tuple[str, int], ...] = ()
 
 
@@ -67,23 +78,34 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         arch, inferred = infer_architecture(total, active, **kwargs)
         notes.extend(inferred)
     if spec.arch_overrides:
-        arch = _override(arch, dict(spec.arch_overrides))
+        arch, derived = _override(arch, dict(spec.arch_overrides))
         notes.append("architecture overridden: " + ", ".join(f"{k}={v}"
-                                                              for k, v in spec.arch_overrides))
+                                                              for k, v in spec.arch_overrides)
+                     + (f" (kept consistent: {', '.join(derived)})" if derived else ""))
     if spec.seq_len is not None and spec.seq_len <= 0:
         raise WorkloadError(f"--seq-len must be positive, got {spec.seq_len}. To fix: pass e.g. "
-                            "--seq-len 4096")
-    seq = spec.seq_len if spec.seq_len is not None else (default_seq or 4096)
-    if spec.seq_len is None:
+                            "--seq-len 4096", field="seq_len", value=spec.seq_len)
+    finetuning = spec.finetune not in ("none", "")
+    if spec.seq_len is not None:
+        seq = spec.seq_len
+    elif finetuning:
+        seq = min(FINETUNE_SEQ_LEN, default_seq or FINETUNE_SEQ_LEN)
+        notes.append(f"sequence length {seq} (fine-tuning default: Llama 2's supervised "
+                     "fine-tuning used 4,096, capped at the model's context; --seq-len to "
+                     "change)")
+    else:
+        seq = default_seq or 4096
         notes.append(f"sequence length {seq} (the model's pre-training context; --seq-len "
                      "to change)")
     if spec.global_batch_tokens in (None, ""):
-        gbt = max(seq, DEFAULT_GLOBAL_BATCH_TOKENS // seq * seq)
-        notes.append(f"global batch {gbt:,} tokens (default ≈ 4M, as Llama 2; "
-                     "--global-batch-tokens to change)")
+        gbt = None  # the default rule, which depends on the cluster: stated per estimate
     else:
         gbt = int(parse_count(spec.global_batch_tokens, "--global-batch-tokens"))
     if spec.tokens in (None, ""):
+        if finetuning:
+            raise WorkloadError("fine-tuning needs the number of tokens you will train on. To "
+                                "fix: pass --tokens, e.g. 3 epochs of a 50M-token dataset is "
+                                "--tokens 150M", field="tokens", value=None)
         tokens = CHINCHILLA_TOKENS_PER_PARAM * arch.params_active()
         notes.append(f"tokens {tokens:.3g}: {CHINCHILLA_TOKENS_PER_PARAM} per active parameter, "
                      "compute-optimal per Hoffmann et al. 2022 (--tokens to change)")
@@ -92,18 +114,49 @@ def build_workload(spec: WorkloadSpec) -> Workload:
     return Workload(arch=arch, tokens=tokens, seq_len=int(seq),
                     global_batch_tokens=gbt, precision=spec.precision,
                     optimizer=spec.optimizer, recompute=spec.recompute,
-                    finetune=spec.finetune, lora_rank=spec.lora_rank, inferred=tuple(notes))
+                    finetune=spec.finetune, lora_rank=spec.lora_rank,
+                    framework=spec.framework, attention=spec.attention, pins=spec.pins,
+                    inferred=tuple(notes))
 
 
-def _override(arch: Architecture, values: dict) -> Architecture:
+def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]]:
+    """Apply size overrides, deriving what the user did not give so the shape stays
+    consistent: a new hidden size keeps the head dimension (heads follow) and the FFN ratio; new
+    heads keep the grouped-query ratio (KV heads follow)."""
     unknown = set(values) - set(ARCH_FIELDS)
     if unknown:
         raise WorkloadError(f"cannot override {sorted(unknown)}; allowed: {ARCH_FIELDS}")
     for k, v in values.items():
-        if not isinstance(v, int) or v <= 0:
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             raise WorkloadError(f"--{k.replace('_', '-')} must be a positive whole number, "
-                                f"got {v!r}. To fix: pass e.g. --{k.replace('_', '-')} 32")
-    return replace(arch, **values)
+                                f"got {v!r}. To fix: pass e.g. --{k.replace('_', '-')} 32",
+                                field=k, value=v)
+    values = dict(values)
+    derived = []
+    if "hidden" in values and values["hidden"] != arch.hidden:
+        if "ffn_hidden" not in values:
+            values["ffn_hidden"] = max(1, round(arch.ffn_hidden * values["hidden"]
+                                                / arch.hidden))
+            derived.append(f"ffn_hidden={values['ffn_hidden']} (same FFN ratio)")
+        if ("heads" not in values and not arch.head_dim
+                and values["hidden"] % arch.d_head == 0):
+            values["heads"] = values["hidden"] // arch.d_head
+            derived.append(f"heads={values['heads']} (same head dimension {arch.d_head})")
+    if "heads" in values and "kv_heads" not in values:
+        group = arch.heads // arch.kv_heads
+        kv = values["heads"] // group if values["heads"] % group == 0 \
+            else math.gcd(values["heads"], arch.kv_heads)
+        if kv != arch.kv_heads:
+            values["kv_heads"] = kv
+            derived.append(f"kv_heads={kv} (grouped-query ratio kept)")
+    heads = values.get("heads", arch.heads)
+    hidden = values.get("hidden", arch.hidden)
+    if not arch.head_dim and hidden % heads:
+        # Keep the head dimension (attention width heads × d may then differ from hidden, as
+        # in Gemma); hidden // heads would silently change every attention GEMM.
+        values["head_dim"] = arch.d_head
+        derived.append(f"head_dim={arch.d_head} (kept: {hidden} is not a multiple of {heads})")
+    return replace(arch, **values), derived
 
 
 def build_cluster(catalog: Catalog, *, instance: str | None = None, nodes: int = 1,

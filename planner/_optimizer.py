@@ -33,6 +33,7 @@ from ._estimate import (
     checkpoint_bytes,
     cluster_inputs,
     costable,
+    nic_by_nodes,
     plan_grid,
     prune,
     run_model,
@@ -42,6 +43,7 @@ from ._goodput import deadline_probability, goodput_arrays
 from ._hardware import cluster_for_instance
 from ._perf import RECOMPUTE_NAMES, ModelScalars
 from ._quota import Quotas
+from ._software import check_pins
 from ._workload import Workload
 
 GPU_VENDORS = ("NVIDIA", "AMD")  # the model's kernels and NCCL/RCCL constants apply to these
@@ -158,6 +160,7 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
         if name not in known:
             raise UnknownNameError("instance type, cloud or region", name, known,
                                    hint="--exclude takes instance types, clouds or regions")
+    check_pins(workload.pins, workload.framework)
     offers = usable_offers(catalog, workload, c)
     ms = ModelScalars.of(workload)
     ckpt = checkpoint_bytes(ms)
@@ -182,16 +185,20 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
                                 memory_gib=it.gpu_memory_gib)
         except PlannerError:
             continue
+        # A fabric measured on this instance type (per node count) makes it unlike others.
+        measured_fabric = (not calibration.empty
+                           and calibration.inter(it.name, 2) is not None)
         signature = (it.accelerator, it.gpu_count, max_nodes, ci.matmul_tflops,
                      ci.intra_busbw_gb_per_s, ci.nic_gb_per_s_per_gpu, ci.memory_gib,
-                     ci.hbm_gb_per_s, ci.hop_latency_s)
+                     ci.hbm_gb_per_s, ci.hop_latency_s, it.name if measured_fabric else None)
         if signature not in shared:
             grid = prune(ms, A, plan_grid(ms, it.gpu_count, np.arange(1, max_nodes + 1),
-                                          workload.recompute), ci)
+                                          workload.recompute, workload=workload), ci)
             if len(grid["tp"]) == 0:
                 shared[signature] = None
                 continue
-            res = run_model(ms, A, grid, ci, it.gpu_count)
+            res = run_model(ms, A, grid, ci, it.gpu_count,
+                            nic=nic_by_nodes(cluster, ci, calibration, grid["nodes"]))
             evaluated += len(grid["tp"])
             step = np.where(res["fits"], res["step_s"], np.inf)
             order = np.lexsort((res["memory_gib"], step, grid["nodes"]))

@@ -22,7 +22,52 @@ from ._errors import WorkloadError
 PRECISIONS = ("bf16", "fp16", "fp8")
 OPTIMIZERS = ("adamw", "sgd", "adafactor")
 RECOMPUTE = ("auto", "none", "selective", "full")
-FINETUNE = ("full", "lora")
+FINETUNE = ("none", "full", "lora")  # none: pre-training; full/lora: fine-tuning
+# The training stack: which framework runs the job (its profile in ``_software``) and which
+# attention kernel it uses.
+FRAMEWORKS = ("megatron", "fsdp", "deepspeed", "hf")
+ATTENTION = ("flash", "triton", "unfused")
+ZERO_STAGES = (0, 1, 2, 3)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanPins:
+    """Parallel-plan choices the user fixed (``None``: searched).
+
+    tp/pp/cp: tensor, pipeline and context parallel degrees; vp: virtual pipeline stages per
+    GPU (interleaved 1F1B); zero: ZeRO/FSDP stage (0 plain data parallel, 1 sharded optimizer
+    — Megatron's distributed optimizer, 2 + sharded gradients — FSDP SHARD_GRAD_OP, 3 + sharded
+    weights — FSDP FULL_SHARD); micro_batch: sequences per micro-batch per data-parallel rank.
+    """
+
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    vp: int | None = None
+    zero: int | None = None
+    micro_batch: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("tp", "pp", "cp", "vp", "micro_batch"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise WorkloadError(f"{name} must be a whole number of at least 1, got {v!r}. "
+                                    f"To fix: pass e.g. {name}=1 or leave it to the search",
+                                    field=name, value=v)
+        if self.zero is not None and self.zero not in ZERO_STAGES:
+            raise WorkloadError(f"zero must be one of 0, 1, 2, 3, got {self.zero!r}. To fix: "
+                                "pass 0 (plain data parallel), 1 (sharded optimizer), 2 (+ "
+                                "gradients) or 3 (+ weights, FSDP FULL_SHARD)",
+                                field="zero", value=self.zero)
+
+    def as_dict(self) -> dict[str, int]:
+        """The pinned values only."""
+        return {k: getattr(self, k) for k in ("tp", "pp", "cp", "vp", "zero", "micro_batch")
+                if getattr(self, k) is not None}
+
+    @property
+    def any(self) -> bool:
+        return bool(self.as_dict())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,12 +174,15 @@ class Workload:
     arch: Architecture
     tokens: float
     seq_len: int
-    global_batch_tokens: int
+    global_batch_tokens: int | None = None  # None: default_batch_sequences per cluster size
     precision: str = "bf16"
     optimizer: str = "adamw"
     recompute: str = "auto"
-    finetune: str = "full"
+    finetune: str = "none"
     lora_rank: int = 16
+    framework: str = "megatron"
+    attention: str = "flash"
+    pins: PlanPins = field(default_factory=PlanPins)
     inferred: tuple[str, ...] = field(default=())  # statements about what was assumed
 
     def __post_init__(self) -> None:
@@ -144,28 +192,79 @@ class Workload:
                                 "--tokens like 2T, 300B or 2e12")
         if self.seq_len <= 0:
             raise WorkloadError("--seq-len must be positive. To fix: pass e.g. --seq-len 4096")
-        if self.global_batch_tokens < self.seq_len:
+        if self.global_batch_tokens is not None and self.global_batch_tokens < self.seq_len:
             raise WorkloadError(f"--global-batch-tokens ({self.global_batch_tokens}) must be at "
-                                f"least one sequence ({self.seq_len}). To fix: raise it")
+                                f"least one sequence ({self.seq_len}). To fix: raise it",
+                                field="global_batch_tokens", value=self.global_batch_tokens)
         for value, allowed, flag in ((self.precision, PRECISIONS, "--precision"),
                                      (self.optimizer, OPTIMIZERS, "--optimizer"),
                                      (self.recompute, RECOMPUTE, "--recompute"),
-                                     (self.finetune, FINETUNE, "--finetune")):
+                                     (self.finetune, FINETUNE, "--finetune"),
+                                     (self.framework, FRAMEWORKS, "--framework"),
+                                     (self.attention, ATTENTION, "--attention")):
             if value not in allowed:
                 raise WorkloadError(f"{flag} {value!r} is not one of {', '.join(allowed)}. "
-                                    f"To fix: pass one of them")
+                                    f"To fix: pass one of them", field=flag.lstrip("-"),
+                                    value=value)
         if self.finetune == "lora" and self.lora_rank <= 0:
             raise WorkloadError("--lora-rank must be positive")
 
-    @property
-    def sequences_per_step(self) -> int:
-        return max(1, self.global_batch_tokens // self.seq_len)
+    def sequences_per_step(self, gpus: int) -> int:
+        """Sequences per optimizer step on ``gpus`` accelerators (the default rule when the
+        user gave no global batch)."""
+        if self.global_batch_tokens is not None:
+            return max(1, self.global_batch_tokens // self.seq_len)
+        return default_batch_sequences(params=self.arch.params_active(), seq_len=self.seq_len,
+                                       gpus=gpus, finetune=self.finetune != "none")
 
     def with_tokens(self, tokens: float) -> Workload:
         return replace(self, tokens=tokens)
 
 
-DEFAULT_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024  # ≈ Llama 2's 4M-token batch (arXiv:2307.09288)
+# Pre-training batch by model size: GPT-3's table (Brown et al. 2020, arXiv:2005.14165,
+# Table 2.1: 125M–760M "0.5M" tokens, 1.3B–2.7B "1M", 6.7B–13B "2M", 175B "3.2M" — 256, 512,
+# 1,024 and 1,536 sequences of 2,048), interpolated log-log between its rows, flat beyond.
+_GPT3_BATCH = ((125e6, 256 * 2048), (760e6, 256 * 2048), (1.3e9, 512 * 2048),
+               (2.7e9, 512 * 2048), (6.7e9, 1024 * 2048), (13e9, 1024 * 2048),
+               (175e9, 1536 * 2048))
+# Cluster floor: Llama 3 405B kept one 8,192-token sequence per 8-GPU tensor-parallel group
+# (16M tokens on 8K and 16K H100s, arXiv:2407.21783 Table 4), so every pipeline gets as many
+# micro-batches as it has stages; a smaller batch leaves most of each step as bubble.
+GPUS_PER_SEQUENCE = 8
+# Fine-tuning: Llama 2's supervised fine-tuning used 64 sequences of 4,096 tokens per step
+# (arXiv:2307.09288 §3.1); the sequence length is capped at the model's context.
+FINETUNE_BATCH_SEQUENCES = 64
+FINETUNE_SEQ_LEN = 4096
+
+
+def pretraining_batch_tokens(params: float) -> float:
+    """GPT-3's batch-size-by-model-size table, interpolated in log space."""
+    pts = _GPT3_BATCH
+    if params <= pts[0][0]:
+        return pts[0][1]
+    for (n0, b0), (n1, b1) in zip(pts, pts[1:], strict=False):
+        if params <= n1:
+            w = math.log(params / n0) / math.log(n1 / n0)
+            return math.exp(math.log(b0) + w * math.log(b1 / b0))
+    return pts[-1][1]
+
+
+def default_batch_sequences(*, params: float, seq_len: int, gpus: int, finetune: bool) -> int:
+    """The global batch (sequences per step) when the user gives none."""
+    if finetune:
+        return FINETUNE_BATCH_SEQUENCES
+    by_size = math.ceil(pretraining_batch_tokens(params) / seq_len)
+    return max(1, by_size, math.ceil(gpus / GPUS_PER_SEQUENCE))
+
+
+def default_batch_note(*, params: float, seq_len: int, finetune: bool) -> str:
+    if finetune:
+        return (f"global batch {FINETUNE_BATCH_SEQUENCES} sequences (fine-tuning default, as "
+                "Llama 2's supervised fine-tuning; --global-batch-tokens to change)")
+    tokens = pretraining_batch_tokens(params)
+    return (f"global batch ≈ {tokens / 1e6:.2g}M tokens by model size (GPT-3 Table 2.1), raised "
+            f"to at least one sequence per {GPUS_PER_SEQUENCE} GPUs on large clusters (as "
+            "Llama 3 405B); --global-batch-tokens to change")
 DEFAULT_VOCAB = 32000  # Llama 2 / Mistral vocabulary, for shapes inferred from a count
 ASPECT_HIDDEN_PER_LAYER = 128  # GPT-3 175B (12288/96) and Llama 7B (4096/32) both ≈ 128
 HEAD_DIM = 128

@@ -11,11 +11,13 @@ from . import _workload_opts as W
 from ._app import app, console, print_json
 
 
-def active_calibration(cat):
-    """Measurements from ingested probe reports (empty when none were ingested)."""
+def active_calibration(cat, no_calibration: bool = False):
+    """Measurements from ingested probe reports (empty when none were ingested or when the
+    user turned them off)."""
+    from planner import NO_CALIBRATION
     from planner._probe_store import load_calibration
 
-    return load_calibration(cat)
+    return NO_CALIBRATION if no_calibration else load_calibration(cat)
 
 
 @app.command("estimate")
@@ -25,9 +27,12 @@ def estimate_cmd(
     experts_per_token: W.ExpertsPerToken = None, tokens: W.Tokens = None,
     seq_len: W.SeqLen = None, global_batch_tokens: W.GlobalBatch = None,
     precision: W.Precision = "bf16", optimizer: W.Optimizer = "adamw",
-    recompute: W.Recompute = "auto", finetune: W.Finetune = "full", lora_rank: W.LoraRank = 16,
+    recompute: W.Recompute = "auto", finetune: W.Finetune = "none", lora_rank: W.LoraRank = 16,
     layers: W.Layers = None, hidden: W.Hidden = None, heads: W.Heads = None,
     kv_heads: W.KvHeads = None, ffn_hidden: W.FfnHidden = None, vocab: W.Vocab = None,
+    framework: W.Framework = "megatron", attention: W.Attention = "flash",
+    tp: W.Tp = None, pp: W.Pp = None, cp: W.Cp = None, vp: W.Vp = None, zero: W.Zero = None,
+    micro_batch: W.MicroBatch = None,
     instance: Annotated[str | None, typer.Option("--instance", help="A catalog instance type, "
                         "e.g. p5.48xlarge.")] = None,
     nodes: Annotated[int, typer.Option("--nodes", help="Instances (with --instance).")] = 1,
@@ -41,6 +46,7 @@ def estimate_cmd(
     assume: W.Assume = None,
     list_assumptions: Annotated[bool, typer.Option("--list-assumptions",
                                 help="Print the model's constants and exit.")] = False,
+    no_calibration: W.NoCalibration = False,
     json_out: W.Json = False,
 ) -> None:
     """Wall-clock, GPU-hours, MFU and memory of one training run on one cluster, with the
@@ -48,8 +54,13 @@ def estimate_cmd(
     import planner
 
     if list_assumptions:
-        a = planner.Assumptions()
-        print_json({f.name: getattr(a, f.name) for f in dataclasses.fields(a)})
+        from planner._assumptions import describe_assumptions
+
+        rows = describe_assumptions(W.assumptions_from(assume))
+        if json_out:
+            print_json(rows)
+        else:
+            print_assumption_table(rows)
         return
     from catalog import load_catalog
 
@@ -60,47 +71,77 @@ def estimate_cmd(
                            global_batch_tokens=global_batch_tokens, precision=precision,
                            optimizer=optimizer, recompute=recompute, finetune=finetune,
                            lora_rank=lora_rank, layers=layers, hidden=hidden, heads=heads,
-                           kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab)
+                           kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
+                           framework=framework, attention=attention, tp=tp, pp=pp, cp=cp,
+                           vp=vp, zero=zero, micro_batch=micro_batch)
     workload = planner.build_workload(spec)
     cluster, mem = planner.build_cluster(cat, instance=instance, nodes=nodes, cloud=cloud,
                                          gpu=gpu, gpus=gpus)
-    est = planner.estimate(workload, cluster, assumptions=W.assumptions_from(assume),
-                           calibration=active_calibration(cat), memory_gib=mem)
+    A = W.assumptions_from(assume)
+    est = planner.estimate(workload, cluster, assumptions=A,
+                           calibration=active_calibration(cat, no_calibration), memory_gib=mem)
+    without = None
+    if est.calibrated:  # show what the measurements did: the same estimate without them
+        without = planner.estimate(workload, cluster, assumptions=A, memory_gib=mem)
     if json_out:
-        print_json(est.as_dict())
+        d = est.as_dict()
+        if without is not None:
+            d["wall_clock_hours_without_calibration"] = without.wall_clock_hours
+        print_json(d)
         return
-    print_estimate(est)
+    print_estimate(est, without)
 
 
-def print_estimate(est) -> None:
+def print_assumption_table(rows: list[dict]) -> None:
+    from rich.table import Table
+
+    t = Table(title="Model constants (override with --assume NAME=VALUE)")
+    for col, just in (("name", "left"), ("value", "right"), ("unit", "left"),
+                      ("what and where from", "left")):
+        t.add_column(col, justify=just, overflow="fold")
+    for r in rows:
+        v = r["value"]
+        text = f"{v:.4g}" if isinstance(v, float) else str(v)
+        t.add_row(r["name"] + (" *" if r["overridden"] else ""), text, r["unit"], r["about"])
+    console().print(t)
+
+
+def _h(hours: float) -> str:
+    return f"{hours:,.1f} h ({hours / 24:,.1f} d)" if hours >= 48 else f"{hours:,.1f} h"
+
+
+def print_estimate(est, without=None) -> None:
     from rich.table import Table
 
     out = console()
-    c, p = est.cluster, est.plan
+    c, p, w = est.cluster, est.plan, est.workload
     hw = (f"{c.nodes}x {c.instance_type} ({c.gpus}x {c.accelerator.name})" if c.instance_type
           else f"{c.gpus}x {c.accelerator.name} (reference node)")
-    a = est.workload.arch
+    a = w.arch
     out.print(f"[bold]{a.name or 'model'}[/bold] {a.params_total() / 1e9:.2f}B params, "
-              f"{est.workload.tokens:.3g} tokens on {hw}")
+              f"{w.tokens:.3g} tokens on {hw}; framework {w.framework}")
     t = Table(show_header=False)
     t.add_column("metric")
-    t.add_column("value", justify="right")
-    days = est.wall_clock_hours / 24
-    t.add_row("wall-clock", f"{est.wall_clock_hours:,.1f} h ({days:,.1f} days)")
-    t.add_row("GPU-hours", f"{est.gpu_hours:,.0f}")
+    t.add_column("value", justify="right", overflow="fold")
+    r = est.wall_clock
+    t.add_row("wall-clock (calendar)", f"{_h(r.p50)}  P10–P90 {r.p10:,.0f}–{r.p90:,.0f} h")
+    t.add_row("training time", f"{_h(est.training_hours)} (steps × step time)")
+    t.add_row("GPU-hours", f"{est.gpu_hours:,.0f}  P10–P90 {r.p10 * c.gpus:,.0f}–"
+              f"{r.p90 * c.gpus:,.0f}")
     t.add_row("MFU", f"{est.mfu:.1%}")
     t.add_row("model TFLOP/s per GPU", f"{est.model_tflops_per_gpu:,.1f}")
-    t.add_row("tokens/s", f"{est.tokens_per_s:,.0f}")
+    t.add_row("tokens/s", f"{est.tokens_per_s:,.0f} ({est.tokens_per_s / c.gpus:,.0f} per GPU)")
     t.add_row("memory per GPU", f"{est.memory['total_gib']:.1f} of "
               f"{est.memory['capacity_gib']:g} GiB")
-    t.add_row("step time", f"{est.step_time_s:.3f} s × {est.steps:,} steps")
-    t.add_row("goodput", f"{est.goodput.fraction:.1%} "
-              f"(~{est.goodput.expected_interruptions:.1f} interruptions)")
-    t.add_row("plan", f"tp={p.tp} pp={p.pp} dp={p.dp} zero={p.zero_stage} "
-              f"micro-batch={p.micro_batch}×{p.micro_batches} recompute={p.recompute}"
-              + (f" ep={p.expert_parallel}" if p.expert_parallel > 1 else ""))
+    t.add_row("step time", f"{est.step_time_s:.3f} s × {est.steps:,} steps of "
+              f"{est.tokens_per_step:,} tokens")
+    g = est.goodput
+    t.add_row("goodput", f"{g.fraction:.1%} (~{g.expected_interruptions:.1f} interruptions)")
+    pinned = w.pins.as_dict()
+    t.add_row("plan", str(p) + (f"  (pinned: {', '.join(f'{k}={v}' for k, v in pinned.items())})"
+                                if pinned else ""))
     b = est.breakdown
-    t.add_row("step breakdown", ", ".join(f"{k.removesuffix('_s')} {v:.3f}s"
+    t.add_row("step breakdown", ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v:.3f}s"
                                           for k, v in b.items()))
     m = est.memory
     t.add_row("memory breakdown", f"weights {m['weights_gib']:.1f}, grads "
@@ -108,6 +149,17 @@ def print_estimate(est) -> None:
               f"{m['activations_gib']:.1f}, logits {m['logits_gib']:.1f}, reserve "
               f"{m['runtime_reserve_gib']:.1f} GiB")
     out.print(t)
+    for warning in est.warnings:
+        out.print(f"[yellow]warning:[/yellow] {warning}")
+    if est.calibrated:
+        out.print("[bold]Measured on your instances[/bold] (`gpuplan probe show`; "
+                  "--no-calibration to ignore)")
+        for line in est.calibrated:
+            out.print(f"  • {line}")
+        if without is not None:
+            change = est.wall_clock_hours / without.wall_clock_hours - 1
+            out.print(f"  → wall-clock {_h(est.wall_clock_hours)} with the measurements, "
+                      f"{_h(without.wall_clock_hours)} with datasheet defaults ({change:+.1%})")
     out.print("[bold]Assumptions[/bold]")
     for note in est.assumptions:
         out.print(f"  • {note}")
@@ -120,9 +172,12 @@ def plan_cmd(
     experts_per_token: W.ExpertsPerToken = None, tokens: W.Tokens = None,
     seq_len: W.SeqLen = None, global_batch_tokens: W.GlobalBatch = None,
     precision: W.Precision = "bf16", optimizer: W.Optimizer = "adamw",
-    recompute: W.Recompute = "auto", finetune: W.Finetune = "full", lora_rank: W.LoraRank = 16,
+    recompute: W.Recompute = "auto", finetune: W.Finetune = "none", lora_rank: W.LoraRank = 16,
     layers: W.Layers = None, hidden: W.Hidden = None, heads: W.Heads = None,
     kv_heads: W.KvHeads = None, ffn_hidden: W.FfnHidden = None, vocab: W.Vocab = None,
+    framework: W.Framework = "megatron", attention: W.Attention = "flash",
+    tp: W.Tp = None, pp: W.Pp = None, cp: W.Cp = None, vp: W.Vp = None, zero: W.Zero = None,
+    micro_batch: W.MicroBatch = None,
     deadline: Annotated[str, typer.Option("--deadline", help="14d, 36h, 2w or a date "
                         "(2027-03-31, UTC).")] = "30d",
     budget: Annotated[float | None, typer.Option("--budget", help="Total USD limit.")] = None,
@@ -153,6 +208,7 @@ def plan_cmd(
     overrides: Annotated[str | None, typer.Option("--overrides", help="Price overrides YAML "
                          "(see `gpuplan offers --help`).")] = None,
     assume: W.Assume = None,
+    no_calibration: W.NoCalibration = False,
     json_out: W.Json = False,
 ) -> None:
     """The cheapest cloud configuration that trains the workload by the deadline, the
@@ -172,7 +228,9 @@ def plan_cmd(
                            global_batch_tokens=global_batch_tokens, precision=precision,
                            optimizer=optimizer, recompute=recompute, finetune=finetune,
                            lora_rank=lora_rank, layers=layers, hidden=hidden, heads=heads,
-                           kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab)
+                           kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
+                           framework=framework, attention=attention, tp=tp, pp=pp, cp=cp,
+                           vp=vp, zero=zero, micro_batch=micro_batch)
     workload = planner.build_workload(spec)
     constraints = Constraints(
         deadline_hours=planner.parse_deadline(deadline), max_gpus=max_gpus, budget_usd=budget,
@@ -183,7 +241,7 @@ def plan_cmd(
         quotas=load_quotas(quota_file, cat) if quota_file else None,
         checkpoint_storage_usd_per_gb_month=storage_price)
     result = plan(workload, cat, constraints, assumptions=W.assumptions_from(assume),
-                  calibration=active_calibration(cat), top_n=top)
+                  calibration=active_calibration(cat, no_calibration), top_n=top)
     if json_out:
         print_json(result.as_dict())
     else:

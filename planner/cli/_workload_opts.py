@@ -16,35 +16,65 @@ Params = Annotated[str | None, typer.Option("--params", help="Total parameters (
 ActiveParams = Annotated[str | None, typer.Option("--active-params", help="Active parameters "
                          "per token for MoE (with --params).")]
 Experts = Annotated[int | None, typer.Option("--experts", help="MoE experts (with --params).")]
-ExpertsPerToken = Annotated[int | None, typer.Option("--experts-per-token")]
+ExpertsPerToken = Annotated[int | None, typer.Option("--experts-per-token", help="Experts "
+                            "each token is routed to (MoE, with --params).")]
 Tokens = Annotated[str | None, typer.Option("--tokens", help="Training tokens: 2T, 300B, 2e12 "
                    "(default: 20 per active parameter, Chinchilla-optimal).")]
 SeqLen = Annotated[int | None, typer.Option("--seq-len", help="Sequence length (default: the "
                    "model's pre-training context).")]
 GlobalBatch = Annotated[str | None, typer.Option("--global-batch-tokens", help="Tokens per "
-                        "optimizer step (default ≈ 4M).")]
+                        "optimizer step (default: by model size as GPT-3, at least one "
+                        "sequence per 8 GPUs; 64 sequences when fine-tuning).")]
 Precision = Annotated[str, typer.Option("--precision", help="bf16, fp16 or fp8 (mixed).")]
 Optimizer = Annotated[str, typer.Option("--optimizer", help="adamw, sgd or adafactor.")]
 Recompute = Annotated[str, typer.Option("--recompute", help="auto (searched), none, "
                       "selective, full.")]
-Finetune = Annotated[str, typer.Option("--finetune", help="full or lora.")]
-LoraRank = Annotated[int, typer.Option("--lora-rank")]
+Finetune = Annotated[str, typer.Option("--finetune", help="none (pre-training), full or lora "
+                     "fine-tuning; fine-tuning gets fine-tuning defaults (4,096-token "
+                     "sequences, 64-sequence batches) and needs --tokens.")]
+LoraRank = Annotated[int, typer.Option("--lora-rank", help="LoRA adapter rank (with "
+                     "--finetune lora).")]
+Framework = Annotated[str, typer.Option("--framework", help="Training stack whose measured "
+                      "efficiency to use: megatron (Megatron-LM/NeMo), fsdp (PyTorch FSDP, "
+                      "torchtitan, llm-foundry), deepspeed, hf (Hugging Face Trainer).")]
+Attention = Annotated[str, typer.Option("--attention", help="flash (the framework's flash "
+                      "kernel: cuDNN/FA3 for megatron on Hopper, FlashAttention-2 otherwise), "
+                      "triton (2022 FlashAttention in Triton, as MPT/llm-foundry), or unfused "
+                      "(scores materialised).")]
+Tp = Annotated[int | None, typer.Option("--tp", help="Pin the tensor-parallel degree "
+               "(default: searched).")]
+Pp = Annotated[int | None, typer.Option("--pp", help="Pin the pipeline-parallel degree.")]
+Cp = Annotated[int | None, typer.Option("--cp", help="Pin the context-parallel degree.")]
+Vp = Annotated[int | None, typer.Option("--vp", help="Pin the virtual pipeline stages per "
+               "GPU (interleaved 1F1B).")]
+Zero = Annotated[int | None, typer.Option("--zero", help="Pin the ZeRO/FSDP stage: 0 data "
+                 "parallel, 1 sharded optimizer, 2 + gradients (FSDP SHARD_GRAD_OP), 3 + "
+                 "weights (FSDP FULL_SHARD).")]
+MicroBatch = Annotated[int | None, typer.Option("--micro-batch", help="Pin the sequences "
+                       "per micro-batch per data-parallel rank.")]
 Layers = Annotated[int | None, typer.Option("--layers", help="Override the layer count.")]
 Hidden = Annotated[int | None, typer.Option("--hidden", help="Override the hidden size.")]
-Heads = Annotated[int | None, typer.Option("--heads")]
-KvHeads = Annotated[int | None, typer.Option("--kv-heads")]
-FfnHidden = Annotated[int | None, typer.Option("--ffn-hidden")]
-Vocab = Annotated[int | None, typer.Option("--vocab")]
+Heads = Annotated[int | None, typer.Option("--heads", help="Override the attention heads "
+                  "(KV heads follow the grouped-query ratio unless given).")]
+KvHeads = Annotated[int | None, typer.Option("--kv-heads", help="Override the key/value "
+                    "heads (grouped-query attention).")]
+FfnHidden = Annotated[int | None, typer.Option("--ffn-hidden", help="Override the FFN width.")]
+Vocab = Annotated[int | None, typer.Option("--vocab", help="Override the vocabulary size.")]
 Assume = Annotated[list[str] | None, typer.Option(
     "--assume", help="Override a model constant, e.g. --assume restart_minutes=30 "
     "(repeatable; `gpuplan estimate --list-assumptions` shows them).")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+NoCalibration = Annotated[bool, typer.Option(
+    "--no-calibration", help="Ignore ingested probe measurements: datasheet × published "
+    "fractions only.")]
 
 
 def workload_spec(*, model, config, params, active_params, experts, experts_per_token, tokens,
                   seq_len, global_batch_tokens, precision, optimizer, recompute, finetune,
-                  lora_rank, layers, hidden, heads, kv_heads, ffn_hidden, vocab):
-    from planner import WorkloadSpec
+                  lora_rank, layers, hidden, heads, kv_heads, ffn_hidden, vocab,
+                  framework="megatron", attention="flash", tp=None, pp=None, cp=None, vp=None,
+                  zero=None, micro_batch=None):
+    from planner import PlanPins, WorkloadSpec
 
     overrides = tuple((k, v) for k, v in (("layers", layers), ("hidden", hidden),
                                           ("heads", heads), ("kv_heads", kv_heads),
@@ -55,7 +85,11 @@ def workload_spec(*, model, config, params, active_params, experts, experts_per_
                         seq_len=seq_len, global_batch_tokens=global_batch_tokens,
                         precision=precision.lower(), optimizer=optimizer.lower(),
                         recompute=recompute.lower(), finetune=finetune.lower(),
-                        lora_rank=lora_rank, arch_overrides=overrides)
+                        lora_rank=lora_rank, framework=framework.lower(),
+                        attention=attention.lower(),
+                        pins=PlanPins(tp=tp, pp=pp, cp=cp, vp=vp, zero=zero,
+                                      micro_batch=micro_batch),
+                        arch_overrides=overrides)
 
 
 def assumptions_from(assume: list[str] | None):

@@ -135,8 +135,19 @@ def test_probe_ingest_then_show_then_estimate_uses_it(capsys, tmp_path):
     code, out, _ = run(capsys, "estimate", "--model", "llama3-8b", "--gpu", "H100", "--gpus",
                        "8", "--json")
     assert code == 0
-    assert any("measured 600.0 TFLOP/s (probe report 1 on p5.48xlarge" in a
-               for a in json.loads(out)["assumptions"])
+    data = json.loads(out)
+    assert any("measured 600.0 TFLOP/s instead of the datasheet default 792.6 (probe report 1"
+               in a for a in data["calibration"])
+    # 600 < 792.6 TFLOP/s: the measurement makes the run slower, and the output says by how much
+    assert data["wall_clock_hours"] > data["wall_clock_hours_without_calibration"]
+
+    code, out, _ = run(capsys, "estimate", "--model", "llama3-8b", "--gpu", "H100", "--gpus",
+                       "8", "--json", "--no-calibration")
+    assert code == 0 and json.loads(out)["calibration"] == []
+
+    code, out, _ = run(capsys, "estimate", "--model", "llama3-8b", "--gpu", "H100", "--gpus",
+                       "8")
+    assert code == 0 and "Measured on your instances" in out and "with datasheet defaults" in out
 
 
 def test_probe_show_with_nothing_ingested(capsys):
@@ -154,11 +165,22 @@ def test_probe_ingest_of_a_corrupt_file_is_one_line(capsys, tmp_path):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-def test_list_assumptions_prints_the_model_constants(capsys):
-    code, out, _ = run(capsys, "estimate", "--list-assumptions")
+def test_list_assumptions_json_has_every_constant_with_unit_and_source(capsys):
+    code, out, _ = run(capsys, "estimate", "--list-assumptions", "--json")
     assert code == 0
-    data = json.loads(out)
-    assert data["dp_overlap"] == 0.9 and data["matmul_fraction"]["hopper"] == 0.801
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert rows["matmul_fraction.hopper"]["value"] == 0.801
+    assert rows["matmul_fraction.hopper"]["unit"] == "share of peak"
+    assert "MAMF" in rows["matmul_fraction.hopper"]["about"]
+    assert {"gemm_efficiency.megatron", "comm_overlap.fsdp", "restart_minutes"} <= set(rows)
+    assert all(r["about"] and r["unit"] for r in rows.values())
+
+
+def test_list_assumptions_is_a_table_for_people(capsys):
+    code, out, _ = run(capsys, "estimate", "--list-assumptions", "--assume",
+                       "matmul_fraction.hopper=0.7")
+    assert code == 0
+    assert "matmul_fraction.hopper *" in out and "0.7" in out and "share of peak" in out
 
 
 @pytest.mark.parametrize("argv", [["--gpus", "0"], ["--seq-len", "0"]])

@@ -72,7 +72,8 @@ def test_measured_matmul_throughput_replaces_the_datasheet_fraction(catalog):
     cal = Calibration(matmul_tflops={("H100-SXM5-80GB", "bf16"): Measurement(500.0, "test")})
     plain = estimate(w, cluster)
     measured = estimate(w, cluster, calibration=cal)
-    assert "matmul bf16: measured 500.0 TFLOP/s (test)" in measured.assumptions
+    assert ("matmul bf16: measured 500.0 TFLOP/s instead of the datasheet default 792.6 (test)"
+            in measured.calibrated)
     assert not any("published MAMF" in a for a in measured.assumptions)
     # 500 TFLOP/s is below the default 989.5 × 0.801 = 792.6: slower, lower MFU
     assert measured.step_time_s > plain.step_time_s
@@ -155,7 +156,11 @@ def test_an_instance_without_inter_node_network_cannot_span_nodes(catalog):
 
 def test_build_workload_and_cluster_from_user_options(catalog):
     w = build_workload(WorkloadSpec(model="llama3-8b", tokens="15T"))
-    assert (w.tokens, w.seq_len, w.global_batch_tokens) == (15e12, 8192, 512 * 8192)
+    # no --global-batch-tokens: GPT-3's 2M tokens for a 6.7–13B model (256 sequences of 8,192),
+    # at least one sequence per 8 GPUs
+    assert (w.tokens, w.seq_len, w.global_batch_tokens) == (15e12, 8192, None)
+    assert w.sequences_per_step(64) == 256
+    assert w.sequences_per_step(16384) == 2048
     cluster, memory = build_cluster(catalog, gpu="H100", gpus=16)
     assert (cluster.nodes, cluster.gpus_per_node, memory) == (2, 8, None)
     with pytest.raises(HardwareError, match="give either"):

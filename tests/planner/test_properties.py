@@ -107,11 +107,11 @@ def test_the_plan_uses_every_gpu_and_keeps_tensor_parallel_in_a_node(w, hw):
     est = estimate_or_none(w, *hw)
     assume(est is not None)
     p, c = est.plan, est.cluster
-    assert p.tp * p.pp * p.dp == c.gpus == hw[1]
+    assert p.tp * p.pp * p.cp * p.dp == c.gpus == hw[1]
     assert p.tp <= c.gpus_per_node
     assert w.arch.heads % p.tp == 0
     assert p.zero_stage == 0 or p.dp > 1
-    assert p.micro_batches * p.dp * p.micro_batch >= w.sequences_per_step
+    assert p.micro_batches * p.dp * p.micro_batch >= w.sequences_per_step(c.gpus)
 
 
 @settings(max_examples=50, deadline=None)
