@@ -223,14 +223,14 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
             pricing=tuple(request["pricing"]), gpus=tuple(request["gpus"]))
         result = planner.plan(workload, cat, constraints,
                               calibration=planner.load_calibration(cat),
-                              top_n=int(request["top_n"]))
+                              top_n=int(request["top_n"]), points=True)
     except catalog.GpuplanError as exc:
         return error_out(exc, replace)
     arch = workload.arch
     # the name of an uploaded config is the uploader's text: one printable line
     workload = dataclasses.replace(workload, arch=dataclasses.replace(
         arch, name=" ".join(str(arch.name or "model").split())[:80]))
-    out = {"result": result.as_dict(), "deadline_hours": deadline_hours,
+    out = {"result": result.as_dict(points=True), "deadline_hours": deadline_hours,
            "workload": {"name": workload.arch.name, "params_total": arch.params_total(),
                         "params_active": arch.params_active(), "tokens": workload.tokens,
                         "seq_len": workload.seq_len,
@@ -238,7 +238,8 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
                         "precision": workload.precision, "experts": arch.experts,
                         "experts_per_token": arch.experts_per_token,
                         "inferred": [app_words(n) for n in workload.inferred]},
-           "launch": launch_files(result.recommendation, workload)}
+           "launch": launch_files(result.recommendation.as_dict()
+                                  if result.recommendation else None, workload)}
     text = json.dumps(out, default=str)
     for path, name in replace.items():
         text = text.replace(json.dumps(path)[1:-1], name)

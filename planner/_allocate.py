@@ -8,7 +8,6 @@ into its run options and the solution into an ``Allocation``.
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -135,9 +134,11 @@ def _plan_one(key, state=None):
     except PlannerError as exc:
         return "error", str(exc)
     if res.infeasible is not None:
-        return "infeasible", {"reason": res.infeasible["reason"],
-                              "fastest_days": res.infeasible["fastest"]["wall_clock_hours"] / 24}
-    return "ok", _diverse([*res.candidates, *(f for f in res.frontier if f["meets_deadline"])])
+        return "infeasible", {"reason": res.infeasible.reason,
+                              "fastest_days": res.infeasible.fastest.wall_clock_hours / 24}
+    # Candidates cross a process boundary here: plain dicts (their JSON form) from now on.
+    return "ok", _diverse([c.as_dict() for c in
+                           (*res.candidates, *(f for f in res.frontier if f.meets_deadline))])
 
 
 def _run_plans(keys: list, cat, A, calibration, workers: int) -> dict:
@@ -174,20 +175,16 @@ def _diverse(cands: Sequence[dict]) -> list[dict]:
     return keep if fastest in keep else [*keep, fastest]
 
 
-def probability_within(cand: dict, hours: float, A) -> float:
-    """P(the candidate finishes within ``hours``): plan()'s Poisson model, from its goodput."""
-    from ._goodput import deadline_probability
+def probability_within(cand: dict, hours: float, A=None) -> float:
+    """P(the candidate finishes within ``hours``): the same distribution plan() decides with
+    (model range × interruptions, ``_probability``), from the candidate's parameters."""
+    from ._probability import probability_within as within
 
-    gd, ideal = cand.get("goodput_detail"), cand.get("ideal_wall_clock_hours")
-    if not gd or ideal is None:
+    d = cand.get("distribution")
+    if not d:  # a synthetic candidate (tests) without a distribution: its own figure
         return float(cand["deadline_probability"])
-    rate = 0.0 if not math.isfinite(gd["mtbf_hours"]) else 1 / gd["mtbf_hours"]
-    tau, write_h = gd["checkpoint_interval_hours"], gd["checkpoint_write_hours"]
-    read_h = write_h * A.checkpoint_write_gb_per_s_per_node / A.checkpoint_read_gb_per_s_per_node
-    p = deadline_probability(checkpointed_hours=ideal * (1 + write_h / max(tau, 1e-12)),
-                             loss_hours=tau / 2 + gd["restart_hours"] + read_h, rate=rate,
-                             deadline_hours=hours)
-    return float(p)
+    return float(within(hours, base_hours=d["base_hours"], loss_hours=d["loss_hours"],
+                        rate=d["rate"], sigma=d["sigma"]))
 
 
 def _hours(d: dt.date, epoch: dt.date) -> float:

@@ -96,17 +96,3 @@ def goodput_arrays(*, ideal_hours, gpus, nodes, checkpoint_bytes: float, A: Assu
     return {"fraction": fraction, "wall_hours": wall, "mtbf_hours": mtbf, "rate": rate,
             "tau_hours": tau, "loss_hours": loss,
             "checkpointed_hours": ideal * (1 + write_h / tau) / kept}
-
-
-def deadline_probability(*, checkpointed_hours, loss_hours, rate, deadline_hours):
-    """P(finish by the deadline): interruptions arrive as Poisson(rate · useful time); the
-    run finishes in time when at most n = ⌊(deadline − useful time) / loss⌋ occur."""
-    from scipy.special import pdtr  # the Poisson CDF scipy.stats.poisson.cdf evaluates
-
-    slack = deadline_hours - np.asarray(checkpointed_hours)
-    n_max = np.floor(slack / np.maximum(loss_hours, 1e-12))
-    # Interruptions strike while the job runs: λ = rate × the hours it computes. λ does not
-    # depend on the deadline, so the probability never falls as the deadline moves out.
-    lam = np.asarray(rate) * np.asarray(checkpointed_hours)
-    p = np.where(slack < 0, 0.0, pdtr(np.maximum(n_max, 0), lam))
-    return np.clip(p, 0.0, 1.0)

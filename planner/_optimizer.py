@@ -2,32 +2,37 @@
 
 Search space: every usable offer (cloud × region × instance type × pricing model, after the
 user's filters and overrides) × every node count 1 … ⌊max GPUs / GPUs per node⌋ (1 only when
-the instance has no known inter-node network) × every parallel plan of the performance model.
-The model runs once per distinct instance type over all its node counts and plans (vectorised);
-prices, spot risk and constraints then apply per offer, also vectorised.
+the instance has no known inter-node network) × every parallel plan of the performance model
+(within the workload's framework and pins). The model runs once per distinct instance type over
+all its node counts and plans (vectorised); prices, risk and constraints then apply per offer.
 
 For candidate c with n nodes at price p (USD per instance-hour):
-    wall_c  = ideal_c / goodput_c      (failures + spot interruptions, Young/Daly checkpoints)
-    cost_c  = n · p · wall_c  (+ checkpoint storage when priced)
-    P_c     = P(interruptions ≤ ⌊(deadline − useful time)/loss per interruption⌋), Poisson
-Feasible: fits memory, wall_c ≤ deadline, P_c ≥ min probability, cost_c ≤ budget, GPUs within
-max GPUs and quota. Ranked by (cost, wall, a stable key) so the answer never depends on the
-order offers arrive in. The frontier is the Pareto set of (cost, wall) over every candidate
-that satisfies the constraints other than the deadline; the recommendation lies on it.
+    B_c     failure-free calendar hours (training, checkpoint writes, evaluation, other losses)
+    C_c     = B_c·X + K·L: model error X ~ LogNormal(0, σ), interruptions K ~ Poisson(rate·B_c)
+              (hardware failures per GPU, spot reclaims per node: the catalog's rate for the
+              offer, else the cloud's default), L hours lost per interruption (_probability)
+    wall_c  = E[C_c] ≈ ideal_c / goodput_c;  P_c = P(C_c ≤ deadline)
+    cost_c  = n · p · wall_c, or whole commitment terms (_candidates.run_cost_usd)
+Feasible: fits memory, P_c ≥ min probability (or wall_c ≤ deadline when it is 0), cost_c ≤
+budget, GPUs within max GPUs and quota. Ranked by (cost, wall, a stable key) so the answer never
+depends on the order offers arrive in; identical configurations at the same price in several
+regions are one candidate listing its regions. The frontier is the Pareto set of (cost, wall)
+over every candidate within the budget and quotas, whatever the deadline.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from catalog import Catalog, Offer, UnknownNameError
+from catalog import CLOUDS, Catalog, Offer, UnknownNameError
 
 from ._assumptions import Assumptions
 from ._calibration import NO_CALIBRATION, Calibration
+from ._candidates import FlaggedSkipped, PlanResult
 from ._errors import PlannerError
 from ._estimate import (
     checkpoint_bytes,
@@ -36,18 +41,28 @@ from ._estimate import (
     nic_by_nodes,
     plan_grid,
     prune,
+    range_sigma,
     run_model,
-    summarise,
 )
-from ._goodput import deadline_probability, goodput_arrays
+from ._goodput import goodput_arrays
 from ._hardware import cluster_for_instance
 from ._perf import RECOMPUTE_NAMES, ModelScalars
+from ._plan_result import Arrays, build_result
+from ._probability import probability_within
 from ._quota import Quotas
 from ._software import check_pins
 from ._workload import Workload
 
 GPU_VENDORS = ("NVIDIA", "AMD")  # the model's kernels and NCCL/RCCL constants apply to these
 DEFAULT_MAX_GPUS = 1024
+MAX_GPUS_LIMIT = 65536  # the largest cluster the search considers (as team plans)
+DEFAULT_MIN_PROBABILITY = 0.9
+DEFAULT_PRICING = ("on_demand", "spot")
+# Spot capacity: no cloud publishes how many GPU instances a spot pool holds; AWS's Spot
+# placement score is the way to check before launch. Beyond this many instances of one type in
+# one region a spot plan carries a capacity warning (a policy default, --max-spot-instances).
+DEFAULT_MAX_SPOT_INSTANCES = 8
+GROUP_BY = ("accelerator", "cloud")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,61 +70,71 @@ class Constraints:
     deadline_hours: float
     max_gpus: int = DEFAULT_MAX_GPUS
     budget_usd: float | None = None
-    min_probability: float | None = None
+    min_probability: float | None = DEFAULT_MIN_PROBABILITY  # None or 0: wall ≤ deadline
     clouds: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
-    pricing: tuple[str, ...] = ("on_demand", "spot")
+    pricing: tuple[str, ...] = DEFAULT_PRICING
     gpus: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()  # instance types, clouds or regions to leave out
     quotas: Quotas | None = None
     checkpoint_storage_usd_per_gb_month: float | None = None
+    commitment_use: float = 0.0  # share of a commitment's remaining term used afterwards
+    max_spot_instances: int = DEFAULT_MAX_SPOT_INSTANCES
+    allow_flagged: bool = False  # use offers whose price the catalog flagged
+    group_by: str | None = None  # best plan per accelerator or per cloud
 
     def __post_init__(self) -> None:
-        if not self.deadline_hours > 0:
-            raise PlannerError("--deadline must be in the future. To fix: pass e.g. 14d")
-        if self.max_gpus < 1:
-            raise PlannerError("--max-gpus must be at least 1. To fix: e.g. --max-gpus 256")
-        if self.budget_usd is not None and self.budget_usd <= 0:
-            raise PlannerError("--budget must be positive (USD). To fix: e.g. --budget 250000")
-        if self.min_probability is not None and not 0 < self.min_probability <= 1:
-            raise PlannerError("--min-probability must be in (0, 1]. To fix: e.g. 0.9")
+        def bad(field: str, msg: str) -> PlannerError:
+            return PlannerError(msg, field=field, value=getattr(self, field))
 
+        if not (isinstance(self.deadline_hours, int | float)
+                and math.isfinite(self.deadline_hours) and self.deadline_hours > 0):
+            raise bad("deadline", "the deadline must be in the future. To fix: pass e.g. 14d")
+        if not 1 <= self.max_gpus <= MAX_GPUS_LIMIT:
+            raise bad("max_gpus", f"max GPUs must be between 1 and {MAX_GPUS_LIMIT:,}, got "
+                      f"{self.max_gpus}. To fix: e.g. 256")
+        if self.budget_usd is not None and not (math.isfinite(self.budget_usd)
+                                                and self.budget_usd > 0):
+            raise bad("budget_usd", f"the budget must be a positive number of USD, got "
+                      f"{self.budget_usd!r}. To fix: e.g. 250000")
+        if self.min_probability is not None and not (math.isfinite(self.min_probability)
+                                                     and 0 <= self.min_probability <= 1):
+            raise bad("min_probability", f"the minimum probability must be between 0 and 1, "
+                      f"got {self.min_probability!r}. To fix: e.g. 0.9 (0 disables)")
+        if not (math.isfinite(self.commitment_use) and 0 <= self.commitment_use <= 1):
+            raise bad("commitment_use", f"the commitment use must be a share between 0 and 1,"
+                      f" got {self.commitment_use!r}. To fix: e.g. 0.5 if you will use half "
+                      "of the remaining term")
+        if not 1 <= self.max_spot_instances <= 100_000:
+            raise bad("max_spot_instances", "the spot fleet limit must be between 1 and "
+                      f"100,000 instances, got {self.max_spot_instances}")
+        s = self.checkpoint_storage_usd_per_gb_month
+        if s is not None and not (math.isfinite(s) and 0 <= s <= 1000):
+            raise bad("checkpoint_storage_usd_per_gb_month", "the checkpoint storage price "
+                      f"must be between 0 and 1,000 USD per GB-month, got {s!r}")
+        if self.group_by is not None and self.group_by not in GROUP_BY:
+            raise bad("group_by", f"group by {self.group_by!r} is not one of "
+                      f"{', '.join(GROUP_BY)}")
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Candidate:
-    offer: Offer
-    nodes: int
-    gpus: int
-    wall_clock_hours: float
-    total_cost_usd: float
-    deadline_probability: float
-    meets_deadline: bool
-    row: int  # index into the evaluated arrays (for the full estimate)
-    type_index: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlanResult:
-    recommendation: dict | None
-    candidates: tuple[dict, ...]
-    frontier: tuple[dict, ...]
-    infeasible: dict | None
-    evaluated: int  # (instance type, nodes, parallel plan) model evaluations
-    offers_considered: int
-    catalog: dict
-    spot_vs_on_demand: dict = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
+    @property
+    def probability_required(self) -> float | None:
+        return self.min_probability or None
 
     def as_dict(self) -> dict:
-        return {"recommendation": self.recommendation, "candidates": list(self.candidates),
-                "frontier": list(self.frontier), "infeasible": self.infeasible,
-                "spot_vs_on_demand": self.spot_vs_on_demand,
-                "search": {"model_evaluations": self.evaluated,
-                           "offers_considered": self.offers_considered},
-                "catalog": self.catalog, "notes": list(self.notes)}
+        return {"deadline_hours": self.deadline_hours, "max_gpus": self.max_gpus,
+                "budget_usd": self.budget_usd, "min_probability": self.min_probability,
+                "clouds": list(self.clouds), "regions": list(self.regions),
+                "pricing": list(self.pricing), "gpus": list(self.gpus),
+                "exclude": list(self.exclude), "commitment_use": self.commitment_use,
+                "max_spot_instances": self.max_spot_instances,
+                "allow_flagged": self.allow_flagged, "quotas": self.quotas is not None,
+                "checkpoint_storage_usd_per_gb_month":
+                    self.checkpoint_storage_usd_per_gb_month}
 
 
 def spot_rate(offer: Offer, A: Assumptions) -> float:
+    """Interruptions per instance-hour: the offer's own rate (AWS advisor buckets), else the
+    cloud's default."""
     if offer.pricing != "spot":
         return 0.0
     if offer.interruption_rate_per_hour is not None:
@@ -117,64 +142,64 @@ def spot_rate(offer: Offer, A: Assumptions) -> float:
     return getattr(A, f"spot_interruptions_per_hour_{offer.cloud}")
 
 
-def usable_offers(catalog: Catalog, workload: Workload, c: Constraints) -> list[Offer]:
-    """Offers that pass the filters and whose accelerator the model can cost."""
+def usable_offers(catalog: Catalog, workload: Workload,
+                  c: Constraints) -> tuple[list[Offer], FlaggedSkipped]:
+    """Offers that pass the filters and whose accelerator the model can cost, and what the
+    catalog's flags kept out (or let in, with ``allow_flagged``)."""
     from catalog import select_offers
 
     exclude = set(c.exclude)
     explicit = bool(c.gpus)
     rows = select_offers(catalog, gpus=c.gpus, clouds=c.clouds, regions=c.regions,
-                         pricing=c.pricing, include_unpriced=False)
-    out = []
+                         pricing=c.pricing, include_unpriced=False, include_flagged=True)
+    out, skipped = [], []
     for r in rows:
         o, acc = r.offer, r.accelerator
-        if not o.price_usable or {o.instance_type, o.cloud, o.region} & exclude:
+        if o.usd_per_hour is None or {o.instance_type, o.cloud, o.region} & exclude:
             continue
         if not explicit and acc.vendor not in GPU_VENDORS:
             continue  # TPU/Trainium/Gaudi only when asked for by --gpu
-        if costable(acc, workload.precision):
+        if not costable(acc, workload.precision):
+            continue
+        if o.price_usable or c.allow_flagged:
             out.append(o)
-    return out
-
-
-def _pareto(cost: np.ndarray, wall: np.ndarray) -> np.ndarray:
-    """Indices of the Pareto-optimal points (minimise both), sorted by cost."""
-    order = np.lexsort((wall, cost))
-    best_wall = math.inf
-    keep = []
-    for i in order:
-        if wall[i] < best_wall - 1e-12:
-            keep.append(i)
-            best_wall = wall[i]
-    return np.array(keep, dtype=np.int64)
+        else:
+            skipped.append((r.usd_per_gpu_hour, o))
+    cheapest = min(skipped, key=lambda x: (x[0], x[1].key), default=None)
+    return out, FlaggedSkipped(count=len(skipped), cheapest=cheapest[1] if cheapest else None,
+                               cheapest_usd_per_gpu_hour=cheapest[0] if cheapest else None)
 
 
 def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
          assumptions: Assumptions | None = None, calibration: Calibration = NO_CALIBRATION,
-         top_n: int = 10) -> PlanResult:
+         top_n: int = 10, points: bool = False) -> PlanResult:
+    """The cheapest plans that meet the deadline (``top_n`` distinct ones), the frontier and,
+    with ``points``, every (offer, node count)'s best plan for charts."""
     A = assumptions or Assumptions()
     c = constraints
+    if not 1 <= top_n <= 1000:
+        raise PlannerError(f"top must be between 1 and 1,000, got {top_n}", field="top",
+                           value=top_n)
     known = ({t.name for t in catalog.instance_types} | set(catalog.regions())
-             | {"aws", "gcp", "azure"})
+             | set(CLOUDS))
     for name in c.exclude:
         if name not in known:
             raise UnknownNameError("instance type, cloud or region", name, known,
                                    hint="--exclude takes instance types, clouds or regions")
     check_pins(workload.pins, workload.framework)
-    offers = usable_offers(catalog, workload, c)
+    offers, flagged = usable_offers(catalog, workload, c)
     ms = ModelScalars.of(workload)
     ckpt = checkpoint_bytes(ms)
     # ---- 1. the model, once per instance type, over all node counts and plans ------------
     by_type: dict[tuple[str, str], list[Offer]] = {}
     for o in offers:
         by_type.setdefault((o.cloud, o.instance_type), []).append(o)
-    types = sorted(by_type)
     per_type = []  # (instance, cluster_inputs, grid, result, best rows per node count)
     evaluated = 0
     # Instance types that look the same to the model (same accelerator, node shape, links
     # and memory) share one evaluation: GCP's -nolssd twins, AWS p5e/p5en, Azure sizes.
-    shared: dict[tuple, tuple] = {}
-    for key in types:
+    shared: dict[tuple, tuple | None] = {}
+    for key in sorted(by_type):
         it = catalog.instance_type_by_key(*key)
         max_nodes = c.max_gpus // it.gpu_count if it.inter_node_gbps else 1
         if max_nodes < 1:
@@ -212,7 +237,7 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
         if best.size:
             per_type.append((it, ci, grid, res, best))
     if not per_type:
-        raise PlannerError(_nothing_fits(workload, offers))
+        raise PlannerError(_nothing_fits(workload, offers, flagged))
     # ---- 2. candidates: (offer, node count) with time, cost and probability -------------
     offer_list, parts = [], []
     for ti, (it, _ci, grid, res, best) in enumerate(per_type):
@@ -227,7 +252,6 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
                           grid["nodes"][best] * it.gpu_count, ideal))
     offer_idx, type_idx, rows, node_arr, gpu_arr, ideal_arr = (
         np.concatenate([p[j] for p in parts]) for j in range(6))
-    price = np.array([o.usd_per_hour for o in offer_list])[offer_idx]
     rate = np.array([spot_rate(o, A) for o in offer_list])[offer_idx]
     restart = np.array([A.spot_restart_minutes if o.pricing == "spot" else A.restart_minutes
                         for o in offer_list])[offer_idx]
@@ -235,119 +259,39 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
     gpus = gpu_arr.astype(np.float64)
     gp = goodput_arrays(ideal_hours=ideal_arr, gpus=gpus, nodes=nodes, checkpoint_bytes=ckpt,
                         A=A, interruption_rate_per_node_hour=rate, restart_minutes=restart)
-    wall = gp["wall_hours"]
-    cost = nodes * price * wall
-    if c.checkpoint_storage_usd_per_gb_month:
-        # two checkpoints kept for the run's duration
-        cost = cost + 2 * ckpt / 1e9 * c.checkpoint_storage_usd_per_gb_month * wall / 730
-    prob = deadline_probability(checkpointed_hours=gp["checkpointed_hours"],
-                                loss_hours=gp["loss_hours"], rate=gp["rate"],
-                                deadline_hours=c.deadline_hours)
-    allowed = np.ones(len(wall), dtype=bool)
-    if c.budget_usd is not None:
-        allowed &= cost <= c.budget_usd
-    if c.min_probability is not None:
-        allowed &= prob >= c.min_probability
+    sigma = range_sigma(A, workload.framework)
+    prob = probability_within(c.deadline_hours, base_hours=gp["checkpointed_hours"],
+                              loss_hours=gp["loss_hours"], rate=gp["rate"], sigma=sigma)
+    caps = None
     if c.quotas is not None:
         caps = np.array([c.quotas.limit(o.cloud, o.region, catalog.instance_type_by_key(
             o.cloud, o.instance_type).accelerator) for o in offer_list])[offer_idx]
-        allowed &= gpus <= caps
-    meets = allowed & (wall <= c.deadline_hours)
-    # A stable tie-break independent of the order offers arrived in: (offer key, nodes).
-    key_rank = np.empty(len(offer_list), dtype=np.int64)
-    key_rank[sorted(range(len(offer_list)), key=lambda i: offer_list[i].key)] = \
-        np.arange(len(offer_list))
-    rank_key = key_rank[offer_idx] * 100_000 + node_arr
-
-    def ranked(mask: np.ndarray, primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
-        idx = np.flatnonzero(mask)
-        return idx[np.lexsort((rank_key[idx], secondary[idx], primary[idx]))]
-
-    def describe(i: int) -> dict:
-        o = offer_list[offer_idx[i]]
-        it, ci, grid, res, _ = per_type[type_idx[i]]
-        cluster = cluster_for_instance(catalog, it, int(nodes[i]))
-        est = summarise(workload, cluster, ms, A, ci, grid, res, int(rows[i]),
-                        interruption_rate_per_node_hour=float(rate[i]),
-                        restart_minutes=float(restart[i]))
-        d = est.as_dict()
-        d.update({
-            "cloud": o.cloud, "region": o.region, "instance_type": o.instance_type,
-            "accelerator": it.accelerator, "nodes": int(nodes[i]), "gpus": int(gpus[i]),
-            "pricing": o.pricing, "usd_per_hour": o.usd_per_hour,
-            "usd_per_hour_cluster": o.usd_per_hour * int(nodes[i]),
-            "total_cost_usd": float(cost[i]), "wall_clock_hours": float(wall[i]),
-            "gpu_hours": float(wall[i] * gpus[i]), "meets_deadline": bool(meets[i]),
-            "deadline_probability": float(prob[i]),
-            "spot_interruptions_per_hour": float(rate[i]) or None,
-            "price_as_of": o.as_of.isoformat(), "price_source": o.source,
-            "price_flags": list(o.flags)})
-        return d
-
-    feasible = ranked(meets, cost, wall)
-    frontier_idx = _pareto(cost[allowed], wall[allowed])
-    frontier_rows = np.flatnonzero(allowed)[frontier_idx]
+    arrays = Arrays(offer_idx=offer_idx, type_idx=type_idx, rows=rows, nodes=nodes,
+                    gpus=gpus, ideal=ideal_arr, rate=rate, restart=restart, gp=gp, prob=prob,
+                    quota_caps=caps, sigma=sigma, checkpoint_bytes=ckpt)
     cat_info = {"name": catalog.name, "as_of": {cl: catalog.as_of(cl).isoformat()
-                                               for cl in ("aws", "gcp", "azure")
-                                               if catalog.as_of(cl)},
+                                               for cl in CLOUDS if catalog.as_of(cl)},
                 "source": catalog.source, "overrides": catalog.overrides_path}
-    frontier = tuple(describe(int(i)) for i in frontier_rows)
-    notes = (f"deadline {c.deadline_hours:,.1f} h; {len(offers)} offers; up to "
-             f"{c.max_gpus} GPUs; model evaluated {evaluated:,} (instance type × nodes × plan)",)
-    if feasible.size == 0:
-        pool = np.flatnonzero(allowed) if allowed.any() else np.arange(len(wall))
-        fastest = int(pool[np.lexsort((rank_key[pool], cost[pool], wall[pool]))[0]])
-        cheapest = int(pool[np.lexsort((rank_key[pool], wall[pool], cost[pool]))[0]])
-        infeasible = {
-            "reason": _why_infeasible(c, allowed, wall, cost, prob),
-            "fastest": describe(fastest), "cheapest": describe(cheapest),
-            "fastest_misses_by_hours": float(wall[fastest] - c.deadline_hours),
-            "cheapest_misses_by_hours": float(wall[cheapest] - c.deadline_hours),
-        }
-        return PlanResult(recommendation=None, candidates=(), frontier=frontier,
-                          infeasible=infeasible, evaluated=evaluated,
-                          offers_considered=len(offers), catalog=cat_info, notes=notes)
-    top = tuple(describe(int(i)) for i in feasible[:top_n])
-    return PlanResult(recommendation=top[0], candidates=top, frontier=frontier,
-                      infeasible=None, evaluated=evaluated, offers_considered=len(offers),
-                      catalog=cat_info,
-                      spot_vs_on_demand=_side_by_side(feasible, offer_list, offer_idx, describe),
-                      notes=notes)
+    notes = (f"deadline {c.deadline_hours:,.1f} h; {len(offers)} offers"
+             + (f" ({flagged.count} flagged offers skipped)" if flagged.count else "")
+             + f"; up to {c.max_gpus} GPUs; model evaluated {evaluated:,} (instance type × "
+             f"nodes × plan); probability includes the model's range (σ {sigma:.3f})",)
+    return build_result(workload=workload, catalog=catalog, constraints=c, A=A, ms=ms,
+                        offers=offer_list, per_type=per_type, arrays=arrays, top_n=top_n,
+                        points=points, evaluated=evaluated, offers_considered=len(offers),
+                        flagged=flagged, catalog_info=cat_info, notes=notes)
 
 
-def _side_by_side(feasible: np.ndarray, offer_list, offer_idx, describe) -> dict:
-    """The best feasible spot plan next to the best feasible on-demand plan."""
-    out = {}
-    for pricing in ("on_demand", "spot"):
-        for i in feasible:
-            if offer_list[offer_idx[i]].pricing == pricing:
-                out[pricing] = describe(int(i))
-                break
-    return out
-
-
-def _why_infeasible(c: Constraints, allowed, wall, cost, prob) -> str:
-    if wall.min() > c.deadline_hours:
-        return (f"no candidate finishes within {c.deadline_hours:,.1f} h (the fastest takes "
-                f"{wall.min():,.1f} h)")
-    on_time = wall <= c.deadline_hours
-    parts = []
-    if c.budget_usd is not None and not (on_time & (cost <= c.budget_usd)).any():
-        parts.append(f"the budget ${c.budget_usd:,.0f} (cheapest in time "
-                     f"${cost[on_time].min():,.0f})")
-    if c.min_probability is not None and not (on_time & (prob >= c.min_probability)).any():
-        parts.append(f"--min-probability {c.min_probability} (best {prob[on_time].max():.2f})")
-    return "no candidate meets the deadline within " + (" and ".join(parts) or
-                                                        "the quotas and limits")
-
-
-def _nothing_fits(workload: Workload, offers: Sequence[Offer]) -> str:
+def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedSkipped) -> str:
     if not offers:
-        return ("no offer matches the filters. To fix: widen --clouds/--regions/--pricing/--gpu "
-                "or check `gpuplan offers`")
+        extra = (f" ({flagged.count} offers match but their prices are flagged: see `gpuplan "
+                 "offers --flagged`, or pass --allow-flagged)") if flagged.count else ""
+        return ("no offer matches the filters" + extra + ". To fix: widen --clouds/--regions/"
+                "--pricing/--gpu or check `gpuplan offers`")
     return (f"the model ({workload.arch.params_total() / 1e9:.1f}B parameters) fits on none of "
             f"the {len(offers)} matching offers within the GPU limit. To fix: raise --max-gpus, "
             "allow GPUs with more memory, or use --recompute full")
 
 
-__all__ = ["Constraints", "PlanResult", "RECOMPUTE_NAMES", "plan"]
+__all__ = ["Constraints", "DEFAULT_MAX_GPUS", "DEFAULT_MIN_PROBABILITY", "DEFAULT_PRICING",
+           "PlanResult", "RECOMPUTE_NAMES", "plan"]

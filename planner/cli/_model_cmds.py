@@ -197,7 +197,21 @@ def plan_cmd(
     min_probability: Annotated[float, typer.Option(
         "--min-probability", help="Only plans at least this likely to finish by the deadline "
         "(0 disables).")] = 0.9,
-    top: Annotated[int, typer.Option("--top", help="Candidates to list.")] = 10,
+    top: Annotated[int, typer.Option("--top", help="Distinct candidates to list (1–1000).")]
+    = 10,
+    commitment_use: Annotated[float, typer.Option(
+        "--commitment-use", help="Share (0–1) of a reservation's or commitment's remaining "
+        "term you will use after this run; the rest is paid for nothing (default 0).")] = 0.0,
+    max_spot_instances: Annotated[int, typer.Option(
+        "--max-spot-instances", help="Spot fleets above this many instances of one type in "
+        "one region carry a capacity warning (default 8: clouds publish no spot capacity).")]
+    = 8,
+    allow_flagged: Annotated[bool, typer.Option(
+        "--allow-flagged", help="Also use offers whose price the catalog flagged (see "
+        "`gpuplan offers --flagged`).")] = False,
+    by: Annotated[str | None, typer.Option(
+        "--by", help="Also show the best plan per accelerator or per cloud, side by side.")]
+    = None,
     storage_price: Annotated[float | None, typer.Option(
         "--checkpoint-storage-usd-per-gb-month", help="Add checkpoint storage (two kept) at "
         "this price.")] = None,
@@ -239,7 +253,9 @@ def plan_cmd(
         pricing=tuple(split_csv(pricing)) or ("on_demand", "spot"),
         gpus=tuple(split_csv(gpu)), exclude=tuple(split_csv(exclude)),
         quotas=load_quotas(quota_file, cat) if quota_file else None,
-        checkpoint_storage_usd_per_gb_month=storage_price)
+        checkpoint_storage_usd_per_gb_month=storage_price, commitment_use=commitment_use,
+        max_spot_instances=max_spot_instances, allow_flagged=allow_flagged,
+        group_by=by.lower() if by else None)
     result = plan(workload, cat, constraints, assumptions=W.assumptions_from(assume),
                   calibration=active_calibration(cat, no_calibration), top_n=top)
     if json_out:
@@ -254,4 +270,4 @@ def plan_cmd(
     if emit:
         from ._launch_cmds import emit_for_plan
 
-        emit_for_plan(result.recommendation, emit, emit_out, workload)
+        emit_for_plan(result.recommendation.as_dict(), emit, emit_out, workload)

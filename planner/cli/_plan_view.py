@@ -1,78 +1,127 @@
-"""Rendering a PlanResult for people: the recommendation, top-N, frontier, spot vs on-demand."""
+"""Rendering a PlanResult for people: the recommendation, top plans, frontier, side by side."""
 
 from __future__ import annotations
 
 from ._app import console
 
 
-def _plan_text(p: dict) -> str:
-    plan = p["plan"]
-    return (f"tp={plan['tp']} pp={plan['pp']} dp={plan['dp']} zero={plan['zero_stage']} "
-            f"mb={plan['micro_batch']}×{plan['grad_accumulation']} {plan['recompute']}")
-
-
 def _hours(h: float) -> str:
-    return f"{h:,.1f} h ({h / 24:,.1f} d)"
+    return f"{h:,.0f} h ({h / 24:,.1f} d)" if h >= 48 else f"{h:,.1f} h"
+
+
+def _regions(c) -> str:
+    return c.offer.region + (f" +{len(c.regions) - 1}" if len(c.regions) > 1 else "")
+
+
+def _plan(c) -> str:
+    p = c.estimate.plan
+    parts = [f"tp{p.tp}", f"pp{p.pp}"] + ([f"cp{p.cp}"] if p.cp > 1 else []) + \
+        [f"dp{p.dp}", f"z{p.zero_stage}"]
+    return " ".join(parts)
+
+
+def candidate_table(title: str, rows) -> object:
+    """Top plans or frontier: one line per plan at 100 columns (the plan's detail is in the
+    recommendation card and in --json)."""
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left", pad_edge=False, box=None, padding=(0, 1))
+    cols = (("cloud", "left"), ("region", "left"), ("instance", "left"), ("n", "right"),
+            ("pricing", "left"), ("cost $", "right"), ("hours (P90)", "right"),
+            ("P", "right"), ("plan", "left"))
+    for name, just in cols:
+        t.add_column(name, justify=just, no_wrap=name != "plan", overflow="fold")
+    for c in rows:
+        t.add_row(c.offer.cloud, _regions(c), c.offer.instance_type, str(c.nodes),
+                  c.offer.pricing, f"{c.cost_usd:,.0f}",
+                  f"{c.wall_clock_hours:,.0f} ({c.wall_clock_hours_p90:,.0f})",
+                  f"{c.deadline_probability:.0%}", _plan(c))
+    return t
+
+
+def _card(c, constraints) -> str:
+    o, e, p = c.offer, c.estimate, c.estimate.plan
+    lines = [
+        f"[bold]{c.nodes}x {o.instance_type}[/bold] ({c.gpus}x {c.accelerator}) in "
+        f"{o.cloud} {', '.join(c.regions)}, {o.pricing}"
+        + (f" ({o.offering_class}, {o.upfront} upfront)" if o.offering_class else ""),
+        f"cost [bold]${c.cost_usd:,.0f}[/bold] (P10–P90 ${c.cost_usd_p10:,.0f}–"
+        f"${c.cost_usd_p90:,.0f}) at ${c.usd_per_hour_cluster:,.2f}/h",
+        f"wall-clock {_hours(c.wall_clock_hours)}, P10–P90 {c.wall_clock_hours_p10:,.0f}–"
+        f"{c.wall_clock_hours_p90:,.0f} h · {c.gpu_hours:,.0f} GPU-h",
+        f"P(finish by the deadline) {c.deadline_probability:.1%} (model range and "
+        f"{c.expected_interruptions:,.1f} expected interruptions) · MFU {e.mfu:.1%} · "
+        f"goodput {e.goodput.fraction:.1%}",
+        f"plan {p} (tensor × pipeline×virtual × data parallel, ZeRO stage, micro-batch × "
+        f"accumulation) · memory {e.memory['total_gib']:.1f} GiB/GPU · framework "
+        f"{e.workload.framework}",
+        f"price ${o.usd_per_hour:,.4g}/instance-h as of {o.as_of.isoformat()}"
+        + (" (approximate)" if o.as_of_approximate else "")
+        + (f" · flags: {', '.join(o.flags)}" if o.flags else ""),
+    ]
+    if c.commitment:
+        m = c.commitment
+        lines.append(f"commitment: {m.terms} × {m.term_hours:,.0f} h term(s) paid per instance"
+                     f", effective ${m.effective_usd_per_hour:,.2f}/instance-h for this run "
+                     f"(commitment use after the run {m.commitment_use:.0%})")
+    return "\n".join(lines)
 
 
 def print_plan(result, constraints) -> None:
     from rich.panel import Panel
-    from rich.table import Table
 
     out = console()
     if result.infeasible is not None:
         inf = result.infeasible
-        out.print(f"[bold red]infeasible:[/bold red] {inf['reason']}.")
-        for label, key in (("fastest", "fastest"), ("cheapest", "cheapest")):
-            p = inf[key]
-            miss = inf[f"{key}_misses_by_hours"]
-            out.print(f"  {label}: {p['nodes']}x {p['instance_type']} ({p['cloud']} "
-                      f"{p['region']}, {p['pricing']}) — {_hours(p['wall_clock_hours'])}, "
-                      f"${p['total_cost_usd']:,.0f}; "
+        out.print(f"[bold red]infeasible:[/bold red] {inf.reason}.")
+        for label, c, miss in (("fastest", inf.fastest, inf.fastest_misses_by_hours),
+                               ("cheapest", inf.cheapest, inf.cheapest_misses_by_hours)):
+            out.print(f"  {label}: {c.nodes}x {c.offer.instance_type} ({c.offer.cloud} "
+                      f"{c.offer.region}, {c.offer.pricing}) — {_hours(c.wall_clock_hours)}, "
+                      f"${c.cost_usd:,.0f}; "
                       + (f"misses the deadline by {_hours(miss)}" if miss > 0 else
-                         "meets the deadline but not the other limits"))
-        out.print("To fix: extend --deadline, raise --max-gpus/--budget/quotas, or allow more "
-                  "clouds, regions or pricing models.")
+                         f"P(deadline) {c.deadline_probability:.0%}"))
+        names = {"budget": "--budget", "min_probability": "--min-probability",
+                 "quotas": "--quota-file"}
+        for limit, c in inf.relaxed.items():
+            out.print(f"  without {names[limit]}: {c.nodes}x {c.offer.instance_type} "
+                      f"({c.offer.cloud} {c.offer.region}, {c.offer.pricing}) meets the "
+                      f"deadline for ${c.cost_usd:,.0f} (P {c.deadline_probability:.0%})")
+        out.print("To fix: extend --deadline, raise " + ", ".join(
+            names.get(b, "--max-gpus") for b in inf.binding if b != "deadline")
+            + (" or " if any(b != "deadline" for b in inf.binding) else "")
+            + "allow more GPUs, clouds, regions or pricing models.")
+        _flagged(out, result)
         return
     r = result.recommendation
-    body = (f"[bold]{r['nodes']}x {r['instance_type']}[/bold] ({r['gpus']}x {r['accelerator']}) "
-            f"in {r['cloud']} {r['region']}, {r['pricing']}\n"
-            f"cost [bold]${r['total_cost_usd']:,.0f}[/bold] at ${r['usd_per_hour_cluster']:,.2f}"
-            f"/h · wall-clock {_hours(r['wall_clock_hours'])} · {r['gpu_hours']:,.0f} GPU-h\n"
-            f"P(finish by deadline) {r['deadline_probability']:.1%} · MFU {r['mfu']:.1%} · "
-            f"goodput {r['goodput']:.1%}\nplan {_plan_text(r)} · memory "
-            f"{r['memory_per_gpu_gib']:.1f} GiB/GPU")
-    body += f"\nprice ${r['usd_per_hour']:,.4g}/instance-h as of {r['price_as_of']}"
-    if r["price_flags"]:
-        body += f" · flags: {', '.join(r['price_flags'])}"
-    out.print(Panel(body, title=f"Recommendation (deadline {_hours(constraints.deadline_hours)})"))
-
-    def table(title: str, rows: list[dict]) -> Table:
-        t = Table(title=title)
-        for col in ("cloud", "region", "instance", "nodes", "GPUs", "pricing", "$/h", "cost $",
-                    "wall-clock", "P(deadline)", "MFU", "plan"):
-            t.add_column(col, justify="right" if col in ("nodes", "GPUs", "$/h", "cost $",
-                                                         "P(deadline)", "MFU") else "left")
-        for p in rows:
-            t.add_row(p["cloud"], p["region"], p["instance_type"], str(p["nodes"]),
-                      str(p["gpus"]), p["pricing"], f"{p['usd_per_hour_cluster']:,.2f}",
-                      f"{p['total_cost_usd']:,.0f}", _hours(p["wall_clock_hours"]),
-                      f"{p['deadline_probability']:.0%}", f"{p['mfu']:.0%}", _plan_text(p))
-        return t
-
-    out.print(table(f"Top {len(result.candidates)} plans meeting the deadline",
-                    list(result.candidates)))
-    out.print(table("Cost/time frontier (no plan is both cheaper and faster)",
-                    list(result.frontier)[:15]))
+    out.print(Panel(_card(r, constraints),
+                    title=f"Recommendation (deadline {_hours(constraints.deadline_hours)}, "
+                          f"P ≥ {constraints.min_probability or 0:.0%})"))
+    for w in r.warnings:
+        out.print(f"[yellow]warning:[/yellow] {w}")
+    if result.group_by:
+        out.print(candidate_table(f"Best plan per {result.group_by}",
+                                  list(result.by_group.values())))
+    out.print(candidate_table(f"Top {len(result.candidates)} distinct plans meeting the "
+                              "deadline", list(result.candidates)))
+    out.print(candidate_table("Cost/time frontier (no plan is both cheaper and faster)",
+                              list(result.frontier)[:15]))
     sv = result.spot_vs_on_demand
-    if sv:
-        parts = []
-        for k in ("on_demand", "spot"):
-            if k in sv:
-                p = sv[k]
-                parts.append(f"{k}: ${p['total_cost_usd']:,.0f}, {_hours(p['wall_clock_hours'])}"
-                             f", P={p['deadline_probability']:.0%} ({p['nodes']}x "
-                             f"{p['instance_type']} {p['cloud']} {p['region']})")
-        out.print("Spot vs on-demand — " + " | ".join(parts))
+    if len(sv) > 1:
+        out.print("Best per pricing model — " + " | ".join(
+            f"{k}: ${c.cost_usd:,.0f}, {_hours(c.wall_clock_hours)}, "
+            f"P={c.deadline_probability:.0%} ({c.nodes}x {c.offer.instance_type})"
+            for k, c in sv.items()))
+    _flagged(out, result)
     for note in result.notes:
         out.print(f"[dim]{note}[/dim]")
+
+
+def _flagged(out, result) -> None:
+    f = result.flagged_skipped
+    if f and f.count and f.cheapest is not None:
+        o = f.cheapest
+        out.print(f"[dim]{f.count} offers with flagged prices were skipped (--allow-flagged "
+                  f"to use them); the cheapest was {o.instance_type} {o.cloud} {o.region} "
+                  f"{o.pricing} at ${f.cheapest_usd_per_gpu_hour:,.2f}/GPU-h: "
+                  f"{o.flag_reasons or ', '.join(o.flags)}[/dim]")

@@ -28,9 +28,21 @@ from planner import (
     load_quotas,
     plan,
 )
-from planner._goodput import deadline_probability
+from planner._probability import probability_within
 
 MAX_GPUS = 64
+
+
+class Result:
+    """A PlanResult seen through its JSON contract (``as_dict``), as scripts see it."""
+
+    def __init__(self, res) -> None:
+        self.typed = res
+        d = res.as_dict()
+        self.recommendation, self.candidates = d["recommendation"], d["candidates"]
+        self.frontier, self.infeasible = d["frontier"], d["infeasible"]
+        self.spot_vs_on_demand, self.notes = d["spot_vs_on_demand"], d["notes"]
+        self.evaluated = res.evaluated
 
 
 def on_demand_catalog() -> catalog.Catalog:
@@ -40,11 +52,18 @@ def on_demand_catalog() -> catalog.Catalog:
 def run(cat=None, **constraints):
     constraints.setdefault("max_gpus", MAX_GPUS)
     top_n = constraints.pop("top_n", 10)
-    return plan(workload(), cat or small_catalog(), Constraints(**constraints), top_n=top_n)
+    return Result(plan(workload(), cat or small_catalog(), Constraints(**constraints),
+                       top_n=top_n))
 
 
 def config(p: dict) -> tuple:
     return (p["cloud"], p["region"], p["instance_type"], p["pricing"], p["nodes"])
+
+
+def expand(cands: list[dict]) -> list[tuple]:
+    """Each candidate once per region it lists (identical offers are merged across regions)."""
+    return [(c["cloud"], r, c["instance_type"], c["pricing"], c["nodes"]) for c in cands
+            for r in c["regions"]]
 
 
 def returned_plans(result) -> list[dict]:
@@ -101,29 +120,45 @@ def test_recommendation_matches_brute_force(share):
     assert config(r) == (cloud, region, itype, pricing, nodes)
 
 
+def distinct(rows):
+    """Brute-force rows with the same configuration at the same price in several regions
+    merged into one (the first region by key), listing the regions: plan's distinct options."""
+    merged: dict = {}
+    for cost, wall, (cloud, itype, region, pricing), nodes, est in rows:
+        key = (cloud, itype, pricing, round(cost, 6), nodes)
+        if key in merged:
+            merged[key][5].append(region)
+        else:
+            merged[key] = [cost, wall, (cloud, itype, region, pricing), nodes, est, [region]]
+    return list(merged.values())
+
+
 def test_candidates_are_the_brute_force_ranking():
     cat = on_demand_catalog()
     deadline = all_walls(cat)[-1] * 2
-    expected = brute_force(cat, deadline)
-    result = run(cat, deadline_hours=deadline, top_n=len(expected) + 5)
+    expected = distinct(brute_force(cat, deadline))
+    result = run(cat, deadline_hours=deadline, min_probability=None,
+                 top_n=len(expected) + 5)
     assert len(result.candidates) == len(expected)
-    for got, (cost, wall, key, nodes, _) in zip(result.candidates, expected, strict=True):
+    for got, (cost, wall, key, nodes, _, regions) in zip(result.candidates, expected,
+                                                         strict=True):
         assert (got["cloud"], got["instance_type"], got["region"], got["pricing"],
                 got["nodes"]) == (*key, nodes)
+        assert got["regions"] == sorted(regions)
         assert got["total_cost_usd"] == pytest.approx(cost, rel=1e-9)
         assert got["wall_clock_hours"] == pytest.approx(wall, rel=1e-9)
 
 
-def test_equal_prices_tie_break_on_the_offer_key():
-    # p4d.24xlarge costs the same in us-east-1 and us-west-2: same plans, same costs
+def test_equal_prices_in_two_regions_are_one_candidate_listing_both():
+    # p4d.24xlarge costs the same in us-east-1 and us-west-2: same plans, same costs → one
+    # candidate per node count, named by the first region of the offer key, listing both
     cat = small_catalog([make_offer(*r) for r in OFFERS if r[1] == "p4d.24xlarge"
                          and r[3] == "on_demand"])
     result = run(cat, deadline_hours=1e4, top_n=100)
-    by_nodes: dict[int, list[str]] = {}
-    for c in result.candidates:
-        by_nodes.setdefault(c["nodes"], []).append(c["region"])
-    assert all(regions == ["us-east-1", "us-west-2"] for regions in by_nodes.values())
-    assert result.recommendation["region"] == "us-east-1"
+    nodes = [c["nodes"] for c in result.candidates]
+    assert len(nodes) == len(set(nodes))
+    assert all(c["regions"] == ["us-east-1", "us-west-2"] and c["region"] == "us-east-1"
+               for c in result.candidates)
 
 
 def test_recommendation_gpu_hours_equal_estimate():
@@ -158,7 +193,7 @@ def test_budget_filters_candidates():
 def test_budget_below_the_cheapest_plan_is_infeasible():
     cheapest = run(deadline_hours=12.0).recommendation["total_cost_usd"]
     result = run(deadline_hours=12.0, budget_usd=cheapest * 0.99)
-    assert result.recommendation is None and result.candidates == ()
+    assert result.recommendation is None and not result.candidates
     assert "budget" in result.infeasible["reason"]
     assert "cheapest in time" in result.infeasible["reason"]
 
@@ -194,8 +229,9 @@ def test_quota_file_limits_gpus_per_cloud_region_accelerator(tmp_path):
 
     assert not all(within(p) for p in returned_plans(unlimited))  # the quotas bind
     assert all(within(p) for p in returned_plans(limited))
-    assert [config(c) for c in limited.candidates] == [
-        config(c) for c in unlimited.candidates if within(c)]
+    assert expand(limited.candidates) == [
+        x for c in unlimited.candidates for x in expand([c])
+        if within({**c, "region": x[1]})]
     assert any(p["cloud"] == "gcp" and p["gpus"] == 24 for p in limited.candidates)
 
 
@@ -206,7 +242,7 @@ def test_zero_quota_everywhere_is_infeasible(tmp_path):
     result = run(cat, deadline_hours=30.0, quotas=load_quotas(path, cat))
     assert result.recommendation is None
     assert "quotas" in result.infeasible["reason"]
-    assert result.frontier == ()
+    assert not result.frontier
 
 
 # ---- --exclude ----------------------------------------------------------------------------
@@ -231,7 +267,7 @@ def test_exclude_unknown_name_suggests_a_close_one():
 
 def test_impossible_deadline_shows_fastest_and_cheapest():
     result = run(deadline_hours=0.05)
-    assert result.recommendation is None and result.candidates == ()
+    assert result.recommendation is None and not result.candidates
     inf = result.infeasible
     assert inf["reason"].startswith("no candidate finishes within")
     fastest, cheapest = inf["fastest"], inf["cheapest"]
@@ -282,7 +318,10 @@ def test_only_on_demand_has_no_spot_entry():
 def test_min_probability_filters(threshold):
     every = run(deadline_hours=6.0, min_probability=None, top_n=1000)
     kept = run(deadline_hours=6.0, min_probability=threshold, top_n=1000)
-    assert all(p["deadline_probability"] >= threshold for p in returned_plans(kept))
+    # the frontier spans every plan within budget and quotas whatever the deadline; the
+    # recommendation, the candidates and the side-by-side plans meet the threshold
+    assert all(p["deadline_probability"] >= threshold for p in
+               [*kept.candidates, *kept.spot_vs_on_demand.values()])
     assert [config(c) for c in kept.candidates] == [
         config(c) for c in every.candidates if c["deadline_probability"] >= threshold]
     assert any(c["deadline_probability"] < threshold for c in every.candidates)
@@ -308,10 +347,11 @@ def test_spot_is_never_faster_than_on_demand_on_the_same_machine():
 # and with --min-probability a longer deadline could cost more (spot-only catalog below at
 # 0.97: $67.75 at 5.25 h, $68.19 at 5.5 h).
 
-def test_regression_deadline_probability_is_monotone_in_the_deadline():
+@pytest.mark.parametrize("sigma", [0.0, 0.1, 0.3])
+def test_regression_deadline_probability_is_monotone_in_the_deadline(sigma):
     deadlines = [4.9, 5.0, 5.2, 5.4, 5.49, 6.0, 8.0]
-    p = deadline_probability(checkpointed_hours=4.0, loss_hours=0.5, rate=0.1,
-                             deadline_hours=np.array(deadlines))
+    p = probability_within(np.array(deadlines), base_hours=4.0, loss_hours=0.5, rate=0.1,
+                           sigma=sigma)
     assert all(b >= a for a, b in zip(p, p[1:], strict=False)), list(zip(deadlines, p,
                                                                           strict=True))
 
