@@ -7,8 +7,10 @@ Rows come from benchmarks/published_runs.csv (each with its source; see publishe
 For every run the model searches its own best parallel plan (nothing pinned) on a reference
 cluster of the published accelerator and GPU count, with the run's published architecture,
 tokens, sequence length, global batch and precision, under the framework profile closest to the
-run's stack (FRAMEWORK_OF below; printed per row). Where a source gives no GPU count the run is
-modelled on ASSUMED_GPUS (marked "*"). Predicted GPU-hours are calendar GPU-hours: training time
+run's stack (FRAMEWORK_OF below; printed per row), its published attention kernel, and the
+cluster it ran on where the source says (an instance type from the catalog, or the reference
+node with the published inter-node fabric and bandwidth). Where a source gives no GPU count the
+run is modelled on ASSUMED_GPUS (marked "*"). Predicted GPU-hours are calendar GPU-hours: training time
 plus the operations layer (failures, restarts, checkpoints, evaluation) — what the sources
 report.
 
@@ -109,10 +111,40 @@ def workload_for(row: dict) -> Workload | str:
     if not seq:
         return "sequence length not published"
     gbt = _int(row["global_batch_tokens"])
+    kernel = (row.get("attention_kernel") or "").strip()
     return Workload(arch=arch, tokens=float(row["tokens"]), seq_len=seq,
                     global_batch_tokens=max(gbt, seq) if gbt else None,
                     precision=(row["precision"] or "bf16").strip(),
-                    framework=framework_for(row))
+                    framework=framework_for(row),
+                    attention=kernel if kernel in ("flash", "triton", "unfused") else "flash")
+
+
+# Omni-Path (BLOOM's Jean Zay) is an RDMA fabric with InfiniBand-class collectives.
+FABRIC_OF = {"infiniband": "infiniband", "efa": "efa", "roce": "roce", "ethernet": "ethernet",
+             "omnipath": "infiniband"}
+
+
+def cluster_for(row: dict, cat, gpus: int):
+    """The published cluster: a catalog instance type, else the reference node of the
+    accelerator with the published fabric, else the reference node."""
+    from dataclasses import replace
+
+    from planner import cluster_for_instance
+
+    itype = (row.get("instance_type") or "").strip()
+    if itype:
+        it = cat.instance_type(itype)
+        if gpus % it.gpu_count == 0:
+            return cluster_for_instance(cat, it, gpus // it.gpu_count), "instance"
+    cluster = reference_cluster(cat, row["accelerator"], gpus)
+    gbps, fabric = _int(row.get("inter_node_gbps", "")), (row.get("fabric") or "").strip()
+    if gbps or fabric:
+        cluster = replace(cluster, inter_node_gbps=float(gbps or cluster.inter_node_gbps),
+                          fabric=FABRIC_OF.get(fabric, cluster.fabric),
+                          notes=(*cluster.notes, f"published fabric {fabric or '?'} "
+                                 f"{gbps or '?'} Gb/s per node"))
+        return cluster, "fabric"
+    return cluster, "reference"
 
 
 def published_gpu_hours(row: dict, gpus: int) -> float | None:
@@ -177,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append({"name": row["name"], "skipped": w})
             continue
         try:
-            cluster = reference_cluster(cat, row["accelerator"], gpus)
+            cluster, hw = cluster_for(row, cat, gpus)
             est = estimate(w, cluster)
         except PlannerError as exc:
             results.append({"name": row["name"], "skipped": str(exc)})
@@ -190,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append({
             "name": row["name"], "accelerator": cluster.accelerator.name, "gpus": gpus,
             "gpus_assumed": not row["gpus"].strip(), "framework": w.framework,
+            "hardware": hw, "attention": w.attention,
             "published_gpu_hours": truth, "predicted_gpu_hours": est.gpu_hours,
             "p10": d["gpu_hours_p10"], "p90": d["gpu_hours_p90"],
             "in_range": d["gpu_hours_p10"] <= truth <= d["gpu_hours_p90"],
@@ -214,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"results": results, "summary": out}, indent=2))
         return 0
-    print(f"{'run':40s} {'GPU':14s} {'GPUs':>6s} {'fw':9s} {'published':>11s} {'predicted':>11s}"
+    print(f"{'run':40s} {'GPU':14s} {'GPUs':>6s} {'fw':9s} {'hw':4s} {'published':>11s} "
+          f"{'predicted':>11s}"
           f" {'err':>7s} {'in P10–90':>9s} {'40%MFU':>7s} {'llm-an.':>7s}  plan")
     for r in results:
         if "skipped" in r:
@@ -222,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         la = "—" if r["llm_analysis_error"] is None else f"{r['llm_analysis_error']:+.0%}"
         print(f"{r['name'][:40]:40s} {r['accelerator'][:14]:14s} {r['gpus']:>5d}"
-              f"{'*' if r['gpus_assumed'] else ' '} {r['framework']:9s} "
+              f"{'*' if r['gpus_assumed'] else ' '} {r['framework']:9s} {r['hardware'][:4]:4s} "
               f"{r['published_gpu_hours']:>11,.0f} {r['predicted_gpu_hours']:>11,.0f} "
               f"{r['error']:>+7.1%} {'yes' if r['in_range'] else 'no':>9s} "
               f"{r['constant_mfu_error']:>+7.1%} {la:>7s}  {r['plan']}")
