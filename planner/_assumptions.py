@@ -391,7 +391,8 @@ def _with_overrides(a: Assumptions, values: Mapping[str, object]) -> Assumptions
                                "value in that range", field="assume", value=key)
         if name in _INTEGER:
             if value != int(value):
-                raise PlannerError(f"assumption {key} must be a whole number, got {value:g}",
+                raise PlannerError(f"assumption {key} must be a whole number, got {value:g}. "
+                                   f"To fix: e.g. --assume {key}={int(value)}",
                                    field="assume", value=key)
             value = int(value)
         if entry:

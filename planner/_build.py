@@ -9,7 +9,7 @@ from catalog import Catalog
 import math
 
 from ._errors import HardwareError, WorkloadError
-from ._hardware import Cluster, cluster_for_instance, reference_cluster
+from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, reference_cluster
 from ._hfconfig import architecture_from_config
 from ._presets import preset
 from ._units import parse_count
@@ -22,6 +22,9 @@ from ._workload import (
 )
 
 ARCH_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")
+# The longest sequence an estimate models: 16M tokens (published long-context training tops
+# out around 1M; beyond this a value is a typo).
+MAX_SEQ_LEN = 16 * 2**20
 CHINCHILLA_TOKENS_PER_PARAM = 20  # compute-optimal tokens per parameter (arXiv:2203.15556)
 
 
@@ -82,9 +85,10 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         notes.append("architecture overridden: " + ", ".join(f"{k}={v}"
                                                               for k, v in spec.arch_overrides)
                      + (f" (kept consistent: {', '.join(derived)})" if derived else ""))
-    if spec.seq_len is not None and spec.seq_len <= 0:
-        raise WorkloadError(f"--seq-len must be positive, got {spec.seq_len}. To fix: pass e.g. "
-                            "--seq-len 4096", field="seq_len", value=spec.seq_len)
+    if spec.seq_len is not None and not 1 <= spec.seq_len <= MAX_SEQ_LEN:
+        raise WorkloadError(f"--seq-len must be between 1 and {MAX_SEQ_LEN:,} tokens, got "
+                            f"{spec.seq_len}. To fix: pass e.g. --seq-len 4096",
+                            field="seq_len", value=spec.seq_len)
     finetuning = spec.finetune not in ("none", "")
     if spec.seq_len is not None:
         seq = spec.seq_len
@@ -97,11 +101,19 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         seq = default_seq or 4096
         notes.append(f"sequence length {seq} (the model's pre-training context; --seq-len "
                      "to change)")
-    if spec.global_batch_tokens in (None, ""):
+    if spec.global_batch_tokens == "":
+        raise WorkloadError("--global-batch-tokens is empty. To fix: pass a count such as 4M, "
+                            "or leave it out for the stated default",
+                            field="global_batch_tokens", value="")
+    if spec.global_batch_tokens is None:
         gbt = None  # the default rule, which depends on the cluster: stated per estimate
     else:
         gbt = int(parse_count(spec.global_batch_tokens, "--global-batch-tokens"))
-    if spec.tokens in (None, ""):
+    if spec.tokens == "":
+        raise WorkloadError("--tokens is empty. To fix: pass a count such as 2T or 300B, or "
+                            "leave --tokens out for the stated default", field="tokens",
+                            value="")
+    if spec.tokens is None:
         if finetuning:
             raise WorkloadError("fine-tuning needs the number of tokens you will train on. To "
                                 "fix: pass --tokens, e.g. 3 epochs of a 50M-token dataset is "
@@ -168,9 +180,12 @@ def build_cluster(catalog: Catalog, *, instance: str | None = None, nodes: int =
                             "To fix: e.g. --instance p5.48xlarge --nodes 4, or --gpu H100 "
                             "--gpus 32")
     if instance:
-        if nodes < 1:
-            raise HardwareError("--nodes must be at least 1. To fix: pass --nodes 1")
         it = catalog.instance_type(instance, cloud)
+        if not 1 <= nodes * it.gpu_count <= MAX_CLUSTER_GPUS:
+            raise HardwareError(f"--nodes must be between 1 and "
+                                f"{MAX_CLUSTER_GPUS // it.gpu_count:,} ({MAX_CLUSTER_GPUS:,} "
+                                f"GPUs of {it.name}), got {nodes}. To fix: pass e.g. --nodes 4",
+                                field="nodes", value=nodes)
         return cluster_for_instance(catalog, it, nodes), it.gpu_memory_gib
     if nodes != 1:
         raise HardwareError("--nodes applies to --instance. To fix: with --gpu, give the total "

@@ -292,7 +292,8 @@ def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray, recompute
     codes = np.array(recompute_codes(recompute), dtype=np.int64)
     keys = ("tp", "pp", "cp", "zero", "mb", "dp", "nodes", "gbs")
     if not parts:
-        return {key: np.empty(0, dtype=np.int64) for key in keys} | {"rc_options": codes}
+        return {key: np.empty(0, dtype=np.int64) for key in (*keys, "vp")} | {
+            "rc_options": codes}
     g = np.concatenate(parts)
     out = {key: g[:, i] for i, key in enumerate(keys)}
     layers_stage = np.ceil(ms.L / out["pp"])

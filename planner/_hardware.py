@@ -42,6 +42,10 @@ class Cluster:
         return self.gpus_per_node * self.nodes
 
 
+# The largest cluster an estimate models (xAI's and Meta's largest published clusters are
+# ~100K GPUs); beyond it a count is a typo, not a plan.
+MAX_CLUSTER_GPUS = 131_072
+
 # Reference nodes per accelerator: (GPUs per node, topology, inter-node Gbps, fabric, why).
 _REFERENCE_NODES = {
     "V100-SXM2-16GB": (8, "nvlink", 100, "infiniband", "DGX-1 V100: hybrid cube-mesh NVLink 2, "
@@ -65,8 +69,9 @@ _REFERENCE_NODES = {
 def reference_cluster(catalog: Catalog, gpu: str, gpus: int) -> Cluster:
     """A reference node of ``gpu`` scaled to ``gpus`` accelerators."""
     acc = catalog.accelerator(gpu)
-    if gpus < 1:
-        raise HardwareError(f"--gpus must be at least 1, got {gpus}. To fix: pass --gpus 8")
+    if not 1 <= gpus <= MAX_CLUSTER_GPUS:
+        raise HardwareError(f"--gpus must be between 1 and {MAX_CLUSTER_GPUS:,}, got {gpus}. "
+                            "To fix: pass e.g. --gpus 8", field="gpus", value=gpus)
     if acc.name in _REFERENCE_NODES:
         per_node, topo, gbps, fabric, why = _REFERENCE_NODES[acc.name]
     else:
@@ -91,8 +96,9 @@ def reference_cluster(catalog: Catalog, gpu: str, gpus: int) -> Cluster:
     elif rem:
         raise HardwareError(f"--gpus {gpus} is not a whole number of {per_node}-GPU "
                             f"{acc.name} nodes. To fix: pass a multiple of {per_node}")
+    network = f"{gbps:g} Gb/s {fabric}" if gbps else "none known (single node only)"
     note = (f"reference node: {per_node}x {acc.name} per node ({why}); {nodes} node(s); "
-            f"intra-node {link:g} GB/s per GPU; inter-node {gbps:g} Gb/s {fabric}")
+            f"intra-node {link:g} GB/s per GPU; inter-node {network}")
     return Cluster(accelerator=acc, gpus_per_node=per_node, nodes=nodes, topology=topo,
                    intra_node_gb_per_s_per_gpu=link, inter_node_gbps=gbps, fabric=fabric,
                    notes=(note,))

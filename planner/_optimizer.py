@@ -107,14 +107,15 @@ class Constraints:
                       "of the remaining term")
         if not 1 <= self.max_spot_instances <= 100_000:
             raise bad("max_spot_instances", "the spot fleet limit must be between 1 and "
-                      f"100,000 instances, got {self.max_spot_instances}")
+                      f"100,000 instances, got {self.max_spot_instances}. To fix: e.g. 8")
         s = self.checkpoint_storage_usd_per_gb_month
         if s is not None and not (math.isfinite(s) and 0 <= s <= 1000):
             raise bad("checkpoint_storage_usd_per_gb_month", "the checkpoint storage price "
-                      f"must be between 0 and 1,000 USD per GB-month, got {s!r}")
+                      f"must be between 0 and 1,000 USD per GB-month, got {s!r}. To fix: e.g. "
+                      "0.023 (object storage)")
         if self.group_by is not None and self.group_by not in GROUP_BY:
             raise bad("group_by", f"group by {self.group_by!r} is not one of "
-                      f"{', '.join(GROUP_BY)}")
+                      f"{', '.join(GROUP_BY)}. To fix: pick one of them")
 
     @property
     def probability_required(self) -> float | None:
@@ -178,8 +179,8 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
     A = assumptions or Assumptions()
     c = constraints
     if not 1 <= top_n <= 1000:
-        raise PlannerError(f"top must be between 1 and 1,000, got {top_n}", field="top",
-                           value=top_n)
+        raise PlannerError(f"top must be between 1 and 1,000, got {top_n}. To fix: e.g. 10",
+                           field="top", value=top_n)
     known = ({t.name for t in catalog.instance_types} | set(catalog.regions())
              | set(CLOUDS))
     for name in c.exclude:
@@ -288,6 +289,12 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
                  "offers --flagged`, or pass --allow-flagged)") if flagged.count else ""
         return ("no offer matches the filters" + extra + ". To fix: widen --clouds/--regions/"
                 "--pricing/--gpu or check `gpuplan offers`")
+    pins = workload.pins.as_dict()
+    if pins:
+        pinned = ", ".join(f"{k}={v}" for k, v in pins.items())
+        return (f"no matching offer can run the pinned plan ({pinned}) for this model within the GPU limit (tensor parallelism must divide a node's "
+                f"GPUs and the heads; the model must fit). To fix: change or drop the pins, or "
+                "raise --max-gpus")
     return (f"the model ({workload.arch.params_total() / 1e9:.1f}B parameters) fits on none of "
             f"the {len(offers)} matching offers within the GPU limit. To fix: raise --max-gpus, "
             "allow GPUs with more memory, or use --recompute full")

@@ -70,6 +70,13 @@ class PlanPins:
         return bool(self.as_dict())
 
 
+# Upper bounds on architecture sizes: an order of magnitude above the largest published models
+# (Llama 3 405B: 126 layers, hidden 16,384, 128 heads, FFN 53,248; vocabularies ≤ 256K).
+ARCH_LIMITS = {"layers": 10_000, "hidden": 1_048_576, "heads": 65_536, "kv_heads": 65_536,
+               "ffn_hidden": 4_194_304, "vocab": 16_777_216}
+MAX_LORA_RANK = 65_536
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Architecture:
     """A decoder-only transformer. MoE when ``experts`` > 0."""
@@ -93,10 +100,11 @@ class Architecture:
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"):
-            v = getattr(self, f)
-            if not isinstance(v, int) or v <= 0:
-                raise WorkloadError(f"{f} must be a positive whole number, got {v!r}. "
-                                    f"To fix: pass a positive --{f.replace('_', '-')}")
+            v, top = getattr(self, f), ARCH_LIMITS[f]
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= top:
+                raise WorkloadError(f"{f} must be a whole number between 1 and {top:,}, got "
+                                    f"{v!r}. To fix: pass a sensible --{f.replace('_', '-')}",
+                                    field=f, value=v)
         if self.heads % self.kv_heads:
             raise WorkloadError(f"heads ({self.heads}) must be a multiple of kv_heads "
                                 f"({self.kv_heads}). To fix: correct --kv-heads")
@@ -206,8 +214,11 @@ class Workload:
                 raise WorkloadError(f"{flag} {value!r} is not one of {', '.join(allowed)}. "
                                     f"To fix: pass one of them", field=flag.lstrip("-"),
                                     value=value)
-        if self.finetune == "lora" and self.lora_rank <= 0:
-            raise WorkloadError("--lora-rank must be positive")
+        if self.finetune == "lora" and not 0 < self.lora_rank <= min(MAX_LORA_RANK,
+                                                                     self.arch.hidden):
+            raise WorkloadError(f"--lora-rank must be between 1 and the hidden size "
+                                f"({self.arch.hidden}), got {self.lora_rank}. To fix: pass e.g. "
+                                "--lora-rank 16", field="lora_rank", value=self.lora_rank)
 
     def sequences_per_step(self, gpus: int) -> int:
         """Sequences per optimizer step on ``gpus`` accelerators (the default rule when the

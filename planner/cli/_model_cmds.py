@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Annotated
 
 import typer
@@ -252,7 +253,7 @@ def plan_cmd(
         regions=tuple(split_csv(regions)),
         pricing=tuple(split_csv(pricing)) or ("on_demand", "spot"),
         gpus=tuple(split_csv(gpu)), exclude=tuple(split_csv(exclude)),
-        quotas=load_quotas(quota_file, cat) if quota_file else None,
+        quotas=load_quotas(quota_file, cat) if quota_file is not None else None,
         checkpoint_storage_usd_per_gb_month=storage_price, commitment_use=commitment_use,
         max_spot_instances=max_spot_instances, allow_flagged=allow_flagged,
         group_by=by.lower() if by else None)
@@ -266,6 +267,12 @@ def plan_cmd(
         print_plan(result, constraints)
         console().print(catalog_banner(cat))
     if result.infeasible is not None:
+        inf = result.infeasible
+        flags = {"budget": "--budget", "min_probability": "--min-probability",
+                 "quotas": "--quota-file", "deadline": "--deadline"}
+        sys.stderr.write(f"error: infeasible: {inf.reason}. To fix: relax "
+                         f"{' or '.join(flags[b] for b in inf.binding)}, or allow more GPUs, "
+                         "clouds or pricing models (details above)\n")
         raise CliExit(EXIT_USAGE)
     if emit:
         from ._launch_cmds import emit_for_plan

@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-Model = Annotated[str | None, typer.Option("--model", help="Preset: gpt2, gpt3-175b, "
-                  "llama2-7b/13b/70b, llama3-8b/70b/405b, mistral-7b, mixtral-8x7b, "
-                  "qwen2.5-7b/72b, deepseek-v3.")]
+Model = Annotated[str | None, typer.Option("--model", help="Preset: gpt2, gpt2-medium, "
+                  "gpt2-large, gpt2-xl, gpt3-175b, llama2-7b/13b/70b, llama3-8b/70b/405b, "
+                  "mistral-7b, mixtral-8x7b, qwen2.5-7b/72b, deepseek-v3.")]
 Config = Annotated[str | None, typer.Option("--config", help="A Hugging Face config.json "
                    "(read locally, no network).")]
 Params = Annotated[str | None, typer.Option("--params", help="Total parameters (7B, 70e9): "
@@ -104,5 +104,7 @@ def assumptions_from(assume: list[str] | None):
         try:
             values[key.strip()] = float(raw)
         except ValueError:
-            raise PlannerError(f"--assume {key}: {raw!r} is not a number") from None
+            raise PlannerError(f"--assume {item!r}: {raw!r} is not a number. To fix: e.g. "
+                               "--assume restart_minutes=30", field="assume",
+                               value=item) from None
     return Assumptions().with_overrides(**values)

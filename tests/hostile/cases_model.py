@@ -1,0 +1,175 @@
+"""Hostile inputs for `gpuplan estimate` and `gpuplan plan`: numbers that are not numbers or not
+sensible, pins that cannot work, constants that cannot be overridden, limits out of range,
+outputs that must not be written. Every case runs the real CLI in process (``_runner``).
+
+Plans are kept small (gpt2 on AWS H100s, at most 16 GPUs) so the whole file runs in seconds.
+"""
+
+from __future__ import annotations
+
+from ._runner import Case, Directory, still_char_device
+
+EST = ("estimate", "--model", "gpt2", "--gpu", "H100", "--gpus", "8", "--tokens", "1B")
+PLAN = ("plan", "--model", "gpt2", "--tokens", "1B", "--deadline", "2d", "--clouds", "aws",
+        "--gpu", "H100", "--max-gpus", "16")
+
+
+def est(id_: str, *extra: str, expect: int = 2, says: str = "", **kw) -> Case:
+    return Case(id=f"estimate-{id_}", argv=(*EST, *extra), expect=expect, says=says, **kw)
+
+
+def pln(id_: str, *extra: str, expect: int = 2, says: str = "", **kw) -> Case:
+    return Case(id=f"plan-{id_}", argv=(*PLAN, *extra), expect=expect, says=says, **kw)
+
+
+NOT_NUMBERS = ("nan", "inf", "-inf", "1e400", "abc", "", "0x10", "1,5")
+
+CASES: list[Case] = [
+    # ---- the good ones: the limits do not refuse real input -------------------------------
+    est("ok", expect=0),
+    est("ok-json", "--json", expect=0, says='"wall_clock_hours_p90"'),
+    est("ok-pinned", "--tp", "2", "--pp", "1", "--zero", "1", "--micro-batch", "4", expect=0),
+    est("ok-fsdp", "--framework", "fsdp", expect=0),
+    est("ok-hf-unfused", "--framework", "hf", "--attention", "unfused", expect=0),
+    est("ok-triton", "--attention", "triton", expect=0),
+    est("ok-assume-table", "--assume", "matmul_fraction.hopper=0.7", expect=0),
+    est("ok-no-calibration", "--no-calibration", expect=0),
+    Case(id="estimate-ok-list-assumptions", argv=("estimate", "--list-assumptions"), expect=0,
+         says="gemm_efficiency"),
+    Case(id="estimate-ok-lora", argv=("estimate", "--model", "llama3-8b", "--gpu", "H100",
+                                      "--finetune", "lora", "--tokens", "100M"), expect=0),
+    pln("ok", expect=0),
+    pln("ok-by-accelerator", "--by", "accelerator", expect=0, says="Best plan per"),
+    pln("ok-json", "--json", expect=0, says='"total_cost_usd_p90"'),
+    pln("ok-reserved", "--pricing", "reserved_1y", "--commitment-use", "0.5", expect=0),
+    pln("ok-allow-flagged", "--allow-flagged", expect=0),
+    # ---- pins -----------------------------------------------------------------------------
+    *[est(f"tp-{v or 'empty'}", "--tp", v) for v in ("nan", "0", "-2", "", "1.5")],
+    est("tp-above-node", "--tp", "16", says="above the 8 GPUs per node"),
+    est("tp-not-dividing-heads", "--tp", "8", says="must divide both"),
+    est("tp-huge", "--tp", "99999999999999999999", says="above the 8 GPUs per node"),
+    est("pp-above-layers", "--pp", "100000", says="above the model's 12 layers"),
+    est("pp-zero", "--pp", "0", says="at least 1"),
+    est("cp-not-dividing-seq", "--cp", "3", says="must divide the sequence length"),
+    est("cp-zero", "--cp", "0", says="at least 1"),
+    est("vp-zero", "--vp", "0", says="at least 1"),
+    est("vp-not-dividing", "--pp", "2", "--vp", "4", says="must divide"),
+    est("zero-5", "--zero", "5", says="zero must be one of 0, 1, 2, 3"),
+    est("zero-neg", "--zero", "-1", says="zero must be one of 0, 1, 2, 3"),
+    est("zero-2-megatron", "--zero", "2", says="has no ZeRO stage 2"),
+    est("hf-tp", "--framework", "hf", "--tp", "2", says="has no tensor parallelism"),
+    est("deepspeed-cp", "--framework", "deepspeed", "--cp", "2",
+        says="has no context parallelism"),
+    est("micro-batch-zero", "--micro-batch", "0", says="at least 1"),
+    est("micro-batch-huge", "--micro-batch", "100000000", says="no parallel plan"),
+    est("split-not-dividing", "--tp", "2", "--pp", "3", says="does not divide the 8 GPUs"),
+    pln("tp-no-instance", "--tp", "9", says="pinned plan"),
+    pln("zero-3-pp-megatron", "--zero", "3", "--pp", "2", says="cannot combine ZeRO stage 3"),
+    # ---- the stack ------------------------------------------------------------------------
+    est("framework-typo", "--framework", "megatronn", says="--framework 'megatronn'"),
+    est("framework-empty", "--framework", "", says="--framework ''"),
+    est("attention-typo", "--attention", "flashh", says="--attention 'flashh'"),
+    est("precision-typo", "--precision", "fp4", says="--precision 'fp4'"),
+    est("optimizer-typo", "--optimizer", "adam", says="--optimizer 'adam'"),
+    est("recompute-typo", "--recompute", "some", says="--recompute 'some'"),
+    est("finetune-typo", "--finetune", "qlora", says="--finetune 'qlora'"),
+    Case(id="estimate-finetune-needs-tokens", argv=("estimate", "--model", "gpt2", "--gpu",
+                                                    "H100", "--finetune", "full"),
+         expect=2, says="fine-tuning needs"),
+    Case(id="estimate-lora-rank-zero", argv=("estimate", "--model", "gpt2", "--gpu", "H100",
+                                             "--finetune", "lora", "--lora-rank", "0",
+                                             "--tokens", "1M"), expect=2, says="--lora-rank"),
+    Case(id="estimate-lora-rank-huge", argv=("estimate", "--model", "gpt2", "--gpu", "H100",
+                                             "--finetune", "lora", "--lora-rank", "100000000",
+                                             "--tokens", "1M"), expect=2, says="--lora-rank"),
+    # ---- sizes ----------------------------------------------------------------------------
+    *[est(f"seq-len-{v}", "--seq-len", v) for v in ("0", "-1", "100000000000", "nan", "")],
+    *[est(f"global-batch-{v or 'empty'}", "--global-batch-tokens", v)
+      for v in ("0", "nan", "inf", "10", "-4M", "1e400", "")],
+    *[est(f"{f}-{v}", f"--{f}", v) for f in ("layers", "hidden", "heads", "kv-heads",
+                                              "ffn-hidden", "vocab")
+      for v in ("0", "-1", "1000000000000")],
+    est("kv-heads-not-dividing", "--kv-heads", "5", says="multiple of kv_heads"),
+    *[Case(id=f"estimate-gpus-{v or 'empty'}", argv=("estimate", "--model", "gpt2", "--gpu",
+                                                     "H100", "--gpus", v, "--tokens", "1B"),
+           expect=2) for v in ("0", "-8", "1000000000", "nan", "12", "")],
+    *[Case(id=f"estimate-nodes-{v}", argv=("estimate", "--model", "gpt2", "--instance",
+                                           "p5.48xlarge", "--nodes", v, "--tokens", "1B"),
+           expect=2) for v in ("0", "-1", "100000000", "1e3")],
+    *[Case(id=f"estimate-tokens-{v or 'empty'}", argv=("estimate", "--model", "gpt2", "--gpu",
+                                                       "H100", "--tokens", v), expect=2)
+      for v in ("0", "-1T", "nan", "inf", "1e400", "", "2X", "1e16")],
+    *[Case(id=f"estimate-params-{v or 'empty'}", argv=("estimate", "--params", v, "--gpu",
+                                                       "H100", "--tokens", "1B"), expect=2)
+      for v in ("0", "-7B", "nan", "1e15", "", "seven")],
+    Case(id="estimate-active-above-total", argv=("estimate", "--params", "10B",
+                                                 "--active-params", "20B", "--gpu", "H100",
+                                                 "--tokens", "1B"),
+         expect=2, says="cannot exceed --params"),
+    Case(id="estimate-model-typo", argv=("estimate", "--model", "llama3-8", "--gpu", "H100",
+                                         "--tokens", "1B"), expect=2, says="Did you mean"),
+    Case(id="estimate-gpu-typo", argv=("estimate", "--model", "gpt2", "--gpu", "H10O",
+                                       "--tokens", "1B"), expect=2, says="Did you mean"),
+    Case(id="estimate-two-sources", argv=("estimate", "--model", "gpt2", "--params", "7B",
+                                          "--gpu", "H100"), expect=2, says="exactly one of"),
+    Case(id="estimate-no-hardware", argv=("estimate", "--model", "gpt2"), expect=2,
+         says="give either --instance"),
+    Case(id="estimate-fp8-on-v100", argv=("estimate", "--model", "gpt2", "--gpu",
+                                          "V100-32GB", "--precision", "fp8", "--tokens", "1B"),
+         expect=2, says="no fp8 peak"),
+    Case(id="estimate-t4-bf16", argv=("estimate", "--model", "gpt2", "--gpu", "T4",
+                                      "--gpus", "4", "--tokens", "1B"), expect=2,
+         says="no bf16 peak"),
+    Case(id="estimate-t4-fp16", argv=("estimate", "--model", "gpt2", "--gpu", "T4",
+                                      "--gpus", "4", "--tokens", "1B", "--precision", "fp16"),
+         expect=0),
+    # ---- --assume -------------------------------------------------------------------------
+    *[est(f"assume-{name}", "--assume", value, says=says) for name, value, says in (
+        ("nan", "restart_minutes=nan", "finite"), ("inf", "restart_minutes=inf", "finite"),
+        ("1e400", "restart_minutes=1e400", "finite"), ("negative", "restart_minutes=-5",
+                                                          "outside"),
+        ("table", "matmul_fraction=0.5", "is a table"), ("no-eq", "restart_minutes",
+                                                          "not name=value"),
+        ("empty", "=", "not a number"), ("text", "restart_minutes=abc", "not a number"),
+        ("typo", "restart_minuts=30", "Did you mean"), ("entry-typo",
+                                                         "matmul_fraction.hoper=0.5",
+                                                         "Did you mean hopper"),
+        ("share-above-one", "gemm_efficiency.fsdp=1.5", "outside"),
+        ("scalar-entry", "restart_minutes.x=1", "single number"),
+        ("integer", "kernels_per_layer=1.5", "whole number"),
+        ("fraction-zero", "memory_bandwidth_efficiency=0", "outside"))],
+    # ---- plan limits ----------------------------------------------------------------------
+    *[pln(f"budget-{v or 'empty'}", "--budget", v) for v in ("nan", "inf", "-5", "0", "")],
+    *[pln(f"min-probability-{v}", "--min-probability", v) for v in ("nan", "2", "-0.1",
+                                                                     "inf")],
+    *[pln(f"top-{v}", "--top", v) for v in ("0", "-1", "100000000", "nan")],
+    *[Case(id=f"plan-max-gpus-{v}", argv=(*PLAN[:-1], v), expect=2)
+      for v in ("0", "-1", "1000000000000", "nan")],
+    *[pln(f"commitment-use-{v}", "--commitment-use", v) for v in ("2", "-0.5", "nan", "inf")],
+    *[pln(f"max-spot-{v}", "--max-spot-instances", v) for v in ("0", "-3", "1000000000")],
+    pln("by-region", "--by", "region", says="group by 'region'"),
+    *[pln(f"storage-{v}", "--checkpoint-storage-usd-per-gb-month", v)
+      for v in ("nan", "-1", "1e9")],
+    pln("pricing-typo", "--pricing", "free", says="unknown pricing model"),
+    pln("region-typo", "--regions", "us-east-l", says="unknown region"),
+    pln("cloud-typo", "--clouds", "oracle", says="unknown cloud"),
+    pln("exclude-typo", "--exclude", "p5.48xlarg", says="Did you mean"),
+    pln("everything-excluded", "--exclude", "aws", says="no offer matches"),
+    pln("quota-file-empty", "--quota-file", "", says="empty"),
+    pln("quota-file-missing", "--quota-file", "/nonexistent/quotas.yaml"),
+    pln("overrides-missing", "--overrides", "/nonexistent/overrides.yaml"),
+    *[Case(id=f"plan-deadline-{v or 'empty'}", argv=(*PLAN[:6], v, *PLAN[7:]), expect=2,
+           says="deadline")
+      for v in ("0h", "-1d", "nanh", "2000-01-01", "", "soon", "100000w")],
+    Case(id="plan-impossible-deadline", argv=("plan", "--model", "gpt2", "--tokens", "1T",
+                                              "--deadline", "2h", *PLAN[7:]), expect=2,
+         says="infeasible"),
+    # ---- launch files from plan --emit ----------------------------------------------------
+    pln("emit-typo", "--emit", "kubernetes", says="unknown --emit target"),
+    pln("emit-out-directory", "--emit", "skypilot", "--emit-out", "{d}",
+        files={"d": Directory()}, says="is a directory"),
+    pln("emit-out-device", "--emit", "skypilot", "--emit-out", "/dev/null",
+        says="is a device", check=still_char_device("/dev/null")),
+    pln("emit-out-missing-dir", "--emit", "dstack", "--emit-out", "{tmp}/no/such/dir/t.yml"),
+    pln("emit-ok", "--emit", "torchrun", "--emit-out", "{tmp}/launch.sh", expect=0),
+]
