@@ -5,12 +5,14 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import re
 import sys
 from typing import Annotated
 
 import typer
 
 from ._app import app, catalog_app, console, overrides_option_default, print_json
+from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 OverridesOpt = Annotated[
     str | None,
@@ -24,15 +26,43 @@ OverridesOpt = Annotated[
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
-def split_csv(values: list[str] | None) -> list[str]:
-    """Accept both `--cloud aws --cloud gcp` and `--cloud aws,gcp`."""
-    return [v.strip() for item in values or () for v in item.split(",") if v.strip()]
+MAX_ROWS = 100_000  # --limit: more rows than any catalog has offers (~15,000)
+MAX_NAME_CHARS = 100  # a catalog name (a directory name) or a region code
+CATALOG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+REGION_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # us-east-1, us-central1, eastus2euap
+
+
+def split_csv(values: list[str] | None, option: str | None = None) -> list[str]:
+    """Accept both `--cloud aws --cloud gcp` and `--cloud aws,gcp`. With ``option``, a value
+    that names nothing (`--cloud ''`, `--cloud ,`) is an error rather than "no filter"."""
+    names = []
+    for item in values or ():
+        found = [v.strip() for v in item.split(",") if v.strip()]
+        if option is not None and not found:
+            raise _empty(option)
+        names.extend(found)
+    return names
+
+
+def _empty(option: str):
+    from catalog import GpuplanError
+
+    return GpuplanError(f"{option} is empty. To fix: give a value, or leave {option} out")
+
+
+def not_empty(option: str, value: str | None) -> str | None:
+    """``value``, after refusing '' (or spaces): an option given empty is an error, not "not
+    given" (issue 16: `--overrides ''` silently read no overrides)."""
+    if value is not None and not value.strip():
+        raise _empty(option)
+    return value
 
 
 def load(overrides: str | None):
     from catalog import load_catalog
 
-    return load_catalog(overrides=overrides or overrides_option_default())
+    return load_catalog(overrides=not_empty("--overrides", overrides)
+                        or overrides_option_default())
 
 
 def catalog_banner(cat, today: dt.date | None = None) -> str:
@@ -62,12 +92,22 @@ def _money(x: float | None, digits: int = 2) -> str:
     return "—" if x is None else f"{x:,.{digits}f}"
 
 
+GPU_COLUMNS = (
+    Column("accelerator", ESSENTIAL), Column("memory GiB", align="right"),
+    Column("mem GB/s", OPTIONAL, align="right"), Column("bf16 TF", align="right"),
+    Column("fp8 TF", OPTIONAL, align="right"), Column("link GB/s", OPTIONAL, align="right"),
+    Column("on-demand $/GPU-h", ESSENTIAL, align="right"),
+    Column("spot $/GPU-h", ESSENTIAL, align="right"), Column("clouds", wrap=True, min_width=9),
+)
+
+
 @app.command("gpus")
 def gpus_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     all_: Annotated[bool, typer.Option("--all", help="Include accelerators no cloud offers.")]
     = False,
     overrides: OverridesOpt = None,
+    wide: Wide = False,
 ) -> None:
     """One row per accelerator: datasheet specs, cheapest $/GPU-hour, clouds offering it."""
     from catalog import accelerator_summaries
@@ -76,14 +116,8 @@ def gpus_cmd(
     rows = [s for s in accelerator_summaries(cat) if all_ or s.instance_types]
     if json_out:
         print_json([s.as_dict() for s in rows])
-        console(stderr=True).print(catalog_banner(cat))
+        console(stderr=True, fit=True).print(catalog_banner(cat), markup=False)
         return
-    from rich.table import Table
-
-    table = Table(title="Accelerators (dense datasheet peaks; * = unverified value)")
-    for col in ("accelerator", "memory GiB", "mem GB/s", "bf16 TF", "fp8 TF", "link GB/s",
-                "on-demand $/GPU-h", "spot $/GPU-h", "clouds"):
-        table.add_column(col, justify="left" if col in ("accelerator", "clouds") else "right")
 
     def cell(a, field: str, value) -> str:
         if value is None:
@@ -92,27 +126,27 @@ def gpus_cmd(
             field.startswith("tflops") else ""
         return f"{value:g}{star}"
 
-    for s in rows:
-        a = s.accelerator
-        table.add_row(
-            a.name, cell(a, "memory_gib", a.memory_gib),
-            cell(a, "memory_bandwidth_gb_per_s", a.memory_bandwidth_gb_per_s),
-            cell(a, "tflops_bf16", a.tflops_bf16), cell(a, "tflops_fp8", a.tflops_fp8),
-            cell(a, "intra_node_gb_per_s_per_gpu", a.intra_node_gb_per_s_per_gpu),
-            _money(s.cheapest_on_demand_usd_per_gpu_hour)
-            + ("!" if s.cheapest_on_demand_flags else ""),
-            _money(s.cheapest_spot_usd_per_gpu_hour) + ("!" if s.cheapest_spot_flags else ""),
-            ",".join(s.clouds))
-    out = console()
-    out.print(table)
+    print_table(GPU_COLUMNS, [
+        (a.name, cell(a, "memory_gib", a.memory_gib),
+         cell(a, "memory_bandwidth_gb_per_s", a.memory_bandwidth_gb_per_s),
+         cell(a, "tflops_bf16", a.tflops_bf16), cell(a, "tflops_fp8", a.tflops_fp8),
+         cell(a, "intra_node_gb_per_s_per_gpu", a.intra_node_gb_per_s_per_gpu),
+         _money(s.cheapest_on_demand_usd_per_gpu_hour)
+         + ("!" if s.cheapest_on_demand_flags else ""),
+         _money(s.cheapest_spot_usd_per_gpu_hour) + ("!" if s.cheapest_spot_flags else ""),
+         ", ".join(s.clouds))
+        for s in rows for a in (s.accelerator,)],
+        title="Accelerators (dense datasheet peaks; * = unverified value)", wide=wide)
+    out = console(fit=True)
     flagged = sorted({f for s in rows for f in (*s.cheapest_on_demand_flags,
                                                *s.cheapest_spot_flags)})
     if flagged:
         from catalog import OFFER_FLAGS
 
         out.print("! the cheapest offer is flagged: " + "; ".join(
-            f"{f} = {OFFER_FLAGS[f]}" for f in flagged) + " (see `gpuplan offers --gpu NAME`)")
-    out.print(catalog_banner(cat))
+            f"{f} = {OFFER_FLAGS[f]}" for f in flagged) + " (see `gpuplan offers --gpu NAME`)",
+            markup=False)
+    out.print(catalog_banner(cat), markup=False)
 
 
 def _offers_csv(dicts: list[dict]) -> str:
@@ -140,13 +174,13 @@ def offers_cmd(
     instance: Annotated[list[str] | None, typer.Option("--instance",
                         help="Instance type name(s).")] = None,
     min_gpus: Annotated[int | None, typer.Option("--min-gpus", help="At least this many "
-                        "accelerators per instance (1-1024).")] = None,
-    max_price: Annotated[float | None, typer.Option("--max-price",
-                         help="Max USD per instance-hour (above 0).")] = None,
+                        "accelerators per instance (1 to 1,024).")] = None,
+    max_price: Annotated[float | None, typer.Option("--max-price", help="Max USD per "
+                         "instance-hour (above 0, at most 100,000).")] = None,
     sort: Annotated[str, typer.Option("--sort", help="price ($/instance-h), gpu_price "
                     "($/GPU-h) or pflop_price ($ per bf16 PFLOP/s-hour).")] = "price",
-    limit: Annotated[int, typer.Option("--limit", help="Rows in the table (0 = all); "
-                     "--json/--csv print all.")] = 40,
+    limit: Annotated[int, typer.Option("--limit", help="Rows in the table, 0 (all) to "
+                     "100,000; --json/--csv print all.")] = 40,
     flagged: Annotated[bool, typer.Option("--flagged", help="Only offers whose price must not "
                        "be used (flagged or unknown), with the reasons.")] = False,
     usable: Annotated[bool, typer.Option("--usable", help="Only offers whose price the "
@@ -154,6 +188,7 @@ def offers_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV for spreadsheets.")] = False,
     overrides: OverridesOpt = None,
+    wide: Wide = False,
 ) -> None:
     """Priced offers (instance type × region × pricing model), filtered and sorted."""
     from catalog import GpuplanError, select_offers
@@ -162,14 +197,15 @@ def offers_cmd(
         raise GpuplanError("--json and --csv are exclusive. To fix: pass one of them")
     if flagged and usable:
         raise GpuplanError("--flagged and --usable are exclusive. To fix: pass one of them")
-    if limit < 0:
-        raise GpuplanError(f"--limit must be 0 (all) or more, got {limit}. To fix: pass a row "
-                           "count")
+    if not 0 <= limit <= MAX_ROWS:
+        raise GpuplanError(f"--limit must be a whole number from 0 (all) to {MAX_ROWS:,}, got "
+                           f"{limit}. To fix: pass a row count, e.g. --limit 40")
+    filters = dict(gpus=split_csv(gpu, "--gpu"), clouds=split_csv(cloud, "--cloud"),
+                   regions=split_csv(region, "--region"), pricing=split_csv(pricing, "--pricing"),
+                   instance_types=split_csv(instance, "--instance"))
     cat = load(overrides)
-    rows = select_offers(
-        cat, gpus=split_csv(gpu), clouds=split_csv(cloud), regions=split_csv(region),
-        pricing=split_csv(pricing), instance_types=split_csv(instance), min_gpus=min_gpus,
-        max_price=max_price, sort=sort, include_flagged=not usable, only_flagged=flagged)
+    rows = select_offers(cat, **filters, min_gpus=min_gpus, max_price=max_price, sort=sort,
+                         include_flagged=not usable, only_flagged=flagged)
     if json_out or csv_out:
         dicts = [r.as_dict() for r in rows]
         if json_out:
@@ -178,48 +214,67 @@ def offers_cmd(
             sys.stdout.write(_offers_csv(dicts))
         console(stderr=True).print(catalog_banner(cat))
         return
-    _offers_table(rows, limit, cat, show_reasons=flagged)
+    _offers_table(rows, limit, cat, show_reasons=flagged, wide=wide)
 
 
-def _offers_table(rows, limit: int, cat, *, show_reasons: bool) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+OFFER_COLUMNS = (
+    Column("cloud"), Column("instance", ESSENTIAL), Column("region", ESSENTIAL),
+    Column("accelerator", ESSENTIAL), Column("GPUs", align="right"),
+    Column("pricing", ESSENTIAL), Column("term", OPTIONAL),
+    Column("$/h", ESSENTIAL, align="right"), Column("$/GPU-h", align="right"),
+    Column("$/PFLOP-h", OPTIONAL, align="right"), Column("as of", OPTIONAL),
+    Column("flags", wrap=True, min_width=14),
+)
 
-    table = Table(title=f"{len(rows)} offers" + (f" (first {limit})" if 0 < limit < len(rows)
-                                                 else ""))
-    for col in ("cloud", "instance", "region", "accelerator", "GPUs", "pricing", "$/h",
-                "$/GPU-h", "$/PFLOP-h", "as of", "flags"):
-        table.add_column(col, justify="right" if col.startswith("$") or col == "GPUs"
-                         else "left")
-    for r in rows[: limit or None]:
-        o = r.offer
-        model = o.pricing + (f" ({o.option})" if o.option else "")
-        table.add_row(o.cloud, o.instance_type, o.region, r.accelerator.name,
-                      str(r.instance.gpu_count), model, _money(o.usd_per_hour, 3),
-                      _money(r.usd_per_gpu_hour, 3), _money(r.usd_per_bf16_pflop_hour, 2),
-                      ("~" if o.as_of_approximate else "") + o.as_of.isoformat(),
-                      escape(",".join(o.flags)))
-    out = console()
-    out.print(table)
+
+def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> None:
+    shown = rows[: limit or None]
+    columns = OFFER_COLUMNS
+    if not any(r.offer.option for r in shown):  # the term tells reservations apart only
+        columns = tuple(c for c in columns if c.header != "term")
+    print_table(columns, [
+        (o.cloud, o.instance_type, o.region, r.accelerator.name, r.instance.gpu_count,
+         o.pricing, *((o.option,) if len(columns) == len(OFFER_COLUMNS) else ()),
+         _money(o.usd_per_hour, 3), _money(r.usd_per_gpu_hour, 3),
+         _money(r.usd_per_bf16_pflop_hour, 2),
+         ("~" if o.as_of_approximate else "") + o.as_of.isoformat(), ", ".join(o.flags))
+        for r in shown for o in (r.offer,)],
+        title=f"{len(rows)} offers" + (f" (the first {limit}; --limit 0 lists all)"
+                                       if 0 < limit < len(rows) else ""), wide=wide)
+    out = console(fit=True)
     if show_reasons:
-        for r in rows[: limit or None]:
+        for r in shown:
             if r.offer.flag_reasons:
                 o = r.offer
-                out.print(escape(f"{o.cloud}/{o.instance_type}/{o.region}/{o.pricing}: "
-                                 f"{o.flag_reasons}"))
+                out.print(f"{o.cloud}/{o.instance_type}/{o.region}/{o.pricing}: "
+                          f"{o.flag_reasons}", markup=False)
     if any(r.offer.flags for r in rows):
         from catalog import OFFER_FLAGS
 
         used = sorted({f for r in rows for f in r.offer.flags})
         out.print("Flags: " + "; ".join(f"{f} = {OFFER_FLAGS[f]}" for f in used)
-                  + ". Flagged prices are not used by `gpuplan plan` (see `offers --flagged`).")
-    out.print(catalog_banner(cat))
+                  + ". Flagged prices are not used by `gpuplan plan` (see `offers --flagged`).",
+                  markup=False)
+    out.print(catalog_banner(cat), markup=False)
+
+
+INFO_COLUMNS = (
+    Column("cloud", ESSENTIAL), Column("instance types", align="right"),
+    Column("priced", align="right"), Column("regions", align="right"),
+    Column("offers", align="right"), Column("usable", align="right"), Column("as of"),
+    Column("oldest", OPTIONAL),
+)
+SOURCE_COLUMNS = (Column("cloud", ESSENTIAL), Column("offers", align="right"),
+                  Column("as of"), Column("source", wrap=True, min_width=30))
+UNUSED_COLUMNS = (Column("cloud", ESSENTIAL), Column("offers not used by the planner, by flag",
+                                                     wrap=True, min_width=30))
 
 
 @catalog_app.command("info")
 def info_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     overrides: OverridesOpt = None,
+    wide: Wide = False,
 ) -> None:
     """Which catalog is active, how old each cloud's prices are, and what it holds."""
     cat = load(overrides)
@@ -227,38 +282,32 @@ def info_cmd(
     if json_out:
         print_json(info)
         return
-    from rich.markup import escape
-    from rich.table import Table
-
-    out = console()
-    out.print(f"Active catalog: [bold]{escape(cat.name)}[/bold] ({escape(str(cat.path))})")
-    out.print(f"Source: {escape(cat.source)}")
-    table = Table()
-    for col in ("cloud", "instance types", "priced", "regions", "offers", "usable", "as of",
-                "oldest"):
-        table.add_column(col)
-    for c, d in info["clouds"].items():
-        table.add_row(c, str(d["instance_types"]), str(d["priced_instance_types"]),
-                      str(d["regions"]), str(d["offers"]), str(d["usable_offers"]),
-                      ("~" if d["as_of_approximate"] else "") + str(d["as_of"]),
-                      str(d["oldest_as_of"]))
-    out.print(table)
-    for c, d in info["clouds"].items():
-        for s in d["sources"]:
-            out.print(escape(f"  {c}: {s['offers']:>6} offers as of "
-                             f"{'~' if s['approximate'] else ''}{s['as_of']} — {s['source']}"))
-        if d["flagged_by_flag"]:
-            out.print(escape(f"  {c}: not used by the planner: " + ", ".join(
-                f"{n} {f}" for f, n in d["flagged_by_flag"].items())))
+    out = console(fit=True)
+    out.print(f"Active catalog: {cat.name} ({cat.path})", markup=False)
+    out.print(f"Source: {cat.source}", markup=False)
+    clouds = info["clouds"]
+    print_table(INFO_COLUMNS, [
+        (c, f"{d['instance_types']:,}", f"{d['priced_instance_types']:,}", f"{d['regions']:,}",
+         f"{d['offers']:,}", f"{d['usable_offers']:,}",
+         ("~" if d["as_of_approximate"] else "") + str(d["as_of"]), d["oldest_as_of"])
+        for c, d in clouds.items()], wide=wide)
+    print_table(SOURCE_COLUMNS, [
+        (c, f"{s['offers']:,}", ("~" if s["approximate"] else "") + str(s["as_of"]), s["source"])
+        for c, d in clouds.items() for s in d["sources"]], title="Where the prices come from",
+        wide=wide)
+    unused = [(c, ", ".join(f"{n:,} {f}" for f, n in d["flagged_by_flag"].items()))
+              for c, d in clouds.items() if d["flagged_by_flag"]]
+    if unused:
+        print_table(UNUSED_COLUMNS, unused, wide=wide)
     store = info.get("store", {})
     others = [s["name"] for s in store.get("stored", []) if not s["active"]]
     if others:
-        out.print(escape("Other catalogs (`gpuplan catalog use NAME`): packaged, "
-                         + ", ".join(others)))
+        out.print("Other catalogs (`gpuplan catalog use NAME`): packaged, " + ", ".join(others),
+                  markup=False)
     elif cat.name != "packaged":
         out.print("The packaged snapshot is available (`gpuplan catalog use packaged`).")
     if info["stale"]:
-        out.print(f"[yellow]warning:[/yellow] {escape(info['warning'])}")
+        out.print(f"warning: {info['warning']}", markup=False)
 
 
 @catalog_app.command("use")
@@ -268,10 +317,22 @@ def use_cmd(
                                         "`gpuplan catalog info` lists.")],
 ) -> None:
     """Switch which catalog every command reads."""
-    from catalog import use_catalog
+    from catalog import GpuplanError, use_catalog
 
+    if not name.strip():
+        raise GpuplanError("the catalog name is empty. To fix: give a name that `gpuplan "
+                           "catalog info` lists, or packaged")
+    if len(name) > MAX_NAME_CHARS:
+        raise GpuplanError(f"a catalog name has at most {MAX_NAME_CHARS} characters; this one "
+                           f"has {len(name):,}. To fix: give a name that `gpuplan catalog "
+                           "info` lists, or packaged")
+    if not CATALOG_NAME.fullmatch(name):
+        raise GpuplanError(f"{name!r} is not a catalog name (letters, digits, '.', '_' and "
+                           "'-'; not a path). To fix: give a name that `gpuplan catalog info` "
+                           "lists, or packaged")
     path = use_catalog(name)
-    console().print(f"active catalog: {path.name if name != 'packaged' else name} ({path})")
+    console(fit=True).print(f"active catalog: {path.name if name != 'packaged' else name} "
+                            f"({path})", markup=False)
 
 
 @catalog_app.command("refresh")
@@ -283,7 +344,9 @@ def refresh_cmd(
     prune: Annotated[bool, typer.Option("--prune", help="Remove offers of the refreshed "
                      "clouds that the refresh looked for but no longer found (by default "
                      "they keep their old price and date).")] = False,
-    json_out: Annotated[bool, typer.Option("--json")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the refresh's result (counts, "
+                        "changes, warnings) as JSON for scripts.")] = False,
+    wide: Wide = False,
 ) -> None:
     """Fetch current prices into a new catalog in your data directory, check it, and make
     it active (the previous one stays selectable). AWS (public bulk price files) and Azure
@@ -292,9 +355,19 @@ def refresh_cmd(
     date."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from catalog import CLOUDS, refresh_catalog
+    from catalog import CLOUDS, GpuplanError, UnknownNameError, refresh_catalog
 
-    clouds = split_csv(cloud) or list(CLOUDS)
+    clouds = split_csv(cloud, "--cloud") or list(CLOUDS)
+    for c in clouds:
+        if c not in CLOUDS:
+            raise UnknownNameError("cloud", c, CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")
+    region_names = split_csv(regions, "--regions")
+    for r in region_names:
+        if len(r) > MAX_NAME_CHARS or not REGION_NAME.fullmatch(r):
+            raise GpuplanError(f"{r[:MAX_NAME_CHARS]!r} is not a region name (lower-case "
+                               f"letters, digits and '-', at most {MAX_NAME_CHARS} "
+                               "characters, e.g. us-east-1). To fix: `gpuplan catalog info` "
+                               "and `gpuplan offers` show the regions")
     err = console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[step]}"), console=err, transient=True,
@@ -306,42 +379,46 @@ def refresh_cmd(
                 tasks[cloud_name] = bar.add_task(cloud_name, total=max(total, 1), step="")
             bar.update(tasks[cloud_name], completed=done, total=max(total, 1), step=step)
 
-        result = refresh_catalog(clouds=clouds, regions=split_csv(regions) or None,
+        result = refresh_catalog(clouds=clouds, regions=region_names or None,
                                  progress=progress, prune=prune)
     if json_out:
         print_json(result.to_dict())
         return
-    _print_refresh(result)
+    _print_refresh(result, wide=wide)
 
 
-def _print_refresh(result) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+CHANGE_COLUMNS = (
+    Column("cloud"), Column("instance", ESSENTIAL), Column("region", ESSENTIAL),
+    Column("pricing", ESSENTIAL), Column("term", OPTIONAL),
+    Column("old $/h", ESSENTIAL, align="right"), Column("new $/h", ESSENTIAL, align="right"),
+    Column("change", align="right"),
+)
 
-    out = console()
+
+def _print_refresh(result, *, wide: bool = False) -> None:
+    out = console(fit=True)
     for c, reason in result.skipped.items():
-        out.print(f"[yellow]skipped {c}:[/yellow] {escape(reason.removeprefix(c + ': '))}")
+        out.print(f"skipped {c}: {reason.removeprefix(c + ': ')}", markup=False)
     for w in result.warnings:
-        out.print(f"[yellow]warning:[/yellow] {escape(w)}")
-    out.print(f"refreshed {', '.join(result.refreshed)} → {escape(result.name)} (now active; "
-              "`gpuplan catalog use previous` switches back)")
+        out.print(f"warning: {w}", markup=False)
+    out.print(f"refreshed {', '.join(result.refreshed)} → {result.name} (now active; "
+              "`gpuplan catalog use previous` switches back)", markup=False)
     kept = ", ".join(f"{c} {n}" for c, n in result.kept_unfetched.items() if n)
     out.print(f"{len(result.added)} offers added, {len(result.price_changes)} prices changed, "
               f"{len(result.removed)} removed" + (f"; kept unchanged (not fetched): {kept}"
-                                                  if kept else ""))
+                                                  if kept else ""), markup=False)
     for label, keys in (("new instance types", result.new_instance_types),
                         ("removed instance types", result.removed_instance_types)):
         if keys:
-            out.print(escape(f"{label}: " + ", ".join(f"{c}/{n}" for c, n in keys[:20])
-                             + (" …" if len(keys) > 20 else "")))
+            out.print(f"{label}: " + ", ".join(f"{c}/{n}" for c, n in keys[:20])
+                      + (f" and {len(keys) - 20} more" if len(keys) > 20 else ""),
+                      markup=False)
     large = result.large_price_changes
     if large:
-        t = Table(title=f"{len(large)} prices changed by more than 10%")
-        for col in ("cloud", "instance", "region", "pricing", "old $/h", "new $/h", "change"):
-            t.add_column(col)
-        for pc in large[:40]:
-            t.add_row(pc.cloud, pc.instance_type, pc.region,
-                      pc.pricing + (f" ({pc.option})" if pc.option else ""),
-                      _money(pc.old_usd_per_hour, 3), _money(pc.new_usd_per_hour, 3),
-                      f"{pc.change_fraction:+.0%}")
-        out.print(t)
+        print_table(CHANGE_COLUMNS, [
+            (pc.cloud, pc.instance_type, pc.region, pc.pricing, pc.option,
+             _money(pc.old_usd_per_hour, 3), _money(pc.new_usd_per_hour, 3),
+             f"{pc.change_fraction:+.0%}")
+            for pc in sorted(large, key=lambda c: -abs(c.change_fraction or 0))[:40]],
+            title=f"{len(large)} prices changed by more than 10%"
+            + (" (the 40 largest)" if len(large) > 40 else ""), wide=wide)

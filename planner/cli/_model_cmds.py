@@ -186,8 +186,12 @@ def plan_cmd(
     = 1024,
     quota_file: Annotated[str | None, typer.Option("--quota-file", help="YAML: quotas: "
                           "[{cloud, region?, accelerator?, gpus}].")] = None,
-    clouds: Annotated[list[str] | None, typer.Option("--clouds", "--cloud")] = None,
-    regions: Annotated[list[str] | None, typer.Option("--regions", "--region")] = None,
+    clouds: Annotated[list[str] | None, typer.Option(
+        "--clouds", "--cloud", help="Only these clouds (aws, gcp, azure; comma-separated or "
+        "repeated).")] = None,
+    regions: Annotated[list[str] | None, typer.Option(
+        "--regions", "--region", help="Only these regions (exact names: us-east-1 does not "
+        "include its Local Zones).")] = None,
     pricing: Annotated[list[str] | None, typer.Option(
         "--pricing", help="Pricing models to consider (default on_demand,spot; also "
         "reserved_1y, reserved_3y, committed_1y, committed_3y, capacity_block).")] = None,
@@ -249,10 +253,10 @@ def plan_cmd(
     workload = planner.build_workload(spec)
     constraints = Constraints(
         deadline_hours=planner.parse_deadline(deadline), max_gpus=max_gpus, budget_usd=budget,
-        min_probability=min_probability or None, clouds=tuple(split_csv(clouds)),
-        regions=tuple(split_csv(regions)),
-        pricing=tuple(split_csv(pricing)) or ("on_demand", "spot"),
-        gpus=tuple(split_csv(gpu)), exclude=tuple(split_csv(exclude)),
+        min_probability=min_probability or None, clouds=tuple(split_csv(clouds, "--clouds")),
+        regions=tuple(split_csv(regions, "--regions")),
+        pricing=tuple(split_csv(pricing, "--pricing")) or ("on_demand", "spot"),
+        gpus=tuple(split_csv(gpu, "--gpu")), exclude=tuple(split_csv(exclude, "--exclude")),
         quotas=load_quotas(quota_file, cat) if quota_file is not None else None,
         checkpoint_storage_usd_per_gb_month=storage_price, commitment_use=commitment_use,
         max_spot_instances=max_spot_instances, allow_flagged=allow_flagged,

@@ -11,6 +11,7 @@ import typer
 
 from . import _workload_opts as W
 from ._app import app, console, print_json
+from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 _SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
 MAX_WORKERS = 64  # processes; more only adds fork overhead (a plan is CPU-bound)
@@ -29,10 +30,11 @@ def report_cmd(
     overrides: Annotated[str | None, typer.Option("--overrides", help="Price overrides YAML "
                          "applied before the team plan's own overrides.")] = None,
     workers: Annotated[int | None, typer.Option(
-        "--workers", help="Processes that plan different jobs in parallel (default: the CPU "
-        "count, at most 4).")] = None,
+        "--workers", help="Processes that plan different jobs in parallel, 1 to 64 (default: "
+        "the CPU count, at most 4).")] = None,
     assume: W.Assume = None,
     json_out: W.Json = False,
+    wide: Wide = False,
 ) -> None:
     """Choose one plan per job under shared quotas and budgets (a MILP), and write the budget
     report: totals per team and month, a timeline, a burn chart and frozen prices."""
@@ -82,7 +84,28 @@ def report_cmd(
         write_bytes_atomic(out_path, body, what="report")
         t = allocation.totals
         # markup=False: the path and the overrides path are user text, not rich markup.
-        console(stderr=True).print(f"wrote {out}: {t['jobs']} jobs, ${t['cost_usd']:,.0f} "
-                                   f"expected. {catalog_banner(cat)}", markup=False)
+        console(stderr=True, fit=True).print(
+            f"wrote {out}: {t['jobs']} jobs, ${t['cost_usd']:,.0f} expected. "
+            f"{catalog_banner(cat)}", markup=False)
+        if not json_out:  # the report is in the file: on the terminal, one line per job
+            print_jobs(allocation.as_dict()["jobs"], wide=wide)
     else:
         sys.stdout.write(body.decode("utf-8"))
+
+
+JOB_COLUMNS = (
+    Column("job", ESSENTIAL), Column("team", OPTIONAL), Column("nodes", align="right"),
+    Column("instance", ESSENTIAL), Column("cloud", OPTIONAL), Column("region", ESSENTIAL),
+    Column("pricing", ESSENTIAL), Column("$/h", ESSENTIAL, align="right"),
+    Column("cost $", align="right"), Column("start"), Column("end"),
+    Column("P(deadline)", OPTIONAL, align="right"),
+)
+
+
+def print_jobs(jobs: list[dict], *, wide: bool = False) -> None:
+    """The allocation, one row per job: where it runs, at what price, when."""
+    print_table(JOB_COLUMNS, [
+        (j["job"], j["team"], j["nodes"], j["instance_type"], j["cloud"], j["region"],
+         j["pricing"], f"{j['usd_per_hour_cluster']:,.2f}", f"{j['cost_usd']:,.0f}",
+         j["start"][:10], j["end"][:10], f"{j['deadline_probability']:.0%}") for j in jobs],
+        title=f"{len(jobs)} jobs ($/h: the job's whole cluster)", wide=wide)

@@ -94,7 +94,7 @@ def test_comma_separated_filters(capsys):
     (["offers", "--max-price", "-5"], "--max-price must be a number above 0"),
     (["offers", "--max-price", "0"], "--max-price must be a number above 0"),
     (["offers", "--max-price", "1e308"], "at most 100,000"),
-    (["offers", "--limit", "-1"], "--limit must be 0 (all) or more"),
+    (["offers", "--limit", "-1"], "--limit must be a whole number from 0 (all) to 100,000"),
     (["offers", "--json", "--csv"], "--json and --csv are exclusive"),
     (["offers", "--flagged", "--usable"], "--flagged and --usable are exclusive"),
     (["catalog", "use", "nightly"], "unknown catalog 'nightly'"),

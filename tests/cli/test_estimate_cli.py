@@ -186,4 +186,4 @@ def test_list_assumptions_is_a_table_for_people(capsys):
 @pytest.mark.parametrize("argv", [["--gpus", "0"], ["--seq-len", "0"]])
 def test_zero_is_not_silently_replaced_by_a_default(capsys, argv):
     code, _, err = run(capsys, "estimate", "--model", "llama3-8b", "--gpu", "H100", *argv)
-    assert code == 2 and ("at least 1" in err or "must be positive" in err)
+    assert code == 2 and ("between 1 and" in err or "must be positive" in err)

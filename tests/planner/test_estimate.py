@@ -193,7 +193,7 @@ def test_mfu_stays_below_one_for_a_long_context_small_model(catalog):
 
 
 def test_zero_gpus_is_an_error_not_the_default(catalog):
-    with pytest.raises(HardwareError, match="at least 1"):
+    with pytest.raises(HardwareError, match="between 1 and"):
         build_cluster(catalog, gpu="H100", gpus=0)
 
 

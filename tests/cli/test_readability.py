@@ -1,0 +1,290 @@
+"""Issue 17: the CLI read in a 100-column terminal. Tables fit the terminal without cutting an
+essential cell or ending one in "…"; `--wide` shows every column; every option has help;
+`--version` says which gpuplan this is; a usage error is one line."""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.metadata
+import json
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+
+import pytest
+import typer
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.cells import cell_len
+
+from planner.cli import app, main
+from planner.cli._app import _register_commands, print_json
+from planner.cli._tables import (
+    ESSENTIAL,
+    NORMAL,
+    OPTIONAL,
+    Column,
+    render_table,
+    terminal_width,
+    wrap_text,
+)
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def in_terminal(argv: list[str], columns: int = 100) -> str:
+    """What `gpuplan ARGV` shows in a pseudo-terminal ``columns`` wide (COLUMNS unset, so the
+    width is the terminal's own, as for a person)."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen([sys.executable, "-m", "planner", *argv], stdin=follower,
+                            stdout=follower, stderr=follower, env=env, close_fds=True)
+    os.close(follower)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([leader], [], [], 60)
+            if not ready:
+                break
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(leader)
+        proc.wait(timeout=60)
+    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return ANSI.sub("", text)
+
+
+def widest(text: str) -> int:
+    return max((cell_len(line) for line in text.splitlines()), default=0)
+
+
+# ---- the issue's "done when" ----------------------------------------------------------------
+
+def test_azure_h100_offers_in_a_100_column_terminal_show_the_instance_in_full():
+    text = in_terminal(["offers", "--gpu", "H100", "--min-gpus", "8", "--cloud", "azure"])
+    assert "Standard_ND96isr_H100_v5" in text
+    assert widest(text) <= 100, max(text.splitlines(), key=cell_len)
+    assert not any(line.rstrip().endswith("…") for line in text.splitlines())
+    for essential in ("instance", "region", "accelerator", "pricing", "$/h"):
+        assert essential in text.splitlines()[1]  # the header row, under the title
+
+
+@pytest.mark.parametrize("argv", [
+    ["offers"],
+    ["offers", "--cloud", "gcp", "--flagged", "--limit", "10"],
+    ["offers", "--gpu", "H100", "--cloud", "aws", "--pricing", "reserved_3y"],
+    ["gpus"],
+    ["catalog", "info"],
+])
+def test_no_line_is_wider_than_100_columns_and_no_cell_is_cut(argv):
+    text = in_terminal(argv)
+    assert widest(text) <= 100, max(text.splitlines(), key=cell_len)
+    assert "…" not in text
+
+
+def test_a_narrower_terminal_drops_columns_but_keeps_essential_ones_whole():
+    text = in_terminal(["offers", "--gpu", "H100", "--min-gpus", "8", "--cloud", "azure"], 72)
+    assert "Standard_ND96isr_H100_v5" in text and "H100-SXM5-80GB" in text
+    assert widest(text) <= 72 and "--wide shows every column" in text
+
+
+def test_piped_output_is_laid_out_in_100_columns(monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    out = subprocess.run([sys.executable, "-m", "planner", "offers", "--cloud", "gcp"],
+                         capture_output=True, text=True, env=env, check=True).stdout
+    assert widest(out) <= 100
+
+
+def test_wide_shows_every_column(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    _, narrow, _ = run(capsys, "offers", "--gpu", "H100", "--cloud", "azure")
+    _, wide, _ = run(capsys, "offers", "--gpu", "H100", "--cloud", "azure", "--wide")
+    header = wide.splitlines()[1].split()
+    assert {"cloud", "GPUs", "$/GPU-h", "$/PFLOP-h", "as", "of", "flags"} <= set(header)
+    assert "$/PFLOP-h" not in narrow.splitlines()[1] and "not shown in 100 columns" in narrow
+    assert "not shown" not in wide
+
+
+def test_columns_from_the_environment_sets_the_width(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert terminal_width() == 80 and terminal_width(wide=True) is None
+    _, out, _ = run(capsys, "offers", "--gpu", "H100", "--min-gpus", "8", "--cloud", "azure")
+    assert "Standard_ND96isr_H100_v5" in out and widest(out) <= 80
+
+
+def test_probe_show_and_report_and_launch_fit_100_columns(capsys, monkeypatch, tmp_path):
+    from probe_reports import h100_report
+
+    from probes._report_io import report_to_json
+
+    monkeypatch.setenv("COLUMNS", "100")
+    report = tmp_path / "report.json"
+    report.write_text(report_to_json(h100_report()))
+    assert run(capsys, "probe", "ingest", str(report))[0] == 0
+    code, out, _ = run(capsys, "probe", "show")
+    assert code == 0 and "p5.48xlarge" in out and "H100-SXM5-80GB" in out
+    assert widest(out) <= 100
+    code, out, _ = run(capsys, "launch", "probes", "--instance", "Standard_ND96isr_H100_v5",
+                       "--target", "dstack", "--nodes", "2", "--out",
+                       str(tmp_path / "t.dstack.yml"))
+    assert code == 0
+    cost = out[out.index("Cost before launch"):out.index("Then run:")]
+    assert widest(cost) <= 100 and "provisioning 5" in cost
+
+
+# ---- the table helper -----------------------------------------------------------------------
+
+COLUMNS = (Column("instance", ESSENTIAL), Column("region", ESSENTIAL),
+           Column("$/h", ESSENTIAL, align="right"), Column("GPUs", align="right"),
+           Column("as of", OPTIONAL), Column("flags", wrap=True))
+ROWS = [("Standard_ND96isr_H100_v5", "eastus", "98.320", 8, "~2024-03-01",
+         "no_spot_offer, spot_not_below_on_demand"),
+        ("p5.48xlarge", "us-east-1", "55.040", 8, None, "")]
+
+
+def test_optional_columns_go_first_then_long_text_wraps():
+    at = {w: render_table(COLUMNS, ROWS, width=w) for w in (200, 90, 60, 40)}
+    assert at[200].hidden == () and at[200].width <= 200
+    assert at[90].hidden == ("as of",) and at[90].width <= 90
+    assert at[60].hidden == ("GPUs", "as of") and at[60].width <= 60
+    assert any(line.rstrip().endswith("no_spot_offer,") for line in at[60].lines)  # wrapped
+    assert at[40].hidden == ("GPUs", "as of", "flags")
+    for table in at.values():
+        text = table.text
+        assert "Standard_ND96isr_H100_v5" in text and "us-east-1" in text and "98.320" in text
+        assert "…" not in text
+
+
+def test_essential_columns_are_never_cut_even_when_they_do_not_fit():
+    table = render_table(COLUMNS, ROWS, width=20)
+    assert table.shown == ("instance", "region", "$/h")
+    assert any("Standard_ND96isr_H100_v5" in line for line in table.lines)
+    assert table.width > 20  # wider than asked, rather than shortened
+
+
+def test_none_control_characters_and_markup_are_shown_as_text():
+    table = render_table((Column("a", ESSENTIAL), Column("b")),
+                         [(None, "\x1b[31mred[/] [bold]x")], width=None)
+    assert "—" in table.lines[2] and "\\x1b[31mred[/] [bold]x" in table.lines[2]
+    assert "\x1b" not in table.text
+
+
+def test_a_right_aligned_column_lines_up_on_the_right():
+    table = render_table((Column("n", ESSENTIAL), Column("$/h", ESSENTIAL, align="right")),
+                         [("a", "1.5"), ("b", "100.25")], width=None)
+    assert [line[-6:] for line in table.lines[2:]] == ["   1.5", "100.25"]
+
+
+def test_a_word_longer_than_its_column_breaks_after_an_underscore():
+    assert wrap_text("spot_not_below_on_demand", 16) == ["spot_not_below_", "on_demand"]
+    assert wrap_text("abcdefghij", 4) == ["abcd", "efgh", "ij"]
+    assert wrap_text("", 5) == [""]
+
+
+def test_column_rejects_a_bad_alignment():
+    with pytest.raises(ValueError, match="align"):
+        Column("x", align="centre")
+    assert Column("x", ESSENTIAL, wrap=True).wrap is False  # essential never wraps
+    assert Column("x").priority is NORMAL
+
+
+cells = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(cells, cells, cells, cells), min_size=1, max_size=6),
+       width=st.integers(min_value=20, max_value=160))
+def test_property_essentials_whole_fits_when_it_can_never_an_ellipsis(rows, width):
+    columns = (Column("name", ESSENTIAL), Column("note", wrap=True, min_width=5),
+               Column("extra", OPTIONAL), Column("more"))
+    table = render_table(columns, rows, width=width)
+    from planner.cli._tables import clean_cell
+
+    essentials = [clean_cell(r[0]) for r in rows]
+    flat = "\n".join(table.lines)
+    for name in essentials:
+        for part in name.split("\n"):
+            assert part.strip() == "" or part.strip() in flat
+    essential_width = max(cell_len(p) for n in [*essentials, "name"] for p in n.split("\n"))
+    if essential_width <= width:
+        assert all(cell_len(line) <= max(width, 20) for line in table.lines)
+    assert not any(line.endswith("…") for line in table.lines
+                   if not any(c[i].endswith("…") for c in rows for i in range(4)))
+
+
+# ---- help, version, errors ------------------------------------------------------------------
+
+PENDING_HELP: set = set()  # options allowed to lack help (none)
+
+
+def options_without_help() -> set[tuple[str, str]]:
+    _register_commands()
+
+    def walk(command, path):
+        yield path, command
+        for name, sub in getattr(command, "commands", {}).items():
+            yield from walk(sub, f"{path} {name}")
+
+    missing = set()
+    for path, command in walk(typer.main.get_command(app), "gpuplan"):
+        for param in command.params:
+            if not (getattr(param, "help", None) or "").strip():
+                missing.add((path, param.opts[0] if param.param_type_name == "option"
+                             else param.name))
+    return missing
+
+
+def test_every_option_of_every_command_has_help():
+    missing = options_without_help()
+    assert missing <= PENDING_HELP, sorted(missing - PENDING_HELP)
+
+
+def test_no_option_is_waiting_for_help():
+    assert not options_without_help()
+
+
+def test_version_is_the_installed_distributions(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out == f"gpuplan {importlib.metadata.version('gpuplan')}\n"
+
+
+def test_a_usage_error_is_one_line_that_says_where_the_help_is(capsys):
+    for argv, fragment in ((["offers", "--limt", "3"], "No such option: --limt"),
+                           (["offers", "--limit", "x"], "'--limit'"),
+                           (["launch", "probes"], "Missing option '--instance'"),
+                           (["ofers"], "No such command 'ofers'")):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert err.startswith("error: ") and fragment in err and "To fix: see `gpuplan" in err
+
+
+def test_a_bare_group_still_shows_its_help(capsys):
+    code, _, err = run(capsys, "catalog")
+    assert code == 2 and "Usage:" in err and "refresh" in err
+
+
+def test_json_never_holds_nan_or_infinity(capsys):
+    print_json({"a": float("nan"), "b": [float("inf"), 1.5], "c": "Infinity Fabric"})
+    assert json.loads(capsys.readouterr().out) == {"a": None, "b": [None, 1.5],
+                                                   "c": "Infinity Fabric"}
+    code, out, _ = run(capsys, "gpus", "--all", "--json")
+    assert code == 0 and json.loads(out, parse_constant=lambda c: pytest.fail(c))
