@@ -59,7 +59,74 @@ def app_cmd(ctx: typer.Context) -> None:
         raise GpuplanError(f"the app (app.py) is not next to the installed package at "
                            f"{script.parent}; it ships with a source checkout. {FIX} from "
                            "a checkout (pip install -e '.[app]')")
-    raise CliExit(run_server(launch_command(script, list(ctx.args))))
+    args = list(ctx.args)
+    check_streamlit_args(args)
+    raise CliExit(run_server(launch_command(script, args)))
+
+
+MAX_VALUE_CHARS = 1_000
+BOUNDS = {  # option: (low, high, unit) for the numbers that matter to the app
+    "server.port": (1, 65_535, ""),
+    "server.maxUploadSize": (1, MAX_UPLOAD_MB, " MB (the app's cap on uploads)"),
+}
+
+
+def check_streamlit_args(args: list[str]) -> None:
+    """Extra arguments are Streamlit config options, `--section.name VALUE` or
+    `--section.name=VALUE`, each known to Streamlit, with a one-line value; the port and the
+    upload size within their bounds. Checked here so that a typo is one line and exit 2,
+    not a server that starts with the wrong settings (or a traceback from Streamlit)."""
+    import difflib
+    import re
+
+    from catalog import GpuplanError
+
+    known = streamlit_options()
+    fix = "To fix: e.g. gpuplan app --server.port 8502 (see `streamlit run --help`)"
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if not token.startswith("--") or token == "--":
+            raise GpuplanError(f"unexpected argument {token!r}: `gpuplan app` takes Streamlit "
+                               f"options only (--section.name VALUE). {fix}")
+        name, eq, value = token[2:].partition("=")
+        if not eq:
+            if i + 1 >= len(args) or args[i + 1].startswith("--"):
+                raise GpuplanError(f"--{name} needs a value. {fix}")
+            value = args[i + 1]
+            i += 1
+        i += 1
+        if "." not in name:
+            raise GpuplanError(f"--{name} is not a Streamlit option (they read "
+                               f"--section.name, e.g. --server.port). {fix}")
+        if known and name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f" Did you mean '--{close[0]}'?" if close else ""
+            raise GpuplanError(f"--{name} is not a Streamlit option.{hint} {fix}")
+        if not value.strip():
+            raise GpuplanError(f"--{name} needs a value. {fix}")
+        if len(value) > MAX_VALUE_CHARS:
+            raise GpuplanError(f"--{name}: a value has at most {MAX_VALUE_CHARS:,} characters, "
+                               f"got {len(value):,}. {fix}")
+        if not value.isprintable():
+            raise GpuplanError(f"--{name}: the value must be one line of printable text. {fix}")
+        if name in BOUNDS:
+            low, high, unit = BOUNDS[name]
+            whole = re.fullmatch(r"[+-]?[0-9]{1,12}", value.strip())
+            if whole is None or not low <= int(value) <= high:
+                raise GpuplanError(f"--{name} must be a whole number from {low:,} to {high:,}"
+                                   f"{unit}, got {value!r}. {fix}")
+
+
+def streamlit_options() -> frozenset[str]:
+    """The names of Streamlit's config options ("server.port", …); empty if this Streamlit
+    does not list them where we look (then only the form of a name is checked)."""
+    try:
+        from streamlit import config
+    except ImportError:
+        return frozenset()
+    template = getattr(config, "_config_options_template", None)
+    return frozenset(template) if isinstance(template, dict) else frozenset()
 
 
 def run_server(command: list[str], *, grace_s: float = GRACE_S) -> int:

@@ -7,6 +7,7 @@ style). `launch probes` prints what the run will cost, from the catalog, before 
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Annotated
 
@@ -19,25 +20,85 @@ launch_app = typer.Typer(help="Task files for SkyPilot or dstack that provision 
 app.add_typer(launch_app, name="launch")
 
 
+MAX_INSTALL_CHARS = 500  # --install: a pip spec or a git URL, not a script
+BUCKET_PREFIX = re.compile(r"[A-Za-z0-9._/=+-]*")  # what goes unquoted into a copy command
+
+
 def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
           before: tuple[str, ...] = ()) -> None:
-    from catalog import write_text_atomic
+    """The bundle's files (written, or printed), ``before`` (what it costs), then the commands,
+    numbered and never wrapped (they are copied whole)."""
+    from catalog import check_output_path, write_text_atomic
 
     out = sys.stdout
     if to_stdout:
         for f in bundle.files:
             out.write(f"# ---- {f.path} ----\n{f.text}")
-        out.write("# Save the file(s) above under the name(s) shown, then run:\n")
     else:
+        for f in bundle.files:  # every path checked before any file is written
+            check_output_path(f.path, what="task file")
         for f in bundle.files:
-            write_text_atomic(f.path, f.text)
+            write_text_atomic(f.path, f.text, what="task file")
             out.write(f"wrote {f.path}\n")
-        out.write("Then run:\n")
     for line in before:
         out.write(f"{line}\n")
+    out.write("# Save the file(s) above under the name(s) shown, then run:\n" if to_stdout
+              else "Then run:\n")
     for i, cmd in enumerate((*bundle.commands, *after), 1):
         out.write(f"  {i}. {cmd}\n")
     out.flush()
+
+
+def cost_lines(cost) -> tuple[str, ...]:
+    """What a probe run costs: one short line, then its three parts in a two-column table at
+    the terminal's width (the figures were one 250-character line)."""
+    from ._tables import ESSENTIAL, Column, render_table, text_width
+
+    most = f"at most ${cost.usd_max:,.2f}" if cost.usd_max is not None else \
+        "more if left running"
+    head = (f"Cost before launch: {cost.nodes} x {cost.instance_type} at "
+            f"${cost.usd_per_hour:,.2f}/h x ~{cost.expected_minutes:.0f} min = "
+            f"~${cost.usd_expected:,.2f}; {most}.")
+    table = render_table(
+        (Column("what", ESSENTIAL), Column("detail", wrap=True, min_width=30)),
+        (("price", cost.price_source),
+         (f"~{cost.expected_minutes:.0f} min", cost.expected_breakdown),
+         ("at most", cost.max_reason)),
+        width=text_width(), show_header=False)
+    return (head, *(f"  {line}" for line in table.lines))
+
+
+def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: str | None,
+                       out: str | None, bucket: str | None, install: str | None) -> None:
+    """What the task file would carry, checked before the catalog is read."""
+    from catalog import CLOUDS, GpuplanError, UnknownNameError
+    from planner._launch import MAX_NODES
+
+    from ._catalog_cmds import not_empty
+
+    for option, value in (("--instance", instance), ("--region", region), ("--cloud", cloud),
+                          ("--out", out), ("--bucket", bucket), ("--install", install)):
+        not_empty(option, value)
+    if not 1 <= nodes <= MAX_NODES:
+        raise GpuplanError(f"--nodes must be between 1 and {MAX_NODES:,}, got {nodes}. To fix: "
+                           "pass --nodes 1 or more (2 or more also measure the fabric)")
+    if cloud is not None and cloud not in CLOUDS:
+        raise UnknownNameError("cloud", cloud, CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")
+    if bucket is not None:
+        _, sep, rest = bucket.strip().partition("://")
+        prefix = rest.partition("/")[2] if sep else ""
+        if not BUCKET_PREFIX.fullmatch(prefix):
+            raise GpuplanError(f"--bucket: the bucket prefix {prefix!r} may hold only letters, "
+                               "digits and . _ / = + - (it is used in a shell command on every "
+                               "node). To fix: e.g. --bucket s3://my-bucket/probes")
+    if install is not None:
+        if len(install) > MAX_INSTALL_CHARS:
+            raise GpuplanError(f"--install has at most {MAX_INSTALL_CHARS} characters, got "
+                               f"{len(install):,}. To fix: give one pip spec or git URL")
+        if not install.isprintable():
+            raise GpuplanError("--install must be one line of printable text (one pip spec or "
+                               "git URL). To fix: e.g. --install 'gpuplan @ "
+                               "git+https://example.com/gpuplan.git'")
 
 
 @launch_app.command("probes")
@@ -45,7 +106,8 @@ def probes_cmd(
     instance: Annotated[str, typer.Option("--instance", help="A catalog instance type, e.g. "
                         "p5.48xlarge.")],
     target: Annotated[str, typer.Option("--target", help="skypilot or dstack.")],
-    nodes: Annotated[int, typer.Option("--nodes", help="Instances to measure together.")] = 1,
+    nodes: Annotated[int, typer.Option("--nodes", help="Instances to measure together (1 to "
+                     "1,024; 2 or more also measure the fabric).")] = 1,
     region: Annotated[str | None, typer.Option("--region", help="Pin the region.")] = None,
     cloud: Annotated[str | None, typer.Option("--cloud", help="Disambiguate --instance.")]
     = None,
@@ -73,6 +135,8 @@ def probes_cmd(
         spec_for_instance,
     )
 
+    _check_launch_args(nodes=nodes, instance=instance, region=region, cloud=cloud, out=out,
+                       bucket=bucket, install=install)
     target = _choose("launch target", target, TARGETS)
     cat = load_catalog()
     spec = spec_for_instance(cat, instance, nodes, region=region, spot=spot, cloud=cloud)
@@ -80,10 +144,10 @@ def probes_cmd(
     path = default_path(target, "probes") if out in (None, "-") else out
     bundle = probes_launch(spec, target, task_path=path, install=install, bucket=bucket)
     cost = probe_run_cost(cat, spec, target)
-    line = cost.line() if cost else (f"Cost before launch: the catalog has no usable "
-                                     f"{'spot' if spot else 'on-demand'} price for "
-                                     f"{spec.instance_type}; check your cloud's pricing.")
-    _emit(bundle, to_stdout, before=(line,),
+    lines = cost_lines(cost) if cost else (
+        f"Cost before launch: the catalog has no usable {'spot' if spot else 'on-demand'} "
+        f"price for {spec.instance_type}; check your cloud's pricing.",)
+    _emit(bundle, to_stdout, before=lines,
           after=("gpuplan plan … (as before: it now uses the measurements)",))
 
 
