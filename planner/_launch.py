@@ -314,15 +314,22 @@ class Bucket:
         return f"{self.scheme}://{self.bucket}/" + (f"{self.prefix}/" if self.prefix else "") + name
 
     def copy_command(self, src: str, dst: str) -> str:
+        # The task file runs this in a shell on the nodes: every argument is quoted, so a
+        # prefix can never become a command.
         tool = "aws s3 cp" if self.scheme == "s3" else "gsutil cp"
-        return f"{tool} {src} {dst}"
+        return f"{tool} {shlex.quote(src)} {shlex.quote(dst)}"
+
+
+# Object keys: letters, digits and the characters S3 and GCS document as safe in key names.
+_PREFIX = re.compile(r"[A-Za-z0-9!_.*'()/-]{0,512}")
 
 
 def parse_bucket(uri: str) -> Bucket:
     m = re.fullmatch(r"(s3|gs)://([a-z0-9][a-z0-9._-]{1,254})(?:/(.*))?", uri.strip())
-    if not m:
+    if not m or not _PREFIX.fullmatch(m.group(3) or ""):
         raise LaunchError(f"bad bucket URI {uri!r}. To fix: pass s3://BUCKET[/PREFIX] or "
-                          "gs://BUCKET[/PREFIX]")
+                          "gs://BUCKET[/PREFIX] with a prefix of letters, digits and "
+                          "!_.*'()/- only")
     return Bucket(m.group(1), m.group(2), (m.group(3) or "").strip("/"))
 
 
