@@ -41,11 +41,13 @@ class Commitment:
     terms: int
     paid_hours: float  # per instance: whole terms
     commitment_use: float  # share of the unused remainder the user said they will use
+    term_cost_usd: float  # every instance's whole terms at the committed rate
     effective_usd_per_hour: float  # per instance-hour of *this run*
 
     def as_dict(self) -> dict:
         return {"term_hours": self.term_hours, "terms": self.terms,
                 "paid_hours": self.paid_hours, "commitment_use": self.commitment_use,
+                "term_cost_usd": self.term_cost_usd,
                 "effective_usd_per_hour": self.effective_usd_per_hour}
 
 
@@ -68,6 +70,7 @@ class Candidate:
     cost_usd_p90: float
     deadline_probability: float
     meets_deadline: bool
+    within_limits: bool  # budget, quotas (whatever the deadline)
     expected_interruptions: float
     spot_interruptions_per_hour: float | None
     distribution: dict  # base_hours, loss_hours, rate, sigma: see _probability
@@ -101,7 +104,7 @@ class Candidate:
             "wall_clock_hours_p90": self.wall_clock_hours_p90,
             "gpu_hours": self.gpu_hours, "gpu_hours_p10": self.wall_clock_hours_p10 * self.gpus,
             "gpu_hours_p90": self.wall_clock_hours_p90 * self.gpus,
-            "meets_deadline": self.meets_deadline,
+            "meets_deadline": self.meets_deadline, "within_limits": self.within_limits,
             "deadline_probability": self.deadline_probability,
             "expected_interruptions": self.expected_interruptions,
             "spot_interruptions_per_hour": self.spot_interruptions_per_hour,

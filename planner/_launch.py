@@ -482,18 +482,23 @@ def probes_launch(spec: LaunchSpec, target: str, *, task_path: str, install: str
 
 
 # -- training (plan --emit) ------------------------------------------------------------------
-def plan_env(plan: dict, workload=None) -> dict[str, str]:
-    """The plan as GPUPLAN_* variables (strings, as both orchestrators want them)."""
+def plan_env(plan: dict, workload=None, tokens_per_step: int | None = None) -> dict[str, str]:
+    """The plan as GPUPLAN_* variables (strings, as both orchestrators want them).
+    ``tokens_per_step``: the global batch the estimate used (the default rule's value when the
+    user gave none)."""
     env = {"GPUPLAN_TP": plan["tp"], "GPUPLAN_PP": plan["pp"], "GPUPLAN_DP": plan["dp"],
+           "GPUPLAN_CP": plan.get("cp", 1), "GPUPLAN_VP": plan.get("virtual_stages", 1),
            "GPUPLAN_ZERO_STAGE": plan["zero_stage"], "GPUPLAN_MICRO_BATCH": plan["micro_batch"],
            "GPUPLAN_GRAD_ACCUM": plan["grad_accumulation"],
            "GPUPLAN_RECOMPUTE": plan["recompute"]}
     if plan.get("ep"):
         env["GPUPLAN_EP"] = plan["ep"]
     if workload is not None:
-        env.update({"GPUPLAN_SEQ_LEN": workload.seq_len,
-                    "GPUPLAN_GLOBAL_BATCH_TOKENS": workload.global_batch_tokens,
-                    "GPUPLAN_PRECISION": workload.precision})
+        batch = workload.global_batch_tokens or tokens_per_step
+        env.update({"GPUPLAN_SEQ_LEN": workload.seq_len, "GPUPLAN_PRECISION": workload.precision,
+                    "GPUPLAN_FRAMEWORK": workload.framework})
+        if batch:
+            env["GPUPLAN_GLOBAL_BATCH_TOKENS"] = int(batch)
     return {k: str(v) for k, v in env.items()}
 
 
@@ -511,7 +516,7 @@ def training_launch(rec: dict, target: str, *, task_path: str, workload=None,
     target = _choose("--emit target", target, EMIT_TARGETS)
     spec = spec_for_recommendation(rec)
     plan = rec["plan"]
-    env = plan_env(plan, workload)
+    env = plan_env(plan, workload, rec.get("tokens_per_step"))
     what = f"{workload.arch.name or 'model'}, {workload.tokens:.3g} tokens" if workload else ""
     header = (f"gpuplan plan{' for ' + what if what else ''}: {spec.nodes} x "
               f"{spec.instance_type} ({spec.cloud} {spec.region or ''}, "

@@ -89,8 +89,11 @@ def build_result(*, workload, catalog, constraints, A, ms, offers, per_type, arr
 
     def config(i: int) -> tuple:
         o = offers[oi[i]]
-        return (o.cloud, o.instance_type, o.pricing, o.usd_per_hour, o.offering_class,
-                o.upfront, int(a.nodes[i]), int(a.type_idx[i]), int(a.rows[i]))
+        # Prices equal to a hundredth of a cent are the same price (amortised reservations
+        # differ by $0.000001/h between regions).
+        return (o.cloud, o.instance_type, o.pricing, round(o.usd_per_hour, 4),
+                o.offering_class, o.upfront, int(a.nodes[i]), int(a.type_idx[i]),
+                int(a.rows[i]))
 
     def distinct(order: np.ndarray, limit: int | None = None) -> list[tuple[int, tuple]]:
         """Identical configurations at the same price in several regions → one entry."""
@@ -132,6 +135,7 @@ def build_result(*, workload, catalog, constraints, A, ms, offers, per_type, arr
             commitment = Commitment(
                 term_hours=o.term_hours, terms=int(round(paid[0] / o.term_hours)),
                 paid_hours=float(paid[0]), commitment_use=c.commitment_use,
+                term_cost_usd=float(n * o.usd_per_hour * paid[0]),
                 effective_usd_per_hour=float(costs[0] / (n * wall[i])))
         warnings = list(est.warnings)
         if o.pricing == "spot" and n > c.max_spot_instances:
@@ -157,6 +161,7 @@ def build_result(*, workload, catalog, constraints, A, ms, offers, per_type, arr
             wall_clock_hours_p10=q10, wall_clock_hours_p90=q90, cost_usd=float(costs[0]),
             cost_usd_p10=float(costs[1]), cost_usd_p90=float(costs[2]),
             deadline_probability=float(a.prob[i]), meets_deadline=bool(meets[i]),
+            within_limits=bool(within[i]),
             expected_interruptions=float(a.gp["rate"][i] * a.gp["checkpointed_hours"][i]),
             spot_interruptions_per_hour=float(a.rate[i]) or None, distribution=dist,
             commitment=commitment, warnings=tuple(warnings))

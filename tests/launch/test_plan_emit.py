@@ -14,7 +14,8 @@ REC = {"cloud": "gcp", "region": "us-central1", "instance_type": "a3-highgpu-8g"
        "plan": {"tp": 8, "pp": 2, "dp": 2, "zero_stage": 1, "micro_batch": 1,
                 "recompute": "full", "grad_accumulation": 64}}
 ENV = {"GPUPLAN_TP": "8", "GPUPLAN_PP": "2", "GPUPLAN_DP": "2", "GPUPLAN_ZERO_STAGE": "1",
-       "GPUPLAN_MICRO_BATCH": "1", "GPUPLAN_GRAD_ACCUM": "64", "GPUPLAN_RECOMPUTE": "full"}
+       "GPUPLAN_MICRO_BATCH": "1", "GPUPLAN_GRAD_ACCUM": "64", "GPUPLAN_RECOMPUTE": "full",
+       "GPUPLAN_CP": "1", "GPUPLAN_VP": "1"}
 FLAGS = "--tp 8 --pp 2 --dp 2 --zero-stage 1 --micro-batch 1 --grad-accum 64 --recompute full"
 
 
