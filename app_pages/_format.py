@@ -11,6 +11,7 @@ through ``plot_text`` before it reaches a plotly label (which renders ``<a href>
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections.abc import Callable, Mapping
 
@@ -70,6 +71,18 @@ def duration(h: float) -> str:
     return f"{h:,.1f} h" if h < 48 else f"{h / 24:,.1f} days"
 
 
+def duration_range(lo: float, hi: float, like: float | None = None) -> str:
+    """'30.3–60.0 h', '9.8–19.6 days': a P10–P90 range in the unit ``duration`` picks for
+    ``like`` (the expected time it goes with; default the upper end)."""
+    if (hi if like is None else like) < 48:
+        return f"{lo:,.1f}–{hi:,.1f} h"
+    return f"{lo / 24:,.1f}–{hi / 24:,.1f} days"
+
+
+def usd_range(lo: float, hi: float) -> str:
+    return f"{usd(lo)}–{usd(hi)}"
+
+
 def pct(x: float | None, digits: int = 0) -> str:
     return MISSING if x is None or pd.isna(x) else f"{x:.{digits}%}"
 
@@ -88,24 +101,77 @@ def plan_text(p: dict) -> str:
             f"recompute={plan['recompute']}" + (f" ep={plan['ep']}" if plan.get("ep") else ""))
 
 
+def regions(p: dict) -> list[str]:
+    """Every region with this configuration at this price (``regions``), else ``region``."""
+    return list(p.get("regions") or [p["region"]])
+
+
+def regions_text(p: dict, limit: int = 3) -> str:
+    """'us-east-1, us-east-2 +3 more': the regions of an offer, the first ``limit`` named."""
+    names = regions(p)
+    more = f" +{len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
 def config_line(p: dict) -> str:
-    """'5× Standard_ND96asr_v4 (40× A100-SXM4-40GB) · azure eastus · spot'."""
+    """'5× Standard_ND96asr_v4 (40× A100-SXM4-40GB) · azure eastus, westus2 · spot'."""
     return (f"{p['nodes']}× {p['instance_type']} ({p['gpus']}× {p['accelerator']}) · "
-            f"{p['cloud']} {p['region']} · {PRICING_LABELS.get(p['pricing'], p['pricing'])}")
+            f"{p['cloud']} {regions_text(p)} · "
+            f"{PRICING_LABELS.get(p['pricing'], p['pricing'])}")
+
+
+def range_line(p: dict) -> str:
+    """'P10–P90: 30.3–60.0 h, $222–$440' (the model's range and interruptions together)."""
+    wall = duration_range(p["wall_clock_hours_p10"], p["wall_clock_hours_p90"],
+                          p["wall_clock_hours"])
+    return f"P10–P90: {wall}, {usd_range(p['total_cost_usd_p10'], p['total_cost_usd_p90'])}"
+
+
+# The kinds of warning a plan carries, by how the planner's text starts or what it names.
+WARNING_KINDS = (("capacity:", "capacity"), ("commitment:", "commitment"),
+                 ("flagged price", "flagged price"), ("the pipeline bubble", "pipeline bubble"),
+                 ("the global batch", "batch"))
+
+
+def warning_kind(text: str) -> str:
+    """'capacity', 'commitment', 'flagged price', 'pipeline bubble', 'batch' or 'note'."""
+    low = text.lower()
+    return next((kind for start, kind in WARNING_KINDS if low.startswith(start)), "note")
+
+
+def warning_text(text: str) -> str:
+    """The warning without the kind the planner put in front ('capacity: 11 spot …' →
+    '11 spot …'), for a line that names the kind itself."""
+    head, sep, rest = text.partition(": ")
+    if sep and head.lower() in ("capacity", "commitment"):
+        return rest
+    if warning_kind(text) == "flagged price" and "): " in text:  # "flagged price used (…): "
+        return text.partition("): ")[2]
+    return text
 
 
 def candidate_row(p: dict) -> dict:
     """One flat row for a candidate plan: the table's and the CSV's (machine names, numbers)."""
-    return {"cloud": p["cloud"], "region": p["region"], "instance_type": p["instance_type"],
+    c = p.get("commitment") or {}
+    return {"cloud": p["cloud"], "region": p["region"],
+            "regions": " ".join(regions(p)), "instance_type": p["instance_type"],
             "accelerator": p["accelerator"], "nodes": p["nodes"], "gpus": p["gpus"],
             "pricing": p["pricing"], "usd_per_hour_cluster": round(p["usd_per_hour_cluster"], 2),
             "total_cost_usd": round(p["total_cost_usd"], 2),
+            "total_cost_usd_p10": round(p["total_cost_usd_p10"], 2),
+            "total_cost_usd_p90": round(p["total_cost_usd_p90"], 2),
             "wall_clock_hours": round(p["wall_clock_hours"], 2),
+            "wall_clock_hours_p10": round(p["wall_clock_hours_p10"], 2),
+            "wall_clock_hours_p90": round(p["wall_clock_hours_p90"], 2),
             "gpu_hours": round(p["gpu_hours"], 1),
             "deadline_probability": round(p["deadline_probability"], 4),
+            "expected_interruptions": round(p["expected_interruptions"], 2),
+            "commitment_terms": c.get("terms"), "commitment_term_hours": c.get("term_hours"),
+            "effective_usd_per_hour": round(c["effective_usd_per_hour"], 4) if c else None,
             "mfu": round(p["mfu"], 4), "memory_per_gpu_gib": round(p["memory_per_gpu_gib"], 2),
             "meets_deadline": p["meets_deadline"], "plan": plan_text(p),
-            "price_as_of": p["price_as_of"], "price_flags": ",".join(p["price_flags"])}
+            "price_as_of": p["price_as_of"], "price_flags": ",".join(p["price_flags"]),
+            "warnings": " | ".join(p["warnings"])}
 
 
 # ---- tables ------------------------------------------------------------------------------------
@@ -164,12 +230,19 @@ def show_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]], *, key:
         width = "large" if c in wide else None
         if kind in FORMAT:
             fmt, step = FORMAT[kind]
+            # rounded here to the digits shown: the browser cuts them off ($318.52 → "$318")
+            data[c] = pd.to_numeric(data[c], errors="coerce").round(_decimals(step))
             config[c] = st.column_config.NumberColumn(label, format=fmt, step=step,
                                                       width=width)
         else:
             config[c] = st.column_config.TextColumn(label, width=width)
     st.dataframe(data, hide_index=True, key=key, column_config=config, height=height,
                  placeholder=MISSING)
+
+
+def _decimals(step: float) -> int:
+    """0.01 → 2, 1 → 0: the decimals a NumberColumn step shows."""
+    return max(0, round(-math.log10(step)))
 
 
 def show_static_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]]) -> None:

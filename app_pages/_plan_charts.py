@@ -1,9 +1,17 @@
-"""The Plan page's cost-vs-time chart: every plan the result carries, the cost/time frontier,
-the deadline with the region past it shaded, and the recommendation.
+"""The Plan page's cost-vs-time chart: every plan the planner priced, the cost/time frontier
+with each plan's P10–P90 range, the deadline with the region past it shaded, the
+recommendation, and (when nothing is feasible) the plans that would be without one limit.
 
-The points are what ``planner.plan`` returns today: the top candidates (all meet the
-deadline) and the Pareto frontier over every plan within the other limits (it reaches past
-the deadline, which is where a later deadline saves money).
+What it draws is the result's contract (``planner.plan(..., points=True)``):
+
+- ``points``: the best plan of every instance type, pricing model and node count (cheapest
+  region), past the deadline and over the budget too, each with ``meets_deadline`` (every
+  limit, at the minimum probability) and ``within_limits`` (budget and quotas);
+- ``frontier``: the Pareto set of (cost, wall-clock) over every plan within the budget and
+  quotas, whatever the deadline, so the saving of a later deadline shows at any minimum
+  probability;
+- the P10–P90 of wall-clock and cost (``*_p10``/``*_p90``): the model's range and
+  interruptions together.
 """
 
 from __future__ import annotations
@@ -15,46 +23,98 @@ import plotly.graph_objects as go
 from app_pages import _charts as C
 from app_pages import _format as F
 
+MEETS, LATE, OVER = "meets", "late", "over"
+STATUS = {  # marker, legend text, hover text
+    MEETS: ("circle", "meets the deadline and limits", "meets the deadline and limits"),
+    LATE: ("circle-open", "misses the deadline", "misses the deadline (at the minimum "
+           "probability)"),
+    OVER: ("x-thin-open", "over the budget or quotas", "over the budget or quotas"),
+}
+RANGE_COLOR = "rgba(60, 60, 60, 0.55)"  # error bars: a plan's P10–P90
+BAND_COLOR = "rgba(90, 90, 90, 0.13)"  # the frontier's P10–P90 band
+RELAXED_WORDS = {"budget": "without the budget", "min_probability":
+                 "without the minimum probability", "quotas": "without the quotas"}
+
 
 def plan_key(p: dict) -> tuple:
-    return (p["cloud"], p["region"], p["instance_type"], p["pricing"], p["nodes"])
+    """A plan as a chart point: instance type, pricing and nodes (its cheapest region)."""
+    return (p["cloud"], p["instance_type"], p["pricing"], p["nodes"])
+
+
+def status(p: dict) -> str:
+    if p.get("meets_deadline"):
+        return MEETS
+    return LATE if p.get("within_limits", True) else OVER
 
 
 def plan_points(result: dict) -> list[dict]:
-    """Every distinct plan in the result, each marked ``on_frontier`` or not."""
-    inf = result.get("infeasible") or {}
+    """Every distinct plan to draw: the result's ``points``, and any listed plan (candidate,
+    frontier, infeasible alternative) they lack, each marked ``on_frontier``."""
     frontier = {plan_key(p) for p in result["frontier"]}
+    budget = (result.get("constraints") or {}).get("budget_usd")
+    inf = result.get("infeasible") or {}
     seen: dict[tuple, dict] = {}
+    for p in result.get("points") or ():
+        seen.setdefault(plan_key(p), dict(p))
     for p in [*result["frontier"], *result["candidates"], inf.get("fastest"),
-              inf.get("cheapest")]:
+              inf.get("cheapest"), *(inf.get("relaxed") or {}).values()]:
         if p and plan_key(p) not in seen:
-            seen[plan_key(p)] = dict(p, on_frontier=plan_key(p) in frontier)
+            within = budget is None or p["total_cost_usd"] <= budget  # no quotas in the app
+            seen[plan_key(p)] = dict(p, within_limits=within)
+    for key, p in seen.items():
+        p["on_frontier"] = p.get("on_frontier", False) or key in frontier
     return list(seen.values())
 
 
-def later_deadline_savings(result: dict, deadline_hours: float,
-                           limit: int = 3) -> list[tuple[dict, float]]:
-    """Frontier plans past the deadline that cost less than the recommendation, with the
-    saving: (plan, USD saved), soonest first."""
+def cheaper_frontier_plans(result: dict, limit: int = 3) -> list[tuple[dict, float]]:
+    """Frontier plans that cost less than the recommendation (so they miss the deadline at
+    the minimum probability), with the saving: (plan, USD saved), soonest first."""
     rec = result.get("recommendation")
     if not rec:
         return []
-    later = sorted((p for p in result["frontier"]
-                    if p["wall_clock_hours"] > deadline_hours
-                    and p["total_cost_usd"] < rec["total_cost_usd"]),
-                   key=lambda p: p["wall_clock_hours"])
-    return [(p, rec["total_cost_usd"] - p["total_cost_usd"]) for p in later[:limit]]
+    cheaper = sorted((p for p in result["frontier"]
+                      if p["total_cost_usd"] < rec["total_cost_usd"] - 0.005),
+                     key=lambda p: p["wall_clock_hours"])
+    return [(p, rec["total_cost_usd"] - p["total_cost_usd"]) for p in cheaper[:limit]]
 
 
 def _hover(p: dict) -> list[str]:
     return [F.plot_text(F.config_line(p)), F.usd(p["total_cost_usd"]),
-            F.hours(p["wall_clock_hours"]), f"{p['deadline_probability']:.0%}",
-            f"{p['mfu']:.0%}", F.plot_text(F.plan_text(p))]
+            F.hours(p["wall_clock_hours"]),
+            F.duration_range(p["wall_clock_hours_p10"], p["wall_clock_hours_p90"],
+                             p["wall_clock_hours"]),
+            F.usd_range(p["total_cost_usd_p10"], p["total_cost_usd_p90"]),
+            f"{p['deadline_probability']:.0%}", STATUS[status(p)][2]]
 
 
 HOVER = ("%{customdata[0]}<br>total cost %{customdata[1]} · wall-clock %{customdata[2]}"
-         "<br>P(deadline) %{customdata[3]} · MFU %{customdata[4]}<br>%{customdata[5]}"
-         "<extra></extra>")
+         "<br>P10–P90 %{customdata[3]}, %{customdata[4]}<br>P(deadline) %{customdata[5]} · "
+         "%{customdata[6]}<extra></extra>")
+
+
+def _error_bars(plans: list[dict]) -> dict:
+    """Plotly error bars from each plan's P10–P90 of wall-clock (x) and cost (y)."""
+    def bars(mid: str, lo: str, hi: str) -> dict:
+        return {"type": "data", "symmetric": False, "color": RANGE_COLOR, "thickness": 1.2,
+                "width": 3, "array": [max(p[hi] - p[mid], 0.0) for p in plans],
+                "arrayminus": [max(p[mid] - p[lo], 0.0) for p in plans]}
+
+    return {"error_x": bars("wall_clock_hours", "wall_clock_hours_p10", "wall_clock_hours_p90"),
+            "error_y": bars("total_cost_usd", "total_cost_usd_p10", "total_cost_usd_p90")}
+
+
+def _stairs(xy: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The corners of the step line plotly draws through ``xy`` with shape "hv" (across,
+    then down), so that a filled band follows the frontier's steps."""
+    out = xy[:1]
+    for (_, y0), (x1, y1) in zip(xy, xy[1:], strict=False):
+        out += [(x1, y0), (x1, y1)]
+    return out
+
+
+def _xy(plans: list[dict]) -> dict:
+    return {"x": [p["wall_clock_hours"] for p in plans],
+            "y": [p["total_cost_usd"] for p in plans]}
 
 
 def frontier_chart(result: dict, deadline_hours: float,
@@ -62,41 +122,72 @@ def frontier_chart(result: dict, deadline_hours: float,
     points = plan_points(result)
     rec = result.get("recommendation")
     fig = go.Figure()
-    for pricing in [p for p in C.PRICING_COLORS if any(q["pricing"] == p for q in points)]:
-        colour = C.PRICING_COLORS[pricing]
-        group = [p for p in points if p["pricing"] == pricing]
-        on_time = [p for p in group if p["wall_clock_hours"] <= deadline_hours]
-        late = [p for p in group if p["wall_clock_hours"] > deadline_hours]
-        # filled: meets the deadline; open: past it (one legend entry per pricing model)
-        for plans, symbol in ((on_time, "circle"), (late, "circle-open")):
-            if plans:
-                fig.add_trace(go.Scatter(
-                    x=[p["wall_clock_hours"] for p in plans],
-                    y=[p["total_cost_usd"] for p in plans], mode="markers",
-                    name=C.PRICING_LABELS[pricing], legendgroup=pricing,
-                    showlegend=plans is on_time or not on_time,
-                    marker={"color": colour, "size": 9, "opacity": 0.85, "symbol": symbol,
-                            "line": {"width": 1.5, "color": colour}},
-                    customdata=[_hover(p) for p in plans], hovertemplate=HOVER))
+    # the band between the frontier's P10 and P90 plans (where the frontier may lie), under
+    # everything else
     front = sorted(result["frontier"], key=lambda p: p["wall_clock_hours"])
     if front:
+        lo = _stairs([(p["wall_clock_hours_p10"], p["total_cost_usd_p10"]) for p in front])
+        hi = _stairs([(p["wall_clock_hours_p90"], p["total_cost_usd_p90"]) for p in front])
+        ring = lo + hi[::-1] + lo[:1]
         fig.add_trace(go.Scatter(
-            x=[p["wall_clock_hours"] for p in front], y=[p["total_cost_usd"] for p in front],
-            mode="lines", line={"color": "#555", "width": 1.2, "shape": "hv", "dash": "dot"},
-            name="cost/time frontier", hoverinfo="skip"))
+            x=[x for x, _ in ring], y=[y for _, y in ring], mode="lines", fill="toself",
+            fillcolor=BAND_COLOR, line={"width": 0}, name="frontier P10–P90",
+            legendgroup="frontier", hoverinfo="skip"))
+    # every plan: one colour per pricing model; filled, open or × by how it fares
+    statuses = set()
+    for pricing in [p for p in C.PRICING_COLORS if any(q["pricing"] == p for q in points)]:
+        colour, shown = C.PRICING_COLORS[pricing], False
+        for kind in (MEETS, LATE, OVER):
+            plans = [p for p in points if p["pricing"] == pricing and status(p) == kind]
+            if not plans:
+                continue
+            statuses.add(kind)
+            fig.add_trace(go.Scatter(
+                **_xy(plans), mode="markers", name=C.PRICING_LABELS[pricing],
+                legendgroup=pricing, showlegend=not shown,
+                marker={"color": colour, "size": 8 if kind != OVER else 7,
+                        "opacity": 0.8 if kind != OVER else 0.5, "symbol": STATUS[kind][0],
+                        "line": {"width": 1.5, "color": colour}},
+                customdata=[_hover(p) for p in plans], hovertemplate=HOVER))
+            shown = True
+    # what the symbols mean (legend entries only)
+    if statuses - {MEETS}:
+        for kind in (MEETS, LATE, OVER):
+            if kind in statuses:
+                fig.add_trace(go.Scatter(
+                    x=[None], y=[None], mode="markers", name=STATUS[kind][1],
+                    legendgroup="status", hoverinfo="skip",
+                    marker={"color": "#777", "size": 8, "symbol": STATUS[kind][0],
+                            "line": {"width": 1.5, "color": "#777"}}))
+    # the frontier; the plans without a limit; the recommendation with its P10–P90
+    if front:
+        fig.add_trace(go.Scatter(
+            **_xy(front), mode="lines", name="cost/time frontier", legendgroup="frontier",
+            line={"color": "#555", "width": 1.2, "shape": "hv", "dash": "dot"},
+            hoverinfo="skip"))
+    relaxed = (result.get("infeasible") or {}).get("relaxed") or {}
+    for limit, p in relaxed.items():
+        fig.add_trace(go.Scatter(
+            **_xy([p]), mode="markers+text", name=RELAXED_WORDS.get(limit, limit),
+            text=[RELAXED_WORDS.get(limit, limit)], textposition="top center",
+            marker={"symbol": "diamond", "size": 14, "color": C.PRICING_COLORS[p["pricing"]],
+                    "line": {"width": 1.5, "color": "#111"}}, **_error_bars([p]),
+            customdata=[_hover(p)], hovertemplate=HOVER))
     if rec:
         fig.add_trace(go.Scatter(
-            x=[rec["wall_clock_hours"]], y=[rec["total_cost_usd"]], mode="markers",
-            name="recommendation",
+            **_xy([rec]), mode="markers", name="recommendation",
             marker={"symbol": "star", "size": 20, "color": C.PRICING_COLORS[rec["pricing"]],
-                    "line": {"width": 1.5, "color": "#111"}},
-            customdata=[_hover(rec)],
-            hovertemplate=HOVER))
-    # the axis reaches past the deadline, so that the region beyond it always shows
+                    "line": {"width": 1.5, "color": "#111"}}, **_error_bars([rec]),
+            customdata=[_hover(rec)], hovertemplate=HOVER))
+    # the axes cover every plan and the ranges drawn; time reaches past the deadline, so that
+    # the region beyond it always shows
+    ranged = [*front, *relaxed.values(), *([rec] if rec else [])]
     walls = [p["wall_clock_hours"] for p in points] + [deadline_hours, deadline_hours * 1.4]
+    walls += [p[k] for p in ranged for k in ("wall_clock_hours_p10", "wall_clock_hours_p90")]
     costs = [p["total_cost_usd"] for p in points] + ([budget_usd] if budget_usd else [])
+    costs += [p[k] for p in ranged for k in ("total_cost_usd_p10", "total_cost_usd_p90")]
     x_log = C.hours_axis(fig, walls, title="Wall-clock time")
-    C.usd_axis(fig, costs, title="Total cost")
+    y_log = C.usd_axis(fig, costs, title="Total cost")
     # past the deadline: shaded to far beyond the axis (the plot area clips it)
     fig.add_vrect(x0=deadline_hours, x1=deadline_hours * 1e3, fillcolor=C.DEADLINE_COLOR,
                   opacity=0.07, line_width=0, layer="below")
@@ -107,9 +198,11 @@ def frontier_chart(result: dict, deadline_hours: float,
                        text=f" deadline {F.duration(deadline_hours)} → past it",
                        font={"color": C.DEADLINE_COLOR})
     if budget_usd:
-        fig.add_hline(y=budget_usd, line_dash="dot", line_color="#555",
-                      annotation_text=f"budget {F.usd(budget_usd)}",
-                      annotation_position="top left")
-    fig.update_layout(height=480, margin={"t": 40, "r": 20}, legend_title_text="",
+        fig.add_hline(y=budget_usd, line_dash="dot", line_color="#555")
+        fig.add_annotation(x=0, xref="paper", xanchor="left", yanchor="bottom",
+                           y=math.log10(budget_usd) if y_log else budget_usd,
+                           showarrow=False, text=f"budget {F.usd(budget_usd)}",
+                           font={"color": "#555"})
+    fig.update_layout(height=520, margin={"t": 40, "r": 20}, legend_title_text="",
                       hoverlabel={"align": "left"})
     return fig

@@ -48,6 +48,10 @@ FIELD_LABELS: dict[str, str] = {
     "regions": "Regions",
     "pricing": "Pricing models",
     "gpus": "Accelerators",
+    "commitment_use": "Commitment used after the run",
+    "max_spot_instances": "Max spot instances",
+    "allow_flagged": "Use flagged prices",
+    "group_by": "Compare by",
     "top": "Candidates to list",
     "min_gpus": "Min GPUs per instance",
     "max_price": "Max $ per instance-hour",
@@ -57,7 +61,8 @@ FIELD_LABELS: dict[str, str] = {
 _FIELD_ALIASES = {"cloud": "clouds", "region": "regions", "gpu": "gpus", "top_n": "top",
                   "budget_usd": "budget", "deadline_hours": "deadline", "model_preset": "model"}
 # CLI commands a message may suggest, and where the app does the same.
-_COMMANDS = {"`gpuplan offers`": "the Catalog page", "`gpuplan gpus`": "the Catalog page",
+_COMMANDS = {"`gpuplan offers --flagged`": "the Catalog page's price flags",
+             "`gpuplan offers`": "the Catalog page", "`gpuplan gpus`": "the Catalog page",
              "`gpuplan probe show`": "the Probes page", "`gpuplan probe list`": "the Probes page"}
 _FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
 
@@ -77,9 +82,15 @@ def field_label(field: str | None) -> str | None:
 
 def app_words(text: str) -> str:
     """A planner message in the app's words: its inputs by their labels, never CLI flags."""
+    text = _pages(text)
     text = re.sub(r"\bpass (e\.g\. )?(?=--)", r"set \1", text)
     text = re.sub(r"\buse --target (\w+)", r"use the \1 file", text)
-    text = _FLAG.sub(lambda m: f"“{field_label(m[1]) or m[1].replace('-', ' ')}”", text)
+    return _FLAG.sub(lambda m: f"“{field_label(m[1]) or m[1].replace('-', ' ')}”", text)
+
+
+def _pages(text: str) -> str:
+    """CLI commands a message suggests → the page that does the same (before flags are
+    translated: a command may carry one)."""
     for command, page in _COMMANDS.items():
         text = text.replace(command, page)
     return text
@@ -95,7 +106,7 @@ def error_out(exc: BaseException, replace: dict[str, str] | None = None) -> dict
     for path, name in (replace or {}).items():
         raw = raw.replace(path, name)
     field = field_key(getattr(exc, "field", None))
-    if field is None and (m := _FLAG.search(raw)):
+    if field is None and (m := _FLAG.search(_pages(raw))):
         field = field_key(m[1])
     text = app_words(raw)
     label = FIELD_LABELS.get(field) if field else None
@@ -186,6 +197,12 @@ def _can_time():
     return costable
 
 
+def constraint_default(name: str):
+    """The planner's default for one of its constraints (``planner.Constraints``), so that
+    the page's widgets start where `gpuplan plan` does."""
+    return next(f.default for f in dataclasses.fields(planner.Constraints) if f.name == name)
+
+
 # ---- cached planner calls ----------------------------------------------------------------------
 
 LAUNCH_TARGETS = ("skypilot", "dstack")  # the orchestrators with task files (`plan --emit`)
@@ -220,7 +237,12 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
             deadline_hours=deadline_hours, max_gpus=int(request["max_gpus"]),
             budget_usd=request["budget_usd"], min_probability=request["min_probability"],
             clouds=tuple(request["clouds"]), regions=tuple(request["regions"]),
-            pricing=tuple(request["pricing"]), gpus=tuple(request["gpus"]))
+            pricing=tuple(request["pricing"]), gpus=tuple(request["gpus"]),
+            commitment_use=float(request.get("commitment_use") or 0.0),
+            max_spot_instances=int(request.get("max_spot_instances")
+                                   or constraint_default("max_spot_instances")),
+            allow_flagged=bool(request.get("allow_flagged")),
+            group_by=request.get("group_by") or None)
         result = planner.plan(workload, cat, constraints,
                               calibration=planner.load_calibration(cat),
                               top_n=int(request["top_n"]), points=True)

@@ -19,8 +19,9 @@ import planner
 from app_pages import _charts as C
 from app_pages import _format as F
 from app_pages import _inputs as I
+from app_pages import _plan_cards as P
 from app_pages import _shared as S
-from app_pages._plan_charts import frontier_chart, later_deadline_savings
+from app_pages._plan_charts import cheaper_frontier_plans, frontier_chart, plan_points
 
 DEFAULT_MODEL = "gpt2-xl"  # small enough that the first plan takes a fraction of a second
 DEFAULT_TOKENS = "50B"
@@ -32,19 +33,8 @@ DEFAULT_PRICING = ["on_demand", "spot"]
 SOURCES = {"preset": "a named architecture", "config": "a Hugging Face config.json",
            "params": "a parameter count"}
 RECOMPUTE = ["auto", "none", "selective", "full"]
+COMPARE = {"none": None, "accelerator": "accelerator", "cloud": "cloud"}  # option → group_by
 L = S.FIELD_LABELS
-
-CANDIDATE_COLUMNS = {
-    "cloud": ("Cloud", "text"), "region": ("Region", "text"),
-    "instance_type": ("Instance type", "text"), "accelerator": ("Accelerator", "text"),
-    "nodes": ("Nodes", "int"), "gpus": ("GPUs", "int"), "pricing": ("Pricing", "pricing"),
-    "usd_per_hour_cluster": ("$/h (cluster)", "usd2"), "total_cost_usd": ("Total cost", "usd"),
-    "wall_clock_hours": ("Wall-clock (h)", "num1"), "gpu_hours": ("GPU-hours", "int"),
-    "deadline_probability": ("P(deadline)", "pct1"), "mfu": ("MFU", "pct1"),
-    "memory_per_gpu_gib": ("GiB per GPU", "num1"), "plan": ("Parallel plan", "text"),
-    "price_as_of": ("Price as of", "text"), "price_flags": ("Price flags", "text"),
-}
-
 
 def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, str]:
     """The sidebar: workload, deadline and limits, where to rent. Returns the plan request."""
@@ -96,7 +86,12 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
     max_gpus = url(sb.number_input, L["max_gpus"], min_value=1, max_value=100_000,
                    value=DEFAULT_MAX_GPUS, step=8, key="max_gpus")
     min_prob = url(sb.slider, L["min_probability"], 0.0, 1.0, DEFAULT_MIN_PROBABILITY, 0.05,
-                   key="min_prob", help="0 disables the check")
+                   key="min_prob", help="The chance of finishing by the deadline, from the "
+                   "model's range and interruptions together; 0 disables the check")
+    max_spot = url(sb.number_input, L["max_spot_instances"], min_value=1, max_value=100_000,
+                   value=S.constraint_default("max_spot_instances"), step=1, key="max_spot",
+                   help="A spot plan with more instances of one type in one region carries a "
+                        "capacity warning: no cloud publishes how much spot capacity it has")
     sb.header("Where")
     clouds = url(sb.multiselect, L["clouds"], list(catalog.CLOUDS), key="clouds",
                  placeholder="All clouds")
@@ -108,6 +103,21 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
                placeholder="Every NVIDIA/AMD GPU",
                help="Only accelerators the planner can time are listed; TPUs and Trainium "
                     "are considered only when chosen here.")
+    commitment_use = url(
+        sb.slider, L["commitment_use"], 0.0, 1.0,
+        float(S.constraint_default("commitment_use")), 0.05, key="commitment_use",
+        help="Reserved, committed and capacity-block prices are paid for whole terms (1 or 3 "
+             "years, 24-hour blocks). The share of the term left after this run that you "
+             "will use for other work: 0 pays for all of it, 1 charges only this run's hours.")
+    allow_flagged = url(sb.checkbox, L["allow_flagged"],
+                        value=bool(S.constraint_default("allow_flagged")), key="allow_flagged",
+                        help="Offers whose price the catalog flags (expired, an outlier, …) "
+                             "are left out unless this is ticked; a plan that uses one says "
+                             "so in its warnings.")
+    sb.header("Show")
+    compare = url(sb.segmented_control, L["group_by"], list(COMPARE), default="none",
+                  key="compare", required=True,
+                  help="The best plan of each accelerator or each cloud, side by side")
     top_n = url(sb.number_input, L["top"], min_value=1, max_value=50, value=10, key="top")
     request = {"source": source, "model": model, "params": params, "active_params": active,
                "experts": int(experts) if experts else None,
@@ -117,62 +127,39 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
                "deadline": deadline, "budget_usd": budget or None, "max_gpus": int(max_gpus),
                "min_probability": min_prob or None, "clouds": list(clouds),
                "regions": list(regions), "pricing": list(pricing), "gpus": list(gpus),
+               "max_spot_instances": int(max_spot), "commitment_use": float(commitment_use),
+               "allow_flagged": bool(allow_flagged), "group_by": COMPARE.get(compare),
                "top_n": int(top_n)}
     return request, config_bytes, config_name
 
 
-def recommendation_card(r: dict, deadline_hours: float) -> None:
-    with st.container(border=True, key="recommendation"):
-        st.markdown(f"### Recommendation: {F.md(F.config_line(r))}")
-        c = st.columns(4)
-        c[0].metric("Total cost", F.usd(r["total_cost_usd"]),
-                    help=f"{F.usd(r['usd_per_hour_cluster'], 2)} per hour for the cluster")
-        c[1].metric("Wall-clock", F.duration(r["wall_clock_hours"]),
-                    help=f"{F.hours(r['wall_clock_hours'])}; deadline "
-                         f"{F.hours(deadline_hours)}")
-        c[2].metric("P(finish by deadline)", f"{r['deadline_probability']:.1%}")
-        c[3].metric("MFU", f"{r['mfu']:.1%}", help=f"goodput {r['goodput']:.1%}")
-        st.caption(F.md(f"Plan {F.plan_text(r)} · {r['memory_per_gpu_gib']:.1f} GiB per GPU · "
-                        f"{r['gpu_hours']:,.0f} GPU-hours · price as of {r['price_as_of']}"
-                        + (f" · price flags: {', '.join(r['price_flags'])}"
-                           if r["price_flags"] else "")))
-
-
-def infeasible_view(inf: dict) -> None:
-    st.warning(f"**Infeasible:** {F.md(S.app_words(inf['reason']))}.", icon=":material/block:")
-    cols = st.columns(2)
-    for col, label in zip(cols, ("fastest", "cheapest"), strict=True):
-        p, miss = inf[label], inf[f"{label}_misses_by_hours"]
-        with col.container(border=True):
-            st.markdown(f"**{label.title()} alternative:** {F.md(F.config_line(p))}")
-            st.markdown(f"{F.usd_md(p['total_cost_usd'])} · {F.hours(p['wall_clock_hours'])} · "
-                        f"P(deadline) {p['deadline_probability']:.0%}")
-            st.caption(f"misses the deadline by {F.hours(miss)}" if miss > 0 else
-                       "meets the deadline but not the other limits")
-    st.markdown("To fix: extend the deadline, raise the max GPUs or the budget, or allow more "
-                "clouds, regions or pricing models.")
-
-
 def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
                  min_probability: float | None) -> None:
-    if not (result["frontier"] or result["candidates"]):
-        st.caption("No plan satisfies the limits, so there is no frontier to draw.")
+    if not plan_points(result):
+        st.caption("The planner priced no plan, so there is nothing to draw.")
         return
     st.plotly_chart(frontier_chart(result, deadline_hours, budget), key="frontier_chart")
-    st.caption("Each point is a plan within every limit but the deadline: the candidates "
-               "listed, and the cost/time frontier (no plan is both cheaper and faster). The "
-               "shaded region is past the deadline.")
-    savings = later_deadline_savings(result, deadline_hours)
-    past = any(p["wall_clock_hours"] > deadline_hours for p in result["frontier"])
-    if not past and min_probability:
-        st.caption(f"No plan past the deadline is drawn while “{L['min_probability']}” is "
-                   f"{min_probability:g}: such a plan has no chance of meeting the deadline. "
-                   "Set it to 0 to see what a later deadline would save.")
-    if savings:
+    st.caption("Each point is the best plan of one instance type, pricing model and node "
+               "count (in its cheapest region), whether or not it meets the deadline: filled "
+               "if it meets the deadline and every limit, open if it misses the deadline"
+               + (f" (P(deadline) below {min_probability:.0%})" if min_probability else "")
+               + ", × if it is over the budget. The dotted line is the cost/time frontier "
+               "(no plan is both cheaper and faster) and the grey band its P10–P90 range; the "
+               "bars on the recommendation are its P10–P90 of wall-clock and cost. The shaded "
+               "region is past the deadline.")
+    cheaper = cheaper_frontier_plans(result)
+    later = [(p, saved) for p, saved in cheaper if p["wall_clock_hours"] > deadline_hours]
+    riskier = [(p, saved) for p, saved in cheaper if p["wall_clock_hours"] <= deadline_hours]
+    if later:
         st.markdown("**A later deadline would cost less:** " + "; ".join(
             f"{F.duration(p['wall_clock_hours'])} for {F.usd_md(p['total_cost_usd'])} "
-            f"({F.usd_md(saved)} less, {F.config_line(p).split(' · ')[0]})"
-            for p, saved in savings))
+            f"({F.usd_md(saved)} less, {F.md(F.config_line(p).split(' · ')[0])})"
+            for p, saved in later))
+    if riskier:
+        st.markdown(f"**A lower “{L['min_probability']}” would cost less:** " + "; ".join(
+            f"{F.usd_md(p['total_cost_usd'])} ({F.usd_md(saved)} less, "
+            f"{F.md(F.config_line(p).split(' · ')[0])}) finishes in time with probability "
+            f"{p['deadline_probability']:.0%}" for p, saved in riskier))
 
 
 def breakdown_charts(r: dict) -> None:
@@ -207,6 +194,8 @@ def spot_vs_on_demand(side: dict) -> None:
             st.markdown(f"{F.md(F.config_line(p))}\n\n{F.usd_md(p['total_cost_usd'])} · "
                         f"{F.hours(p['wall_clock_hours'])} · P(deadline) "
                         f"{p['deadline_probability']:.1%}")
+            st.caption(F.md(F.range_line(p)))
+            P.show_warnings(p)
     if len(side) == 2:
         od, sp = side["on_demand"]["total_cost_usd"], side["spot"]["total_cost_usd"]
         st.caption(f"Spot saves {F.usd_md(od - sp)} ({(od - sp) / od:.0%}) after pricing its "
@@ -292,9 +281,11 @@ def main() -> None:
     w, result, deadline_hours = out["workload"], out["result"], out["deadline_hours"]
     st.markdown(workload_line(w, deadline_hours))
     if result["infeasible"] is not None:
-        infeasible_view(result["infeasible"])
+        P.infeasible_view(result["infeasible"], result.get("constraints") or {})
     else:
-        recommendation_card(result["recommendation"], deadline_hours)
+        P.recommendation_card(result["recommendation"], deadline_hours)
+    P.flagged_line(result)
+    P.by_group_view(result)
     tabs = st.tabs(["Cost vs time", "Top candidates", "Breakdown", "Spot vs on-demand",
                     "Launch", "Assumptions"])
     with tabs[0]:
@@ -302,12 +293,7 @@ def main() -> None:
                      request["min_probability"])
     shown = result["recommendation"] or (result["infeasible"] or {}).get("cheapest")
     with tabs[1]:
-        if result["candidates"]:
-            F.show_table(pd.DataFrame([F.candidate_row(p) for p in result["candidates"]]),
-                         CANDIDATE_COLUMNS, key="candidates_table",
-                         wide=("plan",))
-        else:
-            st.caption("No candidate meets the deadline and limits.")
+        P.candidates_tab(result["candidates"])
     with tabs[2]:
         if shown:
             breakdown_charts(shown)

@@ -63,7 +63,8 @@ def test_a_narrow_range_is_linear_with_dollar_ticks():
 
 # ---- Plan: cost vs time ---------------------------------------------------------------------
 
-def default_plan(**changes):
+def default_plan(**changes) -> dict:
+    """The Plan page's default plan (gpt2-xl, 50B tokens, 7 days) as the page gets it."""
     import catalog
     import planner
 
@@ -72,23 +73,35 @@ def default_plan(**changes):
     constraints = dict(deadline_hours=changes.pop("deadline_hours", 168.0), max_gpus=256,
                        min_probability=0.9, pricing=("on_demand", "spot"))
     constraints.update(changes)
-    return planner.plan(workload, cat, planner.Constraints(**constraints),
-                        calibration=planner.load_calibration(cat), top_n=10)
+    result = planner.plan(workload, cat, planner.Constraints(**constraints),
+                          calibration=planner.load_calibration(cat), top_n=10, points=True)
+    return result.as_dict(points=True)
+
+
+def drawn_points(spec: dict) -> set[tuple[float, float]]:
+    return {(round(x, 6), round(y, 6)) for t in spec["data"] if t.get("mode") == "markers"
+            and t.get("x") != [None] for x, y in zip(t["x"], t["y"], strict=True)}
+
+
+def xy(plans) -> set[tuple[float, float]]:
+    return {(round(p["wall_clock_hours"], 6), round(p["total_cost_usd"], 6)) for p in plans}
 
 
 def test_the_cost_vs_time_chart_draws_every_plan_of_the_result_and_the_deadline():
+    """Every point the planner priced (past the deadline too), every listed plan, the
+    frontier, the recommendation, the deadline and the region past it."""
     at = app()
     assert_clean(at)
     spec = chart(at, "frontier_chart")
     result = default_plan()
-    drawn = {(round(x, 6), round(y, 6)) for t in spec["data"] if t.get("mode") == "markers"
-             for x, y in zip(t["x"], t["y"], strict=True)}
-    plans = {(round(p["wall_clock_hours"], 6), round(p["total_cost_usd"], 6))
-             for p in (*result.candidates, *result.frontier)}
-    assert plans <= drawn
+    assert len(result["points"]) > len(result["candidates"])
+    assert xy(result["points"]) | xy(result["candidates"]) | xy(result["frontier"]) \
+        <= drawn_points(spec)
     names = {t.get("name") for t in spec["data"]}
-    assert {"cost/time frontier", "recommendation"} <= names
+    assert {"cost/time frontier", "frontier P10–P90", "recommendation"} <= names
     assert names & {"on-demand", "spot"}
+    front = next(t for t in spec["data"] if t.get("name") == "cost/time frontier")
+    assert sorted(front["x"]) == sorted(p["wall_clock_hours"] for p in result["frontier"])
     assert_dollar_axis(spec["layout"]["yaxis"])
     assert all(t.endswith((" h", " d")) for t in spec["layout"]["xaxis"]["ticktext"])
     shapes = spec["layout"]["shapes"]
@@ -99,19 +112,68 @@ def test_the_cost_vs_time_chart_draws_every_plan_of_the_result_and_the_deadline(
 
 
 def test_plans_past_the_deadline_show_what_a_later_deadline_saves():
-    at = app(deadline="20h", min_prob="0.0")
+    """At the default minimum probability (0.9): the frontier reaches past the deadline,
+    whatever the probability, so the saving of a later deadline shows."""
+    at = app(deadline="20h")
     assert_clean(at)
     spec = chart(at, "frontier_chart")
-    walls = [x for t in spec["data"] if t.get("mode") == "markers" for x in t["x"]]
-    assert max(walls) > 20
+    late = [t for t in spec["data"] if t.get("marker", {}).get("symbol") == "circle-open"
+            and t.get("x") != [None]]
+    assert late and max(x for t in late for x in t["x"]) > 20
+    front = next(t for t in spec["data"] if t.get("name") == "cost/time frontier")
+    assert max(front["x"]) > 20
     saving = [t for t in texts(at) if t.startswith("**A later deadline would cost less:**")]
     assert saving and "less" in saving[0] and "$" in saving[0]
 
 
-def test_with_a_minimum_probability_the_page_says_why_nothing_past_the_deadline_shows():
+def test_the_old_caption_that_hid_plans_past_the_deadline_is_gone():
+    """Regression (old frontier semantics): with a minimum probability set, the frontier
+    stopped at the deadline and the page asked for 0 to show later plans."""
     at = app(deadline="20h")
     captions = " ".join(c.value for c in at.caption)
-    assert "Set it to 0 to see what a later deadline would save" in captions
+    assert "Set it to 0 to see what a later deadline would save" not in captions
+    assert "past the deadline" in captions
+
+
+def test_the_frontier_carries_a_p10_p90_band_and_the_recommendation_error_bars():
+    at = app(deadline="20h")
+    spec = chart(at, "frontier_chart")
+    result = default_plan(deadline_hours=20.0)
+    band = next(t for t in spec["data"] if t.get("name") == "frontier P10–P90")
+    assert band["fill"] == "toself"
+    for p in result["frontier"]:  # the band's corners include every frontier plan's range
+        assert any(math.isclose(x, p["wall_clock_hours_p10"]) for x in band["x"])
+        assert any(math.isclose(x, p["wall_clock_hours_p90"]) for x in band["x"])
+        assert any(math.isclose(y, p["total_cost_usd_p90"]) for y in band["y"])
+    rec, star = result["recommendation"], next(t for t in spec["data"]
+                                               if t.get("name") == "recommendation")
+    assert star["x"] == [rec["wall_clock_hours"]] and star["y"] == [rec["total_cost_usd"]]
+    assert math.isclose(star["error_x"]["array"][0],
+                        rec["wall_clock_hours_p90"] - rec["wall_clock_hours"])
+    assert math.isclose(star["error_x"]["arrayminus"][0],
+                        rec["wall_clock_hours"] - rec["wall_clock_hours_p10"])
+    assert math.isclose(star["error_y"]["array"][0],
+                        rec["total_cost_usd_p90"] - rec["total_cost_usd"])
+    lo, hi = spec["layout"]["yaxis"]["range"]
+    log = spec["layout"]["yaxis"]["type"] == "log"
+    top = max(p["total_cost_usd_p90"] for p in result["frontier"])
+    assert (10 ** hi if log else hi) >= top  # the axis shows the whole band
+
+
+def test_plans_over_the_budget_are_drawn_as_crosses_with_the_budget_line():
+    at = app(deadline="20h", budget="400")
+    assert_clean(at)
+    spec = chart(at, "frontier_chart")
+    over = [t for t in spec["data"] if t.get("marker", {}).get("symbol") == "x-thin-open"
+            and t.get("x") != [None]]
+    assert over and min(y for t in over for y in t["y"]) > 400
+    names = {t.get("name") for t in spec["data"]}
+    assert {"meets the deadline and limits", "misses the deadline",
+            "over the budget or quotas"} <= names
+    label = next(a for a in spec["layout"]["annotations"] if a["text"].startswith("budget"))
+    assert label["text"] == "budget $400"
+    y = label["y"]  # a log axis takes log10 coordinates
+    assert math.isclose(10 ** y if spec["layout"]["yaxis"]["type"] == "log" else y, 400)
 
 
 def test_the_candidates_table_has_dollars_human_headings_and_no_none():

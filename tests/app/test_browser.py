@@ -122,6 +122,7 @@ def test_the_plan_page_shows_a_priced_recommendation_in_a_browser(server, page, 
     card = page.locator(".st-key-recommendation")
     expect(card).to_contain_text("P(finish by deadline)", timeout=RENDER_S * 1000)
     expect(card.get_by_test_id("stMetricValue").first).to_contain_text("$")
+    expect(card).to_contain_text("P10–P90 $")  # the range of the cost, under it
     page.get_by_role("tab", name="Cost vs time").wait_for()
     page.locator(".js-plotly-plot").first.wait_for(timeout=RENDER_S * 1000)
     # the cost axis says "$" at every tick; the time axis says hours or days
@@ -130,6 +131,8 @@ def test_the_plan_page_shows_a_priced_recommendation_in_a_browser(server, page, 
     assert len(costs) >= 2 and all(t.startswith("$") for t in costs), costs
     times = frontier.locator(".xtick text").all_text_contents()
     assert times and all(t.endswith((" h", " d")) for t in times), times
+    legend = " ".join(frontier.locator(".legendtext").all_text_contents())
+    assert "frontier P10–P90" in legend and "recommendation" in legend, legend
     shot = tmp_path / "gpuplan-app.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000

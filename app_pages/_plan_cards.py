@@ -1,0 +1,267 @@
+"""The Plan page's answer as cards: the recommendation (its range, regions, commitment and
+warnings), the infeasible answer (what binds, and the plan without each limit), the best plan
+per accelerator or cloud side by side, and the flagged offers left out.
+
+Everything here reads the dict of ``PlanResult.as_dict``; the only arithmetic is for display
+(a commitment's term cost is nodes × list price × paid hours, as the planner charged it).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app_pages import _charts as C
+from app_pages import _format as F
+from app_pages import _shared as S
+
+L = S.FIELD_LABELS
+LIMIT_WORDS = {"deadline": "the deadline", "budget": "the budget",
+               "min_probability": "the minimum probability", "quotas": "the quotas"}
+CARDS_PER_ROW = 4
+
+
+# ---- pieces every plan shows ----------------------------------------------------------------
+
+def warning_lines(p: dict) -> list[str]:
+    """Each warning of a plan as one escaped markdown line, its kind in bold, in the app's
+    words (inputs by their labels, never CLI flags)."""
+    return [f"**{F.warning_kind(w).capitalize()}:** {F.md(S.app_words(F.warning_text(w)))}"
+            for w in p.get("warnings") or ()]
+
+
+def show_warnings(p: dict) -> None:
+    lines = warning_lines(p)
+    if lines:
+        st.warning("\n".join(f"- {x}" for x in lines), icon=":material/warning:")
+
+
+def warning_kinds(p: dict) -> str:
+    return ", ".join(dict.fromkeys(F.warning_kind(w) for w in p.get("warnings") or ()))
+
+
+def offering(p: dict) -> str | None:
+    """'standard, all upfront': how a reservation is offered (None for pay-as-you-go)."""
+    parts = [p.get("offering_class"), f"{p['upfront']} upfront" if p.get("upfront") else None]
+    return ", ".join(x for x in parts if x) or None
+
+
+def commitment_line(p: dict) -> str | None:
+    """How a reserved / committed / capacity-block price was charged: whole terms, the term
+    cost, and the effective rate for this run."""
+    c = p.get("commitment")
+    if not c:
+        return None
+    kind = C.PRICING_LABELS.get(p["pricing"], p["pricing"])
+    detail = offering(p)
+    term_usd = p["nodes"] * p["usd_per_hour"] * c["paid_hours"]
+    per = "the instance" if p["nodes"] == 1 else f"each of {p['nodes']} instances"
+    return (f"**Commitment:** {kind}{f' ({F.md(detail)})' if detail else ''}, paid for whole "
+            f"terms: {c['terms']:,} × {c['term_hours']:,.0f} h for {per}, "
+            f"{F.usd_md(term_usd)} for the term ({F.usd_md(p['usd_per_hour'], 2)} per "
+            f"instance-hour). This run uses {F.hours(p['wall_clock_hours'])} of it; with "
+            f"{c['commitment_use']:.0%} of the rest used afterwards "
+            f"(“{L['commitment_use']}”) it is charged {F.usd_md(p['total_cost_usd'])}, an "
+            f"effective {F.usd_md(c['effective_usd_per_hour'], 2)} per instance-hour.")
+
+
+def regions_line(p: dict) -> str | None:
+    names = F.regions(p)
+    if len(names) < 2:
+        return None
+    return (f"Same configuration and price in {len(names)} regions: "
+            f"{F.md(', '.join(names))}.")
+
+
+def summary(p: dict) -> str:
+    """'$313 · 42.7 h · P(deadline) 99.9%' for a plan in a card."""
+    return (f"{F.usd_md(p['total_cost_usd'])} · {F.duration(p['wall_clock_hours'])} · "
+            f"P(deadline) {p['deadline_probability']:.1%}")
+
+
+# ---- the recommendation -----------------------------------------------------------------------
+
+def recommendation_card(r: dict, deadline_hours: float) -> None:
+    with st.container(border=True, key="recommendation"):
+        st.markdown(f"### Recommendation: {F.md(F.config_line(r))}")
+        c = st.columns(4)
+        c[0].metric("Total cost", F.usd(r["total_cost_usd"]),
+                    help=f"{F.usd(r['usd_per_hour_cluster'], 2)} per hour for the cluster")
+        c[1].metric("Wall-clock", F.duration(r["wall_clock_hours"]),
+                    help=f"{F.hours(r['wall_clock_hours'])}; deadline "
+                         f"{F.hours(deadline_hours)}")
+        c[2].metric("P(finish by deadline)", f"{r['deadline_probability']:.1%}",
+                    help="The model's range and interruptions together")
+        c[3].metric("MFU", f"{r['mfu']:.1%}", help=f"goodput {r['goodput']:.1%}")
+        wall = F.duration_range(r["wall_clock_hours_p10"], r["wall_clock_hours_p90"],
+                                r["wall_clock_hours"])
+        n = r["expected_interruptions"]
+        lo, hi = r["total_cost_usd_p10"], r["total_cost_usd_p90"]
+        c[0].caption(f"P10–P90 {F.usd_md(lo)}–{F.usd_md(hi)}" if hi - lo >= 0.5 else
+                     "the same whatever the run's length (whole terms)")
+        c[1].caption(f"P10–P90 {wall}")
+        c[2].caption(f"{n:.2f} interruptions expected" if n < 1 else
+                     f"{n:,.0f} interruptions expected")
+        st.caption(F.md(f"Plan {F.plan_text(r)} · {r['memory_per_gpu_gib']:.1f} GiB per GPU · "
+                        f"{r['gpu_hours']:,.0f} GPU-hours · price as of {r['price_as_of']}"
+                        + (" (approximate)" if r.get("price_as_of_approximate") else "")
+                        + (f" · price flags: {', '.join(r['price_flags'])}"
+                           if r["price_flags"] else "")))
+        for line in (regions_line(r), commitment_line(r)):
+            if line:
+                st.markdown(line)
+        show_warnings(r)
+
+
+def flagged_line(result: dict) -> None:
+    """The offers left out because the catalog flags their price, and how to use them."""
+    skipped = result.get("flagged_offers_skipped") or {}
+    if not skipped.get("count"):
+        return
+    o = skipped.get("cheapest") or {}
+    cheapest = (f" The cheapest, {o['instance_type']} "
+                f"{C.PRICING_LABELS.get(o['pricing'], o['pricing'])} in {o['cloud']} "
+                f"{o['region']} at {F.usd(o['usd_per_gpu_hour'], 2)} per GPU-hour, is flagged "
+                f"{o.get('reasons') or ', '.join(o.get('flags') or ())}." if o else "")
+    with st.container(key="flagged_skipped"):
+        st.caption(F.md(f"{skipped['count']:,} offers were left out because the catalog "
+                        f"flags their prices.{cheapest} Tick “{L['allow_flagged']}” to plan "
+                        "with them."))
+
+
+# ---- nothing feasible --------------------------------------------------------------------------
+
+def infeasible_view(inf: dict, constraints: dict) -> None:
+    binding = [LIMIT_WORDS.get(b, b) for b in inf.get("binding") or ()]
+    st.warning(f"**Infeasible:** {F.md(S.app_words(inf['reason']))}."
+               + (f" **What binds:** {', '.join(binding)}." if binding else ""),
+               icon=":material/block:")
+    relaxed = inf.get("relaxed") or {}
+    for limit, p in relaxed.items():
+        with st.container(border=True, key=f"relaxed_{limit}"):
+            st.markdown(f"**Without {LIMIT_WORDS.get(limit, limit)}:** "
+                        f"{F.md(F.config_line(p))} for {F.usd_md(p['total_cost_usd'])} in "
+                        f"{F.duration(p['wall_clock_hours'])}, P(deadline) "
+                        f"{p['deadline_probability']:.1%}")
+            st.caption(F.md(F.range_line(p)) + " · " + _relaxed_needs(limit, p, constraints))
+            show_warnings(p)
+    if not relaxed and inf.get("binding") == ["deadline"]:
+        st.caption("No plan meets the deadline whatever the budget: only a later deadline, "
+                   f"more GPUs (“{L['max_gpus']}”) or more offers would.")
+    cols = st.columns(2)
+    for col, label in zip(cols, ("fastest", "cheapest"), strict=True):
+        p, miss = inf[label], inf[f"{label}_misses_by_hours"]
+        with col.container(border=True, key=f"infeasible_{label}"):
+            st.markdown(f"**{label.title()} alternative:** {F.md(F.config_line(p))}")
+            st.markdown(summary(p))
+            st.caption((f"misses the deadline by {F.hours(miss)}" if miss > 0 else
+                        "meets the deadline but not the other limits")
+                        + " · " + F.md(F.range_line(p)))
+            show_warnings(p)
+    st.markdown("To fix: " + _fix(inf, relaxed))
+
+
+def _relaxed_needs(limit: str, p: dict, constraints: dict) -> str:
+    if limit == "budget":
+        return (f"needs a budget of {F.usd_md(p['total_cost_usd'])} "
+                f"(“{L['budget']}” is {F.usd_md(constraints.get('budget_usd'))})")
+    if limit == "min_probability":
+        return (f"finishes in time with probability {p['deadline_probability']:.0%}, below "
+                f"“{L['min_probability']}” ({constraints.get('min_probability') or 0:.0%})")
+    return "above the quotas"
+
+
+def _fix(inf: dict, relaxed: dict) -> str:
+    ways = []
+    if "budget" in relaxed:
+        ways.append(f"raise “{L['budget']}” to {F.usd_md(relaxed['budget']['total_cost_usd'])}")
+    if "min_probability" in relaxed:
+        ways.append(f"lower “{L['min_probability']}” to "
+                    f"{relaxed['min_probability']['deadline_probability']:.0%}")
+    ways.append("extend the deadline, raise the max GPUs, or allow more clouds, regions or "
+                "pricing models")
+    return "; ".join(ways) + "."
+
+
+# ---- best plan per accelerator or cloud -------------------------------------------------------
+
+def by_group_view(result: dict) -> None:
+    """``by_group`` side by side: the best plan of each accelerator (or cloud), cheapest
+    first."""
+    group = result.get("by")
+    if not group:
+        return
+    best = sorted((result.get("by_group") or {}).items(),
+                  key=lambda kv: kv[1]["total_cost_usd"])
+    st.markdown(f"#### Best plan per {group}")
+    if not best:
+        st.caption(f"No {group} has a plan that meets the deadline and limits.")
+        return
+    cheapest = best[0][1]["total_cost_usd"]
+    with st.container(key="by_group"):
+        for start in range(0, len(best), CARDS_PER_ROW):
+            cols = st.columns(CARDS_PER_ROW)
+            for col, (name, p) in zip(cols, best[start:start + CARDS_PER_ROW], strict=False):
+                with col.container(border=True):
+                    more = p["total_cost_usd"] / cheapest - 1 if cheapest else 0.0
+                    st.markdown(f"**{F.md(name)}** · "
+                                + (f"+{more:.0%}" if more >= 0.005 else "the cheapest"))
+                    st.markdown(f"**{F.usd_md(p['total_cost_usd'])}** in "
+                                f"{F.duration(p['wall_clock_hours'])}  \nP(deadline) "
+                                f"{p['deadline_probability']:.1%}")
+                    st.caption(F.md(_where(p, group)) + "  \n" + F.md(F.range_line(p)))
+                    lines = warning_lines(p)
+                    if lines:
+                        with st.popover(f"Warnings: {warning_kinds(p)}",
+                                        icon=":material/warning:"):
+                            st.markdown("\n".join(f"- {x}" for x in lines))
+
+
+def _where(p: dict, group: str) -> str:
+    """The plan without what its group already says: '4× p5.48xlarge · aws eu-north-1 ·
+    spot' under an accelerator, '4× p5.48xlarge (32× H100-SXM5-80GB) · eu-north-1 · spot'
+    under a cloud."""
+    what = p["instance_type"] if group == "accelerator" else \
+        f"{p['instance_type']} ({p['gpus']}× {p['accelerator']})"
+    where = F.regions_text(p) if group == "cloud" else f"{p['cloud']} {F.regions_text(p)}"
+    return (f"{p['nodes']}× {what} · {where} · "
+            f"{C.PRICING_LABELS.get(p['pricing'], p['pricing'])}")
+
+
+# ---- the candidates -----------------------------------------------------------------------------
+
+CANDIDATE_COLUMNS = {
+    "rank": ("#", "int"), "cloud": ("Cloud", "text"), "regions_shown": ("Regions", "text"),
+    "instance_type": ("Instance type", "text"), "accelerator": ("Accelerator", "text"),
+    "nodes": ("Nodes", "int"), "gpus": ("GPUs", "int"), "pricing": ("Pricing", "pricing"),
+    "offering": ("Offering", "text"), "total_cost_usd": ("Total cost", "usd"),
+    "cost_range": ("Cost P10–P90", "text"), "wall_clock_hours": ("Wall-clock (h)", "num1"),
+    "wall_range": ("Wall-clock P10–P90", "text"),
+    "deadline_probability": ("P(deadline)", "pct1"), "warning_kinds": ("Warnings", "text"),
+    "usd_per_hour_cluster": ("$/h (cluster)", "usd2"), "mfu": ("MFU", "pct1"),
+    "memory_per_gpu_gib": ("GiB per GPU", "num1"), "gpu_hours": ("GPU-hours", "int"),
+    "plan": ("Parallel plan", "text"), "price_as_of": ("Price as of", "text"),
+    "price_flags": ("Price flags", "text"),
+}
+
+
+def candidates_tab(candidates: list[dict]) -> None:
+    """The listed plans as a table, and each one's warnings in full below it."""
+    if not candidates:
+        st.caption("No candidate meets the deadline and limits.")
+        return
+    rows = [dict(F.candidate_row(p), rank=i, regions_shown=", ".join(F.regions(p)),
+                 cost_range=F.usd_range(p["total_cost_usd_p10"], p["total_cost_usd_p90"]),
+                 wall_range=F.duration_range(p["wall_clock_hours_p10"],
+                                             p["wall_clock_hours_p90"], 0.0),
+                 warning_kinds=warning_kinds(p), offering=offering(p))
+            for i, p in enumerate(candidates, start=1)]
+    columns = {k: v for k, v in CANDIDATE_COLUMNS.items()  # "Offering": reservations only
+               if k != "offering" or any(r["offering"] for r in rows)}
+    F.show_table(pd.DataFrame(rows), columns, key="candidates_table", wide=("plan",))
+    warned = [(i, p) for i, p in enumerate(candidates, start=1) if p.get("warnings")]
+    if warned:
+        with st.expander(f"Warnings of {len(warned)} of the {len(candidates)} plans listed"):
+            for i, p in warned:
+                st.markdown(f"**#{i}** {F.md(F.config_line(p))}\n\n"
+                            + "\n".join(f"- {x}" for x in warning_lines(p)))
