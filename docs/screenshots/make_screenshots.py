@@ -120,14 +120,41 @@ def main() -> None:
         page.locator("h3", has_text="Recommendation:").wait_for(timeout=WAIT_MS)
         settle(page)
         shot(page, "plan")
-        # a tight deadline, no minimum probability: plans past the deadline, and what they save
-        page.goto(f"{url}/?deadline=20h&min_prob=0.0")
+        # a tight deadline at the default probability: every plan, past the deadline too, the
+        # frontier with its P10–P90 band, and what a later deadline saves
+        page.goto(f"{url}/?deadline=20h")
         page.locator("h3", has_text="Recommendation:").wait_for(timeout=WAIT_MS)
         settle(page)
         shot(page, "plan-cost-vs-time", page.get_by_text("A later deadline would cost less"))
+        page.get_by_role("tab", name="Top candidates").click()
+        settle(page)
+        page.get_by_text("Warnings of").first.click()
+        settle(page)
+        shot(page, "plan-candidates", '[data-testid="stTabs"]')
         page.get_by_role("tab", name="Launch").click()
         settle(page)
         shot(page, "plan-launch", '[data-testid="stTabs"]')
+        # a deadline only a large spot fleet meets: the capacity warning on the card
+        page.goto(f"{url}/?deadline=6h")
+        page.locator("h3", has_text="Recommendation:").wait_for(timeout=WAIT_MS)
+        settle(page)
+        shot(page, "plan-capacity-warning")
+        # a 1-year reservation: one plan in three regions, paid for its whole term
+        page.goto(f"{url}/?pricing=reserved_1y")
+        page.locator("h3", has_text="Recommendation:").wait_for(timeout=WAIT_MS)
+        settle(page)
+        shot(page, "plan-commitment", ".st-key-recommendation")
+        # the best plan per accelerator, side by side
+        page.goto(f"{url}/?deadline=20h&compare=accelerator")
+        page.locator(".st-key-by_group").wait_for(timeout=WAIT_MS)
+        settle(page)
+        shot(page, "plan-compare", ".st-key-by_group")
+        # over the budget: what binds, and the plan without the budget
+        page.goto(f"{url}/?model=llama2-7b&tokens=1T&deadline=5d&budget=10000")
+        page.locator(".st-key-relaxed_budget").wait_for(timeout=WAIT_MS)
+        settle(page)
+        shot(page, "plan-infeasible")
+        shot(page, "plan-infeasible-chart", ".st-key-frontier_chart")
         # Plan: an MoE workload by parameter count, and a link with a bad parameter
         page.goto(f"{url}/?source=params&params=47B&active_params=13B&experts=8"
                   "&experts_per_token=2&tokens=1T&deadline=30d&clouds=aws&clouds=mars")
