@@ -1,6 +1,7 @@
 """Measurements on a rented GPU instance, written as one versioned JSON report.
 
-``python -m probes`` (or ``torchrun ... -m probes``) runs them; `load_report` reads a report
+``python -m probes`` (or ``torchrun ... -m probes``) runs them, ``python -m probes workload``
+times the user's own transformer layers (`run_workload_probe`); `load_report` reads a report
 back without torch, and `report_figures` says which of its numbers are comparable to the
 planner's defaults (and why not). Importing this package never imports torch.
 """
@@ -16,7 +17,10 @@ from probes._schema import (
     ProbesError,
     ProbeSetupError,
     ReportError,
+    WorkloadSection,
 )
+from probes._workload_config import WorkloadConfig
+from probes._workload_run import run_workload_probe
 
 __all__ = [
     "PROBE_NAMES",
@@ -28,6 +32,8 @@ __all__ = [
     "ProbeSetupError",
     "ProbesError",
     "ReportError",
+    "WorkloadConfig",
+    "WorkloadSection",
     "is_rdma",
     "is_tcpx",
     "load_report",
@@ -35,5 +41,6 @@ __all__ = [
     "report_figures",
     "report_to_json",
     "run_probes",
+    "run_workload_probe",
     "write_report_atomic",
 ]

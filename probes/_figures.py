@@ -17,6 +17,10 @@ Four kinds of figure, each the statistic the planner's default replaces:
 A refusal here is a fact about the report alone: schema 1, a CPU run, quick mode, MIG, custom
 shapes, a probe that failed on some rank, a missing rank, a partial node, fp8 that failed its
 accuracy check, a message size short of the plateau.
+
+The workload probe's layer (`workload_refusal`) is refused for the same facts about the report
+and, for its own, a failed or partial run (not every GPU of the node), and tensor parallelism
+(the planner's per-layer reference is one GPU).
 """
 
 from __future__ import annotations
@@ -175,3 +179,25 @@ def report_figures(report: ProbeReport) -> tuple[Figure, ...]:
         why = whole or _failed(report, _PROBE_OF[f.kind]) or f.refusal
         out.append(f if why == f.refusal else dataclasses.replace(f, refusal=why))
     return tuple(out)
+
+
+def workload_refusal(report: ProbeReport) -> str | None:
+    """Why the report's workload layer cannot calibrate the planner (None: usable so far; the
+    planner still checks it against the datasheet and its own model)."""
+    w, env = report.workload, report.environment
+    if w is None:
+        return "no workload section"
+    why = _report_refusal(report) or _failed(report, "workload")
+    if why:
+        return why
+    if w.status != "measured":
+        return f"the workload probe did not measure ({w.reason})"
+    gpus_visible = max(env.gpu_count, env.gpu_count_smi or 0) or env.local_world_size
+    if env.local_world_size != gpus_visible:
+        return (f"the run used {env.local_world_size} of the node's {gpus_visible} GPUs: only a "
+                "full node shows the power and heat of a training step; run torchrun with "
+                "--nproc-per-node equal to the node's GPUs")
+    if w.tp > 1:
+        return (f"tensor parallel (tp={w.tp}): a shard's time includes its all-reduces, and the "
+                "planner's per-layer reference is one GPU (tp=1); re-run with --tp 1")
+    return None

@@ -1,4 +1,5 @@
-"""Command line for the probes: ``python -m probes`` / ``gpuplan probe run``.
+"""Command line for the probes: ``python -m probes`` / ``gpuplan probe run``, and
+``python -m probes workload`` / ``gpuplan probe workload`` (probes._workload_cli).
 
 Exit status: 0 when every probe ran, 1 when the report was written but a probe failed (its
 error is in the report and on stdout), 2 for a problem the user can fix (missing torch, bad
@@ -69,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m probes",
         description="Measure matmul TFLOP/s, copy bandwidth and collective bandwidth on this "
                     "instance and write a JSON report. Run under torchrun for several GPUs "
-                    "or nodes.")
+                    "or nodes. `python -m probes workload --help`: time your model's layers.")
     parser.add_argument("--out", default="probe-report.json",
                         help="report path, written by rank 0 (default: %(default)s)")
     parser.add_argument("--quick", action="store_true", help="fewer sizes, shorter timings")
@@ -191,7 +192,29 @@ def format_summary(report: ProbeReport, *, out: str | None = None) -> str:
     return "\n".join(lines)
 
 
+_TAKES_VALUE = ("--out", "--device", "--timeout-s", "--sizes", "--shapes", "--dtypes",
+                "--probes")
+
+
+def workload_position(argv: list[str]) -> int | None:
+    """Where the ``workload`` subcommand is: first, or after options such as ``--out FILE``
+    (the launch task runs ``-m probes --out report.json $GPUPLAN_PROBE_ARGS``, so
+    ``GPUPLAN_PROBE_ARGS="workload --model ..."`` reaches it); None for the hardware probes."""
+    for i, token in enumerate(argv):
+        if token == "workload" and (i == 0 or argv[i - 1] not in _TAKES_VALUE):
+            return i
+        if not token.startswith("-") and (i == 0 or argv[i - 1] not in _TAKES_VALUE):
+            return None  # another positional: not ours to interpret
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    at = workload_position(argv)
+    if at is not None:  # `python -m probes workload ...`: the user's layers
+        from probes._workload_cli import main as workload_main
+
+        return workload_main(argv[:at] + argv[at + 1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -125,7 +125,7 @@ def test_unknown_schema_version_lists_supported(tmp_path):
     with pytest.raises(ReportError) as info:
         parse_report(data)
     message = _one_line_with_fix(info.value)
-    assert "99" in message and "version(s) 1, 2" in message
+    assert "99" in message and "version(s) 1, 2, 3" in message
 
 
 @pytest.mark.parametrize("drop", [("schema_version",), ("created_utc",),
@@ -227,7 +227,7 @@ def test_the_version_2_fields_round_trip():
     from probe_reports import h100_report
 
     report = h100_report(fp8_tflops=1300.0, world_size=16, node_count=2, net="IB")
-    assert report.schema_version == SCHEMA_VERSION == 2
+    assert report.schema_version == SCHEMA_VERSION == 3
     again = parse_report(json.loads(report_to_json(report)))
     assert again == report
     bf16 = again.matmul.dtypes[0]

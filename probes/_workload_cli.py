@@ -1,0 +1,259 @@
+"""``python -m probes workload`` (and under torchrun): the user's layers on this node.
+
+The shape comes either from explicit options (``--hidden --heads --kv-heads --ffn-hidden
+--seq-len ...``: all a node with only the probes package needs) or, where gpuplan's planner is
+installed, from ``--model/--config/--params`` resolved exactly as `gpuplan estimate` does
+(planner.build_workload), with ``--layers/--hidden/--heads/--kv-heads/--ffn-hidden`` as
+overrides. `gpuplan probe workload` resolves the model on the laptop and calls this with the
+explicit shape; ``--print-command`` there prints the torchrun line for a node.
+
+Exit status as `python -m probes`: 0 measured, 1 the report was written but the probe failed
+on some rank, 2 a problem to fix first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from probes._schema import ProbeReport, ProbesError
+from probes._workload_config import ATTENTION_BACKENDS, PRECISIONS, RECOMPUTE, WorkloadConfig
+
+PLANNER_MISSING = ("--model/--config/--params need gpuplan's planner, which is not installed "
+                   "here (`gpuplan launch` copies only the probes). To fix: give the shape "
+                   "(`gpuplan probe workload --model NAME --print-command` prints it), or "
+                   "install gpuplan on this machine")
+SHAPE_MISSING = ("give the model (--model NAME, --config config.json or --params N) or its "
+                 "shape. To fix: e.g. --model llama3-8b, or --hidden 4096 --heads 32 "
+                 "--kv-heads 8 --ffn-hidden 14336 --seq-len 8192")
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m probes workload",
+        description="Time the model's transformer layers (forward + backward + AdamW) at its "
+                    "real shapes on this machine and write a JSON report for `gpuplan probe "
+                    "ingest`. Run under torchrun on every GPU of a node to calibrate.")
+    m = p.add_argument_group("model (as `gpuplan estimate`; needs gpuplan installed)")
+    m.add_argument("--model", help="a preset, e.g. llama3-8b")
+    m.add_argument("--config", help="a Hugging Face config.json")
+    m.add_argument("--params", help="total parameters, e.g. 7B (a shape is inferred)")
+    m.add_argument("--active-params", help="active parameters per token (MoE, with --params)")
+    s = p.add_argument_group("shape (explicit, or overrides of --model)")
+    s.add_argument("--layers", type=_positive, help="the model's layer count")
+    for name in ("hidden", "heads", "kv-heads", "ffn-hidden", "head-dim", "seq-len",
+                 "experts", "experts-per-token", "shared-experts"):
+        s.add_argument(f"--{name}", type=_positive)
+    s.add_argument("--gated", action=argparse.BooleanOptionalAction, default=None,
+                   help="gated FFN (SwiGLU; default) or not (GELU)")
+    s.add_argument("--micro-batch", type=_positive, default=None,
+                   help="sequences per micro-batch (default 1)")
+    s.add_argument("--precision", choices=PRECISIONS, default="bf16",
+                   help="fp8 runs bf16 GEMMs (plain PyTorch has no fp8 training path)")
+    s.add_argument("--recompute", choices=(*RECOMPUTE, "auto"), default="none",
+                   help="activation recomputation (auto means none here)")
+    s.add_argument("--tp", type=_positive, default=1,
+                   help="tensor-parallel degree; the other processes are data parallel")
+    s.add_argument("--framework", choices=("megatron", "fsdp", "deepspeed", "hf"),
+                   default="fsdp", help="the planner's framework profile this measurement "
+                   "stands for (default fsdp: eager PyTorch layers with SDPA, as "
+                   "FSDP/torchtitan run them on each GPU)")
+    s.add_argument("--model-name", default=None, help="a label for the report")
+    r = p.add_argument_group("run")
+    r.add_argument("--out", default="workload-report.json",
+                   help="report path, written by rank 0 (default: %(default)s)")
+    r.add_argument("--build-layers", type=_positive, default=None,
+                   help="layers to build on each GPU (default: 2 on CPU, as many as fill 70%% "
+                        "of a GPU's free memory, at most the model's and 16)")
+    r.add_argument("--steps", type=_positive, default=None, help="timed steps (default 30)")
+    r.add_argument("--warmup-steps", type=int, default=None, help="default 5")
+    r.add_argument("--quick", action="store_true",
+                   help="2 + 5 steps: checks the set-up; never calibrates")
+    r.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    r.add_argument("--attention", choices=("auto", *ATTENTION_BACKENDS), default="auto",
+                   help="SDPA backend (auto: the first of flash, cudnn, efficient, math "
+                        "that runs)")
+    r.add_argument("--no-profile", action="store_true",
+                   help="skip the torch.profiler split (matmul/attention/other)")
+    r.add_argument("--timeout-s", type=float, default=120.0,
+                   help="process group timeout in seconds (default: %(default)s)")
+    return p
+
+
+def _from_planner(args) -> dict:
+    """Shape fields from --model/--config/--params via gpuplan's planner."""
+    try:
+        from planner import PlanPins, WorkloadSpec, build_workload
+        from planner._layer_model import shape_of
+    except ImportError:
+        raise ProbesError(PLANNER_MISSING) from None
+    overrides = tuple((k, v) for k, v in (
+        ("layers", args.layers), ("hidden", args.hidden), ("heads", args.heads),
+        ("kv_heads", args.kv_heads), ("ffn_hidden", args.ffn_hidden)) if v is not None)
+    spec = WorkloadSpec(model=args.model, config=args.config, params=args.params,
+                        active_params=args.active_params, experts=args.experts,
+                        experts_per_token=args.experts_per_token, seq_len=args.seq_len,
+                        precision=args.precision, recompute=args.recompute,
+                        framework=args.framework,
+                        pins=PlanPins(tp=args.tp, micro_batch=args.micro_batch),
+                        arch_overrides=overrides)
+    from catalog import GpuplanError
+
+    try:
+        workload = build_workload(spec)
+    except GpuplanError as exc:
+        raise ProbesError(str(exc)) from None
+    shape = shape_of(workload)
+    name = args.model or (os.path.basename(args.config) if args.config else
+                          f"{args.params} (inferred)")
+    return {"hidden": shape.hidden, "heads": shape.heads, "kv_heads": shape.kv_heads,
+            "head_dim": shape.head_dim, "ffn_hidden": shape.ffn_hidden, "gated": shape.gated,
+            "seq_len": shape.seq_len, "micro_batch": shape.micro_batch,
+            "recompute": shape.recompute, "experts": shape.experts,
+            "experts_per_token": shape.experts_per_token,
+            "shared_experts": shape.shared_experts, "model_layers": workload.arch.layers,
+            "model": args.model_name or name}
+
+
+def _explicit(args) -> dict:
+    missing = [n for n in ("hidden", "heads", "ffn_hidden", "seq_len")
+               if getattr(args, n) is None]
+    if missing:
+        raise ProbesError(f"{SHAPE_MISSING} (missing: "
+                          f"{', '.join('--' + n.replace('_', '-') for n in missing)})")
+    return {"hidden": args.hidden, "heads": args.heads, "kv_heads": args.kv_heads or args.heads,
+            "head_dim": args.head_dim or 0, "ffn_hidden": args.ffn_hidden,
+            "gated": True if args.gated is None else args.gated, "seq_len": args.seq_len,
+            "micro_batch": args.micro_batch or 1,
+            "recompute": "none" if args.recompute == "auto" else args.recompute,
+            "experts": args.experts or 0, "experts_per_token": args.experts_per_token or 0,
+            "shared_experts": args.shared_experts or 0, "model_layers": args.layers or 0,
+            "model": args.model_name or "custom"}
+
+
+def config_from_args(args) -> WorkloadConfig:
+    """The run's configuration; ProbesError with a "To fix" for what cannot work."""
+    shape = _from_planner(args) if (args.model or args.config or args.params) \
+        else _explicit(args)
+    if args.gated is not None and (args.model or args.config or args.params):
+        shape["gated"] = args.gated
+    try:
+        return WorkloadConfig(**shape, precision=args.precision, framework=args.framework,
+                              layers=args.build_layers, tp=args.tp, steps=args.steps,
+                              warmup_steps=args.warmup_steps, quick=args.quick,
+                              device=args.device, attention=args.attention,
+                              profile=not args.no_profile, timeout_seconds=args.timeout_s)
+    except ValueError as exc:
+        raise ProbesError(f"{exc}. To fix: see python -m probes workload --help") from None
+
+
+def _ms(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    ms = seconds * 1e3
+    return f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.3g} ms"
+
+
+def _mib(n: float | None) -> str:
+    if n is None:
+        return "not available"
+    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 2**10:,.1f} KiB"
+
+
+def format_summary(report: ProbeReport, *, out: str | None = None) -> str:
+    """A few lines for a person: the shape, time per layer and its split, memory, spread."""
+    w, lines = report.workload, []
+    env = report.environment
+    if env is not None:
+        gpu = f"{env.gpu_count} x {env.gpu_model}" if env.gpu_model else "no GPU"
+        lines.append(f"{env.hostname}: {gpu}, {env.world_size} process(es), torch "
+                     f"{env.torch_version}")
+    if w is not None:
+        moe = (f", {w.experts} experts top-{w.experts_per_token}"
+               + (f" + {w.shared_experts} shared" if w.shared_experts else "")) \
+            if w.experts else ""
+        lines.append(f"workload {w.model} ({w.framework}): hidden {w.hidden}, heads "
+                     f"{w.heads}/{w.kv_heads} kv, head dim {w.head_dim}, FFN {w.ffn_hidden}"
+                     f"{' gated' if w.gated else ''}{moe}; sequence {w.seq_len} x "
+                     f"{w.micro_batch}; {w.precision}; recompute {w.recompute}; "
+                     f"tp {w.tp} x dp {w.dp}")
+        if w.status != "measured":
+            lines.append(f"workload: {w.status} ({w.reason})")
+        else:
+            lines.append(f"{w.layers_rule}; {w.steps} steps after {w.warmup_steps} warm-up "
+                         f"on {w.device}")
+            lines.append(f"per layer: forward + backward {_ms(w.layer_fwd_bwd_seconds)} "
+                         f"(p10 {_ms(w.layer_fwd_bwd_seconds_p10)}, p90 "
+                         f"{_ms(w.layer_fwd_bwd_seconds_p90)}), whole step "
+                         f"{_ms(w.layer_step_seconds)}; {w.tokens_per_second:,.0f} tokens/s")
+            sp = w.split
+            if sp is not None and sp.matmul_seconds is not None:
+                comm = (f"communication {_ms(sp.communication_seconds)}, "
+                        if sp.communication_seconds is not None else "")
+                lines.append(f"split per layer: matmul {_ms(sp.matmul_seconds)}, attention "
+                             f"{_ms(sp.attention_seconds)}, {comm}other "
+                             f"{_ms(sp.other_seconds)}, optimizer {_ms(sp.optimizer_seconds)} "
+                             f"({sp.source})")
+            elif sp is not None:
+                lines.append(f"split: {sp.source}; optimizer {_ms(sp.optimizer_seconds)} per "
+                             "layer")
+            lines.append(f"memory per layer: activations {_mib(w.layer_activation_bytes)} "
+                         f"(allocator), {_mib(w.layer_saved_bytes)} saved for backward; "
+                         f"peak {_mib(w.peak_memory_bytes)}")
+            s = w.across_ranks
+            if s is not None and s.n > 1:
+                times = [(nv.value, r.rank) for r in report.ranks for nv in r.workload
+                         if nv.name == "layer_fwd_bwd_seconds"]
+                slowest, who = max(times)
+                who_ran = "GPUs" if w.device == "cuda" else "ranks"
+                lines.append(f"over {s.n} {who_ran}: p10 {_ms(s.p10)}, p50 {_ms(s.p50)}, p90 "
+                             f"{_ms(s.p90)}; slowest rank {who} {_ms(slowest)}")
+            lines.extend(f"note: {n}" for n in w.notes)
+    for e in report.errors:
+        lines.append(f"error in {e.probe} (rank {e.rank}): {e.error_type}: {e.message}")
+    if out is not None:
+        lines.append(f"report written to {out} ({report.duration_seconds:.1f} s)")
+    return "\n".join(lines)
+
+
+def _check_writable(out: str) -> None:
+    """Fail before measuring, not after, when rank 0 could not write the report."""
+    if os.environ.get("RANK", "0") != "0":
+        return
+    folder = os.path.dirname(os.path.abspath(out))
+    while not os.path.exists(folder):  # write_report_atomic creates missing folders
+        folder = os.path.dirname(folder)
+    if os.path.isdir(out) or not os.access(folder, os.W_OK):
+        raise ProbesError(f"cannot write the report to {out!r}. To fix: choose a writable "
+                          "--out file, e.g. --out workload-report.json")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from probes.cli import TORCH_MISSING
+
+    args = build_parser().parse_args(argv)
+    try:
+        import torch  # noqa: F401 - only to say clearly that it is missing
+    except ImportError:
+        print(TORCH_MISSING)
+        return 2
+    from probes._workload_run import run_workload_probe
+
+    try:
+        config = config_from_args(args)
+        _check_writable(args.out)
+        report = run_workload_probe(config, out=args.out)
+    except ProbesError as exc:
+        print(exc)
+        return 2
+    if os.environ.get("RANK", "0") == "0":
+        print(format_summary(report, out=args.out))
+        sys.stdout.flush()
+    return 1 if report.errors else 0
