@@ -8,7 +8,10 @@ One file, ``<user data dir>/probes.db``, schema-versioned with ``PRAGMA user_ver
     measurements(report_id -> reports.id, kind, key, value, unit)
         kind: matmul_tflops (key = catalog dtype, fp8_fast for fast accumulation),
         device_copy_gb_per_s (key copy), device_triad_gb_per_s (key triad),
-        busbw_intra_gb_per_s / busbw_world_gb_per_s (key = op)
+        busbw_intra_gb_per_s / busbw_world_gb_per_s (key = op),
+        workload_layer_ms / workload_layer_activation_mib (key = framework and layer shape,
+        e.g. "fsdp h4096 a32/8 d128 F14336g s8192 b1 bf16 rc:none": the workload probe's
+        forward + backward time and activations per layer, median over GPUs)
 
 Every report is stored; which figures calibrate the model is decided when the calibration is
 loaded, by the rules of planner/_calibration.py, from the report's JSON and the catalog's
@@ -39,8 +42,14 @@ from pathlib import Path
 from catalog import Catalog, GpuplanError
 from catalog._paths import user_data_dir
 
-from ._calibration import NO_CALIBRATION, Calibration, Candidate, calibrate
-from ._errors import CalibrationError
+from ._calibration import (
+    NO_CALIBRATION,
+    Calibration,
+    Candidate,
+    WorkloadCandidate,
+    calibrate,
+)
+from ._errors import CalibrationError, PlannerError
 
 SCHEMA_VERSION = 1
 _DDL = (
@@ -268,7 +277,54 @@ def _measurements(report) -> list[tuple[str, str, float, str]]:
         best = max(large or [p.busbw_gb_per_s for p in s.points])
         kind = "busbw_intra_gb_per_s" if s.scope == "intra_node" else "busbw_world_gb_per_s"
         rows.append((kind, s.op, best, "GB/s"))
+    w = workload_figures(report)
+    if w is not None:
+        key = f"{w['framework']} {w['shape'].label}"
+        rows.append(("workload_layer_ms", key, w["seconds"] * 1e3, "ms"))
+        if w["memory_bytes"] is not None:
+            rows.append(("workload_layer_activation_mib", key, w["memory_bytes"] / 2**20,
+                         "MiB"))
     return rows
+
+
+def _rank_median(report, name: str) -> float | None:
+    values = [nv.value for r in report.ranks for nv in r.workload if nv.name == name]
+    if not values:
+        return None
+    values.sort()
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def workload_figures(report) -> dict | None:
+    """The workload layer a report measured: its shape, forward + backward seconds per layer
+    (the median over GPUs, p10/p90 the wider of over GPUs and over steps), activation bytes
+    per layer (the CUDA allocator's, else the saved tensors') and the optimizer per layer.
+    None without a measured workload section."""
+    from ._layer_model import WorkloadShape
+
+    w = report.workload
+    if w is None or w.status != "measured" or not w.layer_fwd_bwd_seconds:
+        return None
+    spread = w.across_ranks
+    seconds = spread.p50 if spread is not None and spread.n > 1 else w.layer_fwd_bwd_seconds
+    p10s = [x for x in (w.layer_fwd_bwd_seconds_p10, spread.p10 if spread else None) if x]
+    p90s = [x for x in (w.layer_fwd_bwd_seconds_p90, spread.p90 if spread else None) if x]
+    memory = (_rank_median(report, "layer_activation_bytes") or w.layer_activation_bytes
+              or _rank_median(report, "layer_saved_bytes") or w.layer_saved_bytes)
+    shape = WorkloadShape(hidden=w.hidden, heads=w.heads, kv_heads=w.kv_heads,
+                          head_dim=w.head_dim, ffn_hidden=w.ffn_hidden, gated=w.gated,
+                          seq_len=w.seq_len, micro_batch=w.micro_batch, precision=w.precision,
+                          recompute=w.recompute, experts=w.experts,
+                          experts_per_token=w.experts_per_token,
+                          shared_experts=w.shared_experts)
+    split = w.split
+    return {"shape": shape, "framework": w.framework, "seconds": seconds,
+            "p10": min(p10s) if p10s else None, "p90": max(p90s) if p90s else None,
+            "memory_bytes": memory if memory and memory > 0 else None,
+            "memory_source": "allocator" if w.layer_activation_bytes else "saved tensors",
+            "optimizer_seconds": split.optimizer_seconds if split else None,
+            "attention_backend": w.attention_backend}
 
 
 def _accelerator_of(report, catalog: Catalog, override: str | None) -> str | None:
@@ -406,10 +462,18 @@ def load_calibration(catalog: Catalog | None = None, *, db: Path | None = None) 
         from catalog import load_catalog
 
         catalog = load_catalog()
-    found = []
+    found, layers = [], []
     for rid, created, acc, text in rows:
-        found.extend(_candidates(rid, created, acc, text, catalog))
-    return calibrate(found)
+        figures, layer = _candidates(rid, created, acc, text, catalog)
+        found.extend(figures)
+        if layer is not None:
+            layers.append(layer)
+    if not layers:
+        return calibrate(found)
+    # the layers are modelled with the hardware figures `estimate` will use: the probes'
+    # measurements (a first pass of the rules) where there are some
+    hardware = calibrate(found)
+    return calibrate(found, workloads=[_modelled(c, catalog, hardware) for c in layers])
 
 
 def _instance(catalog: Catalog, env):
@@ -471,9 +535,67 @@ def _instance_refusal(f, instance) -> str | None:
     return None
 
 
+def _workload_candidate(rid: int, created: str, acc, acc_name: str | None, report,
+                        instance) -> WorkloadCandidate | None:
+    """The report's workload layer for the rules, not yet modelled (`_modelled`)."""
+    from probes._figures import workload_refusal
+
+    w = workload_figures(report)
+    if w is None:
+        if report.workload is None:
+            return None
+        # a failed run: listed as refused, with why
+        sec = report.workload
+        from ._layer_model import WorkloadShape
+
+        w = {"shape": WorkloadShape(
+            hidden=sec.hidden, heads=sec.heads, kv_heads=sec.kv_heads, head_dim=sec.head_dim,
+            ffn_hidden=sec.ffn_hidden, gated=sec.gated, seq_len=sec.seq_len,
+            micro_batch=sec.micro_batch, precision=sec.precision, recompute=sec.recompute,
+            experts=sec.experts, experts_per_token=sec.experts_per_token,
+            shared_experts=sec.shared_experts), "framework": sec.framework,
+            "seconds": float("nan"), "p10": None, "p90": None, "memory_bytes": None,
+            "optimizer_seconds": None, "attention_backend": sec.attention_backend}
+    refusal = workload_refusal(report)
+    if refusal is None and acc is None:
+        refusal = (f"accelerator {acc_name!r} is not in the catalog" if acc_name else
+                   "no catalog accelerator: re-ingest with --accelerator NAME")
+    env = report.environment
+    return WorkloadCandidate(
+        report_id=rid, created_utc=created,
+        accelerator=acc.name if acc else (acc_name or (env.device_type if env else "-")),
+        framework=w["framework"], shape=w["shape"],
+        instance_type=instance.name if instance else None,
+        measured_layer_seconds=w["seconds"], p10=w["p10"], p90=w["p90"],
+        measured_layer_memory_bytes=w["memory_bytes"],
+        measured_optimizer_seconds=w["optimizer_seconds"],
+        attention_backend=w["attention_backend"], refusal=refusal)
+
+
+def _modelled(c: WorkloadCandidate, catalog: Catalog, hardware: Calibration
+              ) -> WorkloadCandidate:
+    """The candidate with the planner's figures for its shape on its accelerator."""
+    from ._layer_model import hardware_for, model_attention, model_layer
+
+    if c.refusal is not None:
+        return c
+    acc = catalog.accelerator(c.accelerator)
+    attention = model_attention(c.attention_backend)
+    try:
+        hw = hardware_for(acc, c.shape, framework=c.framework, attention=attention,
+                          calibration=hardware)
+        model = model_layer(c.shape, hardware=hw, framework=c.framework, attention=attention)
+    except (PlannerError, ValueError, KeyError) as exc:
+        return dataclasses.replace(c, refusal=f"the planner cannot model this layer on "
+                                              f"{acc.name}: {exc}")
+    return dataclasses.replace(c, modelled=model, peak_tflops=hw.peak_tflops,
+                               memory_bytes=hw.memory_gib * 2**30)
+
+
 def _candidates(rid: int, created: str, acc_name: str | None, text: str,
-                catalog: Catalog) -> list[Candidate]:
-    """Every figure of one stored report as a Candidate for the rules."""
+                catalog: Catalog) -> tuple[list[Candidate], WorkloadCandidate | None]:
+    """Every figure of one stored report as a Candidate for the rules, and its workload
+    layer (None when it has none)."""
     from probes import ReportError, parse_report, report_figures
 
     try:
@@ -481,7 +603,7 @@ def _candidates(rid: int, created: str, acc_name: str | None, text: str,
     except (ReportError, json.JSONDecodeError) as exc:
         return [Candidate(report_id=rid, created_utc=created, kind="report",
                           accelerator=acc_name or "-", value=None, unit="",
-                          refusal=f"this gpuplan cannot read it: {exc}")]
+                          refusal=f"this gpuplan cannot read it: {exc}")], None
     acc = None
     if acc_name:
         try:
@@ -508,7 +630,7 @@ def _candidates(rid: int, created: str, acc_name: str | None, text: str,
             dtype=dtype, instance_type=instance.name if instance else None,
             gpus_per_node=f.gpus_per_node, nodes=f.nodes, value=f.value, unit=f.unit,
             p10=f.p10, p90=f.p90, bound=bound, bound_source=bound_source, refusal=refusal))
-    return out
+    return out, _workload_candidate(rid, created, acc, acc_name, report, instance)
 
 
 def load_calibration_with_notes(catalog: Catalog | None = None, *,
@@ -519,4 +641,5 @@ def load_calibration_with_notes(catalog: Catalog | None = None, *,
 
 
 __all__ = ["StoredReport", "db_path", "get_report", "ingest", "list_reports",
-           "load_calibration", "load_calibration_with_notes", "report_json"]
+           "load_calibration", "load_calibration_with_notes", "report_json",
+           "workload_figures"]

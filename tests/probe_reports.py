@@ -23,7 +23,13 @@ from probes._schema import (
     MatmulPoint,
     MatmulSection,
     MemorySection,
+    NamedValue,
+    ProbeFailure,
+    RankResult,
+    WorkloadSection,
+    WorkloadSplit,
 )
+from probes._stats import spread
 
 BUSBW_TO_ALGBW = 1.75  # all-reduce over 8 ranks: busbw = algbw · 2(n−1)/n
 
@@ -41,6 +47,25 @@ def _series(scope: str, n: int, busbw_by_size, transport: str, net: str | None):
                      for s, bw in busbw_by_size))
 
 
+def p5_environment(*, device_type: str = "cuda",
+                   gpu_model: str | None = "NVIDIA H100 80GB HBM3", **env_changes) -> Environment:
+    """One p5.48xlarge node (8 x H100 SXM) as the environment probe records it."""
+    cuda = device_type == "cuda"
+    env = Environment(
+        hostname="node-0", cpu_count=192, platform="Linux-x86_64", python_version="3.11.7",
+        torch_version="2.5.1+cu124", cuda_version="12.4", nccl_version="2.21.5",
+        driver_version="550.54.15", device_type=device_type, gpu_model=gpu_model,
+        gpu_count=8 if cuda else 0, gpu_memory_bytes=85_520_809_984,
+        compute_capability="9.0", sm_clock_mhz=1980, sm_clock_max_mhz=1980,
+        memory_clock_mhz=2619, memory_clock_max_mhz=2619, cloud="aws",
+        instance_type="p5.48xlarge", region="us-east-1", zone="us-east-1a", world_size=8,
+        local_world_size=8, node_count=1,
+        idle=GpuTelemetry(sampled="idle", power_limit_w=700.0, power_default_limit_w=700.0,
+                          mig_mode="Disabled", ecc_mode="Enabled") if cuda else None,
+        gpu_count_smi=8 if cuda else None, nccl_env=(("NCCL_DEBUG", "INFO"),))
+    return dataclasses.replace(env, **env_changes)
+
+
 def h100_report(*, bf16_tflops: float = 650.0, fp16_tflops: float | None = None,
                 device_type: str = "cuda", gpu_model: str | None = "NVIDIA H100 80GB HBM3",
                 created_utc: str = "2026-01-31T12:00:00Z",
@@ -56,19 +81,7 @@ def h100_report(*, bf16_tflops: float = 650.0, fp16_tflops: float | None = None,
     ``device_type="cpu"`` gives the report a CPU run writes; ``world_size=2,
     local_world_size=2`` a run on 2 of the node's 8 GPUs."""
     cuda = device_type == "cuda"
-    env = Environment(
-        hostname="node-0", cpu_count=192, platform="Linux-x86_64", python_version="3.11.7",
-        torch_version="2.5.1+cu124", cuda_version="12.4", nccl_version="2.21.5",
-        driver_version="550.54.15", device_type=device_type, gpu_model=gpu_model,
-        gpu_count=8 if cuda else 0, gpu_memory_bytes=85_520_809_984,
-        compute_capability="9.0", sm_clock_mhz=1980, sm_clock_max_mhz=1980,
-        memory_clock_mhz=2619, memory_clock_max_mhz=2619, cloud="aws",
-        instance_type="p5.48xlarge", region="us-east-1", zone="us-east-1a", world_size=8,
-        local_world_size=8, node_count=1,
-        idle=GpuTelemetry(sampled="idle", power_limit_w=700.0, power_default_limit_w=700.0,
-                          mig_mode="Disabled", ecc_mode="Enabled") if cuda else None,
-        gpu_count_smi=8 if cuda else None, nccl_env=(("NCCL_DEBUG", "INFO"),))
-    env = dataclasses.replace(env, **env_changes)
+    env = p5_environment(device_type=device_type, gpu_model=gpu_model, **env_changes)
     measured = [("bf16", bf16_tflops)] + ([("fp16", fp16_tflops)] if fp16_tflops else []) \
         + ([("fp8_e4m3", fp8_tflops)] if fp8_tflops else [])
     device = "cuda:0" if cuda else "cpu"
@@ -130,3 +143,67 @@ def h100_report(*, bf16_tflops: float = 650.0, fp16_tflops: float | None = None,
                        created_utc=created_utc, quick=quick, duration_seconds=131.5,
                        environment=env, matmul=matmul, memory=memory, collectives=collectives,
                        ranks=ranks)
+
+
+# Llama-3 8B's layer (hidden 4096, 32 heads, 8 KV heads, SwiGLU FFN 14336) at 8,192 tokens,
+# the shape `gpuplan probe workload --model llama3-8b` runs. The planner models it at about
+# 25 ms forward + backward on one H100 SXM under the fsdp profile and its FLOPs take 12.5 ms
+# at the datasheet peak, so the default 30 ms is a plausible eager-PyTorch measurement.
+LLAMA3_8B_LAYER = {"hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128,
+                   "ffn_hidden": 14336, "gated": True, "seq_len": 8192, "micro_batch": 1,
+                   "precision": "bf16", "recompute": "none"}
+
+
+def h100_workload_report(*, layer_ms: float = 30.0, activation_mib: float | None = 1400.0,
+                         framework: str = "fsdp", quick: bool = False, tp: int = 1,
+                         status: str = "measured", rank_ms: tuple[float, ...] | None = None,
+                         failed_rank: int | None = None,
+                         created_utc: str = "2026-02-01T12:00:00Z", shape: dict | None = None,
+                         **env_changes) -> ProbeReport:
+    """What `torchrun --nproc-per-node 8 -m probes workload --model llama3-8b` writes on a
+    p5.48xlarge: a full node, every rank timing ``layer_ms`` per layer (or ``rank_ms`` per
+    rank) with ``activation_mib`` of activations per layer. ``shape`` changes the layer
+    (keys of LLAMA3_8B_LAYER, experts...); ``failed_rank`` makes that rank's probe fail."""
+    env = p5_environment(**env_changes)
+    layer = {**LLAMA3_8B_LAYER, **(shape or {})}
+    n = env.world_size
+    per_rank = rank_ms or (layer_ms,) * n
+    layers = 4
+    act = None if activation_mib is None else activation_mib * 2**20
+    ranks = tuple(RankResult(
+        rank=r, local_rank=r % env.local_world_size, hostname="node-0", device=f"cuda:{r}",
+        gpu_name=env.gpu_model,
+        workload=() if r == failed_rank else (
+            NamedValue(name="layer_fwd_bwd_seconds", value=ms / 1e3),
+            NamedValue(name="layer_step_seconds", value=ms * 1.1 / 1e3),
+            *((NamedValue(name="layer_activation_bytes", value=act),) if act else ())))
+        for r, ms in zip(range(n), per_rank, strict=True))
+    seconds = [v.value for r in ranks for v in r.workload if v.name == "layer_fwd_bwd_seconds"]
+    measured = status == "measured"
+    section = WorkloadSection(
+        status=status, reason=None if measured else "CUDA out of memory", model="llama3-8b",
+        framework=framework, precision_requested=layer["precision"], model_layers=32,
+        layers=layers, layers_rule=f"{layers} layer(s): ... fit in 70% of the free memory",
+        tp=tp, dp=n // tp, device="cuda", timing="cuda_events", attention_backend="flash",
+        optimizer="AdamW (fused) on fp32 master weights", warmup_steps=2 if quick else 5,
+        steps=5 if quick else 30, quick=quick,
+        step_seconds=layers * per_rank[0] * 1.1 / 1e3 if measured else None,
+        fwd_bwd_seconds=layers * per_rank[0] / 1e3 if measured else None,
+        layer_fwd_bwd_seconds=per_rank[0] / 1e3 if measured else None,
+        layer_fwd_bwd_seconds_p10=per_rank[0] * 0.99 / 1e3 if measured else None,
+        layer_fwd_bwd_seconds_p90=per_rank[0] * 1.02 / 1e3 if measured else None,
+        layer_step_seconds=per_rank[0] * 1.1 / 1e3 if measured else None,
+        layer_activation_bytes=act if measured else None,
+        layer_saved_bytes=act * 0.95 if measured and act else None,
+        split=WorkloadSplit(source="torch.profiler: ...", matmul_seconds=per_rank[0] * 0.6e-3,
+                            attention_seconds=per_rank[0] * 0.25e-3,
+                            other_seconds=per_rank[0] * 0.15e-3,
+                            optimizer_seconds=per_rank[0] * 0.1e-3) if measured else None,
+        across_ranks=spread(seconds, [r.rank for r in ranks if r.workload]) if seconds
+        else None, **layer)
+    errors = () if failed_rank is None and measured else (ProbeFailure(
+        probe="workload", error_type="OutOfMemoryError", message="CUDA out of memory",
+        rank=failed_rank or 0),)
+    return ProbeReport(schema_version=SCHEMA_VERSION, tool_version="0.1.0",
+                       created_utc=created_utc, quick=quick, duration_seconds=75.0,
+                       environment=env, workload=section, errors=errors, ranks=ranks)

@@ -8,6 +8,14 @@ from typing import Annotated
 import typer
 
 from ._app import CliExit, console, print_json, probe_app
+from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
+
+MAX_TIMEOUT_S = 86_400  # --timeout-s: a process group that has not formed in a day never will
+MAX_SIZE_BYTES = 16 * 2**30  # --sizes: a collective buffer larger than any GPU's memory share
+MAX_MATMUL_DIM = 65_536  # --shapes: 65,536^2 bf16 is 8 GiB per operand
+MAX_LIST = 32  # --sizes, --shapes: entries (a default sweep has about ten)
+MAX_REPORT_BYTES = 16 * 2**20  # a probe report: ~9 KB for 8 GPUs, ~0.6 MB for 1,024
+MAX_REPORT_ID = 1_000_000_000
 
 
 @probe_app.command("run", context_settings={"allow_extra_args": True,
@@ -22,14 +30,75 @@ def run_cmd(ctx: typer.Context) -> None:
     """
     from probes.cli import main as probes_main
 
+    check_run_args(list(ctx.args))
     code = probes_main(list(ctx.args))
     if code:
         raise CliExit(code)
 
 
+def check_run_args(argv: list[str]) -> None:
+    """Every `probe run` option checked before anything is measured, each error one line
+    with its bound: argparse's own errors, then what argparse accepts but must not run
+    (a NaN timeout, a 10^15-byte buffer, /dev/null as the report)."""
+    import math
+
+    from catalog import GpuplanError, check_output_path
+    from probes.cli import build_parser
+
+    fix = "To fix: see `python -m probes --help`"
+
+    def error(message: str):  # argparse's own would print its usage and exit
+        message = message.rstrip(".")
+        raise GpuplanError(f"probe run: {message}" + ("" if "To fix" in message else f". {fix}"))
+
+    parser = build_parser()
+    parser.error = error
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # -h: argparse printed its help
+        raise typer.Exit(exc.code or 0) from None
+    if not (math.isfinite(args.timeout_s) and 1 <= args.timeout_s <= MAX_TIMEOUT_S):
+        raise GpuplanError(f"--timeout-s must be a number from 1 to {MAX_TIMEOUT_S:,} (seconds),"
+                           f" got {args.timeout_s}. {fix}")
+    if args.sizes == ():
+        raise GpuplanError(f"--sizes is empty. {fix}")
+    sizes = args.sizes or ()
+    if len(sizes) > MAX_LIST or any(n > MAX_SIZE_BYTES for n in sizes):
+        raise GpuplanError(f"--sizes: at most {MAX_LIST} sizes, each at most 16 GiB. {fix}")
+    shapes = args.shapes or ()
+    if len(shapes) > MAX_LIST or any(d > MAX_MATMUL_DIM for s in shapes for d in s):
+        raise GpuplanError(f"--shapes: at most {MAX_LIST} shapes, each dimension at most "
+                           f"{MAX_MATMUL_DIM:,}. {fix}")
+    target = check_output_path(args.out, what="probe report (--out)")
+    _check_can_create(target, what="probe report (--out)")
+
+
+def _check_can_create(target, *, what: str) -> None:
+    """Create and remove a file beside ``target``: the probes write their report only after
+    minutes of measuring, with their own writer, so a directory that refuses files (/proc, a
+    read-only mount) must fail now."""
+    import os
+    import secrets
+
+    from catalog import GpuplanError
+
+    trial = target.parent / f".gpuplan-write-check-{secrets.token_hex(6)}"
+    try:
+        os.close(os.open(trial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(trial)
+    except OSError as exc:
+        raise GpuplanError(f"{what} {target}: cannot create a file in {target.parent} "
+                           f"({exc.strerror or exc}). To fix: choose a writable location, "
+                           "e.g. --out report.json") from None
+
+
 def _num(v: float | None) -> str:
     """1 decimal for real figures; 3 significant digits for absurd ones (1e308 stays short)."""
-    return "-" if v is None else (f"{v:,.1f}" if abs(v) < 1e6 else f"{v:.3g}")
+    import math
+
+    if v is None or not math.isfinite(v):
+        return "-"
+    return f"{v:,.1f}" if abs(v) < 1e6 else f"{v:.3g}"
 
 
 def _for_report(cal, report_id: int) -> tuple[list, list]:
@@ -51,6 +120,22 @@ def _with_calibration(stored, cal) -> dict:
             "used": [n.line() for n in used], "not_used": [n.line() for n in refused]}
 
 
+def check_report_file(path: str) -> None:
+    """A report file the store can read: a regular file (the store's reader would block on a
+    FIFO and read /dev/zero until memory ran out), at most 16 MiB, UTF-8, and JSON without
+    NaN/Infinity, 400-digit numbers or deep nesting (which crashed it)."""
+    from catalog import CatalogFileError, GpuplanError, load_json_text, read_user_text
+
+    text = read_user_text(path, what="probe report", max_bytes=MAX_REPORT_BYTES)
+    try:
+        load_json_text(text, what=f"probe report {path}")
+    except CatalogFileError as exc:
+        detail = str(exc).split(" To fix:")[0].removeprefix(f"probe report {path}: ")
+        raise GpuplanError(f"probe report {path} is not valid JSON as gpuplan reads it "
+                           f"({detail.rstrip('.')}). To fix: re-run `python -m probes --out "
+                           "PATH` on the instance and use that file") from None
+
+
 @probe_app.command("ingest")
 def ingest_cmd(
     reports: Annotated[list[str], typer.Argument(help="Probe report JSON files.")],
@@ -58,20 +143,26 @@ def ingest_cmd(
         "--accelerator", help="Catalog accelerator the report measured, when the GPU name "
         "alone does not say (e.g. H100-SXM5-80GB). Re-ingesting a stored report with another "
         "accelerator relabels it.")] = None,
-    json_out: Annotated[bool, typer.Option("--json")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print each stored report, with what "
+                        "it calibrates and what it does not, as JSON.")] = False,
 ) -> None:
     """Store probe reports; `estimate` and `plan` then use what the calibration rules accept
     (full non-quick runs, figures within the datasheet's bounds, RDMA for the fabric)."""
     from catalog import load_catalog
     from planner._probe_store import db_path, ingest, load_calibration
 
+    from ._catalog_cmds import not_empty
+
+    not_empty("--accelerator", accelerator)
+    for path in reports:  # every file checked before any is stored
+        check_report_file(path)
     cat = load_catalog()
     stored = [ingest(path, cat, accelerator=accelerator) for path in reports]
     cal = load_calibration(cat)
     if json_out:
         print_json([_with_calibration(s, cal) for s in stored])
         return
-    out = console()
+    out = console(fit=True)
     for s in stored:
         used, refused = _for_report(cal, s.id)
         what = ", ".join(f"{k} {_num(v)}" for k, v in s.measurements.get("matmul_tflops",
@@ -81,25 +172,42 @@ def ingest_cmd(
         else:
             use = "stored; calibrates nothing"
         out.print(f"report {s.id}: {s.gpu_model or s.device_type} x{s.gpu_count or 0}"
-                  f"{' on ' + s.instance_type if s.instance_type else ''}; matmul TFLOP/s "
-                  f"{what or '-'}; {use}", markup=False, highlight=False)
+                  f"{' on ' + s.instance_type if s.instance_type else ''}; {use}", markup=False)
+        out.print(f"  matmul TFLOP/s: {what or '-'}", markup=False)
         if s.ingest_status != "stored":
-            out.print(f"  {s.ingest_status}", markup=False, highlight=False)
+            out.print(f"  {s.ingest_status}", markup=False)
         for line in _reasons(refused):
-            out.print(f"  not used: {line}", markup=False, highlight=False)
-    out.print(f"database: {db_path()}", markup=False, highlight=False)
+            out.print(f"  not used: {line}", markup=False)
+    out.print(f"database: {db_path()}", markup=False)
+
+
+SHOW_COLUMNS = (
+    Column("id", ESSENTIAL, align="right"), Column("created", OPTIONAL),
+    Column("accelerator", ESSENTIAL), Column("GPUs/node", align="right"),
+    Column("nodes", align="right"), Column("instance", ESSENTIAL), Column("quick"),
+    Column("bf16 TF/s", align="right"), Column("copy GB/s", align="right"),
+    Column("intra busbw", OPTIONAL, align="right"),
+    Column("world busbw", OPTIONAL, align="right"), Column("used", align="right"),
+)
 
 
 @probe_app.command("show")
 def show_cmd(
-    report_id: Annotated[int | None, typer.Argument(help="Show one report in full.")] = None,
-    json_out: Annotated[bool, typer.Option("--json")] = False,
+    report_id: Annotated[int | None, typer.Argument(help="Show one report in full (its id "
+                                                    "from the list).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON: the list with what each "
+                        "report calibrates, or one report's file as ingested.")] = False,
+    wide: Wide = False,
 ) -> None:
     """List ingested probe reports, the measurements the planner uses, and those it does not
     use, with why."""
+    from catalog import GpuplanError
     from planner._probe_store import get_report, list_reports, load_calibration, report_json
 
     if report_id is not None:
+        if not 1 <= report_id <= MAX_REPORT_ID:
+            raise GpuplanError(f"a report id is a whole number from 1 to {MAX_REPORT_ID:,}, got "
+                               f"{report_id}. To fix: `gpuplan probe show` lists the ids")
         if json_out:
             print_json(report_json(report_id))
         else:
@@ -110,40 +218,104 @@ def show_cmd(
         if json_out:
             print_json([])
             return
-        console().print("no probe reports ingested. Run `gpuplan probe run --out report.json` "
-                        "on a rented instance (or `gpuplan launch probes`), then `gpuplan probe "
-                        "ingest report.json`.", markup=False, highlight=False)
+        console(fit=True).print("no probe reports ingested. Run `gpuplan probe run --out "
+                                "report.json` on a rented instance (or `gpuplan launch probes`), "
+                                "then `gpuplan probe ingest report.json`.", markup=False)
         return
     cal = load_calibration()
     if json_out:
         print_json([_with_calibration(r, cal) for r in reports])
         return
-    from rich.table import Table
 
-    out = console()
-    t = Table()
-    for col in ("id", "created", "accelerator", "GPUs/node", "nodes", "instance", "quick",
-                "bf16 TF/s", "copy GB/s", "intra busbw", "world busbw", "used"):
-        t.add_column(col)
-
-    fmt = _num
-    for r in reports:
+    def row(r) -> tuple:
         m = r.measurements
         used, _ = _for_report(cal, r.id)
-        t.add_row(str(r.id), r.created_utc[:19], r.accelerator or r.device_type,
-                  f"{r.gpus_per_node or 0}/{r.gpu_count or 0}", str(r.node_count or 1),
-                  r.instance_type or "-", "yes" if r.quick else "no",
-                  fmt(m.get("matmul_tflops", {}).get("bf16")),
-                  fmt(m.get("device_copy_gb_per_s", {}).get("copy")),
-                  fmt(m.get("busbw_intra_gb_per_s", {}).get("all_reduce")),
-                  fmt(m.get("busbw_world_gb_per_s", {}).get("all_reduce")),
-                  str(len(used)))
-    out.print(t)
+        return (r.id, r.created_utc[:19], r.accelerator or r.device_type,
+                f"{r.gpus_per_node or 0}/{r.gpu_count or 0}", r.node_count or 1,
+                r.instance_type or "-", "yes" if r.quick else "no",
+                _num(m.get("matmul_tflops", {}).get("bf16")),
+                _num(m.get("device_copy_gb_per_s", {}).get("copy")),
+                _num(m.get("busbw_intra_gb_per_s", {}).get("all_reduce")),
+                _num(m.get("busbw_world_gb_per_s", {}).get("all_reduce")), len(used))
+
+    print_table(SHOW_COLUMNS, [row(r) for r in reports], wide=wide)
+    out = console(fit=True)
     out.print("Used by the planner:" if cal.used() else "Used by the planner: nothing; "
-              "estimates use datasheet x published fractions.", markup=False, highlight=False)
+              "estimates use datasheet x published fractions.", markup=False)
     for n in cal.used():
-        out.print(f"  {n.line()}", markup=False, highlight=False)
+        out.print(f"  {n.line()}", markup=False)
     if cal.rejected():
-        out.print("Not used:", markup=False, highlight=False)
+        out.print("Not used:", markup=False)
         for n in cal.rejected():
-            out.print(f"  {n.line()}", markup=False, highlight=False)
+            out.print(f"  {n.line()}", markup=False)
+
+
+# -- `probe workload` (issue #20): the user's own layers, timed on this machine ------------------
+from . import _workload_opts as W  # noqa: E402  (the workload options of `estimate`, one definition)
+
+
+@probe_app.command("workload", context_settings={"allow_extra_args": True,
+                                                 "ignore_unknown_options": True})
+def workload_cmd(
+    ctx: typer.Context,
+    model: W.Model = None, config: W.Config = None, params: W.Params = None,
+    active_params: W.ActiveParams = None, experts: W.Experts = None,
+    experts_per_token: W.ExpertsPerToken = None, seq_len: W.SeqLen = None,
+    precision: W.Precision = "bf16", recompute: W.Recompute = "none",
+    layers: W.Layers = None, hidden: W.Hidden = None, heads: W.Heads = None,
+    kv_heads: W.KvHeads = None, ffn_hidden: W.FfnHidden = None,
+    framework: W.Framework = "fsdp", tp: W.Tp = None, micro_batch: W.MicroBatch = None,
+    print_command: Annotated[bool, typer.Option(
+        "--print-command", help="Print the torchrun command that runs this on every GPU of a "
+        "node (the shape spelled out: the node needs only the probes package) and exit.")]
+    = False,
+) -> None:
+    """Time your model's transformer layers (forward + backward + AdamW) at their real shapes
+    on this machine and write a report for `gpuplan probe ingest` (needs torch).
+
+    The model is chosen as for `estimate`. Run options of `python -m probes workload` pass
+    through: --out FILE, --quick, --device, --build-layers N, --steps N, --warmup-steps N,
+    --attention auto|flash|cudnn|efficient|math, --no-profile, --timeout-s. --framework
+    (default fsdp: eager PyTorch layers, as FSDP/torchtitan run them) names the profile the
+    measurement calibrates; --recompute defaults to none here.
+    """
+    import shlex
+
+    import planner
+    from planner._layer_model import probe_options, shape_of
+
+    spec = W.workload_spec(
+        model=model, config=config, params=params, active_params=active_params,
+        experts=experts, experts_per_token=experts_per_token, tokens=None, seq_len=seq_len,
+        global_batch_tokens=None, precision=precision, optimizer="adamw", recompute=recompute,
+        finetune="none", lora_rank=16, layers=layers, hidden=hidden, heads=heads,
+        kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=None, framework=framework, tp=tp,
+        micro_batch=micro_batch)
+    workload = planner.build_workload(spec)
+    arch = workload.arch
+    if arch.attention_params_per_layer or arch.dense_layers:
+        console(stderr=True).print(
+            "note: " + "; ".join(n for n in (
+                "the model's attention (MLA-style) runs as standard attention of the same "
+                "heads and head dim, as the planner models it" if
+                arch.attention_params_per_layer else "",
+                f"its {arch.dense_layers} leading dense layers are not probed (the MoE layer "
+                "is)" if arch.dense_layers else "") if n), markup=False, highlight=False)
+    label = model or (config.rsplit("/", 1)[-1] if config else f"{params} (inferred)")
+    opts = probe_options(shape_of(workload), model_layers=workload.arch.layers,
+                         framework=spec.framework, model=label, tp=tp or 1)
+    if print_command:
+        out = console()
+        out.print("torchrun --standalone --nproc-per-node \"$(nvidia-smi -L | wc -l)\" "
+                  "-m probes workload "
+                  f"{shlex.join([*opts, '--out', 'workload-report.json', *ctx.args])}",
+                  markup=False, highlight=False, soft_wrap=True)
+        out.print(f"# or with `gpuplan launch probes`: sky launch --env GPUPLAN_PROBE_ARGS="
+                  f"{shlex.quote(shlex.join(['workload', *opts, *ctx.args]))} …",
+                  markup=False, highlight=False, soft_wrap=True)
+        return
+    from probes.cli import main as probes_main
+
+    code = probes_main(["workload", *opts, *ctx.args])
+    if code:
+        raise CliExit(code)
