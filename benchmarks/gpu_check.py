@@ -33,6 +33,14 @@ and FLOP count), so that a bug in the probe cannot hide in the reference:
    all_reduce_perf when installed; otherwise "not verified" (a failure with --verify).
 9. planner: the probe report ingested into a temporary database, and the 8-GPU estimate of
    Llama-3 8B before and after, through the planner's public API.
+10. workload probe (GPU only; on CPU a "skipped" line): `gpuplan probe workload`'s layers for a
+   1B-class shape (Llama 3.2 1B: hidden 2048, 32 heads, 8 KV heads, SwiGLU FFN 8192) at 4,096
+   x 2 tokens, one process, ~20-40 s. Pass: it measured, no layer beat its FLOPs at the
+   datasheet peak, and the two independent activation counts (the CUDA allocator after the
+   forward, autograd's saved tensors) agree within 25%. The modelled per-layer time and memory
+   (planner/_layer_model.py) and measured/modelled are recorded next to it, with what the
+   calibration's rules say about the report (a 1-process run on a multi-GPU node is refused:
+   not a full node).
 
 On CPU (--dry-run) every step runs with tiny sizes so the script is exercised by the tests;
 its timing comparisons are recorded as "info" (a shared CPU is not a benchmark), the fp8 and
@@ -388,6 +396,101 @@ def planner_before_after(checks: Checks, report_path: Path, out: Path) -> None:
                measured=lines, used=used, not_used=refused)
 
 
+# -- 10. workload probe ----------------------------------------------------------------------
+# Llama 3.2 1B (meta-llama/Llama-3.2-1B config.json): hidden 2048, 16 layers, 32 heads, 8 KV
+# heads, intermediate 8192, head dim 64.
+WORKLOAD_1B = {"hidden": 2048, "heads": 32, "kv_heads": 8, "ffn_hidden": 8192, "seq_len": 4096,
+               "micro_batch": 2, "model_layers": 16}
+MEMORY_AGREEMENT = 0.25
+
+
+def check_workload(checks: Checks, out: Path, gpu: bool, *, device: str = "cuda",
+                   shape: dict | None = None) -> None:
+    """Step 10; ``device``/``shape`` let the tests walk it on CPU with a tiny layer."""
+    if not gpu:
+        checks.add("workload probe", "skipped",
+                   "no GPU: the 1B-class layer (hidden 2048, 32/8 heads, FFN 8192, 4,096 x 2 "
+                   "tokens) runs only on a GPU; tiny layers run on CPU in "
+                   "tests/probes/test_workload*.py")
+        return
+    import catalog
+    import planner
+    from planner._layer_model import (
+        WorkloadShape,
+        hardware_for,
+        layer_flops,
+        model_attention,
+        model_layer,
+    )
+    from probes import WorkloadConfig, run_workload_probe
+
+    path = out / "workload-report.json"
+    report = run_workload_probe(WorkloadConfig(**(shape or WORKLOAD_1B),
+                                               model="llama-3.2-1b-class", framework="fsdp",
+                                               device=device), out=path)
+    w = report.workload
+    if w is None or w.status != "measured" or report.errors:
+        checks.add("workload probe", "fail", f"did not measure: "
+                   f"{[e.message for e in report.errors] or (w.reason if w else 'no section')}")
+        return
+    shape = WorkloadShape(hidden=w.hidden, heads=w.heads, kv_heads=w.kv_heads,
+                          head_dim=w.head_dim, ffn_hidden=w.ffn_hidden, gated=w.gated,
+                          seq_len=w.seq_len, micro_batch=w.micro_batch, precision=w.precision,
+                          recompute=w.recompute)
+    cat = catalog.load_catalog()
+    facts: dict = {"layers": w.layers, "attention_backend": w.attention_backend,
+                   "layer_fwd_bwd_ms": w.layer_fwd_bwd_seconds * 1e3,
+                   "split_ms": {k: (v * 1e3 if isinstance(v, float) else v) for k, v in
+                                (("matmul", w.split.matmul_seconds),
+                                 ("attention", w.split.attention_seconds),
+                                 ("other", w.split.other_seconds),
+                                 ("optimizer", w.split.optimizer_seconds))},
+                   "activation_mib": (w.layer_activation_bytes or 0) / 2**20,
+                   "saved_mib": (w.layer_saved_bytes or 0) / 2**20,
+                   "peak_gib": (w.peak_memory_bytes or 0) / 2**30}
+    detail = (f"{w.layers} layers, {w.layer_fwd_bwd_seconds * 1e3:.2f} ms fwd+bwd per layer "
+              f"({w.attention_backend})")
+    ok = True
+    if w.layer_activation_bytes is not None:  # two independent counts of the activations
+        agree = (abs(facts["activation_mib"] / facts["saved_mib"] - 1) <= MEMORY_AGREEMENT
+                 if facts["saved_mib"] else False)
+        ok &= agree
+        detail += (f"; activations {facts['activation_mib']:.0f} MiB (allocator) vs "
+                   f"{facts['saved_mib']:.0f} MiB (saved tensors)"
+                   + ("" if agree else f": DISAGREE by more than {MEMORY_AGREEMENT:.0%}"))
+    else:
+        detail += (f"; activations {facts['saved_mib']:.2f} MiB (saved tensors; the allocator "
+                   "figures need CUDA)")
+    try:
+        acc = cat.accelerator(cat.resolve_accelerator(report.environment.gpu_model or ""))
+    except catalog.GpuplanError:
+        acc = None
+    if acc is not None:
+        attention = model_attention(w.attention_backend)
+        model = model_layer(shape, framework="fsdp", attention=attention,
+                            hardware=hardware_for(acc, shape, framework="fsdp",
+                                                  attention=attention))
+        peak = acc.peak_tflops(shape.precision) or 0.0
+        possible = not peak or w.layer_fwd_bwd_seconds >= layer_flops(shape) / (peak * 1e12)
+        ok &= possible
+        facts |= {"modelled_ms": model.layer_seconds * 1e3,
+                  "modelled_activation_mib": model.activation_bytes / 2**20,
+                  "ratio": w.layer_fwd_bwd_seconds / model.layer_seconds,
+                  "memory_ratio": (w.layer_activation_bytes or 0) / model.activation_bytes}
+        detail += (f"; modelled {facts['modelled_ms']:.2f} ms and "
+                   f"{facts['modelled_activation_mib']:.0f} MiB on {acc.name} (fsdp): "
+                   f"measured/modelled {facts['ratio']:.2f} time, "
+                   f"{facts['memory_ratio']:.2f} memory"
+                   + ("" if possible else "; FASTER THAN THE DATASHEET PEAK"))
+        db = out / "workload-probes.db"
+        planner.ingest_probe_report(path, cat, db=db)
+        cal = planner.load_calibration(cat, db=db)
+        found = cal.workload(acc.name, "fsdp", shape)
+        facts["calibration"] = (found.summary() if found else
+                                "; ".join(n.reason for n in cal.rejected()) or "not found")
+    checks.add("workload probe", "pass" if ok else "fail", detail, **facts)
+
+
 # -- main ------------------------------------------------------------------------------------
 def _band(checks: Checks, name: str, value: float, peak: float | None, band, slack,
           gpu: str | None) -> None:
@@ -505,6 +608,7 @@ def run(args) -> int:
         check_collectives(checks, out, torch.cuda.device_count(), args.nccl_tests)
     else:
         checks.add("collectives", "not_verified", "CPU dry run: no NCCL, no nccl-tests")
+    check_workload(checks, out, gpu)
     planner_before_after(checks, report_path, out)
 
     code = checks.exit_code(args.verify)

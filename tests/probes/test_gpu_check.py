@@ -62,9 +62,12 @@ def test_the_dry_run_walks_every_check_on_cpu(tmp_path):
     status = {c["check"]: c["status"] for c in data["checks"]}
     assert list(status) == ["preflight", "probe run", "matmul vs MAMF-lite", "copy vs triad",
                             "burst vs sustained", "fp8 accuracy", "event vs wall clock",
-                            "collectives", "planner"]
+                            "collectives", "workload probe", "planner"]
     assert status["probe run"] == "pass" and status["planner"] == "pass"
     assert status["collectives"] == "not_verified"
+    # the workload probe's 1B-class layer needs a GPU: a clear skip on CPU
+    workload = next(c for c in data["checks"] if c["check"] == "workload probe")
+    assert workload["status"] == "skipped" and workload["detail"].startswith("no GPU:")
     assert status["fp8 accuracy"] in ("pass", "skipped")
     planner = data["checks"][-1]
     # a CPU report is stored in the temporary database but calibrates nothing, and says why
@@ -83,3 +86,42 @@ def test_not_verified_fails_only_when_asked_to_verify():
     cpu = _load().Checks(strict=False)  # a CPU dry run: timing verdicts are only info
     cpu.add("copy vs triad", "fail", "ratio 2.7", timing=True)
     assert cpu.items[0]["status"] == "info" and cpu.exit_code(verify=False) == 0
+
+
+def test_the_workload_step_runs_its_gpu_path_on_cpu_with_a_tiny_layer(tmp_path):
+    """The 1B-class step is GPU-only in the script; here its code runs with a tiny layer on CPU
+    so it is not dead code (no catalog accelerator on CPU: no modelled figures)."""
+    pytest.importorskip("torch")
+    module = _load()
+    checks = module.Checks(strict=False)
+    tiny = {"hidden": 64, "heads": 4, "kv_heads": 2, "ffn_hidden": 96, "seq_len": 32,
+            "micro_batch": 2, "model_layers": 2, "steps": 2, "warmup_steps": 1}
+    module.check_workload(checks, tmp_path, True, device="cpu", shape=tiny)
+    (item,) = checks.items
+    assert item["check"] == "workload probe" and item["status"] == "pass", item
+    assert "ms fwd+bwd per layer" in item["detail"] and "saved tensors" in item["detail"]
+    assert item["layers"] == 2 and item["layer_fwd_bwd_ms"] > 0
+    assert (tmp_path / "workload-report.json").exists()
+
+
+def test_the_workload_step_on_a_gpu_report_compares_with_the_model(tmp_path, monkeypatch):
+    """What the step does with a GPU's report (an 8 x H100 node's, tests/probe_reports.py):
+    the modelled layer next to the measured one, and the calibration's lookup finding it."""
+    from probe_reports import h100_workload_report
+
+    import probes
+
+    def fake_run(config, *, out):
+        report = h100_workload_report(layer_ms=30.0)
+        probes.write_report_atomic(report, out)
+        return report
+
+    monkeypatch.setattr(probes, "run_workload_probe", fake_run)
+    module = _load()
+    checks = module.Checks(strict=True)
+    module.check_workload(checks, tmp_path, True)
+    (item,) = checks.items
+    assert item["status"] == "pass", item
+    assert "measured/modelled 1.18 time" in item["detail"] and "H100-SXM5-80GB" in item["detail"]
+    assert item["modelled_ms"] == pytest.approx(25.4, abs=0.1)
+    assert "measured/modelled 1.18" in item["calibration"]
