@@ -338,10 +338,33 @@ def least_memory(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs
     return float(np.min(mem["memory_gib"]))
 
 
+def workload_scales(cal: Calibration, workload: Workload, accelerator: str,
+                    grid: dict) -> tuple[np.ndarray | None, dict]:
+    """Per row of ``grid``: the workload probe's measured / modelled per-layer time for that
+    row's micro-batch and recomputation (1 where nothing is measured), and the measurement
+    per (micro-batch, recompute code). (None, {}) when the calibration has no workload
+    measurements."""
+    if cal.empty or not cal.workload_layers:
+        return None, {}
+    from ._layer_model import shape_of
+
+    scale = np.ones(len(grid["tp"]))
+    found = {}
+    for mb, rc in {(int(a), int(b)) for a, b in zip(grid["mb"], grid["rc"], strict=True)}:
+        m = cal.workload(accelerator, workload.framework,
+                         shape_of(workload, micro_batch=mb, recompute=RECOMPUTE_NAMES[rc]))
+        if m is not None:
+            found[(mb, rc)] = m
+            scale[(grid["mb"] == mb) & (grid["rc"] == rc)] = m.time_ratio
+    return (scale if found else None), found
+
+
 def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
-              gpus_per_node: int, nic: np.ndarray | None = None) -> dict[str, np.ndarray]:
+              gpus_per_node: int, nic: np.ndarray | None = None,
+              layer_scale: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The model on every row of ``grid``; ``nic`` (per row) overrides the per-GPU
-    inter-node bandwidth, for measured figures that depend on the node count."""
+    inter-node bandwidth, for measured figures that depend on the node count; ``layer_scale``
+    (per row) applies a workload probe's per-layer measurement."""
     k = len(grid["tp"])
 
     def full(x):
@@ -357,7 +380,7 @@ def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
                     nic_gb_per_s_per_gpu=full(ci.nic_gb_per_s_per_gpu) if nic is None
                     else nic,
                     sm_count=None if math.isnan(ci.sm_count) else full(ci.sm_count),
-                    hop_latency_s=full(ci.hop_latency_s))
+                    hop_latency_s=full(ci.hop_latency_s), layer_scale=layer_scale)
 
 
 def best_index(res: dict[str, np.ndarray]) -> int | None:
@@ -511,15 +534,26 @@ def checkpoint_bytes(ms: ModelScalars) -> float:
     return ms.params_total * ms.trainable_fraction * CHECKPOINT_BYTES[ms.optimizer]
 
 
-def range_sigma(A: Assumptions, framework: str) -> float:
-    """σ of log(actual/model) for calendar time: throughput and operations, independent."""
-    return math.hypot(A.throughput_log_sigma[framework], A.operations_log_sigma)
+def range_sigma(A: Assumptions, framework: str, measurement=None,
+                covered: float = 0.0) -> float:
+    """σ of log(actual/model) for calendar time: throughput and operations, independent.
+
+    With a workload probe measurement of the layers, the throughput part shrinks to the share
+    of the step the measurement does not cover (communication, bubble, optimizer), grows back
+    with the distance to the measured shape (1 at the largest distance used), and adds the
+    measurement's own spread: σ_t' = hypot(σ_meas, σ_t · min(1, (1 − covered) + distance))."""
+    sigma_t = A.throughput_log_sigma[framework]
+    if measurement is not None:
+        sigma_t = math.hypot(measurement.log_sigma or 0.0, sigma_t * min(
+            1.0, max(0.0, 1.0 - covered) + measurement.distance))
+    return math.hypot(sigma_t, A.operations_log_sigma)
 
 
 def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumptions,
               ci: ClusterInputs, grid: dict, res: dict, i: int,
               interruption_rate_per_node_hour: float = 0.0,
-              restart_minutes: float | None = None) -> Estimate:
+              restart_minutes: float | None = None,
+              measurements: dict | None = None) -> Estimate:
     step = float(res["step_s"][i])
     mb = int(grid["mb"][i])
     dp = int(grid["dp"][i])
@@ -552,7 +586,14 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
               "runtime_reserve_gib": A.runtime_reserve_gib,
               "capacity_gib": ci.memory_gib}
     sw = A.software(workload.framework)
-    sigma = range_sigma(A, workload.framework)
+    wm = (measurements or {}).get((mb, int(grid["rc"][i])))
+    covered = float(res["layer_s"][i]) / step if step > 0 else 0.0
+    sigma = range_sigma(A, workload.framework, wm, covered)
+    calibrated = list(ci.calibrated)
+    if wm is not None:
+        calibrated.append(
+            f"layer time: {wm.summary()}; the layers' work ({covered:.0%} of the step) is "
+            f"scaled by {wm.time_ratio:.2f} and the range narrowed to σ {sigma:.3f}")
     wall = TimeRange.around(ideal_h / gp.fraction, sigma)
     profile = PROFILES[workload.framework]
     batch_note = (f"global batch {tokens_per_step:,} tokens ({m} micro-batches × {dp} DP × "
@@ -582,8 +623,10 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              *gp.notes,
              f"range P10–P90 {wall.p10:,.1f}–{wall.p90:,.1f} h: log-normal, σ = {sigma:.3f} "
              f"(throughput σ {A.throughput_log_sigma[workload.framework]:.3f} from the fit's "
-             f"leave-one-source-out residuals for {workload.framework}; operations σ "
-             f"{A.operations_log_sigma:.3f} from published effective-training-time reports)"]
+             f"leave-one-source-out residuals for {workload.framework}"
+             + (", narrowed by the workload probe" if wm is not None else "")
+             + f"; operations σ {A.operations_log_sigma:.3f} from published "
+             "effective-training-time reports)", *calibrated[len(ci.calibrated):]]
     warnings = []
     bubble_share = breakdown["pp_bubble_s"] / step if step > 0 else 0.0
     if bubble_share > BUBBLE_WARNING:
@@ -611,7 +654,7 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
                     model_tflops_per_gpu=tflops_gpu, tokens_per_s=tokens_per_s,
                     ideal_hours=ideal_h, goodput=gp, wall_clock=wall,
                     assumptions=tuple(notes), warnings=tuple(warnings),
-                    calibrated=ci.calibrated)
+                    calibrated=tuple(calibrated))
 
 
 def check_pins_fit_cluster(workload: Workload, cluster: Cluster) -> None:
@@ -663,9 +706,10 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
     if len(pruned["tp"]) == 0:
         raise NoFitError(no_fit_message(workload, cluster, ms, A, ci,
                                         least_memory(ms, A, grid, ci)))
-    res = run_model(ms, A, pruned, ci, cluster.gpus_per_node)
+    scale, found = workload_scales(calibration, workload, cluster.accelerator.name, pruned)
+    res = run_model(ms, A, pruned, ci, cluster.gpus_per_node, layer_scale=scale)
     i = best_index(res)
-    return summarise(workload, cluster, ms, A, ci, pruned, res, i)
+    return summarise(workload, cluster, ms, A, ci, pruned, res, i, measurements=found)
 
 
 def _no_grid_message(workload: Workload, cluster: Cluster, ms: ModelScalars) -> str:

@@ -43,6 +43,7 @@ from ._estimate import (
     prune,
     range_sigma,
     run_model,
+    workload_scales,
 )
 from ._goodput import goodput_arrays
 from ._hardware import cluster_for_instance
@@ -195,7 +196,10 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
     by_type: dict[tuple[str, str], list[Offer]] = {}
     for o in offers:
         by_type.setdefault((o.cloud, o.instance_type), []).append(o)
-    per_type = []  # (instance, cluster_inputs, grid, result, best rows per node count)
+    # (instance, cluster inputs, grid, result, best rows per node count, workload measurements,
+    # σ per grid row)
+    per_type = []
+    base_sigma = range_sigma(A, workload.framework)
     evaluated = 0
     # Instance types that look the same to the model (same accelerator, node shape, links
     # and memory) share one evaluation: GCP's -nolssd twins, AWS p5e/p5en, Azure sizes.
@@ -223,7 +227,8 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
             if len(grid["tp"]) == 0:
                 shared[signature] = None
                 continue
-            res = run_model(ms, A, grid, ci, it.gpu_count,
+            scale, found = workload_scales(calibration, workload, it.accelerator, grid)
+            res = run_model(ms, A, grid, ci, it.gpu_count, layer_scale=scale,
                             nic=nic_by_nodes(cluster, ci, calibration, grid["nodes"]))
             evaluated += len(grid["tp"])
             step = np.where(res["fits"], res["step_s"], np.inf)
@@ -231,17 +236,23 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
             n_sorted = grid["nodes"][order]
             first = np.r_[True, n_sorted[1:] != n_sorted[:-1]]
             best = order[first]
-            shared[signature] = (grid, res, best[np.isfinite(step[best])])
+            sigma_rows = np.full(len(grid["tp"]), base_sigma)
+            for (mb, rc), m in found.items():
+                rows_m = np.flatnonzero((grid["mb"] == mb) & (grid["rc"] == rc))
+                covered = res["layer_s"][rows_m] / res["step_s"][rows_m]
+                sigma_rows[rows_m] = [range_sigma(A, workload.framework, m, float(x))
+                                      for x in covered]
+            shared[signature] = (grid, res, best[np.isfinite(step[best])], found, sigma_rows)
         if shared[signature] is None:
             continue
-        grid, res, best = shared[signature]
+        grid, res, best, found, sigma_rows = shared[signature]
         if best.size:
-            per_type.append((it, ci, grid, res, best))
+            per_type.append((it, ci, grid, res, best, found, sigma_rows))
     if not per_type:
         raise PlannerError(_nothing_fits(workload, offers, flagged))
     # ---- 2. candidates: (offer, node count) with time, cost and probability -------------
     offer_list, parts = [], []
-    for ti, (it, _ci, grid, res, best) in enumerate(per_type):
+    for ti, (it, _ci, grid, res, best, _found, _sig) in enumerate(per_type):
         tokens_per_step = res["micro_batches"][best] * grid["dp"][best] * grid["mb"][best] \
             * workload.seq_len
         ideal = np.ceil(workload.tokens / tokens_per_step) * res["step_s"][best] / 3600
@@ -260,7 +271,8 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
     gpus = gpu_arr.astype(np.float64)
     gp = goodput_arrays(ideal_hours=ideal_arr, gpus=gpus, nodes=nodes, checkpoint_bytes=ckpt,
                         A=A, interruption_rate_per_node_hour=rate, restart_minutes=restart)
-    sigma = range_sigma(A, workload.framework)
+    sigma = np.concatenate([per_type[ti][6][per_type[ti][4]] for ti in range(len(per_type))
+                            for _ in by_type[(per_type[ti][0].cloud, per_type[ti][0].name)]])
     prob = probability_within(c.deadline_hours, base_hours=gp["checkpointed_hours"],
                               loss_hours=gp["loss_hours"], rate=gp["rate"], sigma=sigma)
     caps = None
@@ -276,7 +288,9 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
     notes = (f"deadline {c.deadline_hours:,.1f} h; {len(offers)} offers"
              + (f" ({flagged.count} flagged offers skipped)" if flagged.count else "")
              + f"; up to {c.max_gpus} GPUs; model evaluated {evaluated:,} (instance type × "
-             f"nodes × plan); probability includes the model's range (σ {sigma:.3f})",)
+             f"nodes × plan); probability includes the model's range (σ {base_sigma:.3f}"
+             + (", narrowed where a workload probe measured the layers" if
+                (sigma != base_sigma).any() else "") + ")",)
     return build_result(workload=workload, catalog=catalog, constraints=c, A=A, ms=ms,
                         offers=offer_list, per_type=per_type, arrays=arrays, top_n=top_n,
                         points=points, evaluated=evaluated, offers_considered=len(offers),

@@ -158,13 +158,18 @@ def _gemm_time(T, K, N, flops_rate, bw, sm=None):
 def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus_per_node,
              matmul_tflops, attention_tflops, hbm_gb_per_s, memory_gib, intra_busbw_gb_per_s,
              nic_gb_per_s_per_gpu, cp=None, vp=None, gbs=None, sm_count=None,
-             hop_latency_s=None, sw: SoftwareConstants | None = None) -> dict[str, np.ndarray]:
+             hop_latency_s=None, sw: SoftwareConstants | None = None,
+             layer_scale=None) -> dict[str, np.ndarray]:
     """Step time, its breakdown and memory per GPU for each entry. All arrays length K.
 
     ``cp`` (default 1), ``vp`` (default: the largest of 4, 2, 1 dividing a stage's layers, or
     1 when the framework does not interleave) and ``gbs`` (sequences per step, default the
     workload's) may vary per entry. ``sm_count`` (None: unknown) enables wave quantization of
-    GEMMs. ``sw`` defaults to the workload's framework profile in ``A``."""
+    GEMMs. ``sw`` defaults to the workload's framework profile in ``A``. ``layer_scale`` (per
+    entry, default 1) multiplies each layer's GPU and host work per micro-batch (GEMMs,
+    attention, elementwise kernels, launch floor): a workload probe's measured / modelled
+    per-layer time for that shape (``_layer_model``); communication and the head stay modelled.
+    """
     f = np.float64
     sw = sw or A.software(ms.framework)
     sm = None if sm_count is None else np.asarray(sm_count, dtype=f)
@@ -270,6 +275,10 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     launch_floor = A.kernels_per_layer * A.kernel_launch_s
     gpu_layer = compute_layer + t_elem_layer
     launch_excess = np.maximum(0.0, launch_floor - gpu_layer) + sw.host_overhead_s_per_layer
+    if layer_scale is not None:
+        k = np.asarray(layer_scale, dtype=f)
+        compute_layer, t_elem_layer, launch_excess = (compute_layer * k, t_elem_layer * k,
+                                                      launch_excess * k)
 
     # Output head on the pipeline's last stage, spread over the stages for balance.
     head_fwd = gemm(T, h, V / tp, eff * eta_h, B_hbm)
@@ -362,8 +371,11 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
 
     mem = memory_terms(ms, A, tp=tp, pp=pp, dp=dp, zero=zero, mb=mb, rc=rc, cp=cp, vp=vpp,
                        gbs=gbs, memory_gib=memory_gib)
+    # the share of the step a per-layer measurement covers (the layers' own work)
+    layer_s = m * layers_stage * (compute_layer + t_elem_layer + launch_excess)
     return {
-        "step_s": step, "compute_s": compute_s, "tp_comm_s": tp_s, "ep_comm_s": ep_s,
+        "step_s": step, "layer_s": layer_s, "compute_s": compute_s, "tp_comm_s": tp_s,
+        "ep_comm_s": ep_s,
         "pp_bubble_s": bubble_s, "dp_comm_s": dp_s, "other_s": other_s, "micro_batches": m,
         "ep": ep, "layers_per_stage": layers_stage, "virtual_stages": vpp, **mem,
     }

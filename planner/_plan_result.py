@@ -39,7 +39,7 @@ class Arrays:
     gp: dict  # goodput_arrays
     prob: np.ndarray  # P(finish by the deadline)
     quota_caps: np.ndarray | None
-    sigma: float
+    sigma: np.ndarray  # the range's σ per candidate (narrower where a workload probe applies)
     checkpoint_bytes: float
 
 
@@ -111,7 +111,7 @@ def build_result(*, workload, catalog, constraints, A, ms, offers, per_type, arr
         if todo:
             t = np.array(todo)
             kw = {"base_hours": a.gp["checkpointed_hours"][t], "loss_hours":
-                  a.gp["loss_hours"][t], "rate": a.gp["rate"][t], "sigma": a.sigma}
+                  a.gp["loss_hours"][t], "rate": a.gp["rate"][t], "sigma": a.sigma[t]}
             q10, q90 = quantile(0.1, **kw), quantile(0.9, **kw)
             for k, i in enumerate(todo):
                 described[i] = _candidate(i, float(q10[k]), float(q90[k]))
@@ -119,12 +119,12 @@ def build_result(*, workload, catalog, constraints, A, ms, offers, per_type, arr
 
     def _candidate(i: int, q10: float, q90: float) -> Candidate:
         o = offers[oi[i]]
-        it, ci, grid, res, _ = per_type[a.type_idx[i]]
+        it, ci, grid, res, _, found, _ = per_type[a.type_idx[i]]
         n = int(a.nodes[i])
         cluster = cluster_for_instance(catalog, it, n)
         est = summarise(workload, cluster, ms, A, ci, grid, res, int(a.rows[i]),
                         interruption_rate_per_node_hour=float(a.rate[i]),
-                        restart_minutes=float(a.restart[i]))
+                        restart_minutes=float(a.restart[i]), measurements=found)
         t = o.term_hours or math.nan
         costs, paid = run_cost_usd(wall_hours=np.array([wall[i], q10, q90]), nodes=n,
                                    usd_per_hour=o.usd_per_hour, term_hours=t,
@@ -154,7 +154,7 @@ def build_result(*, workload, catalog, constraints, A, ms, offers, per_type, arr
                 f"instance-h); --commitment-use says how much of the rest you will use")
         dist = {"base_hours": float(a.gp["checkpointed_hours"][i]),
                 "loss_hours": float(a.gp["loss_hours"][i]), "rate": float(a.gp["rate"][i]),
-                "sigma": a.sigma, "deadline_hours": c.deadline_hours}
+                "sigma": float(a.sigma[i]), "deadline_hours": c.deadline_hours}
         return Candidate(
             offer=o, regions=(o.region,), accelerator=it.accelerator, nodes=n,
             gpus=int(a.gpus[i]), estimate=est, wall_clock_hours=float(wall[i]),
@@ -260,7 +260,6 @@ def _points(c, a, offers, per_type, wall, cost, meets, within, front_idx, rank_k
     order = np.lexsort((rank_key, cost))
     seen, out = set(), []
     frontier = set(int(i) for i in front_idx)
-    k = math.exp(1.2815515655446004 * a.sigma)
     for i in order:
         i = int(i)
         if not keep_limit[i] and i not in frontier:
@@ -270,7 +269,8 @@ def _points(c, a, offers, per_type, wall, cost, meets, within, front_idx, rank_k
         if key in seen:
             continue
         seen.add(key)
-        r = TimeRange.around(float(wall[i]), a.sigma)
+        r = TimeRange.around(float(wall[i]), float(a.sigma[i]))
+        k = r.p90 / r.p50
         out.append(PlanPoint(
             cloud=o.cloud, region=o.region, instance_type=o.instance_type,
             accelerator=per_type[a.type_idx[i]][0].accelerator, pricing=o.pricing,

@@ -1,0 +1,81 @@
+"""A workload probe's per-layer measurement in `estimate` and `plan` (issue #20): it changes the
+estimate for the measured shape and framework on that accelerator only, says so, and narrows
+the P10–P90 range by the share of the step it covers."""
+
+from __future__ import annotations
+
+import pytest
+from probe_reports import h100_workload_report
+from small_catalog import make_offer, small_catalog
+
+from catalog import load_catalog
+from planner import (
+    Constraints,
+    PlanPins,
+    Workload,
+    cluster_for_instance,
+    estimate,
+    ingest_probe_report,
+    load_calibration,
+    plan,
+    preset,
+)
+from probes import write_report_atomic
+
+H100 = "H100-SXM5-80GB"
+
+
+@pytest.fixture()
+def calibrated(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "home"))
+    cat = load_catalog("packaged")
+    # 60 ms per Llama-3 8B layer at 8,192 tokens, micro-batch 1 (slower than modelled)
+    path = write_report_atomic(h100_workload_report(layer_ms=60.0), tmp_path / "w.json")
+    ingest_probe_report(path, cat)
+    return cat, load_calibration(cat)
+
+
+def llama3_8b(**kw) -> Workload:
+    arch, seq = preset("llama3-8b")
+    return Workload(arch=arch, tokens=1e12, seq_len=seq, framework="fsdp", **kw)
+
+
+def cluster(cat, nodes=1):
+    return cluster_for_instance(cat, cat.instance_type("p5.48xlarge"), nodes)
+
+
+def test_the_measured_shape_is_scaled_stated_and_its_range_narrowed(calibrated):
+    cat, cal = calibrated
+    w = llama3_8b(recompute="none", pins=PlanPins(micro_batch=1, tp=1))
+    plain = estimate(w, cluster(cat))
+    measured = estimate(w, cluster(cat), calibration=cal)
+    # 60 ms measured per layer is more than the model's: the run is slower, and says why
+    assert measured.step_time_s > plain.step_time_s
+    line = next(x for x in measured.calibrated if x.startswith("layer time:"))
+    assert "per layer measured" in line and "modelled" in line and "scaled by" in line
+    # the layers' work is measured: only the rest keeps the fit's throughput spread
+    assert measured.wall_clock.log_sigma < plain.wall_clock.log_sigma
+
+
+def test_another_shape_or_framework_is_unchanged(calibrated):
+    cat, cal = calibrated
+    for w in (llama3_8b(recompute="full", pins=PlanPins(micro_batch=1, tp=1)),
+              Workload(arch=preset("llama3-8b")[0], tokens=1e12, seq_len=8192,
+                       framework="megatron", recompute="none",
+                       pins=PlanPins(micro_batch=1, tp=1))):
+        plain = estimate(w, cluster(cat))
+        with_cal = estimate(w, cluster(cat), calibration=cal)
+        assert with_cal.step_time_s == pytest.approx(plain.step_time_s, rel=1e-12)
+        assert not any(x.startswith("layer time:") for x in with_cal.calibrated)
+
+
+def test_plan_uses_the_measurement_for_the_candidates_it_applies_to(calibrated):
+    cat, cal = calibrated
+    offers = [make_offer("aws", "p5.48xlarge", "us-east-1", "on_demand", 55.04)]
+    w = llama3_8b(recompute="none", pins=PlanPins(micro_batch=1, tp=1))
+    c = Constraints(deadline_hours=1e5, max_gpus=16)
+    base = plan(w, small_catalog(offers), c).recommendation
+    measured = plan(w, small_catalog(offers), c, calibration=cal).recommendation
+    assert measured.wall_clock_hours > base.wall_clock_hours
+    assert measured.distribution["sigma"] < base.distribution["sigma"]
+    assert any(x.startswith("layer time:") for x in measured.estimate.calibrated)
