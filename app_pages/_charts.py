@@ -53,8 +53,18 @@ def usd_tick(x: float, extra: int = 0) -> str:
             return f"{sign}${_trim(a / scale, (2 if a / scale < 10 else 1) + extra)}{suffix}"
     if a >= 100 or a == 0 or (float(a).is_integer() and not extra):
         return f"{sign}${a:,.{extra}f}" if extra else f"{sign}${a:,.0f}"
-    text = f"{a:.{2 + extra}f}"
-    return f"{sign}${text.rstrip('0') if extra else text}"
+    digits = 2 + extra
+    text = f"{a:.{digits}f}"
+    # a cent is too coarse below a dollar ($0.125 is not "$0.12"): add digits until the label
+    # reads its own value within 1%
+    while digits < 6 and abs(float(text) - a) > 0.01 * a:
+        digits += 1
+        text = f"{a:.{digits}f}"
+    if digits > 2 or extra:
+        text = text.rstrip("0").rstrip(".") if "." in text else text
+        if "." in text and len(text.split(".")[1]) == 1:
+            text += "0"
+    return f"{sign}${text}"
 
 
 def hours_tick_unit(hi_hours: float) -> tuple[float, str]:

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages._charts import PRICING_LABELS
+from planner.model import ParallelPlan
 
 MISSING = "—"
 
@@ -95,10 +96,8 @@ def usd_md(x: float | None, digits: int = 0) -> str:
 # ---- plans -------------------------------------------------------------------------------------
 
 def plan_text(p: dict) -> str:
-    plan = p["plan"]
-    return (f"tp={plan['tp']} pp={plan['pp']} dp={plan['dp']} zero={plan['zero_stage']} "
-            f"micro-batch={plan['micro_batch']}×{plan['grad_accumulation']} "
-            f"recompute={plan['recompute']}" + (f" ep={plan['ep']}" if plan.get("ep") else ""))
+    """A candidate's parallel plan as every plan is written (``ParallelPlan.__str__``)."""
+    return str(ParallelPlan.from_dict(p["plan"]))
 
 
 def regions(p: dict) -> list[str]:

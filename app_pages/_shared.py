@@ -9,25 +9,25 @@ models anything: it turns widget values into the planner's public inputs and bac
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import os
 import re
-import tempfile
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import streamlit as st
 
 import catalog
 import planner
 from app_pages._format import md
+from planner import launch, search, store, team
+from planner.model import MAX_CONFIG_DEPTH, config_file_error, refer_to_fields
 
 PLAN_TTL_S = 3600  # a date deadline ("2027-03-31") is hours from *now*: recompute hourly
 
 # ---- the app's words -------------------------------------------------------------------------
 # One name per input, used as the widget's label and wherever a message names the input. Keys
-# are the planner's field names (its errors' ``field``, or a CLI flag without "--" and with "_"
-# for "-"); the CLI names the same inputs by its flags.
+# are the planner's field names: its errors' ``field`` and the `field` references in its
+# messages (the CLI names the same inputs by its flags, a team plan by its YAML keys).
 FIELD_LABELS: dict[str, str] = {
     "model": "Model preset",
     "config": "Hugging Face config.json",
@@ -64,7 +64,8 @@ _FIELD_ALIASES = {"cloud": "clouds", "region": "regions", "gpu": "gpus", "top_n"
 _COMMANDS = {"`gpuplan offers --flagged`": "the Catalog page's price flags",
              "`gpuplan offers`": "the Catalog page", "`gpuplan gpus`": "the Catalog page",
              "`gpuplan probe show`": "the Probes page", "`gpuplan probe list`": "the Probes page"}
-_FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
+_FLAG = re.compile(r"--([a-z][a-z0-9-]*)")  # messages from outside the planner (catalog, launch)
+_REFERENCE = re.compile(r"`([a-z][a-z0-9_]*)`")  # the planner's `field` references
 
 
 def field_key(field: str | None) -> str | None:
@@ -80,12 +81,17 @@ def field_label(field: str | None) -> str | None:
     return FIELD_LABELS.get(key) if key else None
 
 
+def _label_or_words(field: str) -> str:
+    return f"“{field_label(field) or field.replace('_', ' ').replace('-', ' ')}”"
+
+
 def app_words(text: str) -> str:
     """A planner message in the app's words: its inputs by their labels, never CLI flags."""
     text = _pages(text)
-    text = re.sub(r"\bpass (e\.g\. )?(?=--)", r"set \1", text)
+    text = re.sub(r"\bpass (e\.g\. )?(?=--|`[a-z][a-z0-9_]*`)", r"set \1", text)
     text = re.sub(r"\buse --target (\w+)", r"use the \1 file", text)
-    return _FLAG.sub(lambda m: f"“{field_label(m[1]) or m[1].replace('-', ' ')}”", text)
+    text = refer_to_fields(text, _label_or_words)
+    return _FLAG.sub(lambda m: _label_or_words(m[1]), text)
 
 
 def _pages(text: str) -> str:
@@ -99,14 +105,14 @@ def _pages(text: str) -> str:
 def error_out(exc: BaseException, replace: dict[str, str] | None = None) -> dict:
     """A planner error for the page: ``{"error": message in the app's words, "field": key}``.
 
-    ``field`` is the error's own (``exc.field``) when it has one, else the first flag its
-    message names. ``replace`` maps server paths (temporary files) to what the user uploaded.
+    ``field`` is the error's own (``exc.field``) when it has one, else the first input its
+    message names. ``replace`` maps server paths to what the user sees.
     """
     raw = str(exc)
     for path, name in (replace or {}).items():
         raw = raw.replace(path, name)
     field = field_key(getattr(exc, "field", None))
-    if field is None and (m := _FLAG.search(_pages(raw))):
+    if field is None and (m := _REFERENCE.search(_pages(raw)) or _FLAG.search(_pages(raw))):
         field = field_key(m[1])
     text = app_words(raw)
     label = FIELD_LABELS.get(field) if field else None
@@ -146,7 +152,7 @@ def catalog_key(cat: catalog.Catalog) -> tuple:
 def calibration_key() -> tuple[int, ...]:
     """The ingested probe reports: ingesting one invalidates cached plans."""
     try:
-        return tuple(r.id for r in planner.list_probe_reports())
+        return tuple(r.id for r in store.list_reports())
     except catalog.GpuplanError:
         return ()
 
@@ -179,27 +185,17 @@ def catalog_line(info: dict) -> None:
 def gpu_choices(cat: catalog.Catalog) -> list[str]:
     """Accelerators offered in the catalog that the planner can time (no FPGAs, no
     inference-only chips): GPUs first, then TPUs/Trainium, each alphabetically."""
-    can_time = _can_time()
     offered = sorted({t.accelerator for t in cat.instance_types})
     usable = [a for a in offered
-              if any(can_time(cat.accelerator(a), p) for p in ("bf16", "fp16", "fp8"))]
+              if any(planner.can_time(cat.accelerator(a), p) for p in ("bf16", "fp16", "fp8"))]
     return sorted(usable, key=lambda a: (cat.accelerator(a).vendor not in ("NVIDIA", "AMD"), a))
-
-
-def _can_time():
-    """The planner's predicate for "the model can time this accelerator". Until planner
-    exports one (``planner.can_time``), its optimizer's own, read only."""
-    public = getattr(planner, "can_time", None)
-    if public is not None:
-        return public
-    from planner._estimate import costable
-
-    return costable
 
 
 def constraint_default(name: str):
     """The planner's default for one of its constraints (``planner.Constraints``), so that
     the page's widgets start where `gpuplan plan` does."""
+    if name in search.CONSTRAINT_DEFAULTS:
+        return search.CONSTRAINT_DEFAULTS[name]
     return next(f.default for f in dataclasses.fields(planner.Constraints) if f.name == name)
 
 
@@ -214,22 +210,15 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
     """``planner.plan`` for one set of inputs, as a dict; ``{"error": …}`` on bad input.
 
     ``catalog_id`` and ``calibration_id`` are only cache keys: a refreshed catalog or a newly
-    ingested probe report gives a new entry. An uploaded config is written to a temporary
-    file for the planner; its path never reaches the page (the upload's name stands for it).
+    ingested probe report gives a new entry. An uploaded config is parsed here and handed to
+    the planner as data, named by the upload's name.
     """
     del catalog_id, calibration_id
-    replace: dict[str, str] = {}
     try:
         cat = catalog.load_catalog(overrides=overrides_path())
         if config_bytes is not None:
-            with tempfile.TemporaryDirectory(prefix="gpuplan-config-") as tmp:
-                stem = Path(config_name).stem
-                folder = Path(tmp) / (stem if stem not in ("", "config") else "uploaded")
-                folder.mkdir()
-                path = folder / "config.json"
-                path.write_bytes(config_bytes)
-                replace = {str(path): Path(config_name).name, tmp: "(upload)"}
-                workload = planner.build_workload(_spec(request, config=str(path)))
+            workload = planner.build_workload(_spec(request, config=config_data(
+                config_bytes, config_name), config_name=PurePath(config_name).name))
         else:
             workload = planner.build_workload(_spec(request))
         deadline_hours = planner.parse_deadline(request["deadline"])
@@ -238,16 +227,14 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
             budget_usd=request["budget_usd"], min_probability=request["min_probability"],
             clouds=tuple(request["clouds"]), regions=tuple(request["regions"]),
             pricing=tuple(request["pricing"]), gpus=tuple(request["gpus"]),
-            commitment_use=float(request.get("commitment_use") or 0.0),
-            max_spot_instances=int(request.get("max_spot_instances")
-                                   or constraint_default("max_spot_instances")),
+            commitment_use=request.get("commitment_use"),
+            max_spot_instances=request.get("max_spot_instances"),
             allow_flagged=bool(request.get("allow_flagged")),
             group_by=request.get("group_by") or None)
-        result = planner.plan(workload, cat, constraints,
-                              calibration=planner.load_calibration(cat),
+        result = planner.plan(workload, cat, constraints, calibration=store.load_calibration(cat),
                               top_n=int(request["top_n"]), points=True)
     except catalog.GpuplanError as exc:
-        return error_out(exc, replace)
+        return error_out(exc)
     arch = workload.arch
     # the name of an uploaded config is the uploader's text: one printable line
     workload = dataclasses.replace(workload, arch=dataclasses.replace(
@@ -261,26 +248,32 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
                         "experts_per_token": arch.experts_per_token,
                         "inferred": [app_words(n) for n in workload.inferred]},
            "launch": launch_files(result.recommendation.as_dict()
-                                  if result.recommendation else None, workload)}
-    text = json.dumps(out, default=str)
-    for path, name in replace.items():
-        text = text.replace(json.dumps(path)[1:-1], name)
-    return json.loads(text)
+                                  if result.recommendation else None, workload, cat)}
+    return json.loads(json.dumps(out, default=str))
 
 
-def launch_files(recommendation: dict | None, workload) -> dict:
+def config_data(data: bytes, name: str) -> dict:
+    """An uploaded config.json as data, read as `gpuplan estimate --config` reads a file."""
+    try:
+        text = catalog.decode_user_bytes(data, what=f"model config {PurePath(name).name}")
+        return catalog.load_json_text(text, what=f"model config {PurePath(name).name}",
+                                      max_depth=MAX_CONFIG_DEPTH)
+    except catalog.CatalogFileError as exc:
+        raise config_file_error(exc, fix="upload the model's Hugging Face config.json") \
+            from None
+
+
+def launch_files(recommendation: dict | None, workload, cat: catalog.Catalog) -> dict:
     """The recommendation as task files, as `gpuplan plan --emit TARGET` writes them:
     ``{target: {"files": [[name, text], …], "commands": […]} or {"error": …}}``."""
-    from planner._launch import default_path, training_launch
-
     out: dict = {}
     if recommendation is None:
         return out
     for target in LAUNCH_TARGETS:
         try:
-            bundle = training_launch(recommendation, target,
-                                     task_path=default_path(target, "train"),
-                                     workload=workload)
+            bundle = launch.training_launch(recommendation, target,
+                                            task_path=launch.default_path(target, "train"),
+                                            catalog=cat, workload=workload)
         except catalog.GpuplanError as exc:
             out[target] = error_out(exc)
             continue
@@ -293,11 +286,12 @@ def _text(value: str | None) -> str | None:
     return (value or "").strip() or None
 
 
-def _spec(request: dict, config: str | None = None) -> planner.WorkloadSpec:
+def _spec(request: dict, config: dict | None = None,
+          config_name: str = "") -> planner.WorkloadSpec:
     by_params = request["source"] == "params"
     return planner.WorkloadSpec(
         model=request["model"] if request["source"] == "preset" else None,
-        config=config,
+        config=config, config_name=config_name,
         params=_text(request["params"]) if by_params else None,
         active_params=_text(request["active_params"]) if by_params else None,
         experts=request.get("experts") if by_params else None,
@@ -328,19 +322,6 @@ def cached_accelerator_summaries(catalog_id: tuple) -> list[dict]:
 
 
 def parse_team_plan_no_paths(data, *, catalog: catalog.Catalog, source: str):
-    """``planner.parse_team_plan`` for a plan that came from the browser: it may not name a
-    file on the server (``workload.config``) — ``/dev/zero`` or anyone's secrets."""
-    params = inspect.signature(planner.parse_team_plan).parameters
-    if "allow_config_paths" in params:
-        return planner.parse_team_plan(data, catalog=catalog, source=source,
-                                       allow_config_paths=False)
-    # until the parser has that option: refuse the field before the parser reads the file
-    for i, job in enumerate((data or {}).get("jobs") or [], start=1) \
-            if isinstance(data, dict) else ():
-        workload = job.get("workload") if isinstance(job, dict) else None
-        if isinstance(workload, dict) and workload.get("config") not in (None, ""):
-            raise planner.TeamPlanError(
-                f"{source}: jobs[{i}]: workload.config names a file on the server, which an "
-                "uploaded team plan may not do. To fix: describe the model by model (a preset) "
-                "or params, or run `gpuplan team` on your own machine")
-    return planner.parse_team_plan(data, catalog=catalog, source=source)
+    """``planner.team.parse_team_plan`` for a plan that came from the browser: given as data
+    alone, it cannot make the server read a file (``workload.config`` is refused)."""
+    return team.parse_team_plan(data, catalog=catalog, source=source)

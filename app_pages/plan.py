@@ -22,13 +22,12 @@ from app_pages import _inputs as I
 from app_pages import _plan_cards as P
 from app_pages import _shared as S
 from app_pages._plan_charts import cheaper_frontier_plans, frontier_chart, plan_points
+from planner import search
 
 DEFAULT_MODEL = "gpt2-xl"  # small enough that the first plan takes a fraction of a second
 DEFAULT_TOKENS = "50B"
 DEFAULT_DEADLINE = "7d"
-DEFAULT_MAX_GPUS = 256
-DEFAULT_MIN_PROBABILITY = 0.9  # as `gpuplan plan --min-probability`
-DEFAULT_PRICING = ["on_demand", "spot"]
+DEFAULT_MAX_GPUS = 256  # the page's first plan is quick; the planner's own limit is larger
 # Bound widgets keep their *displayed* option in the URL, so options are short plain words.
 SOURCES = {"preset": "a named architecture", "config": "a Hugging Face config.json",
            "params": "a parameter count"}
@@ -83,12 +82,14 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
                    help="14d, 36h, 2w, or a date such as 2027-03-31 (UTC)")
     budget = url(sb.number_input, L["budget"], min_value=0.0, value=None, step=1000.0,
                  key="budget", placeholder="no budget")
-    max_gpus = url(sb.number_input, L["max_gpus"], min_value=1, max_value=100_000,
+    max_gpus = url(sb.number_input, L["max_gpus"], min_value=1, max_value=search.MAX_GPUS_LIMIT,
                    value=DEFAULT_MAX_GPUS, step=8, key="max_gpus")
-    min_prob = url(sb.slider, L["min_probability"], 0.0, 1.0, DEFAULT_MIN_PROBABILITY, 0.05,
+    min_prob = url(sb.slider, L["min_probability"], 0.0, 1.0,
+                   S.constraint_default("min_probability"), 0.05,
                    key="min_prob", help="The chance of finishing by the deadline, from the "
                    "model's range and interruptions together; 0 disables the check")
-    max_spot = url(sb.number_input, L["max_spot_instances"], min_value=1, max_value=100_000,
+    max_spot = url(sb.number_input, L["max_spot_instances"], min_value=1,
+                   max_value=search.MAX_SPOT_INSTANCES_LIMIT,
                    value=S.constraint_default("max_spot_instances"), step=1, key="max_spot",
                    help="A spot plan with more instances of one type in one region carries a "
                         "capacity warning: no cloud publishes how much spot capacity it has")
@@ -98,7 +99,8 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
     regions = url(sb.multiselect, L["regions"], list(cat.regions()), key="regions",
                   placeholder="All regions")
     pricing = url(sb.multiselect, L["pricing"], list(catalog.PRICING_MODELS),
-                  default=DEFAULT_PRICING, key="pricing", placeholder="Choose at least one")
+                  default=list(S.constraint_default("pricing")), key="pricing",
+                  placeholder="Choose at least one")
     gpus = url(sb.multiselect, L["gpus"], S.gpu_choices(cat), key="gpus",
                placeholder="Every NVIDIA/AMD GPU",
                help="Only accelerators the planner can time are listed; TPUs and Trainium "
@@ -125,7 +127,7 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
                "tokens": tokens, "seq_len": int(seq_len) if seq_len else None,
                "global_batch_tokens": batch, "precision": precision, "recompute": recompute,
                "deadline": deadline, "budget_usd": budget or None, "max_gpus": int(max_gpus),
-               "min_probability": min_prob or None, "clouds": list(clouds),
+               "min_probability": min_prob, "clouds": list(clouds),
                "regions": list(regions), "pricing": list(pricing), "gpus": list(gpus),
                "max_spot_instances": int(max_spot), "commitment_use": float(commitment_use),
                "allow_flagged": bool(allow_flagged), "group_by": COMPARE.get(compare),

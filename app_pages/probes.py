@@ -5,7 +5,6 @@ reference and calibrates nothing."""
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -13,12 +12,12 @@ import plotly.express as px
 import streamlit as st
 
 import catalog
-import planner
 import probes
 from app_pages import _charts as C
 from app_pages import _format as F
 from app_pages import _inputs as I
 from app_pages import _shared as S
+from planner import store
 
 REPORT_COLUMNS = {
     "id": ("Report", "int"), "file": ("File", "text"), "accelerator": ("Calibrates", "text"),
@@ -128,14 +127,12 @@ def busbw_chart(report):
 
 def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None,
            gpu_run: bool) -> None:
-    with tempfile.TemporaryDirectory(prefix="gpuplan-probe-") as tmp:
-        path = Path(tmp) / (Path(name).name or "report.json")
-        path.write_bytes(data)
-        try:
-            stored = planner.ingest_probe_report(path, cat, accelerator=accelerator)
-        except catalog.GpuplanError as exc:
-            S.show_error(S.error_out(exc, {str(path): Path(name).name, tmp: "(upload)"}))
-            return
+    try:
+        stored = store.ingest_bytes(data, cat, source=Path(name).name or "report.json",
+                                    accelerator=accelerator)
+    except catalog.GpuplanError as exc:
+        S.show_error(S.error_out(exc))
+        return
     kinds = "; ".join(f"{k}: " + ", ".join(f"{kk} {vv:,.1f}" for kk, vv in v.items())
                       for k, v in stored.measurements.items())
     if stored.accelerator and gpu_run:
@@ -149,7 +146,7 @@ def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None
 def stored_reports() -> None:
     st.subheader("Ingested reports")
     try:
-        reports = planner.list_probe_reports()
+        reports = store.list_reports()
     except catalog.GpuplanError as exc:
         S.show_error(S.error_out(exc))
         return

@@ -1,8 +1,9 @@
 """Team budget: several jobs, shared quotas and budgets → one plan per job, the timeline, the
 monthly burn against the budgets and a report to download — drawn as the HTML report draws it.
 
-Uses planner's public team functions only: parse_team_plan, allocate_team, render_report (and
-catalog.load_yaml_text for an uploaded file). An uploaded plan may not name server files.
+Uses the planner's public team functions only: ``planner.team`` (parse_team_plan, allocate),
+``planner.reports.render`` and ``catalog.load_yaml_text`` for an uploaded file. An uploaded
+plan is data: it cannot make the server read a file.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import catalog
-import planner
 from app_pages import _charts as C
 from app_pages import _format as F
 from app_pages import _inputs as I
 from app_pages import _shared as S
+from planner import reports as team_reports
+from planner import store
+from planner import team as teams_
 
 REPORT_FORMATS = {"HTML": "html", "PDF": "pdf", "Markdown": "md", "CSV": "csv"}
 MIME = {"html": "text/html", "pdf": "application/pdf", "md": "text/markdown",
@@ -106,12 +109,12 @@ def run_allocation(source_kind: str, payload: str, name: str, catalog_id: tuple,
         else:
             data = json.loads(payload)
         team_plan = S.parse_team_plan_no_paths(data, catalog=cat, source=name)
-        allocation = planner.allocate_team(team_plan, catalog=cat,
-                                           calibration=planner.load_calibration(cat))
+        allocation = teams_.allocate(team_plan, catalog=cat,
+                                   calibration=store.load_calibration(cat))
         reports = {}
         for label, fmt in REPORT_FORMATS.items():
             try:
-                reports[label] = (fmt, planner.render_report(allocation, fmt))
+                reports[label] = (fmt, team_reports.render(allocation, fmt))
             except (catalog.GpuplanError, ImportError):
                 continue  # e.g. PDF without matplotlib (the report extra): offer the others
         return {"allocation": allocation.as_dict(), "reports": reports}

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from planner import Architecture, PlanPins, Workload  # noqa: E402
+from planner import Architecture, PlanPins, Workload
 
 DATA = ROOT / "benchmarks" / "data" / "throughput.csv"
 SHARDING_TO_ZERO = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3}

@@ -13,10 +13,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from catalog import load_catalog  # noqa: E402
-from planner import WorkloadSpec, build_workload, estimate, reference_cluster  # noqa: E402
-from planner._estimate import plan_grid  # noqa: E402
-from planner._perf import ModelScalars  # noqa: E402
+from catalog import load_catalog
+from planner import WorkloadSpec, build_workload, estimate, reference_cluster
+from planner.model import (
+    ModelScalars,
+    plan_grid,
+)
 
 CASES = [("llama3-8b", "H100", 64), ("llama2-70b", "A100-80GB", 512),
          ("llama3-405b", "H100", 2048), ("mixtral-8x7b", "MI300X", 64),

@@ -2,7 +2,7 @@
 """Derive the operations layer (training time → calendar time) from published operations facts.
 
     python benchmarks/fit_operations.py            # print what is derived, from which facts
-    python benchmarks/fit_operations.py --write    # … and store it in planner/_fitted.py
+    python benchmarks/fit_operations.py --write    # … and store it in planner/model/_fitted.py
 
 Data: benchmarks/data/operations.csv (sources in operations_README.md). GPU runs only (TPU
 facts are listed there but not used). Nothing here reads an end-to-end GPU-hours figure.
@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "operations.csv"
-FITTED = ROOT / "planner" / "_fitted.py"
+FITTED = ROOT / "planner" / "model" / "_fitted.py"
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 """Fit the software-efficiency constants of the time model on published measured throughput.
 
     python benchmarks/fit_software.py            # fit, print leave-one-source-out (LOSO) error
-    python benchmarks/fit_software.py --write    # … and regenerate planner/_fitted.py
+    python benchmarks/fit_software.py --write    # … and regenerate planner/model/_fitted.py
 
 Data: benchmarks/data/throughput.csv (sources and parsing in throughput_README.md): published
 step throughput with the published configuration. Each row is predicted with the published
@@ -43,13 +43,13 @@ import numpy as np
 from scipy.optimize import least_squares
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _calibration_rows import DATA, ROOT, Row, load_rows  # noqa: E402
+from _calibration_rows import DATA, ROOT, Row, load_rows
 
-from catalog import load_catalog  # noqa: E402
-from planner import Assumptions, PlannerError, estimate, reference_cluster  # noqa: E402
-from planner._workload import FRAMEWORKS  # noqa: E402
+from catalog import load_catalog
+from planner import Assumptions, PlannerError, estimate, reference_cluster
+from planner.model import FRAMEWORKS
 
-FITTED = ROOT / "planner" / "_fitted.py"
+FITTED = ROOT / "planner" / "model" / "_fitted.py"
 CALIBRATED = ("megatron", "fsdp")  # profiles with calibration rows; the others borrow
 BIG_MEMORY_GIB = 1e6  # the published configurations ran: do not let the memory model veto them
 
@@ -167,7 +167,7 @@ def complete(params: list[Param], u: np.ndarray) -> dict[str, dict[str, float] |
             continue
         table = out.setdefault(p.field, {})
         table[p.entry] = fitted[p.name]
-    for field, table in list(out.items()):
+    for table in list(out.values()):
         if isinstance(table, dict):
             mean = statistics.fmean(table[f] for f in CALIBRATED if f in table)
             for fw in FRAMEWORKS:
@@ -198,7 +198,7 @@ def summarize(errors: np.ndarray) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--write", action="store_true", help="regenerate planner/_fitted.py")
+    ap.add_argument("--write", action="store_true", help="regenerate planner/model/_fitted.py")
     args = ap.parse_args(argv)
     rows = load_rows(args.data)
     problem = Problem.build(rows)
@@ -265,7 +265,10 @@ def _between_profile_spread(problem, values, idx, frameworks) -> float:
 
 
 def _write(values, sigma, rows, sources, ins, loso, between) -> None:
-    from planner import _fitted as old
+    import runpy
+    from types import SimpleNamespace
+
+    old = SimpleNamespace(**runpy.run_path(str(FITTED)))  # the file as it is (no import)
 
     def table(v):
         return "{" + ", ".join(f'"{k}": {v[k]:.6g}' for k in FRAMEWORKS) + "}"

@@ -370,11 +370,12 @@ def check_collectives(checks: Checks, out: Path, gpus: int, nccl_dir: str | None
 def planner_before_after(checks: Checks, report_path: Path, out: Path) -> None:
     import catalog
     import planner
+    from planner import store
 
     cat = catalog.load_catalog()
     db = out / "probes.db"
-    stored = planner.ingest_probe_report(report_path, cat, db=db)
-    cal = planner.load_calibration(cat, db=db)
+    stored = store.ingest(report_path, cat, db=db)
+    cal = store.load_calibration(cat, db=db)
     arch, seq = planner.preset("llama3-8b")
     workload = planner.Workload(arch=arch, tokens=1e12, seq_len=seq,
                                 global_batch_tokens=4 * 1024 * 1024)
@@ -414,8 +415,8 @@ def check_workload(checks: Checks, out: Path, gpu: bool, *, device: str = "cuda"
                    "tests/probes/test_workload*.py")
         return
     import catalog
-    import planner
-    from planner._layer_model import (
+    from planner import store
+    from planner.model import (
         WorkloadShape,
         hardware_for,
         layer_flops,
@@ -483,8 +484,8 @@ def check_workload(checks: Checks, out: Path, gpu: bool, *, device: str = "cuda"
                    f"{facts['memory_ratio']:.2f} memory"
                    + ("" if possible else "; FASTER THAN THE DATASHEET PEAK"))
         db = out / "workload-probes.db"
-        planner.ingest_probe_report(path, cat, db=db)
-        cal = planner.load_calibration(cat, db=db)
+        store.ingest(path, cat, db=db)
+        cal = store.load_calibration(cat, db=db)
         found = cal.workload(acc.name, "fsdp", shape)
         facts["calibration"] = (found.summary() if found else
                                 "; ".join(n.reason for n in cal.rejected()) or "not found")

@@ -25,12 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from catalog import load_catalog  # noqa: E402
-from planner._allocate import allocate_candidates, catalog_info, job_candidates  # noqa: E402
-from planner._assumptions import Assumptions  # noqa: E402
-from planner._calibration import NO_CALIBRATION  # noqa: E402
-from planner._report import render  # noqa: E402
-from planner._team import parse_team_plan, priced_catalog  # noqa: E402
+from catalog import load_catalog
+from planner.model import (
+    NO_CALIBRATION,
+    Assumptions,
+)
+from planner.reports import render
+from planner.team import allocate_candidates, job_candidates, parse_team_plan, priced_catalog
 
 MODELS = ("llama3-8b", "llama2-7b", "llama2-13b", "mistral-7b", "qwen2.5-7b", "llama3-70b",
           "mixtral-8x7b", "gpt2-xl", "llama2-70b", "qwen2.5-72b")
@@ -66,7 +67,7 @@ def run(cat, n_jobs: int, shape: str, workers: int = 1) -> dict:
     t1 = time.perf_counter()
     cands = job_candidates(plan, priced, Assumptions(), NO_CALIBRATION, workers=workers)
     t2 = time.perf_counter()
-    alloc = allocate_candidates(plan, cands, catalog_info=catalog_info(priced))
+    alloc = allocate_candidates(plan, cands, catalog_info=priced.provenance())
     t3 = time.perf_counter()
     html = render(alloc, "html")
     t4 = time.perf_counter()

@@ -10,9 +10,9 @@ tokens, sequence length, global batch and precision, under the framework profile
 run's stack (FRAMEWORK_OF below; printed per row), its published attention kernel, and the
 cluster it ran on where the source says (an instance type from the catalog, or the reference
 node with the published inter-node fabric and bandwidth). Where a source gives no GPU count the
-run is modelled on ASSUMED_GPUS (marked "*"). Predicted GPU-hours are calendar GPU-hours: training time
-plus the operations layer (failures, restarts, checkpoints, evaluation) — what the sources
-report.
+run is modelled on ASSUMED_GPUS (marked "*"). Predicted GPU-hours are calendar GPU-hours:
+training time plus the operations layer (failures, restarts, checkpoints, evaluation) — what
+the sources report.
 
 Side by side:
 - the spreadsheet rule users have today: GPU-hours = tokens × (6N + attention) / (40% × peak);
@@ -43,8 +43,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from catalog import load_catalog  # noqa: E402
-from planner import (  # noqa: E402
+from catalog import load_catalog
+from planner import (
     Architecture,
     PlannerError,
     Workload,
@@ -53,8 +53,10 @@ from planner import (  # noqa: E402
     preset_names,
     reference_cluster,
 )
-from planner._estimate import matmul_dtype  # noqa: E402
-from planner._perf import ModelScalars  # noqa: E402
+from planner.model import (
+    ModelScalars,
+    matmul_dtype,
+)
 
 CONSTANT_MFU = 0.40
 # Where a source publishes GPU-hours but not the GPU count, one rule for every such run:

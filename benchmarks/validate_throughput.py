@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _calibration_rows import DATA, load_rows  # noqa: E402
-from fit_software import (  # noqa: E402
+from _calibration_rows import DATA, load_rows
+from fit_software import (
     CALIBRATED,
     Problem,
     base_with,
@@ -41,9 +41,11 @@ from fit_software import (  # noqa: E402
     params_for,
 )
 
-from planner import Assumptions, PlannerError, estimate  # noqa: E402
-from planner._estimate import matmul_dtype  # noqa: E402
-from planner._perf import ModelScalars  # noqa: E402
+from planner import Assumptions, PlannerError, estimate
+from planner.model import (
+    ModelScalars,
+    matmul_dtype,
+)
 
 CONSTANT_MFU = 0.40
 

@@ -17,9 +17,10 @@ What it does, and what the comparison means:
    through the planner's per-layer model (planner/_layer_model.py) under the fsdp profile, the
    profile of eager PyTorch layers; memory is what autograd saved for backward per layer (the
    CUDA allocator figures do not exist on CPU).
-3. Both go through the calibration's workload rules and lookup (planner._calibration) as a
-   GPU report's would — minus the report-level rule that refuses CPU runs, skipped here on
-   purpose — and the table prints what `Calibration.workload` returns.
+3. Both go through the calibration's workload rules and lookup (planner.store.calibrate,
+   planner.model.Calibration) as a GPU report's would — minus the report-level rule that
+   refuses CPU runs, skipped here on purpose — and the table prints what
+   `Calibration.workload` returns.
 
 Expect ratios far from 1: the software constants were fitted on GPUs (GEMM efficiency,
 elementwise fusion, launch overheads), and a shared 2-core CPU runs eager PyTorch's small
@@ -80,14 +81,14 @@ def cpu_hardware(shapes: list[dict]) -> dict:
 def run(steps: int) -> dict:
     import torch
 
-    from planner._assumptions import Assumptions
-    from planner._calibration import WorkloadCandidate, calibrate
-    from planner._layer_model import (
+    from planner.model import (
+        Assumptions,
         LayerHardware,
         WorkloadShape,
         model_attention,
         model_layer,
     )
+    from planner.store import WorkloadCandidate, calibrate
     from probes import WorkloadConfig, run_workload_probe
 
     A = Assumptions()

@@ -8,27 +8,39 @@
     Offer, InstanceType, Accelerator, CLOUDS, PRICING_MODELS, OFFER_FLAGS   the data model
     parse_overrides, load_overrides, Overrides   negotiated discounts and private rates
     refresh_catalog, use_catalog, catalog_status, stored_catalogs   catalogs on disk
+    write_snapshot                 the packaged snapshot, from the shared reference (developers)
     data_dir                       where gpuplan keeps per-user state
-    read_user_text, load_yaml_text, load_json_text, check_output_path,
-    write_bytes_atomic, write_text_atomic        safe reading and writing of user files
+    read_user_text, decode_user_bytes, load_yaml_text, load_json_text, read_json_file,
+    check_output_path, write_bytes_atomic, write_text_atomic   safe reading and writing of
+                                   the user's files
+    GpuplanError, UnknownNameError, close_matches   errors (with the input's ``field``), and
+                                   the one "did you mean"
 """
 
 from ._anomalies import ANOMALY_FLAGS, CEILING_USD_PER_GPU_HOUR, OUTLIER_Z
-from ._clouds import AWS_ADVISOR_BUCKETS, CLOUDS, REGION_KINDS, Cloud, aws_bucket_rate
+from ._clouds import (
+    AWS_ADVISOR_BUCKETS,
+    CLOUDS,
+    HOURS_PER_MONTH,
+    REGION_KINDS,
+    Cloud,
+    aws_bucket_rate,
+)
 from ._errors import (
     CatalogError,
     CatalogFileError,
     GpuplanError,
     OverrideError,
     UnknownNameError,
+    close_matches,
 )
 from ._files import (
-    check_output_path,
+    MAX_USER_FILE_BYTES,
+    decode_user_bytes,
     load_json_text,
     load_yaml_text,
+    read_json_file,
     read_user_text,
-    write_bytes_atomic,
-    write_text_atomic,
 )
 from ._load import STALE_AFTER_DAYS, Catalog, active_catalog_name, data_dir, load_catalog
 from ._overrides import Overrides, load_overrides, parse_overrides
@@ -55,18 +67,21 @@ from ._records import (
     Offer,
 )
 from ._refresh import RefreshResult, catalog_status, refresh_catalog, use_catalog
+from ._snapshot import write_snapshot
 from ._store import StoredCatalog, stored_catalogs
+from ._writes import check_output_path, write_bytes_atomic, write_text_atomic
 
 __all__ = [
     "ANOMALY_FLAGS", "AWS_ADVISOR_BUCKETS", "CEILING_USD_PER_GPU_HOUR", "CLOUDS", "DTYPES",
-    "FABRICS", "INFORMATIONAL_FLAGS", "OFFERING_CLASSES", "OFFER_FLAGS", "OUTLIER_Z",
-    "PRICE_UNUSABLE_FLAGS", "PRICING_MODELS", "PRICING_TERM_HOURS", "REGION_KINDS", "SORT_KEYS",
-    "STALE_AFTER_DAYS", "TOPOLOGIES", "UPFRONT_OPTIONS", "Accelerator", "AcceleratorSummary",
-    "Catalog", "CatalogError", "CatalogFileError", "Cloud", "GpuplanError", "InstanceType",
-    "Offer", "OfferRow", "OverrideError", "Overrides", "RefreshResult", "StoredCatalog",
-    "UnknownNameError", "accelerator_summaries", "active_catalog_name", "aws_bucket_rate",
-    "catalog_status", "check_output_path", "data_dir", "load_catalog", "load_json_text",
-    "load_overrides", "load_yaml_text", "parse_overrides", "read_user_text", "refresh_catalog",
-    "select_offers", "stored_catalogs", "use_catalog", "write_bytes_atomic",
-    "write_text_atomic",
+    "FABRICS", "HOURS_PER_MONTH", "INFORMATIONAL_FLAGS", "OFFERING_CLASSES", "OFFER_FLAGS",
+    "OUTLIER_Z", "PRICE_UNUSABLE_FLAGS", "PRICING_MODELS", "PRICING_TERM_HOURS", "REGION_KINDS",
+    "SORT_KEYS", "MAX_USER_FILE_BYTES", "STALE_AFTER_DAYS", "TOPOLOGIES", "UPFRONT_OPTIONS",
+    "Accelerator", "AcceleratorSummary", "Catalog", "CatalogError", "CatalogFileError", "Cloud",
+    "GpuplanError", "InstanceType", "Offer", "OfferRow", "OverrideError", "Overrides",
+    "RefreshResult", "StoredCatalog", "UnknownNameError", "accelerator_summaries",
+    "active_catalog_name", "aws_bucket_rate", "catalog_status", "check_output_path",
+    "close_matches", "data_dir", "decode_user_bytes", "load_catalog", "load_json_text",
+    "load_overrides", "load_yaml_text", "parse_overrides", "read_json_file", "read_user_text",
+    "refresh_catalog", "select_offers", "stored_catalogs", "use_catalog", "write_bytes_atomic",
+    "write_snapshot", "write_text_atomic",
 ]

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import CatalogFileError
-from ._files import read_user_text, write_text_atomic
+from ._files import read_user_text
 from ._records import Accelerator, InstanceType, Offer, RecordError
+from ._writes import write_text_atomic
 
 # A catalog table is a few MiB (the packaged offers.csv is the largest); anything this size is
 # not one, and reading it whole would only exhaust memory.
@@ -107,6 +108,12 @@ ACCELERATORS = _spec(Accelerator, {
     "tflops_bf16": OPT_FLOAT, "tflops_fp16": OPT_FLOAT, "tflops_fp8": OPT_FLOAT,
     "tops_int8": OPT_FLOAT, "intra_node_link": TEXT, "intra_node_gb_per_s_per_gpu": OPT_FLOAT,
     "tdp_w": OPT_FLOAT, "aliases": TAGS, "unverified": TAGS, "source": TEXT, "notes": TEXT,
+    "sm_count": OPT_INT, "pcie_gb_per_s_per_gpu": OPT_FLOAT,
+    "reference_gpus_per_node": OPT_INT, "reference_topology": TEXT,
+    "reference_inter_node_gbps": OPT_INT, "reference_fabric": TEXT,
+    "reference_node_source": TEXT, "peak_stand_in_tflops": OPT_FLOAT,
+    "achievable_matmul_tflops": OPT_FLOAT, "skypilot_name": TEXT, "dstack_name": TEXT,
+    "cloud_names": TAGS, "planning_source": TEXT,
 })
 
 INSTANCE_TYPES = _spec(InstanceType, {

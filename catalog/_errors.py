@@ -1,12 +1,15 @@
-"""Errors a user can cause while reading the catalog.
+"""Errors a user can cause, and the one way to say "unknown name, did you mean …".
 
-    GpuplanError                 (planner's errors derive from it too; the CLI prints one line)
+    GpuplanError                 every user-fixable error (planner's too); the CLI prints one line
     └── CatalogError
         ├── CatalogFileError     a catalog CSV/JSON is unreadable or malformed (file:line: column)
-        ├── UnknownNameError     an accelerator, cloud, region or instance type that isn't there
+        ├── UnknownNameError     a name that isn't there (an accelerator, cloud, region, instance
+        │                        type, model preset, job, field …), with close matches
         └── OverrideError        a price-overrides file is malformed
 
-Every message ends with what to do ("To fix: …"), and UnknownNameError suggests close matches.
+Every message ends with what to do ("To fix: …"). An error about one input carries ``field``
+(the planner's name for it, e.g. ``seq_len``) and ``value``, so each front end names the input
+its own way: the CLI as a flag, the app as a widget label, a team plan as a YAML key.
 """
 
 from __future__ import annotations
@@ -14,9 +17,24 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+MATCH_CUTOFF = 0.6  # difflib similarity a suggestion needs (its default; 0.5 suggests noise)
+MAX_SUGGESTIONS = 3
+MAX_LISTED = 12  # names listed in "use one of …" before "…"
+MAX_NAME_SHOWN = 100  # characters of an unknown name quoted back
+
 
 class GpuplanError(Exception):
-    """Base of every error a user can cause; ``str(exc)`` is the one line to show."""
+    """Base of every error a user can cause; ``str(exc)`` is the one line to show.
+
+    ``field``: which input was wrong (None when the error is not about one input); ``value``:
+    what it was.
+    """
+
+    def __init__(self, message: str = "", *, field: str | None = None,
+                 value: object = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.value = value
 
 
 class CatalogError(GpuplanError):
@@ -31,15 +49,35 @@ class OverrideError(CatalogError):
     pass
 
 
+def close_matches(name: str, known: Iterable[str]) -> tuple[str, ...]:
+    """Up to MAX_SUGGESTIONS names of ``known`` close to ``name``; case-insensitive when the
+    exact spelling finds none ("h100" for "H100")."""
+    known = sorted(set(known))
+    name = str(name)[:MAX_NAME_SHOWN]
+    close = difflib.get_close_matches(name, known, n=MAX_SUGGESTIONS, cutoff=MATCH_CUTOFF)
+    if not close:
+        lowered = {k.lower(): k for k in known}
+        close = [lowered[m] for m in difflib.get_close_matches(
+            name.lower(), list(lowered), n=MAX_SUGGESTIONS, cutoff=MATCH_CUTOFF)]
+    return tuple(close)
+
+
 class UnknownNameError(CatalogError):
-    def __init__(self, kind: str, name: str, known: Iterable[str], hint: str = "") -> None:
+    """``kind`` ``name`` is not one of ``known``: the message suggests close matches and ends
+    with ``hint`` (default: the names to use). ``where`` prefixes the message (a file and
+    entry, e.g. "team.yaml: jobs[2]")."""
+
+    def __init__(self, kind: str, name: object, known: Iterable[str], hint: str = "", *,
+                 where: str = "", field: str | None = None) -> None:
         known = sorted(set(known))
-        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-        if not close:  # case-insensitive second chance: "h100" vs "H100-SXM5-80GB"
-            lowered = {k.lower(): k for k in known}
-            close = [lowered[m] for m in
-                     difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)]
+        shown = str(name) if len(str(name)) <= MAX_NAME_SHOWN else \
+            str(name)[:MAX_NAME_SHOWN - 1] + "…"
+        close = close_matches(shown, known)
         suggestion = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        fix = hint or f"use one of: {', '.join(known[:12])}{' …' if len(known) > 12 else ''}"
-        super().__init__(f"unknown {kind} {name!r}.{suggestion} To fix: {fix}")
-        self.kind, self.name, self.suggestions = kind, name, tuple(close)
+        fix = hint or (f"use one of: {', '.join(known[:MAX_LISTED])}"
+                       f"{' …' if len(known) > MAX_LISTED else ''}")
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}unknown {kind} {shown!r}.{suggestion} To fix: {fix}",
+                         field=field, value=name)
+        self.kind, self.name, self.suggestions = kind, name, close
+        self.known = tuple(known)

@@ -13,7 +13,7 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import _paths, _store
@@ -22,7 +22,14 @@ from ._clouds import CLOUDS
 from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, read_table
 from ._errors import CatalogError, CatalogFileError, UnknownNameError
 from ._files import read_user_text
-from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer
+from ._records import (
+    PCIE_SOURCE,
+    PRICING_MODELS,
+    Accelerator,
+    InstanceType,
+    Offer,
+    pcie_link_gb_per_s,
+)
 
 STALE_AFTER_DAYS = 90  # prices older than a quarter are likely wrong (spot moves hourly)
 FILES = _store.FILES
@@ -131,6 +138,13 @@ class Catalog:
                        accelerators=self.accelerators, instance_types=self.instance_types,
                        offers=offers, overrides_path=note or None)
 
+    def provenance(self) -> dict:
+        """Where this catalog's prices come from, as every result records it: the catalog's
+        name, each cloud's price date, its source and the overrides applied."""
+        return {"name": self.name, "as_of": {c: self.as_of(c).isoformat() for c in CLOUDS
+                                             if self.as_of(c)},
+                "source": self.source, "overrides": self.overrides_path}
+
     def info(self, *, today: _dt.date | None = None, include_store: bool = True) -> dict:
         """Everything `gpuplan catalog info` and the app show about this catalog, as data."""
         today = today or _dt.date.today()
@@ -237,12 +251,40 @@ def read_catalog_dir(path: Path, name: str) -> Catalog:
     if not isinstance(meta, dict):
         raise CatalogFileError(f"{path / 'meta.json'}: expected a JSON object. To fix: run "
                                "`gpuplan catalog use packaged`")
-    accelerators = tuple(read_table(path / "accelerators.csv", ACCELERATORS))
+    accelerators = _with_planning_facts(tuple(read_table(path / "accelerators.csv",
+                                                         ACCELERATORS)), path)
     instance_types = tuple(read_table(path / "instance_types.csv", INSTANCE_TYPES))
     offers = tuple(read_table(path / "offers.csv", OFFERS))
     _cross_check(path, accelerators, instance_types, offers)
     return Catalog(name=name, path=path, meta=meta, accelerators=accelerators,
                    instance_types=instance_types, offers=offers)
+
+
+PLANNING_FACTS = ("sm_count", "pcie_gb_per_s_per_gpu", "reference_gpus_per_node",
+                  "reference_topology", "reference_inter_node_gbps", "reference_fabric",
+                  "reference_node_source", "peak_stand_in_tflops", "achievable_matmul_tflops",
+                  "skypilot_name", "dstack_name", "cloud_names", "planning_source")
+
+
+def _with_planning_facts(accelerators: tuple[Accelerator, ...],
+                         path: Path) -> tuple[Accelerator, ...]:
+    """A catalog written before the accelerators' planning facts were columns: each device
+    takes them from the packaged snapshot (the datasheet rows are the same), and the PCIe
+    link from its datasheet link where the snapshot does not know the device."""
+    if all(a.pcie_gb_per_s_per_gpu is not None for a in accelerators):
+        return accelerators
+    packaged = {} if path.resolve() == _paths.packaged_catalog_dir() else {
+        a.name: a for a in read_table(_paths.packaged_catalog_dir() / "accelerators.csv",
+                                      ACCELERATORS)}
+    out = []
+    for a in accelerators:
+        if a.pcie_gb_per_s_per_gpu is None:
+            source = packaged.get(a.name)
+            a = (replace(a, **{f: getattr(source, f) for f in PLANNING_FACTS}) if source else
+                 replace(a, pcie_gb_per_s_per_gpu=pcie_link_gb_per_s(a.intra_node_link),
+                         planning_source=PCIE_SOURCE))
+        out.append(a)
+    return tuple(out)
 
 
 def active_catalog_name() -> str:

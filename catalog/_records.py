@@ -90,6 +90,21 @@ NO_PRICE_FLAGS: frozenset[str] = frozenset(
     {"price_unknown", "host_price_missing", "no_spot_offer", "placeholder_price"})
 
 
+# The host PCIe link of a x16 slot, both directions (PCI-SIG: 8 GT/s per lane for Gen3, 16 GT/s
+# for Gen4, 128b/130b encoding): Gen3 x16 ≈ 32 GB/s, Gen4 x16 ≈ 64 GB/s. A device whose
+# datasheet link does not say Gen3 is taken as Gen4: the Gen5 hosts of H100 PCIe/NVL and
+# Blackwell reach 128 GB/s, which the planner does not assume until a probe measures the node.
+PCIE_GEN3_X16_GB_PER_S, PCIE_GEN4_X16_GB_PER_S = 32.0, 64.0
+PCIE_SOURCE = ("PCIe: x16 both directions, Gen3 32 GB/s else Gen4 64 GB/s (PCI-SIG); Gen5 "
+               "hosts are not assumed faster until a probe measures them")
+
+
+def pcie_link_gb_per_s(intra_node_link: str) -> float:
+    """The host PCIe link (GB/s, both directions) of a device whose datasheet link reads
+    ``intra_node_link`` (the rule above)."""
+    return PCIE_GEN3_X16_GB_PER_S if "Gen3" in intra_node_link else PCIE_GEN4_X16_GB_PER_S
+
+
 class RecordError(ValueError):
     """A record violates an invariant; the message says which field and why."""
 
@@ -101,10 +116,20 @@ def _require(ok: bool, message: str) -> None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Accelerator:
-    """One accelerator model (per GPU / per chip), with datasheet facts.
+    """One accelerator model (per GPU / per chip), with datasheet facts and planning facts.
 
     ``None`` means unknown or unsupported; ``unverified`` names fields whose value the sources
     could not confirm (kept visible to users, never silently trusted).
+
+    Planning facts (every one sourced in ``planning_source``; empty when unknown):
+    ``sm_count`` streaming multiprocessors (NVIDIA) or compute units (AMD), over which GEMM
+    tiles run in waves; ``pcie_gb_per_s_per_gpu`` the host PCIe link, both directions, used
+    when GPUs talk through the host bridge; ``reference_*`` the vendor's usual node (GPUs per
+    node, topology, inter-node line rate and fabric, and where that comes from) for an
+    accelerator given without an instance type; ``peak_stand_in_tflops`` a 16-bit peak to use
+    when the datasheet publishes none and ``achievable_matmul_tflops`` a published measured
+    16-bit matmul rate; ``skypilot_name`` / ``dstack_name`` what the orchestrators call it;
+    ``cloud_names`` what the clouds' APIs call it (``cloud:name``).
     """
 
     name: str
@@ -127,6 +152,19 @@ class Accelerator:
     unverified: tuple[str, ...] = ()
     source: str = ""
     notes: str = ""
+    sm_count: int | None = None
+    pcie_gb_per_s_per_gpu: float | None = None
+    reference_gpus_per_node: int | None = None
+    reference_topology: str = ""  # one of TOPOLOGIES, or "" when no reference node
+    reference_inter_node_gbps: int | None = None  # whole Gb/s, as network ports are rated
+    reference_fabric: str = ""  # one of FABRICS, or ""
+    reference_node_source: str = ""
+    peak_stand_in_tflops: float | None = None
+    achievable_matmul_tflops: float | None = None
+    skypilot_name: str = ""
+    dstack_name: str = ""
+    cloud_names: tuple[str, ...] = ()  # "cloud:name as the cloud's API spells it"
+    planning_source: str = ""
 
     def __post_init__(self) -> None:
         _require(bool(self.name.strip()), "accelerator name is empty")
@@ -142,12 +180,28 @@ class Accelerator:
             "tops_int8",
             "intra_node_gb_per_s_per_gpu",
             "tdp_w",
+            "sm_count",
+            "pcie_gb_per_s_per_gpu",
+            "reference_gpus_per_node",
+            "reference_inter_node_gbps",
+            "peak_stand_in_tflops",
+            "achievable_matmul_tflops",
         ):
             value = getattr(self, fname)
             _require(
                 value is None or value > 0,
                 f"accelerator {self.name}: {fname} must be positive or empty, got {value}",
             )
+        _require(self.reference_topology in ("", *TOPOLOGIES),
+                 f"accelerator {self.name}: reference_topology {self.reference_topology!r} is "
+                 f"not one of {TOPOLOGIES}")
+        _require(self.reference_fabric in ("", *FABRICS),
+                 f"accelerator {self.name}: reference_fabric {self.reference_fabric!r} is not "
+                 f"one of {FABRICS}")
+        _require(all(c.partition(":")[0] in CLOUDS and c.partition(":")[2]
+                     for c in self.cloud_names),
+                 f"accelerator {self.name}: cloud_names must read cloud:name, got "
+                 f"{self.cloud_names}")
 
     def peak_tflops(self, dtype: str) -> float | None:
         """Dense datasheet peak for ``dtype`` (one of DTYPES), or None if unknown."""

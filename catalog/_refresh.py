@@ -15,7 +15,7 @@ Steps, in order — nothing under ``catalogs/`` changes until the last one:
    that the refresh covered (its regions and pricing models) but did not return.
 3. The anomaly rules (``_anomalies``) run over the whole merged catalog, then the integrity
    checks (``check_integrity``); any problem rejects it.
-4. Install as a new complete catalog directory and switch to it (``_store.install``: one
+4. Install as a new complete catalog directory and switch to it (``_install.install``: one
    atomic pointer switch, written last; the previous catalog stays selectable).
 
 The result lists the offers added, removed (only with ``prune``) and changed in price.
@@ -32,6 +32,7 @@ from . import _paths, _store
 from ._anomalies import flag_anomalies
 from ._clouds import CLOUDS
 from ._errors import CatalogError, UnknownNameError
+from ._install import install
 from ._load import Catalog, load_catalog
 from ._meta import cloud_meta
 from ._records import NO_PRICE_FLAGS, Accelerator, InstanceType, Offer
@@ -174,7 +175,7 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
         raise RefreshError("refreshed catalog rejected, the active catalog was left unchanged: "
                            f"{'; '.join(problems[:MAX_PROBLEMS_SHOWN])}{more}. To fix: retry, "
                            "or leave the faulty cloud out with --cloud")
-    name, path = _store.install(merged.accelerators, merged.instance_types, merged.offers,
+    name, path = install(merged.accelerators, merged.instance_types, merged.offers,
                                 merged.meta)
     return _diff(current, name, path, results, skipped, merged)
 

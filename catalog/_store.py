@@ -110,7 +110,7 @@ def _read_marker(path: Path) -> str | None:
 
 
 def _write_marker(path: Path, name: str) -> None:
-    from ._files import write_text_atomic
+    from ._writes import write_text_atomic
 
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, name + "\n", what="catalog marker")
@@ -199,43 +199,6 @@ def new_name(now: float | None = None) -> str:
     return f"refreshed-{stamp}-{secrets.token_hex(3)}"
 
 
-def install(accelerators, instance_types, offers, meta: dict, *, name: str | None = None,
-            activate: bool = True) -> tuple[str, Path]:
-    """Write a complete catalog directory and (by default) make it active; see the module
-    docstring for the steps and what a crash at each leaves behind."""
-    from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, write_table
-    from ._files import write_text_atomic
-    from ._load import read_catalog_dir
-
-    base = _paths.catalogs_dir()
-    base.mkdir(parents=True, exist_ok=True)
-    _clean_stale_work(base)
-    name = name or new_name()
-    if not _valid_name(name):
-        raise CatalogError(f"invalid catalog name {name!r}. To fix: use letters, digits, '.', "
-                           "'_' and '-'")
-    tmp = base / f".tmp-{name}"
-    final = base / name
-    os.mkdir(tmp)
-    try:
-        write_table(tmp / "accelerators.csv", accelerators, ACCELERATORS)
-        write_table(tmp / "instance_types.csv", instance_types, INSTANCE_TYPES)
-        write_table(tmp / "offers.csv", offers, OFFERS)
-        write_text_atomic(tmp / "meta.json", json.dumps(meta, indent=2, sort_keys=True) + "\n",
-                          what="catalog meta")
-        _fsync_dir(tmp)
-        read_catalog_dir(tmp, name)  # the normal loader must accept it
-        os.rename(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    _fsync_dir(base)
-    if activate:
-        switch(name)
-        _prune_old(base)
-    return name, final
-
-
 def remove(name: str) -> None:
     """Delete a stored catalog that is neither active nor previous (rename, then delete)."""
     if name in (_read_marker(_paths.active_marker()), _read_marker(_paths.previous_marker())):
@@ -305,5 +268,5 @@ def status() -> dict:
     }
 
 
-__all__ = ["FILES", "KEEP", "StoredCatalog", "active", "install", "is_complete", "known_names",
+__all__ = ["FILES", "KEEP", "StoredCatalog", "active", "is_complete", "known_names",
            "new_name", "remove", "resolve", "status", "stored_catalogs", "switch"]

@@ -6,9 +6,15 @@ back without torch, and `report_figures` says which of its numbers are comparabl
 planner's defaults (and why not). Importing this package never imports torch.
 """
 
-from probes._figures import Figure, report_figures
+from probes._figures import Figure, report_figures, workload_refusal
 from probes._nccl_log import is_rdma, is_tcpx
-from probes._report_io import load_report, parse_report, report_to_json, write_report_atomic
+from probes._report_io import (
+    load_report,
+    parse_report,
+    report_from_bytes,
+    report_to_json,
+    write_report_atomic,
+)
 from probes._runner import PROBE_NAMES, ProbeConfig, run_probes
 from probes._schema import (
     SCHEMA_VERSION,
@@ -39,8 +45,10 @@ __all__ = [
     "load_report",
     "parse_report",
     "report_figures",
+    "report_from_bytes",
     "report_to_json",
     "run_probes",
     "run_workload_probe",
+    "workload_refusal",
     "write_report_atomic",
 ]

@@ -35,10 +35,10 @@ import torch
 import torch.distributed as dist
 
 from probes import _nccl_log
-from probes._runner import Topology
 from probes._schema import CollectivePoint, CollectiveSeries, CollectivesSection
 from probes._stats import median, percentile
 from probes._timing import time_each, timing_name
+from probes._topology import Topology
 
 OPS: tuple[str, ...] = ("all_reduce", "all_gather", "reduce_scatter")
 GPU_SIZES: tuple[int, ...] = tuple(1024 * 4**i for i in range(11))  # 1 KiB ... 1 GiB, x4

@@ -58,17 +58,28 @@ def write_report_atomic(report: ProbeReport, path: str | os.PathLike[str]) -> Pa
 def load_report(path: str | os.PathLike[str]) -> ProbeReport:
     """Read and validate a report file; raises ReportError with a one-line "To fix" message."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
         raise ReportError(f"cannot read probe report {str(path)!r}: {exc}. "
+                          "To fix: check the path and that the file is a probe report.") from exc
+    return report_from_bytes(raw, source=str(path))
+
+
+def report_from_bytes(raw: bytes, *, source: str = "probe report") -> ProbeReport:
+    """Validate a report given as the bytes of its file (an upload, a stored copy); ``source``
+    names it in messages."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReportError(f"cannot read probe report {source!r}: {exc}. "
                           "To fix: check the path and that the file is a probe report.") from exc
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ReportError(f"probe report {str(path)!r} is not valid JSON "
+        raise ReportError(f"probe report {source!r} is not valid JSON "
                           f"(line {exc.lineno}, column {exc.colno}: {exc.msg}). "
                           f"{_FIX_REPORT}") from exc
-    return parse_report(data, source=str(path))
+    return parse_report(data, source=source)
 
 
 def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:

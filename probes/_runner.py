@@ -37,13 +37,14 @@ import datetime as dt
 import importlib.metadata
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from probes._report_io import write_report_atomic
 from probes._schema import SCHEMA_VERSION, ProbeFailure, ProbeReport, ProbeSetupError
+from probes._topology import Topology, topology_from_env
 
 if TYPE_CHECKING:
     from probes._nccl_log import LogCapture
@@ -71,25 +72,6 @@ class ProbeConfig:
             raise ValueError("timeout_seconds must be > 0")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Topology:
-    """This process's place in a torchrun job (ranks are contiguous per node)."""
-
-    rank: int
-    world_size: int
-    local_rank: int
-    local_world_size: int
-
-    def __post_init__(self) -> None:
-        if not (0 <= self.rank < self.world_size and 0 <= self.local_rank
-                and 1 <= self.local_world_size <= self.world_size):
-            raise ValueError(f"inconsistent ranks {self}")
-
-    @property
-    def node_count(self) -> int:
-        return max(1, self.world_size // self.local_world_size)
-
-
 @dataclass(slots=True, kw_only=True)
 class _Context:
     config: ProbeConfig
@@ -105,19 +87,6 @@ def _tool_version() -> str:
         return importlib.metadata.version("gpuplan")
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
-
-
-def topology_from_env(environ: Mapping[str, str] | None = None) -> Topology:
-    """Ranks from torchrun's environment; a plain run is rank 0 of 1."""
-    env = os.environ if environ is None else environ
-    try:
-        world = int(env.get("WORLD_SIZE", "1"))
-        return Topology(rank=int(env.get("RANK", "0")), world_size=world,
-                        local_rank=int(env.get("LOCAL_RANK", "0")),
-                        local_world_size=int(env.get("LOCAL_WORLD_SIZE", str(world))))
-    except ValueError as exc:
-        raise ProbeSetupError(f"bad torchrun environment ({exc}). To fix: launch with torchrun "
-                              "or unset RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE.") from exc
 
 
 def _environment(ctx: _Context) -> Any:

@@ -31,20 +31,19 @@ Version 1 files still parse (the new fields take their defaults) so that `gpupla
 can list them; the planner refuses to calibrate from them and says why (probes._figures).
 Reading and writing the JSON is probes._report_io.
 
-Exceptions (every message is one line ending "To fix: ...")::
-
-    ProbesError(Exception)
-     +-- ReportError(ProbesError, ValueError)         a report file is unreadable, corrupt,
-     |                                                incomplete or of an unknown schema_version
-     +-- ProbeSetupError(ProbesError, RuntimeError)   the probes cannot start as asked (no CUDA
-                                                      for --device cuda, no process group)
+The exceptions are in ``probes._errors``, the shared status/spread checks in
+``probes._spread`` and the workload section in ``probes._workload_schema``; this module
+re-exports them, so every record of the report is reachable here.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+
+from probes._errors import ProbesError, ProbeSetupError, ReportError
+from probes._spread import STATUSES, Spread, Status, check_positive, check_status
+from probes._workload_schema import WorkloadSection, WorkloadSplit
 
 SCHEMA_VERSION = 3
 SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2, 3)
@@ -58,60 +57,6 @@ MATMUL_DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "f
 # transpose of a row-major N x K tensor, the way torch.nn.Linear stores its weight (y = x W^T)
 # and the way mamf-finder.py lays out B.
 LAYOUTS: tuple[str, ...] = ("nn", "nt")
-
-Status = Literal["measured", "skipped", "failed"]
-_STATUSES = ("measured", "skipped", "failed")
-
-
-class ProbesError(Exception):
-    """Base of the errors a user can cause; the CLI prints the message and exits 2."""
-
-
-class ReportError(ProbesError, ValueError):
-    """A probe report cannot be read; the message says why and how to fix it."""
-
-
-class ProbeSetupError(ProbesError, RuntimeError):
-    """The probes cannot start as asked; the message says how to fix it."""
-
-
-def _check_status(status: str, reason: str | None, where: str) -> None:
-    if status not in _STATUSES:
-        raise ValueError(f"{where}: status must be one of {_STATUSES}, got {status!r}")
-    if status != "measured" and not reason:
-        raise ValueError(f"{where}: a {status} entry needs a reason")
-
-
-def _check_positive(where: str, **values: float | int | None) -> None:
-    for name, value in values.items():
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise ValueError(f"{where}.{name} must be a finite number > 0, got {value!r}")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Spread:
-    """How one figure is spread: its percentiles, extremes, and which rank had the lowest.
-
-    For throughputs the lowest value is the slowest GPU, the one a synchronous job waits for.
-    """
-
-    n: int
-    min: float
-    p10: float
-    p50: float
-    p90: float
-    max: float
-    min_rank: int | None = None  # the rank that measured ``min`` (None: not per rank)
-
-    def __post_init__(self) -> None:
-        if self.n < 1:
-            raise ValueError("spread: n must be >= 1")
-        values = (self.min, self.p10, self.p50, self.p90, self.max)
-        if not all(math.isfinite(v) for v in values):
-            raise ValueError("spread: values must be finite")
-        if not self.min <= self.p10 <= self.p50 <= self.p90 <= self.max:
-            raise ValueError(f"spread: expected min <= p10 <= p50 <= p90 <= max, got {values}")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeFailure:
@@ -201,7 +146,7 @@ class MatmulPoint:
     tflops_p90: float | None = None
 
     def __post_init__(self) -> None:
-        _check_positive("matmul point", m=self.m, n=self.n, k=self.k,
+        check_positive("matmul point", m=self.m, n=self.n, k=self.k,
                         seconds_median=self.seconds_median, tflops=self.tflops,
                         tflops_p10=self.tflops_p10, tflops_p90=self.tflops_p90)
         if self.layout not in LAYOUTS:
@@ -230,10 +175,10 @@ class MatmulDtype:
     check_passed: bool | None = None
 
     def __post_init__(self) -> None:
-        _check_status(self.status, self.reason, f"matmul {self.dtype}")
+        check_status(self.status, self.reason, f"matmul {self.dtype}")
         if self.status == "measured" and (self.best_tflops is None or self.best_shape is None):
             raise ValueError(f"matmul {self.dtype}: measured needs best_tflops and best_shape")
-        _check_positive(f"matmul {self.dtype}", best_tflops=self.best_tflops,
+        check_positive(f"matmul {self.dtype}", best_tflops=self.best_tflops,
                         median_tflops=self.median_tflops)
         if self.check_rel_error is not None and not (math.isfinite(self.check_rel_error)
                                                      and self.check_rel_error >= 0):
@@ -290,10 +235,10 @@ class BandwidthPoint:
     across_ranks: Spread | None = None  # each rank's gb_per_s
 
     def __post_init__(self) -> None:
-        _check_status(self.status, self.reason, f"memory {self.name}")
+        check_status(self.status, self.reason, f"memory {self.name}")
         if self.status == "measured" and self.gb_per_s is None:
             raise ValueError(f"memory {self.name}: measured needs gb_per_s")
-        _check_positive(f"memory {self.name}", size_bytes=self.size_bytes,
+        check_positive(f"memory {self.name}", size_bytes=self.size_bytes,
                         counted_bytes=self.counted_bytes,
                         seconds_median=self.seconds_median, gb_per_s=self.gb_per_s,
                         gb_per_s_p10=self.gb_per_s_p10, gb_per_s_p90=self.gb_per_s_p90)
@@ -327,7 +272,7 @@ class CollectivePoint:
     iterations: int | None = None
 
     def __post_init__(self) -> None:
-        _check_positive("collective point", size_bytes=self.size_bytes,
+        check_positive("collective point", size_bytes=self.size_bytes,
                         seconds_median=self.seconds_median,
                         algbw_gb_per_s=self.algbw_gb_per_s)
         for name in ("busbw_gb_per_s", "busbw_p10_gb_per_s", "busbw_p90_gb_per_s"):
@@ -363,7 +308,7 @@ class CollectiveSeries:
     transport_source: str | None = None  # "NCCL_DEBUG log", "gloo", or why it is unknown
 
     def __post_init__(self) -> None:
-        _check_status(self.status, self.reason, f"collective {self.op}/{self.scope}")
+        check_status(self.status, self.reason, f"collective {self.op}/{self.scope}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -379,114 +324,7 @@ class CollectivesSection:
     series: tuple[CollectiveSeries, ...] = ()
 
     def __post_init__(self) -> None:
-        _check_status(self.status, self.reason, "collectives")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WorkloadSplit:
-    """Where one layer's forward + backward time went, in seconds per layer per step.
-
-    ``source`` says how it was found: "torch.profiler: ..." (the shares of the profiled self
-    time of the operators, applied to the timed forward + backward), or "not available: why".
-    matmul: GEMM operators (aten::mm, addmm, _scaled_mm); attention: the attention core (the
-    SDPA kernel, forward and backward, and batched matmuls of the math fallback);
-    communication: collectives (the tensor-parallel all-reduces, and waiting for them); other:
-    every other operator (norms, rotary, activation function, residuals, routing, copies) and
-    host time. ``optimizer_seconds`` is timed on its own (not profiled), per layer.
-    """
-
-    source: str
-    matmul_seconds: float | None = None
-    attention_seconds: float | None = None
-    other_seconds: float | None = None
-    optimizer_seconds: float | None = None
-    communication_seconds: float | None = None  # tensor-parallel all-reduces (tp > 1)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WorkloadSection:
-    """The workload probe: ``layers`` transformer layers of the user's model, built in plain
-    PyTorch at its real shapes on every GPU, timed forward + backward + AdamW step.
-
-    Shapes are the model's (``tp`` = 1) or one tensor-parallel shard's (heads, KV heads and FFN
-    width divided by ``tp``; the fields hold the whole model's). Per-layer figures are the
-    all-layer figures divided by ``layers``; medians over ``steps`` timed steps after
-    ``warmup_steps``, with the 10th/90th percentiles over steps.
-
-    Memory (bytes): ``static_memory_bytes`` is what the allocator held before the forward
-    (weights, fp32 master weights and AdamW moments); ``layer_activation_bytes`` what the
-    forward added (saved for backward) per layer; ``peak_memory_bytes`` the allocator's peak
-    over a whole step. These three need a CUDA allocator (None on CPU). ``layer_saved_bytes``
-    is the same activation figure counted on any device: the storages autograd saved for
-    backward (torch.autograd.graph.saved_tensors_hooks, each storage once, parameters and
-    buffers excluded) plus what activation checkpoints keep (their inputs), per layer.
-    """
-
-    status: Status
-    reason: str | None = None
-    model: str  # "llama3-8b", "config.json", "7B (inferred)", "custom"
-    framework: str  # the planner's framework profile the measurement stands for
-    hidden: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    ffn_hidden: int  # the dense FFN width, or each expert's width for MoE layers
-    gated: bool
-    seq_len: int
-    micro_batch: int
-    precision: str  # what ran: bf16 or fp16
-    precision_requested: str  # fp8 runs bf16 GEMMs: plain PyTorch has no fp8 training path
-    recompute: str  # none, selective (attention core + activation function) or full (layer)
-    experts: int = 0
-    experts_per_token: int = 0
-    shared_experts: int = 0
-    model_layers: int  # the model's layer count
-    layers: int  # built on each GPU
-    layers_rule: str  # why that many
-    tp: int = 1
-    dp: int = 1
-    device: str  # "cuda" or "cpu"
-    timing: str  # "cuda_events" or "perf_counter"
-    attention_backend: str | None = None  # the SDPA backend that ran: flash, efficient, cudnn,
-    # math (None when the probe failed before choosing one)
-    gqa: str = ""  # how K/V heads are shared
-    moe_dispatch: str | None = None
-    optimizer: str = ""
-    warmup_steps: int = 0
-    steps: int = 0
-    quick: bool = False
-    step_seconds: float | None = None  # forward + backward + gradient reduction + optimizer
-    step_seconds_p10: float | None = None
-    step_seconds_p90: float | None = None
-    fwd_bwd_seconds: float | None = None  # all layers
-    optimizer_seconds: float | None = None  # all layers
-    grad_reduce_seconds: float | None = None  # data-parallel gradient all-reduce (dp > 1)
-    layer_fwd_bwd_seconds: float | None = None
-    layer_fwd_bwd_seconds_p10: float | None = None
-    layer_fwd_bwd_seconds_p90: float | None = None
-    layer_step_seconds: float | None = None  # step_seconds / layers
-    tokens_per_second: float | None = None  # this GPU: micro_batch * seq_len / step_seconds
-    static_memory_bytes: int | None = None
-    peak_memory_bytes: int | None = None
-    layer_activation_bytes: float | None = None
-    layer_saved_bytes: float | None = None
-    memory_note: str = ""
-    split: WorkloadSplit | None = None
-    across_ranks: Spread | None = None  # each rank's layer_fwd_bwd_seconds
-    notes: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        _check_status(self.status, self.reason, "workload")
-        for name in ("hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "seq_len",
-                     "micro_batch", "model_layers", "layers", "tp", "dp"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"workload.{name} must be >= 1")
-        if self.status == "measured" and self.layer_fwd_bwd_seconds is None:
-            raise ValueError("workload: measured needs layer_fwd_bwd_seconds")
-        _check_positive("workload", step_seconds=self.step_seconds,
-                        fwd_bwd_seconds=self.fwd_bwd_seconds,
-                        layer_fwd_bwd_seconds=self.layer_fwd_bwd_seconds,
-                        peak_memory_bytes=self.peak_memory_bytes)
+        check_status(self.status, self.reason, "collectives")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -534,3 +372,13 @@ class ProbeReport:
     errors: tuple[ProbeFailure, ...] = ()
     ranks: tuple[RankResult, ...] = ()
     workload: WorkloadSection | None = None  # v3
+
+
+__all__ = [
+    "LAYOUTS", "MATMUL_DTYPES", "SCHEMA_VERSION", "STATUSES", "SUPPORTED_SCHEMA_VERSIONS",
+    "BandwidthPoint", "CollectivePoint", "CollectiveSeries", "CollectivesSection",
+    "Environment", "GpuTelemetry", "MatmulDtype", "MatmulPoint", "MatmulSection",
+    "MemorySection", "NamedValue", "ProbeFailure", "ProbeReport", "ProbeSetupError",
+    "ProbesError", "RankResult", "ReportError", "Spread", "Status", "WorkloadSection",
+    "WorkloadSplit",
+]

@@ -90,8 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _from_planner(args) -> dict:
     """Shape fields from --model/--config/--params via gpuplan's planner."""
     try:
-        from planner import PlanPins, WorkloadSpec, build_workload
-        from planner._layer_model import shape_of
+        from planner.model import PlanPins, WorkloadSpec, build_workload, shape_of
     except ImportError:
         raise ProbesError(PLANNER_MISSING) from None
     overrides = tuple((k, v) for k, v in (
@@ -236,7 +235,7 @@ def _check_writable(out: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from probes.cli import TORCH_MISSING
+    from probes._errors import TORCH_MISSING
 
     args = build_parser().parse_args(argv)
     try:

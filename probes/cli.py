@@ -13,12 +13,11 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from probes._errors import TORCH_MISSING
 from probes._runner import PROBE_NAMES, ProbeConfig
 from probes._schema import MATMUL_DTYPES, ProbeReport, ProbesError
 
 # gpuplan is not on a package index: the probes need only torch next to this package
-TORCH_MISSING = ("torch is not installed. To fix: pip install 'torch>=2.3' (a CUDA build on a "
-                 "GPU host), or in a gpuplan checkout pip install -e '.[probes]'")
 _UNITS = {"": 1, "B": 1, "K": 2**10, "KIB": 2**10, "M": 2**20, "MIB": 2**20, "G": 2**30,
           "GIB": 2**30}
 

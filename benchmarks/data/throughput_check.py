@@ -1,42 +1,82 @@
 #!/usr/bin/env python3
-"""Validate benchmarks/data/throughput.csv (the measured-throughput calibration set) and print its counts.
+"""Validate benchmarks/data/throughput.csv (the measured-throughput calibration set) and print
+its counts.
 
-Checks: the header; every row has a source, table and row_ref; enumerations (framework, accelerator, precision,
-sharding, recompute, attention); integer and positive numeric fields; dp == gpus / (tp*pp*cp); the global batch is
-a multiple of dp (and of dp*micro_batch where the micro-batch is known); and, where a row prints both tokens/s and
-TFLOP/s per GPU, which FLOP-per-token convention the pair matches (a transcription check: a row that matches
-no convention is listed). Exit status 1 if any hard check fails.
+Checks: the header; every row has a source, table and row_ref; enumerations (framework,
+accelerator, precision, sharding, recompute, attention); integer and positive numeric fields;
+dp == gpus / (tp*pp*cp); the global batch is a multiple of dp (and of dp*micro_batch where the
+micro-batch is known); and, where a row prints both tokens/s and TFLOP/s per GPU, which
+FLOP-per-token convention the pair matches (a transcription check: a row that matches no
+convention is listed). Exit status 1 if any hard check fails.
 
     python benchmarks/data/throughput_check.py [path/to/throughput.csv]
 """
-import csv
+
 import collections
+import csv
 import os
 import sys
 
-COLS = ("source,table,row_ref,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,gated_ffn,"
-        "moe_experts,moe_top_k,moe_ffn_hidden,seq_len,accelerator,gpus,gpus_per_node,precision,tp,pp,cp,vp,ep,dp,"
-        "sharding,micro_batch,global_batch_seqs,recompute,attention,tokens_per_s_per_gpu,reported_mfu_percent,"
-        "reported_tflops_per_gpu,notes").split(",")
+COLS = (
+    "source,table,row_ref,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,gated_ffn,"
+    "moe_experts,moe_top_k,moe_ffn_hidden,seq_len,accelerator,gpus,gpus_per_node,precision,tp,pp,cp,vp,ep,dp,"
+    "sharding,micro_batch,global_batch_seqs,recompute,attention,tokens_per_s_per_gpu,reported_mfu_percent,"
+    "reported_tflops_per_gpu,notes"
+).split(",")
 ENUMS = {
     "framework": {"megatron", "fsdp", "deepspeed", "hf"},
-    "accelerator": {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB", "B200-SXM-180GB",
-                    "GB200-186GB", "MI300X"},
-    "precision": {"bf16", "fp16", "fp8", ""},          # empty only where the source does not say (see notes)
+    "accelerator": {
+        "A100-SXM4-40GB",
+        "A100-SXM4-80GB",
+        "H100-SXM5-80GB",
+        "H200-SXM-141GB",
+        "B200-SXM-180GB",
+        "GB200-186GB",
+        "MI300X",
+    },
+    "precision": {
+        "bf16",
+        "fp16",
+        "fp8",
+        "",
+    },  # empty only where the source does not say (see notes)
     "sharding": {"none", "zero1", "zero2", "zero3"},
-    "recompute": {"none", "selective", "full", ""},    # empty only where the source does not say (see notes)
+    "recompute": {
+        "none",
+        "selective",
+        "full",
+        "",
+    },  # empty only where the source does not say (see notes)
     "attention": {"flash", "unfused"},
     "gated_ffn": {"true", "false"},
 }
-INT_REQUIRED = ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "moe_experts", "moe_top_k",
-                "moe_ffn_hidden", "seq_len", "gpus", "tp", "pp", "cp", "ep", "dp", "global_batch_seqs"]
+INT_REQUIRED = [
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "ffn_hidden",
+    "vocab",
+    "moe_experts",
+    "moe_top_k",
+    "moe_ffn_hidden",
+    "seq_len",
+    "gpus",
+    "tp",
+    "pp",
+    "cp",
+    "ep",
+    "dp",
+    "global_batch_seqs",
+]
 INT_OPTIONAL = ["gpus_per_node", "vp", "micro_batch"]
 FLOAT_REQUIRED = ["tokens_per_s_per_gpu"]
 FLOAT_OPTIONAL = ["reported_mfu_percent", "reported_tflops_per_gpu"]
 
 
-# Sources that share an organisation, code base and benchmark harness are one family: hold a whole family out in
-# leave-one-source-out, or the "held-out" source is predicted from its own siblings.
+# Sources that share an organisation, code base and benchmark harness are one family: hold a
+# whole family out in leave-one-source-out, or the "held-out" source is predicted from its own
+# siblings.
 FAMILIES = [
     ("llm-foundry", "mosaicml/llm-foundry (Composer FSDP)"),
     ("torchtitan-", "pytorch/torchtitan team"),
@@ -59,12 +99,17 @@ def family(source):
 
 
 def flops_per_token(r, causal, recompute_fwd=False):
-    """Model FLOPs per token, Megatron-style (matmuls only): QKV + output projection, attention scores and
-    values, MLP (x1.5 when gated), logits; x3 for forward + backward (x4 with a full recompute forward)."""
+    """Model FLOPs per token, Megatron-style (matmuls only): QKV + output projection, attention
+    scores and values, MLP (x1.5 when gated), logits; x3 for forward + backward (x4 with a full
+    recompute forward)."""
     L, h, a, kv = int(r["layers"]), int(r["hidden"]), int(r["heads"]), int(r["kv_heads"])
     f, V, s = int(r["ffn_hidden"]), int(r["vocab"]), int(r["seq_len"])
     gated = r["gated_ffn"] == "true"
-    per_layer = 2 * h * h * (1 + 1 + 2 * kv / a) + 2 * h * f * (3 if gated else 2) + 4 * s * h * (0.5 if causal else 1)
+    per_layer = (
+        2 * h * h * (1 + 1 + 2 * kv / a)
+        + 2 * h * f * (3 if gated else 2)
+        + 4 * s * h * (0.5 if causal else 1)
+    )
     fwd = L * per_layer + 2 * h * V
     return fwd * (4 if recompute_fwd else 3)
 
@@ -114,12 +159,20 @@ def main(path):
             gbs = int(r["global_batch_seqs"])
             if gbs % dp:
                 errors.append(f"{where}: global batch {gbs} not a multiple of dp {dp}")
-            if r["micro_batch"] and gbs % (dp * int(r["micro_batch"])) and r["source"] != "llm-foundry":
+            if (
+                r["micro_batch"]
+                and gbs % (dp * int(r["micro_batch"]))
+                and r["source"] != "llm-foundry"
+            ):
                 errors.append(f"{where}: global batch {gbs} not a multiple of dp*micro_batch")
-            if r["gpus_per_node"] and tp > int(r["gpus_per_node"]) * (18 if r["accelerator"] == "GB200-186GB" else 1):
+            if r["gpus_per_node"] and tp > int(r["gpus_per_node"]) * (
+                18 if r["accelerator"] == "GB200-186GB" else 1
+            ):
                 errors.append(f"{where}: tp {tp} above the NVLink domain")
             if int(r["kv_heads"]) > int(r["heads"]) or int(r["heads"]) % int(r["kv_heads"]):
-                errors.append(f"{where}: kv_heads {r['kv_heads']} does not divide heads {r['heads']}")
+                errors.append(
+                    f"{where}: kv_heads {r['kv_heads']} does not divide heads {r['heads']}"
+                )
         except ValueError:
             pass
 
@@ -130,16 +183,27 @@ def main(path):
         if not r["reported_tflops_per_gpu"]:
             continue
         implied = float(r["reported_tflops_per_gpu"]) * 1e12 / float(r["tokens_per_s_per_gpu"])
-        cands = {"non-causal": flops_per_token(r, False), "causal": flops_per_token(r, True),
-                 "non-causal+recompute-fwd": flops_per_token(r, False, True)}
-        # llm-foundry and torchtitan count 6*N (N incl. embeddings) + attention; close to the non-causal form
+        cands = {
+            "non-causal": flops_per_token(r, False),
+            "causal": flops_per_token(r, True),
+            "non-causal+recompute-fwd": flops_per_token(r, False, True),
+        }
+        # llm-foundry and torchtitan count 6*N (N incl. embeddings) + attention; close to the
+        # non-causal form
         best = min(cands, key=lambda k: abs(implied / cands[k] - 1))
         dev = implied / cands[best] - 1
         if abs(dev) <= 0.03:
             conv[r["source"]][best] += 1
         else:
-            unmatched.append((r["source"], r["row_ref"], r["model"], round(implied / 1e9, 2),
-                              {k: round(v / 1e9, 2) for k, v in cands.items()}))
+            unmatched.append(
+                (
+                    r["source"],
+                    r["row_ref"],
+                    r["model"],
+                    round(implied / 1e9, 2),
+                    {k: round(v / 1e9, 2) for k, v in cands.items()},
+                )
+            )
 
     print(f"{path}: {len(rows)} rows, {len(header)} columns")
     by = collections.Counter((r["source"], r["accelerator"], r["framework"]) for r in rows)
@@ -147,18 +211,29 @@ def main(path):
     for (s, a, f), n in sorted(by.items()):
         print(f"  {s:32s} {a:16s} {f:9s} {n:4d}")
     for key in ("framework", "accelerator", "precision", "recompute", "sharding"):
-        print(f"\nrows by {key}: " + ", ".join(f"{k or '(empty)'}={v}" for k, v in
-                                              sorted(collections.Counter(r[key] for r in rows).items())))
+        print(
+            f"\nrows by {key}: "
+            + ", ".join(
+                f"{k or '(empty)'}={v}"
+                for k, v in sorted(collections.Counter(r[key] for r in rows).items())
+            )
+        )
     fam = collections.Counter((r["framework"], family(r["source"])) for r in rows)
-    print("\nrows by framework x independent source family (group by family for leave-one-source-out):")
+    print(
+        "\nrows by framework x independent source family "
+        "(group by family for leave-one-source-out):"
+    )
     for (fw, fa), n in sorted(fam.items()):
         print(f"  {fw:9s} {fa:40s} {n:4d}")
     print("\nFLOP convention implied by printed TFLOP/s and tokens/s (within 3%):")
     for s, c in sorted(conv.items()):
         print(f"  {s:32s} " + ", ".join(f"{k}={v}" for k, v in c.items()))
     if unmatched:
-        print(f"\n{len(unmatched)} rows whose TFLOP/tokens pair matches no simple convention within 3% "
-              "(llm-foundry counts 6*N with N including the tied embedding; at 125M that differs from the per-matmul form):")
+        print(
+            f"\n{len(unmatched)} rows whose TFLOP/tokens pair matches no simple convention "
+            "within 3% (llm-foundry counts 6*N with N including the tied embedding; at 125M "
+            "that differs from the per-matmul form):"
+        )
         for u in unmatched[:20]:
             print("  ", u)
     if errors:

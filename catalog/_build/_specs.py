@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .._records import Accelerator, InstanceType
 from ._common import num, read_rows
+from ._planning import with_planning_facts
 
 SPEC_NAMES = {  # reference name → (canonical name, aliases)
     "V100-SXM2-16GB": ("V100-SXM2-16GB", ("V100", "V100-16GB", "Tesla V100")),
@@ -168,7 +169,7 @@ def build_accelerators(reference: Path) -> tuple[list[Accelerator], dict[str, st
             source=EXTRA_SOURCE, notes="performance peaks unknown: not usable for estimates",
         ))
     out.append(V100_PCIE)
-    return sorted(out, key=lambda a: a.name), ref_to_canon
+    return sorted((with_planning_facts(a) for a in out), key=lambda a: a.name), ref_to_canon
 
 
 # -- networking --------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """Cloud-specific accelerator names → the catalog's canonical names.
 
-The catalog's own aliases (``Catalog.resolve_accelerator``) come first; this table adds what
-only one cloud calls a device, and memory-based disambiguation where one name covers two
-parts (AWS says "A100" for both the 40 GB and 80 GB SXM4 boards; "V100" for 16 and 32 GB).
-A name that still does not resolve becomes a minimal accelerator record marked
-"no datasheet", so a new GPU shows up in the catalog instead of being dropped.
+What a cloud's API calls a device is a column of the accelerator table
+(``Accelerator.cloud_names``, "aws:h100"); the catalog's own aliases
+(``Catalog.resolve_accelerator``) come next. One name on two parts (AWS says "A100" for both
+the 40 GB and 80 GB SXM4 boards; "V100" for 16 and 32 GB) is told apart by the memory the cloud
+reports. A name that still does not resolve becomes a minimal accelerator record marked
+"no datasheet", so a new GPU shows up in the catalog instead of being dropped. Instance
+families and size names (which name no device) map to accelerators here.
 """
 
 from __future__ import annotations
@@ -12,37 +14,7 @@ from __future__ import annotations
 import re
 
 from .._errors import UnknownNameError
-from .._records import Accelerator
-
-# (cloud, name as the cloud spells it, lowercase) → canonical name or, for names that need
-# memory to decide, a tuple of (max GiB, canonical) checked in order.
-_BY_MEMORY = tuple[tuple[float, str], ...]
-CLOUD_NAMES: dict[tuple[str, str], str | _BY_MEMORY] = {
-    # AWS DescribeInstanceTypes GpuInfo.Gpus[].Name / NeuronInfo / InferenceAcceleratorInfo
-    ("aws", "a100"): ((48, "A100-SXM4-40GB"), (1e9, "A100-SXM4-80GB")),
-    ("aws", "v100"): ((20, "V100-SXM2-16GB"), (1e9, "V100-SXM2-32GB")),
-    ("aws", "h100"): "H100-SXM5-80GB",
-    ("aws", "h200"): "H200-SXM-141GB",
-    ("aws", "b200"): "B200-SXM-180GB",
-    ("aws", "gaudi hl-205"): "Gaudi-HL-205",
-    ("aws", "trainium"): "Trainium1",
-    ("aws", "inferentia"): "Inferentia1",
-    ("aws", "qualcomm ai100"): "Qualcomm-AI100",
-    # GCP acceleratorTypes names (compute.googleapis.com), see cloud.google.com/compute/docs/gpus
-    ("gcp", "nvidia-tesla-a100"): "A100-SXM4-40GB",
-    ("gcp", "nvidia-a100-80gb"): "A100-SXM4-80GB",
-    ("gcp", "nvidia-h100-80gb"): "H100-SXM5-80GB",
-    ("gcp", "nvidia-h100-mega-80gb"): "H100-SXM5-80GB",
-    ("gcp", "nvidia-h200-141gb"): "H200-SXM-141GB",
-    ("gcp", "nvidia-b200"): "B200-SXM-180GB",
-    ("gcp", "nvidia-gb200"): "GB200-186GB",
-    ("gcp", "nvidia-l4"): "L4",
-    ("gcp", "nvidia-tesla-t4"): "T4",
-    ("gcp", "nvidia-tesla-v100"): "V100-SXM2-16GB",
-    ("gcp", "nvidia-tesla-p100"): "P100",
-    ("gcp", "nvidia-tesla-p4"): "P4",
-    ("gcp", "nvidia-tesla-k80"): "K80",
-}
+from .._records import PCIE_SOURCE, Accelerator, pcie_link_gb_per_s
 
 # AWS instance family → accelerator. The bulk Price List gives a GPU *count* and memory but never
 # the model, and the files built from it disagree on names (trn1 listed as "AWS Inferentia",
@@ -94,20 +66,22 @@ AZURE_RETIRED = re.compile(r"^Standard_N[CV]\d+r?(_Promo)?$")
 GCP_SKIP_SUFFIXES = ("-vws",)
 
 
-def canonical_name(resolve, cloud: str, raw: str, memory_gib: float | None = None) -> str | None:
-    """The canonical name for ``raw`` on ``cloud``, or None when nothing matches.
-
-    ``resolve`` is ``Catalog.resolve_accelerator`` (raises UnknownNameError when unknown).
-    """
-    entry = CLOUD_NAMES.get((cloud, raw.strip().lower()))
-    if isinstance(entry, tuple):
+def canonical_name(reference, cloud: str, raw: str,
+                   memory_gib: float | None = None) -> str | None:
+    """The canonical name for ``raw`` on ``cloud`` in the ``reference`` catalog, or None when
+    nothing matches. Several devices of one cloud name: the smallest whose memory holds what
+    the cloud reports (within MEMORY_TOLERANCE), else the largest."""
+    key = f"{cloud}:{raw.strip().lower()}"
+    named = sorted((a for a in reference.accelerators if key in a.cloud_names),
+                   key=lambda a: (a.memory_gib or 0.0, a.name))
+    if named:
         if memory_gib is None:
-            return entry[0][1]
-        return next(name for limit, name in entry if memory_gib <= limit)
-    if isinstance(entry, str):
-        return entry
+            return named[0].name
+        return next((a.name for a in named
+                     if (a.memory_gib or 0.0) * (1 + MEMORY_TOLERANCE) >= memory_gib),
+                    named[-1].name)
     try:
-        return resolve(raw)
+        return reference.resolve_accelerator(raw)
     except UnknownNameError:
         return None
 
@@ -129,6 +103,7 @@ def minimal_accelerator(cloud: str, raw: str, vendor: str, memory_gib: float | N
         else (), unverified=("no datasheet",), source=f"{cloud} API ({source})",
         notes="added by `gpuplan catalog refresh`; performance peaks unknown: not usable for "
               "estimates",
+        pcie_gb_per_s_per_gpu=pcie_link_gb_per_s(""), planning_source=PCIE_SOURCE,
     )
 
 
@@ -153,7 +128,7 @@ class AcceleratorMap:
 
     def lookup(self, raw: str, *, vendor: str = "", memory_gib: float | None = None,
                source: str = "") -> Accelerator:
-        name = canonical_name(self._reference.resolve_accelerator, self.cloud, raw, memory_gib)
+        name = canonical_name(self._reference, self.cloud, raw, memory_gib)
         if name is not None and name in self._by_name:
             return self._by_name[name]
         record = minimal_accelerator(self.cloud, raw, vendor, memory_gib, source)

@@ -1,5 +1,5 @@
-"""The `gpuplan` command line. Commands live in one module per area; this file wires them."""
+"""The `gpuplan` command line. Commands live in one module per area; ``_main`` registers them."""
 
-from ._app import app, main
+from ._main import app, main
 
 __all__ = ["app", "main"]

@@ -1,12 +1,15 @@
-"""The Typer application, error handling and the output helpers every command shares.
+"""The Typer applications, the error line and the output helpers every command shares.
 
-Errors a user can cause derive from ``catalog.GpuplanError``; ``main`` prints them as one line
-on stderr and exits 2 — never a traceback. Heavy imports (numpy, scipy, the catalog data) happen
-inside commands so `gpuplan --help` stays fast.
+The command modules define their commands; ``_main`` registers them on these apps (explicitly,
+in one table) and runs them. Errors a user can cause derive from ``catalog.GpuplanError``;
+``error_line`` turns one into the line ``main`` prints on stderr (exit 2, never a traceback),
+naming the input as the flag that set it (``field`` → ``--flag``). Heavy imports (numpy,
+scipy, the catalog data) happen inside commands so `gpuplan --help` stays fast.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -27,6 +30,8 @@ app = typer.Typer(
 catalog_app = typer.Typer(help="Show, refresh or switch the price catalog.", no_args_is_help=True)
 probe_app = typer.Typer(help="Measure this machine, and feed measurements to the planner.",
                         no_args_is_help=True)
+launch_app = typer.Typer(help="Task files for SkyPilot or dstack that provision instances and "
+                         "run the probes (or a plan) under torchrun.", no_args_is_help=True)
 app.add_typer(catalog_app, name="catalog")
 app.add_typer(probe_app, name="probe")
 
@@ -42,13 +47,16 @@ class CliExit(Exception):
 
 def print_json(data: Any) -> None:
     """``data`` as JSON on stdout. JSON has no NaN or infinity: a float that is not finite is
-    written as null (never as the invalid tokens NaN/Infinity that json.dumps would emit)."""
+    written as null (never as the invalid tokens NaN/Infinity that json.dumps would emit). The
+    planner's notes name inputs as flags, as everything else the CLI prints does."""
     sys.stdout.write(json.dumps(_finite(data), indent=2, default=str, allow_nan=False) + "\n")
 
 
 def _finite(data: Any) -> Any:
     if isinstance(data, float):
         return data if math.isfinite(data) else None
+    if isinstance(data, str):
+        return say_fields(data) if "`" in data else data
     if isinstance(data, dict):
         return {k: _finite(v) for k, v in data.items()}
     if isinstance(data, list | tuple):
@@ -100,71 +108,52 @@ def overrides_option_default() -> str | None:
     return os.environ.get("GPUPLAN_OVERRIDES") or None
 
 
-def _register_commands() -> None:
-    # Imported for their side effect of adding commands to the apps above.
-    from . import (
-        _app_cmd,  # noqa: F401
-        _catalog_cmds,  # noqa: F401
-        _launch_cmds,  # noqa: F401
-        _model_cmds,  # noqa: F401
-        _probe_cmds,  # noqa: F401
-        _report_cmds,  # noqa: F401
-    )
+# Inputs whose flag is not "--" + the field with "-" for "_" (the planner's field names are
+# its records' and keyword arguments': Constraints.budget_usd is `plan --budget`).
+FLAG_OF_FIELD = {"budget_usd": "--budget", "deadline_hours": "--deadline", "group_by": "--by",
+                 "top_n": "--top", "quotas": "--quota-file", "zero_stage": "--zero"}
 
 
-def _is_click_exception(exc: Exception) -> bool:
-    """Typer raises click's exceptions, or those of the click copy it bundles (typer._click)."""
-    classes = []
-    for module in ("click.exceptions", "typer._click.exceptions"):
-        try:
-            classes.append(__import__(module, fromlist=["ClickException"]).ClickException)
-        except ImportError:
-            continue
-    return isinstance(exc, tuple(classes))
+@functools.cache
+def cli_options() -> frozenset[str]:
+    """Every long option some gpuplan command takes (read from the registered commands)."""
+    import typer.main
+
+    found = set()
+
+    def walk(command) -> None:
+        for param in getattr(command, "params", ()):
+            found.update(o for o in getattr(param, "opts", ()) if o.startswith("--"))
+        for sub in getattr(command, "commands", {}).values():
+            walk(sub)
+
+    walk(typer.main.get_command(app))
+    return frozenset(found)
 
 
-def main(argv: list[str] | None = None) -> int:
-    from catalog import GpuplanError
-
-    _register_commands()
-    try:
-        app(args=argv, prog_name="gpuplan", standalone_mode=False)
-    except GpuplanError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except CliExit as exc:
-        return exc.code
-    except typer.Exit as exc:
-        return exc.exit_code
-    except typer.Abort:
-        print("aborted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # the reader went away (`gpuplan offers | head`): stop quietly
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
-        return 1
-    except Exception as exc:  # usage errors arrive here in non-standalone mode
-        if _is_click_exception(exc):
-            return _show_click_error(exc)
-        raise
-    return 0
+def flag_for(field: str | None) -> str | None:
+    """The option that sets the planner input ``field`` ("seq_len" → "--seq-len"), None when
+    no command has one."""
+    if not field:
+        return None
+    flag = FLAG_OF_FIELD.get(field) or "--" + field.replace("_", "-")
+    return flag if flag in cli_options() else None
 
 
-def _show_click_error(exc) -> int:
-    """A usage error (unknown option, a value that is not a number, a missing argument) as one
-    line, like every other error: what is wrong, then where the options are listed. The help
-    that a bare group prints (`gpuplan catalog`) stays as it is."""
-    if type(exc).__name__ == "NoArgsIsHelpError" or not hasattr(exc, "format_message"):
-        exc.show()
-        return exc.exit_code
-    ctx = getattr(exc, "ctx", None)
-    where = ctx.command_path if ctx is not None else "gpuplan"
-    message = " ".join(exc.format_message().split()).rstrip(".")
-    print(f"error: {where}: {message}. To fix: see `{where} --help`", file=sys.stderr)
-    return exc.exit_code
+def error_line(exc: BaseException) -> str:
+    """A user error as the CLI says it: inputs named as flags, the flag of the input that was
+    wrong first (``--seq-len: …``) unless the message already starts with it."""
+    from planner.model import refer_to_fields
+
+    text = refer_to_fields(str(exc), flag_for)
+    flag = flag_for(getattr(exc, "field", None))
+    if flag and not text.startswith(flag):
+        text = f"{flag}: {text}"
+    return text
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def say_fields(text: str) -> str:
+    """A planner note or warning with its input references written as flags."""
+    from planner.model import refer_to_fields
+
+    return refer_to_fields(text, flag_for)

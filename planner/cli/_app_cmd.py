@@ -17,7 +17,7 @@ from pathlib import Path
 
 import typer
 
-from ._app import CliExit, app
+from ._app import CliExit
 
 FIX = "To fix: pip install 'gpuplan[app]'"
 FORWARDED = (signal.SIGTERM, signal.SIGINT)  # what stops `gpuplan app` stops the server
@@ -45,8 +45,6 @@ def launch_command(script: Path, args: list[str]) -> list[str]:
             "--server.maxUploadSize", str(MAX_UPLOAD_MB), *args]
 
 
-@app.command("app", context_settings={"allow_extra_args": True,
-                                      "ignore_unknown_options": True})
 def app_cmd(ctx: typer.Context) -> None:
     """Open the Streamlit app: plan, explore the catalog, look at probe results, build a team
     budget. Extra arguments go to `streamlit run` (e.g. --server.port 8502)."""
@@ -76,10 +74,9 @@ def check_streamlit_args(args: list[str]) -> None:
     `--section.name=VALUE`, each known to Streamlit, with a one-line value; the port and the
     upload size within their bounds. Checked here so that a typo is one line and exit 2,
     not a server that starts with the wrong settings (or a traceback from Streamlit)."""
-    import difflib
     import re
 
-    from catalog import GpuplanError
+    from catalog import GpuplanError, UnknownNameError
 
     known = streamlit_options()
     fix = "To fix: e.g. gpuplan app --server.port 8502 (see `streamlit run --help`)"
@@ -100,9 +97,8 @@ def check_streamlit_args(args: list[str]) -> None:
             raise GpuplanError(f"--{name} is not a Streamlit option (they read "
                                f"--section.name, e.g. --server.port). {fix}")
         if known and name not in known:
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-            hint = f" Did you mean '--{close[0]}'?" if close else ""
-            raise GpuplanError(f"--{name} is not a Streamlit option.{hint} {fix}")
+            raise UnknownNameError("Streamlit option", name, known,
+                                   hint=fix.removeprefix("To fix: "))
         if not value.strip():
             raise GpuplanError(f"--{name} needs a value. {fix}")
         if len(value) > MAX_VALUE_CHARS:

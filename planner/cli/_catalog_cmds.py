@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from ._app import app, catalog_app, console, overrides_option_default, print_json
+from ._app import console, overrides_option_default, print_json
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 OverridesOpt = Annotated[
@@ -101,7 +101,6 @@ GPU_COLUMNS = (
 )
 
 
-@app.command("gpus")
 def gpus_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     all_: Annotated[bool, typer.Option("--all", help="Include accelerators no cloud offers.")]
@@ -160,7 +159,6 @@ def _offers_csv(dicts: list[dict]) -> str:
     return buf.getvalue()
 
 
-@app.command("offers")
 def offers_cmd(
     gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Accelerator name or alias "
                    "(H100, a100-80gb, …); repeat or comma-separate.")] = None,
@@ -270,7 +268,6 @@ UNUSED_COLUMNS = (Column("cloud", ESSENTIAL), Column("offers not used by the pla
                                                      wrap=True, min_width=30))
 
 
-@catalog_app.command("info")
 def info_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     overrides: OverridesOpt = None,
@@ -310,7 +307,6 @@ def info_cmd(
         out.print(f"warning: {info['warning']}", markup=False)
 
 
-@catalog_app.command("use")
 def use_cmd(
     name: Annotated[str, typer.Argument(help="packaged (the embedded snapshot), refreshed "
                                         "(the newest refresh), previous, or any catalog "
@@ -335,7 +331,6 @@ def use_cmd(
                             f"({path})", markup=False)
 
 
-@catalog_app.command("refresh")
 def refresh_cmd(
     cloud: Annotated[list[str] | None, typer.Option("--cloud", help="Clouds to refresh "
                      "(default aws,gcp,azure); others keep their rows.")] = None,

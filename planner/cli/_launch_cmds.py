@@ -13,13 +13,6 @@ from typing import Annotated
 
 import typer
 
-from ._app import app
-
-launch_app = typer.Typer(help="Task files for SkyPilot or dstack that provision instances and "
-                         "run the probes (or a plan) under torchrun.", no_args_is_help=True)
-app.add_typer(launch_app, name="launch")
-
-
 MAX_INSTALL_CHARS = 500  # --install: a pip spec or a git URL, not a script
 BUCKET_PREFIX = re.compile(r"[A-Za-z0-9._/=+-]*")  # what goes unquoted into a copy command
 
@@ -72,7 +65,7 @@ def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: 
                        out: str | None, bucket: str | None, install: str | None) -> None:
     """What the task file would carry, checked before the catalog is read."""
     from catalog import CLOUDS, GpuplanError, UnknownNameError
-    from planner._launch import MAX_NODES
+    from planner.launch import MAX_NODES
 
     from ._catalog_cmds import not_empty
 
@@ -101,7 +94,6 @@ def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: 
                                "git+https://example.com/gpuplan.git'")
 
 
-@launch_app.command("probes")
 def probes_cmd(
     instance: Annotated[str, typer.Option("--instance", help="A catalog instance type, e.g. "
                         "p5.48xlarge.")],
@@ -126,9 +118,9 @@ def probes_cmd(
     the probe suite under torchrun on all of them, and brings report.json back for `gpuplan
     probe ingest`. Prints what the run costs (catalog price x nodes x expected minutes) first."""
     from catalog import load_catalog
-    from planner._launch import (
+    from planner.launch import (
         TARGETS,
-        _choose,
+        choose,
         default_path,
         probe_run_cost,
         probes_launch,
@@ -137,7 +129,7 @@ def probes_cmd(
 
     _check_launch_args(nodes=nodes, instance=instance, region=region, cloud=cloud, out=out,
                        bucket=bucket, install=install)
-    target = _choose("launch target", target, TARGETS)
+    target = choose("launch target", target, TARGETS)
     cat = load_catalog()
     spec = spec_for_instance(cat, instance, nodes, region=region, spot=spot, cloud=cloud)
     to_stdout = out == "-"
@@ -152,13 +144,14 @@ def probes_cmd(
 
 
 def emit_for_plan(recommendation: dict | None, target: str, out_path: str | None,
-                  workload=None) -> None:
+                  catalog, workload=None) -> None:
     """`plan --emit TARGET [--emit-out FILE]`: the recommendation as a launch file."""
-    from planner._launch import EMIT_TARGETS, _choose, default_path, training_launch
+    from planner.launch import EMIT_TARGETS, choose, default_path, training_launch
 
-    target = _choose("--emit target", target, EMIT_TARGETS)
+    target = choose("--emit target", target, EMIT_TARGETS)
     path = out_path if out_path not in (None, "-") else default_path(target, "train")
-    bundle = training_launch(recommendation, target, task_path=path, workload=workload)
+    bundle = training_launch(recommendation, target, task_path=path, catalog=catalog,
+                             workload=workload)
     if out_path in (None, "-"):
         sys.stdout.write(f"\n# ---- launch file ({target}) ----\n")
     _emit(bundle, out_path in (None, "-"))

@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from typing import Annotated
 
 import typer
 
+from planner.search import (
+    DEFAULT_MAX_GPUS,
+    DEFAULT_MAX_SPOT_INSTANCES,
+    DEFAULT_MIN_PROBABILITY,
+    DEFAULT_PRICING,
+)
+
 from . import _workload_opts as W
-from ._app import app, console, print_json
+from ._app import console, print_json, say_fields
 
 
 def active_calibration(cat, no_calibration: bool = False):
     """Measurements from ingested probe reports (empty when none were ingested or when the
     user turned them off)."""
-    from planner import NO_CALIBRATION
-    from planner._probe_store import load_calibration
+    from planner.model import NO_CALIBRATION
+    from planner.store import load_calibration
 
     return NO_CALIBRATION if no_calibration else load_calibration(cat)
 
 
-@app.command("estimate")
 def estimate_cmd(
     model: W.Model = None, config: W.Config = None, params: W.Params = None,
     active_params: W.ActiveParams = None, experts: W.Experts = None,
@@ -55,7 +60,7 @@ def estimate_cmd(
     import planner
 
     if list_assumptions:
-        from planner._assumptions import describe_assumptions
+        from planner.model import describe_assumptions
 
         rows = describe_assumptions(W.assumptions_from(assume))
         if json_out:
@@ -151,22 +156,21 @@ def print_estimate(est, without=None) -> None:
               f"{m['runtime_reserve_gib']:.1f} GiB")
     out.print(t)
     for warning in est.warnings:
-        out.print(f"[yellow]warning:[/yellow] {warning}")
+        out.print(f"[yellow]warning:[/yellow] {say_fields(warning)}")
     if est.calibrated:
         out.print("[bold]Measured on your instances[/bold] (`gpuplan probe show`; "
                   "--no-calibration to ignore)")
         for line in est.calibrated:
-            out.print(f"  • {line}")
+            out.print(f"  • {say_fields(line)}")
         if without is not None:
             change = est.wall_clock_hours / without.wall_clock_hours - 1
             out.print(f"  → wall-clock {_h(est.wall_clock_hours)} with the measurements, "
                       f"{_h(without.wall_clock_hours)} with datasheet defaults ({change:+.1%})")
     out.print("[bold]Assumptions[/bold]")
     for note in est.assumptions:
-        out.print(f"  • {note}")
+        out.print(f"  • {say_fields(note)}")
 
 
-@app.command("plan")
 def plan_cmd(
     model: W.Model = None, config: W.Config = None, params: W.Params = None,
     active_params: W.ActiveParams = None, experts: W.Experts = None,
@@ -182,8 +186,9 @@ def plan_cmd(
     deadline: Annotated[str, typer.Option("--deadline", help="14d, 36h, 2w or a date "
                         "(2027-03-31, UTC).")] = "30d",
     budget: Annotated[float | None, typer.Option("--budget", help="Total USD limit.")] = None,
-    max_gpus: Annotated[int, typer.Option("--max-gpus", help="Largest cluster to consider.")]
-    = 1024,
+    max_gpus: Annotated[int | None, typer.Option(
+        "--max-gpus", help="Largest cluster to consider (default: the planner's, "
+        f"{DEFAULT_MAX_GPUS:,}).")] = None,
     quota_file: Annotated[str | None, typer.Option("--quota-file", help="YAML: quotas: "
                           "[{cloud, region?, accelerator?, gpus}].")] = None,
     clouds: Annotated[list[str] | None, typer.Option(
@@ -193,24 +198,24 @@ def plan_cmd(
         "--regions", "--region", help="Only these regions (exact names: us-east-1 does not "
         "include its Local Zones).")] = None,
     pricing: Annotated[list[str] | None, typer.Option(
-        "--pricing", help="Pricing models to consider (default on_demand,spot; also "
-        "reserved_1y, reserved_3y, committed_1y, committed_3y, capacity_block).")] = None,
+        "--pricing", help=f"Pricing models to consider (default {','.join(DEFAULT_PRICING)}; "
+        "also reserved_1y, reserved_3y, committed_1y, committed_3y, capacity_block).")] = None,
     gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Only these accelerators "
                    "(also admits TPU/Trainium/Gaudi, which are otherwise left out).")] = None,
     exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Instance types, "
                        "clouds or regions to leave out.")] = None,
-    min_probability: Annotated[float, typer.Option(
+    min_probability: Annotated[float | None, typer.Option(
         "--min-probability", help="Only plans at least this likely to finish by the deadline "
-        "(0 disables).")] = 0.9,
+        f"(default {DEFAULT_MIN_PROBABILITY:g}; 0 disables).")] = None,
     top: Annotated[int, typer.Option("--top", help="Distinct candidates to list (1–1000).")]
     = 10,
-    commitment_use: Annotated[float, typer.Option(
+    commitment_use: Annotated[float | None, typer.Option(
         "--commitment-use", help="Share (0–1) of a reservation's or commitment's remaining "
-        "term you will use after this run; the rest is paid for nothing (default 0).")] = 0.0,
-    max_spot_instances: Annotated[int, typer.Option(
+        "term you will use after this run; the rest is paid for nothing (default 0).")] = None,
+    max_spot_instances: Annotated[int | None, typer.Option(
         "--max-spot-instances", help="Spot fleets above this many instances of one type in "
-        "one region carry a capacity warning (default 8: clouds publish no spot capacity).")]
-    = 8,
+        f"one region carry a capacity warning (default {DEFAULT_MAX_SPOT_INSTANCES}: clouds "
+        "publish no spot capacity).")] = None,
     allow_flagged: Annotated[bool, typer.Option(
         "--allow-flagged", help="Also use offers whose price the catalog flagged (see "
         "`gpuplan offers --flagged`).")] = False,
@@ -234,11 +239,11 @@ def plan_cmd(
     cost/time frontier, and the odds of finishing in time."""
     import planner
     from catalog import load_catalog
-    from planner._optimizer import Constraints, plan
-    from planner._quota import load_quotas
+    from planner.search import Constraints, plan
 
-    from ._app import EXIT_USAGE, CliExit, overrides_option_default
+    from ._app import EXIT_USAGE, CliExit, flag_for, overrides_option_default
     from ._catalog_cmds import catalog_banner, split_csv
+    from ._files import load_quota_file
 
     cat = load_catalog(overrides=overrides or overrides_option_default())
     spec = W.workload_spec(model=model, config=config, params=params,
@@ -253,11 +258,11 @@ def plan_cmd(
     workload = planner.build_workload(spec)
     constraints = Constraints(
         deadline_hours=planner.parse_deadline(deadline), max_gpus=max_gpus, budget_usd=budget,
-        min_probability=min_probability or None, clouds=tuple(split_csv(clouds, "--clouds")),
+        min_probability=min_probability, clouds=tuple(split_csv(clouds, "--clouds")),
         regions=tuple(split_csv(regions, "--regions")),
-        pricing=tuple(split_csv(pricing, "--pricing")) or ("on_demand", "spot"),
+        pricing=tuple(split_csv(pricing, "--pricing")) or None,
         gpus=tuple(split_csv(gpu, "--gpu")), exclude=tuple(split_csv(exclude, "--exclude")),
-        quotas=load_quotas(quota_file, cat) if quota_file is not None else None,
+        quotas=load_quota_file(quota_file, cat) if quota_file is not None else None,
         checkpoint_storage_usd_per_gb_month=storage_price, commitment_use=commitment_use,
         max_spot_instances=max_spot_instances, allow_flagged=allow_flagged,
         group_by=by.lower() if by else None)
@@ -272,13 +277,12 @@ def plan_cmd(
         console().print(catalog_banner(cat))
     if result.infeasible is not None:
         inf = result.infeasible
-        flags = {"budget": "--budget", "min_probability": "--min-probability",
-                 "quotas": "--quota-file", "deadline": "--deadline"}
         sys.stderr.write(f"error: infeasible: {inf.reason}. To fix: relax "
-                         f"{' or '.join(flags[b] for b in inf.binding)}, or allow more GPUs, "
+                         f"{' or '.join(flag_for(b) or b for b in inf.binding)}, or allow "
+                         "more GPUs, "
                          "clouds or pricing models (details above)\n")
         raise CliExit(EXIT_USAGE)
     if emit:
         from ._launch_cmds import emit_for_plan
 
-        emit_for_plan(result.recommendation.as_dict(), emit, emit_out, workload)
+        emit_for_plan(result.recommendation.as_dict(), emit, emit_out, cat, workload)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._app import console
+from ._app import console, flag_for, say_fields
 
 
 def _hours(h: float) -> str:
@@ -11,13 +11,6 @@ def _hours(h: float) -> str:
 
 def _regions(c) -> str:
     return c.offer.region + (f" +{len(c.regions) - 1}" if len(c.regions) > 1 else "")
-
-
-def _plan(c) -> str:
-    p = c.estimate.plan
-    parts = [f"tp{p.tp}", f"pp{p.pp}"] + ([f"cp{p.cp}"] if p.cp > 1 else []) + \
-        [f"dp{p.dp}", f"z{p.zero_stage}"]
-    return " ".join(parts)
 
 
 def candidate_table(title: str, rows) -> object:
@@ -35,7 +28,7 @@ def candidate_table(title: str, rows) -> object:
         t.add_row(c.offer.cloud, _regions(c), c.offer.instance_type, str(c.nodes),
                   c.offer.pricing, f"{c.cost_usd:,.0f}",
                   f"{c.wall_clock_hours:,.0f} ({c.wall_clock_hours_p90:,.0f})",
-                  f"{c.deadline_probability:.0%}", _plan(c))
+                  f"{c.deadline_probability:.0%}", str(c.estimate.plan))
     return t
 
 
@@ -73,7 +66,7 @@ def print_plan(result, constraints) -> None:
     out = console()
     if result.infeasible is not None:
         inf = result.infeasible
-        out.print(f"[bold red]infeasible:[/bold red] {inf.reason}.")
+        out.print(f"[bold red]infeasible:[/bold red] {say_fields(inf.reason)}.")
         for label, c, miss in (("fastest", inf.fastest, inf.fastest_misses_by_hours),
                                ("cheapest", inf.cheapest, inf.cheapest_misses_by_hours)):
             out.print(f"  {label}: {c.nodes}x {c.offer.instance_type} ({c.offer.cloud} "
@@ -81,14 +74,13 @@ def print_plan(result, constraints) -> None:
                       f"${c.cost_usd:,.0f}; "
                       + (f"misses the deadline by {_hours(miss)}" if miss > 0 else
                          f"P(deadline) {c.deadline_probability:.0%}"))
-        names = {"budget": "--budget", "min_probability": "--min-probability",
-                 "quotas": "--quota-file"}
         for limit, c in inf.relaxed.items():
-            out.print(f"  without {names[limit]}: {c.nodes}x {c.offer.instance_type} "
-                      f"({c.offer.cloud} {c.offer.region}, {c.offer.pricing}) meets the "
+            out.print(f"  without {flag_for(limit) or limit}: {c.nodes}x "
+                      f"{c.offer.instance_type} ({c.offer.cloud} {c.offer.region}, "
+                      f"{c.offer.pricing}) meets the "
                       f"deadline for ${c.cost_usd:,.0f} (P {c.deadline_probability:.0%})")
         out.print("To fix: extend --deadline, raise " + ", ".join(
-            names.get(b, "--max-gpus") for b in inf.binding if b != "deadline")
+            flag_for(b) or "--max-gpus" for b in inf.binding if b != "deadline")
             + (" or " if any(b != "deadline" for b in inf.binding) else "")
             + "allow more GPUs, clouds, regions or pricing models.")
         _flagged(out, result)
@@ -98,7 +90,7 @@ def print_plan(result, constraints) -> None:
                     title=f"Recommendation (deadline {_hours(constraints.deadline_hours)}, "
                           f"P ≥ {constraints.min_probability or 0:.0%})"))
     for w in r.warnings:
-        out.print(f"[yellow]warning:[/yellow] {w}")
+        out.print(f"[yellow]warning:[/yellow] {say_fields(w)}")
     if result.group_by:
         out.print(candidate_table(f"Best plan per {result.group_by}",
                                   list(result.by_group.values())))
@@ -114,7 +106,7 @@ def print_plan(result, constraints) -> None:
             for k, c in sv.items()))
     _flagged(out, result)
     for note in result.notes:
-        out.print(f"[dim]{note}[/dim]")
+        out.print(f"[dim]{say_fields(note)}[/dim]")
 
 
 def _flagged(out, result) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ._app import CliExit, console, print_json, probe_app
+from ._app import CliExit, console, print_json, say_fields
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 MAX_TIMEOUT_S = 86_400  # --timeout-s: a process group that has not formed in a day never will
@@ -18,8 +18,6 @@ MAX_REPORT_BYTES = 16 * 2**20  # a probe report: ~9 KB for 8 GPUs, ~0.6 MB for 1
 MAX_REPORT_ID = 1_000_000_000
 
 
-@probe_app.command("run", context_settings={"allow_extra_args": True,
-                                            "ignore_unknown_options": True})
 def run_cmd(ctx: typer.Context) -> None:
     """Run the probe suite on this machine (needs torch: pip install 'torch>=2.3').
 
@@ -136,7 +134,6 @@ def check_report_file(path: str) -> None:
                            "PATH` on the instance and use that file") from None
 
 
-@probe_app.command("ingest")
 def ingest_cmd(
     reports: Annotated[list[str], typer.Argument(help="Probe report JSON files.")],
     accelerator: Annotated[str | None, typer.Option(
@@ -149,7 +146,7 @@ def ingest_cmd(
     """Store probe reports; `estimate` and `plan` then use what the calibration rules accept
     (full non-quick runs, figures within the datasheet's bounds, RDMA for the fabric)."""
     from catalog import load_catalog
-    from planner._probe_store import db_path, ingest, load_calibration
+    from planner.store import db_path, ingest, load_calibration
 
     from ._catalog_cmds import not_empty
 
@@ -175,9 +172,9 @@ def ingest_cmd(
                   f"{' on ' + s.instance_type if s.instance_type else ''}; {use}", markup=False)
         out.print(f"  matmul TFLOP/s: {what or '-'}", markup=False)
         if s.ingest_status != "stored":
-            out.print(f"  {s.ingest_status}", markup=False)
+            out.print(f"  {say_fields(s.ingest_status)}", markup=False)
         for line in _reasons(refused):
-            out.print(f"  not used: {line}", markup=False)
+            out.print(f"  not used: {say_fields(line)}", markup=False)
     out.print(f"database: {db_path()}", markup=False)
 
 
@@ -191,7 +188,6 @@ SHOW_COLUMNS = (
 )
 
 
-@probe_app.command("show")
 def show_cmd(
     report_id: Annotated[int | None, typer.Argument(help="Show one report in full (its id "
                                                     "from the list).")] = None,
@@ -202,7 +198,7 @@ def show_cmd(
     """List ingested probe reports, the measurements the planner uses, and those it does not
     use, with why."""
     from catalog import GpuplanError
-    from planner._probe_store import get_report, list_reports, load_calibration, report_json
+    from planner.store import get_report, list_reports, load_calibration, report_json
 
     if report_id is not None:
         if not 1 <= report_id <= MAX_REPORT_ID:
@@ -243,19 +239,17 @@ def show_cmd(
     out.print("Used by the planner:" if cal.used() else "Used by the planner: nothing; "
               "estimates use datasheet x published fractions.", markup=False)
     for n in cal.used():
-        out.print(f"  {n.line()}", markup=False)
+        out.print(f"  {say_fields(n.line())}", markup=False)
     if cal.rejected():
         out.print("Not used:", markup=False)
         for n in cal.rejected():
-            out.print(f"  {n.line()}", markup=False)
+            out.print(f"  {say_fields(n.line())}", markup=False)
 
 
 # -- `probe workload` (issue #20): the user's own layers, timed on this machine ------------------
 from . import _workload_opts as W  # noqa: E402  (the workload options of `estimate`, one definition)
 
 
-@probe_app.command("workload", context_settings={"allow_extra_args": True,
-                                                 "ignore_unknown_options": True})
 def workload_cmd(
     ctx: typer.Context,
     model: W.Model = None, config: W.Config = None, params: W.Params = None,
@@ -282,7 +276,7 @@ def workload_cmd(
     import shlex
 
     import planner
-    from planner._layer_model import probe_options, shape_of
+    from planner.model import probe_options, shape_of
 
     spec = W.workload_spec(
         model=model, config=config, params=params, active_params=active_params,

@@ -10,14 +10,13 @@ from typing import Annotated
 import typer
 
 from . import _workload_opts as W
-from ._app import app, console, print_json
+from ._app import console, print_json
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 _SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
 MAX_WORKERS = 64  # processes; more only adds fork overhead (a plan is CPU-bound)
 
 
-@app.command("report")
 def report_cmd(
     team_file: Annotated[str, typer.Argument(help="Team plan YAML: jobs, quotas, budgets, "
                                              "price overrides (docs/team.md).")],
@@ -39,9 +38,8 @@ def report_cmd(
     """Choose one plan per job under shared quotas and budgets (a MILP), and write the budget
     report: totals per team and month, a timeline, a burn chart and frozen prices."""
     from catalog import check_output_path, load_catalog, write_bytes_atomic
-    from planner import allocate_team as allocate
-    from planner._report import FORMATS, compare_actuals, render
-    from planner._team import TeamPlanError, load_actuals, load_team_plan
+    from planner.reports import FORMATS, compare_actuals, load_actuals, render
+    from planner.team import TeamPlanError, allocate, load_team_plan
 
     from ._app import overrides_option_default
     from ._catalog_cmds import catalog_banner

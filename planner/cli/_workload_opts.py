@@ -74,13 +74,18 @@ def workload_spec(*, model, config, params, active_params, experts, experts_per_
                   lora_rank, layers, hidden, heads, kv_heads, ffn_hidden, vocab,
                   framework="megatron", attention="flash", tp=None, pp=None, cp=None, vp=None,
                   zero=None, micro_batch=None):
-    from planner import PlanPins, WorkloadSpec
+    from planner.model import PlanPins, WorkloadSpec
+
+    from ._files import read_model_config
 
     overrides = tuple((k, v) for k, v in (("layers", layers), ("hidden", hidden),
                                           ("heads", heads), ("kv_heads", kv_heads),
                                           ("ffn_hidden", ffn_hidden), ("vocab", vocab))
                       if v is not None)
-    return WorkloadSpec(model=model, config=config, params=params, active_params=active_params,
+    # the file is read only when it is the one source (two sources are one error, below)
+    cfg = None if not config else {} if (model or params) else read_model_config(config)
+    return WorkloadSpec(model=model, config=cfg, config_name=config or "", params=params,
+                        active_params=active_params,
                         experts=experts, experts_per_token=experts_per_token, tokens=tokens,
                         seq_len=seq_len, global_batch_tokens=global_batch_tokens,
                         precision=precision.lower(), optimizer=optimizer.lower(),
@@ -93,7 +98,7 @@ def workload_spec(*, model, config, params, active_params, experts, experts_per_
 
 
 def assumptions_from(assume: list[str] | None):
-    from planner import Assumptions, PlannerError
+    from planner.model import Assumptions, PlannerError
 
     values = {}
     for item in assume or ():

@@ -208,7 +208,7 @@ def test_the_catalog_banner_gives_the_date_and_source():
 # ---- Probes ---------------------------------------------------------------------------------
 
 def test_a_probe_report_is_charted_and_ingested(probe_report):
-    import planner
+    import planner.store
 
     at = app("app_pages/probes.py")
     assert "None yet" in " ".join(c.value for c in at.caption)
@@ -223,7 +223,7 @@ def test_a_probe_report_is_charted_and_ingested(probe_report):
     done = at.success[0].value.replace("\\", "")
     assert done.startswith("Stored as probe report 1. Plans on H100-SXM5-80GB now use its "
                            "measurements")
-    stored = planner.list_probe_reports()
+    stored = planner.store.list_reports()
     assert [r.instance_type for r in stored] == ["p5.48xlarge"]
     reports = at.dataframe[-1].value
     assert len(reports) == 1 and list(reports["file"]) == ["h100.json"]  # not the temp path

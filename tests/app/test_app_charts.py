@@ -66,7 +66,7 @@ def test_a_narrow_range_is_linear_with_dollar_ticks():
 def default_plan(**changes) -> dict:
     """The Plan page's default plan (gpt2-xl, 50B tokens, 7 days) as the page gets it."""
     import catalog
-    import planner
+    import planner.store
 
     cat = catalog.load_catalog()
     workload = planner.build_workload(planner.WorkloadSpec(model="gpt2-xl", tokens="50B"))
@@ -74,7 +74,7 @@ def default_plan(**changes) -> dict:
                        min_probability=0.9, pricing=("on_demand", "spot"))
     constraints.update(changes)
     result = planner.plan(workload, cat, planner.Constraints(**constraints),
-                          calibration=planner.load_calibration(cat), top_n=10, points=True)
+                          calibration=planner.store.load_calibration(cat), top_n=10, points=True)
     return result.as_dict(points=True)
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from ._apptest import app, assert_clean, errors, everything, recommendation, texts, warnings
 
 FLAG = re.compile(r"(?<![\w-])--[a-z]")

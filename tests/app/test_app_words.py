@@ -184,21 +184,17 @@ def test_an_uploaded_team_plan_cannot_name_a_server_file():
     assert not at.get("plotly_chart")
 
 
-def test_until_the_parser_refuses_config_paths_the_app_does(monkeypatch):
+def test_an_uploaded_team_plan_cannot_make_the_server_read_a_file():
+    """A team plan from the browser is data: `workload: config:` names no file the server
+    reads (the parser reads none; only `gpuplan report` on a file reads its configs)."""
     import catalog
-    import planner
     from app_pages._shared import parse_team_plan_no_paths
 
-    seen = []
-
-    def old_parser(data, *, catalog, source="team.yaml", base_dir=None):  # no option yet
-        seen.append(data)
-
-    monkeypatch.setattr(planner, "parse_team_plan", old_parser)
-    data = {"jobs": [{"name": "j", "workload": {"config": "/dev/zero"}}]}
-    with pytest.raises(catalog.GpuplanError, match="names a file on the server"):
-        parse_team_plan_no_paths(data, catalog=None, source="t.yaml")
-    assert seen == []
+    data = {"jobs": [{"name": "j", "workload": {"config": "/dev/zero", "tokens": "1B"},
+                      "earliest_start": "2027-04-01", "deadline": "2027-05-01"}]}
+    with pytest.raises(catalog.GpuplanError, match="cannot name files on this machine"):
+        parse_team_plan_no_paths(data, catalog=catalog.load_catalog("packaged"),
+                                 source="t.yaml")
 
 
 def test_an_uploaded_team_plan_name_is_escaped():

@@ -17,13 +17,14 @@ import pytest
 from catalog import (
     CatalogError,
     UnknownNameError,
-    _files,
     _load,
     _paths,
     _store,
+    _writes,
     load_catalog,
     use_catalog,
 )
+from catalog import _install as installer  # the crash guarantees: private, tested directly
 
 
 class Killed(BaseException):
@@ -87,15 +88,17 @@ def _fresh_process():
 
 
 def _install(small, name, tag):
-    return _store.install(*small, _meta(tag), name=name)
+    return installer.install(*small, _meta(tag), name=name)
 
 
 def _swap_with_kill(monkeypatch, small, at):
     killer = Killer(at)
     with monkeypatch.context() as m:
         m.setattr(_store, "os", killer.proxy(os))
-        m.setattr(_files, "os", killer.proxy(os))
+        m.setattr(installer, "os", killer.proxy(os))
+        m.setattr(_writes, "os", killer.proxy(os))
         m.setattr(_store, "shutil", killer.proxy(shutil))
+        m.setattr(installer, "shutil", killer.proxy(shutil))
         try:
             _install(small, "refreshed-new", "3")
         except Killed:

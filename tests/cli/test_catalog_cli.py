@@ -135,14 +135,14 @@ def test_csv_cells_cannot_become_spreadsheet_formulas(capsys):
     """A hostile catalog (a refreshed one could hold anything) cannot plant a formula."""
     from dataclasses import replace
 
-    from catalog import _store, load_catalog
+    from catalog import _install, load_catalog
 
     cat = load_catalog("packaged")
     t = replace(cat.instance_type_by_key("aws", "g5.xlarge"), name='=HYPERLINK("http://x")')
     base = next(o for o in cat.offers if o.key == ("aws", "g5.xlarge", "us-east-1",
                                                    "on_demand"))
     offer = replace(base, instance_type=t.name, source="@SUM(1+1)", flags=(), flag_reasons="")
-    _store.install(cat.accelerators, (t,), (offer,), {"name": "refreshed", "clouds": {}},
+    _install.install(cat.accelerators, (t,), (offer,), {"name": "refreshed", "clouds": {}},
                    name="refreshed-hostile")
     code, out, _ = run(capsys, "offers", "--csv")
     assert code == 0
@@ -184,14 +184,14 @@ def test_catalog_info_shows_the_new_dates_and_counts_from_the_reference(capsys):
 
 
 def test_catalog_use_selects_any_stored_catalog(capsys):
-    from catalog import _store, load_catalog
+    from catalog import _install, load_catalog
 
     cat = load_catalog("packaged")
     small = (cat.accelerators, cat.instance_types[:3],
              tuple(o for o in cat.offers if o.instance_type in
                    {t.name for t in cat.instance_types[:3]}))
-    _store.install(*small, {"name": "refreshed", "clouds": {}}, name="refreshed-a")
-    _store.install(*small, {"name": "refreshed", "clouds": {}}, name="refreshed-b")
+    _install.install(*small, {"name": "refreshed", "clouds": {}}, name="refreshed-a")
+    _install.install(*small, {"name": "refreshed", "clouds": {}}, name="refreshed-b")
     code, out, err = run(capsys, "catalog", "use", "refreshed-a")
     assert code == 0 and "refreshed-a" in out, err
     code, out, _ = run(capsys, "catalog", "info", "--json")

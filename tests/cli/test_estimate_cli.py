@@ -78,7 +78,7 @@ def test_estimate_on_an_instance_type(capsys):
     (["--model", "llama3-8b", "--gpu", "H100", "--gpus", "12"], "multiple of 8"),
     (["--model", "llama3-8b", "--gpu", "H100", "--precision", "fp4"], "--precision 'fp4'"),
     (["--model", "llama3-8b", "--gpu", "H100", "--assume", "restart_minuts=30"],
-     "Did you mean restart_minutes"),
+     "Did you mean 'restart_minutes'"),
     (["--model", "llama3-8b", "--instance", "g6e.12xlarge", "--nodes", "2"],
      "cannot be used across nodes"),
     (["--config", "/nonexistent/config.json", "--gpu", "H100"], "cannot read config"),

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 
 from planner.cli import app, main
-from planner.cli._app import _register_commands, print_json
+from planner.cli._app import print_json
 from planner.cli._tables import (
     ESSENTIAL,
     NORMAL,
@@ -237,8 +237,6 @@ PENDING_HELP: set = set()  # options allowed to lack help (none)
 
 
 def options_without_help() -> set[tuple[str, str]]:
-    _register_commands()
-
     def walk(command, path):
         yield path, command
         for name, sub in getattr(command, "commands", {}).items():

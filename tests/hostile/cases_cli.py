@@ -405,7 +405,7 @@ APP_CASES = [
          says="from 1 to 4"),
     Case("app-upload-nan", ("app", "--server.maxUploadSize=nan"), 2, says="from 1 to 4"),
     Case("app-unknown-option", ("app", "--server.prot", "8502"), 2,
-         says="Did you mean '--server.port'"),
+         says="Did you mean 'server.port'"),
     Case("app-option-without-section", ("app", "--port", "8502"), 2,
          says="not a Streamlit option"),
     Case("app-positional", ("app", "other.py"), 2, says="takes Streamlit options only"),

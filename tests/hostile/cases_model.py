@@ -133,7 +133,7 @@ CASES: list[Case] = [
         ("empty", "=", "not a number"), ("text", "restart_minutes=abc", "not a number"),
         ("typo", "restart_minuts=30", "Did you mean"), ("entry-typo",
                                                          "matmul_fraction.hoper=0.5",
-                                                         "Did you mean hopper"),
+                                                         "Did you mean 'hopper'"),
         ("share-above-one", "gemm_efficiency.fsdp=1.5", "outside"),
         ("scalar-entry", "restart_minutes.x=1", "single number"),
         ("integer", "kernels_per_layer=1.5", "whole number"),

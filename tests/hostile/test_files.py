@@ -16,8 +16,9 @@ from catalog import (
     load_json_text,
     load_yaml_text,
     read_user_text,
+    write_bytes_atomic,
+    write_text_atomic,
 )
-from catalog._files import write_bytes_atomic, write_text_atomic
 
 ROOT = os.geteuid() == 0  # root ignores permission bits: those tests cannot run as root
 

@@ -20,11 +20,17 @@ from catalog import (
     read_user_text,
     write_text_atomic,
 )
-from planner._csvsafe import FORMULA_TRIGGERS, neutralise_cell
-from planner._hfconfig import SIZE_LIMITS, architecture_from_config_dict
-from planner._quota import parse_quotas
-from planner._team import load_team_plan, parse_actuals, parse_team_plan
-from planner._units import COUNT_LIMITS, MAX_DEADLINE_HOURS, parse_count, parse_deadline
+from planner.model import (
+    COUNT_LIMITS,
+    MAX_DEADLINE_HOURS,
+    SIZE_LIMITS,
+    architecture_from_config,
+    parse_count,
+    parse_deadline,
+)
+from planner.reports import FORMULA_TRIGGERS, neutralise_cell, parse_actuals
+from planner.search import parse_quotas
+from planner.team import load_team_plan, parse_team_plan
 
 from .cases_files import GOOD_TEAM, LLAMA
 
@@ -153,7 +159,7 @@ def test_write_then_read_is_the_identity(tmp_path, text):
 @example(value="")
 def test_parse_count_is_finite_and_bounded_or_one_clear_error(value):
     try:
-        count = parse_count(value, "--tokens")
+        count = parse_count(value, "tokens")
     except GpuplanError as exc:
         _one_line(exc)
     else:
@@ -219,7 +225,7 @@ def test_actuals_are_finite_and_non_negative_or_one_clear_error(catalog, text):
     JSON_VALUES | st.integers(-10, 10**8), max_size=3))
 def test_a_config_gives_a_bounded_architecture_or_one_clear_error(changes):
     try:
-        arch, context = architecture_from_config_dict({**LLAMA, **changes})
+        arch, context = architecture_from_config({**LLAMA, **changes})
     except GpuplanError as exc:
         _one_line(exc)
     else:

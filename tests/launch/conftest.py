@@ -1,14 +1,8 @@
-"""Fixtures for the launch tests.
-
-``planner.cli._launch_cmds`` registers `gpuplan launch` on import; it is imported here so the
-CLI tests find the command even where ``_app._register_commands`` does not import it yet.
-"""
+"""Fixtures for the launch tests: the packaged catalog (the launch names of its accelerators)."""
 
 from __future__ import annotations
 
 import pytest
-
-import planner.cli._launch_cmds  # noqa: F401  (registers `gpuplan launch`)
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from planner._launch import probes_launch, spec_for_instance, training_launch
+from catalog import load_catalog
+from planner.launch import probes_launch, spec_for_instance, training_launch
+
+CAT = load_catalog("packaged")  # the launch names of its accelerators
 
 REC = {"cloud": "aws", "region": "us-east-1", "instance_type": "p5.48xlarge", "nodes": 2,
        "gpus": 16, "pricing": "spot", "accelerator": "H100-SXM5-80GB",
@@ -19,7 +22,7 @@ def bundles(cat, target):
                         task_path=f"p.{target}.yml", bucket="s3://my-bucket/x")
     yield probes_launch(spec_for_instance(cat, "n1+t4x4", 1, spot=True), target,
                         task_path=f"q.{target}.yml")
-    yield training_launch(REC, target, task_path=f"t.{target}.yml")
+    yield training_launch(REC, target, catalog=CAT, task_path=f"t.{target}.yml")
 
 
 def test_dstack_parser_accepts_tasks_and_fleets(cat):

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from launch_helpers import load
 
-from planner._launch import probes_launch, spec_for_instance
+from planner.launch import probes_launch, spec_for_instance
 from probes import load_report
 
 pytest.importorskip("torch")
@@ -54,7 +54,7 @@ def _copy(local: str, dest: Path) -> Path:
 
 
 def _ingests(report_path: Path, catalog) -> None:
-    from planner._probe_store import ingest
+    from planner.store import ingest
 
     report = load_report(report_path)
     assert report.environment.world_size == 2 and len(report.ranks) == 2

@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 from launch_helpers import load, torchrun_args
 
-from planner._launch import TRAIN_SCRIPT, LaunchError, training_launch
+from catalog import load_catalog
+from planner.launch import TRAIN_SCRIPT, LaunchError, training_launch
+
+CAT = load_catalog("packaged")  # the launch names of its accelerators
 
 REC = {"cloud": "gcp", "region": "us-central1", "instance_type": "a3-highgpu-8g", "nodes": 4,
        "gpus": 32, "pricing": "on_demand", "accelerator": "H100-SXM5-80GB",
@@ -20,7 +23,7 @@ FLAGS = "--tp 8 --pp 2 --dp 2 --zero-stage 1 --micro-batch 1 --grad-accum 64 --r
 
 
 def test_skypilot_training_task():
-    (f,) = training_launch(REC, "skypilot", task_path="t.yaml").files
+    (f,) = training_launch(REC, "skypilot", catalog=CAT, task_path="t.yaml").files
     task = load(f.text)
     assert task["num_nodes"] == 4
     assert task["resources"] == {"infra": "gcp/us-central1", "instance_type": "a3-highgpu-8g",
@@ -33,7 +36,8 @@ def test_skypilot_training_task():
 
 
 def test_dstack_training_task_and_fleet():
-    bundle = training_launch(dict(REC, pricing="spot"), "dstack", task_path="t.dstack.yml")
+    bundle = training_launch(dict(REC, pricing="spot"), "dstack", catalog=CAT,
+                             task_path="t.dstack.yml")
     fleet, task = (load(f.text) for f in bundle.files)
     assert fleet["placement"] == "cluster" and fleet["nodes"] == 4
     assert task["nodes"] == 4 and task["spot_policy"] == "spot"
@@ -44,7 +48,7 @@ def test_dstack_training_task_and_fleet():
 
 
 def test_torchrun_script_for_several_nodes():
-    (f,) = training_launch(REC, "torchrun", task_path="t.sh").files
+    (f,) = training_launch(REC, "torchrun", catalog=CAT, task_path="t.sh").files
     assert f.text.startswith("#!/usr/bin/env bash\n")
     for k, v in ENV.items():
         assert f"export {k}={v}\n" in f.text
@@ -56,6 +60,6 @@ def test_torchrun_script_for_several_nodes():
 
 def test_bad_emit_target_and_missing_plan():
     with pytest.raises(LaunchError, match="Did you mean 'torchrun'"):
-        training_launch(REC, "torchrn", task_path="x")
+        training_launch(REC, "torchrn", catalog=CAT, task_path="x")
     with pytest.raises(LaunchError, match="To fix"):
-        training_launch(None, "skypilot", task_path="x")
+        training_launch(None, "skypilot", catalog=CAT, task_path="x")

@@ -24,7 +24,7 @@ from planner import (
     preset,
     reference_cluster,
 )
-from planner._perf import ModelScalars, evaluate
+from planner.model import ModelScalars, evaluate
 
 GBS = 4 * 1024 * 1024  # Llama 2's 4M-token batch
 
@@ -200,5 +200,5 @@ def test_zero_gpus_is_an_error_not_the_default(catalog):
 def test_zero_sequence_length_is_an_error_not_the_default():
     from planner import WorkloadError
 
-    with pytest.raises(WorkloadError, match="--seq-len"):
+    with pytest.raises(WorkloadError, match="`seq_len`"):
         build_workload(WorkloadSpec(model="llama3-8b", seq_len=0))

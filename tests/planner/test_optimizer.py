@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 import pytest
+import yaml
 from small_catalog import OFFERS, make_offer, packaged, small_catalog, workload
 
 import catalog
@@ -25,10 +26,10 @@ from planner import (
     NoFitError,
     cluster_for_instance,
     estimate,
-    load_quotas,
+    parse_quotas,
     plan,
 )
-from planner._probability import probability_within
+from planner.model import probability_within
 
 MAX_GPUS = 64
 
@@ -114,7 +115,7 @@ def test_recommendation_matches_brute_force(share):
     deadline = walls[min(len(walls) - 1, int(share * len(walls)))] * (1 + 1e-9)
     best_cost, best_wall, (cloud, itype, region, pricing), nodes, _ = brute_force(cat,
                                                                                  deadline)[0]
-    r = run(cat, deadline_hours=deadline, min_probability=None).recommendation
+    r = run(cat, deadline_hours=deadline, min_probability=0).recommendation
     assert r["total_cost_usd"] == pytest.approx(best_cost, rel=1e-9)
     assert r["wall_clock_hours"] == pytest.approx(best_wall, rel=1e-9)
     assert config(r) == (cloud, region, itype, pricing, nodes)
@@ -137,7 +138,7 @@ def test_candidates_are_the_brute_force_ranking():
     cat = on_demand_catalog()
     deadline = all_walls(cat)[-1] * 2
     expected = distinct(brute_force(cat, deadline))
-    result = run(cat, deadline_hours=deadline, min_probability=None,
+    result = run(cat, deadline_hours=deadline, min_probability=0,
                  top_n=len(expected) + 5)
     assert len(result.candidates) == len(expected)
     for got, (cost, wall, key, nodes, _, regions) in zip(result.candidates, expected,
@@ -210,11 +211,9 @@ quotas:
 """
 
 
-def test_quota_file_limits_gpus_per_cloud_region_accelerator(tmp_path):
-    path = tmp_path / "quotas.yaml"
-    path.write_text(QUOTAS_YAML, encoding="utf-8")
+def test_quota_file_limits_gpus_per_cloud_region_accelerator():
     cat = small_catalog()
-    quotas = load_quotas(path, cat)
+    quotas = parse_quotas(yaml.safe_load(QUOTAS_YAML), cat)
     unlimited = run(cat, deadline_hours=30.0, top_n=1000)
     limited = run(cat, deadline_hours=30.0, quotas=quotas, top_n=1000)
 
@@ -235,11 +234,9 @@ def test_quota_file_limits_gpus_per_cloud_region_accelerator(tmp_path):
     assert any(p["cloud"] == "gcp" and p["gpus"] == 24 for p in limited.candidates)
 
 
-def test_zero_quota_everywhere_is_infeasible(tmp_path):
-    path = tmp_path / "quotas.yaml"
-    path.write_text("quotas:\n  - {gpus: 0}\n", encoding="utf-8")
+def test_zero_quota_everywhere_is_infeasible():
     cat = small_catalog()
-    result = run(cat, deadline_hours=30.0, quotas=load_quotas(path, cat))
+    result = run(cat, deadline_hours=30.0, quotas=parse_quotas({"quotas": [{"gpus": 0}]}, cat))
     assert result.recommendation is None
     assert "quotas" in result.infeasible["reason"]
     assert not result.frontier
@@ -316,7 +313,7 @@ def test_only_on_demand_has_no_spot_entry():
 
 @pytest.mark.parametrize("threshold", [0.9, 0.99, 0.9999])
 def test_min_probability_filters(threshold):
-    every = run(deadline_hours=6.0, min_probability=None, top_n=1000)
+    every = run(deadline_hours=6.0, min_probability=0, top_n=1000)
     kept = run(deadline_hours=6.0, min_probability=threshold, top_n=1000)
     # the frontier spans every plan within budget and quotas whatever the deadline; the
     # recommendation, the candidates and the side-by-side plans meet the threshold

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from catalog import load_catalog
+from catalog import GpuplanError, load_catalog
 from planner import (
     Assumptions,
     NoFitError,
-    PlanPins,
     PlannerError,
+    PlanPins,
     Workload,
     WorkloadError,
     WorkloadSpec,
@@ -28,7 +28,7 @@ from planner import (
     preset,
     reference_cluster,
 )
-from planner._perf import ModelScalars, evaluate
+from planner.model import ModelScalars, evaluate
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def test_a_pinned_plan_times_exactly_what_the_model_gives_that_entry(cat):
     w = wl(pins=PlanPins(tp=8, pp=1, cp=1, zero=0, micro_batch=1), recompute="none")
     cluster = reference_cluster(cat, "H100", 8)
     est = estimate(w, cluster)
-    from planner._estimate import cluster_inputs
+    from planner.model import cluster_inputs
 
     A = Assumptions()
     ci = cluster_inputs(cluster, w, A)
@@ -221,7 +221,7 @@ def test_fine_tuning_without_tokens_asks_for_them():
 
 
 def test_pretraining_batch_follows_gpt3_by_model_size_and_one_sequence_per_8_gpus():
-    from planner._workload import default_batch_sequences
+    from planner.model import default_batch_sequences
 
     # GPT-3 Table 2.1: 125M → 0.5M tokens (256 × 2048), 175B → 3.2M (1536 × 2048)
     assert default_batch_sequences(params=125e6, seq_len=2048, gpus=8, finetune=False) == 256
@@ -253,7 +253,7 @@ def test_assume_reaches_table_entries():
 
 @pytest.mark.parametrize("values,fragment", [
     ({"matmul_fraction": 0.5}, "is a table"),
-    ({"matmul_fraction.hoper": 0.5}, "Did you mean hopper"),
+    ({"matmul_fraction.hoper": 0.5}, "Did you mean 'hopper'"),
     ({"restart_minutes.x": 1.0}, "single number"),
     ({"gemm_efficiency.fsdp": 1.5}, "outside"),
     ({"restart_minutes": float("nan")}, "finite"),
@@ -261,7 +261,7 @@ def test_assume_reaches_table_entries():
     ({"restart_minuts": 3.0}, "Did you mean"),
 ])
 def test_assume_rejects_what_it_cannot_apply(values, fragment):
-    with pytest.raises(PlannerError) as err:
+    with pytest.raises(GpuplanError) as err:  # a PlannerError, or an UnknownNameError
         Assumptions().with_overrides(**values)
     assert fragment in str(err.value)
 

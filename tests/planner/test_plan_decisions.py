@@ -16,8 +16,8 @@ from small_catalog import OFFERS, make_offer, small_catalog, workload
 
 import catalog
 from planner import Constraints, PlannerError, plan
-from planner._candidates import run_cost_usd
-from planner._probability import quantile
+from planner.model import quantile
+from planner.search import run_cost_usd
 
 MAX_GPUS = 64
 
@@ -61,9 +61,9 @@ def test_recommendation_p90_meets_the_deadline_at_the_default_probability():
 def test_a_plan_is_no_longer_certain_just_because_it_runs_on_demand():
     """Regression: P(deadline) counted only spot interruptions, so a plan finishing exactly at
     the deadline was '100%'. With the model's range it is about a coin flip."""
-    res = run([on_demand()], deadline_hours=1e4, min_probability=None, top_n=1)
+    res = run([on_demand()], deadline_hours=1e4, min_probability=0, top_n=1)
     wall = res.recommendation.wall_clock_hours
-    tight = run([on_demand()], deadline_hours=wall * 1.001, min_probability=None, top_n=1)
+    tight = run([on_demand()], deadline_hours=wall * 1.001, min_probability=0, top_n=1)
     assert 0.3 < tight.recommendation.deadline_probability < 0.7
 
 
@@ -71,7 +71,7 @@ def test_a_plan_is_no_longer_certain_just_because_it_runs_on_demand():
 
 def test_reserved_1y_for_a_short_run_costs_the_whole_term():
     res = run([reserved(8760, 60.0)], deadline_hours=48.0, pricing=("reserved_1y",),
-              min_probability=None)
+              min_probability=0)
     r = res.recommendation
     assert r.commitment is not None and r.commitment.terms == 1
     # the whole year, per instance: nodes × 60 $/h × 8,760 h
@@ -83,12 +83,12 @@ def test_reserved_1y_for_a_short_run_costs_the_whole_term():
 
 def test_commitment_use_credits_the_rest_of_the_term():
     half = run([reserved(8760, 60.0)], deadline_hours=48.0, pricing=("reserved_1y",),
-               min_probability=None, commitment_use=0.5).recommendation
+               min_probability=0, commitment_use=0.5).recommendation
     wall = half.wall_clock_hours
     assert half.cost_usd == pytest.approx(half.nodes * 60.0 * (wall + (8760 - wall) * 0.5),
                                           rel=1e-9)
     full = run([reserved(8760, 60.0)], deadline_hours=48.0, pricing=("reserved_1y",),
-               min_probability=None, commitment_use=1.0).recommendation
+               min_probability=0, commitment_use=1.0).recommendation
     assert full.cost_usd == pytest.approx(full.nodes * 60.0 * full.wall_clock_hours, rel=1e-9)
 
 
@@ -106,18 +106,18 @@ def test_capacity_blocks_are_paid_in_whole_blocks():
 
 def test_a_spot_fleet_above_the_limit_carries_a_capacity_warning():
     spot = [make_offer(*r) for r in OFFERS if r[3] == "spot"]
-    res = run(spot, deadline_hours=3.0, max_spot_instances=1, min_probability=None)
+    res = run(spot, deadline_hours=3.0, max_spot_instances=1, min_probability=0)
     r = res.recommendation
     assert r is not None and r.offer.pricing == "spot"
     if r.nodes > 1:
         assert any(w.startswith("capacity:") for w in r.warnings)
-    wide = run(spot, deadline_hours=3.0, max_spot_instances=1000, min_probability=None)
+    wide = run(spot, deadline_hours=3.0, max_spot_instances=1000, min_probability=0)
     assert not any(w.startswith("capacity:") for w in wide.recommendation.warnings)
 
 
 def test_spot_interruptions_grow_with_the_fleet():
     spot = [make_offer(*r) for r in OFFERS if r[3] == "spot"][:1]
-    res = run(spot, deadline_hours=1e4, min_probability=None, top_n=100)
+    res = run(spot, deadline_hours=1e4, min_probability=0, top_n=100)
     by_nodes = {c.nodes: c for c in res.candidates}
     small, large = min(by_nodes), max(by_nodes)
     assert by_nodes[large].distribution["rate"] > by_nodes[small].distribution["rate"]
@@ -155,7 +155,7 @@ def test_a_binding_budget_names_the_plan_without_it():
 
 
 def test_a_binding_probability_names_the_plan_without_it():
-    res = run(deadline_hours=1e4, min_probability=None, top_n=1)
+    res = run(deadline_hours=1e4, min_probability=0, top_n=1)
     wall = res.recommendation.wall_clock_hours
     tight = run(deadline_hours=wall * 1.02, min_probability=0.999)
     if tight.infeasible is not None:

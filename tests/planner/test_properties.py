@@ -21,7 +21,7 @@ from planner import (
     preset,
     reference_cluster,
 )
-from planner._assumptions import Assumptions
+from planner.model import Assumptions
 
 GPUS = ("H100", "A100-80GB", "H200", "MI300X")
 PRESETS = ("gpt2", "gpt2-xl", "llama2-7b", "llama2-13b", "llama3-8b", "mistral-7b",

@@ -10,6 +10,7 @@ import dataclasses
 import datetime as dt
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,9 +25,7 @@ from planner import (
     parse_deadline,
     preset,
 )
-from planner._goodput import goodput
-from planner._hfconfig import architecture_from_config
-from planner._perf import ModelScalars, evaluate
+from planner.model import ModelScalars, architecture_from_config, evaluate, goodput
 
 GIB = 2**30
 
@@ -434,7 +433,7 @@ def test_inferred_moe_architecture_has_total_and_active_sizes():
 
 
 @pytest.mark.parametrize("total,active,fragment", [
-    (0, None, "--params must be positive"), (-7e9, None, "--params must be positive"),
+    (0, None, "`params` must be positive"), (-7e9, None, "`params` must be positive"),
     (7e9, 8e9, "cannot exceed"), (1e6, None, "too small"),
 ])
 def test_infer_architecture_rejects(total, active, fragment):
@@ -481,6 +480,15 @@ def write_config(tmp_path, folder: str, cfg) -> str:
     return str(path)
 
 
+def config_file(path):
+    """What `gpuplan estimate --config PATH` does: the CLI reads the file (its edge), the model
+    parses the data, named by the file's folder."""
+    from planner.cli._files import read_model_config
+
+    return architecture_from_config(read_model_config(path), source=str(path),
+                                    default_name=Path(path).parent.name)
+
+
 @pytest.mark.parametrize("folder,cfg,preset_name,seq", [
     ("Meta-Llama-3-8B", LLAMA3_8B, "llama3-8b", 8192),
     ("Mixtral-8x7B-v0.1", MIXTRAL, "mixtral-8x7b", 32768),
@@ -488,7 +496,7 @@ def write_config(tmp_path, folder: str, cfg) -> str:
 ])
 def test_config_json_reads_as_the_published_architecture(tmp_path, folder, cfg, preset_name,
                                                          seq):
-    arch, context = architecture_from_config(write_config(tmp_path, folder, cfg))
+    arch, context = config_file(write_config(tmp_path, folder, cfg))
     expected, _ = preset(preset_name)
     assert dataclasses.replace(arch, name="") == dataclasses.replace(expected, name="")
     assert arch.name == folder and context == seq
@@ -496,13 +504,13 @@ def test_config_json_reads_as_the_published_architecture(tmp_path, folder, cfg, 
 
 def test_config_json_name_or_path_names_the_model(tmp_path):
     cfg = {**LLAMA3_8B, "_name_or_path": "meta-llama/Meta-Llama-3-8B"}
-    arch, _ = architecture_from_config(write_config(tmp_path, "x", cfg))
+    arch, _ = config_file(write_config(tmp_path, "x", cfg))
     assert arch.name == "meta-llama/Meta-Llama-3-8B"
 
 
 def test_multimodal_config_reads_its_text_config(tmp_path):
     cfg = {"model_type": "llava", "text_config": LLAMA3_8B, "vision_config": {"hidden_size": 1}}
-    arch, _ = architecture_from_config(write_config(tmp_path, "llava", cfg))
+    arch, _ = config_file(write_config(tmp_path, "llava", cfg))
     assert (arch.layers, arch.hidden, arch.kv_heads) == (32, 4096, 8)
 
 
@@ -515,27 +523,27 @@ def test_multimodal_config_reads_its_text_config(tmp_path):
 def test_bad_config_json_names_the_file(tmp_path, text, fragment):
     path = write_config(tmp_path, "broken", text)
     with pytest.raises(WorkloadError, match=fragment) as info:
-        architecture_from_config(path)
+        config_file(path)
     assert path in str(info.value) and "To fix" in str(info.value)
 
 
 def test_missing_config_json_names_the_file(tmp_path):
     path = tmp_path / "nowhere" / "config.json"
     with pytest.raises(WorkloadError, match="cannot read config") as info:
-        architecture_from_config(path)
+        config_file(path)
     assert str(path) in str(info.value)
 
 
 def test_config_json_that_is_not_an_object_names_the_file(tmp_path):
     path = write_config(tmp_path, "list", "[1, 2, 3]")
     with pytest.raises(WorkloadError, match="list"):
-        architecture_from_config(path)
+        config_file(path)
 
 
 def test_config_json_with_a_non_numeric_size_names_the_file(tmp_path):
     path = write_config(tmp_path, "bad", {**LLAMA3_8B, "hidden_size": "4096x"})
     with pytest.raises(WorkloadError, match="bad"):
-        architecture_from_config(path)
+        config_file(path)
 
 
 def test_moe_inference_with_every_expert_active_is_a_workload_error():

@@ -15,11 +15,10 @@ from planner import (
     Workload,
     cluster_for_instance,
     estimate,
-    ingest_probe_report,
-    load_calibration,
     plan,
     preset,
 )
+from planner.store import ingest, load_calibration
 from probes import write_report_atomic
 
 H100 = "H100-SXM5-80GB"
@@ -31,7 +30,7 @@ def calibrated(tmp_path, monkeypatch):
     cat = load_catalog("packaged")
     # 60 ms per Llama-3 8B layer at 8,192 tokens, micro-batch 1 (slower than modelled)
     path = write_report_atomic(h100_workload_report(layer_ms=60.0), tmp_path / "w.json")
-    ingest_probe_report(path, cat)
+    ingest(path, cat)
     return cat, load_calibration(cat)
 
 

@@ -177,8 +177,8 @@ def test_gpuplan_prints_the_node_command_with_the_shape_spelled_out(capsys):
     import shlex
 
     from planner import WorkloadSpec, build_workload
-    from planner._layer_model import shape_of
     from planner.cli import main
+    from planner.model import shape_of
     from probes._workload_cli import _explicit, build_parser
 
     assert main(["probe", "workload", "--model", "mixtral-8x7b", "--seq-len", "4096",
@@ -216,7 +216,7 @@ def test_version_2_reports_read_without_a_workload_section():
 
 def test_importing_the_workload_modules_does_not_load_torch():
     code = ("import sys, probes, probes._workload_cli, probes._workload_run, "
-            "probes._workload_config, planner._layer_model, planner._calibration\n"
+            "probes._workload_config, planner.model, planner.store\n"
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -51,7 +51,8 @@ def cand(cloud: str, region: str, acc: str, gpus: int, wall_h: float, usd_per_h:
             "gpu_hours": wall_h * gpus, "total_cost_usd": usd_per_h * nodes * wall_h,
             "deadline_probability": 1.0 if pricing == "on_demand" else 0.97,
             "price_as_of": "2025-03-01", "price_source": "synthetic",
-            "plan": {"tp": 8, "pp": 1, "dp": gpus // 8, "zero_stage": 1}}
+            "plan": {"tp": 8, "pp": 1, "cp": 1, "dp": gpus // 8, "zero_stage": 1,
+                     "micro_batch": 1, "recompute": "selective", "grad_accumulation": 4}}
 
 
 H100 = "H100-SXM5-80GB"
@@ -72,8 +73,7 @@ def golden_candidates() -> list[list[dict]]:
 
 @pytest.fixture
 def golden_allocation(catalog):
-    from planner._allocate import allocate_candidates
-    from planner._team import parse_team_plan
+    from planner.team import allocate_candidates, parse_team_plan
 
     plan = parse_team_plan(team_dict(), catalog=catalog, source="golden.yaml")
     return allocate_candidates(plan, golden_candidates(), catalog_info=CATALOG_INFO)

@@ -57,15 +57,14 @@ def test_report_md_json_and_actuals(team_file, tmp_path, capsys):
 
 def test_offset_probability_matches_plan_at_offset_zero(catalog):
     from planner import Assumptions
-    from planner._allocate import job_candidates, probability_within
-    from planner._calibration import NO_CALIBRATION
-    from planner._team import parse_team_plan
+    from planner.model import NO_CALIBRATION
+    from planner.team import candidate_probability, job_candidates, parse_team_plan
 
     plan = parse_team_plan(TEAM, catalog=catalog)
     cands = job_candidates(plan, catalog, Assumptions(), NO_CALIBRATION)
     for job, cs in zip(plan.jobs, cands, strict=True):
         for c in cs[:5]:
-            assert probability_within(c, job.window_hours, Assumptions()) == pytest.approx(
+            assert candidate_probability(c, job.window_hours, Assumptions()) == pytest.approx(
                 c["deadline_probability"], abs=1e-9)
 
 

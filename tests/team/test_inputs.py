@@ -10,14 +10,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalog import GpuplanError, UnknownNameError
-from planner._csvsafe import neutralise_cell
-from planner._errors import PlannerError, WorkloadError
-from planner._hfconfig import architecture_from_config, architecture_from_config_dict
-from planner._quota import load_quotas, parse_quotas
-from planner._report import render
-from planner._team import TeamPlanError, load_team_plan, parse_actuals, parse_team_plan
-from planner._units import parse_count, parse_deadline
+from catalog import GpuplanError, UnknownNameError, read_json_file
+from planner.cli._files import load_quota_file
+from planner.model import (
+    PlannerError,
+    WorkloadError,
+    architecture_from_config,
+    parse_count,
+    parse_deadline,
+)
+from planner.reports import neutralise_cell, parse_actuals, render
+from planner.search import parse_quotas
+from planner.team import TeamPlanError, load_team_plan, parse_team_plan
 
 from .conftest import CATALOG_INFO, golden_candidates, team_dict
 
@@ -36,7 +40,7 @@ def test_an_uploaded_team_plan_cannot_name_a_server_path(catalog):
         load_team_plan(text, catalog=catalog)  # text: config paths refused by default
     assert "To fix" in str(info.value)
     with pytest.raises(TeamPlanError, match="cannot name files on this machine"):
-        parse_team_plan(yaml.safe_load(text), catalog=catalog, allow_config_paths=False)
+        parse_team_plan(yaml.safe_load(text), catalog=catalog)  # data alone reads no file
 
 
 def test_a_team_file_names_a_config_relative_to_itself(catalog, tmp_path):
@@ -52,7 +56,9 @@ def test_a_team_file_names_a_config_relative_to_itself(catalog, tmp_path):
 
 
 def test_the_example_config_is_llama_3_2_1b():
-    arch, context = architecture_from_config(EXAMPLES / "llama-3.2-1b" / "config.json")
+    arch, context = architecture_from_config(
+        read_json_file(EXAMPLES / "llama-3.2-1b" / "config.json", what="model config"),
+        default_name="llama-3.2-1b")
     assert (arch.layers, arch.hidden, arch.heads, arch.kv_heads) == (16, 2048, 32, 8)
     assert arch.tied_embeddings and context == 131072
     assert arch.params_total() == pytest.approx(1.236e9, rel=0.01)  # "1.24B" on the model card
@@ -73,12 +79,12 @@ LLAMA = json.loads((EXAMPLES / "llama-3.2-1b" / "config.json").read_text())
 ])
 def test_config_values_are_checked_not_converted(changes, fragment):
     with pytest.raises(WorkloadError, match="To fix") as info:
-        architecture_from_config_dict({**LLAMA, **changes}, source="cfg.json")
+        architecture_from_config({**LLAMA, **changes}, source="cfg.json")
     assert str(info.value).startswith("cfg.json: ") and fragment in str(info.value)
 
 
 def test_an_integral_float_size_is_accepted():
-    arch, _ = architecture_from_config_dict({**LLAMA, "hidden_size": 2048.0})
+    arch, _ = architecture_from_config({**LLAMA, "hidden_size": 2048.0})
     assert arch.hidden == 2048 and isinstance(arch.hidden, int)
 
 
@@ -108,7 +114,7 @@ def test_quota_file_read_errors_are_planner_errors(catalog, tmp_path):
     path = tmp_path / "q.yaml"
     path.write_bytes(b"quotas: []\n\xff")
     with pytest.raises(PlannerError, match="not UTF-8"):
-        load_quotas(path, catalog)
+        load_quota_file(path, catalog)  # the CLI's --quota-file reader
     with pytest.raises(PlannerError, match="at most 10,000 are allowed"):
         parse_quotas({"quotas": [{"gpus": 1}] * 10_001}, catalog)
 
@@ -116,14 +122,14 @@ def test_quota_file_read_errors_are_planner_errors(catalog, tmp_path):
 # ---- the quantities people type -----------------------------------------------------------------
 
 @pytest.mark.parametrize(("value", "what", "fragment"), [
-    ("", "--tokens", "--tokens is empty"),
-    ("nan", "--tokens", "not a finite number"),
-    (10**400, "--tokens", "a huge number is too large"),
-    ("2e15", "--tokens", "at most 1e15 tokens"),
-    ("2e14", "--params", "at most 1e14 parameters"),
-    ("2e9", "--global-batch-tokens", "at most 1e9 tokens per step"),
-    ("0.5", "--tokens", "must be at least 1"),
-    (True, "--tokens", "is not a count"),
+    ("", "tokens", "`tokens` is empty"),
+    ("nan", "tokens", "not a finite number"),
+    (10**400, "tokens", "a huge number is too large"),
+    ("2e15", "tokens", "at most 1e15 tokens"),
+    ("2e14", "params", "at most 1e14 parameters"),
+    ("2e9", "global_batch_tokens", "at most 1e9 tokens per step"),
+    ("0.5", "tokens", "must be at least 1"),
+    (True, "tokens", "is not a count"),
 ])
 def test_parse_count_bounds(value, what, fragment):
     with pytest.raises(PlannerError, match="To fix") as info:
@@ -133,7 +139,7 @@ def test_parse_count_bounds(value, what, fragment):
 
 def test_parse_count_keeps_real_values():
     assert parse_count("15T") == 15e12 and parse_count("1P") == 1e15
-    assert parse_count(7e9, "--params") == 7e9
+    assert parse_count(7e9, "params") == 7e9
 
 
 @pytest.mark.parametrize(("value", "fragment"), [
@@ -190,7 +196,7 @@ def test_neutralise_cell(cell, safe):
 
 
 def test_team_csv_report_neutralises_user_text(catalog):
-    from planner._allocate import allocate_candidates
+    from planner.team import allocate_candidates
 
     data = team_dict()
     data["jobs"][0] = {**data["jobs"][0], "name": "=HYPERLINK(\"http://x/\")", "team": "@evil"}

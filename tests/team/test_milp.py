@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner._allocate import AllocationInfeasibleError, Options, month_edges, solve
-from planner._quota import QuotaRule
+from planner.search import QuotaRule
+from planner.team import AllocationInfeasibleError, Options, month_edges, solve
 
 EPOCH = dt.date(2027, 3, 1)
 SCOPES = (("aws", "us-east-1", "H100-SXM5-80GB"), ("gcp", "us-central1", "A100-SXM4-80GB"))
@@ -54,7 +54,7 @@ def _months_of_hours(horizon: int) -> list[str]:
 
 
 def _period(p: str, label: str) -> bool:
-    from planner._team import period_months
+    from planner.team import period_months
 
     ms = period_months(p)
     return ms is None or label in ms

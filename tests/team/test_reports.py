@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from planner._report import compare_actuals, render
+from planner.reports import compare_actuals, render
 
 GOLDEN = Path(__file__).parent / "golden"
 

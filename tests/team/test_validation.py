@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from planner._team import TeamPlanError, load_actuals, load_team_plan, parse_team_plan
+from planner.reports import load_actuals
+from planner.team import TeamPlanError, load_team_plan, parse_team_plan
 
 from .conftest import team_dict
 
@@ -38,11 +39,12 @@ def test_deadline_before_earliest_start(catalog):
 
 
 @pytest.mark.parametrize(("changes", "expected"), [
-    ({"deadlin": "2027-05-01"}, "jobs[3] 'pretrain-70b': unknown field(s) ['deadlin'] (did you "
-                                "mean 'deadline'?)"),
+    ({"deadlin": "2027-05-01"}, "jobs[3] 'pretrain-70b': unknown field 'deadlin'. Did you "
+                                "mean 'deadline'?"),
     ({"earliest_start": "March"}, "jobs[3] 'pretrain-70b': earliest_start: 'March' is not a date"),
-    ({"clouds": ["aws", "oracle"]}, "jobs[3] 'pretrain-70b': clouds: unknown 'oracle'"),
-    ({"pricing": ["spt"]}, "jobs[3] 'pretrain-70b': pricing: unknown 'spt'. Did you mean 'spot'"),
+    ({"clouds": ["aws", "oracle"]}, "jobs[3] 'pretrain-70b': clouds: unknown cloud 'oracle'"),
+    ({"pricing": ["spt"]},
+     "jobs[3] 'pretrain-70b': pricing: unknown pricing model 'spt'. Did you mean 'spot'"),
     ({"accelerators": ["H1000"]}, "jobs[3] 'pretrain-70b': accelerators: unknown GPU 'H1000'"),
     ({"max_gpus": 0}, "jobs[3] 'pretrain-70b': max_gpus must be a whole number >= 1"),
     ({"priority": "high"}, "jobs[3] 'pretrain-70b': priority must be a whole number"),
@@ -53,7 +55,7 @@ def test_deadline_before_earliest_start(catalog):
      "jobs[3] 'pretrain-70b': workload: tokens 'lots' is not a count"),
     ({"workload": {"tokens": "1T"}}, "jobs[3] 'pretrain-70b': workload: give exactly one of"),
     ({"workload": {"model": "llama3-8b", "layerz": 3}},
-     "jobs[3] 'pretrain-70b': workload: unknown field(s) ['layerz'] (did you mean 'layers'?)"),
+     "jobs[3] 'pretrain-70b': workload: unknown field 'layerz'. Did you mean 'layers'?"),
     ({"workload": {"model": "llama-9"}}, "jobs[3] 'pretrain-70b': workload:"),
 ])
 def test_job_field_errors_name_job_and_field(catalog, changes, expected):
@@ -82,7 +84,7 @@ def test_missing_fields_and_duplicates(catalog):
     ({"overrides": {"discounts": [{"cloud": "aws", "percent": 150}]}},
      "team.yaml: overrides: discounts[1]: percent must be a number"),
     ({"start_offsets_days": "soon"}, "team.yaml: start_offsets_days: must be a list"),
-    ({"jbos": []}, "unknown field(s) ['jbos'] (did you mean 'jobs'?)"),
+    ({"jbos": []}, "unknown field 'jbos'. Did you mean 'jobs'?"),
 ])
 def test_plan_level_errors_name_the_field(catalog, changes, expected):
     assert expected in _error(catalog, team_dict(**changes))
@@ -104,7 +106,7 @@ def test_yaml_text_and_bad_yaml(catalog):
 
 
 def test_inline_overrides_price_a_copy_not_the_catalog(catalog):
-    from planner._team import priced_catalog
+    from planner.team import priced_catalog
 
     data = team_dict(overrides={"discounts": [{"cloud": "aws", "percent": 50}]})
     plan = parse_team_plan(data, catalog=catalog)

@@ -1,0 +1,50 @@
+"""Installing a catalog directory: written complete under a temporary name, read back with the
+normal loader, renamed into place, then (by default) made active — the steps and the crash
+guarantees are in ``_store``'s docstring."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from . import _store
+from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, write_table
+from ._errors import CatalogError
+from ._load import read_catalog_dir
+from ._paths import catalogs_dir
+from ._writes import write_text_atomic
+
+
+def install(accelerators, instance_types, offers, meta: dict, *, name: str | None = None,
+            activate: bool = True) -> tuple[str, Path]:
+    """Write a complete catalog directory and (by default) make it active; see the module
+    docstring for the steps and what a crash at each leaves behind."""
+    base = catalogs_dir()
+    base.mkdir(parents=True, exist_ok=True)
+    _store._clean_stale_work(base)
+    name = name or _store.new_name()
+    if not _store._valid_name(name):
+        raise CatalogError(f"invalid catalog name {name!r}. To fix: use letters, digits, '.', "
+                           "'_' and '-'")
+    tmp = base / f".tmp-{name}"
+    final = base / name
+    os.mkdir(tmp)
+    try:
+        write_table(tmp / "accelerators.csv", accelerators, ACCELERATORS)
+        write_table(tmp / "instance_types.csv", instance_types, INSTANCE_TYPES)
+        write_table(tmp / "offers.csv", offers, OFFERS)
+        write_text_atomic(tmp / "meta.json", json.dumps(meta, indent=2, sort_keys=True) + "\n",
+                          what="catalog meta")
+        _store._fsync_dir(tmp)
+        read_catalog_dir(tmp, name)  # the normal loader must accept it
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _store._fsync_dir(base)
+    if activate:
+        _store.switch(name)
+        _store._prune_old(base)
+    return name, final

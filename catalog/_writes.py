@@ -1,0 +1,151 @@
+"""Writing the user's files safely (reports, task files, probe reports' destinations):
+
+    check_output_path   refuses '', directories, devices, FIFOs, sockets, a missing or read-only
+                        directory
+    write_bytes_atomic  temp file in the target's directory, fsync, rename: readers see the old
+    write_text_atomic   file or the new one; new files get the user's umask, not 0600
+
+All failures are ``CatalogFileError`` (a ``GpuplanError``), whose message ends "To fix: …".
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from ._files import _as_path, _describe_mode, _fail, _os_reason
+
+
+def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
+    """The path to write ``what`` to, after refusing what cannot (or must not) be replaced.
+
+    A symbolic link is followed, so the file it points to is replaced, not the link.
+    """
+    fix = "give the path of a file to create or replace."
+    p = _as_path(path, what=what, fix=fix)
+    try:
+        if p.is_symlink():
+            p = Path(os.path.realpath(p))
+        st = os.stat(p)
+    except (FileNotFoundError, NotADirectoryError):
+        st = None  # the directory checks below say what is missing
+    except OSError as exc:
+        raise _fail(f"{what} {p}: cannot write it ({_os_reason(exc)}). To fix: {fix}") from None
+    if st is not None:
+        kind = _describe_mode(st.st_mode)
+        if kind is not None:
+            hint = "give a file name inside that directory." if kind == "a directory" else fix
+            raise _fail(f"{what} {p}: is {kind}; refusing to replace it. To fix: {hint}")
+        if not os.access(p, os.W_OK):
+            raise _fail(f"{what} {p}: the file is read-only. To fix: make it writable "
+                        f"(chmod u+w {p}) or choose another path.")
+    parent = p.parent
+    try:
+        parent_st = os.stat(parent)
+    except NotADirectoryError:
+        raise _fail(f"{what} {p}: a part of {parent} is not a directory. To fix: {fix}") from None
+    except FileNotFoundError:
+        raise _fail(f"{what} {p}: the directory {parent} does not exist. To fix: create it "
+                    f"(mkdir -p {parent}) or choose another path.") from None
+    except OSError as exc:
+        raise _fail(f"{what} {p}: cannot use the directory {parent} ({_os_reason(exc)}). "
+                    f"To fix: {fix}") from None
+    if not stat.S_ISDIR(parent_st.st_mode):
+        raise _fail(f"{what} {p}: {parent} is not a directory. To fix: {fix}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise _fail(f"{what} {p}: the directory {parent} is read-only for you. To fix: "
+                    "choose a writable location.")
+    return p
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *,
+                       what: str = "output file") -> Path:
+    """Write ``data`` to ``path``; readers see the old file or the new one, never half.
+
+    A new file gets the mode ``open()`` would give it (0666 less the umask); a replaced file
+    keeps its mode. Returns the path written.
+    """
+    target = check_output_path(path, what=what)
+    try:
+        existing_mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        existing_mode = None
+    except OSError as exc:
+        raise _fail(f"{what} {target}: cannot write it ({_os_reason(exc)}).") from None
+    fd, tmp = _create_temp(target, what=what)
+    try:
+        try:
+            if existing_mode is not None:
+                os.fchmod(fd, existing_mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        # Re-check just before the rename: it must never replace a device or FIFO that
+        # appeared since check_output_path looked.
+        try:
+            kind = _describe_mode(os.stat(target).st_mode)
+        except FileNotFoundError:
+            kind = None
+        if kind is not None:
+            raise _fail(f"{what} {target}: is {kind}; refusing to replace it. To fix: give "
+                        "the path of a file to create or replace.")
+        os.replace(tmp, target)
+    except OSError as exc:
+        _unlink_quietly(tmp)
+        raise _fail(f"{what} {target}: cannot write it ({_os_reason(exc)}). To fix: free "
+                    "space or choose another location.") from None
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    _fsync_directory(target.parent)
+    return target
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str, *,
+                      what: str = "output file") -> Path:
+    """``write_bytes_atomic`` for UTF-8 text."""
+    return write_bytes_atomic(path, text.encode("utf-8"), what=what)
+
+
+def _create_temp(target: Path, *, what: str) -> tuple[int, str]:
+    # Not tempfile.mkstemp: it creates files 0600. os.open(..., 0o666) lets the kernel apply
+    # the user's umask, without reading (and racing on) the process-wide umask.
+    stem = target.name[:120]
+    for _ in range(16):
+        tmp = str(target.parent / f".{stem}.{secrets.token_hex(6)}.tmp")
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _fail(f"{what} {target}: cannot create a file in {target.parent} "
+                        f"({_os_reason(exc)}). To fix: choose a writable location.") from None
+    raise _fail(f"{what} {target}: cannot create a temporary file in {target.parent}. "
+                "To fix: remove stale .*.tmp files there.")
+
+
+def _unlink_quietly(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def _fsync_directory(directory: Path) -> None:
+    # Makes the rename durable; best effort (some file systems refuse fsync on directories).
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,123 @@
+"""What every probe launch shares: the script each node runs under torchrun, how torch gets
+there, where the report goes (a bucket, or back over scp), and what a run costs.
+
+The probes reach the nodes from *this* machine, not from a package index (gpuplan is not
+published): the task copies the local ``probes`` package (torch is its only dependency) with the
+orchestrator's own file upload, installs torch only where the image lacks it, and runs
+``python -m probes`` with that copy on PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._spec import LaunchError, LaunchSpec
+from ._torchrun import torchrun_command
+
+# torch for nodes whose image has none: PyPI's Linux wheels are CUDA builds
+TORCH_SPEC = "torch>=2.3"
+REPORT_DIR = "$HOME/gpuplan-probes"  # where rank 0 writes report.json on the head node
+INGEST = "gpuplan probe ingest report.json"
+# Minutes billed for a probe run, per node (all nodes run at once). Provisioning: SkyPilot and
+# dstack report 2-10 min for a GPU VM to boot and join; setup: copying ~100 KB of probes and,
+# on an image without torch, a ~2.5 GB CUDA wheel (2-5 min); probes: a full run on one 8-GPU
+# node is ~2-2.5 min (budget in probes/_runner.py); copy-back and tear-down ~2 min.
+EXPECTED_MINUTES: tuple[tuple[str, float], ...] = (
+    ("provisioning", 5.0), ("setup", 5.0), ("probes", 3.0), ("copy-back and tear-down", 2.0))
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    scheme: str  # s3 or gs
+    bucket: str
+    prefix: str  # "" or "a/b"
+
+    def object_uri(self, name: str) -> str:
+        return f"{self.scheme}://{self.bucket}/" + (f"{self.prefix}/" if self.prefix else "") + name
+
+    def copy_command(self, src: str, dst: str) -> str:
+        # The task file runs this in a shell on the nodes: every argument is quoted, so a
+        # prefix can never become a command.
+        tool = "aws s3 cp" if self.scheme == "s3" else "gsutil cp"
+        return f"{tool} {shlex.quote(src)} {shlex.quote(dst)}"
+
+
+# Object keys: letters, digits and the characters S3 and GCS document as safe in key names.
+_PREFIX = re.compile(r"[A-Za-z0-9!_.*'()/-]{0,512}")
+
+
+def parse_bucket(uri: str) -> Bucket:
+    m = re.fullmatch(r"(s3|gs)://([a-z0-9][a-z0-9._-]{1,254})(?:/(.*))?", uri.strip())
+    if not m or not _PREFIX.fullmatch(m.group(3) or ""):
+        raise LaunchError(f"bad bucket URI {uri!r}. To fix: pass s3://BUCKET[/PREFIX] or "
+                          "gs://BUCKET[/PREFIX] with a prefix of letters, digits and "
+                          "!_.*'()/- only")
+    return Bucket(m.group(1), m.group(2), (m.group(3) or "").strip("/"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProbeRunCost:
+    """What a probe run costs before it is launched: ``nodes`` instances at the catalog's
+    price for ``expected_minutes`` (and at most for ``max_minutes``, the task's own limit)."""
+
+    instance_type: str
+    nodes: int
+    usd_per_hour: float  # per instance
+    price_source: str  # cloud, region, pricing and the catalog's date
+    expected_minutes: float
+    expected_breakdown: str
+    max_minutes: float | None  # None: until you stop it
+    max_reason: str
+
+    @property
+    def usd_expected(self) -> float:
+        return self.usd_per_hour * self.nodes * self.expected_minutes / 60
+
+    @property
+    def usd_max(self) -> float | None:
+        return None if self.max_minutes is None else \
+            self.usd_per_hour * self.nodes * self.max_minutes / 60
+
+    def line(self) -> str:
+        most = (f"at most ${self.usd_max:,.2f} ({self.max_reason})" if self.usd_max is not None
+                else f"more if left running ({self.max_reason})")
+        return (f"Cost before launch: {self.nodes} x {self.instance_type} at "
+                f"${self.usd_per_hour:,.2f}/h ({self.price_source}) x ~"
+                f"{self.expected_minutes:.0f} min ({self.expected_breakdown}) = "
+                f"~${self.usd_expected:,.2f}; {most}.")
+
+
+
+def probes_source_dir() -> Path:
+    """The local ``probes`` package this gpuplan runs: what the task copies to the nodes."""
+    import probes
+
+    return Path(probes.__file__).resolve().parent
+
+
+def probe_script(spec: LaunchSpec, rank: str, addr: str, save: str, src: str) -> str:
+    # GPUPLAN_PROBE_ARGS: extra `python -m probes` options (e.g. --quick) without editing
+    torchrun = torchrun_command(nodes=spec.nodes, gpus_per_node=spec.gpus_per_node,
+                                node_rank=rank, master_addr=addr,
+                                program="-m probes --out report.json ${GPUPLAN_PROBE_ARGS:-}")
+    return "\n".join([
+        f'export PYTHONPATH="{src}${{PYTHONPATH:+:$PYTHONPATH}}"',
+        f'mkdir -p "{REPORT_DIR}" && cd "{REPORT_DIR}"',
+        "status=0",
+        f"{torchrun} || status=$?",  # exit 1: report written, a probe failed (docs/probes.md)
+        f'if [ "{rank}" = "0" ] && [ -f report.json ]; then',
+        f"  {save}",
+        "fi",
+        'exit "$status"',
+    ]) + "\n"
+
+
+def setup(install: str | None) -> str:
+    """Install torch only where the image has none, or the user's own pip spec."""
+    if install:
+        return f"pip install {shlex.quote(install)}"
+    return (f"python3 -c 'import torch' 2>/dev/null || "
+            f"python3 -m pip install {shlex.quote(TORCH_SPEC)}")

@@ -1,0 +1,181 @@
+"""What to launch: the instances (``LaunchSpec``), the files and commands a launch writes
+(``LaunchBundle``), and what every target shares — run names, YAML, the plan as variables.
+
+Pure functions over data: they return file texts and the commands to run, and write nothing
+(the CLI writes the files, atomically). No orchestrator is imported or needed: the files are
+plain YAML made with ``yaml.SafeDumper`` from dicts built in a fixed key order. The targets
+live in ``_skypilot``, ``_dstack`` and ``_torchrun`` (each module's docstring says where each
+field comes from); ``_bundles`` turns a spec into a bundle for a target.
+
+Errors::
+
+    GpuplanError (catalog)
+    └── LaunchError   bad target, node count, bucket URI, or an accelerator no launcher covers
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from catalog import GpuplanError, UnknownNameError
+
+TARGETS: tuple[str, ...] = ("skypilot", "dstack")  # orchestrators with task files
+EMIT_TARGETS: tuple[str, ...] = (*TARGETS, "torchrun")  # what `plan --emit` writes
+MAX_NODES = 1024  # far above any probe run; a typo such as 10**26 nodes is refused
+TRAIN_SCRIPT = "YOUR_TRAIN_SCRIPT.py"
+REPLACE_SCRIPT = "# ← replace with your training script"
+
+class LaunchError(GpuplanError):
+    pass
+
+
+def choose(kind: str, value: str, allowed: tuple[str, ...]) -> str:
+    """``value`` when it is one of ``allowed``; else the one-line error with close matches."""
+    if value in allowed:
+        return value
+    raise LaunchError(str(UnknownNameError(kind, value, allowed)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LaunchSpec:
+    """What to provision: ``nodes`` instances of one type, each with ``gpus_per_node``.
+
+    ``skypilot_accelerator`` / ``dstack_gpu``: what each orchestrator calls the accelerator
+    (the catalog's ``Accelerator.skypilot_name`` / ``dstack_name``; "" when it has no name).
+    """
+
+    cloud: str
+    instance_type: str
+    accelerator: str  # catalog canonical name
+    gpus_per_node: int
+    nodes: int
+    skypilot_accelerator: str = ""
+    dstack_gpu: str = ""
+    region: str | None = None
+    spot: bool = False
+    name: str = "gpuplan"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.nodes <= MAX_NODES:
+            raise LaunchError(f"`nodes` must be between 1 and {MAX_NODES}, got {self.nodes}. "
+                              "To fix: pass `nodes` 1 or more (2 or more also measure the "
+                              "fabric)", field="nodes", value=self.nodes)
+        if not (self.skypilot_accelerator or self.dstack_gpu):
+            raise LaunchError(
+                f"{self.instance_type} has {self.accelerator}, which the SkyPilot/dstack/torchrun "
+                "launch files do not cover (they run CUDA/ROCm GPUs). To fix: choose a GPU "
+                "instance, e.g. `gpuplan offers --gpu H100`")
+
+    @property
+    def real_instance_type(self) -> bool:
+        """False for the catalog's synthetic GCP names such as ``n1+t4x1`` (GPUs attached)."""
+        return "+" not in self.instance_type
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LaunchFile:
+    path: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LaunchBundle:
+    """The files to write (dstack: the fleet first) and the commands to run, in order."""
+
+    target: str
+    files: tuple[LaunchFile, ...]
+    commands: tuple[str, ...]
+
+
+def run_name(prefix: str, instance_type: str, nodes: int) -> str:
+    """A cluster/run name both orchestrators accept: ``^[a-z][a-z0-9-]{0,39}$``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", instance_type.lower()).strip("-")
+    suffix = f"-{nodes}n"
+    room = 40 - len(prefix) - 1 - len(suffix)
+    return f"{prefix}-{slug[:room].rstrip('-')}{suffix}"
+
+
+def spec_for_instance(catalog, instance: str, nodes: int, *, region: str | None = None,
+                      spot: bool = False, cloud: str | None = None,
+                      prefix: str = "gpuplan-probes") -> LaunchSpec:
+    """Look ``instance`` up in the catalog (UnknownNameError with close matches if absent)."""
+    it = catalog.instance_type(instance, cloud)
+    if region is not None:
+        known = {o.region for o in catalog.offers
+                 if (o.cloud, o.instance_type) == (it.cloud, it.name)}
+        if known and region not in known:
+            raise UnknownNameError(f"region for {it.name}", region, known)
+    return LaunchSpec(cloud=it.cloud, instance_type=it.name, accelerator=it.accelerator,
+                      gpus_per_node=it.gpu_count, nodes=nodes, region=region, spot=spot,
+                      name=run_name(prefix, it.name, nodes),
+                      **_launch_names(catalog, it.accelerator))
+
+
+def spec_for_recommendation(rec: dict | None, catalog) -> LaunchSpec:
+    """The recommended cluster of a plan (a candidate's JSON) as a spec."""
+    if not rec:
+        raise LaunchError("no plan to launch: nothing met the constraints. To fix: relax "
+                          "`deadline`/`budget`, then use `emit`")
+    nodes = int(rec["nodes"])
+    return LaunchSpec(cloud=rec["cloud"], instance_type=rec["instance_type"],
+                      accelerator=rec["accelerator"], gpus_per_node=int(rec["gpus"]) // nodes,
+                      nodes=nodes, region=rec.get("region"), spot=rec.get("pricing") == "spot",
+                      name=run_name("gpuplan-train", rec["instance_type"], nodes),
+                      **_launch_names(catalog, rec["accelerator"]))
+
+
+def _launch_names(catalog, accelerator: str) -> dict[str, str]:
+    acc = catalog.accelerator(accelerator)
+    return {"skypilot_accelerator": acc.skypilot_name, "dstack_gpu": acc.dstack_name}
+
+
+# -- YAML ------------------------------------------------------------------------------------
+def dump_yaml(data: dict, header: tuple[str, ...] = ()) -> str:
+    """Plain YAML in the dicts' own key order; multi-line strings as literal blocks."""
+    import yaml
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def _str(dumper, value: str):
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    _Dumper.add_representer(str, _str)
+    body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return "".join(f"# {line}\n".replace("# \n", "#\n") for line in header) + body
+
+
+def default_path(target: str, what: str) -> str:
+    return {"skypilot": f"gpuplan-{what}.sky.yaml", "dstack": f"gpuplan-{what}.dstack.yml",
+            "torchrun": f"gpuplan-{what}.sh"}[target]
+
+
+# -- the plan, for a training script -------------------------------------------------------
+def plan_env(plan: dict, workload=None, tokens_per_step: int | None = None) -> dict[str, str]:
+    """The plan as GPUPLAN_* variables (strings, as both orchestrators want them).
+    ``tokens_per_step``: the global batch the estimate used (the default rule's value when the
+    user gave none)."""
+    env = {"GPUPLAN_TP": plan["tp"], "GPUPLAN_PP": plan["pp"], "GPUPLAN_DP": plan["dp"],
+           "GPUPLAN_CP": plan.get("cp", 1), "GPUPLAN_VP": plan.get("virtual_stages", 1),
+           "GPUPLAN_ZERO_STAGE": plan["zero_stage"], "GPUPLAN_MICRO_BATCH": plan["micro_batch"],
+           "GPUPLAN_GRAD_ACCUM": plan["grad_accumulation"],
+           "GPUPLAN_RECOMPUTE": plan["recompute"]}
+    if plan.get("ep"):
+        env["GPUPLAN_EP"] = plan["ep"]
+    if workload is not None:
+        batch = workload.global_batch_tokens or tokens_per_step
+        env.update({"GPUPLAN_SEQ_LEN": workload.seq_len, "GPUPLAN_PRECISION": workload.precision,
+                    "GPUPLAN_FRAMEWORK": workload.framework})
+        if batch:
+            env["GPUPLAN_GLOBAL_BATCH_TOKENS"] = int(batch)
+    return {k: str(v) for k, v in env.items()}
+
+
+def plan_args(plan: dict) -> str:
+    """The same plan as flags for the training script."""
+    flags = [("--tp", plan["tp"]), ("--pp", plan["pp"]), ("--dp", plan["dp"]),
+             ("--zero-stage", plan["zero_stage"]), ("--micro-batch", plan["micro_batch"]),
+             ("--grad-accum", plan["grad_accumulation"]), ("--recompute", plan["recompute"])]
+    return " ".join(f"{k} {v}" for k, v in flags)

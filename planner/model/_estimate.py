@@ -1,0 +1,300 @@
+"""`estimate`: the best parallel plan for one workload on one cluster, and what it costs in time.
+
+The plan search enumerates tensor (within a node), pipeline, context and data parallel degrees,
+ZeRO stage, micro-batch size and recomputation — only what the workload's framework profile can
+run, and only the values the user did not pin — evaluates them all at once with the vectorised
+model (``_perf.evaluate``) and keeps the fastest plan that fits in memory.
+
+Time has three layers: the step time (physics × the framework's fitted software constants),
+*training time* = steps × step time, and *calendar time* = training time / goodput (failures,
+checkpoints, evaluation and operational losses, ``_goodput``). The range: log(actual/model) is
+taken as normal with σ² = σ_throughput² (leave-one-source-out residuals of the software fit,
+per framework) + σ_operations² (spread of published effective-training-time reports);
+P10/P90 = P50 · exp(∓1.2816·σ).
+"""
+
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from ._assumptions import Assumptions, gpu_family
+from ._calibration import NO_CALIBRATION, Calibration
+from ._errors import NoFitError, WorkloadError
+from ._goodput import goodput
+from ._grid import TP_CHOICES, best_index, least_memory, plan_grid, prune, run_model
+from ._hardware import Cluster
+from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype
+from ._perf import CHECKPOINT_BYTES, RECOMPUTE_NAMES
+from ._records import Estimate, ParallelPlan, TimeRange
+from ._scalars import ModelScalars
+from ._shape import shape_of
+from ._software import PROFILES, check_pins
+from ._workload import Workload, default_batch_note
+
+if TYPE_CHECKING:
+    import numpy as np
+
+BUBBLE_WARNING = 0.25  # warn when the pipeline bubble is above this share of the step
+
+
+def checkpoint_bytes(ms: ModelScalars) -> float:
+    """What a checkpoint holds: bf16 weights + fp32 optimizer state of the trainable weights
+    (a LoRA run saves its adapters; the frozen base weights are already on storage)."""
+    return ms.params_total * ms.trainable_fraction * CHECKPOINT_BYTES[ms.optimizer]
+
+
+def range_sigma(A: Assumptions, framework: str, measurement=None,
+                covered: float = 0.0) -> float:
+    """σ of log(actual/model) for calendar time: throughput and operations, independent.
+
+    With a workload probe measurement of the layers, the throughput part shrinks to the share
+    of the step the measurement does not cover (communication, bubble, optimizer), grows back
+    with the distance to the measured shape (1 at the largest distance used), and adds the
+    measurement's own spread: σ_t' = hypot(σ_meas, σ_t · min(1, (1 − covered) + distance))."""
+    sigma_t = A.throughput_log_sigma[framework]
+    if measurement is not None:
+        sigma_t = math.hypot(measurement.log_sigma or 0.0, sigma_t * min(
+            1.0, max(0.0, 1.0 - covered) + measurement.distance))
+    return math.hypot(sigma_t, A.operations_log_sigma)
+
+
+
+def workload_scales(cal: Calibration, workload: Workload, accelerator: str,
+                    grid: dict) -> tuple[np.ndarray | None, dict]:
+    """Per row of ``grid``: the workload probe's measured / modelled per-layer time for that
+    row's micro-batch and recomputation (1 where nothing is measured), and the measurement
+    per (micro-batch, recompute code). (None, {}) when the calibration has no workload
+    measurements."""
+    import numpy as np
+
+    if cal.empty or not cal.workload_layers:
+        return None, {}
+    scale = np.ones(len(grid["tp"]))
+    found = {}
+    for mb, rc in {(int(a), int(b)) for a, b in zip(grid["mb"], grid["rc"], strict=True)}:
+        m = cal.workload(accelerator, workload.framework,
+                         shape_of(workload, micro_batch=mb, recompute=RECOMPUTE_NAMES[rc]))
+        if m is not None:
+            found[(mb, rc)] = m
+            scale[(grid["mb"] == mb) & (grid["rc"] == rc)] = m.time_ratio
+    return (scale if found else None), found
+
+
+
+def plan_of(grid: dict, res: dict, i: int) -> ParallelPlan:
+    """The parallel plan of row ``i`` of an evaluated grid."""
+    return ParallelPlan(tp=int(grid["tp"][i]), pp=int(grid["pp"][i]), dp=int(grid["dp"][i]),
+                        cp=int(grid["cp"][i]), zero_stage=int(grid["zero"][i]),
+                        micro_batch=int(grid["mb"][i]),
+                        recompute=RECOMPUTE_NAMES[int(grid["rc"][i])],
+                        micro_batches=int(res["micro_batches"][i]),
+                        expert_parallel=int(res["ep"][i]),
+                        virtual_stages=int(res["virtual_stages"][i]))
+
+
+def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumptions,
+              ci: ClusterInputs, grid: dict, res: dict, i: int,
+              interruption_rate_per_node_hour: float = 0.0,
+              restart_minutes: float | None = None,
+              measurements: dict | None = None) -> Estimate:
+    step = float(res["step_s"][i])
+    mb = int(grid["mb"][i])
+    dp = int(grid["dp"][i])
+    m = int(res["micro_batches"][i])
+    tokens_per_step = m * dp * mb * workload.seq_len
+    steps = math.ceil(workload.tokens / tokens_per_step)
+    ideal_h = steps * step / 3600
+    tokens_per_s = tokens_per_step / step
+    mflops = ms.model_flops_per_token()
+    tflops_gpu = mflops * tokens_per_s / cluster.gpus / 1e12
+    gp = goodput(ideal_hours=ideal_h, gpus=cluster.gpus, nodes=cluster.nodes,
+                 checkpoint_bytes=checkpoint_bytes(ms), A=A,
+                 interruption_rate_per_node_hour=interruption_rate_per_node_hour,
+                 restart_minutes=restart_minutes)
+    plan = plan_of(grid, res, i)
+    breakdown = {k: float(res[k][i]) for k in ("compute_s", "tp_comm_s", "dp_comm_s",
+                                               "pp_bubble_s", "other_s")}
+    if ms.E:
+        breakdown["ep_comm_s"] = float(res["ep_comm_s"][i])
+    memory = {"total_gib": float(res["memory_gib"][i]),
+              "weights_gib": float(res["memory_weights_gib"][i]),
+              "gradients_gib": float(res["memory_grads_gib"][i]),
+              "optimizer_gib": float(res["memory_optimizer_gib"][i]),
+              "activations_gib": float(res["memory_activations_gib"][i]),
+              "logits_gib": float(res["memory_logits_gib"][i]),
+              "runtime_reserve_gib": A.runtime_reserve_gib,
+              "capacity_gib": ci.memory_gib}
+    sw = A.software(workload.framework)
+    wm = (measurements or {}).get((mb, int(grid["rc"][i])))
+    covered = float(res["layer_s"][i]) / step if step > 0 else 0.0
+    sigma = range_sigma(A, workload.framework, wm, covered)
+    calibrated = list(ci.calibrated)
+    if wm is not None:
+        calibrated.append(
+            f"layer time: {wm.summary()}; the layers' work ({covered:.0%} of the step) is "
+            f"scaled by {wm.time_ratio:.2f} and the range narrowed to σ {sigma:.3f}")
+    wall = TimeRange.around(ideal_h / gp.fraction, sigma)
+    profile = PROFILES[workload.framework]
+    batch_note = (f"global batch {tokens_per_step:,} tokens ({m} micro-batches × {dp} DP × "
+                  f"{mb} sequences of {workload.seq_len})")
+    if workload.global_batch_tokens is None:
+        batch_note += "; " + default_batch_note(params=ms.params_active, seq_len=ms.s,
+                                                finetune=workload.finetune != "none")
+    notes = [*workload.inferred, *cluster.notes, *ci.notes,
+             f"framework profile {workload.framework} ({profile.label}): GEMMs at "
+             f"{sw.gemm_efficiency:.2f}× the achievable matmul rate, non-matmul kernels move "
+             f"{sw.elementwise_factor:.2f}× fused bytes, {sw.comm_overlap:.0%} of data/context-"
+             f"parallel communication hidden, {sw.tp_comm_overlap:.0%} of tensor-parallel, "
+             f"{sw.host_overhead_s_per_layer * 1e6:.0f} µs host time per layer and micro-batch "
+             "(fitted on published measured throughput: benchmarks/fit_software.py)",
+             f"model FLOPs per token {mflops:.3e} (6·N + 6·L·s·h causal attention"
+             f"{'; LoRA 4·N' if ms.lora else ''}"
+             f"); MFU against the {matmul_dtype(workload.precision)} dense peak "
+             f"{ci.peak_tflops:g} TFLOP/s",
+             batch_note,
+             (f"attention: flash kernel, causal fraction {A.causal_fraction} of the score "
+              "blocks computed") if ms.flash else
+             "attention: unfused (scores materialised in HBM, no causal skip)",
+             f"HBM {ci.hbm_gb_per_s:g} GB/s × {A.memory_bandwidth_efficiency} for elementwise "
+             "kernels and the optimizer step",
+             f"memory: {A.runtime_reserve_gib} GiB runtime reserve, "
+             f"{A.usable_memory_fraction:.0%} of {ci.memory_gib:g} GiB usable",
+             *gp.notes,
+             f"range P10–P90 {wall.p10:,.1f}–{wall.p90:,.1f} h: log-normal, σ = {sigma:.3f} "
+             f"(throughput σ {A.throughput_log_sigma[workload.framework]:.3f} from the fit's "
+             f"leave-one-source-out residuals for {workload.framework}"
+             + (", narrowed by the workload probe" if wm is not None else "")
+             + f"; operations σ {A.operations_log_sigma:.3f} from published "
+             "effective-training-time reports)", *calibrated[len(ci.calibrated):]]
+    warnings = []
+    bubble_share = breakdown["pp_bubble_s"] / step if step > 0 else 0.0
+    if bubble_share > BUBBLE_WARNING:
+        warnings.append(f"the pipeline bubble is {bubble_share:.0%} of each step: the global "
+                        f"batch ({m} micro-batches per {plan.pp}-stage pipeline) is too small "
+                        "to feed this cluster; a larger `global_batch_tokens` or fewer GPUs "
+                        "would waste less")
+    wanted = ms.gbs_seqs or workload.sequences_per_step(cluster.gpus)
+    if wanted < cluster.gpus / (plan.tp * plan.pp * plan.cp):
+        warnings.append(f"the global batch ({wanted} sequences) is smaller than the "
+                        f"{cluster.gpus // (plan.tp * plan.pp * plan.cp)} data-parallel ranks "
+                        "would need: some GPUs get no sequence")
+    if m * dp * mb > 1.1 * wanted:
+        warnings.append(f"the global batch was rounded up from {wanted} to {m * dp * mb} "
+                        f"sequences to give each of the {dp} data-parallel ranks whole "
+                        f"micro-batches of {mb}")
+    fam = gpu_family(cluster.accelerator.architecture, cluster.accelerator.form_factor)
+    if "default_matmul_fraction" in A.overridden and fam in A.matmul_fraction:
+        warnings.append(f"`assume` default_matmul_fraction has no effect on "
+                        f"{cluster.accelerator.name}: its family {fam!r} has a published value;"
+                        f" to change it use `assume` matmul_fraction.{fam}=…")
+    return Estimate(workload=workload, cluster=cluster, plan=plan, step_time_s=step,
+                    steps=steps, tokens_per_step=tokens_per_step, breakdown=breakdown,
+                    memory=memory, mfu=tflops_gpu / ci.peak_tflops,
+                    model_tflops_per_gpu=tflops_gpu, tokens_per_s=tokens_per_s,
+                    ideal_hours=ideal_h, goodput=gp, wall_clock=wall,
+                    assumptions=tuple(notes), warnings=tuple(warnings),
+                    calibrated=tuple(calibrated))
+
+
+def check_pins_fit_cluster(workload: Workload, cluster: Cluster) -> None:
+    """Pins that cannot work on this cluster → one error saying why (before any search)."""
+    p, a = workload.pins, workload.arch
+    check_pins(p, workload.framework)
+    G, N = cluster.gpus_per_node, cluster.gpus
+    if p.tp is not None:
+        if p.tp > G:
+            raise WorkloadError(f"tp={p.tp} is above the {G} GPUs per node: tensor parallelism "
+                                "stays inside a node (its all-reduces run every layer). To "
+                                f"fix: pin tp to a divisor of {G}", field="tp", value=p.tp)
+        if G % p.tp or a.heads % p.tp:
+            fitting = ", ".join(str(t) for t in TP_CHOICES
+                                if t <= G and not G % t and not a.heads % t)
+            raise WorkloadError(f"tp={p.tp} must divide both the {G} GPUs per node and the "
+                                f"{a.heads} attention heads. To fix: pin one of {fitting}",
+                                field="tp", value=p.tp)
+    if p.pp is not None and p.pp > a.layers:
+        raise WorkloadError(f"pp={p.pp} is above the model's {a.layers} layers. To fix: pin pp "
+                            f"to at most {a.layers}", field="pp", value=p.pp)
+    if p.cp is not None and workload.seq_len % p.cp:
+        raise WorkloadError(f"cp={p.cp} must divide the sequence length {workload.seq_len}. "
+                            "To fix: pin a power of two that divides it", field="cp",
+                            value=p.cp)
+    split = (p.tp or 1) * (p.pp or 1) * (p.cp or 1)
+    if N % split:
+        raise WorkloadError(f"tp·pp·cp = {split} does not divide the {N} GPUs. To fix: change "
+                            "the pins or the GPU count", field="tp", value=p.tp)
+    if p.vp is not None and p.pp and p.pp > 1 and math.ceil(a.layers / p.pp) % p.vp:
+        raise WorkloadError(f"vp={p.vp} must divide the {math.ceil(a.layers / p.pp)} layers of "
+                            f"each of the {p.pp} pipeline stages. To fix: pin a divisor",
+                            field="vp", value=p.vp)
+
+
+def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions | None = None,
+             calibration: Calibration = NO_CALIBRATION,
+             memory_gib: float | None = None) -> Estimate:
+    """The fastest plan that fits for ``workload`` on ``cluster`` (within the workload's pins
+    and framework); NoFitError when none, WorkloadError when a pin cannot work."""
+    import numpy as np
+
+    A = assumptions or Assumptions()
+    check_pins_fit_cluster(workload, cluster)
+    ms = ModelScalars.of(workload)
+    ci = cluster_inputs(cluster, workload, A, calibration, memory_gib=memory_gib)
+    grid = plan_grid(ms, cluster.gpus_per_node, np.array([cluster.nodes]), workload.recompute,
+                     workload=workload)
+    if len(grid["tp"]) == 0:
+        raise NoFitError(_no_grid_message(workload, cluster, ms))
+    pruned = prune(ms, A, grid, ci)
+    if len(pruned["tp"]) == 0:
+        raise NoFitError(no_fit_message(workload, cluster, ms, A, ci,
+                                        least_memory(ms, A, grid, ci)))
+    scale, found = workload_scales(calibration, workload, cluster.accelerator.name, pruned)
+    res = run_model(ms, A, pruned, ci, cluster.gpus_per_node, layer_scale=scale)
+    i = best_index(res)
+    return summarise(workload, cluster, ms, A, ci, pruned, res, i, measurements=found)
+
+
+def _no_grid_message(workload: Workload, cluster: Cluster, ms: ModelScalars) -> str:
+    gbs = workload.sequences_per_step(cluster.gpus)
+    pins = workload.pins.as_dict()
+    if pins:
+        return (f"no parallel plan with {', '.join(f'{k}={v}' for k, v in pins.items())} "
+                f"runs {workload.framework} on {cluster.gpus} GPUs with a global batch of {gbs} "
+                "sequences (each data-parallel rank needs whole micro-batches). To fix: lower "
+                "the micro-batch, raise `global_batch_tokens`, or unpin a degree")
+    return (f"no parallel plan divides {cluster.gpus} GPUs for this model (heads {ms.a}, "
+            f"global batch {gbs} sequences). To fix: raise `global_batch_tokens` or change "
+            "the GPU count")
+
+
+def no_fit_message(workload, cluster, ms, A, ci, least: float) -> str:
+    import numpy as np
+
+    capacity = ci.memory_gib * A.usable_memory_fraction
+    hint = ""
+    if cluster.inter_node_gbps or cluster.nodes == 1:
+        for nodes in (2, 4, 8, 16, 32, 64, 128, 256, 512):
+            if nodes <= cluster.nodes or not cluster.inter_node_gbps:
+                continue
+            grid = plan_grid(ms, cluster.gpus_per_node, np.array([nodes]), workload.recompute,
+                             workload=workload)
+            if len(grid["tp"]) == 0:
+                continue
+            grid = prune(ms, A, grid, ci)
+            if len(grid["tp"]) == 0:
+                continue
+            r = run_model(ms, A, grid, ci, cluster.gpus_per_node)
+            j = best_index(r)
+            if j is not None:
+                hint = (f" The smallest setup that fits is {nodes} nodes "
+                        f"({nodes * cluster.gpus_per_node} GPUs) with {plan_of(grid, r, j)}.")
+                break
+    pins = workload.pins.as_dict()
+    pinned = (f" with {', '.join(f'{k}={v}' for k, v in pins.items())} pinned" if pins else "")
+    return (f"{ms.params_total / 1e9:.1f}B parameters do not fit on {cluster.gpus}x "
+            f"{cluster.accelerator.name}{pinned}: the most memory-frugal plan needs "
+            f"{least:.1f} GiB per GPU of {capacity:.1f} usable.{hint} To fix: use more GPUs "
+            "(`nodes`/`gpus`), a GPU with more memory, `recompute` full, a smaller "
+            "`micro_batch`, or fewer pins")

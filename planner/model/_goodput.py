@@ -1,0 +1,102 @@
+"""Goodput: the share of calendar time spent training rather than failing and recovering.
+
+Failures (hardware faults, and spot interruptions when given) arrive as a Poisson process with
+job rate λ = λ_gpu·GPUs + λ_spot·nodes, so the job's mean time between failures is M = 1/λ.
+Checkpoints take δ = state bytes / (write bandwidth per node · nodes). Young's optimal interval
+(Young 1974; Daly 2006, first order) τ = √(2·δ·M), capped at the run length. Per unit of useful
+time the run loses δ/τ to checkpointing and, per failure, half an interval of lost work plus
+the restart R and the checkpoint read δ_r. Evaluation (share e of calendar time) and other
+operational losses (share o: loss-spike rollbacks, maintenance, slow-node swaps, data stalls),
+from published effective-training-time reports, come off the top:
+
+    overhead = δ/τ + (τ/2 + R + δ_r)/M,     goodput = (1 − e − o) / (1 + overhead)
+
+The constants' sources are in ``_fitted`` (derived by benchmarks/fit_operations.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ._assumptions import Assumptions
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Goodput:
+    fraction: float
+    mtbf_hours: float
+    checkpoint_interval_hours: float
+    checkpoint_write_hours: float
+    restart_hours: float
+    expected_interruptions: float
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict:
+        return {"fraction": self.fraction, "mtbf_hours": self.mtbf_hours,
+                "checkpoint_interval_hours": self.checkpoint_interval_hours,
+                "checkpoint_write_hours": self.checkpoint_write_hours,
+                "restart_hours": self.restart_hours,
+                "expected_interruptions": self.expected_interruptions}
+
+
+def goodput(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: float,
+            A: Assumptions, interruption_rate_per_node_hour: float = 0.0,
+            restart_minutes: float | None = None) -> Goodput:
+    rate = A.failure_rate_per_gpu_hour * gpus + interruption_rate_per_node_hour * nodes
+    write_h = checkpoint_bytes / (A.checkpoint_write_gb_per_s_per_node * 1e9 * nodes) / 3600
+    read_h = checkpoint_bytes / (A.checkpoint_read_gb_per_s_per_node * 1e9 * nodes) / 3600
+    restart_h = (A.restart_minutes if restart_minutes is None else restart_minutes) / 60
+    kept = 1.0 - A.evaluation_fraction - A.operational_loss_fraction
+    ops_note = (f"evaluation {A.evaluation_fraction:.1%} (evaluation_fraction) and operational "
+                f"losses {A.operational_loss_fraction:.1%} (operational_loss_fraction) of "
+                "calendar time, from published effective-training-time reports")
+    if rate <= 0 or ideal_hours <= 0:
+        return Goodput(fraction=kept, mtbf_hours=math.inf, checkpoint_interval_hours=ideal_hours,
+                       checkpoint_write_hours=write_h, restart_hours=restart_h,
+                       expected_interruptions=0.0, notes=(ops_note,))
+    mtbf = 1 / rate
+    tau = min(math.sqrt(2 * write_h * mtbf), max(ideal_hours, write_h))
+    overhead = write_h / tau + (tau / 2 + restart_h + read_h) / mtbf
+    fraction = kept / (1 + overhead)
+    wall = ideal_hours / fraction
+    notes = (f"goodput {fraction:.3f}: training time × {1 + overhead:.3f} for failures and "
+             f"checkpoints — MTBF {mtbf:.1f} h ({A.failure_rate_per_gpu_hour:.2e} failures per "
+             "GPU-hour, failure_rate_per_gpu_hour"
+             + (f"; spot {interruption_rate_per_node_hour:.3f}/node-h" if
+                interruption_rate_per_node_hour else "")
+             + f"), checkpoint {write_h * 3600:.0f} s every {tau:.2f} h (Young/Daly; "
+             f"checkpoint_write_gb_per_s_per_node), restart {restart_h * 60:.0f} min "
+             "(restart_minutes)", ops_note)
+    return Goodput(fraction=fraction, mtbf_hours=mtbf, checkpoint_interval_hours=tau,
+                   checkpoint_write_hours=write_h, restart_hours=restart_h,
+                   expected_interruptions=wall / mtbf, notes=notes)
+
+
+def goodput_arrays(*, ideal_hours, gpus, nodes, checkpoint_bytes: float, A: Assumptions,
+                   interruption_rate_per_node_hour, restart_minutes) -> dict[str, np.ndarray]:
+    """The same formulas as ``goodput``, vectorised over candidates."""
+    import numpy as np
+
+    ideal = np.asarray(ideal_hours, dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.float64)
+    rate = A.failure_rate_per_gpu_hour * np.asarray(gpus, dtype=np.float64) + \
+        np.asarray(interruption_rate_per_node_hour, dtype=np.float64) * nodes
+    write_h = checkpoint_bytes / (A.checkpoint_write_gb_per_s_per_node * 1e9 * nodes) / 3600
+    read_h = checkpoint_bytes / (A.checkpoint_read_gb_per_s_per_node * 1e9 * nodes) / 3600
+    restart_h = np.asarray(restart_minutes, dtype=np.float64) / 60
+    mtbf = 1 / np.maximum(rate, 1e-300)
+    tau = np.minimum(np.sqrt(2 * write_h * mtbf), np.maximum(ideal, write_h))
+    loss = tau / 2 + restart_h + read_h  # expected hours lost per interruption
+    overhead = write_h / tau + loss / mtbf
+    kept = 1.0 - A.evaluation_fraction - A.operational_loss_fraction
+    fraction = kept / (1 + overhead)
+    wall = ideal / fraction
+    # The failure-free calendar time: training, checkpoint writes, evaluation and other losses.
+    return {"fraction": fraction, "wall_hours": wall, "mtbf_hours": mtbf, "rate": rate,
+            "tau_hours": tau, "loss_hours": loss,
+            "checkpointed_hours": ideal * (1 + write_h / tau) / kept}

@@ -1,0 +1,214 @@
+"""The plan grid: every (tp, pp, cp, zero, micro-batch, recompute) a framework can run on a
+cluster, pruned by memory before it is timed, and the vectorised model run over it.
+
+Only what the workload's framework profile can run and only the degrees the user did not pin
+are enumerated; ``prune`` keeps, per row, the least recomputation that fits (more is never
+faster); ``run_model`` times every remaining row with ``_perf.evaluate``; ``best_index`` picks
+the fastest plan that fits (ties: less memory).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import TYPE_CHECKING
+
+from ._assumptions import Assumptions
+from ._inputs import ClusterInputs
+from ._memory import memory_terms, virtual_stages
+from ._perf import RECOMPUTE_CODES, evaluate
+from ._scalars import ModelScalars
+from ._software import PROFILES
+from ._workload import Workload
+
+if TYPE_CHECKING:
+    import numpy as np
+
+TP_CHOICES = (1, 2, 4, 8, 16)
+PP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
+MB_CHOICES = (1, 2, 4, 8, 16)
+# Context parallelism is searched only for long sequences (each GPU keeps ≥ 4,096 tokens of a
+# sequence): below that, ring exchanges cost more than the activation memory they save.
+CP_CHOICES = (1, 2, 4, 8, 16)
+CP_SEARCH_MIN_TOKENS = 4096
+CP_SEARCH_MIN_SEQ = 16384
+
+
+def _choices(pinned: int | None, options: tuple[int, ...]) -> tuple[int, ...]:
+    return (pinned,) if pinned is not None else options
+
+
+def _cp_options(ms: ModelScalars, profile) -> tuple[int, ...]:
+    if not profile.context_parallel or ms.s < CP_SEARCH_MIN_SEQ:
+        return (1,)
+    return tuple(c for c in CP_CHOICES if ms.s // c >= CP_SEARCH_MIN_TOKENS)
+
+
+@functools.lru_cache(maxsize=64)
+def _base_grid(gpus_per_node: int, heads: int, layers: int, seq_len: int, framework: str,
+               pins: tuple, cp_options: tuple[int, ...]) -> np.ndarray:
+    """(tp, pp, cp, zero, mb) rows the framework can run, before the cluster size is known."""
+    import numpy as np
+
+    p = PROFILES[framework]
+    tp_pin, pp_pin, cp_pin, _vp, z_pin, mb_pin = pins
+    tps = _choices(tp_pin, TP_CHOICES if p.tensor_parallel else (1,))
+    pps = _choices(pp_pin, PP_CHOICES if p.pipeline_parallel else (1,))
+    cps = _choices(cp_pin, cp_options)
+    zs = _choices(z_pin, p.zero_stages)
+    mbs = _choices(mb_pin, MB_CHOICES)
+    rows = [(tp, pp, cp, z, mb) for tp in tps for pp in pps for cp in cps for z in zs
+            for mb in mbs
+            if tp <= gpus_per_node and gpus_per_node % tp == 0 and heads % tp == 0
+            and pp <= layers and seq_len % cp == 0
+            and (pp == 1 or z in p.zero_with_pipeline or z_pin is not None)]
+    return np.array(rows, dtype=np.int64).reshape(-1, 5)
+
+
+def recompute_codes(recompute: str) -> tuple[int, ...]:
+    """The recomputation choices to search, least recomputation first."""
+    names = ("none", "selective", "full") if recompute == "auto" else (recompute,)
+    return tuple(RECOMPUTE_CODES[n] for n in names)
+
+
+def batch_sequences(workload: Workload, gpus: np.ndarray) -> np.ndarray:
+    """Sequences per step for each cluster size (the default rule depends on it)."""
+    import numpy as np
+
+    return np.array([workload.sequences_per_step(int(g)) for g in np.asarray(gpus)],
+                    dtype=np.int64)
+
+
+def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray, recompute: str, *,
+              workload: Workload | None = None) -> dict[str, np.ndarray]:
+    """Every valid (tp, pp, cp, dp, zero, mb) for each node count in ``nodes``; ``prune`` then
+    picks the recomputation (from ``recompute``) per row.
+
+    Built per (tp, pp, cp) triple so only valid combinations are ever materialised: tp·pp·cp
+    must divide the GPU count and the global batch must hold dp·mb sequences. With more than
+    one data-parallel rank, plain data parallelism (ZeRO-0) moves the same bytes as ZeRO-1
+    with more memory and an unsharded optimizer step, so it is searched only when the
+    framework has no ZeRO-1 (or when pinned); with one rank the stages are the same plan."""
+    import numpy as np
+
+    framework = workload.framework if workload else ms.framework
+    pins = workload.pins if workload else None
+    pin_t = (pins.tp, pins.pp, pins.cp, pins.vp, pins.zero, pins.micro_batch) if pins \
+        else (None,) * 6
+    profile = PROFILES[framework]
+    base = _base_grid(gpus_per_node, ms.a, ms.L, ms.s, framework, pin_t,
+                      _cp_options(ms, profile))
+    n = np.asarray(nodes, dtype=np.int64)
+    total = n * gpus_per_node
+    gbs_n = batch_sequences(workload, total) if workload else np.full(len(n), ms.gbs_seqs)
+    zero_pinned = pin_t[4] is not None
+    has_z1 = 1 in profile.zero_stages
+    parts = []
+    for tp, pp, cp in np.unique(base[:, :3], axis=0) if len(base) else ():
+        ok = total % (tp * pp * cp) == 0
+        if not ok.any():
+            continue
+        nv, dpv, gv = n[ok], total[ok] // (tp * pp * cp), gbs_n[ok]
+        rows = base[(base[:, 0] == tp) & (base[:, 1] == pp) & (base[:, 2] == cp)]
+        r = np.repeat(np.arange(len(rows)), len(nv))
+        k = np.tile(np.arange(len(nv)), len(rows))
+        z, mb, dp, g = rows[r, 3], rows[r, 4], dpv[k], gv[k]
+        sharded = dp * cp > 1
+        if zero_pinned:
+            zero_ok = np.ones(len(z), dtype=bool)
+        else:
+            zero_ok = np.where(sharded, (z > 0) | (not has_z1), z == 0)
+        keep = (dp * mb <= g) & zero_ok
+        if keep.any():
+            parts.append(np.column_stack([rows[r][keep], dp[keep], nv[k][keep], g[keep]]))
+    codes = np.array(recompute_codes(recompute), dtype=np.int64)
+    keys = ("tp", "pp", "cp", "zero", "mb", "dp", "nodes", "gbs")
+    if not parts:
+        return {key: np.empty(0, dtype=np.int64) for key in (*keys, "vp")} | {
+            "rc_options": codes}
+    g = np.concatenate(parts)
+    out = {key: g[:, i] for i, key in enumerate(keys)}
+    layers_stage = np.ceil(ms.L / out["pp"])
+    if pin_t[3] is not None:
+        vp = np.where(out["pp"] > 1, pin_t[3], 1)
+        keep = (layers_stage % vp == 0)
+        out = {k: v[keep] for k, v in out.items()}
+        out["vp"] = vp[keep].astype(np.int64)
+    else:
+        out["vp"] = virtual_stages(layers_stage, out["pp"],
+                                   profile.interleaved_pipeline).astype(np.int64)
+    return out | {"rc_options": codes}
+
+
+def prune(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> dict:
+    """Choose each row's recomputation and drop rows the model can rule out untimed.
+
+    For fixed (tp, pp, cp, dp, zero, micro-batch) more recomputation is never faster and never
+    needs more memory, so only the least recomputation that fits can be best; rows that fit
+    under no recomputation choice go. Memory is cheap to compute, time is not."""
+    import numpy as np
+
+    rows = {k: v for k, v in grid.items() if k != "rc_options"}
+    chosen = np.full(len(rows["tp"]), -1, dtype=np.int64)
+    for code in grid["rc_options"][::-1]:  # most recomputation first; less overwrites it
+        mem = _memory(ms, A, rows, np.full_like(rows["tp"], code), ci)
+        chosen = np.where(mem["fits"], code, chosen)
+    keep = chosen >= 0
+    out = {k: v[keep] for k, v in rows.items()}
+    out["rc"] = chosen[keep]
+    return out
+
+
+def _memory(ms, A, rows, rc, ci):
+    return memory_terms(ms, A, tp=rows["tp"], pp=rows["pp"], dp=rows["dp"], zero=rows["zero"],
+                        mb=rows["mb"], rc=rc, cp=rows["cp"], vp=rows["vp"], gbs=rows["gbs"],
+                        memory_gib=ci.memory_gib)
+
+
+def least_memory(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> float:
+    """GiB per GPU of the most memory-frugal plan in ``grid`` (most recomputation allowed)."""
+    import numpy as np
+
+    code = int(max(grid["rc_options"]))
+    mem = _memory(ms, A, grid, np.full_like(grid["tp"], code), ci)
+    return float(np.min(mem["memory_gib"]))
+
+
+
+def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
+              gpus_per_node: int, nic: np.ndarray | None = None,
+              layer_scale: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The model on every row of ``grid``; ``nic`` (per row) overrides the per-GPU
+    inter-node bandwidth, for measured figures that depend on the node count; ``layer_scale``
+    (per row) applies a workload probe's per-layer measurement."""
+    import numpy as np
+
+    k = len(grid["tp"])
+
+    def full(x):
+        return np.full(k, x, dtype=np.float64)
+
+    return evaluate(ms, A, tp=grid["tp"], pp=grid["pp"], dp=grid["dp"], zero=grid["zero"],
+                    mb=grid["mb"], rc=grid["rc"], cp=grid["cp"], vp=grid["vp"],
+                    gbs=grid["gbs"], gpus_per_node=full(gpus_per_node),
+                    matmul_tflops=full(ci.matmul_tflops),
+                    attention_tflops=full(ci.attention_tflops),
+                    hbm_gb_per_s=full(ci.hbm_gb_per_s), memory_gib=full(ci.memory_gib),
+                    intra_busbw_gb_per_s=full(ci.intra_busbw_gb_per_s),
+                    nic_gb_per_s_per_gpu=full(ci.nic_gb_per_s_per_gpu) if nic is None
+                    else nic,
+                    sm_count=None if math.isnan(ci.sm_count) else full(ci.sm_count),
+                    hop_latency_s=full(ci.hop_latency_s), layer_scale=layer_scale)
+
+
+def best_index(res: dict[str, np.ndarray]) -> int | None:
+    """Fastest plan that fits (ties: less memory); None when none fits."""
+    import numpy as np
+
+    fits = res["fits"]
+    if not fits.any():
+        return None
+    step = np.where(fits, res["step_s"], np.inf)
+    order = np.lexsort((res["memory_gib"], step))
+    return int(order[0])
+

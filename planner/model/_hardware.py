@@ -1,0 +1,118 @@
+"""The cluster a workload runs on: an accelerator, GPUs per node, nodes and the links.
+
+Either a catalog instance type (``cluster_for_instance``) or a *reference node* for an
+accelerator (``reference_cluster``): the vendor's usual GPUs per node, its intra-node link and a
+typical inter-node fabric for its generation — every choice is stated in ``Cluster.notes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog import Accelerator, Catalog, InstanceType
+
+from ._errors import HardwareError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cluster:
+    accelerator: Accelerator
+    gpus_per_node: int
+    nodes: int
+    topology: str  # catalog TOPOLOGIES
+    intra_node_gb_per_s_per_gpu: float  # bidirectional, as vendors state it
+    inter_node_gbps: float | None  # per node; None → cannot span nodes
+    fabric: str
+    instance_type: str | None = None
+    cloud: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.nodes < 1 or self.gpus_per_node < 1:
+            raise HardwareError("nodes and GPUs per node must be at least 1. To fix: pass "
+                                "`nodes` N or `gpus` N with N >= 1")
+        if self.nodes > 1 and not self.inter_node_gbps:
+            raise HardwareError(
+                f"{self.instance_type or self.accelerator.name} has no known inter-node "
+                "network in the catalog, so it cannot be used across nodes. To fix: use "
+                "`nodes` 1, or an instance type with EFA/InfiniBand/RoCE")
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+
+# The largest cluster an estimate models (xAI's and Meta's largest published clusters are
+# ~100K GPUs); beyond it a count is a typo, not a plan.
+MAX_CLUSTER_GPUS = 131_072
+
+def reference_cluster(catalog: Catalog, gpu: str, gpus: int) -> Cluster:
+    """A reference node of ``gpu`` scaled to ``gpus`` accelerators."""
+    acc = catalog.accelerator(gpu)
+    if not 1 <= gpus <= MAX_CLUSTER_GPUS:
+        raise HardwareError(f"`gpus` must be between 1 and {MAX_CLUSTER_GPUS:,}, got {gpus}. "
+                            "To fix: pass e.g. `gpus` 8", field="gpus", value=gpus)
+    if acc.reference_gpus_per_node:  # the vendor's usual node (the catalog's planning facts)
+        per_node, topo, gbps, fabric, why = (
+            acc.reference_gpus_per_node, acc.reference_topology, acc.reference_inter_node_gbps,
+            acc.reference_fabric, acc.reference_node_source)
+    else:
+        # Use the catalog's most common multi-GPU instance of this accelerator as the node.
+        shapes = [t for t in catalog.instance_types if t.accelerator == acc.name]
+        if not shapes:
+            raise HardwareError(f"no reference node for {acc.name}. To fix: pass `instance` "
+                                "TYPE instead")
+        best = max(shapes, key=lambda t: (t.gpu_count, t.inter_node_gbps or 0))
+        per_node, topo, gbps, fabric = (best.gpu_count, best.intra_node_topology,
+                                        best.inter_node_gbps, best.fabric)
+        why = f"modelled on {best.cloud} {best.name}"
+    link = acc.intra_node_gb_per_s_per_gpu
+    if link is None:  # no GPU fabric in the datasheet: the GPUs talk over PCIe
+        link = pcie_link(acc)
+        why += f"; no GPU link in the datasheet, PCIe {link:g} GB/s assumed"
+    gbps = gbps or None
+    nodes, rem = divmod(gpus, per_node)
+    if gpus <= per_node:
+        per_node, nodes = gpus, 1
+        topo = "single" if gpus == 1 else topo
+    elif rem:
+        raise HardwareError(f"`gpus` {gpus} is not a whole number of {per_node}-GPU "
+                            f"{acc.name} nodes. To fix: pass a multiple of {per_node}")
+    network = f"{gbps:g} Gb/s {fabric}" if gbps else "none known (single node only)"
+    note = (f"reference node: {per_node}x {acc.name} per node ({why}); {nodes} node(s); "
+            f"intra-node {link:g} GB/s per GPU; inter-node {network}")
+    return Cluster(accelerator=acc, gpus_per_node=per_node, nodes=nodes, topology=topo,
+                   intra_node_gb_per_s_per_gpu=link, inter_node_gbps=gbps, fabric=fabric,
+                   notes=(note,))
+
+
+def intra_link_for(instance: InstanceType, acc: Accelerator) -> float:
+    """Per-GPU intra-node bandwidth: the instance's own figure, else by topology."""
+    if instance.intra_node_gb_per_s_per_gpu:
+        return instance.intra_node_gb_per_s_per_gpu
+    if (instance.intra_node_topology in ("pcie", "single")
+            or acc.intra_node_gb_per_s_per_gpu is None):
+        # GPUs without a GPU fabric talk over PCIe; NVLink-capable cards in PCIe hosts too.
+        return pcie_link(acc)
+    return acc.intra_node_gb_per_s_per_gpu
+
+
+def pcie_link(acc: Accelerator) -> float:
+    """The accelerator's host PCIe link, GB/s both directions (the catalog's planning fact)."""
+    if acc.pcie_gb_per_s_per_gpu is None:
+        raise HardwareError(f"{acc.name} has no PCIe figure in the catalog. To fix: run "
+                            "`gpuplan catalog use packaged`, or `gpuplan catalog refresh`")
+    return acc.pcie_gb_per_s_per_gpu
+
+
+def cluster_for_instance(catalog: Catalog, instance: InstanceType, nodes: int) -> Cluster:
+    acc = catalog.accelerator(instance.accelerator)
+    link = intra_link_for(instance, acc)
+    note = (f"{instance.cloud} {instance.name}: {instance.gpu_count}x {acc.name}, "
+            f"{instance.intra_node_topology} ({link:g} GB/s per GPU), inter-node "
+            + (f"{instance.inter_node_gbps:g} Gb/s {instance.fabric}" if instance.inter_node_gbps
+               else "unknown (single node only)"))
+    return Cluster(accelerator=acc, gpus_per_node=instance.gpu_count, nodes=nodes,
+                   topology=instance.intra_node_topology, intra_node_gb_per_s_per_gpu=link,
+                   inter_node_gbps=instance.inter_node_gbps, fabric=instance.fabric,
+                   instance_type=instance.name, cloud=instance.cloud, notes=(note,))

@@ -1,0 +1,143 @@
+"""A Hugging Face ``config.json``, as parsed data, turned into an Architecture.
+
+Understands the Llama family (llama, mistral, qwen2, qwen3, gemma-style keys), Mixtral-style
+MoE (num_local_experts / num_experts_per_tok), Qwen-MoE / DeepSeek (n_routed_experts,
+moe_intermediate_size, n_shared_experts, first_k_dense_replace) and GPT-2 (n_layer, n_embd).
+
+``architecture_from_config`` takes the parsed JSON mapping: the front ends read the file
+(``catalog.read_json_file``: regular files only, at most MAX_CONFIG_BYTES — a real
+config.json is a few KB — no NaN or Infinity, no 400-digit numbers) or the upload, and pass
+the data. Every size must be a whole number within ``SIZE_LIMITS``; booleans, fractions and
+negative sizes are errors, not silently converted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ._errors import WorkloadError
+from ._workload import Architecture
+
+MAX_CONFIG_BYTES = 2**20
+MAX_CONFIG_DEPTH = 32  # nesting of a config.json (multimodal wrappers nest two or three deep)
+FIX = "To fix: correct the config.json, or give `params` instead"
+
+# Generous upper bounds (the largest published models are 10–100× below each) that catch
+# typos and hostile values before they reach the performance model.
+SIZE_LIMITS: dict[str, int] = {
+    "layers": 10_000, "hidden": 1_048_576, "heads": 65_536, "kv_heads": 65_536,
+    "ffn_hidden": 16_777_216, "vocab": 100_000_000, "head_dim": 65_536, "experts": 65_536,
+    "experts_per_token": 65_536, "shared_experts": 65_536, "moe_ffn_hidden": 16_777_216,
+    "dense_layers": 10_000, "context": 100_000_000,
+}
+
+
+def _get(cfg: dict, *keys: str, default=None) -> tuple[str | None, Any]:
+    """(the key found, its value) for the first of ``keys`` present and not null."""
+    for k in keys:
+        if k in cfg and cfg[k] is not None:
+            return k, cfg[k]
+    return None, default
+
+
+def config_file_error(exc: Exception, *, fix: str = "pass the path of a Hugging Face "
+                                                   "config.json") -> WorkloadError:
+    """The one message for a config.json that could not be read (``exc``: the catalog's
+    reader's error), with ``fix`` for the front end's way of giving another."""
+    message = str(exc).replace("cannot read it", "cannot read config")
+    message = message.replace("invalid JSON", "not valid JSON")
+    if "To fix" in message:
+        message = message[:message.index("To fix")].rstrip() + " "
+    return WorkloadError(f"{message}To fix: {fix}", field="config")
+
+
+def architecture_from_config(cfg: Any, *, source: str = "config.json",
+                             default_name: str = "") -> tuple[Architecture, int | None]:
+    """The architecture and context length described by a parsed config.json mapping."""
+    if not isinstance(cfg, Mapping):
+        raise WorkloadError(f"{source}: expected a JSON object of model settings, found "
+                            f"{type(cfg).__name__}. To fix: pass a Hugging Face config.json")
+    text_config = cfg.get("text_config")
+    if isinstance(text_config, Mapping):  # multimodal wrappers keep the LM inside
+        cfg = {**cfg, **text_config}
+    found = {name: _get(cfg, *keys) for name, keys in (
+        ("layers", ("num_hidden_layers", "n_layer", "num_layers")),
+        ("hidden", ("hidden_size", "n_embd", "d_model")),
+        ("heads", ("num_attention_heads", "n_head")),
+        ("vocab", ("vocab_size",)))}
+    missing = [keys for keys, (key, _) in zip(("num_hidden_layers", "hidden_size",
+                                               "num_attention_heads", "vocab_size"),
+                                              found.values(), strict=True) if key is None]
+    if missing:
+        raise WorkloadError(f"{source}: config lacks {missing}. To fix: use the model's "
+                            "config.json, or give `params` instead")
+    sizes = {name: _size(source, key, value, name, minimum=1)
+             for name, (key, value) in found.items()}
+
+    def optional(name: str, *keys: str, minimum: int = 0) -> int:
+        key, value = _get(cfg, *keys)
+        return 0 if key is None else _size(source, key, value, name, minimum=minimum)
+
+    model_type = cfg.get("model_type", "")
+    model_type = model_type if isinstance(model_type, str) else ""
+    gpt2_like = model_type in ("gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon")
+    ffn = optional("ffn_hidden", "intermediate_size", "n_inner", "ffn_dim") or 4 * sizes["hidden"]
+    kv_key, kv_value = _get(cfg, "num_key_value_heads")
+    kv_heads = sizes["heads"] if kv_key is None else _size(source, kv_key, kv_value, "kv_heads",
+                                                           minimum=1)
+    experts = optional("experts", "num_local_experts", "n_routed_experts", "num_experts")
+    per_token = optional("experts_per_token", "num_experts_per_tok", "moe_top_k") \
+        if experts else 0
+    tied = cfg.get("tie_word_embeddings", gpt2_like)
+    if not isinstance(tied, bool):
+        raise WorkloadError(f"{source}: tie_word_embeddings must be true or false, got "
+                            f"{_show(tied)}. {FIX}")
+    seq_key, seq_value = _get(cfg, "max_position_embeddings", "n_positions", "n_ctx")
+    context = None if seq_key is None else _size(source, seq_key, seq_value, "context",
+                                                 minimum=1)
+    try:
+        arch = Architecture(
+            layers=sizes["layers"], hidden=sizes["hidden"], heads=sizes["heads"],
+            kv_heads=kv_heads, ffn_hidden=ffn, vocab=sizes["vocab"], gated_ffn=not gpt2_like,
+            tied_embeddings=tied, head_dim=optional("head_dim", "head_dim"),
+            experts=experts, experts_per_token=per_token,
+            shared_experts=optional("shared_experts", "n_shared_experts"),
+            moe_ffn_hidden=optional("moe_ffn_hidden", "moe_intermediate_size"),
+            dense_layers=optional("dense_layers", "first_k_dense_replace"),
+            name=_name(cfg.get("_name_or_path")) or default_name or "config",
+        )
+    except WorkloadError as exc:
+        # The Architecture speaks of CLI options; here the sizes came from the file.
+        raise WorkloadError(f"{source}: {str(exc).split(' To fix')[0]} {FIX}") from None
+    return arch, context
+
+
+def _size(source: str, key: str, value: Any, name: str, *, minimum: int) -> int:
+    """``value`` as a whole number in [minimum, SIZE_LIMITS[name]], or a clear error."""
+    whole = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        whole = value
+    elif isinstance(value, float) and value.is_integer():
+        whole = int(value)  # e.g. 4096.0 written by some exporters
+    if whole is None:
+        raise WorkloadError(f"{source}: {key} must be a whole number, got {_show(value)}. {FIX}")
+    upper = SIZE_LIMITS[name]
+    if not minimum <= whole <= upper:
+        bound = f"at least {minimum}" if whole < minimum else f"at most {upper:,}"
+        raise WorkloadError(f"{source}: {key} is {whole:,}; it must be {bound}. {FIX}")
+    return whole
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "…"
+
+
+def _name(value: Any) -> str:
+    # The name is printed in plans and reports: keep it one printable line of sensible length.
+    if not isinstance(value, str):
+        return ""
+    return "".join(c for c in value if c.isprintable()).strip()[:120]

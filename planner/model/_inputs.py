@@ -1,0 +1,185 @@
+"""What the vectorised model needs of one cluster: achievable matmul and attention rates,
+memory and its bandwidth, the links' bus bandwidths and hop latency, each with the reason for
+its value (datasheet × published fraction, or a probe's measurement from the calibration).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ._assumptions import (
+    FALLBACK_FABRIC,
+    FALLBACK_TOPOLOGY,
+    Assumptions,
+    attention_key,
+    gpu_family,
+)
+from ._calibration import NO_CALIBRATION, Calibration
+from ._errors import HardwareError
+from ._hardware import Cluster
+from ._workload import Workload
+
+if TYPE_CHECKING:
+    import numpy as np
+
+HALF_DTYPES = ("bf16", "fp16")  # what a published stand-in or achievable rate is measured in
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterInputs:
+    """Per-cluster numbers the vectorised model needs, with the reason for each."""
+
+    matmul_tflops: float
+    attention_tflops: float
+    peak_tflops: float  # datasheet dense peak of the matmul dtype, for MFU
+    hbm_gb_per_s: float
+    memory_gib: float
+    intra_busbw_gb_per_s: float
+    nic_gb_per_s_per_gpu: float
+    sm_count: float  # nan when unknown: no wave quantization
+    hop_latency_s: float  # one inter-node step of a NCCL ring/tree
+    notes: tuple[str, ...]
+    calibrated: tuple[str, ...] = ()  # measured figures used instead of datasheet defaults
+
+
+def matmul_dtype(precision: str) -> str:
+    return {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8"}[precision]
+
+
+def can_time(acc, precision: str) -> bool:
+    """Whether the model has what it needs to time ``precision`` training on ``acc``."""
+    half = "fp16" if precision == "fp16" else "bf16"
+    peaks = (acc.peak_tflops(matmul_dtype(precision)) or acc.peak_stand_in_tflops,
+             acc.peak_tflops(half) or acc.peak_stand_in_tflops)
+    return all(peaks) and bool(acc.memory_gib) and bool(acc.memory_bandwidth_gb_per_s)
+
+
+def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
+                   cal: Calibration = NO_CALIBRATION, *,
+                   memory_gib: float | None = None) -> ClusterInputs:
+    acc = cluster.accelerator
+    dtype = matmul_dtype(workload.precision)
+    half = "fp16" if workload.precision == "fp16" else "bf16"
+    notes = []
+    peak = acc.peak_tflops(dtype) or acc.peak_stand_in_tflops
+    half_peak = acc.peak_tflops(half) or acc.peak_stand_in_tflops
+    if not half_peak or not peak:
+        missing = dtype if not peak else half
+        raise HardwareError(
+            f"{acc.name} has no {missing} peak in the catalog, so {workload.precision} "
+            f"training cannot be modelled on it. To fix: choose `precision` "
+            f"{'fp16' if acc.tflops_fp16 else 'bf16'} or another accelerator"
+            if (acc.tflops_fp16 or acc.tflops_bf16) else
+            f"{acc.name} has no published tensor peaks. To fix: pick another `gpu`, or "
+            "measure it with `gpuplan probe run` and `gpuplan probe ingest`")
+    fam = gpu_family(acc.architecture, acc.form_factor)
+    if acc.achievable_matmul_tflops and dtype in HALF_DTYPES:
+        default_matmul = acc.achievable_matmul_tflops
+        default_note = (f"matmul {dtype}: {default_matmul} TFLOP/s from a published "
+                        f"benchmark of {acc.name} (unverified; no datasheet peak exists); MFU "
+                        f"against the stand-in peak {acc.peak_stand_in_tflops:g}")
+    else:
+        frac = A.matmul_fraction.get(fam, A.default_matmul_fraction)
+        if dtype == "fp8":
+            frac *= A.fp8_relative_fraction
+        default_matmul = peak * frac
+        src = ("published MAMF for " + fam if fam in A.matmul_fraction
+               else "default_matmul_fraction: no published measurement for this family")
+        default_note = (f"matmul {dtype}: {peak:g} TFLOP/s peak × {frac:.3f} = "
+                        f"{default_matmul:.1f} TFLOP/s achievable ({src})")
+    calibrated = []
+    measured = cal.matmul(acc.name, dtype)
+    if measured:
+        matmul = measured.value
+        calibrated.append(f"matmul {dtype}: measured {matmul:.1f} TFLOP/s instead of the "
+                          f"datasheet default {default_matmul:.1f} ({measured.source})")
+    else:
+        matmul = default_matmul
+        notes.append(default_note)
+    hbm = acc.memory_bandwidth_gb_per_s
+    hbm_m = cal.hbm(acc.name)
+    if hbm_m and hbm:
+        # a measured copy bandwidth is already "achievable": undo the default efficiency
+        calibrated.append(f"HBM copy: measured {hbm_m.value:.0f} GB/s instead of "
+                          f"{hbm:g} × {A.memory_bandwidth_efficiency} = "
+                          f"{hbm * A.memory_bandwidth_efficiency:.0f} ({hbm_m.source})")
+        hbm = hbm_m.value / A.memory_bandwidth_efficiency
+    if not hbm:
+        raise HardwareError(f"{acc.name} has no memory bandwidth in the catalog. To fix: "
+                            "choose another accelerator")
+    mem = memory_gib or acc.memory_gib
+    if not mem:
+        raise HardwareError(f"{acc.name} has no memory size in the catalog")
+    eff = A.intra_node_efficiency.get(cluster.topology,
+                                      A.intra_node_efficiency[FALLBACK_TOPOLOGY])
+    default_intra = cluster.intra_node_gb_per_s_per_gpu / 2 * eff
+    intra_m = cal.intra(cluster.instance_type, acc.name, cluster.gpus_per_node)
+    if intra_m:
+        intra = intra_m.value
+        calibrated.append(f"intra-node busbw: measured {intra:.0f} GB/s instead of "
+                          f"{default_intra:.0f} ({intra_m.source})")
+    else:
+        intra = default_intra
+        notes.append(f"intra-node busbw: {cluster.intra_node_gb_per_s_per_gpu:g}/2 GB/s per "
+                     f"direction × {eff} ({cluster.topology}) = {intra:.0f} GB/s")
+    nic = default_nic(cluster, A)
+    inter_m = cal.inter(cluster.instance_type, cluster.nodes) if cluster.nodes > 1 else None
+    if inter_m:
+        calibrated.append(f"inter-node busbw at {cluster.nodes} nodes: measured "
+                          f"{inter_m.value:.0f} GB/s instead of {nic * cluster.gpus_per_node:.0f}"
+                          f" ({inter_m.source})")
+        nic = inter_m.value / cluster.gpus_per_node
+    elif cluster.inter_node_gbps and cluster.nodes > 1:
+        e = A.inter_node_efficiency.get(cluster.fabric, A.inter_node_efficiency[FALLBACK_FABRIC])
+        notes.append(f"inter-node: {cluster.inter_node_gbps:g} Gb/s {cluster.fabric} × {e}"
+                     f" = {nic * cluster.gpus_per_node:.0f} GB/s per node")
+    notes.extend(calibrated)
+    akey = attention_key(acc.architecture, workload.framework, workload.attention)
+    ramp = (1 + A.attention_ramp_tokens / 8192) / (1 + A.attention_ramp_tokens
+                                                    / workload.seq_len)
+    attn = half_peak * A.attention_fraction[akey] * A.attention_efficiency * ramp
+    if workload.attention != "unfused":
+        notes.append(f"attention kernel {akey}: {half_peak:g} TFLOP/s × "
+                     f"{A.attention_fraction[akey]} (published fwd+bwd share) × "
+                     f"{A.attention_efficiency:.2f} (fitted) × {ramp:.2f} (sequence "
+                     f"{workload.seq_len}) = {attn:.0f} TFLOP/s")
+    return ClusterInputs(
+        matmul_tflops=matmul, attention_tflops=attn, peak_tflops=peak,
+        hbm_gb_per_s=hbm, memory_gib=mem, intra_busbw_gb_per_s=intra,
+        nic_gb_per_s_per_gpu=nic,
+        sm_count=float(acc.sm_count) if acc.sm_count else math.nan,
+        hop_latency_s=(A.inter_node_latency_tcp_s if cluster.fabric in ("ethernet",
+                                                                         "gpudirect_tcpx")
+                       else A.inter_node_latency_s),
+        notes=tuple(notes), calibrated=tuple(calibrated))
+
+
+def default_nic(cluster: Cluster, A: Assumptions) -> float:
+    """Inter-node bus bandwidth per GPU (GB/s) from the catalog's line rate and the fabric's
+    efficiency; 0 when the instance has no collective network."""
+    if not cluster.inter_node_gbps:
+        return 0.0
+    eff = A.inter_node_efficiency.get(cluster.fabric, A.inter_node_efficiency[FALLBACK_FABRIC])
+    return cluster.inter_node_gbps / 8 * eff / cluster.gpus_per_node
+
+
+def nic_by_nodes(cluster: Cluster, ci: ClusterInputs, cal: Calibration,
+                 nodes: np.ndarray) -> np.ndarray | None:
+    """Per-GPU inter-node bus bandwidth for each node count: the probe's measurement at that
+    count (interpolated between measured counts) where there is one, else the default.
+    None when nothing is measured for this instance type."""
+    import numpy as np
+
+    if cal.empty or not cluster.instance_type:
+        return None
+    out = np.full(len(nodes), ci.nic_gb_per_s_per_gpu, dtype=np.float64)
+    hit = False
+    for n in np.unique(nodes):
+        m = cal.inter(cluster.instance_type, int(n)) if n > 1 else None
+        if m:
+            out[nodes == n] = m.value / cluster.gpus_per_node
+            hit = True
+    return out if hit else None
+

@@ -1,0 +1,89 @@
+"""Memory per GPU, and the plan quantities time and memory share (virtual pipeline stages,
+expert parallelism, parameters per GPU).
+
+Memory per GPU (bytes):
+    static = params/(t·p[·ep for experts]) · (2 weights + 2 grads + optimizer), sharded /n
+             by ZeRO stage (1: optimizer, 2: + grads, 3: + weights)
+    activations per layer per token /t (sequence parallel; flash attention keeps no s² term,
+        unfused attention keeps 4·a·s bytes of scores per token unless recomputed):
+        none 8h + 4ad + 4·a_kv·d + 2·m_mat·F,  selective drops the activation-function
+        outputs and attention output, full keeps the 2h layer input (+ one layer live);
+        × L/p layers × min(p, m) micro-batches in flight (1F1B) + logits T·V/t·6 bytes
+(Korthikanti et al. 2022, arXiv:2205.05198, Table 2, adapted to gated FFNs, GQA and
+FlashAttention.)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._assumptions import Assumptions
+from ._scalars import ModelScalars
+
+if TYPE_CHECKING:
+    import numpy as np
+
+OPTIMIZER_STATE_BYTES = {"adamw": 12, "sgd": 8, "adafactor": 4}  # fp32 master + moments
+
+
+def virtual_stages(layers_stage: np.ndarray, pp: np.ndarray,
+                   interleaved: bool = True) -> np.ndarray:
+    """The largest of 4, 2, 1 that divides a stage's layers (1 without a pipeline)."""
+    import numpy as np
+
+    ls = np.asarray(layers_stage).astype(np.int64)
+    v = np.where(ls % 4 == 0, 4.0, np.where(ls % 2 == 0, 2.0, 1.0))
+    return np.where((np.asarray(pp) > 1) & interleaved, v, 1.0)
+
+
+def expert_parallel(ms: ModelScalars, dp: np.ndarray) -> np.ndarray:
+    """Experts are sharded over the largest common divisor of dp and the expert count."""
+    import numpy as np
+
+    if not ms.E:
+        return np.ones_like(dp)
+    return np.gcd(dp.astype(np.int64), ms.E).astype(np.float64)
+
+
+def params_per_gpu(ms: ModelScalars, tp, pp, ep):
+    return ((ms.params_total - ms.params_experts) / pp + ms.params_experts / (pp * ep)) / tp
+
+
+def memory_terms(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, memory_gib,
+                 cp=None, vp=None, gbs=None) -> dict[str, np.ndarray]:
+    """Memory per GPU (GiB) and whether it fits; cheap, so the search runs it first."""
+    import numpy as np
+
+    f = np.float64
+    tp, pp, dp, mb, zero, rc = (np.asarray(x, dtype=f) for x in (tp, pp, dp, mb, zero, rc))
+    cp = np.ones_like(tp) if cp is None else np.asarray(cp, dtype=f)
+    gbs = np.full_like(tp, ms.gbs_seqs) if gbs is None else np.asarray(gbs, dtype=f)
+    h, d, a, a_kv, V = ms.h, ms.d, ms.a, ms.a_kv, ms.V
+    T = mb * ms.s / cp
+    n = dp * cp
+    m = np.ceil(gbs / (dp * mb))
+    layers_stage = np.ceil(ms.L / pp)
+    params_gpu = params_per_gpu(ms, tp, pp, expert_parallel(ms, dp))
+    trainable = params_gpu * ms.trainable_fraction
+    weights = (params_gpu * 2.0) / np.where(zero >= 3, n, 1.0)
+    grads = trainable * 2.0 / np.where(zero >= 2, n, 1.0)
+    optim = trainable * OPTIMIZER_STATE_BYTES[ms.optimizer] / np.where(zero >= 1, n, 1.0)
+    per_tok_none = 8 * h + 4 * a * d + 4 * a_kv * d + 2 * ms.m_mat * ms.F_act
+    if not ms.flash:
+        per_tok_none = per_tok_none + 4 * a * ms.s  # QKᵀ scores and softmax output, bf16
+    per_tok_sel = 8 * h + 2 * a * d + 4 * a_kv * d + 2 * ms.F_act
+    per_tok = np.where(rc == 0, per_tok_none, np.where(rc == 1, per_tok_sel, 2 * h))
+    # 1F1B keeps p micro-batches in flight on the first stage; interleaving adds
+    # (p−1)/(p·v) of that (Narayanan et al. 2021 §2.2.2).
+    vpp = virtual_stages(layers_stage, pp) if vp is None else np.asarray(vp, dtype=f)
+    in_flight = np.minimum(pp * (1 + (pp - 1) / (pp * vpp)), np.maximum(m, 1.0))
+    act = layers_stage * per_tok * T / tp * in_flight
+    act = act + np.where(rc == 2, per_tok_none * T / tp, 0.0)  # the layer being recomputed
+    logits = T * V / tp * (A.logits_bytes + 2)
+    gib = 2.0 ** 30
+    total_gib = (weights + grads + optim + act + logits) / gib + A.runtime_reserve_gib
+    capacity = np.asarray(memory_gib, dtype=f) * A.usable_memory_fraction
+    return {"memory_gib": total_gib, "memory_weights_gib": weights / gib,
+            "memory_grads_gib": grads / gib, "memory_optimizer_gib": optim / gib,
+            "memory_activations_gib": act / gib, "memory_logits_gib": logits / gib,
+            "fits": total_gib <= capacity}

@@ -1,0 +1,82 @@
+"""The workload facts the vectorised model needs, computed once per workload (``ModelScalars``),
+and the literature's model FLOPs per token (for MFU)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._workload import Workload
+
+
+@dataclass(frozen=True, slots=True)
+class ModelScalars:
+    """Workload facts the vectorised model needs, computed once."""
+
+    L: int
+    h: int
+    a: int
+    a_kv: int
+    d: int
+    F_act: float  # FFN width a token passes through (k+S experts for MoE)
+    m_mat: int
+    V: int
+    s: int
+    E: int
+    k: int
+    moe_fraction: float  # share of layers that are MoE
+    F_e: int
+    F_dense: int  # dense FFN width (all layers of a dense model; leading layers of an MoE)
+    S: int  # shared experts
+    params_total: float
+    params_active: float
+    params_experts: float
+    params_embedding: float
+    trainable_fraction: float
+    attn_params: float
+    gbs_seqs: int  # 0: the default rule, resolved per cluster size (``plan_grid``)
+    tokens: float
+    lora: bool
+    optimizer: str
+    framework: str
+    flash: bool  # a flash kernel (FA2/3, cuDNN, Triton): no s² scores kept, causal blocks skipped
+
+    @classmethod
+    def of(cls, w: Workload) -> ModelScalars:
+        arch = w.arch
+        f_act = arch.ffn_hidden
+        if arch.is_moe:
+            moe_f = (arch.experts_per_token + arch.shared_experts) * arch.expert_ffn
+            f_act = ((arch.layers - arch.moe_layers) * arch.ffn_hidden
+                     + arch.moe_layers * moe_f) / arch.layers
+        trainable = 1.0
+        if w.finetune == "lora":
+            # rank-r adapters on every linear map: r·(in + out) per matrix
+            per_layer = w.lora_rank * (4 * arch.hidden + 2 * arch.hidden
+                                       + arch.mlp_matrices * (arch.hidden + arch.ffn_hidden))
+            trainable = min(1.0, per_layer * arch.layers / arch.params_total())
+        return cls(
+            L=arch.layers, h=arch.hidden, a=arch.heads, a_kv=arch.kv_heads, d=arch.d_head,
+            F_act=float(f_act), m_mat=arch.mlp_matrices, V=arch.vocab, s=w.seq_len,
+            E=arch.experts, k=arch.experts_per_token,
+            moe_fraction=arch.moe_layers / arch.layers, F_e=arch.expert_ffn,
+            F_dense=arch.ffn_hidden, S=arch.shared_experts,
+            params_total=arch.params_total(), params_active=arch.params_active(),
+            params_experts=arch.expert_params_total(),
+            params_embedding=float(arch.embedding_params()), trainable_fraction=trainable,
+            attn_params=float(arch.attention_params()),
+            gbs_seqs=(w.global_batch_tokens // w.seq_len if w.global_batch_tokens else 0),
+            tokens=float(w.tokens), lora=w.finetune == "lora", optimizer=w.optimizer,
+            framework=w.framework, flash=w.attention != "unfused")
+
+    # -- FLOPs (the literature's model FLOPs, for MFU) -----------------------------------
+    def model_flops_per_token(self) -> float:
+        """6·N_matmul + 6·L·s·a·d; LoRA skips weight-grad GEMMs of frozen weights: 4·N_matmul.
+
+        N_matmul excludes the embedding lookup but includes the output head (Narayanan et al.
+        2021). The attention term is PaLM's 12·L·s·a·d (arXiv:2204.02311 App. B) halved for
+        causal masking, as FlashAttention and torchtitan count it: a causal model never
+        computes the upper triangle, and counting it would let MFU exceed 1 at long context.
+        """
+        n_matmul = self.params_active - self.V * self.h  # lookup table is not a matmul
+        attn = 6 * self.L * self.s * self.a * self.d
+        return (4.0 if self.lora else 6.0) * n_matmul + attn

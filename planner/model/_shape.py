@@ -1,0 +1,118 @@
+"""One transformer layer's shape, as the workload probe runs it and the calibration keys it.
+
+``shape_of`` gives a workload's layer; ``shape_distance`` says how far apart two shapes are
+(the calibration's lookup, ``_calibration.Calibration.workload``): d = √(log2(T_a/T_b)² +
+log2(h_a/h_b)² + log2(s_a/s_b)²) over tokens per micro-batch, hidden and sequence, for shapes of
+one family (``comparable``). Nothing here reads files or prints.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ._workload import Workload
+
+MAX_WORKLOAD_DISTANCE = 1.0  # a factor of 2 in tokens per micro-batch, hidden or sequence
+FFN_RATIO_TOLERANCE = 0.05  # ffn/hidden of "the same family of shapes", relative
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkloadShape:
+    """One transformer layer's shape as the workload probe runs it: the calibration's key.
+
+    ``ffn_hidden`` is the dense FFN width, or each expert's width for an MoE layer (then
+    ``experts`` > 0, top-``experts_per_token``, ``shared_experts`` dense experts of that width).
+    ``precision`` is what ran (bf16 or fp16); ``recompute`` is none, selective or full.
+    """
+
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn_hidden: int
+    gated: bool
+    seq_len: int
+    micro_batch: int
+    precision: str
+    recompute: str
+    experts: int = 0
+    experts_per_token: int = 0
+    shared_experts: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "seq_len",
+                     "micro_batch"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"workload shape: {name} must be a whole number >= 1, got "
+                                 f"{value!r}")
+        if self.heads % self.kv_heads:
+            raise ValueError("workload shape: heads must be a multiple of kv_heads")
+        if self.recompute not in ("none", "selective", "full"):
+            raise ValueError(f"workload shape: recompute {self.recompute!r} is not none, "
+                             "selective or full")
+        if self.precision not in ("bf16", "fp16", "fp8"):
+            raise ValueError(f"workload shape: precision {self.precision!r} is not bf16, fp16 "
+                             "or fp8")
+
+    @property
+    def tokens(self) -> int:
+        """Tokens per micro-batch, T = seq_len × micro_batch."""
+        return self.seq_len * self.micro_batch
+
+    @property
+    def label(self) -> str:
+        """A short, stable name: h4096 a32/8 d128 F14336g s8192 b1 bf16 rc:none [E8k2]."""
+        moe = (f" E{self.experts}k{self.experts_per_token}"
+               + (f"+{self.shared_experts}" if self.shared_experts else "")) \
+            if self.experts else ""
+        return (f"h{self.hidden} a{self.heads}/{self.kv_heads} d{self.head_dim} "
+                f"F{self.ffn_hidden}{'g' if self.gated else ''} s{self.seq_len} "
+                f"b{self.micro_batch} {self.precision} rc:{self.recompute}{moe}")
+
+
+def shape_of(workload: Workload, *, micro_batch: int | None = None,
+             recompute: str | None = None) -> WorkloadShape:
+    """The layer shape of ``workload``: its MoE layer for a mixture of experts (leading dense
+    layers, as DeepSeek's, are not the probed layer); ``micro_batch`` defaults to the pinned
+    one, else 1; recompute "auto" becomes "none"."""
+    a = workload.arch
+    rc = recompute or workload.recompute
+    return WorkloadShape(
+        hidden=a.hidden, heads=a.heads, kv_heads=a.kv_heads, head_dim=a.d_head,
+        ffn_hidden=a.expert_ffn if a.is_moe else a.ffn_hidden, gated=a.gated_ffn,
+        seq_len=workload.seq_len,
+        micro_batch=micro_batch or workload.pins.micro_batch or 1,
+        precision=workload.precision, recompute="none" if rc == "auto" else rc,
+        experts=a.experts, experts_per_token=a.experts_per_token,
+        shared_experts=a.shared_experts)
+
+
+
+def comparable(a: WorkloadShape, b: WorkloadShape) -> bool:
+    """Same family of shapes: equal precision, recomputation, FFN kind, experts, head dim and
+    grouped-query ratio, and the same FFN/hidden ratio within FFN_RATIO_TOLERANCE."""
+    same = (a.precision == b.precision and a.recompute == b.recompute and a.gated == b.gated
+            and (a.experts, a.experts_per_token, a.shared_experts)
+            == (b.experts, b.experts_per_token, b.shared_experts)
+            and a.head_dim == b.head_dim and a.heads * b.kv_heads == b.heads * a.kv_heads)
+    ra, rb = a.ffn_hidden / a.hidden, b.ffn_hidden / b.hidden
+    return same and abs(ra - rb) <= FFN_RATIO_TOLERANCE * rb
+
+
+def shape_distance(a: WorkloadShape, b: WorkloadShape) -> float | None:
+    """How far apart two shapes are; None when they are not `comparable`.
+
+    d = √(log2(T_a/T_b)² + log2(h_a/h_b)² + log2(s_a/s_b)²), T tokens per micro-batch, h
+    hidden, s sequence length: 1.0 is a factor of two in one of them (a doubled micro-batch,
+    or hidden size), √2 a doubled sequence at the same micro-batch. 0 only for equal shapes.
+    """
+    if not comparable(a, b):
+        return None
+    if a == b:
+        return 0.0
+    terms = (math.log2(a.tokens / b.tokens), math.log2(a.hidden / b.hidden),
+             math.log2(a.seq_len / b.seq_len))
+    return math.sqrt(sum(t * t for t in terms)) or 1e-9  # equal sizes, other heads: not 0
+

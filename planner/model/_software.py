@@ -1,0 +1,94 @@
+"""Framework profiles: what each training stack can do, which the plan search respects.
+
+The *structure* of a framework (which ZeRO stages it has, whether it can split tensors,
+pipelines or sequences, whether its pipeline interleaves) lives here. How *efficiently* it runs
+— kernel fusion, how much communication it hides, how close its GEMMs get to the achievable
+matmul rate — is a handful of fitted constants per profile in ``Assumptions`` (fitted by
+``benchmarks/fit_software.py`` on published measured throughput, see ``_fitted``).
+
+    megatron   Megatron-LM / NeMo / Megatron-Core: TP with sequence parallelism, interleaved
+               1F1B pipelines, context parallelism (ring attention), distributed optimizer
+               (ZeRO-1) or Megatron-FSDP (ZeRO-3, Megatron-Core ≥ 0.11), fused kernels
+               (Transformer Engine).
+               Shoeybi et al. 2019 (arXiv:1909.08053), Narayanan et al. 2021
+               (arXiv:2104.04473), Korthikanti et al. 2022 (arXiv:2205.05198).
+    fsdp       PyTorch FSDP / FSDP2 (torchtitan, llm-foundry/Composer): FULL_SHARD (ZeRO-3) or
+               SHARD_GRAD_OP (ZeRO-2) data parallelism; torchtitan adds TP+SP, pipelines and
+               context parallelism (arXiv:2410.06511).
+    deepspeed  DeepSpeed ZeRO 1–3 (arXiv:1910.02054), Megatron-DeepSpeed TP, DeepSpeed's
+               non-interleaved pipeline (ZeRO ≤ 1 with pipelines).
+    hf         A plain Hugging Face Trainer: data parallel (DDP) or ZeRO/FSDP through
+               Accelerate; no tensor, pipeline or context parallelism.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._errors import WorkloadError
+from ._workload import FRAMEWORKS, PlanPins
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FrameworkProfile:
+    name: str
+    zero_stages: tuple[int, ...]  # stages the framework offers
+    tensor_parallel: bool
+    pipeline_parallel: bool
+    interleaved_pipeline: bool  # virtual stages (Megatron's interleaved 1F1B)
+    context_parallel: bool
+    zero_with_pipeline: tuple[int, ...]  # stages that combine with pp > 1
+    label: str
+
+
+PROFILES: dict[str, FrameworkProfile] = {
+    "megatron": FrameworkProfile(
+        name="megatron", zero_stages=(0, 1, 3), tensor_parallel=True, pipeline_parallel=True,
+        interleaved_pipeline=True, context_parallel=True, zero_with_pipeline=(0, 1),
+        label="Megatron-LM / NeMo"),
+    "fsdp": FrameworkProfile(
+        name="fsdp", zero_stages=(0, 2, 3), tensor_parallel=True, pipeline_parallel=True,
+        interleaved_pipeline=True, context_parallel=True, zero_with_pipeline=(0, 2, 3),
+        label="PyTorch FSDP (torchtitan, llm-foundry)"),
+    "deepspeed": FrameworkProfile(
+        name="deepspeed", zero_stages=(0, 1, 2, 3), tensor_parallel=True,
+        pipeline_parallel=True, interleaved_pipeline=False, context_parallel=False,
+        zero_with_pipeline=(0, 1), label="DeepSpeed (ZeRO, Megatron-DeepSpeed)"),
+    "hf": FrameworkProfile(
+        name="hf", zero_stages=(0, 2, 3), tensor_parallel=False, pipeline_parallel=False,
+        interleaved_pipeline=False, context_parallel=False, zero_with_pipeline=(0,),
+        label="Hugging Face Trainer (DDP, or FSDP/ZeRO through Accelerate)"),
+}
+assert tuple(PROFILES) == FRAMEWORKS
+
+
+def profile(name: str) -> FrameworkProfile:
+    return PROFILES[name]
+
+
+def check_pins(pins: PlanPins, framework: str) -> None:
+    """Reject pins the framework cannot run, saying which framework could."""
+    p = PROFILES[framework]
+
+    def no(what: str, field: str, value, who: str) -> WorkloadError:
+        return WorkloadError(f"{p.label} has no {what} ({field}={value}). To fix: leave "
+                             f"{field} unpinned, or choose `framework` {who}", field=field,
+                             value=value)
+
+    if pins.tp and pins.tp > 1 and not p.tensor_parallel:
+        raise no("tensor parallelism", "tp", pins.tp, "megatron or fsdp")
+    if pins.pp and pins.pp > 1 and not p.pipeline_parallel:
+        raise no("pipeline parallelism", "pp", pins.pp, "megatron, fsdp or deepspeed")
+    if pins.cp and pins.cp > 1 and not p.context_parallel:
+        raise no("context parallelism", "cp", pins.cp, "megatron or fsdp")
+    if pins.vp and pins.vp > 1 and not p.interleaved_pipeline:
+        raise no("interleaved pipeline", "vp", pins.vp, "megatron or fsdp")
+    if pins.zero is not None and pins.zero not in p.zero_stages:
+        who = [n for n, q in PROFILES.items() if pins.zero in q.zero_stages]
+        raise no(f"ZeRO stage {pins.zero}", "zero", pins.zero, " or ".join(who))
+    if (pins.zero is not None and pins.pp and pins.pp > 1
+            and pins.zero not in p.zero_with_pipeline):
+        raise WorkloadError(f"{p.label} cannot combine ZeRO stage {pins.zero} with a pipeline "
+                            f"(pp={pins.pp}). To fix: pin zero to one of "
+                            f"{', '.join(map(str, p.zero_with_pipeline))}, or pp=1",
+                            field="zero", value=pins.zero)

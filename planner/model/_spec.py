@@ -1,0 +1,212 @@
+"""Turning what a user said into a Workload and a Cluster: shared by the CLI, the app, team plans
+and tests. Data in, records out: a model config arrives parsed (the front ends read files)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import PurePath
+from types import MappingProxyType
+
+from catalog import Catalog
+
+from ._errors import HardwareError, WorkloadError
+from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, reference_cluster
+from ._hfconfig import architecture_from_config
+from ._presets import preset
+from ._units import parse_count
+from ._workload import (
+    FINETUNE_SEQ_LEN,
+    Architecture,
+    PlanPins,
+    Workload,
+    infer_architecture,
+)
+
+ARCH_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")
+# The longest sequence an estimate models: 16M tokens (published long-context training tops
+# out around 1M; beyond this a value is a typo).
+MAX_SEQ_LEN = 16 * 2**20
+CHINCHILLA_TOKENS_PER_PARAM = 20  # compute-optimal tokens per parameter (arXiv:2203.15556)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkloadSpec:
+    """What a user said about the workload, before it is resolved."""
+
+    model: str | None = None
+    config: Mapping | None = None  # a parsed Hugging Face config.json
+    config_name: str = ""  # where it came from (a path, an upload's name), for notes
+    params: str | float | None = None
+    active_params: str | float | None = None
+    experts: int | None = None
+    experts_per_token: int | None = None
+    tokens: str | float | None = None  # None: 20 tokens per active parameter
+    seq_len: int | None = None
+    global_batch_tokens: str | float | None = None
+    precision: str = "bf16"
+    optimizer: str = "adamw"
+    recompute: str = "auto"
+    finetune: str = "none"
+    lora_rank: int = 16
+    framework: str = "megatron"
+    attention: str = "flash"
+    pins: PlanPins = PlanPins()
+    arch_overrides: tuple[tuple[str, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.config is not None and isinstance(self.config, Mapping):
+            # frozen: a read-only view of the caller's mapping at the time it was given
+            object.__setattr__(self, "config", MappingProxyType(dict(self.config)))
+
+
+def build_workload(spec: WorkloadSpec) -> Workload:
+    sources = [x for x in (spec.model, spec.config, spec.params) if x not in (None, "")]
+    if len(sources) != 1:
+        raise WorkloadError("give exactly one of `model` NAME, `config` config.json or "
+                            "`params` N. To fix: e.g. `model` llama3-8b or `params` 7B")
+    notes: list[str] = []
+    default_seq = None
+    if spec.model:
+        arch, default_seq = preset(spec.model)
+    elif spec.config is not None:
+        source = spec.config_name or "config.json"
+        arch, default_seq = architecture_from_config(spec.config, source=source,
+                                                     default_name=_model_name(source))
+        default_seq = min(default_seq or 4096, 8192)
+        notes.append(f"architecture from {source}: {arch.layers} layers, hidden "
+                     f"{arch.hidden}, {arch.heads} heads ({arch.kv_heads} KV), FFN "
+                     f"{arch.ffn_hidden}, vocab {arch.vocab}"
+                     + (f", {arch.experts} experts top-{arch.experts_per_token}"
+                        if arch.experts else ""))
+    else:
+        total = parse_count(spec.params, "params")
+        active = parse_count(spec.active_params, "active_params") \
+            if spec.active_params not in (None, "") else None
+        kwargs = {}
+        if spec.experts:
+            kwargs["experts"] = spec.experts
+        if spec.experts_per_token:
+            kwargs["experts_per_token"] = spec.experts_per_token
+        arch, inferred = infer_architecture(total, active, **kwargs)
+        notes.extend(inferred)
+    if spec.arch_overrides:
+        arch, derived = _override(arch, dict(spec.arch_overrides))
+        notes.append("architecture overridden: " + ", ".join(f"{k}={v}"
+                                                              for k, v in spec.arch_overrides)
+                     + (f" (kept consistent: {', '.join(derived)})" if derived else ""))
+    if spec.seq_len is not None and not 1 <= spec.seq_len <= MAX_SEQ_LEN:
+        raise WorkloadError(f"`seq_len` must be between 1 and {MAX_SEQ_LEN:,} tokens, got "
+                            f"{spec.seq_len}. To fix: pass e.g. `seq_len` 4096",
+                            field="seq_len", value=spec.seq_len)
+    finetuning = spec.finetune not in ("none", "")
+    if spec.seq_len is not None:
+        seq = spec.seq_len
+    elif finetuning:
+        seq = min(FINETUNE_SEQ_LEN, default_seq or FINETUNE_SEQ_LEN)
+        notes.append(f"sequence length {seq} (fine-tuning default: Llama 2's supervised "
+                     "fine-tuning used 4,096, capped at the model's context; `seq_len` to "
+                     "change)")
+    else:
+        seq = default_seq or 4096
+        notes.append(f"sequence length {seq} (the model's pre-training context; `seq_len` "
+                     "to change)")
+    if spec.global_batch_tokens == "":
+        raise WorkloadError("`global_batch_tokens` is empty. To fix: pass a count such as 4M, "
+                            "or leave it out for the stated default",
+                            field="global_batch_tokens", value="")
+    if spec.global_batch_tokens is None:
+        gbt = None  # the default rule, which depends on the cluster: stated per estimate
+    else:
+        gbt = int(parse_count(spec.global_batch_tokens, "global_batch_tokens"))
+    if spec.tokens == "":
+        raise WorkloadError("`tokens` is empty. To fix: pass a count such as 2T or 300B, or "
+                            "leave `tokens` out for the stated default", field="tokens",
+                            value="")
+    if spec.tokens is None:
+        if finetuning:
+            raise WorkloadError("fine-tuning needs the number of tokens you will train on. To "
+                                "fix: pass `tokens`, e.g. 3 epochs of a 50M-token dataset is "
+                                "`tokens` 150M", field="tokens", value=None)
+        tokens = CHINCHILLA_TOKENS_PER_PARAM * arch.params_active()
+        notes.append(f"tokens {tokens:.3g}: {CHINCHILLA_TOKENS_PER_PARAM} per active parameter, "
+                     "compute-optimal per Hoffmann et al. 2022 (`tokens` to change)")
+    else:
+        tokens = parse_count(spec.tokens)
+    return Workload(arch=arch, tokens=tokens, seq_len=int(seq),
+                    global_batch_tokens=gbt, precision=spec.precision,
+                    optimizer=spec.optimizer, recompute=spec.recompute,
+                    finetune=spec.finetune, lora_rank=spec.lora_rank,
+                    framework=spec.framework, attention=spec.attention, pins=spec.pins,
+                    inferred=tuple(notes))
+
+
+def _model_name(source: str) -> str:
+    """A model's name from where its config came from: the folder of ``…/NAME/config.json``,
+    else the file's stem (an upload ``NAME.json``); "" for a bare ``config.json``."""
+    path = PurePath(source)
+    name = path.parent.name or path.stem
+    return "" if name in ("", "config", ".") else name
+
+
+def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]]:
+    """Apply size overrides, deriving what the user did not give so the shape stays
+    consistent: a new hidden size keeps the head dimension (heads follow) and the FFN ratio; new
+    heads keep the grouped-query ratio (KV heads follow)."""
+    unknown = set(values) - set(ARCH_FIELDS)
+    if unknown:
+        raise WorkloadError(f"cannot override {sorted(unknown)}; allowed: {ARCH_FIELDS}")
+    for k, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise WorkloadError(f"--{k.replace('_', '-')} must be a positive whole number, "
+                                f"got {v!r}. To fix: pass e.g. --{k.replace('_', '-')} 32",
+                                field=k, value=v)
+    values = dict(values)
+    derived = []
+    if "hidden" in values and values["hidden"] != arch.hidden:
+        if "ffn_hidden" not in values:
+            values["ffn_hidden"] = max(1, round(arch.ffn_hidden * values["hidden"]
+                                                / arch.hidden))
+            derived.append(f"ffn_hidden={values['ffn_hidden']} (same FFN ratio)")
+        if ("heads" not in values and not arch.head_dim
+                and values["hidden"] % arch.d_head == 0):
+            values["heads"] = values["hidden"] // arch.d_head
+            derived.append(f"heads={values['heads']} (same head dimension {arch.d_head})")
+    if "heads" in values and "kv_heads" not in values:
+        group = arch.heads // arch.kv_heads
+        kv = values["heads"] // group if values["heads"] % group == 0 \
+            else math.gcd(values["heads"], arch.kv_heads)
+        if kv != arch.kv_heads:
+            values["kv_heads"] = kv
+            derived.append(f"kv_heads={kv} (grouped-query ratio kept)")
+    heads = values.get("heads", arch.heads)
+    hidden = values.get("hidden", arch.hidden)
+    if not arch.head_dim and hidden % heads:
+        # Keep the head dimension (attention width heads × d may then differ from hidden, as
+        # in Gemma); hidden // heads would silently change every attention GEMM.
+        values["head_dim"] = arch.d_head
+        derived.append(f"head_dim={arch.d_head} (kept: {hidden} is not a multiple of {heads})")
+    return replace(arch, **values), derived
+
+
+def build_cluster(catalog: Catalog, *, instance: str | None = None, nodes: int = 1,
+                  cloud: str | None = None, gpu: str | None = None,
+                  gpus: int | None = None) -> tuple[Cluster, float | None]:
+    """A cluster and the per-GPU memory the cloud reports (None: use the datasheet)."""
+    if bool(instance) == bool(gpu):
+        raise HardwareError("give either `instance` TYPE [`nodes` N] or `gpu` NAME `gpus` N. "
+                            "To fix: e.g. `instance` p5.48xlarge `nodes` 4, or `gpu` H100 "
+                            "`gpus` 32")
+    if instance:
+        it = catalog.instance_type(instance, cloud)
+        if not 1 <= nodes * it.gpu_count <= MAX_CLUSTER_GPUS:
+            raise HardwareError(f"`nodes` must be between 1 and "
+                                f"{MAX_CLUSTER_GPUS // it.gpu_count:,} ({MAX_CLUSTER_GPUS:,} "
+                                f"GPUs of {it.name}), got {nodes}. To fix: pass e.g. `nodes` 4",
+                                field="nodes", value=nodes)
+        return cluster_for_instance(catalog, it, nodes), it.gpu_memory_gib
+    if nodes != 1:
+        raise HardwareError("`nodes` applies to `instance`. To fix: with `gpu`, give the total "
+                            "count as `gpus` N")
+    return reference_cluster(catalog, gpu, 8 if gpus is None else gpus), None

@@ -1,0 +1,158 @@
+"""Parsing the quantities people type: token counts (2T, 300B, 2e12), durations (14d, 36h),
+dates (2027-03-31). One clear error per bad value.
+
+Every quantity is finite, positive and bounded. The bounds are far beyond any real training
+run, so they only catch typos and hostile input (a 10^300-hour estimate is never an answer):
+
+    tokens                  ≤ 1e15   (the largest published runs are ~4e13 tokens)
+    params, active params   ≤ 1e14   (100T parameters; the largest published models are ~2e12)
+    global batch tokens     ≤ 1e9    (published batches are ≤ ~6e7 tokens)
+    any other count         ≤ 1e18
+    deadline                ≤ 10 years from now, and at least 1 hour away
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+
+from ._errors import PlannerError
+
+_SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
+_NUMBER = re.compile(r"^ *([+-]?)([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?) *([kmbgtp]?) *$", re.I)
+_NOT_FINITE = re.compile(r"^ *[+-]?(nan|inf|infinity) *$", re.I)
+# Longer than any count a person types; refusing it early keeps 10^400-character input cheap.
+_MAX_TEXT = 64
+
+# (upper bound, unit noun) per quantity, keyed by the input's field name.
+COUNT_LIMITS: dict[str, tuple[float, str]] = {
+    "tokens": (1e15, "tokens"),
+    "params": (1e14, "parameters"),
+    "active_params": (1e14, "parameters"),
+    "global_batch_tokens": (1e9, "tokens per step"),
+}
+DEFAULT_COUNT_LIMIT = (1e18, "")
+MAX_DEADLINE_HOURS = 10 * 365.25 * 24  # 10 years
+MIN_DEADLINE_HOURS = 1.0
+
+
+def parse_count(text: str | float | int, field: str = "tokens", *,
+                maximum: float | None = None) -> float:
+    """'2T' → 2e12, '300B' → 3e11, '2e12' → 2e12, '4M' → 4e6 (decimal suffixes), for the input
+    ``field`` (tokens, params, active_params, global_batch_tokens …).
+
+    Refuses empty text, NaN, infinity, values below 1 and values above the quantity's bound
+    (``COUNT_LIMITS`` by ``field``, or ``maximum``).
+    """
+    upper, noun = COUNT_LIMITS.get(field, DEFAULT_COUNT_LIMIT)
+    if maximum is not None:
+        upper = maximum
+    what = f"`{field}`"
+    example = "2T" if "token" in field else "7B"
+    fix = f"To fix: write a number with an optional K/M/B/T suffix, e.g. {example}"
+
+    def error(message: str) -> PlannerError:
+        return PlannerError(message, field=field, value=text)
+
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
+        raise error(f"{what} {_short(text)} is not a count. {fix}")
+    if isinstance(text, int):
+        # Compare before converting: float(10**400) raises OverflowError.
+        value = float(text) if abs(text) <= 10**18 else (math.inf if text > 0 else -math.inf)
+    elif isinstance(text, float):
+        value = text
+    else:
+        if text.strip() == "":
+            raise error(f"{what} is empty. {fix} (or leave it out for the default)")
+        if _NOT_FINITE.match(text):
+            raise error(f"{what} {_short(text)} is not a finite number. {fix}")
+        match = _NUMBER.match(text) if len(text) <= _MAX_TEXT else None
+        if not match:
+            raise error(f"{what} {_short(text)} is not a count. {fix}")
+        sign, digits, suffix = match.groups()
+        value = float(digits) * _SUFFIX[suffix.lower()]
+        if sign == "-" and value:
+            value = -value
+    if math.isnan(value):
+        raise error(f"{what} {_short(text)} is not a finite number. {fix}")
+    if value < 0:
+        raise error(f"{what} {_short(text)} is negative: it must be positive. {fix}")
+    if value == 0:
+        raise error(f"{what} must be positive, got {_short(text)}. {fix}")
+    if value < 1:
+        raise error(f"{what} {_short(text)} is below 1: it must be at least 1. {fix}")
+    if value > upper:
+        unit = f" {noun}" if noun else ""
+        raise error(f"{what} {_short(text)} is too large: at most {_bound(upper)}{unit}. "
+                    f"To fix: check the number (e.g. {example}).")
+    return value
+
+
+def _bound(x: float) -> str:
+    if x < 1e6:
+        return f"{x:,.0f}"
+    mantissa, exponent = f"{x:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"  # 1e9, not Python's 1e+09
+
+
+def _short(value: object) -> str:
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else "a huge number"
+    return text if len(text) <= 40 else text[:37] + "…'"
+
+
+_DURATION = re.compile(r"^ *([+-]?)([0-9]*\.?[0-9]+) *(h|d|w|hours?|days?|weeks?) *$", re.I)
+_DEADLINE_FIX = "To fix: pass e.g. 14d, 36h, 2w or a date such as 2027-03-31"
+
+
+def parse_deadline(text: str, now: dt.datetime | None = None) -> float:
+    """Hours from now until the deadline: '14d', '36h', '2w', or a date/datetime (UTC).
+
+    At least an hour and at most ten years away.
+    """
+
+    def error(message: str) -> PlannerError:
+        return PlannerError(message, field="deadline", value=text)
+
+    if not isinstance(text, str):
+        raise error(f"`deadline` {_short(text)} is not a duration or a date. "
+                    f"{_DEADLINE_FIX}")
+    if text.strip() == "":
+        raise error(f"`deadline` is empty. {_DEADLINE_FIX}")
+    if len(text) > _MAX_TEXT:
+        raise error(f"`deadline` {_short(text)} is not a duration or a date. "
+                    f"{_DEADLINE_FIX}")
+    match = _DURATION.match(text)
+    if match:
+        sign, digits, unit = match.groups()
+        hours = float(digits) * {"h": 1, "d": 24, "w": 168}[unit[0].lower()]
+        if sign == "-" and hours:
+            raise error(f"`deadline` {text.strip()!r} is negative: it must be in the "
+                        f"future. {_DEADLINE_FIX}")
+    else:
+        if _NOT_FINITE.match(text):
+            raise error(f"`deadline` {_short(text)} is not a finite duration. "
+                        f"{_DEADLINE_FIX}")
+        try:
+            when = dt.datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise error(f"`deadline` {_short(text)} is not a duration or a date. "
+                        f"{_DEADLINE_FIX}") from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.UTC)
+        now = now or dt.datetime.now(dt.UTC)
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=dt.UTC)
+        hours = (when - now).total_seconds() / 3600
+        if hours <= 0:
+            raise error(f"`deadline` {_short(text.strip())} is in the past. To fix: pass a "
+                        "future date or a duration such as 14d")
+    if hours <= 0:
+        raise error(f"`deadline` must be in the future. {_DEADLINE_FIX}")
+    if hours < MIN_DEADLINE_HOURS:
+        raise error(f"`deadline` {_short(text.strip())} is less than an hour away. To fix: "
+                    "give at least 1h")
+    if not hours <= MAX_DEADLINE_HOURS:
+        raise error(f"`deadline` {_short(text.strip())} is more than 10 years away. To fix: "
+                    "check the date or duration (at most 10 years, e.g. 3650d)")
+    return hours

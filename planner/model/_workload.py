@@ -1,0 +1,359 @@
+"""What is being trained: a transformer's shape, how many tokens, and how.
+
+A ``Workload`` is either given by architecture (presets, a Hugging Face ``config.json``, or
+explicit sizes) or inferred from parameter counts; the inference is deterministic and stated in
+``Workload.inferred`` so the user sees the shape the estimate assumed.
+
+Parameter counts (per layer, no biases, as Llama/Mistral/Qwen/GPT-NeoX-style blocks):
+    attention  = h·(a·d) [Q] + 2·h·(a_kv·d) [K, V] + (a·d)·h [O]        (d = head dim)
+    dense MLP  = m·h·F, m = 3 for gated (SwiGLU/GeGLU), 2 otherwise
+    MoE MLP    = (E + S)·m·h·F_e + h·E [router];  active: (k + S)·m·h·F_e + h·E
+    norms      = 2·h
+    embedding  = V·h, plus V·h for an untied output head
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from ._errors import WorkloadError
+
+PRECISIONS = ("bf16", "fp16", "fp8")
+OPTIMIZERS = ("adamw", "sgd", "adafactor")
+RECOMPUTE = ("auto", "none", "selective", "full")
+FINETUNE = ("none", "full", "lora")  # none: pre-training; full/lora: fine-tuning
+# The training stack: which framework runs the job (its profile in ``_software``) and which
+# attention kernel it uses.
+FRAMEWORKS = ("megatron", "fsdp", "deepspeed", "hf")
+ATTENTION = ("flash", "triton", "unfused")
+ZERO_STAGES = (0, 1, 2, 3)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanPins:
+    """Parallel-plan choices the user fixed (``None``: searched).
+
+    tp/pp/cp: tensor, pipeline and context parallel degrees; vp: virtual pipeline stages per
+    GPU (interleaved 1F1B); zero: ZeRO/FSDP stage (0 plain data parallel, 1 sharded optimizer
+    — Megatron's distributed optimizer, 2 + sharded gradients — FSDP SHARD_GRAD_OP, 3 + sharded
+    weights — FSDP FULL_SHARD); micro_batch: sequences per micro-batch per data-parallel rank.
+    """
+
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    vp: int | None = None
+    zero: int | None = None
+    micro_batch: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("tp", "pp", "cp", "vp", "micro_batch"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise WorkloadError(f"{name} must be a whole number of at least 1, got {v!r}. "
+                                    f"To fix: pass e.g. {name}=1 or leave it to the search",
+                                    field=name, value=v)
+        if self.zero is not None and self.zero not in ZERO_STAGES:
+            raise WorkloadError(f"zero must be one of 0, 1, 2, 3, got {self.zero!r}. To fix: "
+                                "pass 0 (plain data parallel), 1 (sharded optimizer), 2 (+ "
+                                "gradients) or 3 (+ weights, FSDP FULL_SHARD)",
+                                field="zero", value=self.zero)
+
+    def as_dict(self) -> dict[str, int]:
+        """The pinned values only."""
+        return {k: getattr(self, k) for k in ("tp", "pp", "cp", "vp", "zero", "micro_batch")
+                if getattr(self, k) is not None}
+
+    @property
+    def any(self) -> bool:
+        return bool(self.as_dict())
+
+
+# Upper bounds on architecture sizes: an order of magnitude above the largest published models
+# (Llama 3 405B: 126 layers, hidden 16,384, 128 heads, FFN 53,248; vocabularies ≤ 256K).
+ARCH_LIMITS = {"layers": 10_000, "hidden": 1_048_576, "heads": 65_536, "kv_heads": 65_536,
+               "ffn_hidden": 4_194_304, "vocab": 16_777_216}
+MAX_LORA_RANK = 65_536
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Architecture:
+    """A decoder-only transformer. MoE when ``experts`` > 0."""
+
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn_hidden: int  # dense FFN width (or each expert's width when moe_ffn_hidden is 0)
+    vocab: int
+    gated_ffn: bool = True
+    tied_embeddings: bool = False
+    head_dim: int = 0  # 0: hidden // heads
+    experts: int = 0
+    experts_per_token: int = 0
+    shared_experts: int = 0
+    moe_ffn_hidden: int = 0  # 0: ffn_hidden
+    dense_layers: int = 0  # leading layers with a dense FFN in an MoE model (DeepSeek)
+    attention_params_per_layer: int = 0  # 0: computed (set for MLA-style attention)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        for f in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"):
+            v, top = getattr(self, f), ARCH_LIMITS[f]
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= top:
+                raise WorkloadError(f"{f} must be a whole number between 1 and {top:,}, got "
+                                    f"{v!r}. To fix: pass a sensible `{f}`", field=f, value=v)
+        if self.heads % self.kv_heads:
+            raise WorkloadError(f"heads ({self.heads}) must be a multiple of kv_heads "
+                                f"({self.kv_heads}). To fix: correct `kv_heads`",
+                                field="kv_heads", value=self.kv_heads)
+        if self.experts and not 0 < self.experts_per_token <= self.experts:
+            raise WorkloadError("experts_per_token must be between 1 and experts. To fix: "
+                                "correct `experts_per_token`", field="experts_per_token",
+                                value=self.experts_per_token)
+        if self.dense_layers > self.layers:
+            raise WorkloadError("dense_layers cannot exceed layers. To fix: give at most "
+                                f"{self.layers} dense layers", field="dense_layers",
+                                value=self.dense_layers)
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def d_head(self) -> int:
+        return self.head_dim or self.hidden // self.heads
+
+    @property
+    def mlp_matrices(self) -> int:
+        return 3 if self.gated_ffn else 2
+
+    @property
+    def expert_ffn(self) -> int:
+        return self.moe_ffn_hidden or self.ffn_hidden
+
+    @property
+    def moe_layers(self) -> int:
+        return self.layers - self.dense_layers if self.is_moe else 0
+
+    def attention_params(self) -> int:
+        if self.attention_params_per_layer:
+            return self.attention_params_per_layer
+        h, d = self.hidden, self.d_head
+        return h * self.heads * d * 2 + 2 * h * self.kv_heads * d
+
+    def expert_params(self) -> int:
+        """One expert's (or one dense FFN's) parameters."""
+        return self.mlp_matrices * self.hidden * self.expert_ffn
+
+    def dense_mlp_params(self) -> int:
+        return self.mlp_matrices * self.hidden * self.ffn_hidden
+
+    def embedding_params(self) -> int:
+        return self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+
+    def layer_params_total(self) -> float:
+        """All transformer-block parameters (every expert counted)."""
+        attn = self.attention_params() + 2 * self.hidden
+        dense = self.layers - self.moe_layers
+        moe = self.moe_layers * ((self.experts + self.shared_experts) * self.expert_params()
+                                 + self.hidden * self.experts)
+        return self.layers * attn + dense * self.dense_mlp_params() + moe
+
+    def layer_params_active(self) -> float:
+        """Block parameters one token passes through (k routed + shared experts)."""
+        attn = self.attention_params() + 2 * self.hidden
+        dense = self.layers - self.moe_layers
+        moe = self.moe_layers * ((self.experts_per_token + self.shared_experts)
+                                 * self.expert_params() + self.hidden * self.experts)
+        return self.layers * attn + dense * self.dense_mlp_params() + moe
+
+    def expert_params_total(self) -> float:
+        """Routed-expert parameters (the part expert parallelism shards)."""
+        return self.moe_layers * self.experts * self.expert_params()
+
+    def params_total(self) -> float:
+        return self.layer_params_total() + self.embedding_params()
+
+    def params_active(self) -> float:
+        return self.layer_params_active() + self.embedding_params()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    arch: Architecture
+    tokens: float
+    seq_len: int
+    global_batch_tokens: int | None = None  # None: default_batch_sequences per cluster size
+    precision: str = "bf16"
+    optimizer: str = "adamw"
+    recompute: str = "auto"
+    finetune: str = "none"
+    lora_rank: int = 16
+    framework: str = "megatron"
+    attention: str = "flash"
+    pins: PlanPins = field(default_factory=PlanPins)
+    inferred: tuple[str, ...] = field(default=())  # statements about what was assumed
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.tokens, int | float) and math.isfinite(self.tokens)
+                and self.tokens > 0):
+            raise WorkloadError(f"tokens must be positive, got {self.tokens!r}. To fix: pass "
+                                "`tokens` like 2T, 300B or 2e12", field="tokens",
+                                value=self.tokens)
+        if self.seq_len <= 0:
+            raise WorkloadError("`seq_len` must be positive. To fix: pass e.g. `seq_len` 4096",
+                                field="seq_len", value=self.seq_len)
+        if self.global_batch_tokens is not None and self.global_batch_tokens < self.seq_len:
+            raise WorkloadError(f"`global_batch_tokens` ({self.global_batch_tokens}) must be at "
+                                f"least one sequence ({self.seq_len}). To fix: raise it",
+                                field="global_batch_tokens", value=self.global_batch_tokens)
+        for value, allowed, name in ((self.precision, PRECISIONS, "precision"),
+                                     (self.optimizer, OPTIMIZERS, "optimizer"),
+                                     (self.recompute, RECOMPUTE, "recompute"),
+                                     (self.finetune, FINETUNE, "finetune"),
+                                     (self.framework, FRAMEWORKS, "framework"),
+                                     (self.attention, ATTENTION, "attention")):
+            if value not in allowed:
+                raise WorkloadError(f"`{name}` {value!r} is not one of {', '.join(allowed)}. "
+                                    "To fix: pass one of them", field=name, value=value)
+        if self.finetune == "lora" and not 0 < self.lora_rank <= min(MAX_LORA_RANK,
+                                                                     self.arch.hidden):
+            raise WorkloadError(f"`lora_rank` must be between 1 and the hidden size "
+                                f"({self.arch.hidden}), got {self.lora_rank}. To fix: pass e.g. "
+                                "`lora_rank` 16", field="lora_rank", value=self.lora_rank)
+
+    def sequences_per_step(self, gpus: int) -> int:
+        """Sequences per optimizer step on ``gpus`` accelerators (the default rule when the
+        user gave no global batch)."""
+        if self.global_batch_tokens is not None:
+            return max(1, self.global_batch_tokens // self.seq_len)
+        return default_batch_sequences(params=self.arch.params_active(), seq_len=self.seq_len,
+                                       gpus=gpus, finetune=self.finetune != "none")
+
+    def with_tokens(self, tokens: float) -> Workload:
+        return replace(self, tokens=tokens)
+
+
+# Pre-training batch by model size: GPT-3's table (Brown et al. 2020, arXiv:2005.14165,
+# Table 2.1: 125M–760M "0.5M" tokens, 1.3B–2.7B "1M", 6.7B–13B "2M", 175B "3.2M" — 256, 512,
+# 1,024 and 1,536 sequences of 2,048), interpolated log-log between its rows, flat beyond.
+_GPT3_BATCH = ((125e6, 256 * 2048), (760e6, 256 * 2048), (1.3e9, 512 * 2048),
+               (2.7e9, 512 * 2048), (6.7e9, 1024 * 2048), (13e9, 1024 * 2048),
+               (175e9, 1536 * 2048))
+# Cluster floor: Llama 3 405B kept one 8,192-token sequence per 8-GPU tensor-parallel group
+# (16M tokens on 8K and 16K H100s, arXiv:2407.21783 Table 4), so every pipeline gets as many
+# micro-batches as it has stages; a smaller batch leaves most of each step as bubble.
+GPUS_PER_SEQUENCE = 8
+# Fine-tuning: Llama 2's supervised fine-tuning used 64 sequences of 4,096 tokens per step
+# (arXiv:2307.09288 §3.1); the sequence length is capped at the model's context.
+FINETUNE_BATCH_SEQUENCES = 64
+FINETUNE_SEQ_LEN = 4096
+
+
+def pretraining_batch_tokens(params: float) -> float:
+    """GPT-3's batch-size-by-model-size table, interpolated in log space."""
+    pts = _GPT3_BATCH
+    if params <= pts[0][0]:
+        return pts[0][1]
+    for (n0, b0), (n1, b1) in zip(pts, pts[1:], strict=False):
+        if params <= n1:
+            w = math.log(params / n0) / math.log(n1 / n0)
+            return math.exp(math.log(b0) + w * math.log(b1 / b0))
+    return pts[-1][1]
+
+
+def default_batch_sequences(*, params: float, seq_len: int, gpus: int, finetune: bool) -> int:
+    """The global batch (sequences per step) when the user gives none."""
+    if finetune:
+        return FINETUNE_BATCH_SEQUENCES
+    by_size = math.ceil(pretraining_batch_tokens(params) / seq_len)
+    return max(1, by_size, math.ceil(gpus / GPUS_PER_SEQUENCE))
+
+
+def default_batch_note(*, params: float, seq_len: int, finetune: bool) -> str:
+    if finetune:
+        return (f"global batch {FINETUNE_BATCH_SEQUENCES} sequences (fine-tuning default, as "
+                "Llama 2's supervised fine-tuning; `global_batch_tokens` to change)")
+    tokens = pretraining_batch_tokens(params)
+    return (f"global batch ≈ {tokens / 1e6:.2g}M tokens by model size (GPT-3 Table 2.1), raised "
+            f"to at least one sequence per {GPUS_PER_SEQUENCE} GPUs on large clusters (as "
+            "Llama 3 405B); `global_batch_tokens` to change")
+DEFAULT_VOCAB = 32000  # Llama 2 / Mistral vocabulary, for shapes inferred from a count
+ASPECT_HIDDEN_PER_LAYER = 128  # GPT-3 175B (12288/96) and Llama 7B (4096/32) both ≈ 128
+HEAD_DIM = 128
+
+
+def _round_to(x: float, multiple: int) -> int:
+    return max(multiple, int(round(x / multiple)) * multiple)
+
+
+def infer_architecture(params_total: float, params_active: float | None = None, *,
+                       vocab: int = DEFAULT_VOCAB, experts: int = 8,
+                       experts_per_token: int = 2) -> tuple[Architecture, tuple[str, ...]]:
+    """A plausible Llama-style shape with ``params_total`` parameters (and ``params_active``
+    for MoE), from the aspect ratio hidden ≈ 128·layers and a gated FFN of width 8/3·hidden.
+
+    Dense block ≈ 12·h² parameters (4h² attention + 3·h·(8/3)h MLP), so with L = h/128:
+    N ≈ 12·h³/128 + 2·V·h; solved for h by bisection, then rounded to hardware-friendly sizes.
+    """
+    if not params_total or params_total <= 0 or not math.isfinite(params_total):
+        raise WorkloadError(f"`params` must be positive, got {params_total!r}. To fix: pass "
+                            "e.g. `params` 7B")
+    moe = params_active is not None and params_active < params_total
+    if params_active is not None and params_active > params_total:
+        raise WorkloadError("`active_params` cannot exceed `params`. To fix: swap or correct "
+                            "them")
+    experts_share = 0.0
+    if moe and experts <= experts_per_token:
+        raise WorkloadError(f"`experts` ({experts}) must exceed `experts_per_token` "
+                            f"({experts_per_token}) for a mixture of experts. To fix: raise "
+                            "`experts` or lower `experts_per_token`")
+    if moe and params_active / params_total <= experts_per_token / experts:
+        raise WorkloadError(
+            f"`active_params` is {params_active / params_total:.0%} of `params`, but top-"
+            f"{experts_per_token} of {experts} experts activates more than "
+            f"{experts_per_token / experts:.0%} of the parameters. To fix: raise "
+            "`active_params`, or set `experts`/`experts_per_token` to match the model")
+    if moe:
+        # total = A + E·x and active = A + k·x, x = one expert's parameters summed over layers
+        experts_share = (params_total - params_active) / (experts - experts_per_token)
+    target = params_total - (experts * experts_share if moe else 0.0)  # attention + embeddings
+
+    def shape(hidden: int, layers: int, ffn: int) -> Architecture:
+        heads = max(1, hidden // HEAD_DIM)
+        kv = max(1, heads // 8) if hidden >= 4096 and heads % 8 == 0 else heads
+        return Architecture(layers=layers, hidden=hidden, heads=heads, kv_heads=kv,
+                            ffn_hidden=ffn, vocab=vocab, experts=experts if moe else 0,
+                            experts_per_token=experts_per_token if moe else 0,
+                            name="inferred-moe" if moe else "inferred")
+
+    best = None
+    # Hardware-friendly widths: multiples of 128 when small, of 1024 from 4096 up.
+    widths = [*range(128, 2048, 128), *range(2048, 4096, 256), *range(4096, 32768 + 1, 1024)]
+    for hidden in widths:
+        dense_ffn = _round_to(8 / 3 * hidden, 256)
+        one = shape(hidden, 1, dense_ffn)
+        per_layer = one.layer_params_total() - (
+            experts * one.expert_params() + hidden * experts if moe else 0)
+        layers_exact = (target - one.embedding_params()) / per_layer
+        if layers_exact < 1:
+            break
+        score = abs(math.log(hidden / layers_exact / ASPECT_HIDDEN_PER_LAYER))
+        if best is None or score < best[0]:
+            best = (score, hidden, max(1, round(layers_exact)), dense_ffn)
+    if best is None:
+        raise WorkloadError(f"`params` {params_total:g} is too small for a transformer with a "
+                            f"{vocab}-token vocabulary. To fix: pass a larger count or `config`")
+    _, hidden, layers, ffn = best
+    if moe:
+        ffn = max(128, _round_to(experts_share / layers / (3 * hidden), 128))
+    arch = shape(hidden, layers, ffn)
+    heads, kv_heads = arch.heads, arch.kv_heads
+    notes = (f"architecture inferred from parameter count: {layers} layers, hidden {hidden}, "
+             f"{heads} heads ({kv_heads} KV), gated FFN {ffn}, vocab {vocab}"
+             + (f", {experts} experts top-{experts_per_token}" if moe else "")
+             + f" → {arch.params_total() / 1e9:.2f}B total"
+             + (f", {arch.params_active() / 1e9:.2f}B active" if moe else ""),)
+    return arch, notes

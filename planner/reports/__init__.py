@@ -1,0 +1,17 @@
+"""Team budget reports: HTML, PDF, Markdown and CSV from one allocation, and actuals.
+
+    render(allocation, fmt, actuals=None) -> bytes     the report (FORMATS)
+    compare_actuals(allocation, actuals)               planned against spent
+    load_actuals, parse_actuals, ACTUALS_COLUMNS       what was spent, from a CSV
+    neutralise_cell, neutralise_row                    CSV cells no spreadsheet runs
+
+Every report freezes its prices and reads no clock: the same allocation renders the same
+bytes. Charts need matplotlib (``pip install 'gpuplan[report]'``).
+"""
+
+from ._actuals import ACTUALS_COLUMNS, load_actuals, parse_actuals
+from ._csvsafe import FORMULA_TRIGGERS, neutralise_cell, neutralise_row
+from ._render import FORMATS, compare_actuals, render
+
+__all__ = ["ACTUALS_COLUMNS", "FORMATS", "FORMULA_TRIGGERS", "compare_actuals",
+           "load_actuals", "neutralise_cell", "neutralise_row", "parse_actuals", "render"]

@@ -1,0 +1,87 @@
+"""Actuals: what each job of a team plan has spent so far, from a CSV for ``--actuals``.
+
+    job,gpu_hours,cost_usd,note
+    pretrain-8b,14200,21050.40,March invoice
+
+Other columns are ignored and several rows for one job are summed. ``parse_actuals`` takes the
+text; ``load_actuals`` reads a file through ``catalog.read_user_text`` (a regular file of at
+most 16 MiB, UTF-8). Every value is a finite number from 0 to a generous bound, and every job
+must be one of the plan's (close matches are suggested). ``compare_actuals`` (``_render``)
+lines the result up with the allocation.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from catalog import CatalogFileError, UnknownNameError, read_user_text
+
+from ..team import TeamPlanError
+
+MAX_ACTUALS_BYTES = 16 * 2**20
+MAX_ACTUAL_GPU_HOURS = 1e10
+MAX_ACTUAL_USD = 1e12
+
+ACTUALS_COLUMNS = ("job", "gpu_hours", "cost_usd")
+
+
+def load_actuals(path_or_text: str | Path, team_plan) -> dict[str, dict]:
+    """``parse_actuals`` of a CSV file (or of CSV text: anything containing a newline)."""
+    if isinstance(path_or_text, str) and "\n" in path_or_text:
+        return parse_actuals(path_or_text, team_plan, source="actuals.csv")
+    try:
+        text = read_user_text(path_or_text, what="actuals file", max_bytes=MAX_ACTUALS_BYTES)
+    except CatalogFileError as exc:
+        raise TeamPlanError(str(exc)) from None
+    return parse_actuals(text, team_plan, source=str(path_or_text))
+
+
+def parse_actuals(text: str, team_plan, *,
+                  source: str = "actuals.csv") -> dict[str, dict]:
+    """Spent GPU-hours and USD per job from CSV text with columns job, gpu_hours, cost_usd
+    (other columns are ignored; several rows for one job are summed)."""
+    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    try:
+        return _actual_rows(reader, team_plan, source)
+    except csv.Error as exc:  # a NUL byte, an over-long field, a stray quote
+        raise TeamPlanError(f"{source}: line {reader.line_num}: not valid CSV ({exc}). To fix: "
+                            "save the file as plain CSV") from None
+
+
+def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, dict]:
+    fields = [str(f).strip() for f in reader.fieldnames or ()]
+    missing = [c for c in ACTUALS_COLUMNS if c not in fields]
+    if missing:
+        raise TeamPlanError(f"{source}: missing column(s) {missing}. To fix: the header must "
+                            f"include {', '.join(ACTUALS_COLUMNS)}")
+    reader.fieldnames = fields  # " gpu_hours" in a hand-edited header is gpu_hours
+    known = [j.name for j in team_plan.jobs]
+    out: dict[str, dict] = {}
+    limits = {"gpu_hours": MAX_ACTUAL_GPU_HOURS, "cost_usd": MAX_ACTUAL_USD}
+    for row in reader:
+        n = reader.line_num
+        name = (row["job"] or "").strip()
+        at = f"{source}: row {n}"
+        if name not in known:
+            raise TeamPlanError(str(UnknownNameError("job", name, known, where=at,
+                                                     hint="use a job name from the team plan")))
+        values = {}
+        for col, limit in limits.items():
+            raw = (row[col] or "").strip()
+            try:
+                if len(raw) > 40:
+                    raise ValueError(raw)
+                v = float(raw.replace(",", "").replace("$", ""))
+            except ValueError:
+                raise TeamPlanError(f"{at} (job {name!r}): {col} {raw[:40]!r} is not a number. "
+                                    "To fix: write e.g. 1234.5") from None
+            if not 0 <= v <= limit:  # NaN fails this too
+                raise TeamPlanError(f"{at} (job {name!r}): {col} must be a number from 0 to "
+                                    f"{limit:,.0f}, got {raw!r}. To fix: correct the row")
+            values[col] = v
+        acc = out.setdefault(name, {"gpu_hours": 0.0, "cost_usd": 0.0})
+        acc["gpu_hours"] += values["gpu_hours"]
+        acc["cost_usd"] += values["cost_usd"]
+    return out

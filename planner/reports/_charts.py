@@ -1,0 +1,125 @@
+"""The two charts of a team report, drawn with matplotlib's object API (no pyplot, so no
+global state): a Gantt timeline of the jobs and a monthly burn chart. SVG for HTML (text kept
+as text and escaped by matplotlib's SVG writer), the same figures for the PDF."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import io
+import warnings
+
+from ..model import PlannerError
+
+TEAM_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3",
+                "#8C8C8C", "#CCB974", "#64B5CD")
+
+
+def _mpl():
+    try:
+        import matplotlib
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise PlannerError("HTML and PDF reports draw their charts with matplotlib, which is "
+                           "not installed. To fix: pip install 'gpuplan[report]', or use "
+                           "--format md or csv") from None
+    return matplotlib, Figure
+
+
+@contextlib.contextmanager
+def quiet_glyphs():
+    """A job named with an emoji renders as a box; that is no reason to print a warning."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font")
+        yield
+
+
+def _plain(text: str) -> str:
+    """Tick labels and legends go through mathtext, where a pair of "$" starts maths."""
+    return text.replace("$", r"\$")
+
+
+def _t(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text, "%Y-%m-%d %H:%M")
+
+
+def _d(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text)
+
+
+def gantt_figure(allocation):
+    import matplotlib.dates as mdates
+
+    _, Figure = _mpl()
+    jobs = allocation.jobs
+    fig = Figure(figsize=(10, 1.2 + 0.32 * len(jobs)), layout="constrained")
+    ax = fig.add_subplot()
+    teams = list(dict.fromkeys([*allocation.by_team, *(j["team"] for j in jobs)]))
+    for i, j in enumerate(jobs):
+        y = len(jobs) - 1 - i
+        lo, hi = mdates.date2num(_d(j["earliest_start"])), mdates.date2num(_d(j["deadline"]))
+        ax.barh(y, hi - lo, left=lo, height=0.8, color="#EEEEEE", edgecolor="#BBBBBB",
+                linewidth=0.5)
+        s, e = mdates.date2num(_t(j["start"])), mdates.date2num(_t(j["end"]))
+        colour = TEAM_COLOURS[teams.index(j["team"]) % len(TEAM_COLOURS)]
+        ax.barh(y, e - s, left=s, height=0.5, color=colour)
+        ax.plot([hi, hi], [y - 0.4, y + 0.4], color="#8B0000", linewidth=1.2)
+    ax.set_yticks(range(len(jobs)), [_plain(j["job"]) for j in reversed(jobs)], fontsize=8)
+    ax.xaxis_date()
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
+    ax.tick_params(axis="x", labelsize=8)
+    ax.grid(axis="x", color="#DDDDDD", linewidth=0.5)
+    ax.set_axisbelow(True)
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=TEAM_COLOURS[k % len(TEAM_COLOURS)], label=_plain(t))
+               for k, t in enumerate(teams)]
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1),
+              title="team", title_fontsize=8)
+    ax.set_title("Timeline (grey: earliest start → deadline, red: deadline)", fontsize=10)
+    return fig
+
+
+def burn_figure(allocation):
+    _, Figure = _mpl()
+    months = list(allocation.by_month)
+    cost = [allocation.by_month[m]["cost_usd"] for m in months]
+    fig = Figure(figsize=(10, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    x = range(len(months))
+    ax.bar(x, cost, color="#4C72B0", label="planned spend")
+    budgets = [(i, allocation.by_month[m].get("budget_usd")) for i, m in enumerate(months)]
+    budgets = [(i, b) for i, b in budgets if b is not None]
+    if budgets:
+        ax.scatter([i for i, _ in budgets], [b for _, b in budgets], marker="_", s=900,
+                   color="#C44E52", linewidths=2, label="monthly budget", zorder=3)
+    ax.set_xticks(list(x), months, fontsize=8)
+    ax.set_ylabel("USD per month", fontsize=8)
+    ax.tick_params(axis="y", labelsize=8)
+    ax.yaxis.set_major_formatter(lambda v, _p: f"${v:,.0f}")
+    cum = ax.twinx()
+    running, total = [], 0.0
+    for c in cost:
+        total += c
+        running.append(total)
+    cum.plot(list(x), running, color="#55A868", marker="o", label="cumulative")
+    cum.set_ylim(bottom=0)
+    cum.tick_params(axis="y", labelsize=8)
+    cum.yaxis.set_major_formatter(lambda v, _p: f"${v:,.0f}")
+    lines = ax.get_legend_handles_labels()
+    more = cum.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="upper center",
+              bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
+    ax.set_title("Monthly burn (cost pro rata of running hours)", fontsize=10)
+    return fig
+
+
+def svg(fig) -> str:
+    """The figure as an inline <svg> element (no XML prolog, no external references)."""
+    matplotlib, _ = _mpl()
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gpuplan"}), \
+            quiet_glyphs():
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    text = buf.getvalue()
+    return text[text.index("<svg"):]

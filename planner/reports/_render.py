@@ -1,0 +1,81 @@
+"""Budget reports of a team allocation: HTML, PDF, Markdown and CSV from the same content.
+
+``render(allocation, fmt, actuals=None) -> bytes`` is the one entry point; the renderers live
+in ``_text`` (Markdown, CSV), ``_html`` and ``_pdf``, what they share in ``_rows``, the charts
+in ``_charts`` (matplotlib, the ``report`` extra: ``pip install 'gpuplan[report]'``).
+Every report freezes the prices it used: each job's USD per instance-hour and the catalog's
+date and source. Nothing here reads the clock, so the same allocation renders the same bytes.
+
+Actuals (``--actuals actuals.csv``, read by ``_actuals.load_actuals``) map a job name to
+``{"gpu_hours": …, "cost_usd": …}``; ``compare_actuals`` lines them up with the plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from catalog import UnknownNameError
+
+from ..model import PlannerError
+from ..team import TeamPlanError
+from ._html import html_report
+from ._pdf import pdf_report
+from ._text import csv_text, markdown
+
+FORMATS = ("html", "pdf", "md", "csv")
+
+
+def render(allocation, fmt: str, *, actuals: Mapping[str, Mapping] | None = None) -> bytes:
+    """The report of ``allocation`` in ``fmt`` (html, pdf, md or csv) as bytes."""
+    fmt = {"markdown": "md"}.get(fmt.lower(), fmt.lower())
+    comparison = compare_actuals(allocation, actuals) if actuals is not None else None
+    if fmt == "md":
+        return markdown(allocation, comparison).encode("utf-8")
+    if fmt == "csv":
+        return csv_text(allocation, comparison).encode("utf-8")
+    if fmt == "html":
+        return html_report(allocation, comparison).encode("utf-8")
+    if fmt == "pdf":
+        return pdf_report(allocation, comparison)
+    raise PlannerError(f"unknown report format {fmt!r}. To fix: use one of "
+                       f"{', '.join(FORMATS)}")
+
+
+def compare_actuals(allocation, actuals: Mapping[str, Mapping]) -> dict:
+    """Planned against spent, per job, per team and in total."""
+    names = [j["job"] for j in allocation.jobs]
+    for name in actuals:
+        if name not in names:
+            raise TeamPlanError(str(UnknownNameError("job", name, names, where="actuals",
+                                                     hint="use a job name from the team plan")))
+
+    def row(label: dict, plan_h: float, plan_usd: float, act_h, act_usd,
+            plan_usd_reported: float | None = None) -> dict:
+        base = plan_usd if plan_usd_reported is None else plan_usd_reported
+        delta = None if act_usd is None else act_usd - base
+        return {**label, "planned_gpu_hours": plan_h, "actual_gpu_hours": act_h,
+                "planned_cost_usd": plan_usd, "actual_cost_usd": act_usd,
+                "delta_cost_usd": delta,
+                "delta_pct": None if delta is None or not base else delta / base}
+
+    jobs, teams = [], {}
+    for j in allocation.jobs:
+        a = actuals.get(j["job"])
+        act_h = None if a is None else float(a["gpu_hours"])
+        act_usd = None if a is None else float(a["cost_usd"])
+        jobs.append(row({"job": j["job"], "team": j["team"]}, j["gpu_hours"], j["cost_usd"],
+                        act_h, act_usd))
+    for key in [*dict.fromkeys(j["team"] for j in jobs), None]:
+        mine = [r for r in jobs if key is None or r["team"] == key]
+        done = [r for r in mine if r["actual_cost_usd"] is not None]
+        teams[key] = row({"team": "total" if key is None else key},
+                         sum(r["planned_gpu_hours"] for r in mine),
+                         sum(r["planned_cost_usd"] for r in mine),
+                         sum(r["actual_gpu_hours"] for r in done) if done else None,
+                         sum(r["actual_cost_usd"] for r in done) if done else None,
+                         sum(r["planned_cost_usd"] for r in done))
+    total = teams.pop(None)
+    return {"jobs": jobs, "teams": [teams[k] for k in sorted(teams)], "total": total,
+            "reported_jobs": sum(r["actual_cost_usd"] is not None for r in jobs),
+            "note": "jobs without actuals show —; Δ compares the reported jobs' spend with "
+                    "their plan"}

@@ -1,0 +1,105 @@
+"""What the Markdown, HTML and PDF team reports share: money and number formats, the per-job
+columns and the summary tables' rows (all text), so the three say the same thing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from ..model import ParallelPlan
+
+
+def usd(x: float | None) -> str:
+    return "—" if x is None else (f"-${-x:,.0f}" if x < 0 else f"${x:,.0f}")
+
+
+def num(x: float | None, digits: int = 0) -> str:
+    return "—" if x is None else f"{x:,.{digits}f}"
+
+
+def pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.1%}" if x < 0 or x > 0 else "0.0%"
+
+
+def plan_text(p: Mapping) -> str:
+    """A job's parallel plan as every plan is written (``ParallelPlan.__str__``)."""
+    return str(ParallelPlan.from_dict(p)) if p else "—"
+
+
+def catalog_line(allocation) -> str:
+    c = allocation.catalog
+    dates = ", ".join(f"{k} {v}" for k, v in sorted(c.get("as_of", {}).items()))
+    over = f"; overrides: {c['overrides']}" if c.get("overrides") else ""
+    return f"catalog {c.get('name', '?')} (prices as of {dates or 'unknown'}){over}"
+
+
+# (header, value) for the per-job table of the Markdown, HTML and PDF reports.
+JOB_COLUMNS: tuple[tuple[str, Callable[[dict], str]], ...] = (
+    ("Job", lambda j: j["job"]),
+    ("Team", lambda j: j["team"]),
+    ("Run (UTC)", lambda j: f"{j['start']} → {j['end']}"),
+    ("Deadline", lambda j: j["deadline"]),
+    ("Cloud", lambda j: j["cloud"]),
+    ("Region", lambda j: j["region"]),
+    ("Instance", lambda j: j["instance_type"]),
+    ("Nodes", lambda j: str(j["nodes"])),
+    ("GPUs", lambda j: f"{j['gpus']}× {j['accelerator']}"),
+    ("Pricing", lambda j: j["pricing"]),
+    ("$/instance-h", lambda j: f"${j['usd_per_hour']:,.4f}"),
+    ("Plan", lambda j: plan_text(j["plan"])),
+    ("GPU-hours", lambda j: num(j["gpu_hours"])),
+    ("Cost", lambda j: usd(j["cost_usd"])),
+    ("P(deadline)", lambda j: f"{j['deadline_probability']:.2f}"),
+)
+
+
+def totals_rows(allocation) -> list[list[str]]:
+    t = allocation.totals
+    return [["Overall", str(t["jobs"]), num(t["gpu_hours"]), usd(t["cost_usd"]),
+             usd(t.get("budget_usd"))]]
+
+
+def team_rows(allocation) -> list[list[str]]:
+    total = allocation.totals["cost_usd"] or 1.0
+    return [[k, str(v["jobs"]), num(v["gpu_hours"]), usd(v["cost_usd"]),
+             f"{v['cost_usd'] / total:.1%}"] for k, v in allocation.by_team.items()]
+
+
+def month_rows(allocation) -> list[list[str]]:
+    return [[m, num(v["gpu_hours"]), usd(v["cost_usd"]), usd(v.get("budget_usd")),
+             "—" if not v.get("budget_usd") else f"{v['cost_usd'] / v['budget_usd']:.0%}",
+             ", ".join(v["jobs"])] for m, v in allocation.by_month.items()]
+
+
+def budget_rows(allocation) -> list[list[str]]:
+    return [[b["period"], usd(b["budget_usd"]), usd(b["planned_usd"]), usd(b["headroom_usd"]),
+             "—" if b["used"] is None else f"{b['used']:.0%}"] for b in allocation.budgets]
+
+
+def quota_rows(allocation) -> list[list[str]]:
+    return [[q["scope"], q["month"], str(q["cap_gpus"]), str(q["peak_gpus"])]
+            for q in allocation.quotas]
+
+
+def actual_rows(comparison: dict) -> list[list[str]]:
+    labelled = [*((r["job"], r) for r in comparison["jobs"]),
+                *((f"team {r['team']}", r) for r in comparison["teams"]),
+                ("Total", comparison["total"])]
+    return [[label, num(r["planned_gpu_hours"]), num(r["actual_gpu_hours"]),
+             usd(r["planned_cost_usd"]), usd(r["actual_cost_usd"]), usd(r["delta_cost_usd"]),
+             pct(r["delta_pct"])] for label, r in labelled]
+
+
+TOTALS_HEAD = ["", "Jobs", "GPU-hours", "Cost", "Budget"]
+TEAM_HEAD = ["Team", "Jobs", "GPU-hours", "Cost", "Share"]
+MONTH_HEAD = ["Month", "GPU-hours", "Cost", "Budget", "Used", "Jobs running"]
+BUDGET_HEAD = ["Period", "Budget", "Planned", "Headroom", "Used"]
+QUOTA_HEAD = ["Quota scope", "Month", "Cap (GPUs)", "Peak use"]
+ACTUAL_HEAD = ["", "Planned GPU-h", "Actual GPU-h", "Planned cost", "Actual cost", "Δ cost",
+               "Δ %"]
+
+
+def solver_line(allocation) -> str:
+    s = allocation.solver
+    state = "optimal" if s.get("optimal") else "best found within the time limit"
+    return (f"scipy.optimize.milp (HiGHS): {state}; {s.get('options', s.get('variables'))} run "
+            f"options, {s.get('rows')} constraint rows")

@@ -1,0 +1,150 @@
+"""Markdown (for pull requests) and CSV (for spreadsheets) team reports.
+
+Markdown: headings, pipe tables (user text escaped: ``|``, ``<``, ``>``, ``[``, ``]``, new
+lines) and a Mermaid Gantt chart, which GitHub renders. CSV layout — one header, then one row
+per job and summary rows, told apart by the first column ``kind``:
+
+    job          one per job: its configuration, frozen price, run window, GPU-hours, cost
+    team         one per team: totals (job, cloud … columns empty)
+    month        one per calendar month with spend: pro-rata GPU-hours and cost, its budget
+    budget       one per budget period: budget_usd and the planned cost_usd
+    total        the whole plan
+Numbers are plain (no thousands separators): money to the cent, hours to 0.1, probabilities
+to 0.0001. With actuals, actual_gpu_hours and actual_cost_usd are filled where known. Text
+cells that a spreadsheet would run as a formula (``=…``, ``+…``, ``-…``, ``@…``) get a leading
+apostrophe (``_csvsafe``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+from . import _rows as R
+from ._csvsafe import neutralise_row
+
+
+def _md_cell(text: object) -> str:
+    # "[" and "]" too: a job named "![x](https://tracker.example/p.png)" must not become an
+    # image or a link in the pull request that shows the report.
+    s = str(text).replace("\r", " ").replace("\n", " ").replace("\\", "\\\\")
+    return (s.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]"))
+
+
+def _md_code(text: object) -> str:
+    """Text for inside a `code span`, where backslash escapes do not work: no backticks."""
+    return str(text).replace("`", "'").replace("\r", " ").replace("\n", " ")
+
+
+def _md_table(head: list[str], rows: list[list[str]], right_from: int = 1,
+              left: tuple[int, ...] = ()) -> list[str]:
+    align = ["---" if i < right_from or i in left else "---:" for i in range(len(head))]
+    out = ["| " + " | ".join(_md_cell(h) for h in head) + " |", "| " + " | ".join(align) + " |"]
+    out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _mermaid_name(text: str) -> str:
+    return re.sub(r"[:;#\n\r<>{}\"`]", " ", text).strip() or "job"
+
+
+def markdown(allocation, comparison: dict | None = None) -> str:
+    a = allocation
+    t = a.totals
+    lines = [f"# GPU budget: {_md_cell(a.name)}", "",
+             f"{t['jobs']} jobs, **{R.usd(t['cost_usd'])}** expected, {R.num(t['gpu_hours'])} "
+             f"GPU-hours, {t['start']} → {t['end']} UTC. Source: `{_md_code(a.source)}`; "
+             f"{_md_cell(R.catalog_line(a))}.", "", "## Totals", ""]
+    lines += _md_table(R.TOTALS_HEAD, R.totals_rows(a))
+    lines += ["", "### Per team", ""] + _md_table(R.TEAM_HEAD, R.team_rows(a))
+    lines += ["", "### Per month", ""] + _md_table(R.MONTH_HEAD, R.month_rows(a), 1, (5,))
+    if a.budgets:
+        lines += ["", "### Budgets", ""] + _md_table(R.BUDGET_HEAD, R.budget_rows(a))
+    if a.quotas:
+        lines += ["", "### Quotas (peak GPUs in use)", ""] + _md_table(R.QUOTA_HEAD,
+                                                                       R.quota_rows(a), 2)
+    lines += ["", "## Timeline", "", "```mermaid", "gantt", "  dateFormat YYYY-MM-DD HH:mm",
+              "  axisFormat %Y-%m-%d"]
+    for team in a.by_team:
+        lines.append(f"  section {_mermaid_name(team)}")
+        for i, j in enumerate(a.jobs):
+            if j["team"] == team:
+                lines.append(f"  {_mermaid_name(j['job'])} :j{i + 1}, {j['start']}, {j['end']}")
+    lines += ["```", "", "## Jobs", ""]
+    lines += _md_table([h for h, _ in R.JOB_COLUMNS],
+                       [[f(j) for _, f in R.JOB_COLUMNS] for j in a.jobs], 7, (9, 11))
+    if comparison is not None:
+        lines += ["", "## Estimate vs actual", ""] + _md_table(R.ACTUAL_HEAD,
+                                                               R.actual_rows(comparison))
+        lines += ["", f"_{comparison['reported_jobs']} of {len(a.jobs)} jobs reported; "
+                  f"{comparison['note']}._"]
+    lines += ["", "## Assumptions", ""] + [f"- {_md_cell(x)}" for x in a.assumptions]
+    lines += ["", "## Catalog and prices", "",
+              f"- {_md_cell(R.catalog_line(a))}",
+              f"- source: {_md_cell(a.catalog.get('source', ''))}",
+              f"- {R.solver_line(a)}", ""]
+    return "\n".join(lines)
+
+
+CSV_COLUMNS = ("kind", "job", "team", "month", "period", "workload", "earliest_start",
+               "deadline", "start", "end", "cloud", "region", "instance_type", "accelerator",
+               "nodes", "gpus", "pricing", "usd_per_hour", "price_as_of", "tp", "pp", "dp",
+               "zero_stage", "wall_clock_hours", "gpu_hours", "cost_usd", "budget_usd",
+               "deadline_probability", "actual_gpu_hours", "actual_cost_usd")
+
+
+def _f(x, digits: int) -> str:
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def csv_text(allocation, comparison: dict | None = None) -> str:
+    a = allocation
+    actual = {r["job"]: r for r in comparison["jobs"]} if comparison else {}
+    actual_team = {r["team"]: r for r in comparison["teams"]} if comparison else {}
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n",
+                            extrasaction="raise")
+    writer.writeheader()
+
+    def put(row: dict) -> None:  # job and team names are user text: neutralise every row
+        writer.writerow(neutralise_row(row))
+
+    for j in a.jobs:
+        p = j["plan"] or {}
+        r = actual.get(j["job"], {})
+        put({"kind": "job", "job": j["job"], "team": j["team"],
+             "workload": j["workload"], "earliest_start": j["earliest_start"],
+             "deadline": j["deadline"], "start": j["start"], "end": j["end"],
+             "cloud": j["cloud"], "region": j["region"],
+             "instance_type": j["instance_type"], "accelerator": j["accelerator"],
+             "nodes": j["nodes"], "gpus": j["gpus"], "pricing": j["pricing"],
+             "usd_per_hour": _f(j["usd_per_hour"], 4), "price_as_of": j["price_as_of"],
+             "tp": p.get("tp", ""), "pp": p.get("pp", ""), "dp": p.get("dp", ""),
+             "zero_stage": p.get("zero_stage", ""),
+             "wall_clock_hours": _f(j["wall_clock_hours"], 1),
+             "gpu_hours": _f(j["gpu_hours"], 1), "cost_usd": _f(j["cost_usd"], 2),
+             "deadline_probability": _f(j["deadline_probability"], 4),
+             "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
+             "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
+    for team, v in a.by_team.items():
+        r = actual_team.get(team, {})
+        put({"kind": "team", "team": team, "gpu_hours": _f(v["gpu_hours"], 1),
+             "cost_usd": _f(v["cost_usd"], 2),
+             "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
+             "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
+    for m, v in a.by_month.items():
+        put({"kind": "month", "month": m, "gpu_hours": _f(v["gpu_hours"], 1),
+             "cost_usd": _f(v["cost_usd"], 2), "budget_usd": _f(v.get("budget_usd"), 2)})
+    for b in a.budgets:
+        put({"kind": "budget", "period": b["period"], "cost_usd": _f(b["planned_usd"], 2),
+             "budget_usd": _f(b["budget_usd"], 2)})
+    t = a.totals
+    r = comparison["total"] if comparison else {}
+    put({"kind": "total", "start": t["start"], "end": t["end"],
+         "gpu_hours": _f(t["gpu_hours"], 1), "cost_usd": _f(t["cost_usd"], 2),
+         "budget_usd": _f(t.get("budget_usd"), 2),
+         "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
+         "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
+    return buf.getvalue()

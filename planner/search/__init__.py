@@ -1,0 +1,53 @@
+"""The search: the cheapest configuration that trains a workload by its deadline.
+
+Pure, like ``planner.model``: a workload, a catalog and constraints in, a typed ``PlanResult``
+out (numpy loads on first use). The decision rule, the risk model and the frontier are written
+out in ``_optimizer``'s docstring and docs/design.md.
+
+    plan, Constraints                  the search and what it must respect (the defaults)
+    PlanResult, Candidate, PlanPoint, Infeasible, FlaggedSkipped, Commitment   its answer
+    Quotas, QuotaRule, parse_quotas    GPU quotas per cloud / region / accelerator (data)
+    spot_rate, run_cost_usd            what a spot offer risks and what a run costs
+"""
+
+from ._candidates import (
+    Candidate,
+    Commitment,
+    FlaggedSkipped,
+    Infeasible,
+    PlanPoint,
+    PlanResult,
+    run_cost_usd,
+)
+from ._optimizer import (
+    CONSTRAINT_DEFAULTS,
+    DEFAULT_MAX_GPUS,
+    DEFAULT_MAX_SPOT_INSTANCES,
+    DEFAULT_MIN_PROBABILITY,
+    DEFAULT_PRICING,
+    GPU_VENDORS,
+    GROUP_BY,
+    MAX_GPUS_LIMIT,
+    MAX_SPOT_INSTANCES_LIMIT,
+    Constraints,
+    plan,
+    spot_rate,
+    usable_offers,
+)
+from ._quota import (
+    MAX_QUOTA_FILE_BYTES,
+    MAX_QUOTA_GPUS,
+    QuotaRule,
+    Quotas,
+    parse_quota_rules,
+    parse_quotas,
+)
+
+__all__ = [
+    "CONSTRAINT_DEFAULTS", "DEFAULT_MAX_GPUS", "DEFAULT_MAX_SPOT_INSTANCES",
+    "DEFAULT_MIN_PROBABILITY", "DEFAULT_PRICING", "GPU_VENDORS", "GROUP_BY", "MAX_GPUS_LIMIT",
+    "MAX_QUOTA_FILE_BYTES", "MAX_SPOT_INSTANCES_LIMIT", "MAX_QUOTA_GPUS", "Candidate",
+    "Commitment", "Constraints", "FlaggedSkipped", "Infeasible", "PlanPoint", "PlanResult",
+    "QuotaRule", "Quotas", "parse_quota_rules", "parse_quotas", "plan", "run_cost_usd",
+    "spot_rate", "usable_offers",
+]

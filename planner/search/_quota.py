@@ -1,0 +1,165 @@
+"""GPU quotas per cloud / region / accelerator, from a YAML file.
+
+    quotas:
+      - {cloud: aws, region: us-east-1, accelerator: H100, gpus: 256}
+      - {cloud: gcp, accelerator: A100-80GB, gpus: 64}     # any GCP region
+      - {cloud: azure, gpus: 0}                             # no Azure at all
+
+A rule with a field left out matches every value of it; a candidate's limit is the smallest
+``gpus`` of the rules it matches (no rule: unlimited). Accelerator names take aliases.
+
+Every rule must match something: an unknown cloud, region or accelerator is an
+``UnknownNameError`` with close matches, and a rule whose combination matches no offer in the
+catalog (a GCP region under ``cloud: aws``, an accelerator the region does not sell) is an
+error too — a quota that limits nothing is almost always a typo.
+
+``parse_quotas(mapping, catalog)`` validates parsed data; the front end reads the file
+(``gpuplan plan --quota-file``: at most MAX_QUOTA_FILE_BYTES of YAML) and passes the data.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from catalog import CLOUDS, Catalog, GpuplanError, UnknownNameError
+
+from ..model import PlannerError
+
+MAX_QUOTA_GPUS = 1_000_000  # far above any cloud quota; catches typos such as 10^12
+MAX_QUOTA_FILE_BYTES = 2**20
+MAX_QUOTA_RULES = 10_000
+_RULE_FIELDS = ("cloud", "region", "accelerator", "gpus", "month")
+FIX = "To fix: correct the quota file (format: `gpuplan plan --help`, `quota_file`)"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuotaRule:
+    gpus: int
+    cloud: str | None = None
+    region: str | None = None
+    accelerator: str | None = None
+    month: str | None = None  # "2027-03": only for team plans; None: every month
+
+    def matches(self, cloud: str, region: str, accelerator: str) -> bool:
+        return ((self.cloud is None or self.cloud == cloud)
+                and (self.region is None or self.region == region)
+                and (self.accelerator is None or self.accelerator == accelerator))
+
+
+@dataclass(frozen=True, slots=True)
+class Quotas:
+    rules: tuple[QuotaRule, ...]
+
+    def limit(self, cloud: str, region: str, accelerator: str) -> float:
+        caps = [r.gpus for r in self.rules if r.month is None
+                and r.matches(cloud, region, accelerator)]
+        return min(caps) if caps else math.inf
+
+
+def parse_quotas(data: Any, catalog: Catalog, *, source: str = "quota file") -> Quotas:
+    """Quotas from a parsed quota file: a mapping with one key, ``quotas``, a list of rules."""
+    if not isinstance(data, dict) or "quotas" not in data:
+        raise PlannerError(f"{source}: expected a top-level 'quotas:' list. {FIX}")
+    unknown = sorted(str(k) for k in data if k != "quotas")
+    if unknown:
+        raise UnknownNameError("top-level field", unknown[0], ["quotas"], where=source,
+                               hint="the file holds one list, 'quotas' (format: `gpuplan plan "
+                                    "--help`, `quota_file`)")
+    return Quotas(parse_quota_rules(data["quotas"], catalog, source))
+
+
+def parse_quota_rules(entries: Any, catalog: Catalog, where: str) -> tuple[QuotaRule, ...]:
+    """The rules of a ``quotas:`` list (also used by team plans); ``where`` prefixes errors."""
+    if entries is None:
+        return ()
+    if not isinstance(entries, list):
+        raise PlannerError(f"{where}: 'quotas' must be a list of rules such as "
+                           f"{{cloud: aws, gpus: 64}}. {FIX}")
+    if len(entries) > MAX_QUOTA_RULES:
+        raise PlannerError(f"{where}: {len(entries):,} quota rules; at most "
+                           f"{MAX_QUOTA_RULES:,} are allowed. {FIX}")
+    types = {t.key: t.accelerator for t in catalog.instance_types}
+    offered = {(o.cloud, o.region, types.get((o.cloud, o.instance_type), ""))
+               for o in catalog.offers}
+    return tuple(_rule(e, catalog, offered, f"{where}: quotas[{i}]")
+                 for i, e in enumerate(entries, start=1))
+
+
+def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str) -> QuotaRule:
+    if not isinstance(e, dict):
+        raise PlannerError(f"{at}: expected a mapping like {{cloud: aws, gpus: 64}}. {FIX}")
+    unknown = sorted(str(k) for k in e if k not in _RULE_FIELDS)
+    if unknown:
+        raise UnknownNameError("field", unknown[0], _RULE_FIELDS, where=at,
+                               hint=f"use one of {', '.join(_RULE_FIELDS)} (format: `gpuplan "
+                                    "plan --help`, `quota_file`)")
+    gpus = e.get("gpus")
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 0 <= gpus <= MAX_QUOTA_GPUS:
+        shown = "a huge number" if isinstance(gpus, int) and gpus > 10**30 else repr(gpus)
+        raise PlannerError(f"{at}: gpus must be a whole number from 0 to {MAX_QUOTA_GPUS:,}, "
+                           f"got {shown}. To fix: e.g. gpus: 64")
+    cloud, region, acc, month = (_text(e.get(k), f"{at}: {k}") for k in
+                                 ("cloud", "region", "accelerator", "month"))
+    if cloud is not None and cloud not in CLOUDS:
+        raise _located(UnknownNameError("cloud", cloud, CLOUDS), at)
+    if region is not None:
+        known = catalog.regions(cloud)
+        if region not in known:
+            kind = f"{cloud} region" if cloud else "region"
+            raise _located(UnknownNameError(kind, region, known or catalog.regions(),
+                                            hint="run `gpuplan offers` to list regions"), at)
+    if acc is not None:
+        try:
+            acc = catalog.resolve_accelerator(acc)
+        except UnknownNameError as exc:
+            raise _located(exc, at) from None
+    if month is not None:
+        _check_month(month, f"{at}: month")
+    rule = QuotaRule(gpus=gpus, cloud=cloud, region=region, accelerator=acc, month=month)
+    _check_matches_an_offer(rule, offered, at)
+    return rule
+
+
+def _text(value: Any, at: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise PlannerError(f"{at}: expected a name, got {value!r}. {FIX}")
+    return value.strip()
+
+
+def _located(exc: GpuplanError, at: str) -> GpuplanError:
+    """``exc`` (same type, so callers can still catch UnknownNameError) prefixed with ``at``."""
+    exc.args = (f"{at}: {exc}",)
+    return exc
+
+
+def _check_month(value: str, at: str) -> None:
+    try:
+        ok = len(value) == 7 and dt.date.fromisoformat(f"{value}-01") is not None
+    except ValueError:
+        ok = False
+    if not ok:
+        raise PlannerError(f"{at}: {value!r} is not a month. To fix: write YYYY-MM, e.g. "
+                           "\"2027-03\" (quoted)")
+
+
+def _check_matches_an_offer(rule: QuotaRule, offered: set[tuple[str, str, str]],
+                            at: str) -> None:
+    """``offered``: every (cloud, region, accelerator) the catalog has an offer for."""
+    if any(rule.matches(*key) for key in offered):
+        return
+    scope = ", ".join(f"{k} {v}" for k, v in (("cloud", rule.cloud), ("region", rule.region),
+                                             ("accelerator", rule.accelerator)) if v)
+    where = ""
+    if rule.accelerator is not None:
+        places = sorted({f"{c}/{r}" for c, r, a in offered if a == rule.accelerator})
+        where = (f" ({rule.accelerator} is offered in {', '.join(places[:6])}"
+                 f"{' …' if len(places) > 6 else ''})" if places else
+                 f" (no cloud in the catalog offers {rule.accelerator})")
+    raise PlannerError(f"{at}: no offer in the catalog matches {scope}{where}, so this quota "
+                       "would limit nothing. To fix: correct the cloud, region or accelerator, "
+                       "or remove the rule")

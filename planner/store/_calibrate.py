@@ -1,0 +1,215 @@
+"""The calibration the model reads: every stored report's figures, bounded by the catalog's
+datasheet and judged by the rules (``_rules``).
+
+Each report becomes ``Candidate`` figures (matmul, HBM, intra- and inter-node bus bandwidth)
+with the datasheet bound each must respect and any reason the report or the instance refuses
+it, and a ``WorkloadCandidate`` for a workload probe's layer, modelled with the hardware
+figures ``estimate`` will use (the probes' own measurements where the rules accept some).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from catalog import Catalog, GpuplanError
+
+from ..model import (
+    NO_CALIBRATION,
+    Calibration,
+    PlannerError,
+    WorkloadShape,
+    hardware_for,
+    intra_link_for,
+    model_attention,
+    model_layer,
+)
+from ._db import _reading
+from ._reports import DTYPE_NAMES, workload_figures
+from ._rules import Candidate, WorkloadCandidate, calibrate
+
+PCIE_BIDIR_GB_PER_S = 128.0  # PCIe 5.0 x16, both directions: the bound without a GPU link
+
+
+def load_calibration(catalog: Catalog | None = None, *, db: Path | None = None) -> Calibration:
+    """The calibration from every stored report, by the rules of planner/_calibration.py."""
+    with _reading(db) as conn:
+        rows = conn.execute("SELECT id, created_utc, accelerator, report_json FROM reports "
+                            "ORDER BY id").fetchall() if conn else []
+    if not rows:
+        return NO_CALIBRATION
+    if catalog is None:
+        from catalog import load_catalog
+
+        catalog = load_catalog()
+    found, layers = [], []
+    for rid, created, acc, text in rows:
+        figures, layer = _candidates(rid, created, acc, text, catalog)
+        found.extend(figures)
+        if layer is not None:
+            layers.append(layer)
+    if not layers:
+        return calibrate(found)
+    # the layers are modelled with the hardware figures `estimate` will use: the probes'
+    # measurements (a first pass of the rules) where there are some
+    hardware = calibrate(found)
+    return calibrate(found, workloads=[_modelled(c, catalog, hardware) for c in layers])
+
+
+def _instance(catalog: Catalog, env):
+    if env is None or not env.instance_type:
+        return None
+    try:
+        return catalog.instance_type(env.instance_type, env.cloud)
+    except GpuplanError:  # not in this catalog: the figures key by accelerator only
+        return None
+
+
+def _bound(kind: str, f, acc, instance, dtype: str | None) -> tuple[float | None, str]:
+    """The datasheet figure ``f`` may not exceed, and where it comes from."""
+    if kind == "matmul":
+        if dtype not in ("fp32", "tf32", "bf16", "fp16", "fp8"):
+            return None, f"{acc.name} {dtype}: not a catalog dtype"
+        return acc.peak_tflops(dtype), f"{acc.name} dense {dtype} peak"
+    if kind == "hbm":
+        return acc.memory_bandwidth_gb_per_s, f"{acc.name} memory bandwidth"
+    if kind == "intra":
+        # busbw of an all-reduce is below 2(n-1)/n < 2 times one direction of the per-GPU
+        # link, so the bidirectional figure vendors state bounds it (NVLS included)
+        if instance is not None:
+            return intra_link_for(instance, acc), f"{instance.name} GPU link, both directions"
+        if acc.intra_node_gb_per_s_per_gpu:
+            return acc.intra_node_gb_per_s_per_gpu, f"{acc.name} GPU link, both directions"
+        return PCIE_BIDIR_GB_PER_S, "PCIe 5.0 x16, both directions"
+    if instance is None or not instance.inter_node_gbps:
+        return None, "the instance's network rating in the catalog"
+    # a ring all-reduce's busbw across nodes approaches the node's total NIC bandwidth;
+    # in-network reduction (SHARP) halves the traffic, hence the factor 2
+    return (2 * instance.inter_node_gbps / 8,
+            f"2 x {instance.name}'s {instance.inter_node_gbps:g} Gb/s network (in-network "
+            "reduction)")
+
+
+def _instance_refusal(f, instance) -> str | None:
+    if f.kind not in ("intra", "inter"):
+        return None
+    if f.kind == "inter" and instance is None:
+        return ("no catalog instance type in the report: the fabric is a property of the "
+                "instance; run where the cloud's metadata service answers (AWS, GCP, Azure)")
+    if instance is not None and f.gpus_per_node != instance.gpu_count:
+        return (f"the run used {f.gpus_per_node} of {instance.name}'s {instance.gpu_count} GPUs "
+                "per node; bus bandwidth depends on the group, so only full nodes calibrate")
+    if f.kind == "inter":
+        from probes import is_tcpx
+
+        if f.net is None:
+            return ("the NCCL log did not say which network the world group used, so a TCP "
+                    "fall-back cannot be ruled out; re-run with the probes' NCCL log capture "
+                    "(do not set NCCL_DEBUG_SUBSYS without INIT)")
+        if not f.rdma and not (is_tcpx(f.net) and instance.fabric == "gpudirect_tcpx"):
+            return (f"the world all-reduce went over {f.net} ({f.transport}), not RDMA: a TCP "
+                    "fall-back is not the fabric's speed; check the EFA/InfiniBand set-up "
+                    "(docs/probes.md)")
+    return None
+
+
+def _workload_candidate(rid: int, created: str, acc, acc_name: str | None, report,
+                        instance) -> WorkloadCandidate | None:
+    """The report's workload layer for the rules, not yet modelled (`_modelled`)."""
+    from probes import workload_refusal
+
+    w = workload_figures(report)
+    if w is None:
+        if report.workload is None:
+            return None
+        # a failed run: listed as refused, with why
+        sec = report.workload
+        w = {"shape": WorkloadShape(
+            hidden=sec.hidden, heads=sec.heads, kv_heads=sec.kv_heads, head_dim=sec.head_dim,
+            ffn_hidden=sec.ffn_hidden, gated=sec.gated, seq_len=sec.seq_len,
+            micro_batch=sec.micro_batch, precision=sec.precision, recompute=sec.recompute,
+            experts=sec.experts, experts_per_token=sec.experts_per_token,
+            shared_experts=sec.shared_experts), "framework": sec.framework,
+            "seconds": float("nan"), "p10": None, "p90": None, "memory_bytes": None,
+            "optimizer_seconds": None, "attention_backend": sec.attention_backend}
+    refusal = workload_refusal(report)
+    if refusal is None and acc is None:
+        refusal = (f"accelerator {acc_name!r} is not in the catalog" if acc_name else
+                   "no catalog accelerator: re-ingest with `accelerator` NAME")
+    env = report.environment
+    return WorkloadCandidate(
+        report_id=rid, created_utc=created,
+        accelerator=acc.name if acc else (acc_name or (env.device_type if env else "-")),
+        framework=w["framework"], shape=w["shape"],
+        instance_type=instance.name if instance else None,
+        measured_layer_seconds=w["seconds"], p10=w["p10"], p90=w["p90"],
+        measured_layer_memory_bytes=w["memory_bytes"],
+        measured_optimizer_seconds=w["optimizer_seconds"],
+        attention_backend=w["attention_backend"], refusal=refusal)
+
+
+def _modelled(c: WorkloadCandidate, catalog: Catalog, hardware: Calibration
+              ) -> WorkloadCandidate:
+    """The candidate with the planner's figures for its shape on its accelerator."""
+    if c.refusal is not None:
+        return c
+    acc = catalog.accelerator(c.accelerator)
+    attention = model_attention(c.attention_backend)
+    try:
+        hw = hardware_for(acc, c.shape, framework=c.framework, attention=attention,
+                          calibration=hardware)
+        model = model_layer(c.shape, hardware=hw, framework=c.framework, attention=attention)
+    except (PlannerError, ValueError, KeyError) as exc:
+        return dataclasses.replace(c, refusal=f"the planner cannot model this layer on "
+                                              f"{acc.name}: {exc}")
+    return dataclasses.replace(c, modelled=model, peak_tflops=hw.peak_tflops,
+                               memory_bytes=hw.memory_gib * 2**30)
+
+
+def _candidates(rid: int, created: str, acc_name: str | None, text: str,
+                catalog: Catalog) -> tuple[list[Candidate], WorkloadCandidate | None]:
+    """Every figure of one stored report as a Candidate for the rules, and its workload
+    layer (None when it has none)."""
+    from probes import ReportError, parse_report, report_figures
+
+    try:
+        report = parse_report(json.loads(text), source=f"probe report {rid}")
+    except (ReportError, json.JSONDecodeError) as exc:
+        return [Candidate(report_id=rid, created_utc=created, kind="report",
+                          accelerator=acc_name or "-", value=None, unit="",
+                          refusal=f"this gpuplan cannot read it: {exc}")], None
+    acc = None
+    if acc_name:
+        try:
+            acc = catalog.accelerator(acc_name)
+        except GpuplanError:
+            acc = None
+    instance = _instance(catalog, report.environment)
+    if instance is not None and acc is not None and instance.accelerator != acc.name:
+        instance = None  # the report was re-labelled: its instance type no longer applies
+    out = []
+    for f in report_figures(report):
+        dtype = DTYPE_NAMES.get(f.name) if f.kind == "matmul" else None
+        refusal = f.refusal
+        if refusal is None and acc is None:
+            refusal = (f"accelerator {acc_name!r} is not in the catalog" if acc_name else
+                       "no catalog accelerator: re-ingest with `accelerator` NAME")
+        bound, bound_source = (None, "") if acc is None else _bound(f.kind, f, acc, instance,
+                                                                      dtype)
+        refusal = refusal or _instance_refusal(f, instance)
+        out.append(Candidate(
+            report_id=rid, created_utc=created, kind=f.kind,
+            accelerator=acc.name if acc else (acc_name or (
+                report.environment.device_type if report.environment else "-")),
+            dtype=dtype, instance_type=instance.name if instance else None,
+            gpus_per_node=f.gpus_per_node, nodes=f.nodes, value=f.value, unit=f.unit,
+            p10=f.p10, p90=f.p90, bound=bound, bound_source=bound_source, refusal=refusal))
+    return out, _workload_candidate(rid, created, acc, acc_name, report, instance)
+
+
+def load_calibration_with_notes(catalog: Catalog | None = None, *,
+                                db: Path | None = None) -> tuple[Calibration, tuple[str, ...]]:
+    """(calibration, lines saying what is used and what is not, with why) for the CLI."""
+    cal = load_calibration(catalog, db=db)
+    return cal, cal.notes()

@@ -1,0 +1,205 @@
+"""The probe database: ingested reports in SQLite, and the Calibration the model reads.
+
+One file, ``<user data dir>/probes.db``, schema-versioned with ``PRAGMA user_version``:
+
+    reports(id, sha256 UNIQUE, ingested_utc, created_utc, source_path, accelerator, gpu_model,
+            device_type, gpu_count, node_count, world_size, cloud, instance_type, region,
+            report_json)
+    measurements(report_id -> reports.id, kind, key, value, unit)
+        kind: matmul_tflops (key = catalog dtype, fp8_fast for fast accumulation),
+        device_copy_gb_per_s (key copy), device_triad_gb_per_s (key triad),
+        busbw_intra_gb_per_s / busbw_world_gb_per_s (key = op),
+        workload_layer_ms / workload_layer_activation_mib (key = framework and layer shape,
+        e.g. "fsdp h4096 a32/8 d128 F14336g s8192 b1 bf16 rc:none": the workload probe's
+        forward + backward time and activations per layer, median over GPUs)
+
+Every report is stored; which figures calibrate the model is decided when the calibration is
+loaded, by the rules of ``_rules`` (``_calibrate``), from the report's JSON and the catalog's
+datasheet (so a rule that changes applies to reports already stored). This module holds the
+connections, the schema and the errors; ``_reports`` stores and reads reports.
+
+Concurrency and faults: the schema is created inside one ``BEGIN IMMEDIATE`` transaction with
+``IF NOT EXISTS`` statements (idempotent, and atomic: a crash leaves either no schema or all of
+it); every write is one IMMEDIATE transaction that takes the write lock before it reads, so two
+ingests of the same file cannot both insert it. Connections wait up to BUSY_TIMEOUT_SECONDS for
+a lock and the write is retried RETRIES times; errors say "locked", "disk full", "read-only" or
+"damaged" for what SQLite actually reported.
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from catalog import data_dir
+
+from ..model import CalibrationError
+
+SCHEMA_VERSION = 1
+_DDL = (
+    """CREATE TABLE IF NOT EXISTS reports (
+        id INTEGER PRIMARY KEY,
+        sha256 TEXT NOT NULL UNIQUE,
+        ingested_utc TEXT NOT NULL,
+        created_utc TEXT NOT NULL,
+        source_path TEXT,
+        accelerator TEXT,
+        gpu_model TEXT,
+        device_type TEXT NOT NULL,
+        gpu_count INTEGER,
+        node_count INTEGER,
+        world_size INTEGER,
+        cloud TEXT,
+        instance_type TEXT,
+        region TEXT,
+        report_json TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS measurements (
+        report_id INTEGER NOT NULL REFERENCES reports(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value REAL NOT NULL,
+        unit TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS measurements_kind ON measurements(kind, key)",
+)
+BUSY_TIMEOUT_SECONDS = 10.0
+RETRIES = 4
+def db_path() -> Path:
+    return data_dir() / "probes.db"
+
+
+# -- connections and errors ------------------------------------------------------------------
+def _error(exc: BaseException, path: Path) -> CalibrationError:
+    """The one-line error for what SQLite (or the OS) reported."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    text = str(exc)
+    low = text.lower()
+    err = getattr(exc, "errno", None)
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in low:
+        return CalibrationError(
+            f"{path}: the probe database is locked by another process ({text}). To fix: wait "
+            "for the other gpuplan command (an ingest, the app) to finish, then retry")
+    if name.startswith("SQLITE_FULL") or "full" in low or err == errno.ENOSPC:
+        return CalibrationError(
+            f"{path}: the disk is full ({text}); nothing was stored. To fix: free space on that "
+            "disk (or point GPUPLAN_HOME at another), then retry")
+    if name.startswith("SQLITE_READONLY") or "readonly" in low or err in (errno.EACCES,
+                                                                         errno.EROFS):
+        return CalibrationError(
+            f"{path}: the probe database cannot be written ({text}). To fix: check the "
+            "permissions of the gpuplan data directory (or set GPUPLAN_HOME)")
+    if name.startswith("SQLITE_IOERR") or "i/o" in low:
+        return CalibrationError(
+            f"{path}: disk I/O error on the probe database ({text}). To fix: check the disk "
+            "(space, health), then retry")
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open" in low:
+        return CalibrationError(
+            f"{path}: cannot open the probe database ({text}). To fix: check the permissions "
+            "of the gpuplan data directory (or set GPUPLAN_HOME)")
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in low \
+            or "not a database" in low:
+        return CalibrationError(
+            f"{path}: the probe database is damaged ({text}). To fix: move it away and "
+            "ingest the reports again")
+    return CalibrationError(f"{path}: the probe database failed ({text}). To fix: retry; if it "
+                            "persists, move the file away and ingest the reports again")
+
+
+def _retryable(exc: sqlite3.Error) -> bool:
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc).lower()
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit) that waits for locks."""
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _version(conn: sqlite3.Connection, path: Path) -> int:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise CalibrationError(f"{path}: probe database schema {version} is newer than this "
+                               f"gpuplan understands ({SCHEMA_VERSION}). To fix: upgrade "
+                               "gpuplan, or move the file away")
+    return version
+
+
+def _create_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """Idempotent and atomic: every statement in one IMMEDIATE transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _version(conn, path) < SCHEMA_VERSION:
+            for statement in _DDL:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+@contextmanager
+def _reading(db: Path | None) -> Iterator[sqlite3.Connection | None]:
+    """A connection for reads; None when there is no database or no schema yet (a store
+    whose creation never committed reads as empty). Reading never creates the file."""
+    path = db or db_path()
+    if not path.exists():
+        yield None
+        return
+    try:
+        # mode=rw: never creates the file, yet can roll back a crashed writer's journal
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True,
+                               timeout=BUSY_TIMEOUT_SECONDS)
+    except sqlite3.Error as exc:
+        raise _error(exc, path) from None
+    try:
+        if _version(conn, path) < SCHEMA_VERSION:
+            yield None
+        else:
+            yield conn
+    except sqlite3.Error as exc:
+        raise _error(exc, path) from None
+    finally:
+        conn.close()
+
+
+def _write(db: Path | None, work):
+    """Run ``work(conn)`` in one IMMEDIATE transaction, creating the schema if needed;
+    retried while another process holds the lock."""
+    path = db or db_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _error(exc, path) from None
+    for attempt in range(RETRIES + 1):
+        try:
+            conn = _open(path)
+        except sqlite3.Error as exc:
+            raise _error(exc, path) from None
+        try:
+            if _version(conn, path) < SCHEMA_VERSION:
+                _create_schema(conn, path)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+        except sqlite3.Error as exc:
+            if attempt < RETRIES and _retryable(exc):
+                time.sleep(0.05 * 2**attempt)
+                continue
+            raise _error(exc, path) from None
+        finally:
+            conn.close()
+    raise AssertionError("unreachable")  # the loop returns or raises

@@ -1,0 +1,263 @@
+"""Probe reports in the database: ingest (from a file, or bytes already in memory), read back,
+and the figures a report offers (the measurements table; the workload layer it measured).
+
+A report is validated by the probes' own parser, its accelerator resolved against the catalog
+(or given), and stored whole (its JSON) with one row per measured figure. Re-ingesting the same
+bytes stores nothing new; a different ``accelerator`` relabels the stored report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from catalog import Catalog, GpuplanError
+
+from ..model import CalibrationError, WorkloadShape, freeze, thaw
+from ._db import _reading, _write
+
+# probe dtype -> catalog dtype (catalog.DTYPES); fp8 with fast accumulation keeps its own key
+DTYPE_NAMES = {"fp32": "fp32", "tf32": "tf32", "bf16": "bf16", "fp16": "fp16",
+               "fp8_e4m3": "fp8", "fp8_e4m3_fast": "fp8_fast"}
+LARGE_MESSAGE_BYTES = 64 * 2**20  # busbw plateau: messages of 64 MiB and more
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredReport:
+    id: int
+    created_utc: str
+    ingested_utc: str
+    accelerator: str | None
+    gpu_model: str | None
+    device_type: str
+    gpu_count: int | None
+    node_count: int | None
+    instance_type: str | None
+    cloud: str | None
+    region: str | None
+    source_path: str | None
+    measurements: Mapping = field(default_factory=dict)  # kind -> {key: value}, read-only
+    quick: bool = False
+    schema_version: int = 1
+    world_size: int | None = None
+    gpus_per_node: int | None = None  # ranks per node in the run
+    ingest_status: str = "stored"  # what the last ingest did: stored / already stored ...
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "measurements", freeze(self.measurements))
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "created_utc": self.created_utc,
+                "ingested_utc": self.ingested_utc, "accelerator": self.accelerator,
+                "gpu_model": self.gpu_model, "device_type": self.device_type,
+                "gpu_count": self.gpu_count, "node_count": self.node_count,
+                "instance_type": self.instance_type, "cloud": self.cloud,
+                "region": self.region, "source_path": self.source_path,
+                "quick": self.quick, "schema_version": self.schema_version,
+                "world_size": self.world_size, "gpus_per_node": self.gpus_per_node,
+                "measurements": thaw(self.measurements)}
+
+
+def _measurements(report) -> list[tuple[str, str, float, str]]:
+    from probes import report_figures
+
+    rows = []
+    for f in report_figures(report):
+        if f.kind == "matmul" and f.name in DTYPE_NAMES:
+            rows.append(("matmul_tflops", DTYPE_NAMES[f.name], f.value, "TFLOP/s"))
+    for p in report.memory.points if report.memory else ():
+        if p.status == "measured" and p.name in ("device_copy", "device_triad") and p.gb_per_s:
+            value = p.across_ranks.p50 if p.across_ranks and p.across_ranks.n > 1 else p.gb_per_s
+            rows.append((f"{p.name}_gb_per_s", p.name.split("_")[1], value, "GB/s"))
+    col = report.collectives
+    for s in col.series if col and col.status == "measured" else ():
+        if s.status != "measured" or not s.points:
+            continue
+        large = [p.busbw_gb_per_s for p in s.points if p.size_bytes >= LARGE_MESSAGE_BYTES]
+        best = max(large or [p.busbw_gb_per_s for p in s.points])
+        kind = "busbw_intra_gb_per_s" if s.scope == "intra_node" else "busbw_world_gb_per_s"
+        rows.append((kind, s.op, best, "GB/s"))
+    w = workload_figures(report)
+    if w is not None:
+        key = f"{w['framework']} {w['shape'].label}"
+        rows.append(("workload_layer_ms", key, w["seconds"] * 1e3, "ms"))
+        if w["memory_bytes"] is not None:
+            rows.append(("workload_layer_activation_mib", key, w["memory_bytes"] / 2**20,
+                         "MiB"))
+    return rows
+
+
+def _rank_median(report, name: str) -> float | None:
+    values = [nv.value for r in report.ranks for nv in r.workload if nv.name == name]
+    if not values:
+        return None
+    values.sort()
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def workload_figures(report) -> dict | None:
+    """The workload layer a report measured: its shape, forward + backward seconds per layer
+    (the median over GPUs, p10/p90 the wider of over GPUs and over steps), activation bytes
+    per layer (the CUDA allocator's, else the saved tensors') and the optimizer per layer.
+    None without a measured workload section."""
+    w = report.workload
+    if w is None or w.status != "measured" or not w.layer_fwd_bwd_seconds:
+        return None
+    spread = w.across_ranks
+    seconds = spread.p50 if spread is not None and spread.n > 1 else w.layer_fwd_bwd_seconds
+    p10s = [x for x in (w.layer_fwd_bwd_seconds_p10, spread.p10 if spread else None) if x]
+    p90s = [x for x in (w.layer_fwd_bwd_seconds_p90, spread.p90 if spread else None) if x]
+    memory = (_rank_median(report, "layer_activation_bytes") or w.layer_activation_bytes
+              or _rank_median(report, "layer_saved_bytes") or w.layer_saved_bytes)
+    shape = WorkloadShape(hidden=w.hidden, heads=w.heads, kv_heads=w.kv_heads,
+                          head_dim=w.head_dim, ffn_hidden=w.ffn_hidden, gated=w.gated,
+                          seq_len=w.seq_len, micro_batch=w.micro_batch, precision=w.precision,
+                          recompute=w.recompute, experts=w.experts,
+                          experts_per_token=w.experts_per_token,
+                          shared_experts=w.shared_experts)
+    split = w.split
+    return {"shape": shape, "framework": w.framework, "seconds": seconds,
+            "p10": min(p10s) if p10s else None, "p90": max(p90s) if p90s else None,
+            "memory_bytes": memory if memory and memory > 0 else None,
+            "memory_source": "allocator" if w.layer_activation_bytes else "saved tensors",
+            "optimizer_seconds": split.optimizer_seconds if split else None,
+            "attention_backend": w.attention_backend}
+
+
+def _accelerator_of(report, catalog: Catalog, override: str | None) -> str | None:
+    env = report.environment
+    if override:
+        return catalog.resolve_accelerator(override)
+    if env is None or env.device_type != "cuda":
+        return None
+    if env.gpu_model:
+        try:
+            return catalog.resolve_accelerator(env.gpu_model)
+        except GpuplanError:
+            pass
+    if env.instance_type:
+        try:
+            return catalog.instance_type(env.instance_type, env.cloud).accelerator
+        except GpuplanError:  # an unknown type just means "not from the catalog"
+            pass
+    raise CalibrationError(
+        f"cannot tell which catalog accelerator {env.gpu_model!r} is. To fix: pass "
+        "`accelerator` NAME (see `gpuplan gpus`)", field="accelerator", value=env.gpu_model)
+
+
+def ingest(path: str | Path, catalog: Catalog, *, accelerator: str | None = None,
+           db: Path | None = None) -> StoredReport:
+    """Validate the probe report file at ``path`` and store it (``ingest_bytes``)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CalibrationError(f"cannot read {str(path)!r}: {exc}. To fix: check the "
+                               "path") from None
+    return ingest_bytes(raw, catalog, source=str(path.resolve()), accelerator=accelerator,
+                        db=db)
+
+
+def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
+                 accelerator: str | None = None, db: Path | None = None) -> StoredReport:
+    """Validate a probe report (its file's bytes, e.g. an upload) and store it. ``source``
+    names where it came from (a path, an upload's name). Re-ingesting the same bytes stores
+    nothing new, but an ``accelerator`` that differs from the stored one replaces it (and says
+    so in ``ingest_status``)."""
+    from probes import ReportError, report_from_bytes
+
+    try:
+        report = report_from_bytes(raw, source=source)
+    except ReportError as exc:
+        raise CalibrationError(str(exc)) from None
+    digest = hashlib.sha256(raw).hexdigest()
+    acc = _accelerator_of(report, catalog, accelerator)
+    env = report.environment
+    rows = _measurements(report)
+
+    def work(conn: sqlite3.Connection) -> tuple[int, str]:
+        existing = conn.execute("SELECT id, accelerator FROM reports WHERE sha256 = ?",
+                                (digest,)).fetchone()
+        if existing:
+            rid, old = existing
+            if accelerator and acc != old:
+                conn.execute("UPDATE reports SET accelerator = ? WHERE id = ?", (acc, rid))
+                return rid, (f"already stored as report {rid}; its accelerator is now {acc} "
+                             f"(was {old or 'none'}), as `accelerator` asked")
+            return rid, f"already stored as report {rid} (same file)"
+        cur = conn.execute(
+            "INSERT INTO reports (sha256, ingested_utc, created_utc, source_path, "
+            "accelerator, gpu_model, device_type, gpu_count, node_count, world_size, cloud,"
+            " instance_type, region, report_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (digest, dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+             report.created_utc, source, acc,
+             env.gpu_model if env else None, env.device_type if env else "unknown",
+             env.gpu_count if env else None, env.node_count if env else None,
+             env.world_size if env else None, env.cloud if env else None,
+             env.instance_type if env else None, env.region if env else None,
+             raw.decode("utf-8")))
+        rid = cur.lastrowid
+        conn.executemany("INSERT INTO measurements VALUES (?,?,?,?,?)",
+                         [(rid, *r) for r in rows])
+        return rid, "stored"
+
+    rid, status = _write(db, work)
+    return dataclasses.replace(get_report(rid, db=db), ingest_status=status)
+
+
+_COLUMNS = ("id, created_utc, ingested_utc, accelerator, gpu_model, device_type, gpu_count, "
+            "node_count, instance_type, cloud, region, source_path, world_size, report_json")
+
+
+def _row_to_report(conn, row) -> StoredReport:
+    meas: dict = {}
+    for kind, key, value in conn.execute(
+            "SELECT kind, key, value FROM measurements WHERE report_id = ?", (row[0],)):
+        meas.setdefault(kind, {})[key] = value
+    try:
+        data = json.loads(row[13])
+    except json.JSONDecodeError:
+        data = {}
+    env = data.get("environment") or {}
+    return StoredReport(id=row[0], created_utc=row[1], ingested_utc=row[2], accelerator=row[3],
+                        gpu_model=row[4], device_type=row[5], gpu_count=row[6],
+                        node_count=row[7], instance_type=row[8], cloud=row[9], region=row[10],
+                        source_path=row[11], measurements=meas,
+                        quick=bool(data.get("quick")),
+                        schema_version=int(data.get("schema_version") or 1),
+                        world_size=row[12], gpus_per_node=env.get("local_world_size"))
+
+
+def get_report(report_id: int, *, db: Path | None = None) -> StoredReport:
+    with _reading(db) as conn:
+        row = conn.execute(f"SELECT {_COLUMNS} FROM reports WHERE id = ?",
+                           (report_id,)).fetchone() if conn else None
+        if row is None:
+            raise CalibrationError(f"no probe report {report_id}. To fix: see `gpuplan probe "
+                                   "show`")
+        return _row_to_report(conn, row)
+
+
+def list_reports(*, db: Path | None = None) -> list[StoredReport]:
+    with _reading(db) as conn:
+        if conn is None:
+            return []
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM reports ORDER BY id").fetchall()
+        return [_row_to_report(conn, r) for r in rows]
+
+
+def report_json(report_id: int, *, db: Path | None = None) -> dict:
+    with _reading(db) as conn:
+        row = conn.execute("SELECT report_json FROM reports WHERE id = ?",
+                           (report_id,)).fetchone() if conn else None
+        if row is None:
+            raise CalibrationError(f"no probe report {report_id}. To fix: see `gpuplan probe "
+                                   "show`")
+        return json.loads(row[0])

@@ -1,0 +1,328 @@
+"""The rules that decide which probe measurements calibrate the model, and the ``Calibration``
+(``planner.model``) they build.
+
+``_calibrate`` turns every stored report into ``Candidate`` figures (and a ``WorkloadCandidate``
+for a workload probe's layer) with the datasheet bounds each must respect; ``calibrate``
+applies the rules below and returns the Calibration, listing every figure as used or refused.
+Pure: no database, no files.
+
+The rules (`calibrate`), applied to every figure a stored report offers (probes._figures):
+
+1. The report's own facts: quick mode, CPU runs, schema-1 reports, MIG, custom shapes, a probe
+   that failed on any rank, a missing rank, fp8 that failed its check against bf16, fast-
+   accumulation fp8, a message size short of the bus-bandwidth plateau, a run that did not
+   use every GPU of its node (for bus bandwidth) — each refuses the figure, with the reason.
+2. Physical bounds: a figure above the datasheet peak is impossible, and one below
+   MIN_FRACTION_OF_PEAK of it says the measurement is broken (a wrong device, a unit error),
+   not that the hardware is slow. Either refuses *every* figure of that report: a report that
+   contains an impossible number is not trusted for its other numbers either. A figure whose
+   datasheet bound is unknown is refused alone.
+3. The fabric: only multi-node runs whose world collective went over RDMA (InfiniBand/RoCE
+   verbs, EFA through libfabric) calibrate the cross-node bandwidth — or GCP's GPUDirect-TCPX
+   plugin on instances whose catalog fabric is gpudirect_tcpx; plain TCP sockets never do.
+4. Combination: the used figures of one kind and key combine by their median over reports,
+   not the newest; p10/p90 are the envelope (lowest p10, highest p90) of the reports'.
+5. Node counts: the cross-node figure is kept per measured node count; `Calibration.inter`
+   interpolates linearly in log2(nodes) between measured counts and returns None outside
+   them (no extrapolation: collectives slow down as jobs grow, by an amount not measured).
+6. Workload layers (`gpuplan probe workload`): keyed by (accelerator, framework, layer shape —
+   hidden, heads, KV heads, head dim, FFN width and kind, experts, sequence, micro-batch,
+   precision, recomputation). Only full runs count: a GPU report, not quick, every GPU of the
+   node running the layers, every rank reporting, the probe failing nowhere, and tp = 1 (the
+   modelled reference is one GPU; a tensor-parallel shard adds communication it does not
+   have). Bounds: a layer faster than its model FLOPs at the datasheet peak is impossible, one
+   more than MAX_WORKLOAD_RATIO times slower than the model is a broken run (a wrong device, a
+   CPU fallback); activations above the GPU's memory are impossible — each refuses the whole
+   report, as rule 2. Several reports of one key combine by the median. The modelled figures
+   (``planner.model.model_layer``) are computed when the calibration is built, with the same
+   hardware figures `estimate` uses (the probes' measurements where there are some), so
+   measured/modelled is always against the current model. `Calibration.workload` returns the
+   exact shape, else interpolates the measured/modelled ratios of comparable shapes within
+   MAX_WORKLOAD_DISTANCE (inverse-distance weights 1/d² in log2 tokens per micro-batch,
+   hidden and sequence; ``planner.model.shape_distance``), else None.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import (
+    Calibration,
+    CalibrationNote,
+    LayerModel,
+    Measurement,
+    WorkloadMeasurement,
+    WorkloadShape,
+)
+
+# A figure below this fraction of its datasheet bound is a broken measurement (a CPU
+# fallback, the wrong GPU, a unit error), not a slow machine: real GPUs under the probes reach
+# 40-90% of their matmul peak, 70-95% of HBM, and NCCL busbw rarely drops under 20% of the link.
+MIN_FRACTION_OF_PEAK = 0.05
+# A layer this many times slower than the model is a broken run, the same 1/20 as above.
+MAX_WORKLOAD_RATIO = 1 / MIN_FRACTION_OF_PEAK
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One figure one stored report offers, with the datasheet bound it must respect."""
+
+    report_id: int
+    created_utc: str
+    kind: str  # see KINDS; "report" for a report refused as a whole before any figure
+    accelerator: str
+    dtype: str | None = None  # matmul: the catalog dtype (fp32, tf32, bf16, fp16, fp8)
+    instance_type: str | None = None  # when the report's instance is in the catalog
+    gpus_per_node: int = 1
+    nodes: int = 1
+    value: float | None  # None only for a refused "report"
+    unit: str
+    p10: float | None = None
+    p90: float | None = None
+    bound: float | None = None  # the datasheet figure the value may not exceed
+    bound_source: str = ""
+    refusal: str | None = None  # the report's or the instance's reason, if any
+
+    @property
+    def label(self) -> str:
+        if self.kind == "report":
+            return f"report {self.report_id}"
+        if self.kind == "matmul":
+            return f"{self.accelerator} {self.dtype}"
+        if self.kind == "hbm":
+            return self.accelerator
+        if self.kind == "intra":
+            return self.instance_type or f"{self.accelerator} x{self.gpus_per_node}"
+        return f"{self.instance_type} x {self.nodes} nodes"
+
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkloadCandidate:
+    """One stored report's workload measurement, with the model's figures for its shape
+    (None when the planner cannot model it) and the datasheet bounds."""
+
+    report_id: int
+    created_utc: str
+    accelerator: str
+    framework: str
+    shape: WorkloadShape
+    instance_type: str | None = None
+    measured_layer_seconds: float
+    p10: float | None = None
+    p90: float | None = None
+    measured_layer_memory_bytes: float | None = None
+    measured_optimizer_seconds: float | None = None
+    attention_backend: str | None = None
+    modelled: LayerModel | None = None
+    peak_tflops: float | None = None  # datasheet dense peak of the precision
+    memory_bytes: float | None = None  # the GPU's memory
+    refusal: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.accelerator} {self.framework} {self.shape.label}"
+
+
+
+# -- the rules -------------------------------------------------------------------------------
+def _bounds_refusal(c: Candidate) -> tuple[str | None, bool]:
+    """(reason, whole_report): a figure outside its datasheet bounds, or without one."""
+    if c.value is None:
+        return "no value", False
+    if c.bound is None:
+        return f"no datasheet figure ({c.bound_source}) to bound it", False
+    if c.value > c.bound:
+        return (f"{c.value:,.4g} {c.unit} is above the datasheet {c.bound:,.4g} {c.unit} "
+                f"({c.bound_source}): impossible", True)
+    if c.value < MIN_FRACTION_OF_PEAK * c.bound:
+        return (f"{c.value:,.4g} {c.unit} is below {MIN_FRACTION_OF_PEAK:.0%} of the datasheet "
+                f"{c.bound:,.4g} {c.unit} ({c.bound_source}): a broken measurement", True)
+    return None, False
+
+
+def _source(group: list[Candidate]) -> str:
+    first = group[0]
+    if len(group) == 1:
+        where = f" on {first.instance_type}" if first.instance_type else ""
+        return f"probe report {first.report_id}{where}, {first.created_utc[:10]}"
+    ids = ", ".join(str(c.report_id) for c in group)
+    dates = sorted(c.created_utc[:10] for c in group)
+    return f"median of probe reports {ids} ({dates[0]} .. {dates[-1]})"
+
+
+def _combine(group: list[Candidate]) -> Measurement:
+    group = sorted(group, key=lambda c: c.report_id)
+    values = sorted(c.value for c in group)
+    mid = len(values) // 2
+    value = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+    p10s = [c.p10 for c in group if c.p10 is not None]
+    p90s = [c.p90 for c in group if c.p90 is not None]
+    return Measurement(value, _source(group), unit=group[0].unit,
+                       p10=min(p10s) if p10s else None, p90=max(p90s) if p90s else None,
+                       n_reports=len(group), report_ids=tuple(c.report_id for c in group))
+
+
+def _keys(c: Candidate) -> list[tuple[str, Any]]:
+    """(mapping, key) pairs a used candidate feeds."""
+    if c.kind == "matmul":
+        return [("matmul_tflops", (c.accelerator, c.dtype))]
+    if c.kind == "hbm":
+        return [("hbm_gb_per_s", c.accelerator)]
+    if c.kind == "intra":
+        keys: list[tuple[str, Any]] = [("intra_node_busbw_gb_per_s",
+                                        (c.accelerator, c.gpus_per_node))]
+        if c.instance_type:
+            keys.insert(0, ("intra_busbw_gb_per_s", c.instance_type))
+        return keys
+    return [("inter_busbw_gb_per_s", (c.instance_type, c.nodes))]
+
+
+def _key_label(mapping: str, key: Any) -> str:
+    if mapping == "matmul_tflops":
+        return f"{key[0]} {key[1]}"
+    if mapping == "intra_node_busbw_gb_per_s":
+        return f"{key[0]} x{key[1]} per node"
+    if mapping == "inter_busbw_gb_per_s":
+        return f"{key[0]} x {key[1]} nodes"
+    return str(key)
+
+
+_KIND_OF = {"matmul_tflops": "matmul", "hbm_gb_per_s": "hbm", "intra_busbw_gb_per_s": "intra",
+            "intra_node_busbw_gb_per_s": "intra", "inter_busbw_gb_per_s": "inter"}
+
+
+def _median(values: list[float]) -> float:
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def _workload_bounds(c: WorkloadCandidate) -> tuple[str | None, bool]:
+    """(reason, whole_report) for a workload layer outside what the hardware allows."""
+    if c.modelled is None:
+        return "the planner cannot model this layer here (no datasheet figures)", False
+    ms = c.measured_layer_seconds * 1e3
+    if c.peak_tflops:
+        fastest = c.modelled.flops / (c.peak_tflops * 1e12)
+        if c.measured_layer_seconds < fastest:
+            return (f"{ms:,.4g} ms per layer is faster than its {c.modelled.flops:.3g} FLOPs at "
+                    f"the datasheet peak {c.peak_tflops:,.4g} TFLOP/s ({fastest * 1e3:,.4g} ms): "
+                    "impossible", True)
+    slowest = MAX_WORKLOAD_RATIO * c.modelled.layer_seconds
+    if c.measured_layer_seconds > slowest:
+        return (f"{ms:,.4g} ms per layer is over {MAX_WORKLOAD_RATIO:g}x the modelled "
+                f"{c.modelled.layer_seconds * 1e3:,.4g} ms: a broken measurement (a wrong "
+                "device, a CPU fallback)", True)
+    mem = c.measured_layer_memory_bytes
+    if mem is not None and c.memory_bytes and mem > c.memory_bytes:
+        return (f"{mem / 2**30:,.1f} GiB of activations per layer is above the GPU's "
+                f"{c.memory_bytes / 2**30:,.0f} GiB: impossible", True)
+    return None, False
+
+
+def _combine_workload(group: list[WorkloadCandidate]) -> WorkloadMeasurement:
+    group = sorted(group, key=lambda c: c.report_id)
+    first, model = group[0], group[0].modelled
+    value = _median([c.measured_layer_seconds for c in group])
+    p10s = [c.p10 for c in group if c.p10 is not None]
+    p90s = [c.p90 for c in group if c.p90 is not None]
+    mems = [c.measured_layer_memory_bytes for c in group
+            if c.measured_layer_memory_bytes is not None]
+    opts = [c.measured_optimizer_seconds for c in group
+            if c.measured_optimizer_seconds is not None]
+    mem = _median(mems) if mems else None
+    per = model.layer_seconds
+    return WorkloadMeasurement(
+        accelerator=first.accelerator, framework=first.framework, shape=first.shape,
+        measured_shape=first.shape, distance=0.0, measured_layer_seconds=value,
+        modelled_layer_seconds=per, time_ratio=value / per,
+        time_ratio_p10=min(p10s) / per if p10s else None,
+        time_ratio_p90=max(p90s) / per if p90s else None,
+        measured_layer_memory_bytes=mem, modelled_layer_memory_bytes=model.activation_bytes,
+        memory_ratio=mem / model.activation_bytes if mem and model.activation_bytes else None,
+        measured_optimizer_seconds=_median(opts) if opts else None,
+        modelled_optimizer_seconds=model.optimizer_seconds,
+        attention_backend=first.attention_backend, source=_source(group),
+        n_reports=len(group), report_ids=tuple(c.report_id for c in group))
+
+
+def _workload_notes(workloads: list[WorkloadCandidate], distrusted: dict[int, str]
+                    ) -> tuple[dict, list[CalibrationNote], list[CalibrationNote]]:
+    """(workload_layers, used notes, refused notes) by rule 6."""
+    groups: dict[tuple[str, str, WorkloadShape], list[WorkloadCandidate]] = {}
+    refused = []
+    for c in workloads:
+        why = c.refusal or _workload_bounds(c)[0]
+        if why is None and c.report_id in distrusted:
+            why = f"another figure of this report is out of bounds ({distrusted[c.report_id]})"
+        if why is not None:
+            ms = c.measured_layer_seconds * 1e3
+            refused.append(CalibrationNote(kind="workload", key=c.label,
+                                           value=ms if math.isfinite(ms) else None,
+                                           unit="ms/layer", report_ids=(c.report_id,),
+                                           reason=why))
+            continue
+        groups.setdefault((c.accelerator, c.framework, c.shape), []).append(c)
+    layers, used = {}, []
+    for key, group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1],
+                                                             kv[0][2].label)):
+        m = _combine_workload(group)
+        layers[key] = m
+        how = f"median of {m.n_reports} reports" if m.n_reports > 1 else "one report"
+        used.append(CalibrationNote(
+            kind="workload", key=group[0].label, value=m.measured_layer_seconds * 1e3,
+            unit="ms/layer", report_ids=m.report_ids, reason=f"{how}; {m.summary()}"))
+    return layers, used, refused
+
+
+def calibrate(candidates: Iterable[Candidate], *,
+              workloads: Iterable[WorkloadCandidate] = ()) -> Calibration:
+    """Apply the rules of the module docstring; every candidate is used or listed as refused."""
+    candidates = list(candidates)
+    workloads = list(workloads)
+    distrusted: dict[int, str] = {}
+    for c in candidates:
+        if c.refusal is None:
+            why, whole = _bounds_refusal(c)
+            if whole:
+                distrusted.setdefault(c.report_id, f"{c.kind} {c.label}: {why}")
+    for w in workloads:
+        if w.refusal is None:
+            why, whole = _workload_bounds(w)
+            if whole:
+                distrusted.setdefault(w.report_id, f"workload {w.label}: {why}")
+    used: dict[tuple[str, Any], list[Candidate]] = {}
+    rejected: list[CalibrationNote] = []
+    for c in candidates:
+        why = c.refusal
+        if why is None:
+            why, _ = _bounds_refusal(c)
+        if why is None and c.report_id in distrusted:
+            why = f"another figure of this report is out of bounds ({distrusted[c.report_id]})"
+        if why is not None:
+            rejected.append(CalibrationNote(kind=c.kind, key=c.label, value=c.value,
+                                            unit=c.unit, report_ids=(c.report_id,),
+                                            reason=why))
+            continue
+        for mapping, key in _keys(c):
+            used.setdefault((mapping, key), []).append(c)
+    maps: dict[str, dict] = {}
+    notes = []
+    for (mapping, key), group in sorted(used.items(), key=lambda kv: str(kv[0])):
+        m = _combine(group)
+        maps.setdefault(mapping, {})[key] = m
+        how = (f"median of {m.n_reports} reports" if m.n_reports > 1 else "one report")
+        if m.p10 is not None and m.p90 is not None:
+            how += f"; p10 {m.p10:,.1f}, p90 {m.p90:,.1f}"
+        notes.append(CalibrationNote(kind=_KIND_OF[mapping], key=_key_label(mapping, key),
+                                     value=m.value, unit=m.unit, report_ids=m.report_ids,
+                                     reason=how))
+    layers, used_layers, refused_layers = _workload_notes(workloads, distrusted)
+    return Calibration(**maps, workload_layers=layers, used_notes=(*notes, *used_layers),
+                       rejected_notes=tuple(sorted((*rejected, *refused_layers),
+                                                   key=lambda n: n.report_ids)))
+

@@ -1,0 +1,41 @@
+"""Team budgets: several jobs sharing GPU quotas and budgets over time, allocated at least cost.
+
+    load_team_plan, parse_team_plan, TeamPlan, Job, TeamPlanError   the team plan (docs/team.md)
+    allocate, allocate_candidates, Allocation, AllocationInfeasibleError   the allocation
+    solve, Options, Solution, month_edges, month_shares              the MILP (``_milp``)
+
+``allocate`` asks ``planner.search.plan`` for every job's candidates, then solves the team MILP
+(``scipy.optimize.milp``) written out in ``_milp``'s docstring. ``load_team_plan`` is the only
+function here that reads files (the team plan and the configs it names).
+"""
+
+from ._allocate import (
+    PER_JOB,
+    TOP_N,
+    allocate,
+    allocate_candidates,
+    build_options,
+    candidate_probability,
+    job_candidates,
+)
+from ._fields import TeamPlanError, period_months
+from ._load import MAX_TEAM_FILE_BYTES, load_team_plan
+from ._milp import (
+    DEFAULT_TIME_LIMIT_S,
+    AllocationInfeasibleError,
+    Options,
+    Solution,
+    month_edges,
+    month_shares,
+    solve,
+)
+from ._spec import Job, TeamPlan, parse_team_plan, priced_catalog
+from ._summary import Allocation
+
+__all__ = [
+    "DEFAULT_TIME_LIMIT_S", "MAX_TEAM_FILE_BYTES", "PER_JOB", "TOP_N", "Allocation",
+    "AllocationInfeasibleError", "Job", "Options", "Solution", "TeamPlan", "TeamPlanError",
+    "allocate", "allocate_candidates", "build_options", "candidate_probability", "job_candidates",
+    "load_team_plan", "month_edges", "month_shares", "parse_team_plan", "period_months",
+    "priced_catalog", "solve",
+]

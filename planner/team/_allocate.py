@@ -1,0 +1,200 @@
+"""Team allocation, end to end: candidates per job from ``plan()``, then the MILP.
+
+The mixed-integer programme itself — variables, objective, constraints and the diagnosis of
+infeasible plans — is written out and solved in ``_team_milp``; this module turns a team plan
+into its run options and the solution into an ``Allocation``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..model import NO_CALIBRATION, Assumptions, PlannerError, probability_within
+from ..search import Constraints, QuotaRule, Quotas, plan
+from ._milp import DEFAULT_TIME_LIMIT_S, AllocationInfeasibleError, Options, scopes, solve
+from ._spec import priced_catalog
+from ._summary import Allocation, summarise_allocation
+
+TOP_N = 200      # candidates asked of plan() per job (describing them is cheap)
+PER_JOB = 24     # the cheapest candidates kept per job …
+PER_SCOPE = 2    # … plus the cheapest few of every (cloud, region, accelerator), so that a
+MAX_PER_JOB = 60  # binding quota leaves the solver somewhere else to go
+
+
+def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
+             time_limit_s: float = DEFAULT_TIME_LIMIT_S, workers: int = 1) -> Allocation:
+    """Candidates for every job from ``plan()``, then the team MILP (see the docstring)."""
+    A = assumptions or Assumptions()
+    cat = priced_catalog(team_plan, catalog)
+    cands = job_candidates(team_plan, cat, A, calibration or NO_CALIBRATION, workers=workers)
+    return allocate_candidates(team_plan, cands, catalog_info=cat.provenance(),
+                               assumptions=A, time_limit_s=time_limit_s)
+
+
+def _plan_quotas(team_plan):
+    """The per-candidate GPU caps plan() may apply: a scope's largest cap over the months."""
+    rules = []
+    for key, caps in scopes(team_plan.quotas).items():
+        if caps["all"] is not None:
+            cap = max([caps["all"], *caps["months"].values()])
+            rules.append(QuotaRule(gpus=cap, cloud=key[0], region=key[1], accelerator=key[2]))
+    return Quotas(tuple(rules)) if rules else None
+
+
+def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1) -> list[list[dict]]:
+    """For every job, plan()'s cheapest feasible candidates plus the cheapest of each scope and
+    the feasible part of the frontier. Identical (workload, constraints) pairs run once; with
+    ``workers`` > 1 distinct ones run in forked processes (Linux; elsewhere one by one)."""
+    quotas = _plan_quotas(team_plan)
+    keys = []
+    for job in team_plan.jobs:
+        try:
+            c = Constraints(deadline_hours=job.window_hours, max_gpus=job.max_gpus,
+                            min_probability=job.min_probability, clouds=job.clouds,
+                            regions=job.regions, pricing=job.pricing, gpus=job.accelerators,
+                            exclude=job.exclude, quotas=quotas)
+        except PlannerError as exc:
+            raise PlannerError(f"{team_plan.source}: {job.where}: {exc}") from None
+        keys.append((job.workload, c))
+    results = _run_plans(list(dict.fromkeys(keys)), cat, A, calibration, workers)
+    out = []
+    for job, key in zip(team_plan.jobs, keys, strict=True):
+        kind, value = results[key]
+        if kind == "error":
+            raise PlannerError(f"{team_plan.source}: {job.where}: {value}")
+        if kind == "infeasible":
+            raise PlannerError(
+                f"{team_plan.source}: {job.where}: nothing finishes between earliest_start "
+                f"{job.earliest_start} and deadline {job.deadline}: {value['reason']}. To fix: "
+                f"move the deadline later (the fastest plan needs {value['fastest_days']:,.1f} "
+                "days), raise max_gpus, or allow more clouds, accelerators or pricing models")
+        out.append(value)
+    return out
+
+
+def _plan_one(key, state: tuple):
+    """plan() for one (workload, constraints) under state = (catalog, assumptions,
+    calibration); the outcome as plain data."""
+    cat, A, calibration = state
+    workload, c = key
+    try:
+        res = plan(workload, cat, c, assumptions=A, calibration=calibration, top_n=TOP_N)
+    except PlannerError as exc:
+        return "error", str(exc)
+    if res.infeasible is not None:
+        return "infeasible", {"reason": res.infeasible.reason,
+                              "fastest_days": res.infeasible.fastest.wall_clock_hours / 24}
+    # Candidates cross a process boundary here: plain dicts (their JSON form) from now on.
+    return "ok", _diverse([c.as_dict() for c in
+                           (*res.candidates, *(f for f in res.frontier if f.meets_deadline))])
+
+
+class _Worker:
+    """The state of one pool worker process, set once by the pool's initializer: forked
+    workers receive it without pickling the catalog, and the parent process keeps none."""
+
+    state: tuple | None = None
+
+    @classmethod
+    def start(cls, state: tuple) -> None:
+        cls.state = state
+
+    @classmethod
+    def plan(cls, key):
+        return _plan_one(key, cls.state)
+
+
+def _run_plans(keys: list, cat, A, calibration, workers: int) -> dict:
+    import multiprocessing as mp
+
+    state = (cat, A, calibration)
+    if workers > 1 and len(keys) > 1 and "fork" in mp.get_all_start_methods():
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(min(workers, len(keys)), mp_context=mp.get_context("fork"),
+                                 initializer=_Worker.start, initargs=(state,)) as pool:
+            return dict(zip(keys, pool.map(_Worker.plan, keys), strict=True))
+    return {k: _plan_one(k, state) for k in keys}
+
+
+def _diverse(cands: Sequence[dict]) -> list[dict]:
+    unique = {}
+    for c in cands:
+        unique.setdefault((c["cloud"], c["region"], c["instance_type"], c["pricing"],
+                           c["nodes"]), c)
+    ranked = sorted(unique.values(), key=lambda c: (c["total_cost_usd"], c["wall_clock_hours"]))
+    keep, per_scope = [], {}
+    for i, c in enumerate(ranked):
+        scope = (c["cloud"], c["region"], c["accelerator"])
+        per_scope[scope] = per_scope.get(scope, 0) + 1
+        if i < PER_JOB or per_scope[scope] <= PER_SCOPE:
+            keep.append(c)
+    fastest = min(ranked, key=lambda c: c["wall_clock_hours"])
+    keep = keep[:MAX_PER_JOB]
+    return keep if fastest in keep else [*keep, fastest]
+
+
+def candidate_probability(cand: dict, hours: float, A=None) -> float:
+    """P(the candidate finishes within ``hours``): the same distribution plan() decides with
+    (model range × interruptions, ``_probability``), from the candidate's parameters."""
+    d = cand.get("distribution")
+    if not d:  # a synthetic candidate (tests) without a distribution: its own figure
+        return float(cand["deadline_probability"])
+    return float(probability_within(hours, base_hours=d["base_hours"], loss_hours=d["loss_hours"],
+                        rate=d["rate"], sigma=d["sigma"]))
+
+
+def _hours(d: dt.date, epoch: dt.date) -> float:
+    return (d - epoch).days * 24.0
+
+
+def build_options(team_plan, candidates: Sequence[Sequence[dict]], A=None):
+    """Candidates × start offsets that end by the deadline, as arrays, with their records."""
+    A = A or Assumptions()
+    epoch = min(j.earliest_start for j in team_plan.jobs)
+    rec, cols = [], {k: [] for k in ("job", "cost", "gpus", "start", "end", "delay")}
+    scope = []
+    for j, (job, cands) in enumerate(zip(team_plan.jobs, candidates, strict=True)):
+        t0, t_end = _hours(job.earliest_start, epoch), _hours(job.deadline, epoch)
+        for cand in cands:
+            wall = float(cand["wall_clock_hours"])
+            for d in job.start_offsets_days:
+                start = t0 + 24.0 * d
+                if start + wall > t_end + 1e-9:
+                    continue
+                p = float(cand["deadline_probability"]) if d == 0 else \
+                    candidate_probability(cand, t_end - start, A)
+                if job.min_probability and p < job.min_probability:
+                    continue
+                rec.append((cand, d, p))
+                for k, v in (("job", j), ("cost", float(cand["total_cost_usd"])),
+                             ("gpus", int(cand["gpus"])), ("start", start),
+                             ("end", start + wall), ("delay", float(d))):
+                    cols[k].append(v)
+                scope.append((cand["cloud"], cand["region"], cand["accelerator"]))
+    options = Options(job=np.array(cols["job"], dtype=np.int64),
+                      cost_usd=np.array(cols["cost"], dtype=float),
+                      gpus=np.array(cols["gpus"], dtype=float),
+                      start_hours=np.array(cols["start"], dtype=float),
+                      end_hours=np.array(cols["end"], dtype=float), scope=tuple(scope),
+                      delay_days=np.array(cols["delay"], dtype=float))
+    return options, rec, epoch
+
+
+def allocate_candidates(team_plan, candidates: Sequence[Sequence[dict]], *, catalog_info: dict,
+                        assumptions=None, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+                        ) -> Allocation:
+    """The team MILP over given candidates (plan() dicts, or synthetic ones in tests)."""
+    options, rec, epoch = build_options(team_plan, candidates, assumptions)
+    names = [j.name for j in team_plan.jobs]
+    try:
+        sol = solve(options, job_names=names, quotas=team_plan.quotas,
+                    budgets=dict(team_plan.budgets), epoch=epoch,
+                    priority=[j.priority for j in team_plan.jobs], time_limit_s=time_limit_s)
+    except PlannerError as exc:
+        raise type(exc)(f"{team_plan.source}: {exc}", *(
+            (exc.relaxations,) if isinstance(exc, AllocationInfeasibleError) else ())) from None
+    return summarise_allocation(team_plan, options, rec, sol, epoch, catalog_info)

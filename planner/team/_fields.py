@@ -1,0 +1,167 @@
+"""Checking the fields of a team plan: dates, months and periods, whole numbers, names,
+probabilities, start offsets and budgets. Every error names where it is (file, job, field) and
+ends with what to do; values are quoted back safely (``show``: 10^400 and megabyte strings
+stay short).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from catalog import Catalog, GpuplanError, UnknownNameError
+
+from ..model import PlannerError
+
+FIX = "To fix: correct the team plan (format: docs/team.md)"
+
+# Bounds far beyond real team plans; they turn typos and hostile files into clear errors
+# instead of a MILP with millions of columns or a 10^12-GPU cluster.
+MAX_OFFSETS = 32
+MAX_OFFSET_DAYS = 3650
+MIN_YEAR, MAX_YEAR = 2000, 2200
+MAX_BUDGET_USD = 1e12
+MAX_NAME_CHARS = 200
+MAX_SHOWN_CHARS = 60  # a value quoted back in a message
+HUGE = 10**30  # integers above this are "a huge number" in messages (repr of 10^400 is long)
+
+
+class TeamPlanError(PlannerError):
+    """A team plan or actuals file that cannot be used; the message names the place."""
+
+
+def no_unknown(entry: dict, allowed: Iterable[str], at: str) -> None:
+    """Every key of ``entry`` is one of ``allowed`` (the first unknown one is the error)."""
+    allowed = tuple(allowed)
+    unknown = sorted(str(k) for k in set(entry) - set(allowed))
+    if unknown:
+        raise TeamPlanError(str(UnknownNameError(
+            "field", unknown[0], allowed, where=at,
+            hint=f"use one of {', '.join(allowed)} (format: docs/team.md)")))
+
+
+def date(value, at: str) -> dt.date:
+    if isinstance(value, dt.datetime):
+        value = value.date()
+    if not isinstance(value, dt.date):
+        if not isinstance(value, str) or len(value) > 40:
+            raise TeamPlanError(f"{at}: {show(value)} is not a date. To fix: write YYYY-MM-DD, "
+                                "e.g. 2027-03-01")
+        try:
+            value = dt.date.fromisoformat(value.strip())
+        except ValueError as exc:
+            # "day is out of range for month" says why 2027-02-30 is not a date.
+            why = f" ({exc})" if "range" in str(exc) else ""
+            raise TeamPlanError(f"{at}: {value!r} is not a date{why}. To fix: write "
+                                "YYYY-MM-DD, e.g. 2027-03-01") from None
+    if not MIN_YEAR <= value.year <= MAX_YEAR:
+        raise TeamPlanError(f"{at}: {value} is outside {MIN_YEAR}–{MAX_YEAR}. To fix: check "
+                            "the year")
+    return value
+
+
+def whole(value, low: int, high: int) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)
+            and low <= value <= high)
+
+
+def show(value) -> str:
+    """``repr`` for messages, safe for 10^400 and for megabyte strings."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > HUGE:
+        return "a huge number"
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS - 3] + "…"
+
+
+def text(value, at: str) -> str:
+    """A name shown in reports: one printable line of at most MAX_NAME_CHARS."""
+    if not isinstance(value, str) or not value.strip():
+        raise TeamPlanError(f"{at}: expected a non-empty string, got {show(value)}. {FIX}")
+    if len(value) > MAX_NAME_CHARS or not value.isprintable():
+        raise TeamPlanError(f"{at}: {show(value)} must be one printable line of at most "
+                            f"{MAX_NAME_CHARS} characters. {FIX}")
+    return value.strip()
+
+
+def probability(value, at: str) -> float | None:
+    """A probability in (0, 1]; 0 disables the requirement (0.0), None when not given."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and value == 0:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise TeamPlanError(f"{at}: must be a number in (0, 1] (0 disables), got "
+                            f"{show(value)}. To fix: e.g. 0.9")
+    return float(value)
+
+
+def offsets(value, at: str) -> tuple[int, ...]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if (not isinstance(value, list | tuple) or not value or len(value) > MAX_OFFSETS
+            or any(not whole(v, 0, MAX_OFFSET_DAYS) for v in value)):
+        raise TeamPlanError(f"{at}: must be a list of at most {MAX_OFFSETS} whole days from 0 "
+                            f"to {MAX_OFFSET_DAYS}, got {show(value)}. To fix: e.g. [0, 7, 14] "
+                            "(0 alone: start at earliest_start only)")
+    return tuple(sorted(set(value)))
+
+
+def names(value, at: str, allowed: Iterable[str] | None, kind: str = "name") -> tuple[str, ...]:
+    """A list (or comma-separated string) of names, each one of ``allowed`` when given."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TeamPlanError(f"{at}: expected a list of names, got {show(value)}. {FIX}")
+    if allowed is not None:
+        allowed = tuple(allowed)
+        for v in value:
+            if v not in allowed:
+                raise TeamPlanError(str(UnknownNameError(kind, v, allowed, where=at)))
+    return tuple(value)
+
+
+def accelerator(catalog: Catalog, name: str, at: str) -> str:
+    try:
+        return catalog.resolve_accelerator(name)
+    except GpuplanError as exc:
+        raise TeamPlanError(f"{at}: {exc}") from None
+
+
+def period_months(period: str) -> tuple[str, ...] | None:
+    """'2027-03' → ('2027-03',); '2027Q2' → ('2027-04', '2027-05', '2027-06'); 'total' → None
+    (every month). Raises ValueError for anything else."""
+    if period == "total":
+        return None
+    if len(period) == 6 and period[4] in "Qq" and period[:4].isdigit() and period[5] in "1234":
+        q = int(period[5])
+        return tuple(f"{period[:4]}-{m:02d}" for m in range(3 * q - 2, 3 * q + 1))
+    dt.date.fromisoformat(f"{period}-01")
+    if len(period) != 7:
+        raise ValueError(period)
+    return (period,)
+
+
+def budgets(value, source: str) -> tuple[tuple[str, float], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise TeamPlanError(f"{source}: budgets must be a mapping of period to USD, e.g. "
+                            "{\"2027-03\": 120000, \"2027Q2\": 300000}. " + FIX)
+    out = []
+    for period, usd in value.items():
+        period = str(period)[:40]
+        at = f"{source}: budgets[{period!r}]"
+        try:
+            period_months(period)
+        except ValueError:
+            raise TeamPlanError(f"{at}: not a period. To fix: use a month \"2027-03\", a "
+                                "quarter 2027Q2, or total") from None
+        # Compared before float(): float(10**400) raises, and NaN fails every comparison.
+        if isinstance(usd, bool) or not isinstance(usd, int | float) \
+                or not 0 <= usd <= MAX_BUDGET_USD:
+            raise TeamPlanError(f"{at}: must be a number of USD >= 0 and <= "
+                                f"{MAX_BUDGET_USD:,.0f}, got {show(usd)}. To fix: e.g. 120000")
+        out.append((period, float(usd)))
+    return tuple(out)

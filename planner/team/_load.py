@@ -1,0 +1,87 @@
+"""Reading a team plan from a file (or text), and the model configs its jobs name.
+
+The edge of the team package: ``load_team_plan`` reads the YAML through
+``catalog.read_user_text`` (a regular file, size-limited, UTF-8) and ``catalog.load_yaml_text``
+(dates stay strings, so ``2027-02-30`` is an error naming the field), reads every
+``workload: config: PATH`` relative to the team file (``catalog.read_json_file``), and hands
+the data to ``parse_team_plan``. A team plan given as text has no directory of its own and may
+come from someone else (an upload): its ``config:`` paths are refused unless
+``allow_config_paths`` says otherwise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from catalog import Catalog, CatalogFileError, load_yaml_text, read_json_file, read_user_text
+
+from ..model import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, config_file_error
+from ._fields import TeamPlanError
+from ._spec import TeamPlan, parse_team_plan
+
+MAX_TEAM_FILE_BYTES = 2**20
+
+
+def load_team_plan(path_or_text: str | Path, *, catalog: Catalog,
+                   allow_config_paths: bool | None = None) -> TeamPlan:
+    """Read a team plan from a path, or from YAML text (anything containing a newline).
+
+    ``allow_config_paths``: whether ``workload: config:`` may name a file. ``None`` (the
+    default) allows it for a file (paths are relative to it) and refuses it for text.
+    """
+    try:
+        text, source, base = _read_source(path_or_text)
+        data = load_yaml_text(text, what=source) if text.strip() else None
+    except CatalogFileError as exc:  # one error type for "this team plan cannot be used"
+        raise TeamPlanError(str(exc)) from None
+    if allow_config_paths is None:
+        allow_config_paths = base is not None
+    configs = {}
+    if allow_config_paths:
+        data, configs = _configs(data, base or Path(), source)
+    return parse_team_plan(data, catalog=catalog, source=source, configs=configs)
+
+
+def _read_source(path_or_text: str | Path) -> tuple[str, str, Path | None]:
+    if isinstance(path_or_text, str) and ("\n" in path_or_text or ":" in path_or_text
+                                          and not _exists(path_or_text)):
+        return path_or_text, "team.yaml", None
+    path = Path(path_or_text).expanduser()
+    text = read_user_text(path, what="team plan", max_bytes=MAX_TEAM_FILE_BYTES)
+    return text, str(path), path.parent
+
+
+def _exists(text: str) -> bool:
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):  # a name too long, or with a NUL: not a path
+        return False
+
+
+def _configs(data, base: Path, source: str) -> tuple[object, dict[str, dict]]:
+    """(the plan with every job's ``workload: config:`` path made relative to where gpuplan
+    runs, the parsed config.json of each such path). Entries that are not paths are left to
+    ``parse_team_plan`` to refuse."""
+    jobs = data.get("jobs") if isinstance(data, dict) else None
+    if not isinstance(jobs, list):
+        return data, {}
+    out: dict[str, dict] = {}
+    resolved_jobs = []
+    for i, job in enumerate(jobs, start=1):
+        workload = job.get("workload") if isinstance(job, dict) else None
+        name = workload.get("config") if isinstance(workload, dict) else None
+        if not isinstance(name, str) or not name.strip():
+            resolved_jobs.append(job)
+            continue
+        path = str(Path(name) if Path(name).is_absolute() else base / name)
+        if path not in out:
+            try:
+                out[path] = read_json_file(path, what="model config",
+                                           max_bytes=MAX_CONFIG_BYTES, max_depth=MAX_CONFIG_DEPTH)
+            except CatalogFileError as exc:
+                label = f" {job['name']!r}" if isinstance(job.get("name"), str) else ""
+                why = config_file_error(exc, fix="give the path of the model's config.json, "
+                                                 "relative to the team plan")
+                raise TeamPlanError(f"{source}: jobs[{i}]{label}: workload: {why}") from None
+        resolved_jobs.append({**job, "workload": {**workload, "config": path}})
+    return {**data, "jobs": resolved_jobs}, out

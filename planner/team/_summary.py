@@ -1,0 +1,174 @@
+"""From a solved team programme to the Allocation the reports show: per job, per team, per
+month (cost and GPU-hours pro rata of running hours), budget headroom and peak quota use."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import freeze, thaw
+from ..search import QuotaRule
+from ._fields import period_months
+from ._milp import month_edges, month_shares, scope_label, scopes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Allocation:
+    """The chosen plan of every job and what it adds up to: plain data, read-only (``jobs``
+    a tuple of read-only mappings …); ``as_dict`` gives the JSON."""
+
+    name: str
+    source: str
+    jobs: Sequence[Mapping]
+    totals: Mapping
+    by_team: Mapping
+    by_month: Mapping
+    budgets: Sequence[Mapping]
+    quotas: Sequence[Mapping]
+    catalog: Mapping
+    assumptions: Sequence[str]
+    solver: Mapping
+
+    def __post_init__(self) -> None:
+        for name in ("jobs", "totals", "by_team", "by_month", "budgets", "quotas", "catalog",
+                     "assumptions", "solver"):
+            object.__setattr__(self, name, freeze(getattr(self, name)))
+
+    def as_dict(self) -> dict:
+        return thaw({"name": self.name, "source": self.source, "totals": self.totals,
+                     "jobs": self.jobs, "by_team": self.by_team, "by_month": self.by_month,
+                     "budgets": self.budgets, "quotas": self.quotas, "catalog": self.catalog,
+                     "assumptions": self.assumptions, "solver": self.solver})
+
+
+def _when(epoch: dt.date, hours: float) -> str:
+    t = dt.datetime(epoch.year, epoch.month, epoch.day) + dt.timedelta(hours=hours)
+    return f"{t:%Y-%m-%d %H:%M}"
+
+
+def workload_label(job) -> str:
+    s = job.spec
+    what = s.model or (f"config {s.config_name}" if s.config is not None else f"{s.params} params"
+                       + (f" ({s.active_params} active)" if s.active_params else ""))
+    tokens = job.workload.tokens
+    return f"{what}, {tokens / 1e9:,.0f}B tokens" if tokens < 1e12 else \
+        f"{what}, {tokens / 1e12:,.3g}T tokens"
+
+
+def summarise_allocation(team_plan, options, rec, sol, epoch: dt.date, catalog_info: dict):
+    chosen = list(sol.choice)
+    s, e = options.start_hours[chosen], options.end_hours[chosen]
+    months = month_edges(epoch, float(e.max()))
+    shares = month_shares(s, e, months)
+    labels = [m[0] for m in months]
+    counts = np.bincount(options.job, minlength=len(team_plan.jobs))
+    jobs = []
+    for j, (job, k) in enumerate(zip(team_plan.jobs, chosen, strict=True)):
+        cand, delay, prob = rec[k]
+        cost = float(cand["total_cost_usd"])
+        gpu_hours = float(cand.get("gpu_hours", cand["gpus"] * cand["wall_clock_hours"]))
+        deadline_h = (job.deadline - epoch).days * 24.0
+        jobs.append({
+            "job": job.name, "team": job.team, "priority": job.priority,
+            "workload": workload_label(job),
+            "earliest_start": job.earliest_start.isoformat(),
+            "deadline": job.deadline.isoformat(), "start": _when(epoch, float(s[j])),
+            "end": _when(epoch, float(e[j])), "start_offset_days": int(delay),
+            "slack_hours": deadline_h - float(e[j]),
+            "cloud": cand["cloud"], "region": cand["region"],
+            "instance_type": cand["instance_type"], "accelerator": cand["accelerator"],
+            "nodes": int(cand["nodes"]), "gpus": int(cand["gpus"]), "pricing": cand["pricing"],
+            "usd_per_hour": float(cand["usd_per_hour"]),
+            "usd_per_hour_cluster": float(cand.get("usd_per_hour_cluster",
+                                                   cand["usd_per_hour"] * cand["nodes"])),
+            "price_as_of": cand.get("price_as_of"), "price_source": cand.get("price_source"),
+            "price_flags": list(cand.get("price_flags", ())),
+            "wall_clock_hours": float(cand["wall_clock_hours"]), "gpu_hours": gpu_hours,
+            "cost_usd": cost, "deadline_probability": prob, "mfu": cand.get("mfu"),
+            "plan": dict(cand.get("plan") or {}), "options_considered": int(counts[j]),
+            "cost_by_month": {labels[m]: cost * float(shares[j, m])
+                              for m in range(len(labels)) if shares[j, m] > 0},
+            "gpu_hours_by_month": {labels[m]: gpu_hours * float(shares[j, m])
+                                   for m in range(len(labels)) if shares[j, m] > 0},
+        })
+    budgets = dict(team_plan.budgets)
+    by_month = {}
+    for m in labels:
+        cost = sum(jb["cost_by_month"].get(m, 0.0) for jb in jobs)
+        if cost <= 0:
+            continue
+        by_month[m] = {"cost_usd": cost,
+                       "gpu_hours": sum(jb["gpu_hours_by_month"].get(m, 0.0) for jb in jobs),
+                       "jobs": [jb["job"] for jb in jobs if m in jb["cost_by_month"]],
+                       "budget_usd": budgets.get(m)}
+    by_team: dict = {}
+    for jb in jobs:
+        t = by_team.setdefault(jb["team"], {"jobs": 0, "gpu_hours": 0.0, "cost_usd": 0.0})
+        t["jobs"] += 1
+        t["gpu_hours"] += jb["gpu_hours"]
+        t["cost_usd"] += jb["cost_usd"]
+    by_team = dict(sorted(by_team.items()))
+    budget_rows = []
+    for period, usd in team_plan.budgets:
+        ms = period_months(period)
+        planned = sum(v["cost_usd"] for m, v in by_month.items() if ms is None or m in ms)
+        budget_rows.append({"period": period, "budget_usd": usd, "planned_usd": planned,
+                            "headroom_usd": usd - planned,
+                            "used": planned / usd if usd else None})
+    total_cost = sum(jb["cost_usd"] for jb in jobs)
+    totals = {"jobs": len(jobs), "cost_usd": total_cost,
+              "gpu_hours": sum(jb["gpu_hours"] for jb in jobs),
+              "start": min(jb["start"] for jb in jobs), "end": max(jb["end"] for jb in jobs),
+              "budget_usd": budgets.get("total")}
+    return Allocation(
+        name=team_plan.name, source=team_plan.source, jobs=jobs, totals=totals,
+        by_team=by_team, by_month=by_month, budgets=budget_rows,
+        quotas=_quota_use(team_plan, options, chosen, months),
+        catalog=catalog_info, assumptions=_assumptions(team_plan, catalog_info),
+        solver={**sol.as_dict(), "options": len(options), "epoch": epoch.isoformat()})
+
+
+def _quota_use(team_plan, options, chosen, months) -> list[dict]:
+    """Peak GPUs in use per quota scope and month, next to the cap."""
+    out = []
+    s, e = options.start_hours[chosen], options.end_hours[chosen]
+    g = options.gpus[chosen]
+    scope = [options.scope[k] for k in chosen]
+    for key, caps in scopes(team_plan.quotas).items():
+        rule = QuotaRule(gpus=0, cloud=key[0], region=key[1], accelerator=key[2])
+        match = np.array([rule.matches(*x) for x in scope], dtype=bool)
+        for label, lo, hi in months:
+            cap = caps["months"].get(label, caps["all"])
+            if cap is None:
+                continue
+            points = [lo, *(t for t in s[match] if lo <= t < hi)]
+            peak = max(float(g[match & (s <= t) & (t < e)].sum()) for t in points)
+            out.append({"scope": scope_label(key), "month": label, "cap_gpus": cap,
+                        "peak_gpus": int(peak)})
+    return out
+
+
+def _assumptions(team_plan, catalog_info: dict) -> list[str]:
+    offsets = sorted({d for j in team_plan.jobs for d in j.start_offsets_days})
+    probs = sorted({j.min_probability for j in team_plan.jobs if j.min_probability})
+    out = [
+        "Times are UTC; a job may start at 00:00 on earliest_start and must end by 00:00 on "
+        "its deadline.",
+        "Starts considered: earliest_start + " + ", ".join(f"{d}" for d in offsets) + " days.",
+        "Costs are expected costs: spot interruptions and hardware failures are priced in "
+        "(Young/Daly checkpointing, restart time), as in `gpuplan plan`.",
+        "Cost and GPU-hours accrue to months pro rata of running hours.",
+        "Quotas cap the GPUs in use at every moment across the jobs a rule matches; a rule for "
+        "a month replaces the every-month rule of the same scope in that month.",
+        "Prices are frozen in this report: the USD per instance-hour of each job and the "
+        "catalog date below.",
+    ]
+    if probs:
+        out.append("Only plans at least " + "/".join(f"{p:g}" for p in probs) + " likely to "
+                   "finish by the deadline (Poisson interruptions) were considered.")
+    if catalog_info.get("overrides"):
+        out.append(f"Price overrides applied: {catalog_info['overrides']}.")
+    return out
