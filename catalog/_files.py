@@ -6,6 +6,9 @@ is wrong and how to fix it — never a traceback, never a hang, never an exhaust
 
     read_user_text      regular files only (stat before open: never /dev/zero, a FIFO, a socket),
                         at most ``max_bytes``, UTF-8 with the offset of the first bad byte
+    system_location     why a path is among the kernel's own files (/proc, /sys, /dev but
+                        /dev/shm, a proc/sysfs/devtmpfs… mount anywhere), refused for every
+                        read and write by place and file-system type (root passes access())
     load_yaml_text      safe_load that keeps dates as strings (our code validates them), bounds
                         nesting depth and alias expansion (billion laughs), rejects duplicate keys
     load_json_text      bounded depth, no NaN/Infinity, no 400-digit numbers, no duplicate keys
@@ -79,6 +82,10 @@ def _os_reason(exc: OSError) -> str:
 
 
 def _as_path(path: str | os.PathLike[str], *, what: str, fix: str) -> Path:
+    """``path`` as a Path, after refusing what no user file can be: not a string, empty, a NUL
+    in it, among the kernel's own files (``system_location``). Every read and write of a
+    user's file starts here (read_user_text, _writes.check_output_path): refused once for both.
+    """
     raw = os.fspath(path) if isinstance(path, str | os.PathLike) else path
     if not isinstance(raw, str):
         raise _fail(f"{what}: expected a file path, got {type(raw).__name__}. To fix: {fix}")
@@ -86,7 +93,71 @@ def _as_path(path: str | os.PathLike[str], *, what: str, fix: str) -> Path:
         raise _fail(f"{what}: the path is empty. To fix: {fix}")
     if "\x00" in raw:
         raise _fail(f"{what}: the path contains a NUL character. To fix: {fix}")
+    try:
+        mode = os.stat(raw).st_mode
+    except (OSError, ValueError):
+        mode = None
+    # An existing device, FIFO or socket is left to the callers, whose message names its kind
+    # ("/dev/null: is a device; refusing to replace it"), the more precise of the two.
+    if mode is None or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        where = system_location(raw)
+        if where is not None:
+            raise _fail(f"{what} {raw}: {where}, the kernel's own files; gpuplan neither "
+                        f"reads nor writes files there. To fix: {fix}")
     return Path(raw)
+
+
+# --- the kernel's own files ----------------------------------------------------------------
+# Nothing a user keeps lives there, and as root a write there changes the machine ("replacing"
+# /sys/kernel/mm/transparent_hugepage/enabled, creating /dev/report.md on the devtmpfs of the
+# device nodes). Root passes every access() check: refused by place and file-system type.
+SYSTEM_TREES = {"/proc": "processes and kernel settings", "/sys": "devices and driver settings",
+                "/dev": "device nodes"}
+SYSTEM_TREE_EXCEPTIONS = ("/dev/shm",)  # POSIX shared memory: an ordinary tmpfs
+# The same file systems mounted elsewhere (a chroot's proc), as /proc/self/mountinfo names them.
+PSEUDO_FILESYSTEMS = frozenset(
+    "autofs binfmt_misc bpf cgroup cgroup2 configfs debugfs devpts devtmpfs efivarfs fusectl "
+    "hugetlbfs mqueue nsfs proc pstore rpc_pipefs securityfs selinuxfs sysfs tracefs".split())
+MOUNTINFO = "/proc/self/mountinfo"  # Linux only; elsewhere the trees are the rule
+_OCTAL = re.compile(r"\\([0-7]{3})")  # mountinfo writes a space in a mount point as \040
+
+
+def _under(path: str, tree: str) -> bool:
+    return tree == "/" or path == tree or path.startswith(tree.rstrip("/") + "/")
+
+
+def system_location(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` is among the kernel's own files ("is under /sys (devices and driver
+    settings)"), or None. Symbolic links are resolved first: /dev/stdout redirected to a file
+    is that file, a link to /sys/... is /sys."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        real = os.path.abspath(path)
+    tree = next((t for t in SYSTEM_TREES if _under(real, t)), None)
+    if tree and not any(_under(real, e) for e in SYSTEM_TREE_EXCEPTIONS):
+        return f"is under {tree} ({SYSTEM_TREES[tree]})"
+    fstype = filesystem_type(real)
+    return f"is on a {fstype} file system" if fstype in PSEUDO_FILESYSTEMS else None
+
+
+def filesystem_type(real_path: str) -> str | None:
+    """The type ("ext4", "proc" …) of the file system holding the resolved ``real_path``, from
+    /proc/self/mountinfo; None where that cannot be read."""
+    try:
+        with open(MOUNTINFO, "rb") as handle:  # thousands of mounts fit in 4 MiB
+            lines = handle.read(4 * 2**20).decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    best, best_len = None, -1
+    for fields in (line.split(" ") for line in lines):
+        # id parent dev root MOUNT-POINT options [optional fields…] - TYPE source options
+        if "-" not in fields[6:-1]:
+            continue
+        point = _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), fields[4])
+        if _under(real_path, point) and len(point) >= best_len:  # ">=": the later is on top
+            best, best_len = fields[fields.index("-", 6) + 1], len(point)
+    return best
 
 
 # --- reading -------------------------------------------------------------------------------

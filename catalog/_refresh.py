@@ -121,12 +121,15 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
                     progress: Callable[[str, str, int, int], None] | None = None,
                     sources: Mapping[str, Source] | None = None,
                     prune: bool = False) -> RefreshResult:
-    """Refresh ``clouds`` (``regions``: None for all), merge, check, install and activate."""
-    unknown = [c for c in clouds if c not in CLOUDS]
-    if unknown:
-        raise UnknownNameError("cloud", unknown[0], CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")
+    """Refresh ``clouds`` (``regions``: None for all), merge, check, install and activate.
+
+    Every cloud and region name is checked before any source is contacted (a misspelt region
+    must not cost minutes of downloads first, nor hide behind "no network").
+    """
+    clouds = _check_clouds(clouds)
     current = load_catalog()
     packaged = load_catalog(_paths.PACKAGED)
+    regions = _check_regions(clouds, regions, (current, packaged))
     # Specs the APIs do not give (topology, network notes) come from the active catalog, with
     # datasheet accelerators from the packaged one.
     sources = dict(sources) if sources is not None else default_sources(current)
@@ -159,14 +162,6 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
         reasons = "; ".join(skipped.values())
         raise RefreshError(f"no cloud could be refreshed, the active catalog was left "
                            f"unchanged: {reasons}")
-    if regions is not None:  # a region no refreshed cloud has and the catalog never had
-        covered = {r for data in results.values() for r in data.regions}
-        known = covered | set(current.regions())
-        for region in regions:
-            if region not in known:
-                raise UnknownNameError("region", region, known,
-                                       hint="`gpuplan catalog info` and `gpuplan offers` show "
-                                            "the regions; nothing was changed")
     merged = merge(current, packaged, results, regions, prune=prune)
     problems = check_integrity(merged.accelerators, merged.instance_types, merged.offers)
     if problems:
@@ -178,6 +173,48 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
     name, path = install(merged.accelerators, merged.instance_types, merged.offers,
                                 merged.meta)
     return _diff(current, name, path, results, skipped, merged)
+
+
+def _check_clouds(clouds: Sequence[str]) -> list[str]:
+    """``clouds`` without repeats, each one of CLOUDS (else UnknownNameError, with the close
+    matches); read before anything else is."""
+    names = [clouds] if isinstance(clouds, str) else list(clouds)
+    if not names:
+        raise CatalogError(f"no cloud to refresh. To fix: name one or more of "
+                           f"{', '.join(CLOUDS)} (--cloud), or leave --cloud out for all")
+    for c in names:
+        if not isinstance(c, str) or c not in CLOUDS:
+            raise UnknownNameError("cloud", c, CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")
+    return list(dict.fromkeys(names))
+
+
+def _check_regions(clouds: Sequence[str], regions: Sequence[str] | None,
+                   catalogs: Sequence[Catalog]) -> list[str] | None:
+    """``regions`` without repeats, each a region of one of ``clouds`` in the active or the
+    packaged catalog, checked before any source is contacted.
+
+    A region a cloud opened after both catalogs were built is not known yet: a refresh
+    without --region fetches every region, new ones included (the hint says so).
+    """
+    if regions is None:
+        return None
+    names = [regions] if isinstance(regions, str) else list(regions)
+    if not names:
+        raise CatalogError("no region to refresh. To fix: name one or more regions (--region),"
+                           " or leave --region out for all")
+    known = {r for cat in catalogs for c in clouds for r in cat.regions(c)}
+    for region in names:
+        if isinstance(region, str) and region in known:
+            continue
+        elsewhere = [c for c in CLOUDS if c not in clouds
+                     and any(region in cat.regions(c) for cat in catalogs)]
+        hint = (f"{region!r} is a {elsewhere[0]} region: add {elsewhere[0]} to --cloud, or "
+                "leave the region out; nothing was changed" if elsewhere else
+                "`gpuplan catalog info` and `gpuplan offers` show the regions (a region "
+                "newer than the catalog comes with a refresh without --region); nothing was "
+                "changed")
+        raise UnknownNameError(f"{'/'.join(clouds)} region", region, known, hint=hint)
+    return list(dict.fromkeys(names))
 
 
 def _duplicates(data: CloudData) -> str:

@@ -4,7 +4,11 @@
      +-- ReportError(ProbesError, ValueError)         a report file is unreadable, corrupt,
      |                                                incomplete or of an unknown schema_version
      +-- ProbeSetupError(ProbesError, RuntimeError)   the probes cannot start as asked (no CUDA
-                                                      for --device cuda, no process group)
+     |                                                for --device cuda, no process group)
+     +-- ReportWriteError(ProbesError, OSError)       the report cannot be written where asked (a
+                                                      directory, a device, a FIFO, /proc, a full
+                                                      disk); an OSError, as a failed write always
+                                                      was, so existing handlers keep working
 """
 
 from __future__ import annotations
@@ -23,3 +27,7 @@ class ReportError(ProbesError, ValueError):
 
 class ProbeSetupError(ProbesError, RuntimeError):
     """The probes cannot start as asked; the message says how to fix it."""
+
+
+class ReportWriteError(ProbesError, OSError):
+    """The report cannot be written to the path asked for; the message says how to fix it."""

@@ -4,22 +4,46 @@
 from the records' own type hints, so every missing or mistyped field is named in a one-line
 ReportError ending "To fix: ...". Fields a reader does not know are ignored; fields a report
 lacks take their defaults (how version-1 files still read).
+
+Files as gpuplan treats every file a user names (issue 16), without importing catalog:
+`gpuplan launch` copies this package alone to the nodes. So catalog._files/_writes' rules are
+kept here in short (a test pins that both refuse the same places):
+
+    load_report            a regular file only (a FIFO blocks, /dev/zero never ends), at most
+                           MAX_REPORT_BYTES read whatever its size claims, JSON without
+                           NaN/Infinity, 400-digit numbers or nesting that overflows the parser
+    check_report_path      not empty, not a directory, device, FIFO or socket (nor a symlink
+                           to one), not the kernel's own files (/proc, /sys, /dev: by place and
+                           file-system type, root passes access()), a creatable folder
+    write_report_atomic    check_report_path, a temporary file in the same folder, fsync,
+                           os.replace, folder fsync; the temporary file removed on any failure;
+                           a new file gets the user's umask (not mkstemp's 0600)
+
+Write failures are ReportWriteError (a ProbesError and an OSError), read failures ReportError.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
+import math
 import os
-import tempfile
+import re
+import secrets
+import stat
 import types
 import typing
 from pathlib import Path
 from typing import Any, Literal
 
+from probes._errors import ReportWriteError
 from probes._schema import SUPPORTED_SCHEMA_VERSIONS, ProbeReport, ReportError
 
 _FIX_REPORT = "To fix: re-run `python -m probes --out PATH` on the instance and use that file."
+_FIX_OUT = "To fix: give the path of a file to create or replace, e.g. --out report.json."
+MAX_REPORT_BYTES = 16 * 2**20  # ~9 KB for 8 GPUs, ~0.6 MB for 1,024 ranks (as probe ingest)
+MAX_NUMBER_DIGITS = 40  # no figure of a report has more; int() of 5,000 digits raises
 
 
 def report_to_json(report: ProbeReport) -> str:
@@ -27,42 +51,266 @@ def report_to_json(report: ProbeReport) -> str:
     return json.dumps(dataclasses.asdict(report), indent=2, sort_keys=True, allow_nan=False)
 
 
-def write_report_atomic(report: ProbeReport, path: str | os.PathLike[str]) -> Path:
-    """Write the report so that ``path`` holds either the old file or the whole new one."""
-    target = Path(path)
-    text = report_to_json(report) + "\n"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+# --- where a report may go -----------------------------------------------------------------
+
+def _kind(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _reason(exc: OSError) -> str:
+    reasons = {errno.ENOENT: "no such file", errno.EACCES: "permission denied",
+               errno.EPERM: "permission denied", errno.ENOSPC: "disk full",
+               errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system",
+               errno.EISDIR: "is a directory", errno.ENAMETOOLONG: "file name too long",
+               errno.ENOTDIR: "a part of the path is not a directory"}
+    return reasons.get(exc.errno, "") or exc.strerror or str(exc) or type(exc).__name__
+
+
+# The kernel's own files, as catalog._files.system_location has them (see the module doc).
+_SYSTEM_TREES = {"/proc": "processes and kernel settings", "/sys": "devices and driver settings",
+                 "/dev": "device nodes"}
+_SYSTEM_TREE_EXCEPTIONS = ("/dev/shm",)  # POSIX shared memory: an ordinary tmpfs
+_PSEUDO_FILESYSTEMS = frozenset(
+    "autofs binfmt_misc bpf cgroup cgroup2 configfs debugfs devpts devtmpfs efivarfs fusectl "
+    "hugetlbfs mqueue nsfs proc pstore rpc_pipefs securityfs selinuxfs sysfs tracefs".split())
+MOUNTINFO = "/proc/self/mountinfo"
+_OCTAL = re.compile(r"\\([0-7]{3})")  # a space in a mount point is written \040
+
+
+def _under(path: str, tree: str) -> bool:
+    return tree == "/" or path == tree or path.startswith(tree.rstrip("/") + "/")
+
+
+def _filesystem_type(real: str) -> str | None:
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:  # make the rename itself durable; not every filesystem allows opening a directory
-        dir_fd = os.open(target.parent, os.O_RDONLY)
+        with open(MOUNTINFO, "rb") as handle:
+            lines = handle.read(4 * 2**20).decode("utf-8", "replace").splitlines()
     except OSError:
-        return target
+        return None  # not Linux: the trees are the rule
+    best, best_len = None, -1
+    for fields in (line.split(" ") for line in lines):
+        # id parent dev root MOUNT-POINT options [optional fields…] - TYPE source options
+        if "-" not in fields[6:-1]:
+            continue
+        point = _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), fields[4])
+        if _under(real, point) and len(point) >= best_len:  # ">=": the later is on top
+            best, best_len = fields[fields.index("-", 6) + 1], len(point)
+    return best
+
+
+def _system_location(path: str) -> str | None:
     try:
-        os.fsync(dir_fd)
+        real = os.path.realpath(path)  # /dev/stdout redirected to a file is that file
+    except (OSError, ValueError):
+        real = os.path.abspath(path)
+    tree = next((t for t in _SYSTEM_TREES if _under(real, t)), None)
+    if tree and not any(_under(real, e) for e in _SYSTEM_TREE_EXCEPTIONS):
+        return f"is under {tree} ({_SYSTEM_TREES[tree]})"
+    fstype = _filesystem_type(real)
+    return f"is on a {fstype} file system" if fstype in _PSEUDO_FILESYSTEMS else None
+
+
+def check_report_path(path: str | os.PathLike[str], *, what: str = "probe report",
+                      try_create: bool = False) -> Path:
+    """The file a report written to ``path`` replaces, after refusing what it must not.
+
+    A symbolic link is followed (the file it points to is replaced, the link kept); folders
+    that do not exist yet are allowed (the writer creates them) when the nearest existing one
+    is a writable directory. ``try_create``: also create and remove a file there, since root
+    passes access() and only a real attempt finds a read-only mount; the command line does
+    this before minutes of measuring. Raises ReportWriteError.
+    """
+    raw = os.fspath(path) if isinstance(path, str | os.PathLike) else path
+    if not isinstance(raw, str):
+        raise ReportWriteError(f"{what}: expected a file path, got {type(raw).__name__}. "
+                               f"{_FIX_OUT}")
+    if not raw.strip():
+        raise ReportWriteError(f"{what}: the path is empty. {_FIX_OUT}")
+    if "\x00" in raw:
+        raise ReportWriteError(f"{what}: the path contains a NUL character. {_FIX_OUT}")
+    try:
+        mode: int | None = os.stat(raw).st_mode  # follows a symlink to what it names
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except OSError as exc:
+        raise ReportWriteError(f"{what} {raw}: cannot use it ({_reason(exc)}). "
+                               f"{_FIX_OUT}") from None
+    kind = _kind(mode) if mode is not None else None
+    if kind not in (None, "a directory"):  # a device, FIFO or socket: say exactly which
+        raise ReportWriteError(f"{what} {raw}: is {kind}; refusing to replace it. {_FIX_OUT}")
+    where = _system_location(raw)
+    if where is not None:
+        raise ReportWriteError(f"{what} {raw}: {where}, the kernel's own files; refusing to "
+                               f"write there. {_FIX_OUT}")
+    if kind == "a directory":
+        raise ReportWriteError(f"{what} {raw}: is a directory; refusing to replace it. To fix: "
+                               "give a file name inside that directory, e.g. "
+                               f"{os.path.join(raw, 'report.json')}.")
+    target = Path(os.path.realpath(raw)) if os.path.islink(raw) else Path(raw)
+    if mode is not None and not os.access(target, os.W_OK):
+        raise ReportWriteError(f"{what} {target}: the file is read-only. To fix: make it "
+                               f"writable (chmod u+w {target}) or choose another path.")
+    folder = Path(os.path.abspath(target)).parent
+    while not os.path.lexists(folder):  # write_report_atomic creates the missing folders
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ReportWriteError(f"{what} {raw}: {folder} is not a directory. {_FIX_OUT}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ReportWriteError(f"{what} {raw}: the directory {folder} is read-only for you. "
+                               "To fix: choose a writable location, e.g. --out report.json.")
+    if try_create:
+        trial = folder / f".probes-write-check-{secrets.token_hex(6)}"
+        try:
+            os.close(os.open(trial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            os.unlink(trial)
+        except OSError as exc:
+            raise ReportWriteError(f"{what} {raw}: cannot create a file in {folder} "
+                                   f"({_reason(exc)}). To fix: choose a writable location, "
+                                   "e.g. --out report.json.") from None
+    return target
+
+
+def write_report_atomic(report: ProbeReport, path: str | os.PathLike[str]) -> Path:
+    """Write the report so that ``path`` holds either the old file or the whole new one.
+
+    Refuses (ReportWriteError, before writing anything) a directory, device, FIFO or socket at
+    ``path`` or behind a symlink there, and the kernel's own files; creates missing folders;
+    a failure at any step leaves the old file and no temporary file.
+    """
+    target = check_report_path(path)
+    data = (report_to_json(report) + "\n").encode("utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        existing = os.stat(target) if os.path.lexists(target) else None
+    except OSError as exc:
+        raise _write_error(target, exc) from exc
+    fd, tmp = _create_temp(target)
+    try:
+        try:
+            if existing is not None:  # a replaced report keeps its mode
+                os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        # Looked at again just before the rename: a device or FIFO that appeared at the path
+        # since check_report_path must not be replaced either.
+        try:
+            kind = _kind(os.stat(target).st_mode)
+        except FileNotFoundError:
+            kind = None
+        if kind is not None:
+            raise ReportWriteError(f"probe report {target}: is {kind}; refusing to replace it. "
+                                   f"{_FIX_OUT}")
+        os.replace(tmp, target)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError) and not isinstance(exc, ReportWriteError):
+            raise _write_error(target, exc) from exc
+        raise
+    _fsync_directory(target.parent)
+    return target
+
+
+def _write_error(target: Path, exc: OSError) -> ReportWriteError:
+    return ReportWriteError(f"probe report {target}: cannot write it ({_reason(exc)}). To fix: "
+                            "free space, or choose another location with --out.")
+
+
+def _create_temp(target: Path) -> tuple[int, str]:
+    # Not tempfile.mkstemp: it creates files 0600. os.open(..., 0o666) lets the kernel apply
+    # the user's umask, as for any file the user's tools write.
+    for _ in range(16):
+        tmp = str(target.parent / f".{target.name[:120]}.{secrets.token_hex(6)}.tmp")
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _write_error(target, exc) from exc
+    raise ReportWriteError(f"probe report {target}: cannot create a temporary file in "
+                           f"{target.parent}. To fix: remove stale .*.tmp files there.")
+
+
+def _fsync_directory(folder: Path) -> None:
+    # Makes the rename durable; best effort (not every file system allows opening a folder).
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
     except OSError:
         pass
     finally:
-        os.close(dir_fd)
-    return target
+        os.close(fd)
+
+
+# --- reading -------------------------------------------------------------------------------
+
+def read_report_bytes(path: str | os.PathLike[str], *,
+                      max_bytes: int = MAX_REPORT_BYTES) -> bytes:
+    """The bytes of the report file ``path``: a regular file, at most ``max_bytes``.
+
+    The file is looked at before it is opened (opening a FIFO blocks, /dev/zero never ends)
+    and opened non-blocking (a FIFO swapped in after the look must not hang either); at most
+    ``max_bytes + 1`` bytes are read whatever its size claims (/proc files say 0).
+    """
+    raw = os.fspath(path) if isinstance(path, str | os.PathLike) else path
+
+    def refused(why: str) -> ReportError:
+        return ReportError(f"cannot read probe report {raw!r}: {why}. To fix: check the path "
+                           "and that the file is a probe report.")
+
+    if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
+        raise refused("not a file path")
+    too_big = refused(f"it is larger than the {max_bytes / 2**20:g} MiB a report can be")
+    try:
+        st = os.stat(raw)
+        if _kind(st.st_mode) is not None:
+            raise refused(f"it is {_kind(st.st_mode)}, not a report file")
+        if st.st_size > max_bytes:
+            raise too_big
+        fd = os.open(raw, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise refused(_reason(exc)) from None
+    chunks: list[bytes] = []
+    try:
+        if _kind(os.fstat(fd).st_mode) is not None:
+            raise refused(f"it is {_kind(os.fstat(fd).st_mode)}, not a report file")
+        remaining = max_bytes + 1
+        while remaining > 0 and (chunk := os.read(fd, min(remaining, 1 << 20))):
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    except OSError as exc:
+        raise refused(_reason(exc)) from None
+    finally:
+        os.close(fd)
+    if sum(len(c) for c in chunks) > max_bytes:
+        raise too_big
+    return b"".join(chunks)
 
 
 def load_report(path: str | os.PathLike[str]) -> ProbeReport:
     """Read and validate a report file; raises ReportError with a one-line "To fix" message."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ReportError(f"cannot read probe report {str(path)!r}: {exc}. "
-                          "To fix: check the path and that the file is a probe report.") from exc
-    return report_from_bytes(raw, source=str(path))
+    return report_from_bytes(read_report_bytes(path), source=str(path))
 
 
 def report_from_bytes(raw: bytes, *, source: str = "probe report") -> ProbeReport:
@@ -74,12 +322,39 @@ def report_from_bytes(raw: bytes, *, source: str = "probe report") -> ProbeRepor
         raise ReportError(f"cannot read probe report {source!r}: {exc}. "
                           "To fix: check the path and that the file is a probe report.") from exc
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int,
+                          parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise ReportError(f"probe report {source!r} is not valid JSON "
                           f"(line {exc.lineno}, column {exc.colno}: {exc.msg}). "
                           f"{_FIX_REPORT}") from exc
+    except ValueError as exc:  # from the three hooks: a number no report holds
+        raise ReportError(f"probe report {source!r} is not valid JSON as a report ({exc}). "
+                          f"{_FIX_REPORT}") from None
+    except RecursionError:  # json's parser is recursive; a report is a few levels deep
+        raise ReportError(f"probe report {source!r} is not a report: its JSON nests too "
+                          f"deeply. {_FIX_REPORT}") from None
     return parse_report(data, source=source)
+
+
+def _no_constant(name: str) -> Any:
+    # report_to_json writes with allow_nan=False: NaN or Infinity in a file means damage.
+    raise ValueError(f"{name} is not a number a report may hold")
+
+
+def _bounded_int(raw: str) -> int:
+    if len(raw.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"a {len(raw.lstrip('-'))}-digit number")
+    return int(raw)
+
+
+def _finite_float(raw: str) -> float:
+    if len(raw) > 4 * MAX_NUMBER_DIGITS:
+        raise ValueError(f"a {len(raw)}-character number")
+    value = float(raw)
+    if not math.isfinite(value):
+        raise ValueError(f"{raw} is too large for a number")
+    return value
 
 
 def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:

@@ -34,7 +34,9 @@ Quick reports are for checking the set-up; the planner never calibrates from the
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import importlib.metadata
+import math
 import os
 import time
 from collections.abc import Callable
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from probes._report_io import write_report_atomic
+from probes._report_io import check_report_path, write_report_atomic
 from probes._schema import SCHEMA_VERSION, ProbeFailure, ProbeReport, ProbeSetupError
 from probes._topology import Topology, topology_from_env
 
@@ -65,11 +67,27 @@ class ProbeConfig:
     collective_sizes_bytes: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
+        # The API's own checks (the command line's bounds are in probes.cli.check_args): what
+        # would fail minutes into a run, or never end, fails here.
         unknown = [p for p in self.probes if p not in PROBE_NAMES]
-        if unknown:
-            raise ValueError(f"unknown probe(s) {unknown}; known: {', '.join(PROBE_NAMES)}")
-        if self.timeout_seconds <= 0:
-            raise ValueError("timeout_seconds must be > 0")
+        if unknown or not self.probes:
+            close = difflib.get_close_matches(str(unknown[0]), PROBE_NAMES, n=3) \
+                if unknown else []
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise ValueError(f"unknown probe(s) {unknown or '(none)'}{hint}; known: "
+                             f"{', '.join(PROBE_NAMES)}")
+        if isinstance(self.timeout_seconds, bool) or not isinstance(
+                self.timeout_seconds, int | float) or not (
+                math.isfinite(self.timeout_seconds) and self.timeout_seconds > 0):
+            raise ValueError(f"timeout_seconds must be a finite number > 0, got "
+                             f"{self.timeout_seconds!r}")
+        for name, values in (("collective_sizes_bytes", self.collective_sizes_bytes),
+                             ("matmul_shapes", self.matmul_shapes)):
+            flat = [] if values is None else [
+                v for item in values for v in (item if isinstance(item, tuple) else (item,))]
+            if values is not None and (not values or not all(
+                    isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in flat)):
+                raise ValueError(f"{name} must hold whole numbers > 0, got {values!r}")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -201,7 +219,8 @@ def _init_process_group(topo: Topology, device: Any, timeout_seconds: float) -> 
     try:
         dist.init_process_group(backend=backend,
                                 timeout=dt.timedelta(seconds=timeout_seconds))
-    except (RuntimeError, ValueError, TimeoutError) as exc:
+    # OverflowError: timedelta of a timeout beyond its range (1e300 s), from the API.
+    except (RuntimeError, ValueError, TimeoutError, OverflowError) as exc:
         first = (str(exc).splitlines()[0] if str(exc) else type(exc).__name__).rstrip(". ")
         raise ProbeSetupError(
             f"cannot start the {backend} process group for rank {topo.rank} of "
@@ -216,7 +235,8 @@ def run_probes(config: ProbeConfig | None = None, *,
     """Run the selected probes; rank 0 writes ``out`` (if given) atomically.
 
     Raises probes.ProbeSetupError when the run cannot start (no CUDA for --device cuda, a
-    process group that does not form). Every rank returns a report; rank 0's holds every
+    process group that does not form), a ReportWriteError (a ProbesError) when ``out`` cannot
+    be written, before anything is measured. Every rank returns a report; rank 0's holds every
     rank's figures and errors.
     """
     from probes._environment import recorded_env
@@ -226,6 +246,10 @@ def run_probes(config: ProbeConfig | None = None, *,
     started = time.perf_counter()
     created_utc = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     topo = topology_from_env()
+    if out is not None and topo.rank == 0:
+        # A report path that cannot be written fails now, not after minutes of measuring
+        # (ReportWriteError); write_report_atomic checks again when it writes.
+        check_report_path(out)
     device = resolve_device(config.device, local_rank=topo.local_rank)
     ctx = _Context(config=config, device=device, topo=topo, nccl_env=recorded_env())
     if device.type == "cuda" and topo.world_size > 1 and "collectives" in config.probes:

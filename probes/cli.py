@@ -3,23 +3,41 @@
 
 Exit status: 0 when every probe ran, 1 when the report was written but a probe failed (its
 error is in the report and on stdout), 2 for a problem the user can fix (missing torch, bad
-option, no CUDA for --device cuda, a process group that does not form).
+option, no CUDA for --device cuda, a process group that does not form). Every option is checked
+before anything runs (``check_args``: bounds, names with "Did you mean", a report path that
+can be written); an option error is one line on stderr ending "To fix: …".
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
 
 from probes._errors import TORCH_MISSING
+from probes._report_io import check_report_path
 from probes._runner import PROBE_NAMES, ProbeConfig
 from probes._schema import MATMUL_DTYPES, ProbeReport, ProbesError
 
 # gpuplan is not on a package index: the probes need only torch next to this package
 _UNITS = {"": 1, "B": 1, "K": 2**10, "KIB": 2**10, "M": 2**20, "MIB": 2**20, "G": 2**30,
           "GIB": 2**30}
+# The bounds of the options, in one place: `gpuplan probe run` parses its options with this
+# parser (planner/cli/_probe_cmds.py), so both refuse the same values, before anything runs.
+MAX_TIMEOUT_S = 86_400  # --timeout-s: a process group that has not formed in a day never will
+MAX_SIZE_BYTES = 16 * 2**30  # --sizes: a collective buffer larger than any GPU's memory share
+MAX_MATMUL_DIM = 65_536  # --shapes: 65,536^2 bf16 is 8 GiB per operand
+MAX_LIST = 32  # --sizes, --shapes: entries (a default sweep has about ten)
+MAX_DIGITS = 20  # past this a number is not a size; int() of 5,000 digits raises, unworded
+MAX_SHOWN = 40  # characters of a bad value quoted back
+_FIX = "To fix: see `python -m probes --help`."
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 1] + "…")
 
 
 def parse_size(text: str) -> int:
@@ -27,9 +45,13 @@ def parse_size(text: str) -> int:
     raw = text.strip().upper()
     digits = raw.rstrip("KMGIB")
     unit = raw[len(digits):]
-    if not digits.isdigit() or unit not in _UNITS or int(digits) <= 0:
+    # isdecimal, not isdigit: "²" is a digit that int() refuses with a bare ValueError.
+    if digits.isdecimal() and unit in _UNITS and len(digits) > MAX_DIGITS:
         raise argparse.ArgumentTypeError(
-            f"bad size {text!r}. To fix: use a positive number of bytes with an optional "
+            f"size {_shown(text)} is too large: at most 16 GiB each. To fix: e.g. 1K,1M,1G.")
+    if not digits.isdecimal() or unit not in _UNITS or int(digits) <= 0:
+        raise argparse.ArgumentTypeError(
+            f"bad size {_shown(text)}. To fix: use a positive number of bytes with an optional "
             "K/M/G (KiB/MiB/GiB) suffix, e.g. 1K,1M,1G.")
     return int(digits) * _UNITS[unit]
 
@@ -44,29 +66,106 @@ def _shapes(text: str) -> tuple[tuple[int, int, int], ...]:
         dims = part.strip().lower().split("x")
         if len(dims) == 1:
             dims = dims * 3
-        if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+        if len(dims) == 3 and all(d.isdecimal() for d in dims) and \
+                any(len(d) > MAX_DIGITS for d in dims):
             raise argparse.ArgumentTypeError(
-                f"bad shape {part!r}. To fix: use MxNxK or one number for a cube, "
+                f"shape {_shown(part)} is too large: each dimension at most "
+                f"{MAX_MATMUL_DIM:,}. To fix: e.g. 4096x4096x8192,8192.")
+        if len(dims) != 3 or not all(d.isdecimal() and len(d) <= MAX_DIGITS and int(d) > 0
+                                     for d in dims):
+            raise argparse.ArgumentTypeError(
+                f"bad shape {_shown(part)}. To fix: use MxNxK or one number for a cube, "
                 "e.g. 4096x4096x8192,8192.")
         shapes.append((int(dims[0]), int(dims[1]), int(dims[2])))
     return tuple(shapes)
 
 
+def close_names(name: str, known: Sequence[str]) -> list[str]:
+    """Up to three of ``known`` close to ``name`` (difflib's default cutoff, as
+    catalog.close_matches; not imported from there: the probes run on nodes without it)."""
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    if not close:
+        lowered = {k.lower(): k for k in known}
+        close = [lowered[m] for m in difflib.get_close_matches(name.lower(), list(lowered),
+                                                                n=3, cutoff=0.6)]
+    return close
+
+
 def _names(known: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
     def parse(text: str) -> tuple[str, ...]:
-        names = tuple(n.strip() for n in text.split(",") if n.strip())
+        # A name given twice is run once (dict.fromkeys keeps the order).
+        names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
         bad = [n for n in names if n not in known]
         if bad or not names:
+            close = close_names(bad[0], known) if bad else []
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             raise argparse.ArgumentTypeError(
-                f"unknown name(s) {', '.join(bad) or '(none)'}. To fix: choose from "
-                f"{', '.join(known)}.")
+                f"unknown name(s) {', '.join(_shown(n) for n in bad) or '(none)'}.{hint} "
+                f"To fix: choose from {', '.join(known)}.")
         return names
     return parse
 
 
+def check_args(args: argparse.Namespace) -> None:
+    """What argparse accepts but must not run, each a one-line ProbesError with its bound: a
+    NaN timeout, a 10^15-byte buffer, 100 shapes, a report path that cannot be written (rank 0
+    only: the others write nothing). Run by ``parse_args`` of ``build_parser()``'s parser."""
+    if not (math.isfinite(args.timeout_s) and 1 <= args.timeout_s <= MAX_TIMEOUT_S):
+        raise ProbesError(f"--timeout-s must be a number from 1 to {MAX_TIMEOUT_S:,} (seconds),"
+                          f" got {args.timeout_s}. {_FIX}")
+    if args.sizes == ():
+        raise ProbesError(f"--sizes is empty. {_FIX}")
+    sizes = args.sizes or ()
+    if len(sizes) > MAX_LIST or any(n > MAX_SIZE_BYTES for n in sizes):
+        raise ProbesError(f"--sizes: at most {MAX_LIST} sizes, each at most 16 GiB. {_FIX}")
+    shapes = args.shapes or ()
+    if len(shapes) > MAX_LIST or any(d > MAX_MATMUL_DIM for s in shapes for d in s):
+        raise ProbesError(f"--shapes: at most {MAX_LIST} shapes, each dimension at most "
+                          f"{MAX_MATMUL_DIM:,}. {_FIX}")
+    if os.environ.get("RANK", "0") == "0":
+        # Before minutes of measuring, not after: the trial file finds what access() cannot
+        # (root passes it; a read-only mount, /proc).
+        check_report_path(args.out, what="probe report (--out)", try_create=True)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with every error one line (no usage block) ending "To fix: …", exit 2, and
+    ``checks`` (a function raising ProbesError) run on what it parsed. The close-match hints
+    are made in ``parse_args``, not in ``error``: `gpuplan probe run` replaces ``error`` (to
+    raise its own one-line error) and keeps them."""
+
+    def __init__(self, *args, checks: Callable[[argparse.Namespace], None] | None = None,
+                 **kwargs) -> None:  # noqa: ANN002, ANN003 - argparse's
+        super().__init__(*args, **kwargs)
+        self.checks = checks
+
+    def parse_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 - argparse's
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            # Compared without the dashes every option shares, which would make "--bogus"
+            # close to "--out".
+            options = [a.split("=", 1)[0].lstrip("-") for a in extras if a.startswith("--")]
+            known = {o.lstrip("-"): o for o in self._option_string_actions if o.startswith("--")}
+            close = [known[c] for c in close_names(options[0], list(known))] if options else []
+            hint = f" Did you mean {' or '.join(close)}?" if close else ""
+            self.error(f"unrecognized arguments: {' '.join(extras)}.{hint} {_FIX}")
+        try:
+            if self.checks is not None:
+                self.checks(parsed)
+        except ProbesError as exc:
+            self.error(str(exc))
+        return parsed
+
+    def error(self, message: str):  # noqa: ANN201 - argparse's; never returns
+        message = " ".join(message.split())
+        if "To fix" not in message:
+            message = f"{message.rstrip('.')}{'' if message.endswith('?') else '.'} {_FIX}"
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m probes",
+    parser = OneLineParser(
+        prog="python -m probes", checks=check_args,
         description="Measure matmul TFLOP/s, copy bandwidth and collective bandwidth on this "
                     "instance and write a JSON report. Run under torchrun for several GPUs "
                     "or nodes. `python -m probes workload --help`: time your model's layers.")

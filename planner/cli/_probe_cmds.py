@@ -10,10 +10,6 @@ import typer
 from ._app import CliExit, console, print_json, say_fields
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
-MAX_TIMEOUT_S = 86_400  # --timeout-s: a process group that has not formed in a day never will
-MAX_SIZE_BYTES = 16 * 2**30  # --sizes: a collective buffer larger than any GPU's memory share
-MAX_MATMUL_DIM = 65_536  # --shapes: 65,536^2 bf16 is 8 GiB per operand
-MAX_LIST = 32  # --sizes, --shapes: entries (a default sweep has about ten)
 MAX_REPORT_BYTES = 16 * 2**20  # a probe report: ~9 KB for 8 GPUs, ~0.6 MB for 1,024
 MAX_REPORT_ID = 1_000_000_000
 
@@ -36,11 +32,10 @@ def run_cmd(ctx: typer.Context) -> None:
 
 def check_run_args(argv: list[str]) -> None:
     """Every `probe run` option checked before anything is measured, each error one line
-    with its bound: argparse's own errors, then what argparse accepts but must not run
-    (a NaN timeout, a 10^15-byte buffer, /dev/null as the report)."""
-    import math
-
-    from catalog import GpuplanError, check_output_path
+    with its bound: the probes' own parser runs its checks (``probes.cli.check_args``: a NaN
+    timeout, a 10^15-byte buffer, a report path that cannot be created) as it parses; here its
+    errors become this CLI's one-line error instead of argparse's exit."""
+    from catalog import GpuplanError
     from probes.cli import build_parser
 
     fix = "To fix: see `python -m probes --help`"
@@ -52,42 +47,9 @@ def check_run_args(argv: list[str]) -> None:
     parser = build_parser()
     parser.error = error
     try:
-        args = parser.parse_args(argv)
+        parser.parse_args(argv)
     except SystemExit as exc:  # -h: argparse printed its help
         raise typer.Exit(exc.code or 0) from None
-    if not (math.isfinite(args.timeout_s) and 1 <= args.timeout_s <= MAX_TIMEOUT_S):
-        raise GpuplanError(f"--timeout-s must be a number from 1 to {MAX_TIMEOUT_S:,} (seconds),"
-                           f" got {args.timeout_s}. {fix}")
-    if args.sizes == ():
-        raise GpuplanError(f"--sizes is empty. {fix}")
-    sizes = args.sizes or ()
-    if len(sizes) > MAX_LIST or any(n > MAX_SIZE_BYTES for n in sizes):
-        raise GpuplanError(f"--sizes: at most {MAX_LIST} sizes, each at most 16 GiB. {fix}")
-    shapes = args.shapes or ()
-    if len(shapes) > MAX_LIST or any(d > MAX_MATMUL_DIM for s in shapes for d in s):
-        raise GpuplanError(f"--shapes: at most {MAX_LIST} shapes, each dimension at most "
-                           f"{MAX_MATMUL_DIM:,}. {fix}")
-    target = check_output_path(args.out, what="probe report (--out)")
-    _check_can_create(target, what="probe report (--out)")
-
-
-def _check_can_create(target, *, what: str) -> None:
-    """Create and remove a file beside ``target``: the probes write their report only after
-    minutes of measuring, with their own writer, so a directory that refuses files (/proc, a
-    read-only mount) must fail now."""
-    import os
-    import secrets
-
-    from catalog import GpuplanError
-
-    trial = target.parent / f".gpuplan-write-check-{secrets.token_hex(6)}"
-    try:
-        os.close(os.open(trial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        os.unlink(trial)
-    except OSError as exc:
-        raise GpuplanError(f"{what} {target}: cannot create a file in {target.parent} "
-                           f"({exc.strerror or exc}). To fix: choose a writable location, "
-                           "e.g. --out report.json") from None
 
 
 def _num(v: float | None) -> str:
@@ -148,7 +110,7 @@ def ingest_cmd(
     from catalog import load_catalog
     from planner.store import db_path, ingest, load_calibration
 
-    from ._catalog_cmds import not_empty
+    from ._values import not_empty
 
     not_empty("--accelerator", accelerator)
     for path in reports:  # every file checked before any is stored
