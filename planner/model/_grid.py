@@ -19,7 +19,7 @@ from ._memory import memory_terms, virtual_stages
 from ._perf import RECOMPUTE_CODES, evaluate
 from ._scalars import ModelScalars
 from ._software import PROFILES
-from ._workload import Workload
+from ._workload import GPUS_PER_SEQUENCE, Workload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,11 +72,27 @@ def recompute_codes(recompute: str) -> tuple[int, ...]:
 
 
 def batch_sequences(workload: Workload, gpus: np.ndarray) -> np.ndarray:
-    """Sequences per step for each cluster size (the default rule depends on it)."""
+    """Sequences per step for each cluster size (the default rule depends on it).
+
+    The rule (``Workload.sequences_per_step``) is max(its value for one GPU, ⌈GPUs /
+    GPUS_PER_SEQUENCE⌉) without a global batch or fine-tuning, and one value otherwise: taken
+    so, vectorised, and checked against the rule itself at both ends of the range and where
+    the two meet (a rule that changes shape falls back to asking it for every size)."""
     import numpy as np
 
-    return np.array([workload.sequences_per_step(int(g)) for g in np.asarray(gpus)],
-                    dtype=np.int64)
+    g = np.asarray(gpus, dtype=np.int64)
+    if g.size == 0:
+        return np.empty(0, dtype=np.int64)
+    one = workload.sequences_per_step(1)
+    if workload.global_batch_tokens is not None or workload.finetune != "none":
+        out = np.full(g.shape, one, dtype=np.int64)
+    else:
+        out = np.maximum(one, -(-g // GPUS_PER_SEQUENCE))
+    probes = {int(g.min()), int(g.max()), GPUS_PER_SEQUENCE * one, GPUS_PER_SEQUENCE * one + 1}
+    if any(workload.sequences_per_step(x) != int(out[g == x][0]) for x in probes
+           if (g == x).any()):
+        out = np.array([workload.sequences_per_step(int(x)) for x in g], dtype=np.int64)
+    return out
 
 
 def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray, recompute: str, *,

@@ -6,6 +6,7 @@ out in ``_optimizer``'s docstring and docs/design.md.
 
     plan, Constraints                  the search and what it must respect (the defaults)
     PlanResult, Candidate, PlanPoint, Infeasible, FlaggedSkipped, Commitment   its answer
+    plan_options, PlanOptions, Option  the same candidates, described only when asked for
     Quotas, QuotaRule, parse_quotas    GPU quotas per cloud / region / accelerator (data)
     spot_rate, run_cost_usd            what a spot offer risks and what a run costs
 """
@@ -15,6 +16,8 @@ from ._candidates import (
     Commitment,
     FlaggedSkipped,
     Infeasible,
+    Option,
+    PlanOptions,
     PlanPoint,
     PlanResult,
     run_cost_usd,
@@ -31,6 +34,7 @@ from ._optimizer import (
     MAX_SPOT_INSTANCES_LIMIT,
     Constraints,
     plan,
+    plan_options,
     spot_rate,
     usable_offers,
 )
@@ -47,7 +51,7 @@ __all__ = [
     "CONSTRAINT_DEFAULTS", "DEFAULT_MAX_GPUS", "DEFAULT_MAX_SPOT_INSTANCES",
     "DEFAULT_MIN_PROBABILITY", "DEFAULT_PRICING", "GPU_VENDORS", "GROUP_BY", "MAX_GPUS_LIMIT",
     "MAX_QUOTA_FILE_BYTES", "MAX_SPOT_INSTANCES_LIMIT", "MAX_QUOTA_GPUS", "Candidate",
-    "Commitment", "Constraints", "FlaggedSkipped", "Infeasible", "PlanPoint", "PlanResult",
-    "QuotaRule", "Quotas", "parse_quota_rules", "parse_quotas", "plan", "run_cost_usd",
-    "spot_rate", "usable_offers",
+    "Commitment", "Constraints", "FlaggedSkipped", "Infeasible", "Option", "PlanOptions",
+    "PlanPoint", "PlanResult", "QuotaRule", "Quotas", "parse_quota_rules", "parse_quotas",
+    "plan", "plan_options", "run_cost_usd", "spot_rate", "usable_offers",
 ]

@@ -13,12 +13,24 @@ Cost of a run on n instances at p USD per instance-hour for calendar time C:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from catalog import Offer
+from catalog import HOURS_PER_MONTH, Offer
 
 from ..model import Estimate, freeze, thaw
+
+# Checkpoint storage: the newest checkpoint and the one before it (a write interrupted by a
+# failure must leave one complete checkpoint), priced per month of 8,760 / 12 hours.
+CHECKPOINTS_KEPT = 2
+
+
+def storage_usd(hours, *, checkpoint_bytes: float, usd_per_gb_month: float | None):
+    """What keeping the checkpoints costs for a run of ``hours`` (0 without a price)."""
+    if not usd_per_gb_month:
+        return 0.0
+    return (CHECKPOINTS_KEPT * checkpoint_bytes / 1e9 * usd_per_gb_month * hours
+            / HOURS_PER_MONTH)
 
 
 def run_cost_usd(*, wall_hours, nodes, usd_per_hour, term_hours, commitment_use: float):
@@ -236,3 +248,38 @@ class PlanResult:
         if points:
             d["points"] = [p.as_dict() for p in self.points]
         return d
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Option:
+    """A candidate of ``plan_options`` before it is described: what ranking it and choosing
+    among options reads (the same figures its ``Candidate`` will carry). ``index`` and
+    ``regions`` say which candidate it is to ``PlanOptions.describe``."""
+
+    index: int
+    regions: tuple[str, ...]
+    cloud: str
+    region: str
+    instance_type: str
+    pricing: str
+    accelerator: str
+    nodes: int
+    gpus: int
+    cost_usd: float
+    wall_clock_hours: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanOptions:
+    """``plan``'s candidates and feasible frontier as light options, for a caller that keeps a
+    few (the team allocator): ``describe`` gives the kept ones' full ``Candidate``, exactly as
+    ``plan`` would. ``infeasible_reason`` and ``fastest_hours`` when nothing is feasible."""
+
+    candidates: tuple[Option, ...]
+    feasible_frontier: tuple[Option, ...]  # the frontier's feasible points, by cost
+    infeasible_reason: str | None
+    fastest_hours: float | None
+    describer: Callable = field(repr=False, compare=False)
+
+    def describe(self, options: Sequence[Option]) -> tuple[Candidate, ...]:
+        return self.describer(options)

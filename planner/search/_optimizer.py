@@ -3,8 +3,19 @@
 Search space: every usable offer (cloud × region × instance type × pricing model, after the
 user's filters and overrides) × every node count 1 … ⌊max GPUs / GPUs per node⌋ (1 only when
 the instance has no known inter-node network) × every parallel plan of the performance model
-(within the workload's framework and pins). The model runs once per distinct instance type over
-all its node counts and plans (vectorised); prices, risk and constraints then apply per offer.
+(within the workload's framework and pins). The model runs once per distinct instance *shape*
+over all its node counts and plans (vectorised) and is kept for later calls (``_evaluate``);
+time, risk and cost then apply per risk entry and cost group (``_space``), and the lists of
+the answer are read off the few candidates that can enter them (``_select``).
+
+How the work is shared (issue #19), none of it changing an answer:
+    kept per process   usable offers per (catalog, filters); the model's fastest plan per node
+                       count per instance shape (token-, price- and deadline-free); the
+                       instance types and the candidates' layout per (offers, shape, quotas)
+    per call           calendar time per risk entry (shape × spot rate × restart × nodes), not
+                       per offer; probabilities only for the candidates a list reads, cheapest
+                       first; full descriptions only for the candidates shown (``plan_options``
+                       describes only those its caller keeps)
 
 For candidate c with n nodes at price p (USD per instance-hour):
     B_c     failure-free calendar hours (training, checkpoint writes, evaluation, other losses)
@@ -40,18 +51,20 @@ from ..model import (
     checkpoint_bytes,
     cluster_for_instance,
     cluster_inputs,
-    goodput_arrays,
-    nic_by_nodes,
-    plan_grid,
-    probability_within,
-    prune,
     range_sigma,
-    run_model,
-    workload_scales,
 )
-from ._candidates import FlaggedSkipped, PlanResult
+from ._candidates import FlaggedSkipped, PlanOptions, PlanResult
+from ._evaluate import (
+    CACHE_BYTES,
+    BoundedCache,
+    CallContext,
+    evaluation_bytes,
+    shape_evaluation,
+)
 from ._quota import Quotas
-from ._result import Arrays, build_result
+from ._result import build_options, build_result
+from ._select import select
+from ._space import Layout, Space, TypeEntry
 
 GPU_VENDORS = ("NVIDIA", "AMD")  # the model's kernels and NCCL/RCCL constants apply to these
 DEFAULT_MAX_GPUS = 1024
@@ -185,118 +198,153 @@ def usable_offers(catalog: Catalog, workload: Workload,
                                cheapest_usd_per_gpu_hour=cheapest[0] if cheapest else None)
 
 
+# Kept per process (bounded): the evaluations _TYPES and _LAYOUTS refer to stay alive with
+# them, so they are bounded by the bytes of those evaluations too.
+_USABLE = BoundedCache(8)
+_TYPES = BoundedCache(64, max_bytes=CACHE_BYTES,
+                      weigh=lambda hit: sum(evaluation_bytes(t.ev) for t in hit[1]))
+_LAYOUTS = BoundedCache(64, max_bytes=CACHE_BYTES,
+                        weigh=lambda hit: sum(evaluation_bytes(t.ev) for t in hit[0]))
+
+
+def _usable_cached(catalog: Catalog, workload: Workload, c: Constraints):
+    """``usable_offers`` kept per (catalog, precision, filters): team jobs and repeated plans
+    filter the same catalog the same way. Also each offer's key (the ranking's tie-break)."""
+    key = (id(catalog), workload.precision, c.gpus, c.clouds, c.regions, c.pricing,
+           c.exclude, c.allow_flagged)
+    hit = _USABLE.get(key)
+    if hit is None or hit[0] is not catalog:  # an id reused by another catalog: recompute
+        out, flagged = usable_offers(catalog, workload, c)
+        hit = (catalog, tuple(out), flagged, {id(o): o.key for o in out})
+        _USABLE.put(key, hit)
+    return hit[1], hit[2], hit[3]
+
+
+def _types_cached(ctx: CallContext, catalog: Catalog, offers: tuple, max_gpus: int):
+    """The instance types with usable offers and their shapes' evaluations (``_evaluate``),
+    and how many (instance type × nodes × plan) rows the model timed: kept per (offers,
+    max GPUs, workload shape, assumptions, calibration)."""
+    key = (id(offers), max_gpus, ctx.workload_key, ctx.assumptions_key, ctx.calibration_key)
+    hit = _TYPES.get(key)
+    if hit is None or hit[0] is not offers:
+        hit = (offers, *_types(ctx, catalog, offers, max_gpus))
+        _TYPES.put(key, hit)
+    return hit[1], hit[2]
+
+
+def _types(ctx: CallContext, catalog: Catalog, offers: tuple, max_gpus: int):
+    types, used = [], {}
+    for key in sorted({(o.cloud, o.instance_type) for o in offers}):
+        it = catalog.instance_type_by_key(*key)
+        max_nodes = max_gpus // it.gpu_count if it.inter_node_gbps else 1
+        if max_nodes < 1:
+            continue
+        cluster = cluster_for_instance(catalog, it, 1)
+        try:
+            ci = cluster_inputs(cluster, ctx.workload, ctx.A, ctx.calibration,
+                                memory_gib=it.gpu_memory_gib)
+        except PlannerError:
+            continue
+        ev = shape_evaluation(ctx, it, cluster, ci, max_nodes)
+        if ev is None:
+            continue
+        used[id(ev)] = ev
+        if len(ev.nodes):
+            types.append(TypeEntry(it=it, ci=ci, ev=ev))
+    return tuple(types), sum(ev.evaluated for ev in used.values())
+
+
+def _layout(types, offers, offer_keys, A, c) -> Layout:
+    """The candidates' static layout: offers grouped by instance type in the types' order
+    (within a type, as the catalog lists them), spot rates, restarts and quota caps."""
+    by_type: dict[tuple[str, str], list[Offer]] = {}
+    for o in offers:
+        by_type.setdefault((o.cloud, o.instance_type), []).append(o)
+    offer_list, offer_type = [], []
+    for ti, t in enumerate(types):
+        for o in by_type[(t.it.cloud, t.it.name)]:
+            offer_list.append(o)
+            offer_type.append(ti)
+    caps = None
+    if c.quotas is not None:
+        import numpy as np
+
+        caps = np.array([c.quotas.limit(o.cloud, o.region, types[ti].it.accelerator)
+                         for o, ti in zip(offer_list, offer_type, strict=True)], dtype=float)
+    return Layout(offers=offer_list, keys=[offer_keys[id(o)] for o in offer_list],
+                  types=types, offer_type=offer_type,
+                  rate=[spot_rate(o, A) for o in offer_list],
+                  restart=[A.spot_restart_minutes if o.pricing == "spot" else A.restart_minutes
+                           for o in offer_list], caps=caps)
+
+
 def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
          assumptions: Assumptions | None = None, calibration: Calibration = NO_CALIBRATION,
          top_n: int = 10, points: bool = False) -> PlanResult:
     """The cheapest plans that meet the deadline (``top_n`` distinct ones), the frontier and,
     with ``points``, every (offer, node count)'s best plan for charts."""
-    import numpy as np
+    search = _search(workload, catalog, constraints, assumptions, calibration, top_n)
+    sel = select(constraints=constraints, space=search.space, top_n=top_n, points=points)
+    return build_result(workload=workload, catalog=catalog, constraints=constraints,
+                        A=search.A, ms=search.ms, space=search.space, sel=sel, points=points,
+                        evaluated=search.evaluated, offers_considered=search.offers_considered,
+                        flagged=search.flagged, catalog_info=search.catalog_info,
+                        notes=search.notes)
 
+
+def plan_options(workload: Workload, catalog: Catalog, constraints: Constraints, *,
+                 assumptions: Assumptions | None = None,
+                 calibration: Calibration = NO_CALIBRATION, top_n: int = 10) -> PlanOptions:
+    """``plan``'s candidates and feasible frontier as light options, described on request
+    (``PlanOptions.describe``): the same answer for a caller that keeps a few of many."""
+    search = _search(workload, catalog, constraints, assumptions, calibration, top_n)
+    sel = select(constraints=constraints, space=search.space, top_n=top_n, points=False)
+    return build_options(workload=workload, catalog=catalog, constraints=constraints,
+                         A=search.A, ms=search.ms, space=search.space, sel=sel)
+
+
+@dataclass(frozen=True, slots=True)
+class _Search:
+    space: Space
+    A: Assumptions
+    ms: ModelScalars
+    evaluated: int
+    offers_considered: int
+    flagged: FlaggedSkipped
+    catalog_info: dict
+    notes: tuple[str, ...]
+
+
+def _search(workload: Workload, catalog: Catalog, c: Constraints,
+            assumptions: Assumptions | None, calibration: Calibration, top_n: int) -> _Search:
+    """Check the inputs, time every instance shape (``_evaluate``) and lay out the candidates
+    (``Space``)."""
     A = assumptions or Assumptions()
-    c = constraints
     if not 1 <= top_n <= 1000:
         raise PlannerError(f"top must be between 1 and 1,000, got {top_n}. To fix: e.g. 10",
                            field="top", value=top_n)
-    known = ({t.name for t in catalog.instance_types} | set(catalog.regions())
-             | set(CLOUDS))
-    for name in c.exclude:
-        if name not in known:
-            raise UnknownNameError("instance type, cloud or region", name, known,
-                                   hint="`exclude` takes instance types, clouds or regions")
+    if c.exclude:
+        known = ({t.name for t in catalog.instance_types} | set(catalog.regions())
+                 | set(CLOUDS))
+        for name in c.exclude:
+            if name not in known:
+                raise UnknownNameError("instance type, cloud or region", name, known,
+                                       hint="`exclude` takes instance types, clouds or "
+                                            "regions")
     check_pins(workload.pins, workload.framework)
-    offers, flagged = usable_offers(catalog, workload, c)
+    offers, flagged, offer_keys = _usable_cached(catalog, workload, c)
     ms = ModelScalars.of(workload)
-    ckpt = checkpoint_bytes(ms)
-    # ---- 1. the model, once per instance type, over all node counts and plans ------------
-    by_type: dict[tuple[str, str], list[Offer]] = {}
-    for o in offers:
-        by_type.setdefault((o.cloud, o.instance_type), []).append(o)
-    # (instance, cluster inputs, grid, result, best rows per node count, workload measurements,
-    # σ per grid row)
-    per_type = []
-    base_sigma = range_sigma(A, workload.framework)
-    evaluated = 0
-    # Instance types that look the same to the model (same accelerator, node shape, links
-    # and memory) share one evaluation: GCP's -nolssd twins, AWS p5e/p5en, Azure sizes.
-    shared: dict[tuple, tuple | None] = {}
-    for key in sorted(by_type):
-        it = catalog.instance_type_by_key(*key)
-        max_nodes = c.max_gpus // it.gpu_count if it.inter_node_gbps else 1
-        if max_nodes < 1:
-            continue
-        cluster = cluster_for_instance(catalog, it, 1)
-        try:
-            ci = cluster_inputs(cluster, workload, A, calibration,
-                                memory_gib=it.gpu_memory_gib)
-        except PlannerError:
-            continue
-        # A fabric measured on this instance type (per node count) makes it unlike others.
-        measured_fabric = (not calibration.empty
-                           and calibration.inter(it.name, 2) is not None)
-        signature = (it.accelerator, it.gpu_count, max_nodes, ci.matmul_tflops,
-                     ci.intra_busbw_gb_per_s, ci.nic_gb_per_s_per_gpu, ci.memory_gib,
-                     ci.hbm_gb_per_s, ci.hop_latency_s, it.name if measured_fabric else None)
-        if signature not in shared:
-            grid = prune(ms, A, plan_grid(ms, it.gpu_count, np.arange(1, max_nodes + 1),
-                                          workload.recompute, workload=workload), ci)
-            if len(grid["tp"]) == 0:
-                shared[signature] = None
-                continue
-            scale, found = workload_scales(calibration, workload, it.accelerator, grid)
-            res = run_model(ms, A, grid, ci, it.gpu_count, layer_scale=scale,
-                            nic=nic_by_nodes(cluster, ci, calibration, grid["nodes"]))
-            evaluated += len(grid["tp"])
-            step = np.where(res["fits"], res["step_s"], np.inf)
-            order = np.lexsort((res["memory_gib"], step, grid["nodes"]))
-            n_sorted = grid["nodes"][order]
-            first = np.r_[True, n_sorted[1:] != n_sorted[:-1]]
-            best = order[first]
-            sigma_rows = np.full(len(grid["tp"]), base_sigma)
-            for (mb, rc), m in found.items():
-                rows_m = np.flatnonzero((grid["mb"] == mb) & (grid["rc"] == rc))
-                covered = res["layer_s"][rows_m] / res["step_s"][rows_m]
-                sigma_rows[rows_m] = [range_sigma(A, workload.framework, m, float(x))
-                                      for x in covered]
-            shared[signature] = (grid, res, best[np.isfinite(step[best])], found, sigma_rows)
-        if shared[signature] is None:
-            continue
-        grid, res, best, found, sigma_rows = shared[signature]
-        if best.size:
-            per_type.append((it, ci, grid, res, best, found, sigma_rows))
-    if not per_type:
+    ctx = CallContext.of(workload, ms, A, calibration)
+    types, evaluated = _types_cached(ctx, catalog, offers, c.max_gpus)
+    if not types:
         raise PlannerError(_nothing_fits(workload, offers, flagged))
-    # ---- 2. candidates: (offer, node count) with time, cost and probability -------------
-    offer_list, parts = [], []
-    for ti, (it, _ci, grid, res, best, _found, _sig) in enumerate(per_type):
-        tokens_per_step = res["micro_batches"][best] * grid["dp"][best] * grid["mb"][best] \
-            * workload.seq_len
-        ideal = np.ceil(workload.tokens / tokens_per_step) * res["step_s"][best] / 3600
-        for o in by_type[(it.cloud, it.name)]:
-            oi = len(offer_list)
-            offer_list.append(o)
-            k = len(best)
-            parts.append((np.full(k, oi), np.full(k, ti), best, grid["nodes"][best],
-                          grid["nodes"][best] * it.gpu_count, ideal))
-    offer_idx, type_idx, rows, node_arr, gpu_arr, ideal_arr = (
-        np.concatenate([p[j] for p in parts]) for j in range(6))
-    rate = np.array([spot_rate(o, A) for o in offer_list])[offer_idx]
-    restart = np.array([A.spot_restart_minutes if o.pricing == "spot" else A.restart_minutes
-                        for o in offer_list])[offer_idx]
-    nodes = node_arr.astype(np.float64)
-    gpus = gpu_arr.astype(np.float64)
-    gp = goodput_arrays(ideal_hours=ideal_arr, gpus=gpus, nodes=nodes, checkpoint_bytes=ckpt,
-                        A=A, interruption_rate_per_node_hour=rate, restart_minutes=restart)
-    sigma = np.concatenate([per_type[ti][6][per_type[ti][4]] for ti in range(len(per_type))
-                            for _ in by_type[(per_type[ti][0].cloud, per_type[ti][0].name)]])
-    prob = probability_within(c.deadline_hours, base_hours=gp["checkpointed_hours"],
-                              loss_hours=gp["loss_hours"], rate=gp["rate"], sigma=sigma)
-    caps = None
-    if c.quotas is not None:
-        caps = np.array([c.quotas.limit(o.cloud, o.region, catalog.instance_type_by_key(
-            o.cloud, o.instance_type).accelerator) for o in offer_list])[offer_idx]
-    arrays = Arrays(offer_idx=offer_idx, type_idx=type_idx, rows=rows, nodes=nodes,
-                    gpus=gpus, ideal=ideal_arr, rate=rate, restart=restart, gp=gp, prob=prob,
-                    quota_caps=caps, sigma=sigma, checkpoint_bytes=ckpt)
+    key = (id(types), ctx.assumptions_key, c.quotas)
+    hit = _LAYOUTS.get(key)
+    if hit is None or hit[0] is not types:
+        hit = (types, _layout(types, offers, offer_keys, A, c))
+        _LAYOUTS.put(key, hit)
+    space = Space(hit[1], workload=workload, A=A, ckpt=checkpoint_bytes(ms), constraints=c)
+    base_sigma = range_sigma(A, workload.framework)
     cat_info = {"name": catalog.name, "as_of": {cl: catalog.as_of(cl).isoformat()
                                                for cl in CLOUDS if catalog.as_of(cl)},
                 "source": catalog.source, "overrides": catalog.overrides_path}
@@ -305,11 +353,10 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
              + f"; up to {c.max_gpus} GPUs; model evaluated {evaluated:,} (instance type × "
              f"nodes × plan); probability includes the model's range (σ {base_sigma:.3f}"
              + (", narrowed where a workload probe measured the layers" if
-                (sigma != base_sigma).any() else "") + ")",)
-    return build_result(workload=workload, catalog=catalog, constraints=c, A=A, ms=ms,
-                        offers=offer_list, per_type=per_type, arrays=arrays, top_n=top_n,
-                        points=points, evaluated=evaluated, offers_considered=len(offers),
-                        flagged=flagged, catalog_info=cat_info, notes=notes)
+                (space.e_sigma != base_sigma).any() else "") + ")",)
+    return _Search(space=space, A=A, ms=ms, evaluated=evaluated,
+                   offers_considered=len(offers), flagged=flagged, catalog_info=cat_info,
+                   notes=notes)
 
 
 def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedSkipped) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..model import NO_CALIBRATION, Assumptions, PlannerError, probability_within
-from ..search import Constraints, QuotaRule, Quotas, plan
+from ..search import Constraints, Option, QuotaRule, Quotas, plan_options
 from ._milp import DEFAULT_TIME_LIMIT_S, AllocationInfeasibleError, Options, scopes, solve
 from ._spec import priced_catalog
 from ._summary import Allocation, summarise_allocation
@@ -77,19 +77,21 @@ def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1) -> list[
 
 def _plan_one(key, state: tuple):
     """plan() for one (workload, constraints) under state = (catalog, assumptions,
-    calibration); the outcome as plain data."""
+    calibration); the outcome as plain data. Only the candidates ``_diverse`` keeps are
+    described (``plan_options``): the same dicts as ``plan()``'s, for a fifth of the work."""
     cat, A, calibration = state
     workload, c = key
     try:
-        res = plan(workload, cat, c, assumptions=A, calibration=calibration, top_n=TOP_N)
+        res = plan_options(workload, cat, c, assumptions=A, calibration=calibration,
+                           top_n=TOP_N)
     except PlannerError as exc:
         return "error", str(exc)
-    if res.infeasible is not None:
-        return "infeasible", {"reason": res.infeasible.reason,
-                              "fastest_days": res.infeasible.fastest.wall_clock_hours / 24}
+    if res.infeasible_reason is not None:
+        return "infeasible", {"reason": res.infeasible_reason,
+                              "fastest_days": res.fastest_hours / 24}
     # Candidates cross a process boundary here: plain dicts (their JSON form) from now on.
-    return "ok", _diverse([c.as_dict() for c in
-                           (*res.candidates, *(f for f in res.frontier if f.meets_deadline))])
+    kept = _diverse([*res.candidates, *res.feasible_frontier])
+    return "ok", [x.as_dict() for x in res.describe(kept)]
 
 
 class _Worker:
@@ -120,21 +122,23 @@ def _run_plans(keys: list, cat, A, calibration, workers: int) -> dict:
     return {k: _plan_one(k, state) for k in keys}
 
 
-def _diverse(cands: Sequence[dict]) -> list[dict]:
+def _diverse(cands: Sequence[Option]) -> list[Option]:
+    """The cheapest PER_JOB options, plus the cheapest PER_SCOPE of every (cloud, region,
+    accelerator), at most MAX_PER_JOB, and the fastest; one per (cloud, region, instance
+    type, pricing, nodes), the first listed."""
     unique = {}
     for c in cands:
-        unique.setdefault((c["cloud"], c["region"], c["instance_type"], c["pricing"],
-                           c["nodes"]), c)
-    ranked = sorted(unique.values(), key=lambda c: (c["total_cost_usd"], c["wall_clock_hours"]))
+        unique.setdefault((c.cloud, c.region, c.instance_type, c.pricing, c.nodes), c)
+    ranked = sorted(unique.values(), key=lambda c: (c.cost_usd, c.wall_clock_hours))
     keep, per_scope = [], {}
     for i, c in enumerate(ranked):
-        scope = (c["cloud"], c["region"], c["accelerator"])
+        scope = (c.cloud, c.region, c.accelerator)
         per_scope[scope] = per_scope.get(scope, 0) + 1
         if i < PER_JOB or per_scope[scope] <= PER_SCOPE:
             keep.append(c)
-    fastest = min(ranked, key=lambda c: c["wall_clock_hours"])
+    fastest = min(ranked, key=lambda c: c.wall_clock_hours)
     keep = keep[:MAX_PER_JOB]
-    return keep if fastest in keep else [*keep, fastest]
+    return keep if any(c is fastest for c in keep) else [*keep, fastest]
 
 
 def candidate_probability(cand: dict, hours: float, A=None) -> float:
@@ -152,11 +156,12 @@ def _hours(d: dt.date, epoch: dt.date) -> float:
 
 
 def build_options(team_plan, candidates: Sequence[Sequence[dict]], A=None):
-    """Candidates × start offsets that end by the deadline, as arrays, with their records."""
+    """Candidates × start offsets that end by the deadline, as arrays, with their records.
+    The probabilities of later starts (a shorter window) are computed in one vectorised call
+    over all options (elementwise: the same figures as one call per option)."""
     A = A or Assumptions()
     epoch = min(j.earliest_start for j in team_plan.jobs)
-    rec, cols = [], {k: [] for k in ("job", "cost", "gpus", "start", "end", "delay")}
-    scope = []
+    pending = []  # (job, cand, offset, start, wall, window or None)
     for j, (job, cands) in enumerate(zip(team_plan.jobs, candidates, strict=True)):
         t0, t_end = _hours(job.earliest_start, epoch), _hours(job.deadline, epoch)
         for cand in cands:
@@ -165,16 +170,20 @@ def build_options(team_plan, candidates: Sequence[Sequence[dict]], A=None):
                 start = t0 + 24.0 * d
                 if start + wall > t_end + 1e-9:
                     continue
-                p = float(cand["deadline_probability"]) if d == 0 else \
-                    candidate_probability(cand, t_end - start, A)
-                if job.min_probability and p < job.min_probability:
-                    continue
-                rec.append((cand, d, p))
-                for k, v in (("job", j), ("cost", float(cand["total_cost_usd"])),
-                             ("gpus", int(cand["gpus"])), ("start", start),
-                             ("end", start + wall), ("delay", float(d))):
-                    cols[k].append(v)
-                scope.append((cand["cloud"], cand["region"], cand["accelerator"]))
+                pending.append((j, cand, d, start, wall, None if d == 0 else t_end - start))
+    prob = _probabilities(pending)
+    rec, cols = [], {k: [] for k in ("job", "cost", "gpus", "start", "end", "delay")}
+    scope = []
+    for (j, cand, d, start, wall, _), p in zip(pending, prob, strict=True):
+        job = team_plan.jobs[j]
+        if job.min_probability and p < job.min_probability:
+            continue
+        rec.append((cand, d, p))
+        for k, v in (("job", j), ("cost", float(cand["total_cost_usd"])),
+                     ("gpus", int(cand["gpus"])), ("start", start),
+                     ("end", start + wall), ("delay", float(d))):
+            cols[k].append(v)
+        scope.append((cand["cloud"], cand["region"], cand["accelerator"]))
     options = Options(job=np.array(cols["job"], dtype=np.int64),
                       cost_usd=np.array(cols["cost"], dtype=float),
                       gpus=np.array(cols["gpus"], dtype=float),
@@ -182,6 +191,24 @@ def build_options(team_plan, candidates: Sequence[Sequence[dict]], A=None):
                       end_hours=np.array(cols["end"], dtype=float), scope=tuple(scope),
                       delay_days=np.array(cols["delay"], dtype=float))
     return options, rec, epoch
+
+
+def _probabilities(pending) -> list[float]:
+    """P(finish within the window) of each pending option: the candidate's own figure for the
+    earliest start, else ``candidate_probability`` for all of them at once."""
+    out = [float(cand["deadline_probability"]) if hours is None or not cand.get("distribution")
+           else None for _, cand, _, _, _, hours in pending]
+    todo = [k for k, v in enumerate(out) if v is None]
+    if todo:
+        dists = [pending[k][1]["distribution"] for k in todo]
+        p = probability_within(np.array([pending[k][5] for k in todo]),
+                               base_hours=np.array([d["base_hours"] for d in dists]),
+                               loss_hours=np.array([d["loss_hours"] for d in dists]),
+                               rate=np.array([d["rate"] for d in dists]),
+                               sigma=np.array([d["sigma"] for d in dists]))
+        for k, v in zip(todo, p, strict=True):
+            out[k] = float(v)
+    return out
 
 
 def allocate_candidates(team_plan, candidates: Sequence[Sequence[dict]], *, catalog_info: dict,

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Golden comparison: a fixed set of plans (and two team allocations) whose JSON must not change
+when the search is made faster.
+
+    python benchmarks/golden_plans.py            # compare every case with the stored JSON
+    python benchmarks/golden_plans.py --write    # (re)write the stored JSON (only from code
+                                                 #  whose answers are known to be right)
+    python benchmarks/golden_plans.py --only 7b-1024 125m
+
+The cases cover models from 125M to 405B parameters, short and long deadlines, every kind of
+pricing (on-demand, spot, reservations, commitments), single clouds, GPU filters, pinned plans,
+long sequences (context parallelism), LoRA, a probe calibration (measured matmul, fabric and
+layer time), budgets and quotas that make the plan infeasible (the diagnosis and its
+relaxations), 200 candidates as the team allocator asks, chart points, max GPUs of 1,024 and
+16,384, and two team allocations. Each case's JSON (``PlanResult.as_dict(points=True)``; for a
+team the ``Allocation`` without the solver's wall time) is compared byte for byte with
+``benchmarks/data/golden_plans/<case>.json.gz`` (gzip: the chart points make the JSON large).
+
+The stored files were written from the code before the speed work of issue #19 on the packaged
+catalog whose SHA-256 is in ``benchmarks/data/golden_plans/catalog.sha256``: a different
+catalog is reported as such (the answers are expected to differ), not as a regression.
+Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
+were written with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+DATA = ROOT / "benchmarks" / "data" / "golden_plans"
+CATALOG_FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
+
+# name → plan() arguments: workload spec fields, constraints fields, plan() keywords
+PLANS: dict[str, dict] = {
+    "7b-1024": {"workload": {"model": "llama2-7b", "tokens": "1T"},
+                "constraints": {"deadline": "14d", "max_gpus": 1024}},
+    "7b-16384": {"workload": {"model": "llama2-7b", "tokens": "1T"},
+                 "constraints": {"deadline": "14d", "max_gpus": 16384}},
+    "125m-1d": {"workload": {"params": "125M", "tokens": "5B"},
+                "constraints": {"deadline": "1d", "max_gpus": 1024}},
+    "gpt2xl-aws-on-demand-by-accelerator": {
+        "workload": {"model": "gpt2-xl", "tokens": "30B"},
+        "constraints": {"deadline": "3d", "clouds": ("aws",), "pricing": ("on_demand",),
+                        "group_by": "accelerator"},
+        "top_n": 20},
+    "70b-commitments-storage": {
+        "workload": {"model": "llama3-70b", "tokens": "2T"},
+        "constraints": {"deadline": "60d", "max_gpus": 2048,
+                        "pricing": ("on_demand", "reserved_1y", "committed_1y",
+                                    "capacity_block"),
+                        "commitment_use": 0.5, "checkpoint_storage_usd_per_gb_month": 0.023}},
+    "405b-16384-h100-h200": {
+        "workload": {"model": "llama3-405b", "tokens": "15T"},
+        "constraints": {"deadline": "120d", "max_gpus": 16384, "gpus": ("H100", "H200")}},
+    "mixtral-pinned-budget": {
+        "workload": {"model": "mixtral-8x7b", "tokens": "500B", "pins": {"tp": 2, "pp": 4}},
+        "constraints": {"deadline": "30d", "budget_usd": 2_000_000}},
+    "70b-infeasible-deadline-quotas": {
+        "workload": {"model": "llama2-70b", "tokens": "2T"},
+        "constraints": {"deadline": "5d", "budget_usd": 1_000_000,
+                        "quotas": ({"cloud": "aws", "gpus": 256},)}},
+    "7b-infeasible-budget": {
+        "workload": {"model": "llama2-7b", "tokens": "1T"},
+        "constraints": {"deadline": "14d", "budget_usd": 20_000,
+                        "quotas": ({"cloud": "gcp", "gpus": 64},)}},
+    "mistral-32k-fsdp-by-cloud-top200": {
+        "workload": {"model": "mistral-7b", "tokens": "200B", "seq_len": 32768,
+                     "framework": "fsdp"},
+        "constraints": {"deadline": "20d", "min_probability": 0.0, "group_by": "cloud"},
+        "top_n": 200},
+    "13b-spot-flagged-top200": {
+        "workload": {"model": "llama2-13b", "tokens": "500B"},
+        "constraints": {"deadline": "21d", "pricing": ("spot",), "max_spot_instances": 4,
+                        "allow_flagged": True, "min_probability": 0.95},
+        "top_n": 200},
+    "70b-lora-a100": {
+        "workload": {"model": "llama3-70b", "tokens": "2B", "finetune": "lora"},
+        "constraints": {"deadline": "2d", "gpus": ("A100-80GB",)}},
+    "8b-calibrated": {
+        "workload": {"model": "llama3-8b", "tokens": "1T"},
+        "constraints": {"deadline": "10d", "max_gpus": 512, "gpus": ("H100",)},
+        "calibration": True},
+}
+TEAMS = ("team-example", "team-12-jobs")
+CASES = (*PLANS, *TEAMS)
+FAST = ("7b-1024", "125m-1d", "7b-infeasible-budget", "70b-lora-a100", "8b-calibrated")
+
+
+def catalog_sha256() -> str:
+    """The packaged catalog the answers depend on (its data files, in a fixed order)."""
+    import catalog
+
+    packaged = Path(catalog.__file__).parent / "data"
+    h = hashlib.sha256()
+    for name in CATALOG_FILES:
+        h.update(name.encode() + b"\0" + (packaged / name).read_bytes())
+    return h.hexdigest()
+
+
+def _calibration(cat):
+    """A probe calibration: measured H100 matmul, p5 fabric at 2 and 8 nodes, and one
+    measured layer of llama3-8b (micro-batch 1, no recomputation) under megatron."""
+    from planner import WorkloadSpec, build_workload
+    from planner.model import Calibration, Measurement, WorkloadMeasurement, shape_of
+
+    h100 = cat.resolve_accelerator("H100")
+    p5 = next(t.name for t in cat.instance_types if t.accelerator == h100 and t.cloud == "aws"
+              and t.gpu_count == 8 and t.inter_node_gbps)
+    w = build_workload(WorkloadSpec(model="llama3-8b", tokens="1T"))
+    shape = shape_of(w, micro_batch=1, recompute="none")
+    layer = WorkloadMeasurement(
+        accelerator=h100, framework="megatron", shape=shape, measured_shape=shape,
+        distance=0.0, measured_layer_seconds=0.031, modelled_layer_seconds=0.028,
+        time_ratio=0.031 / 0.028, time_ratio_p10=1.08, time_ratio_p90=1.14,
+        modelled_layer_memory_bytes=2.0e9, source="golden: report 1", report_ids=(1,))
+    return Calibration(
+        matmul_tflops={(h100, "bf16"): Measurement(720.0, "golden: report 1", unit="TFLOP/s")},
+        inter_busbw_gb_per_s={(p5, 2): Measurement(300.0, "golden: report 2", unit="GB/s"),
+                              (p5, 8): Measurement(240.0, "golden: report 3", unit="GB/s")},
+        workload_layers={(h100, "megatron", shape): layer})
+
+
+def run_plan(name: str, cat) -> dict:
+    from planner import (
+        NO_CALIBRATION,
+        Constraints,
+        PlanPins,
+        WorkloadSpec,
+        build_workload,
+        parse_deadline,
+        parse_quotas,
+        plan,
+    )
+
+    case = PLANS[name]
+    spec = dict(case["workload"])
+    if "pins" in spec:
+        spec["pins"] = PlanPins(**spec["pins"])
+    workload = build_workload(WorkloadSpec(**spec))
+    kw = dict(case["constraints"])
+    kw["deadline_hours"] = parse_deadline(kw.pop("deadline"))
+    if "quotas" in kw:
+        kw["quotas"] = parse_quotas({"quotas": [dict(q) for q in kw["quotas"]]}, cat)
+    cal = _calibration(cat) if case.get("calibration") else NO_CALIBRATION
+    res = plan(workload, cat, Constraints(**kw), calibration=cal,
+               top_n=case.get("top_n", 10), points=True)
+    return res.as_dict(points=True)
+
+
+def _team_12() -> dict:
+    """Twelve jobs over the whole catalog: several models, windows and filters, a quota and
+    budgets (the shape of benchmarks/team_report_speed.py, smaller)."""
+    import datetime as dt
+
+    models = ("llama3-8b", "llama2-7b", "llama2-13b", "mistral-7b", "llama3-70b", "gpt2-xl")
+    jobs = []
+    for i in range(12):
+        model = models[i % len(models)]
+        big = "70b" in model
+        start = dt.date(2027, 1, 4) + dt.timedelta(days=9 * i)
+        job = {"name": f"job-{i:02d}-{model}", "team": ("research", "product")[i % 2],
+               "workload": {"model": model,
+                            "tokens": f"{(20 + 10 * i) if big else (100 + 40 * i)}B"},
+               "earliest_start": start.isoformat(),
+               "deadline": (start + dt.timedelta(days=30 + 3 * i)).isoformat(),
+               "priority": i % 3, "max_gpus": 512}
+        if i % 4 == 3:
+            job["clouds"] = [("aws", "gcp", "azure")[i % 3]]
+        jobs.append(job)
+    return {"name": "golden 12 jobs", "start_offsets_days": [0, 7], "min_probability": 0.9,
+            "jobs": jobs,
+            "quotas": [{"cloud": "aws", "accelerator": "H100", "gpus": 512},
+                       {"cloud": "azure", "gpus": 256}],
+            "budgets": {"2027Q1": 1_500_000, "2027Q2": 1_500_000}}
+
+
+def run_team(name: str, cat) -> dict:
+    from planner.team import allocate, load_team_plan, parse_team_plan
+
+    if name == "team-example":
+        tp = load_team_plan(ROOT / "examples" / "team.yaml", catalog=cat)
+    else:
+        tp = parse_team_plan(_team_12(), catalog=cat, source="golden-12.yaml")
+    d = allocate(tp, catalog=cat).as_dict()
+    d["solver"].pop("seconds", None)  # wall time of the solve: not part of the answer
+    return d
+
+
+def _finite(data):
+    """NaN/infinity as null, as the CLI writes JSON."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_finite(v) for v in data]
+    return data
+
+
+def render(name: str, cat) -> str:
+    d = run_team(name, cat) if name in TEAMS else run_plan(name, cat)
+    return json.dumps(_finite(d), indent=1, default=str, allow_nan=False) + "\n"
+
+
+def read_stored(name: str) -> str:
+    return gzip.decompress((DATA / f"{name}.json.gz").read_bytes()).decode()
+
+
+def first_difference(a: str, b: str) -> str:
+    la, lb = a.splitlines(), b.splitlines()
+    for i, (x, y) in enumerate(zip(la, lb, strict=False), start=1):
+        if x != y:
+            return f"line {i}: stored {x.strip()!r} now {y.strip()!r}"
+    return f"length: stored {len(la)} lines, now {len(lb)}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="write the stored files")
+    ap.add_argument("--only", nargs="*", choices=CASES, help="these cases only")
+    args = ap.parse_args(argv)
+    import catalog
+
+    cat = catalog.load_catalog("packaged")
+    names = args.only or CASES
+    sha = catalog_sha256()
+    stamp = DATA / "catalog.sha256"
+    if args.write:
+        DATA.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(sha + "\n")
+    elif stamp.read_text().strip() != sha:
+        print("the packaged catalog is not the one the golden files were written with: "
+              "answers are expected to differ (rewrite them from trusted code)")
+        return 3
+    failed = 0
+    for name in names:
+        t = time.perf_counter()
+        text = render(name, cat)
+        s = time.perf_counter() - t
+        path = DATA / f"{name}.json.gz"
+        if args.write:
+            path.write_bytes(gzip.compress(text.encode(), mtime=0))
+            print(f"{name:40s} {s:6.2f} s  written ({len(text):,} bytes)")
+            continue
+        stored = read_stored(name)
+        same = stored == text
+        failed += not same
+        print(f"{name:40s} {s:6.2f} s  {'identical' if same else 'DIFFERS'}"
+              + ("" if same else f"  ({first_difference(stored, text)})"))
+    if not args.write:
+        print(f"{len(names) - failed} of {len(names)} identical")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

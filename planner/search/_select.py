@@ -1,0 +1,260 @@
+"""Which candidates a plan's answer shows, before any is described (``_result``).
+
+The rules (unchanged by the speed work of issue #19): feasible = within budget and quotas and
+on time; ranked by (cost, wall, (offer key, nodes)); identical configurations at the same price
+(to 1e-4 USD) in several regions are one option listing every region; the frontier is the
+Pareto set of (cost, wall) over every candidate within budget and quotas (a later point must be
+faster by more than 1e-12 h); the best per pricing model, accelerator or cloud is its first
+feasible plan; an infeasible answer names the fastest and cheapest plans and the cheapest plan
+without each limit.
+
+They are evaluated on a subset of the candidates (``_space``): the cheapest offers of every
+cost group at every node count, every candidate up to a cost τ that bounds the N-th distinct
+feasible plan (and, for charts, 4× the cheapest feasible cost), and their other regions — a
+subset on which each list is provably the one all candidates give. Ranking reads the
+candidates cheapest first, a growing chunk at a time, so probabilities are computed only for
+the prefix a list needs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ._space import Cands, Space
+
+FIRST_CHUNK = 512  # candidates ranked at a time (each later chunk 4× larger)
+
+
+def _in_order(C: Cands, idx: np.ndarray):
+    """``idx`` in (cost, wall, rank key) order, a growing chunk at a time: a scan that stops
+    early sorts only the prefix it read (every cost in a chunk is below the next chunk's)."""
+    import numpy as np
+
+    rest, k = idx, FIRST_CHUNK
+    while rest.size:
+        if rest.size > k:
+            cut = np.partition(C.cost[rest], k - 1)[k - 1]
+            take = C.cost[rest] <= cut
+            if not take.any():  # NaN costs (none are expected) sort last, as in lexsort
+                take = np.ones(rest.size, dtype=bool)
+        else:
+            take = np.ones(rest.size, dtype=bool)
+        chunk, rest = rest[take], rest[~take]
+        yield chunk[np.lexsort((C.rank_key[chunk], C.wall[chunk], C.cost[chunk]))]
+        k *= 4
+
+
+def _first(space: Space, C: Cands, idx: np.ndarray, *, on_time: bool = True) -> int | None:
+    """The first of ``idx`` in rank order that is on time (or the first at all)."""
+    import numpy as np
+
+    for chunk in _in_order(C, idx):
+        hit = np.flatnonzero(space.on_time(C.e[chunk])) if on_time else np.arange(1)
+        if hit.size:
+            return int(chunk[hit[0]])
+    return None
+
+
+def _pareto(cost: np.ndarray, wall: np.ndarray) -> np.ndarray:
+    """Indices of the Pareto-optimal points (minimise both; a later point must be faster by
+    more than 1e-12), sorted by cost, then wall, then index. Only a point faster than every
+    point before it can be kept (the kept wall is never more than 1e-12 above that running
+    minimum), so the walk visits those only."""
+    import numpy as np
+
+    order = np.argsort(cost)
+    c = cost[order]
+    tied = np.zeros(len(c), dtype=bool)
+    tied[:-1] = c[1:] == c[:-1]
+    tied[1:] |= tied[:-1].copy()
+    if tied.any():  # equal costs: by wall, then index, exactly as a lexsort would
+        pos = np.flatnonzero(tied)
+        sub = order[pos]
+        order[pos] = sub[np.lexsort((sub, wall[sub], cost[sub]))]
+    w = wall[order]
+    running = np.minimum.accumulate(w)
+    new = np.flatnonzero(w < np.r_[math.inf, running[:-1]])
+    best_wall = math.inf
+    keep = []
+    for i in order[new]:
+        if wall[i] < best_wall - 1e-12:
+            keep.append(i)
+            best_wall = wall[i]
+    return np.array(keep, dtype=np.int64)
+
+
+def _distinct(space: Space, C: Cands, order: np.ndarray, members: np.ndarray | None = None,
+              limit: int | None = None) -> list[tuple[int, tuple]]:
+    """Identical configurations at the same price in several regions → one entry (the first in
+    ``order``) listing the regions of every entry of ``members`` (default: ``order``) with
+    that configuration; the first ``limit`` entries."""
+    import numpy as np
+
+    if order.size == 0:
+        return []
+    key = space.config[C.oi] * (space.max_nodes + 1) + C.nodes.astype(np.int64)
+    _, first = np.unique(key[order], return_index=True)
+    heads = order[np.sort(first)][:limit]
+    pool = order if members is None else members
+    out = []
+    for i in heads:
+        same = pool[key[pool] == key[i]]
+        out.append((int(i), tuple(sorted({space.offers[C.oi[j]].region for j in same}))))
+    return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Selection:
+    """Indices into ``C`` of what the answer shows, with the regions each option lists."""
+
+    C: Cands
+    top: list  # (index, regions) of the top-N distinct feasible configurations
+    frontier: list  # (index, regions), by cost
+    front_idx: np.ndarray
+    side: dict  # pricing model → index of its first feasible plan
+    by_group: dict  # accelerator or cloud → index
+    infeasible: dict | None  # _infeasible_plan
+    within: np.ndarray
+    ref_cost: float  # the cheapest feasible cost (or the cheapest cost): charts' reference
+    space: Space
+
+    def meets(self, i: int) -> bool:
+        """Whether candidate ``i`` is feasible (within the limits and on time)."""
+        return bool(self.within[i] and self.space.on_time(self.C.e[i:i + 1])[0])
+
+
+def select(*, constraints, space: Space, top_n: int, points: bool) -> Selection:
+    """What the answer shows (module docstring), as indices into the kept candidates."""
+    import numpy as np
+
+    c = constraints
+    # ---- the cheapest offer of every cost group at every node count ---------------------
+    F = space.cands(space.cheapest())
+    within_F = np.flatnonzero(F.within_budget & F.within_quota)
+    # the N-th distinct feasible configuration among them bounds the true N-th one's cost
+    tau, ref_cost = -math.inf, None
+    seen: set = set()
+    for chunk in _in_order(F, within_F):
+        ok = chunk[space.on_time(F.e[chunk])]
+        if ok.size and ref_cost is None:
+            ref_cost = float(F.cost[ok[0]])
+        for i in ok:
+            seen.add((int(space.config[F.oi[i]]), int(F.j[i])))
+            if len(seen) == top_n:
+                tau = float(F.cost[i])
+                break
+        if len(seen) >= top_n:
+            break
+    else:
+        tau = math.inf if ref_cost is not None else -math.inf
+    if ref_cost is None:
+        ref_cost = float(F.cost.min())
+    if c.budget_usd is not None:
+        tau = min(tau, c.budget_usd)  # above the budget nothing is feasible
+    parts = [space.cheapest(), space.closure(space.within_cost(tau, feasible=True))]
+    if points:
+        parts.append(space.within_cost(4 * ref_cost))
+    C = space.cands(np.concatenate(parts))
+    # ---- over the kept candidates: exactly the lists of all candidates -------------------
+    cost, wall = C.cost, C.wall
+    within = C.within_budget & C.within_quota
+    within_idx = np.flatnonzero(within)
+    by_time = wall <= c.deadline_hours
+    ranked = []  # feasible, in rank order, up to the N-th distinct configuration
+    keys_seen: set = set()
+    for chunk in _in_order(C, within_idx):
+        ok = chunk[space.on_time(C.e[chunk])]
+        for i in ok:
+            keys_seen.add((int(space.config[C.oi[i]]), int(C.j[i])))
+            if len(keys_seen) > top_n:
+                break
+            ranked.append(int(i))
+        if len(keys_seen) > top_n:
+            break
+    ranked = np.array(ranked, dtype=np.int64)
+    # every feasible region of those configurations, wherever it ranks
+    key = space.config[C.oi] * (space.max_nodes + 1) + C.nodes.astype(np.int64)
+    same = np.flatnonzero(np.isin(key, key[ranked]) & within)
+    same = same[space.on_time(C.e[same])] if same.size else same
+    top_items = _distinct(space, C, ranked, members=same, limit=top_n)
+    # the frontier: among the cheapest offers (the first of equal prices: the others tie it
+    # and come later), within the limits — no other candidate can be on it (``_space``)
+    pool = np.searchsorted(C.ids, space.cheapest(first_only=True))
+    pool = np.sort(pool[within[pool]])
+    front_idx = pool[_pareto(cost[pool], wall[pool])] if pool.size else \
+        np.array([], dtype=np.int64)
+    front_items = _distinct(space, C, front_idx)
+    side_idx = {}
+    pricing = space.pricing[C.oi[within_idx]]
+    for k, name in enumerate(space.pricings):
+        first = _first(space, C, within_idx[pricing == k])
+        if first is not None:
+            side_idx[name] = first
+    group_idx = {}
+    if c.group_by:
+        names = sorted({t.it.accelerator if c.group_by == "accelerator" else t.it.cloud
+                        for t in space.types})
+        label = np.array([names.index(t.it.accelerator if c.group_by == "accelerator"
+                                      else t.it.cloud) for t in space.types], dtype=np.int64)
+        labels = label[C.ti[within_idx]]
+        for k, g in enumerate(names):
+            first = _first(space, C, within_idx[labels == k])
+            if first is not None:
+                group_idx[g] = first
+    infeasible_plan = None
+    if ranked.size == 0:
+        infeasible_plan = _infeasible_plan(c, space, C, within, by_time)
+    return Selection(C=C, top=top_items, frontier=front_items, front_idx=front_idx,
+                     side=side_idx, by_group=group_idx, infeasible=infeasible_plan,
+                     within=within, ref_cost=ref_cost, space=space)
+
+
+def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
+    """Nothing is feasible: the fastest and cheapest candidates, the cheapest plan without
+    each limit and why (indices into ``C``; described by the caller)."""
+    import numpy as np
+
+    cost, wall, rank = C.cost, C.wall, C.rank_key
+    pool = np.flatnonzero(within) if within.any() else np.arange(len(C))
+    fastest = int(pool[np.lexsort((rank[pool], cost[pool], wall[pool]))[0]])
+    cheapest = int(pool[np.lexsort((rank[pool], wall[pool], cost[pool]))[0]])
+    masks = {}
+    if c.budget_usd is not None:
+        masks["budget"] = ("on_time", C.within_quota)
+    if c.probability_required:
+        masks["min_probability"] = ("by_time", within)
+    if space.caps is not None:
+        masks["quotas"] = ("on_time", C.within_budget)
+    relaxed = {}
+    for limit, (kind, mask) in masks.items():
+        idx = np.flatnonzero(mask & by_time) if kind == "by_time" else np.flatnonzero(mask)
+        best = _first(space, C, idx, on_time=kind == "on_time")
+        if best is not None:
+            relaxed[limit] = best
+    any_on_time = _first(space, C, np.arange(len(C))) is not None
+    if not any_on_time:
+        binding = ("deadline",)
+        if c.probability_required and by_time.any():
+            binding = ("min_probability",)
+        reason = (f"no candidate finishes within {c.deadline_hours:,.1f} h"
+                  + (f" with probability ≥ {c.min_probability:.0%} (best "
+                     f"{space.max_probability():.1%})" if c.probability_required else "")
+                  + f"; the fastest takes {wall.min():,.1f} h")
+    else:
+        binding = tuple(relaxed) or tuple(masks)
+        parts = []
+        if "budget" in masks:
+            ok = relaxed.get("budget")
+            parts.append(f"the budget ${c.budget_usd:,.0f}"
+                         + (f" (cheapest in time ${cost[ok]:,.0f})" if ok is not None else ""))
+        if "quotas" in masks:
+            parts.append("the quotas")
+        reason = "no candidate meets the deadline within " + (" and ".join(parts) or
+                                                              "the limits")
+    return {"reason": reason, "binding": binding, "fastest": fastest, "cheapest": cheapest,
+            "relaxed": relaxed}
