@@ -3,7 +3,9 @@
 A catalog directory holds ``accelerators.csv``, ``instance_types.csv``, ``offers.csv`` and
 ``meta.json`` (name, source, and per-cloud dates). ``load_catalog()`` reads the active one
 (``_store`` keeps the pointer and recovers it after a crash) and caches it per directory and
-file modification time, so repeated calls in one process cost nothing.
+file modification time, so repeated calls in one process cost nothing; across processes,
+``_cache`` keeps the parsed records per user (keyed by the files' content), so a command does
+not parse the offers again.
 """
 
 from __future__ import annotations
@@ -16,12 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import _paths, _store
+from . import _cache, _paths, _store
 from ._aliases import build_alias_index, resolve
 from ._clouds import CLOUDS
-from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, read_table
 from ._errors import CatalogError, CatalogFileError, UnknownNameError
-from ._files import read_user_text
 from ._records import (
     PCIE_SOURCE,
     PRICING_MODELS,
@@ -199,6 +199,33 @@ class Catalog:
         }
 
 
+class _Deferred:
+    """Offers not built yet: ``Catalog.offers`` calls ``build`` on first access (a catalog
+    from the cache builds its 14,000 offers only if a command looks at them)."""
+
+    __slots__ = ("build",)
+
+    def __init__(self, build) -> None:
+        self.build = build
+
+
+_OFFERS_SLOT = Catalog.__dict__["offers"]  # the slot the dataclass made for the field
+
+
+def _get_offers(catalog: Catalog) -> tuple[Offer, ...]:
+    offers = _OFFERS_SLOT.__get__(catalog, Catalog)
+    if type(offers) is _Deferred:
+        offers = offers.build()
+        _OFFERS_SLOT.__set__(catalog, offers)
+    return offers
+
+
+# ``offers`` reads the slot through this property: a deferred value is built once, in place.
+# Everything else (the constructor, ==, repr, pickling) sees a plain tuple of offers.
+Catalog.offers = property(_get_offers, _OFFERS_SLOT.__set__,
+                          doc="Every offer of the catalog (built on first use).")
+
+
 def check_names(kind: str, given: Iterable[str], known: Iterable[str], hint: str = "") -> None:
     """Raise UnknownNameError for the first name in ``given`` that is not in ``known``."""
     known = set(known)
@@ -238,6 +265,11 @@ def _cross_check(path: Path, accelerators, instance_types, offers) -> None:
 
 def read_catalog_dir(path: Path, name: str) -> Catalog:
     """Read and validate one catalog directory (no caching, no overrides)."""
+    # the parser and the safe reader (which imports yaml) load only when a catalog is parsed:
+    # a command served by the cache (``_cache``) needs neither
+    from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, read_table
+    from ._files import read_user_text
+
     missing = [f for f in FILES if not (path / f).is_file()]
     if missing:
         raise CatalogFileError(f"{path}: catalog is missing {missing}. To fix: run "
@@ -273,6 +305,8 @@ def _with_planning_facts(accelerators: tuple[Accelerator, ...],
     link from its datasheet link where the snapshot does not know the device."""
     if all(a.pcie_gb_per_s_per_gpu is not None for a in accelerators):
         return accelerators
+    from ._csvio import ACCELERATORS, read_table
+
     packaged = {} if path.resolve() == _paths.packaged_catalog_dir() else {
         a.name: a for a in read_table(_paths.packaged_catalog_dir() / "accelerators.csv",
                                       ACCELERATORS)}
@@ -298,7 +332,32 @@ def catalog_dir(name: str) -> Path:
 
 @functools.lru_cache(maxsize=8)
 def _cached(path: str, name: str, stamp: tuple) -> Catalog:
-    return read_catalog_dir(Path(path), name)
+    """The catalog in ``path``: from the per-user cache of parsed catalogs (``_cache``) when
+    it holds this exact content, else parsed and validated (and the cache written)."""
+    where = Path(path)
+    if not _cache.enabled():
+        return read_catalog_dir(where, name)
+    packaged = _paths.packaged_catalog_dir()
+    key = _cache.source_key(where, packaged)
+    if key is not None:
+        hit = _cache.load(where, key, (Accelerator, InstanceType, Offer))
+        if hit is not None:
+            meta, accelerators, instance_types, build_offers = hit
+
+            def offers() -> tuple[Offer, ...]:
+                try:
+                    return build_offers()
+                except ValueError:  # a damaged cache: the files themselves, as without one
+                    return read_catalog_dir(where, name).offers
+
+            return Catalog(name=name, path=where, meta=meta, accelerators=accelerators,
+                           instance_types=instance_types, offers=_Deferred(offers))
+    catalog = read_catalog_dir(where, name)
+    # written only if the files did not change while they were parsed
+    if key is not None and _cache.source_key(where, packaged) == key:
+        _cache.store(where, key, catalog.meta,
+                     (catalog.accelerators, catalog.instance_types, catalog.offers))
+    return catalog
 
 
 def load_catalog(name: str | None = None, *, overrides: str | Path | None = None,

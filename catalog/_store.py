@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
 import time
 from dataclasses import dataclass
@@ -195,6 +194,8 @@ def switch(name: str) -> None:
 
 
 def new_name(now: float | None = None) -> str:
+    import secrets  # here, not at the top: reading the active catalog does not need it
+
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
     return f"refreshed-{stamp}-{secrets.token_hex(3)}"
 
@@ -211,6 +212,8 @@ def remove(name: str) -> None:
 
 
 def _discard(path: Path) -> None:
+    import secrets
+
     trash = path.parent / f".trash-{path.name}-{secrets.token_hex(3)}"
     os.rename(path, trash)  # atomic: the catalog vanishes whole, never half-deleted
     shutil.rmtree(trash, ignore_errors=True)

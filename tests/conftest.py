@@ -1,15 +1,27 @@
 """Shared fixtures. Every test runs with GPUPLAN_HOME in a temporary folder, so nothing reads or
-writes the real user data directory, and with cloud metadata look-ups disabled."""
+writes the real user data directory, and with cloud metadata look-ups disabled.
+
+The cache of parsed catalogs (``catalog._cache``) lives in one temporary folder for the whole
+session, never in the user's cache: it is keyed by the catalog files' content, so sharing it
+between tests changes no answer, only how often the packaged catalog is parsed (tests of the
+cache itself point it elsewhere)."""
 
 from __future__ import annotations
 
 import pytest
 
 
+@pytest.fixture(scope="session")
+def _catalog_cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("gpuplan-cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory, monkeypatch):
+def _isolated_home(tmp_path_factory, monkeypatch, _catalog_cache_dir):
     home = tmp_path_factory.mktemp("gpuplan-home")
     monkeypatch.setenv("GPUPLAN_HOME", str(home))
+    monkeypatch.setenv("GPUPLAN_CACHE_DIR", str(_catalog_cache_dir))
     monkeypatch.setenv("GPUPLAN_NO_METADATA", "1")
     monkeypatch.delenv("GPUPLAN_OVERRIDES", raising=False)
+    monkeypatch.delenv("GPUPLAN_NO_CACHE", raising=False)
     yield home

@@ -1,5 +1,17 @@
-"""The `gpuplan` command line. Commands live in one module per area; ``_main`` registers them."""
+"""The `gpuplan` command line. Commands live in one module per area; ``_main`` registers them.
 
-from ._main import app, main
+``app`` (the Typer application with every command) is built on first use: ``main`` builds
+only the command it runs.
+"""
+
+from ._main import main
 
 __all__ = ["app", "main"]
+
+
+def __getattr__(name: str):
+    if name == "app":
+        from ._main import full_app
+
+        return full_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,22 +18,30 @@ from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(
-    name="gpuplan",
-    help="Which cloud GPU configuration trains your model by the deadline for the least "
-         "money — and how sure is that?",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-catalog_app = typer.Typer(help="Show, refresh or switch the price catalog.", no_args_is_help=True)
-probe_app = typer.Typer(help="Measure this machine, and feed measurements to the planner.",
-                        no_args_is_help=True)
-launch_app = typer.Typer(help="Task files for SkyPilot or dstack that provision instances and "
-                         "run the probes (or a plan) under torchrun.", no_args_is_help=True)
-app.add_typer(catalog_app, name="catalog")
-app.add_typer(probe_app, name="probe")
+
+def new_apps() -> dict[str, typer.Typer]:
+    """Fresh Typer applications with no commands: the root ("") and its groups ("catalog",
+    "probe", "launch"). ``_main`` registers the commands (all of them, or only those of the
+    command being run); the root's options are here."""
+    app = typer.Typer(
+        name="gpuplan",
+        help="Which cloud GPU configuration trains your model by the deadline for the least "
+             "money — and how sure is that?",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    app.callback()(_root)
+    catalog_app = typer.Typer(help="Show, refresh or switch the price catalog.",
+                              no_args_is_help=True)
+    probe_app = typer.Typer(help="Measure this machine, and feed measurements to the planner.",
+                            no_args_is_help=True)
+    launch_app = typer.Typer(help="Task files for SkyPilot or dstack that provision instances "
+                             "and run the probes (or a plan) under torchrun.",
+                             no_args_is_help=True)
+    return {"": app, "catalog": catalog_app, "probe": probe_app, "launch": launch_app}
+
 
 EXIT_USAGE = 2
 
@@ -53,6 +61,17 @@ def print_json(data: Any) -> None:
 
 
 def _finite(data: Any) -> Any:
+    kind = type(data)  # the exact types first: a plan's JSON has ~15,000 values
+    if kind is str:
+        return say_fields(data) if "`" in data else data
+    if kind is dict:
+        return {k: _finite(v) for k, v in data.items()}
+    if kind is float:
+        return data if math.isfinite(data) else None
+    if kind is int or kind is bool or data is None:
+        return data
+    if kind is list or kind is tuple:
+        return [_finite(v) for v in data]
     if isinstance(data, float):
         return data if math.isfinite(data) else None
     if isinstance(data, str):
@@ -94,7 +113,6 @@ def _show_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: Annotated[bool, typer.Option(
         "--version", help="Print gpuplan's version and exit.", is_eager=True,
@@ -114,11 +132,13 @@ FLAG_OF_FIELD = {"budget_usd": "--budget", "deadline_hours": "--deadline", "grou
                  "top_n": "--top", "quotas": "--quota-file", "zero_stage": "--zero"}
 
 
-@functools.cache
-def cli_options() -> frozenset[str]:
-    """Every long option some gpuplan command takes (read from the registered commands)."""
-    import typer.main
+# The click command of the whole CLI, every command registered (set by ``_main``, which is
+# the one module that knows them all; a list so that this module need not import it).
+FULL_COMMAND: list = []
 
+
+def long_options(command) -> frozenset[str]:
+    """Every long option of the click ``command`` and its subcommands."""
     found = set()
 
     def walk(command) -> None:
@@ -127,8 +147,36 @@ def cli_options() -> frozenset[str]:
         for sub in getattr(command, "commands", {}).values():
             walk(sub)
 
-    walk(typer.main.get_command(app))
+    walk(command)
     return frozenset(found)
+
+
+@functools.cache
+def cli_options() -> frozenset[str]:
+    """Every long option some gpuplan command takes (read from the registered commands)."""
+    return long_options(FULL_COMMAND[0]())
+
+
+@functools.lru_cache(maxsize=4)
+def _options_of(command) -> frozenset[str]:
+    return long_options(command)
+
+
+def _running_options() -> frozenset[str]:
+    """The long options of the command line being run (`main` registers only the command
+    it runs), empty outside one."""
+    ctx = None
+    for module in ("typer._click.globals", "click.globals"):  # Typer's own click, or click
+        try:
+            ctx = __import__(module, fromlist=["x"]).get_current_context(silent=True)
+        except ImportError:
+            continue
+        if ctx is not None:
+            break
+    root = ctx.find_root() if ctx is not None else None
+    if root is None or root.info_name != "gpuplan":  # not a gpuplan command line
+        return frozenset()
+    return _options_of(root.command)
 
 
 def flag_for(field: str | None) -> str | None:
@@ -137,6 +185,10 @@ def flag_for(field: str | None) -> str | None:
     if not field:
         return None
     flag = FLAG_OF_FIELD.get(field) or "--" + field.replace("_", "-")
+    # an option of the running command is an option of some command: the whole CLI (every
+    # command module imported, every command built) is needed only for the others
+    if flag in _running_options():
+        return flag
     return flag if flag in cli_options() else None
 
 

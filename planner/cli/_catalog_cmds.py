@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import io
 import re
 import sys
@@ -13,6 +12,7 @@ import typer
 
 from ._app import console, overrides_option_default, print_json
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
+from ._values import catalog_banner, not_empty, split_csv
 
 OverridesOpt = Annotated[
     str | None,
@@ -32,53 +32,11 @@ CATALOG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 REGION_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # us-east-1, us-central1, eastus2euap
 
 
-def split_csv(values: list[str] | None, option: str | None = None) -> list[str]:
-    """Accept both `--cloud aws --cloud gcp` and `--cloud aws,gcp`. With ``option``, a value
-    that names nothing (`--cloud ''`, `--cloud ,`) is an error rather than "no filter"."""
-    names = []
-    for item in values or ():
-        found = [v.strip() for v in item.split(",") if v.strip()]
-        if option is not None and not found:
-            raise _empty(option)
-        names.extend(found)
-    return names
-
-
-def _empty(option: str):
-    from catalog import GpuplanError
-
-    return GpuplanError(f"{option} is empty. To fix: give a value, or leave {option} out")
-
-
-def not_empty(option: str, value: str | None) -> str | None:
-    """``value``, after refusing '' (or spaces): an option given empty is an error, not "not
-    given" (issue 16: `--overrides ''` silently read no overrides)."""
-    if value is not None and not value.strip():
-        raise _empty(option)
-    return value
-
-
 def load(overrides: str | None):
     from catalog import load_catalog
 
     return load_catalog(overrides=not_empty("--overrides", overrides)
                         or overrides_option_default())
-
-
-def catalog_banner(cat, today: dt.date | None = None) -> str:
-    """One line saying which catalog priced this, how old it is, and what to do about it."""
-    from catalog import CLOUDS, STALE_AFTER_DAYS
-
-    dates = ", ".join(f"{c} {'~' if cat.as_of_approximate(c) else ''}{cat.as_of(c):%Y-%m-%d}"
-                      for c in CLOUDS if cat.as_of(c))
-    age = cat.age_days(today)
-    line = f"Catalog: {cat.name} (prices as of {dates}; ~ = approximate date)"
-    if cat.overrides_path:
-        line += f"; overrides from {cat.overrides_path}"
-    if age is not None and age > STALE_AFTER_DAYS:
-        line += (f". Prices are up to {age} days old: run `gpuplan catalog refresh` (AWS and "
-                 "Azure need no credentials) or apply your own rates with --overrides")
-    return line
 
 
 def safe_cell(value) -> str:

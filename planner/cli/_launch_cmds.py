@@ -67,7 +67,7 @@ def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: 
     from catalog import CLOUDS, GpuplanError, UnknownNameError
     from planner.launch import MAX_NODES
 
-    from ._catalog_cmds import not_empty
+    from ._values import not_empty
 
     for option, value in (("--instance", instance), ("--region", region), ("--cloud", cloud),
                           ("--out", out), ("--bucket", bucket), ("--install", install)):

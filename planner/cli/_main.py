@@ -2,49 +2,131 @@
 
 Commands are plain functions in their modules (one module per area); this module is the only
 one that knows them all, so no command module imports another to register itself.
+
+``main`` registers only the command it runs (`gpuplan plan …` imports the modules of `plan`,
+not those of `probe` or `report`, and Typer builds one command, not thirty) and gives its
+options a coercion without pydantic (``_coerce``); the full application — `gpuplan --help`,
+an unknown command, ``planner.cli.app`` — has every command.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
 import typer
 
-from . import _app_cmd, _catalog_cmds, _launch_cmds, _model_cmds, _probe_cmds, _report_cmds
-from ._app import (
-    EXIT_USAGE,
-    CliExit,
-    app,
-    catalog_app,
-    error_line,
-    launch_app,
-    probe_app,
-)
+from . import _app, _coerce
+from ._app import EXIT_USAGE, CliExit, error_line
 
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 
-# (app, name, function, Typer options), in the order `gpuplan --help` lists them.
+# (group, name, module, function, Typer options), in the order `gpuplan --help` lists them;
+# group "" is the root.
 COMMANDS = (
-    (app, "app", _app_cmd.app_cmd, {"context_settings": PASS_THROUGH}),
-    (app, "gpus", _catalog_cmds.gpus_cmd, {}),
-    (app, "offers", _catalog_cmds.offers_cmd, {}),
-    (catalog_app, "info", _catalog_cmds.info_cmd, {}),
-    (catalog_app, "use", _catalog_cmds.use_cmd, {}),
-    (catalog_app, "refresh", _catalog_cmds.refresh_cmd, {}),
-    (launch_app, "probes", _launch_cmds.probes_cmd, {}),
-    (app, "estimate", _model_cmds.estimate_cmd, {}),
-    (app, "plan", _model_cmds.plan_cmd, {}),
-    (probe_app, "run", _probe_cmds.run_cmd, {"context_settings": PASS_THROUGH}),
-    (probe_app, "ingest", _probe_cmds.ingest_cmd, {}),
-    (probe_app, "show", _probe_cmds.show_cmd, {}),
-    (probe_app, "workload", _probe_cmds.workload_cmd, {"context_settings": PASS_THROUGH}),
-    (app, "report", _report_cmds.report_cmd, {}),
+    ("", "app", "_app_cmd", "app_cmd", {"context_settings": PASS_THROUGH}),
+    ("", "gpus", "_catalog_cmds", "gpus_cmd", {}),
+    ("", "offers", "_catalog_cmds", "offers_cmd", {}),
+    ("catalog", "info", "_catalog_cmds", "info_cmd", {}),
+    ("catalog", "use", "_catalog_cmds", "use_cmd", {}),
+    ("catalog", "refresh", "_catalog_cmds", "refresh_cmd", {}),
+    ("launch", "probes", "_launch_cmds", "probes_cmd", {}),
+    ("", "estimate", "_model_cmds", "estimate_cmd", {}),
+    ("", "plan", "_plan_cmd", "plan_cmd", {}),
+    ("probe", "run", "_probe_cmds", "run_cmd", {"context_settings": PASS_THROUGH}),
+    ("probe", "ingest", "_probe_cmds", "ingest_cmd", {}),
+    ("probe", "show", "_probe_cmds", "show_cmd", {}),
+    ("probe", "workload", "_probe_cmds", "workload_cmd", {"context_settings": PASS_THROUGH}),
+    ("", "report", "_report_cmds", "report_cmd", {}),
 )
+# Groups join the root in this order (catalog and probe before launch, as `--help` lists them).
+GROUPS = ("catalog", "probe", "launch")
+TOP_LEVEL = frozenset(group or name for group, name, *_ in COMMANDS)
 
-for _owner, _name, _function, _options in COMMANDS:
-    _owner.command(_name, **_options)(_function)
-app.add_typer(launch_app, name="launch")  # after catalog and probe, as `--help` lists groups
+
+def _command_module(name: str):
+    """The command module ``name``, imported when a command of it is registered (each import
+    written out, so that tools/check_imports.py sees it)."""
+    if name == "_model_cmds":
+        from . import _model_cmds as module
+    elif name == "_plan_cmd":
+        from . import _plan_cmd as module
+    elif name == "_catalog_cmds":
+        from . import _catalog_cmds as module
+    elif name == "_probe_cmds":
+        from . import _probe_cmds as module
+    elif name == "_launch_cmds":
+        from . import _launch_cmds as module
+    elif name == "_report_cmds":
+        from . import _report_cmds as module
+    elif name == "_app_cmd":
+        from . import _app_cmd as module
+    else:
+        raise KeyError(name)
+    return module
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The Typer application with every command, or with only the top-level command or group
+    ``only`` (and the root's own options)."""
+    apps = _app.new_apps()
+    root = apps[""]
+    for group in GROUPS[:2]:
+        if only in (None, group):
+            root.add_typer(apps[group], name=group)
+    for group, name, module, function, options in COMMANDS:
+        if only in (None, group or name):
+            apps[group].command(name, **options)(getattr(_command_module(module), function))
+    if only in (None, GROUPS[2]):
+        root.add_typer(apps[GROUPS[2]], name=GROUPS[2])  # after catalog and probe
+    return root
+
+
+@functools.cache
+def full_app() -> typer.Typer:
+    """The application with every command (``planner.cli.app``)."""
+    return build_app()
+
+
+@functools.cache
+def full_command():
+    """The click command of ``full_app``: what `gpuplan --help` shows, and where
+    ``_app.cli_options`` finds every option."""
+    import typer.main
+
+    command = typer.main.get_command(full_app())
+    _coerce.install(command)
+    return command
+
+
+_app.FULL_COMMAND[:] = [full_command]
+
+
+def __getattr__(name: str):
+    if name == "app":  # built on first use: `main` does not need it
+        return full_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# Commands whose work should keep every core: the probes measure this machine (CPU kernels
+# included) and `app` starts a server; neither is the planner's small arrays.
+KEEP_BLAS_THREADS = ("probe", "app")
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def single_threaded_blas(command: str | None) -> None:
+    """One BLAS thread for the planner's commands. The model's arrays are small (a few
+    thousand entries per operation): OpenBLAS threads only add their start-up and
+    synchronisation — about 25% more CPU for `plan`, no shorter wall time, identical answers.
+    numpy reads these variables when it is imported, so this runs before any command imports
+    it; a value the user set (either variable, or MKL's) is kept."""
+    if command is None or command in KEEP_BLAS_THREADS or "numpy" in sys.modules:
+        return
+    if any(os.environ.get(v) for v in (*BLAS_THREAD_VARIABLES, "MKL_NUM_THREADS")):
+        return
+    for variable in BLAS_THREAD_VARIABLES:
+        os.environ[variable] = "1"
 
 
 def _is_click_exception(exc: Exception) -> bool:
@@ -59,10 +141,21 @@ def _is_click_exception(exc: Exception) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: the process's arguments); the exit status.
+
+    Only the command being run is registered (``build_app``), unless the first argument is
+    not a command (`--help`, `--version`, a typo): then every command is, so the help and
+    "did you mean" are those of the whole CLI. Run as the program (``argv`` None), the
+    planner's commands get one BLAS thread (``single_threaded_blas``)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    only = args[0] if args and args[0] in TOP_LEVEL else None
+    if argv is None:
+        single_threaded_blas(only)
     from catalog import GpuplanError
 
     try:
-        app(args=argv, prog_name="gpuplan", standalone_mode=False)
+        command = full_command() if only is None else _command(only)
+        command(args=argv, prog_name="gpuplan", standalone_mode=False)
     except GpuplanError as exc:
         print(f"error: {error_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
@@ -84,6 +177,15 @@ def main(argv: list[str] | None = None) -> int:
             return _show_click_error(exc)
         raise
     return 0
+
+
+def _command(only: str):
+    """The click command of ``build_app(only)``, its plain options coerced without pydantic."""
+    import typer.main
+
+    command = typer.main.get_command(build_app(only))
+    _coerce.install(command)
+    return command
 
 
 def _show_click_error(exc) -> int:

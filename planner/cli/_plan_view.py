@@ -13,23 +13,30 @@ def _regions(c) -> str:
     return c.offer.region + (f" +{len(c.regions) - 1}" if len(c.regions) > 1 else "")
 
 
-def candidate_table(title: str, rows) -> object:
-    """Top plans or frontier: one line per plan at 100 columns (the plan's detail is in the
-    recommendation card and in --json)."""
-    from rich.table import Table
+def _layout(plan) -> str:
+    """The plan without its recomputation (a column of its own, the first to go when the
+    terminal is narrow): ``str(plan)`` minus its last word."""
+    return str(plan).rsplit(" ", 1)[0]
 
-    t = Table(title=title, title_justify="left", pad_edge=False, box=None, padding=(0, 1))
-    cols = (("cloud", "left"), ("region", "left"), ("instance", "left"), ("n", "right"),
-            ("pricing", "left"), ("cost $", "right"), ("hours (P90)", "right"),
-            ("P", "right"), ("plan", "left"))
-    for name, just in cols:
-        t.add_column(name, justify=just, no_wrap=name != "plan", overflow="fold")
-    for c in rows:
-        t.add_row(c.offer.cloud, _regions(c), c.offer.instance_type, str(c.nodes),
-                  c.offer.pricing, f"{c.cost_usd:,.0f}",
-                  f"{c.wall_clock_hours:,.0f} ({c.wall_clock_hours_p90:,.0f})",
-                  f"{c.deadline_probability:.0%}", str(c.estimate.plan))
-    return t
+
+def candidate_table(title: str, rows, *, width: int | None) -> str:
+    """Top plans or frontier, one line per plan in ``width`` columns (None: every column).
+
+    What goes first when the terminal is narrow: the cloud (the instance type names it),
+    then recomputation (both are in the recommendation card and in --json); instance, region,
+    pricing and cost are never left out."""
+    from ._tables import ESSENTIAL, OPTIONAL, Column, render_table
+
+    columns = (Column("cloud", OPTIONAL), Column("region", ESSENTIAL),
+               Column("instance", ESSENTIAL), Column("n", align="right"),
+               Column("pricing", ESSENTIAL), Column("cost $", ESSENTIAL, align="right"),
+               Column("hours (P90)", align="right"), Column("P", align="right"),
+               Column("plan"), Column("recompute", OPTIONAL))
+    cells = [(c.offer.cloud, _regions(c), c.offer.instance_type, c.nodes, c.offer.pricing,
+              f"{c.cost_usd:,.0f}", f"{c.wall_clock_hours:,.0f} ({c.wall_clock_hours_p90:,.0f})",
+              f"{c.deadline_probability:.0%}", _layout(c.estimate.plan),
+              c.estimate.plan.recompute) for c in rows]
+    return render_table(columns, cells, width=width, title=title, gap=" ").text
 
 
 def _card(c, constraints) -> str:
@@ -60,10 +67,23 @@ def _card(c, constraints) -> str:
     return "\n".join(lines)
 
 
-def print_plan(result, constraints) -> None:
+def print_plan(result, constraints, *, wide: bool = False) -> None:
+    """The plan for people, fitted to the terminal (100 columns when piped; ``wide``: tables
+    show every column and prose is not wrapped)."""
+    import sys
+
     from rich.panel import Panel
 
-    out = console()
+    from ._tables import terminal_width
+
+    out = console(fit=not wide)
+    width = terminal_width(wide=wide)
+
+    def table(title: str, rows) -> None:
+        out.file.flush()
+        sys.stdout.write(candidate_table(title, rows, width=width))
+        sys.stdout.flush()
+
     if result.infeasible is not None:
         inf = result.infeasible
         out.print(f"[bold red]infeasible:[/bold red] {say_fields(inf.reason)}.")
@@ -92,12 +112,11 @@ def print_plan(result, constraints) -> None:
     for w in r.warnings:
         out.print(f"[yellow]warning:[/yellow] {say_fields(w)}")
     if result.group_by:
-        out.print(candidate_table(f"Best plan per {result.group_by}",
-                                  list(result.by_group.values())))
-    out.print(candidate_table(f"Top {len(result.candidates)} distinct plans meeting the "
-                              "deadline", list(result.candidates)))
-    out.print(candidate_table("Cost/time frontier (no plan is both cheaper and faster)",
-                              list(result.frontier)[:15]))
+        table(f"Best plan per {result.group_by}", list(result.by_group.values()))
+    table(f"Top {len(result.candidates)} distinct plans meeting the deadline",
+          list(result.candidates))
+    table("Cost/time frontier (no plan is both cheaper and faster)",
+          list(result.frontier)[:15])
     sv = result.spot_vs_on_demand
     if len(sv) > 1:
         out.print("Best per pricing model — " + " | ".join(

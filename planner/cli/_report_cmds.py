@@ -42,8 +42,8 @@ def report_cmd(
     from planner.team import TeamPlanError, allocate, load_team_plan
 
     from ._app import overrides_option_default
-    from ._catalog_cmds import catalog_banner
     from ._model_cmds import active_calibration
+    from ._values import catalog_banner
 
     # Every option is checked before the catalog is loaded and the MILP runs, so a typo in
     # --out fails in a second, not after minutes of planning.

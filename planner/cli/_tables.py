@@ -222,18 +222,18 @@ def _floor(col: Column, natural: int) -> int:
     return max(_cell_len(col.header), min(natural, col.min_width))
 
 
-def _total(widths: Iterable[int]) -> int:
+def _total(widths: Iterable[int], gap: str = GAP) -> int:
     widths = list(widths)
-    return sum(widths) + len(GAP) * max(0, len(widths) - 1)
+    return sum(widths) + len(gap) * max(0, len(widths) - 1)
 
 
 def _choose(columns: Sequence[Column], natural: list[int], floor: list[int],
-            width: int) -> list[int]:
+            width: int, gap: str = GAP) -> list[int]:
     """Indexes of the columns shown at ``width`` (steps 2-4 of the module docstring)."""
     shown = list(range(len(columns)))
 
     def fits(idx: Iterable[int], widths: list[int]) -> bool:
-        return _total(widths[i] for i in idx) <= width
+        return _total((widths[i] for i in idx), gap) <= width
 
     def drop_order(priority: Priority) -> list[int]:
         # Rightmost first; a wrapping column last (wrapping is its cheaper way to shrink).
@@ -257,14 +257,14 @@ def _choose(columns: Sequence[Column], natural: list[int], floor: list[int],
 
 
 def _widths(columns: Sequence[Column], shown: list[int], natural: list[int], floor: list[int],
-            width: int | None) -> dict[int, int]:
+            width: int | None, gap: str = GAP) -> dict[int, int]:
     """Each shown column's width: natural, with wrappable columns narrowed evenly (the widest
     first) until the table fits."""
     widths = {i: natural[i] for i in shown}
-    if width is None or _total(widths.values()) <= width:
+    if width is None or _total(widths.values(), gap) <= width:
         return widths
     wrapping = [i for i in shown if columns[i].wrap and natural[i] > floor[i]]
-    budget = width - _total(widths.values()) + sum(natural[i] for i in wrapping)
+    budget = width - _total(widths.values(), gap) + sum(natural[i] for i in wrapping)
 
     def used(level: int) -> int:
         return sum(max(floor[i], min(natural[i], level)) for i in wrapping)
@@ -290,10 +290,12 @@ def _pad(text: str, width: int, align: str) -> str:
 
 def render_table(columns: Sequence[Column], rows: Iterable[Sequence[object]], *,
                  width: int | None, title: str | None = None,
-                 show_header: bool = True) -> RenderedTable:
+                 show_header: bool = True, gap: str = GAP) -> RenderedTable:
     """Lay ``rows`` out under ``columns`` in ``width`` terminal columns (None: no limit).
 
     Each row has one cell per column (any value: ``str()`` of it is shown, None as "—").
+    ``gap``: between columns (one space where a table has many short columns and every
+    character counts, as the plan tables do).
     """
     columns = tuple(columns)
     cells = [[clean_cell(v) for v in row] for row in rows]
@@ -304,17 +306,17 @@ def render_table(columns: Sequence[Column], rows: Iterable[Sequence[object]], *,
     natural = [_natural(headers[i], (row[i] for row in cells)) for i in range(len(columns))]
     floor = [_floor(c, n) for c, n in zip(columns, natural, strict=True)]
     shown = list(range(len(columns))) if width is None else \
-        _choose(columns, natural, floor, width)
-    widths = _widths(columns, shown, natural, floor, width)
+        _choose(columns, natural, floor, width, gap)
+    widths = _widths(columns, shown, natural, floor, width, gap)
 
     def line(parts: list[str]) -> str:
-        return GAP.join(_pad(p, widths[i], columns[i].align)
+        return gap.join(_pad(p, widths[i], columns[i].align)
                         for i, p in zip(shown, parts, strict=True)).rstrip()
 
     body: list[str] = []
     if show_header:
         body.append(line([headers[i] for i in shown]))
-        body.append(GAP.join(RULE * widths[i] for i in shown))
+        body.append(gap.join(RULE * widths[i] for i in shown))
     for row in cells:
         parts = {i: (wrap_text(row[i], widths[i]) if columns[i].wrap else row[i].split("\n"))
                  for i in shown}

@@ -106,6 +106,40 @@ def test_a_narrower_terminal_drops_columns_but_keeps_essential_ones_whole():
     assert widest(text) <= 72 and "--wide shows every column" in text
 
 
+PLAN_ARGV = ["plan", "--model", "llama3-70b", "--tokens", "2T", "--deadline", "30d",
+             "--pricing", "on_demand", "--by", "cloud"]
+
+
+def _plan_rows(text: str) -> list[str]:
+    """The lines of the plan tables that describe one plan each (they hold an instance count
+    and a parallel layout)."""
+    return [line for line in text.splitlines()
+            if re.search(r"\b\d[\d,]*\s+(spot|on_demand|reserved_\w+|committed_\w+)\b", line)
+            and " tp" in line]
+
+
+def test_a_plan_in_a_100_column_terminal_keeps_every_plan_on_one_line():
+    # multi-region candidates ("us-east-1 +3"), on_demand and seven-figure costs: the widest
+    # rows the plan tables have
+    text = in_terminal(PLAN_ARGV)
+    assert widest(text) <= 100, max(text.splitlines(), key=cell_len)
+    assert "…" not in text
+    rows = _plan_rows(text)
+    assert len(rows) >= 10, text
+    for line in rows:  # region, instance, pricing, cost and the whole layout on the line
+        assert re.search(r"tp\d+ pp\d+\S* .*dp\d+ zero\d mb\d+×\d+$", line.rstrip()), line
+
+
+def test_a_piped_plan_is_laid_out_in_100_columns_and_wide_shows_recompute():
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    args = [sys.executable, "-m", "planner", *PLAN_ARGV]
+    out = subprocess.run(args, capture_output=True, text=True, env=env).stdout
+    assert widest(out) <= 100 and "--wide shows every column" in out
+    wide = subprocess.run([*args, "--wide"], capture_output=True, text=True, env=env).stdout
+    header = next(line for line in wide.splitlines() if line.startswith("cloud "))
+    assert "recompute" in header and "plan" in header
+
+
 def test_piped_output_is_laid_out_in_100_columns(monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}

@@ -1,0 +1,139 @@
+"""`gpuplan plan`. A module of its own so that `gpuplan estimate`, which registers only
+itself, does not import the optimizer (``planner.search``) for its defaults."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from planner.search import (
+    DEFAULT_MAX_GPUS,
+    DEFAULT_MAX_SPOT_INSTANCES,
+    DEFAULT_MIN_PROBABILITY,
+    DEFAULT_PRICING,
+)
+
+from . import _workload_opts as W
+from ._app import console, print_json
+from ._model_cmds import active_calibration
+from ._tables import Wide
+
+
+def plan_cmd(
+    model: W.Model = None, config: W.Config = None, params: W.Params = None,
+    active_params: W.ActiveParams = None, experts: W.Experts = None,
+    experts_per_token: W.ExpertsPerToken = None, tokens: W.Tokens = None,
+    seq_len: W.SeqLen = None, global_batch_tokens: W.GlobalBatch = None,
+    precision: W.Precision = "bf16", optimizer: W.Optimizer = "adamw",
+    recompute: W.Recompute = "auto", finetune: W.Finetune = "none", lora_rank: W.LoraRank = 16,
+    layers: W.Layers = None, hidden: W.Hidden = None, heads: W.Heads = None,
+    kv_heads: W.KvHeads = None, ffn_hidden: W.FfnHidden = None, vocab: W.Vocab = None,
+    framework: W.Framework = "megatron", attention: W.Attention = "flash",
+    tp: W.Tp = None, pp: W.Pp = None, cp: W.Cp = None, vp: W.Vp = None, zero: W.Zero = None,
+    micro_batch: W.MicroBatch = None,
+    deadline: Annotated[str, typer.Option("--deadline", help="14d, 36h, 2w or a date "
+                        "(2027-03-31, UTC).")] = "30d",
+    budget: Annotated[float | None, typer.Option("--budget", help="Total USD limit.")] = None,
+    max_gpus: Annotated[int | None, typer.Option(
+        "--max-gpus", help="Largest cluster to consider (default: the planner's, "
+        f"{DEFAULT_MAX_GPUS:,}).")] = None,
+    quota_file: Annotated[str | None, typer.Option("--quota-file", help="YAML: quotas: "
+                          "[{cloud, region?, accelerator?, gpus}].")] = None,
+    clouds: Annotated[list[str] | None, typer.Option(
+        "--clouds", "--cloud", help="Only these clouds (aws, gcp, azure; comma-separated or "
+        "repeated).")] = None,
+    regions: Annotated[list[str] | None, typer.Option(
+        "--regions", "--region", help="Only these regions (exact names: us-east-1 does not "
+        "include its Local Zones).")] = None,
+    pricing: Annotated[list[str] | None, typer.Option(
+        "--pricing", help=f"Pricing models to consider (default {','.join(DEFAULT_PRICING)}; "
+        "also reserved_1y, reserved_3y, committed_1y, committed_3y, capacity_block).")] = None,
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Only these accelerators "
+                   "(also admits TPU/Trainium/Gaudi, which are otherwise left out).")] = None,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Instance types, "
+                       "clouds or regions to leave out.")] = None,
+    min_probability: Annotated[float | None, typer.Option(
+        "--min-probability", help="Only plans at least this likely to finish by the deadline "
+        f"(default {DEFAULT_MIN_PROBABILITY:g}; 0 disables).")] = None,
+    top: Annotated[int, typer.Option("--top", help="Distinct candidates to list (1–1000).")]
+    = 10,
+    commitment_use: Annotated[float | None, typer.Option(
+        "--commitment-use", help="Share (0–1) of a reservation's or commitment's remaining "
+        "term you will use after this run; the rest is paid for nothing (default 0).")] = None,
+    max_spot_instances: Annotated[int | None, typer.Option(
+        "--max-spot-instances", help="Spot fleets above this many instances of one type in "
+        f"one region carry a capacity warning (default {DEFAULT_MAX_SPOT_INSTANCES}: clouds "
+        "publish no spot capacity).")] = None,
+    allow_flagged: Annotated[bool, typer.Option(
+        "--allow-flagged", help="Also use offers whose price the catalog flagged (see "
+        "`gpuplan offers --flagged`).")] = False,
+    by: Annotated[str | None, typer.Option(
+        "--by", help="Also show the best plan per accelerator or per cloud, side by side.")]
+    = None,
+    storage_price: Annotated[float | None, typer.Option(
+        "--checkpoint-storage-usd-per-gb-month", help="Add checkpoint storage (two kept) at "
+        "this price.")] = None,
+    emit: Annotated[str | None, typer.Option("--emit", help="Also write a launch file for "
+                    "the recommendation: skypilot, dstack or torchrun.")] = None,
+    emit_out: Annotated[str | None, typer.Option("--emit-out", help="Where --emit writes "
+                        "(default: stdout after the plan).")] = None,
+    overrides: Annotated[str | None, typer.Option("--overrides", help="Price overrides YAML "
+                         "(see `gpuplan offers --help`).")] = None,
+    assume: W.Assume = None,
+    no_calibration: W.NoCalibration = False,
+    json_out: W.Json = False,
+    wide: Wide = False,
+) -> None:
+    """The cheapest cloud configuration that trains the workload by the deadline, the
+    cost/time frontier, and the odds of finishing in time."""
+    import planner
+    from catalog import load_catalog
+    from planner.search import Constraints, plan
+
+    from ._app import EXIT_USAGE, CliExit, flag_for, overrides_option_default
+    from ._files import load_quota_file
+    from ._values import catalog_banner, split_csv
+
+    cat = load_catalog(overrides=overrides or overrides_option_default())
+    spec = W.workload_spec(model=model, config=config, params=params,
+                           active_params=active_params, experts=experts,
+                           experts_per_token=experts_per_token, tokens=tokens, seq_len=seq_len,
+                           global_batch_tokens=global_batch_tokens, precision=precision,
+                           optimizer=optimizer, recompute=recompute, finetune=finetune,
+                           lora_rank=lora_rank, layers=layers, hidden=hidden, heads=heads,
+                           kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
+                           framework=framework, attention=attention, tp=tp, pp=pp, cp=cp,
+                           vp=vp, zero=zero, micro_batch=micro_batch)
+    workload = planner.build_workload(spec)
+    constraints = Constraints(
+        deadline_hours=planner.parse_deadline(deadline), max_gpus=max_gpus, budget_usd=budget,
+        min_probability=min_probability, clouds=tuple(split_csv(clouds, "--clouds")),
+        regions=tuple(split_csv(regions, "--regions")),
+        pricing=tuple(split_csv(pricing, "--pricing")) or None,
+        gpus=tuple(split_csv(gpu, "--gpu")), exclude=tuple(split_csv(exclude, "--exclude")),
+        quotas=load_quota_file(quota_file, cat) if quota_file is not None else None,
+        checkpoint_storage_usd_per_gb_month=storage_price, commitment_use=commitment_use,
+        max_spot_instances=max_spot_instances, allow_flagged=allow_flagged,
+        group_by=by.lower() if by else None)
+    result = plan(workload, cat, constraints, assumptions=W.assumptions_from(assume),
+                  calibration=active_calibration(cat, no_calibration), top_n=top)
+    if json_out:
+        print_json(result.as_dict())
+    else:
+        from ._plan_view import print_plan
+
+        print_plan(result, constraints, wide=wide)
+        console(fit=not wide).print(catalog_banner(cat))
+    if result.infeasible is not None:
+        inf = result.infeasible
+        sys.stderr.write(f"error: infeasible: {inf.reason}. To fix: relax "
+                         f"{' or '.join(flag_for(b) or b for b in inf.binding)}, or allow "
+                         "more GPUs, "
+                         "clouds or pricing models (details above)\n")
+        raise CliExit(EXIT_USAGE)
+    if emit:
+        from ._launch_cmds import emit_for_plan
+
+        emit_for_plan(result.recommendation.as_dict(), emit, emit_out, cat, workload)

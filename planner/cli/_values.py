@@ -1,0 +1,49 @@
+"""Small helpers several commands share, kept apart from the command modules so that a
+command imports no other command's module for them: comma-separated option values, options
+given empty, and the line saying which catalog priced a result."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+
+def split_csv(values: list[str] | None, option: str | None = None) -> list[str]:
+    """Accept both `--cloud aws --cloud gcp` and `--cloud aws,gcp`. With ``option``, a value
+    that names nothing (`--cloud ''`, `--cloud ,`) is an error rather than "no filter"."""
+    names = []
+    for item in values or ():
+        found = [v.strip() for v in item.split(",") if v.strip()]
+        if option is not None and not found:
+            raise _empty(option)
+        names.extend(found)
+    return names
+
+
+def _empty(option: str):
+    from catalog import GpuplanError
+
+    return GpuplanError(f"{option} is empty. To fix: give a value, or leave {option} out")
+
+
+def not_empty(option: str, value: str | None) -> str | None:
+    """``value``, after refusing '' (or spaces): an option given empty is an error, not "not
+    given" (issue 16: `--overrides ''` silently read no overrides)."""
+    if value is not None and not value.strip():
+        raise _empty(option)
+    return value
+
+
+def catalog_banner(cat, today: dt.date | None = None) -> str:
+    """One line saying which catalog priced this, how old it is, and what to do about it."""
+    from catalog import CLOUDS, STALE_AFTER_DAYS
+
+    dates = ", ".join(f"{c} {'~' if cat.as_of_approximate(c) else ''}{cat.as_of(c):%Y-%m-%d}"
+                      for c in CLOUDS if cat.as_of(c))
+    age = cat.age_days(today)
+    line = f"Catalog: {cat.name} (prices as of {dates}; ~ = approximate date)"
+    if cat.overrides_path:
+        line += f"; overrides from {cat.overrides_path}"
+    if age is not None and age > STALE_AFTER_DAYS:
+        line += (f". Prices are up to {age} days old: run `gpuplan catalog refresh` (AWS and "
+                 "Azure need no credentials) or apply your own rates with --overrides")
+    return line
