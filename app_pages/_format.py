@@ -6,6 +6,9 @@ contents, error messages quoting them, job names) goes through ``md`` before it 
 ``st.markdown``/``st.error``/``st.caption``/``st.table`` (all of which render markdown, where
 ``![x](https://…)`` is an image, ``[x](…)`` a link, ``$…$`` maths and ``:red[x]`` colour), and
 through ``plot_text`` before it reaches a plotly label (which renders ``<a href>``).
+
+pandas is imported only by the table functions (and the planner only by ``plan_text``): the
+Plan page draws its recommendation before either has loaded (issue 19, the app's cold start).
 """
 
 from __future__ import annotations
@@ -14,14 +17,27 @@ import html
 import math
 import re
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import streamlit as st
 
 from app_pages._charts import PRICING_LABELS
-from planner.model import ParallelPlan
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MISSING = "—"
+
+
+def missing(x: object) -> bool:
+    """None, NaN, or pandas' NA/NaT in a table cell (what ``pd.isna`` says of a scalar),
+    without importing pandas."""
+    if x is None or type(x).__name__ in ("NAType", "NaTType"):
+        return True
+    try:
+        return bool(x != x)  # NaN of any float type, numpy's NaT: unequal to themselves
+    except (TypeError, ValueError):  # a list or an array is a value, not a missing one
+        return False
 
 # CommonMark lets any ASCII punctuation be escaped with a backslash; these are the ones that
 # start markup in Streamlit's markdown (GFM, LaTeX, :colour[…], :emoji: and :material/…:).
@@ -57,7 +73,7 @@ def count(n: float) -> str:
 
 
 def usd(x: float | None, digits: int = 0) -> str:
-    if x is None or pd.isna(x):
+    if missing(x):
         return MISSING
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 
@@ -85,7 +101,7 @@ def usd_range(lo: float, hi: float) -> str:
 
 
 def pct(x: float | None, digits: int = 0) -> str:
-    return MISSING if x is None or pd.isna(x) else f"{x:.{digits}%}"
+    return MISSING if missing(x) else f"{x:.{digits}%}"
 
 
 def usd_md(x: float | None, digits: int = 0) -> str:
@@ -97,6 +113,8 @@ def usd_md(x: float | None, digits: int = 0) -> str:
 
 def plan_text(p: dict) -> str:
     """A candidate's parallel plan as every plan is written (``ParallelPlan.__str__``)."""
+    from planner.model import ParallelPlan
+
     return str(ParallelPlan.from_dict(p["plan"]))
 
 
@@ -201,8 +219,7 @@ CELL: dict[str, Callable[[object], str]] = {
 def _present(value: object) -> bool:
     if isinstance(value, list | tuple):
         return len(value) > 0
-    return value is not None and not (isinstance(value, float) and pd.isna(value)) \
-        and value != ""
+    return not missing(value) and value != ""
 
 
 def _cells(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
@@ -222,6 +239,8 @@ def show_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]], *, key:
     kind)) in that order: numbers formatted by the browser ("$1,234", "54.8%"), a missing
     value "—"; ``wide`` columns get room for long text. Fast for the catalog's 10,000s of rows.
     """
+    import pandas as pd
+
     data = _cells(df, columns)
     config = {}
     for c in data.columns:
@@ -247,6 +266,8 @@ def _decimals(step: float) -> int:
 def show_static_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]]) -> None:
     """A static table that shows every cell in full, wrapping long text (as the HTML report
     does): for the few rows of a team allocation. Cells are escaped markdown."""
+    import pandas as pd
+
     data = _cells(df, columns)
     out = pd.DataFrame({columns[c][0]: [md(CELL[columns[c][1]](v)) if _present(v) else MISSING
                                         for v in data[c]] for c in data.columns})

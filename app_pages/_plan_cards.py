@@ -8,7 +8,6 @@ Everything here reads the dict of ``PlanResult.as_dict``; the only arithmetic is
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from app_pages import _charts as C
@@ -258,6 +257,8 @@ def candidates_tab(candidates: list[dict]) -> None:
             for i, p in enumerate(candidates, start=1)]
     columns = {k: v for k, v in CANDIDATE_COLUMNS.items()  # "Offering": reservations only
                if k != "offering" or any(r["offering"] for r in rows)}
+    import pandas as pd  # here: the recommendation above is drawn before pandas loads
+
     F.show_table(pd.DataFrame(rows), columns, key="candidates_table", wide=("plan",))
     warned = [(i, p) for i, p in enumerate(candidates, start=1) if p.get("warnings")]
     if warned:

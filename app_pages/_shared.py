@@ -4,6 +4,11 @@ planner calls (the widgets bound to the URL and the bounded uploads are in ``_in
 The cached functions take plain values (strings, numbers, tuples, bytes) and return plain
 dicts, so ``st.cache_data`` can hash their arguments and pickle their results. Nothing here
 models anything: it turns widget values into the planner's public inputs and back.
+
+The planner is imported inside the functions that use it, not at the top: a page draws its
+title before the planner (numpy, the model, SciPy for the team MILP) has loaded, and a page
+that never plans never loads ``planner.team`` (issue 19: the app's first answer on a cold
+server).
 """
 
 from __future__ import annotations
@@ -13,14 +18,15 @@ import json
 import os
 import re
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 import catalog
-import planner
-from app_pages._format import md
-from planner import launch, search, store, team
-from planner.model import MAX_CONFIG_DEPTH, config_file_error, refer_to_fields
+from app_pages._format import count, md
+
+if TYPE_CHECKING:
+    import planner
 
 PLAN_TTL_S = 3600  # a date deadline ("2027-03-31") is hours from *now*: recompute hourly
 
@@ -87,6 +93,8 @@ def _label_or_words(field: str) -> str:
 
 def app_words(text: str) -> str:
     """A planner message in the app's words: its inputs by their labels, never CLI flags."""
+    from planner.model import refer_to_fields
+
     text = _pages(text)
     text = re.sub(r"\bpass (e\.g\. )?(?=--|`[a-z][a-z0-9_]*`)", r"set \1", text)
     text = re.sub(r"\buse --target (\w+)", r"use the \1 file", text)
@@ -151,6 +159,8 @@ def catalog_key(cat: catalog.Catalog) -> tuple:
 
 def calibration_key() -> tuple[int, ...]:
     """The ingested probe reports: ingesting one invalidates cached plans."""
+    from planner import store
+
     try:
         return tuple(r.id for r in store.list_reports())
     except catalog.GpuplanError:
@@ -185,6 +195,8 @@ def catalog_line(info: dict) -> None:
 def gpu_choices(cat: catalog.Catalog) -> list[str]:
     """Accelerators offered in the catalog that the planner can time (no FPGAs, no
     inference-only chips): GPUs first, then TPUs/Trainium, each alphabetically."""
+    import planner
+
     offered = sorted({t.accelerator for t in cat.instance_types})
     usable = [a for a in offered
               if any(planner.can_time(cat.accelerator(a), p) for p in ("bf16", "fp16", "fp8"))]
@@ -194,9 +206,47 @@ def gpu_choices(cat: catalog.Catalog) -> list[str]:
 def constraint_default(name: str):
     """The planner's default for one of its constraints (``planner.Constraints``), so that
     the page's widgets start where `gpuplan plan` does."""
+    import planner
+    from planner import search
+
     if name in search.CONSTRAINT_DEFAULTS:
         return search.CONSTRAINT_DEFAULTS[name]
     return next(f.default for f in dataclasses.fields(planner.Constraints) if f.name == name)
+
+
+def gpus_per_sequence() -> int:
+    """The planner's cluster floor on the default global batch (at least one sequence per
+    this many GPUs), read back from ``default_batch_sequences`` so the app's words follow the
+    planner: with a batch by model size of one sequence, the cluster size at which it first
+    asks for two, less one."""
+    from planner.model import default_batch_sequences
+
+    def sequences(gpus: int) -> int:
+        return default_batch_sequences(params=1.0, seq_len=2**40, gpus=gpus, finetune=False)
+
+    lo, hi = 1, 2**20  # bisect: the default never shrinks as the cluster grows
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if sequences(mid) < 2 else (lo, mid)
+    return lo - 1
+
+
+def batch_help() -> str:
+    """The global batch's help: what an empty field means, in the planner's own numbers (a
+    fixed "≈ 4M" went stale when the default began to follow the model and the cluster)."""
+    from planner.model import default_batch_sequences
+
+    seq = 2048
+
+    def by_size(params: float) -> str:
+        n = default_batch_sequences(params=params, seq_len=seq, gpus=1, finetune=False)
+        return count(n * seq)
+
+    return ("Tokens per optimizer step, e.g. 4M. Empty: the planner's default, by model size "
+            f"as GPT-3 was trained ({by_size(1.3e9)} tokens for 1.3B parameters, "
+            f"{by_size(7e9)} for 7B, {by_size(70e9)} for 70B), raised to at least one sequence "
+            f"per {gpus_per_sequence()} GPUs on large clusters. The line above the "
+            "recommendation says which batch the plan used.")
 
 
 # ---- cached planner calls ----------------------------------------------------------------------
@@ -214,6 +264,9 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
     the planner as data, named by the upload's name.
     """
     del catalog_id, calibration_id
+    import planner
+    from planner import store
+
     try:
         cat = catalog.load_catalog(overrides=overrides_path())
         if config_bytes is not None:
@@ -254,6 +307,8 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
 
 def config_data(data: bytes, name: str) -> dict:
     """An uploaded config.json as data, read as `gpuplan estimate --config` reads a file."""
+    from planner.model import MAX_CONFIG_DEPTH, config_file_error
+
     try:
         text = catalog.decode_user_bytes(data, what=f"model config {PurePath(name).name}")
         return catalog.load_json_text(text, what=f"model config {PurePath(name).name}",
@@ -266,6 +321,8 @@ def config_data(data: bytes, name: str) -> dict:
 def launch_files(recommendation: dict | None, workload, cat: catalog.Catalog) -> dict:
     """The recommendation as task files, as `gpuplan plan --emit TARGET` writes them:
     ``{target: {"files": [[name, text], …], "commands": […]} or {"error": …}}``."""
+    from planner import launch
+
     out: dict = {}
     if recommendation is None:
         return out
@@ -288,6 +345,8 @@ def _text(value: str | None) -> str | None:
 
 def _spec(request: dict, config: dict | None = None,
           config_name: str = "") -> planner.WorkloadSpec:
+    import planner
+
     by_params = request["source"] == "params"
     return planner.WorkloadSpec(
         model=request["model"] if request["source"] == "preset" else None,
@@ -324,4 +383,6 @@ def cached_accelerator_summaries(catalog_id: tuple) -> list[dict]:
 def parse_team_plan_no_paths(data, *, catalog: catalog.Catalog, source: str):
     """``planner.team.parse_team_plan`` for a plan that came from the browser: given as data
     alone, it cannot make the server read a file (``workload.config`` is refused)."""
+    from planner import team
+
     return team.parse_team_plan(data, catalog=catalog, source=source)

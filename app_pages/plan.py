@@ -4,25 +4,26 @@ Every input is a widget bound to a URL query parameter (``bind="query-params"``,
 parameter's name), so a plan is shared by sharing the link; opening the link reads them back
 as the widgets' values, and a parameter the page cannot use is named in a warning. The plan
 itself is ``planner.plan``, cached by its inputs.
+
+The page's title is on screen before the planner, pandas and plotly.express are imported: the
+planner loads when the sidebar needs its presets and limits, pandas and plotly.express after
+the recommendation is drawn (they are only for the tabs below it). On a cold server that is
+what the first visitor waits for (issue 19: benchmarks/app_cold_start.py).
 """
 
 from __future__ import annotations
 
 import json
 
-import pandas as pd
-import plotly.express as px
 import streamlit as st
 
 import catalog
-import planner
 from app_pages import _charts as C
 from app_pages import _format as F
 from app_pages import _inputs as I
 from app_pages import _plan_cards as P
 from app_pages import _shared as S
 from app_pages._plan_charts import cheaper_frontier_plans, frontier_chart, plan_points
-from planner import search
 
 DEFAULT_MODEL = "gpt2-xl"  # small enough that the first plan takes a fraction of a second
 DEFAULT_TOKENS = "50B"
@@ -37,6 +38,9 @@ L = S.FIELD_LABELS
 
 def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, str]:
     """The sidebar: workload, deadline and limits, where to rent. Returns the plan request."""
+    import planner  # here, not at the top: the title is drawn first (see the docstring)
+    from planner import search
+
     sb = st.sidebar
     sb.header("Workload")
     source = url(sb.radio, "Describe the model by", list(SOURCES),
@@ -72,7 +76,7 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
                   value=None, step=1024, key="seq_len", placeholder="model's",
                   help="Tokens per sequence (empty: the model's pre-training context)")
     batch = url(c[1].text_input, L["global_batch_tokens"], value="", key="global_batch_tokens",
-                placeholder="≈ 4M", help="Tokens per optimizer step, e.g. 4M (empty: ≈ 4M)")
+                placeholder="by model size", help=S.batch_help())
     c = sb.columns(2)
     precision = url(c[0].selectbox, L["precision"], ["bf16", "fp16", "fp8"], key="precision")
     recompute = url(c[1].selectbox, L["recompute"], RECOMPUTE, key="recompute",
@@ -165,6 +169,8 @@ def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
 
 
 def breakdown_charts(r: dict) -> None:
+    import plotly.express as px  # after the recommendation is on screen (see the docstring)
+
     left, right = st.columns(2)
     mem = {k.removesuffix("_gib"): v for k, v in r["memory"].items()
            if k not in ("total_gib", "capacity_gib")}
@@ -228,6 +234,8 @@ def launch_tab(launch: dict) -> None:
 
 
 def downloads(result: dict, launch: dict) -> None:
+    import pandas as pd  # after the recommendation is on screen (see the docstring)
+
     plans = list(result["candidates"]) + [p for p in result["frontier"]
                                           if p not in result["candidates"]]
     csv = pd.DataFrame([F.candidate_row(p) for p in plans]).to_csv(index=False)
@@ -246,13 +254,20 @@ def downloads(result: dict, launch: dict) -> None:
                                icon=":material/download:")
 
 
-def workload_line(w: dict, deadline_hours: float) -> str:
+def workload_line(w: dict, deadline_hours: float, shown: dict | None = None) -> str:
+    """The workload in one line; the global batch as given, or else the planner's default as
+    ``shown`` (the recommendation or the cheapest plan) used it."""
     moe = (f" ({w['params_active'] / 1e9:.2f}B active, {w['experts']} experts, "
            f"top-{w['experts_per_token']})" if w.get("experts") else
            f" ({w['params_active'] / 1e9:.2f}B active)"
            if w["params_active"] < w["params_total"] else "")
-    batch = (f"global batch {F.count(w['global_batch_tokens'])} tokens, "
-             if w.get("global_batch_tokens") else "")
+    if w.get("global_batch_tokens"):
+        batch = f"global batch {F.count(w['global_batch_tokens'])} tokens, "
+    elif (shown or {}).get("tokens_per_step"):
+        batch = (f"global batch {F.count(shown['tokens_per_step'])} tokens (the default for "
+                 "this model and cluster), ")
+    else:
+        batch = ""
     return (f"**{F.md(w['name'])}**: {w['params_total'] / 1e9:.2f}B parameters{moe}, "
             f"{F.count(w['tokens'])} tokens, sequence {w['seq_len']:,}, {batch}"
             f"{w['precision']} · deadline {F.hours(deadline_hours)}")
@@ -281,7 +296,8 @@ def main() -> None:
         S.catalog_banner(cat)
         return
     w, result, deadline_hours = out["workload"], out["result"], out["deadline_hours"]
-    st.markdown(workload_line(w, deadline_hours))
+    shown = result["recommendation"] or (result["infeasible"] or {}).get("cheapest")
+    st.markdown(workload_line(w, deadline_hours, shown))
     if result["infeasible"] is not None:
         P.infeasible_view(result["infeasible"], result.get("constraints") or {})
     else:
@@ -293,7 +309,6 @@ def main() -> None:
     with tabs[0]:
         cost_vs_time(result, deadline_hours, request["budget_usd"],
                      request["min_probability"])
-    shown = result["recommendation"] or (result["infeasible"] or {}).get("cheapest")
     with tabs[1]:
         P.candidates_tab(result["candidates"])
     with tabs[2]:

@@ -1,15 +1,31 @@
 #!/usr/bin/env python3
-"""How long a 50-job team plan takes over the full catalog: candidates (plan() per job), the
-MILP, and the HTML report — side by side for three shapes of plan.
+"""How long a 50-job team report takes over the full catalog, stage by stage:
 
-    python benchmarks/team_report_speed.py [--jobs 50] [--json]
+    plan      parse the team plan, price the catalog for it and plan() every job's candidates
+              (``parse_team_plan``, ``priced_catalog``, ``job_candidates``)
+    allocate  the team MILP over those candidates (``allocate_candidates``)
+    render    the HTML report (``planner.reports.render``; no matplotlib: its charts are SVG
+              written in plain Python)
+
+    python benchmarks/team_report_speed.py [--jobs 50] [--shapes distinct,repeated,restricted]
+                                           [--workers 1,2] [--json]
+
+Three shapes of plan, each run with every ``--workers`` count (processes for the plan() calls):
 
   distinct    every job a different workload (model × tokens × window): plan() runs 50 times
   repeated    50 jobs drawn from 10 distinct (workload, window, filters) — a team running
               sweeps and re-runs; identical pairs are planned once
   restricted  every job distinct, but each limited to one cloud (round robin), as teams with
               one provider's commitments do
-Target: allocation + HTML report in < 10 s for 50 jobs on a 2-core machine.
+
+Each row runs in a fresh process (the planner keeps in-process caches: a second plan of the
+same shapes in one process would be faster than any user's run). In that process the catalog
+is loaded and ``planner.reports`` imported before the clock starts; both are timed on their
+own (catalog s, report import s), and "process s" is the child's whole wall time, Python's
+start-up and every import included.
+
+Target (issue 19): plan + allocate + render ≤ 2 s for 50 jobs on the project's 2-core machine,
+printed beside each total.
 """
 
 from __future__ import annotations
@@ -18,6 +34,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,16 +43,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from catalog import load_catalog
-from planner.model import (
-    NO_CALIBRATION,
-    Assumptions,
-)
-from planner.reports import render
+from planner.model import NO_CALIBRATION, Assumptions
 from planner.team import allocate_candidates, job_candidates, parse_team_plan, priced_catalog
 
 MODELS = ("llama3-8b", "llama2-7b", "llama2-13b", "mistral-7b", "qwen2.5-7b", "llama3-70b",
           "mixtral-8x7b", "gpt2-xl", "llama2-70b", "qwen2.5-72b")
 TEAMS = ("research", "product", "infra", "applied")
+SHAPES = ("distinct", "repeated", "restricted")
+TARGET_S = 2.0
 
 
 def team(n_jobs: int, shape: str) -> dict:
@@ -60,54 +75,84 @@ def team(n_jobs: int, shape: str) -> dict:
             "budgets": {"2027Q1": 3_000_000, "2027Q2": 3_000_000}}
 
 
-def run(cat, n_jobs: int, shape: str, workers: int = 1) -> dict:
+def run(cat, render, n_jobs: int, shape: str, workers: int = 1) -> dict:
     t0 = time.perf_counter()
     plan = parse_team_plan(team(n_jobs, shape), catalog=cat, source=f"{shape}.yaml")
     priced = priced_catalog(plan, cat)
-    t1 = time.perf_counter()
     cands = job_candidates(plan, priced, Assumptions(), NO_CALIBRATION, workers=workers)
-    t2 = time.perf_counter()
+    t1 = time.perf_counter()
     alloc = allocate_candidates(plan, cands, catalog_info=priced.provenance())
-    t3 = time.perf_counter()
+    t2 = time.perf_counter()
     html = render(alloc, "html")
-    t4 = time.perf_counter()
+    t3 = time.perf_counter()
     return {"shape": shape, "workers": workers, "jobs": n_jobs,
             "distinct_plan_calls": len({(j.workload, j.window_hours, j.clouds)
                                         for j in plan.jobs}),
-            "parse_s": t1 - t0, "candidates_s": t2 - t1, "milp_s": t3 - t2,
-            "html_s": t4 - t3, "total_s": t4 - t0, "options": alloc.solver["options"],
-            "rows": alloc.solver["rows"], "optimal": alloc.solver["optimal"],
-            "cost_usd": alloc.totals["cost_usd"], "html_bytes": len(html)}
+            "plan_s": t1 - t0, "allocate_s": t2 - t1, "render_s": t3 - t2,
+            "total_s": t3 - t0, "target_s": TARGET_S, "met": t3 - t0 <= TARGET_S,
+            "options": alloc.solver["options"], "rows": alloc.solver["rows"],
+            "optimal": alloc.solver["optimal"], "cost_usd": alloc.totals["cost_usd"],
+            "html_bytes": len(html)}
+
+
+def child(n_jobs: int, shape: str, workers: int) -> dict:
+    """One row, in this (fresh) process."""
+    t = time.perf_counter()
+    cat = load_catalog()
+    catalog_s = time.perf_counter() - t
+    t = time.perf_counter()
+    from planner.reports import render
+
+    import_s = time.perf_counter() - t
+    row = run(cat, render, n_jobs, shape, workers)
+    return {**row, "catalog_s": catalog_s, "report_import_s": import_s,
+            "matplotlib_imported": "matplotlib" in sys.modules}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=50)
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                    help="processes for the plan() calls in the second row of each shape")
+    ap.add_argument("--shapes", default=",".join(SHAPES),
+                    help=f"comma-separated, of {', '.join(SHAPES)}")
+    ap.add_argument("--workers", default=f"1,{os.cpu_count() or 1}",
+                    help="comma-separated process counts for the plan() calls")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--child", nargs=2, metavar=("SHAPE", "WORKERS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
-    cat = load_catalog()
-    render_warm = time.perf_counter()
-    import matplotlib  # noqa: F401  (import cost reported separately)
-
-    import_s = time.perf_counter() - render_warm
-    rows = [run(cat, args.jobs, shape, w) for shape in ("distinct", "repeated", "restricted")
-            for w in (1, args.workers)]
-    if args.json:
-        print(json.dumps({"cpus": os.cpu_count(), "matplotlib_import_s": import_s,
-                          "runs": rows}, indent=2))
+    if args.child:
+        print(json.dumps(child(args.jobs, args.child[0], int(args.child[1]))))
         return 0
-    print(f"{args.jobs} jobs over the full catalog ({len(cat.offers)} offers), "
-          f"{os.cpu_count()} CPUs; matplotlib import {import_s:.2f} s (once per process)")
-    head = ("shape", "workers", "plan() calls", "candidates s", "MILP s", "HTML s", "total s",
-            "options", "rows", "vs 10 s")
+    shapes = [s for s in args.shapes.split(",") if s]
+    if bad := [s for s in shapes if s not in SHAPES]:
+        ap.error(f"unknown shape(s) {bad}; use {', '.join(SHAPES)}")
+    workers = sorted({int(w) for w in args.workers.split(",") if w})
+    rows = []
+    for shape in shapes:
+        for w in workers:
+            t = time.perf_counter()
+            out = subprocess.run([sys.executable, __file__, "--jobs", str(args.jobs),
+                                  "--child", shape, str(w)], check=True, capture_output=True,
+                                 text=True).stdout
+            rows.append({**json.loads(out.strip().splitlines()[-1]),
+                         "process_s": time.perf_counter() - t})
+    if args.json:
+        print(json.dumps({"cpus": os.cpu_count(), "runs": rows}, indent=2))
+        return 0
+    offers = len(load_catalog().offers)
+    mpl = any(r["matplotlib_imported"] for r in rows)
+    print(f"{args.jobs}-job team report over the full catalog ({offers} offers), "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; each row a fresh "
+          f"process; matplotlib imported by the HTML report: {'yes' if mpl else 'no'}")
+    head = ("shape", "workers", "plan() calls", "catalog s", "report import s", "plan s",
+            "allocate s", "render s", "total s", f"≤ {TARGET_S:g} s", "process s", "options")
     print("  ".join(f"{h:>12}" for h in head))
     for r in rows:
+        verdict = f"{'met' if r['met'] else 'NOT met'} {r['total_s'] / TARGET_S:.2f}x"
         print("  ".join(f"{v:>12}" for v in (
-            r["shape"], r["workers"], r["distinct_plan_calls"], f"{r['candidates_s']:.2f}",
-            f"{r['milp_s']:.2f}", f"{r['html_s']:.2f}", f"{r['total_s']:.2f}", r["options"],
-            r["rows"], f"{r['total_s'] / 10:.2f}x")))
+            r["shape"], r["workers"], r["distinct_plan_calls"], f"{r['catalog_s']:.2f}",
+            f"{r['report_import_s']:.3f}", f"{r['plan_s']:.2f}", f"{r['allocate_s']:.2f}",
+            f"{r['render_s']:.3f}", f"{r['total_s']:.2f}", verdict, f"{r['process_s']:.2f}",
+            r["options"])))
     return 0
 
 

@@ -6,7 +6,8 @@
     neutralise_cell, neutralise_row                    CSV cells no spreadsheet runs
 
 Every report freezes its prices and reads no clock: the same allocation renders the same
-bytes. Charts need matplotlib (``pip install 'gpuplan[report]'``).
+bytes. The HTML report's charts are inline SVG written in plain Python; only the PDF needs
+matplotlib (``pip install 'gpuplan[report]'``), imported when a PDF is rendered.
 """
 
 from ._actuals import ACTUALS_COLUMNS, load_actuals, parse_actuals

@@ -1,18 +1,16 @@
-"""The two charts of a team report, drawn with matplotlib's object API (no pyplot, so no
-global state): a Gantt timeline of the jobs and a monthly burn chart. SVG for HTML (text kept
-as text and escaped by matplotlib's SVG writer), the same figures for the PDF."""
+"""The PDF report's two charts, drawn with matplotlib's object API (no pyplot, so no global
+state): a Gantt timeline of the jobs and a monthly burn chart, saved into the PDF by ``_pdf``.
+The HTML report draws the same charts as SVG without matplotlib (``_svg``), so only the PDF
+needs the ``report`` extra."""
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import io
 import warnings
 
 from ..model import PlannerError
-
-TEAM_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3",
-                "#8C8C8C", "#CCB974", "#64B5CD")
+from ._svg import TEAM_COLOURS
 
 
 def _mpl():
@@ -20,9 +18,9 @@ def _mpl():
         import matplotlib
         from matplotlib.figure import Figure
     except ImportError:
-        raise PlannerError("HTML and PDF reports draw their charts with matplotlib, which is "
-                           "not installed. To fix: pip install 'gpuplan[report]', or use "
-                           "--format md or csv") from None
+        raise PlannerError("the PDF report draws its charts with matplotlib, which is not "
+                           "installed. To fix: pip install 'gpuplan[report]', or use "
+                           "--format html, md or csv") from None
     return matplotlib, Figure
 
 
@@ -48,9 +46,9 @@ def _d(text: str) -> dt.datetime:
 
 
 def gantt_figure(allocation):
+    _, Figure = _mpl()  # first: a missing matplotlib is the PlannerError that says what to do
     import matplotlib.dates as mdates
 
-    _, Figure = _mpl()
     jobs = allocation.jobs
     fig = Figure(figsize=(10, 1.2 + 0.32 * len(jobs)), layout="constrained")
     ax = fig.add_subplot()
@@ -68,6 +66,7 @@ def gantt_figure(allocation):
     ax.xaxis_date()
     ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
     ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel("date (UTC)", fontsize=8)
     ax.grid(axis="x", color="#DDDDDD", linewidth=0.5)
     ax.set_axisbelow(True)
     from matplotlib.patches import Patch
@@ -106,20 +105,10 @@ def burn_figure(allocation):
     cum.set_ylim(bottom=0)
     cum.tick_params(axis="y", labelsize=8)
     cum.yaxis.set_major_formatter(lambda v, _p: f"${v:,.0f}")
+    cum.set_ylabel("cumulative USD", fontsize=8)
     lines = ax.get_legend_handles_labels()
     more = cum.get_legend_handles_labels()
     ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="upper center",
               bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
     ax.set_title("Monthly burn (cost pro rata of running hours)", fontsize=10)
     return fig
-
-
-def svg(fig) -> str:
-    """The figure as an inline <svg> element (no XML prolog, no external references)."""
-    matplotlib, _ = _mpl()
-    buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gpuplan"}), \
-            quiet_glyphs():
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    text = buf.getvalue()
-    return text[text.index("<svg"):]

@@ -1,12 +1,13 @@
-"""A self-contained HTML team report: inline CSS, charts as inline SVG, no scripts and no
-external URLs. Every piece of user text passes through ``html.escape``."""
+"""A self-contained HTML team report: inline CSS, charts as inline SVG (written by ``_svg``, no
+matplotlib), no scripts and no external URLs. Every piece of user text passes through
+``html.escape``."""
 
 from __future__ import annotations
 
 from html import escape
 
 from . import _rows as R
-from ._charts import burn_figure, gantt_figure, svg
+from ._svg import burn_svg, gantt_svg
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem;
@@ -49,8 +50,8 @@ def html_report(allocation, comparison: dict | None = None) -> str:
         parts += ["<h3>Budgets</h3>", _table(R.BUDGET_HEAD, R.budget_rows(a))]
     if a.quotas:
         parts += ["<h3>Quotas (peak GPUs in use)</h3>", _table(R.QUOTA_HEAD, R.quota_rows(a), 2)]
-    parts += ["<h2>Timeline</h2>", f'<div class="chart">{svg(gantt_figure(a))}</div>',
-              "<h2>Monthly burn</h2>", f'<div class="chart">{svg(burn_figure(a))}</div>',
+    parts += ["<h2>Timeline</h2>", f'<div class="chart">{gantt_svg(a)}</div>',
+              "<h2>Monthly burn</h2>", f'<div class="chart">{burn_svg(a)}</div>',
               "<h2>Jobs</h2>",
               _table([h for h, _ in R.JOB_COLUMNS],
                      [[f(j) for _, f in R.JOB_COLUMNS] for j in a.jobs], 7),

@@ -10,7 +10,7 @@ import re
 
 import plotly.graph_objects as go
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app_pages import _charts as C
@@ -35,6 +35,9 @@ def assert_dollar_axis(axis: dict) -> None:
 
 # ---- the axis helpers -----------------------------------------------------------------------
 
+# no deadline: the first example pays for plotly's lazily imported layout validators (0.5 s on
+# a busy 2-core machine), which Hypothesis would report as a flaky test
+@settings(deadline=None)
 @given(lo=st.floats(0.01, 1e8), factor=st.floats(1.05, 1e5))
 def test_every_dollar_tick_reads_as_its_own_value(lo, factor):
     fig = go.Figure()

@@ -1,12 +1,17 @@
-"""Rendered team reports: golden Markdown and CSV (UPDATE_GOLDEN=1 rewrites them), HTML that
-escapes user text and references nothing outside itself, a PDF poppler can read, actuals."""
+"""Rendered team reports: golden Markdown, CSV and HTML (UPDATE_GOLDEN=1 rewrites them), HTML
+that escapes user text, references nothing outside itself and draws its charts as SVG without
+matplotlib, a PDF poppler can read, actuals."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import shutil
 import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,9 +19,10 @@ import pytest
 from planner.reports import compare_actuals, render
 
 GOLDEN = Path(__file__).parent / "golden"
+SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.mark.parametrize("fmt", ["md", "csv"])
+@pytest.mark.parametrize("fmt", ["md", "csv", "html"])
 def test_golden(golden_allocation, fmt):
     actuals = {"pretrain-8b": {"gpu_hours": 50000.0, "cost_usd": 70123.45}}
     for name, kwargs in ((f"team.{fmt}", {}), (f"team_actuals.{fmt}", {"actuals": actuals})):
@@ -35,8 +41,6 @@ def test_markdown_escapes_table_cells(golden_allocation):
 
 
 def test_html_escapes_user_text_and_is_self_contained(catalog, golden_allocation):
-    from dataclasses import replace
-
     evil = "<script>alert(1)</script>"
     jobs = [dict(j) for j in golden_allocation.jobs]
     jobs[0]["job"] = evil
@@ -50,6 +54,86 @@ def test_html_escapes_user_text_and_is_self_contained(catalog, golden_allocation
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", html)
     assert html.count("<svg") == 2  # timeline and burn chart, inline
+    gantt, _ = charts(html)  # job and team names are text in the timeline too, never markup
+    assert evil in chart_texts(gantt) and f"team {evil}" in chart_texts(gantt)
+
+
+def charts(html: str) -> list[ET.Element]:
+    """The report's inline SVG charts, parsed as XML (so each is well formed)."""
+    return [ET.fromstring(m) for m in re.findall(r"<svg .*?</svg>", html, flags=re.S)]
+
+
+def chart_texts(svg: ET.Element) -> list[str]:
+    """Every piece of text a chart shows or gives as a tooltip."""
+    return ["".join(e.itertext()) for e in svg.iter()
+            if e.tag in (f"{SVG_NS}text", f"{SVG_NS}title")]
+
+
+def test_html_charts_have_axes_with_units(golden_allocation):
+    gantt, burn = charts(render(golden_allocation, "html").decode())
+    texts = chart_texts(gantt)
+    assert "date (UTC)" in texts
+    dates = [t for t in texts if re.fullmatch(r"\d{4}-\d{2}-\d{2}", t)]
+    assert len(dates) >= 3 and dates == sorted(dates), texts
+    for j in golden_allocation.jobs:  # each job has its row label and a tooltip with its run
+        assert j["job"] in texts
+        assert any(t.startswith(f"{j['job']} (team {j['team']}): runs {j['start']} → "
+                                f"{j['end']} UTC") for t in texts), texts
+    assert {"team research", "team product", "deadline"} <= set(texts)
+    texts = chart_texts(burn)
+    assert "USD per month" in texts and "cumulative USD" in texts
+    ticks = [t for t in texts if re.fullmatch(r"\$[0-9.,]+[kMB]?", t)]
+    assert "$0" in ticks and len(ticks) >= 6, texts
+    for month, v in golden_allocation.by_month.items():
+        assert month in texts
+        assert f"${v['cost_usd']:,.0f}" in texts  # the bar's value, as the tables write it
+    assert "monthly budget (left axis)" in texts  # 2027-03 has a monthly budget
+    assert any(t.startswith("2027-03: $48,480 planned of a $50,000 budget") for t in texts)
+
+
+def test_html_charts_stay_readable_with_many_jobs(golden_allocation):
+    """50 jobs over a year with long names: one row each, names cut to the label column with
+    the full name in the tooltip, at most one date tick per ~90 px."""
+    base = golden_allocation.jobs[0]
+    jobs = []
+    for i in range(50):
+        start = dt.datetime(2027, 1, 4) + dt.timedelta(days=7 * i)
+        jobs.append(dict(base, job=f"job-{i:02d}-" + "x" * (60 if i % 5 == 0 else 4),
+                         earliest_start=f"{start:%Y-%m-%d}",
+                         deadline=f"{start + dt.timedelta(days=40):%Y-%m-%d}",
+                         start=f"{start + dt.timedelta(days=2):%Y-%m-%d %H:%M}",
+                         end=f"{start + dt.timedelta(days=20):%Y-%m-%d %H:%M}"))
+    alloc = replace(golden_allocation, jobs=jobs)
+    gantt, _ = charts(render(alloc, "html").decode())
+    texts = chart_texts(gantt)
+    labels = [t for t in texts if t.startswith("job-") and " (team " not in t]
+    assert len(labels) == 50
+    assert any(t.endswith("…") for t in labels)
+    assert all(any(t.startswith(j["job"] + " (team ") for t in texts) for j in jobs)
+    dates = [t for t in texts if re.fullmatch(r"\d{4}-\d{2}-\d{2}", t)]
+    assert 3 <= len(dates) <= 10, dates
+    assert float(gantt.get("height")) >= 50 * 20
+
+
+def test_html_report_never_imports_matplotlib():
+    """The HTML report (and the team planner behind it) draws its charts itself: rendering it
+    in a fresh process must not import matplotlib, whose import alone cost more than the
+    whole report."""
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from conftest import CATALOG_INFO, golden_candidates, team_dict\n"
+        "from catalog import load_catalog\n"
+        "from planner.team import allocate_candidates, parse_team_plan\n"
+        "from planner.reports import render\n"
+        "plan = parse_team_plan(team_dict(), catalog=load_catalog(), source='golden.yaml')\n"
+        "a = allocate_candidates(plan, golden_candidates(), catalog_info=CATALOG_INFO)\n"
+        "for fmt in ('html', 'md', 'csv'):\n"
+        "    assert render(a, fmt)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 def test_pdf_renders_with_the_totals(golden_allocation, tmp_path):
@@ -71,6 +155,9 @@ def test_pdf_renders_with_the_totals(golden_allocation, tmp_path):
 def test_same_allocation_same_bytes(golden_allocation):
     for fmt in ("md", "csv", "html"):
         assert render(golden_allocation, fmt) == render(golden_allocation, fmt)
+    # the PDF too (no dates, no random ids), where matplotlib is installed
+    pytest.importorskip("matplotlib")
+    assert render(golden_allocation, "pdf") == render(golden_allocation, "pdf")
 
 
 def test_actuals_compare_per_job_and_team(golden_allocation):
