@@ -38,7 +38,6 @@ from ._files import (
     MAX_USER_FILE_BYTES,
     decode_user_bytes,
     load_json_text,
-    load_yaml_text,
     read_json_file,
     read_user_text,
 )
@@ -66,10 +65,30 @@ from ._records import (
     InstanceType,
     Offer,
 )
-from ._refresh import RefreshResult, catalog_status, refresh_catalog, use_catalog
-from ._snapshot import write_snapshot
-from ._store import StoredCatalog, stored_catalogs
 from ._writes import check_output_path, write_bytes_atomic, write_text_atomic
+
+# Catalogs on disk, the snapshot builder and the YAML loader (PyYAML) load on first use:
+# planning never needs them (~25 ms of imports per command). `from catalog import
+# refresh_catalog` works the same (PEP 562).
+_LAZY = {"RefreshResult": "_refresh", "catalog_status": "_refresh",
+         "refresh_catalog": "_refresh", "use_catalog": "_refresh",
+         "write_snapshot": "_snapshot", "StoredCatalog": "_store", "stored_catalogs": "_store",
+         "load_yaml_text": "_yaml"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'catalog' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "ANOMALY_FLAGS", "AWS_ADVISOR_BUCKETS", "CEILING_USD_PER_GPU_HOUR", "CLOUDS", "DTYPES",

@@ -207,7 +207,8 @@ def parse_overrides(data: object, *, source: str = "overrides") -> Overrides:
 def load_overrides(path: str | Path) -> Overrides:
     """Read, parse and validate an overrides file (see the module docstring)."""
     from ._errors import CatalogFileError
-    from ._files import load_yaml_text, read_user_text
+    from ._files import read_user_text
+    from ._yaml import load_yaml_text
 
     shown = str(Path(path).expanduser()) if isinstance(path, str | Path) else str(path)
     try:

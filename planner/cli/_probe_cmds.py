@@ -35,7 +35,7 @@ def check_run_args(argv: list[str]) -> None:
     with its bound: the probes' own parser runs its checks (``probes.cli.check_args``: a NaN
     timeout, a 10^15-byte buffer, a report path that cannot be created) as it parses; here its
     errors become this CLI's one-line error instead of argparse's exit."""
-    from catalog import GpuplanError
+    from catalog import GpuplanError, check_output_path
     from probes.cli import build_parser
 
     fix = "To fix: see `python -m probes --help`"
@@ -47,9 +47,12 @@ def check_run_args(argv: list[str]) -> None:
     parser = build_parser()
     parser.error = error
     try:
-        parser.parse_args(argv)
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # -h: argparse printed its help
         raise typer.Exit(exc.code or 0) from None
+    # gpuplan's rule for every --out (the probes alone would create missing folders): the
+    # folder must exist, as for `gpuplan report --out`
+    check_output_path(args.out, what="probe report (--out)")
 
 
 def _num(v: float | None) -> str:

@@ -80,7 +80,6 @@ def test_plan_options_describe_what_plan_shows(packaged):
 
 def test_kept_evaluations_are_read_only(packaged):
     from planner import Constraints, WorkloadSpec, build_workload, plan
-
     from planner.search import _evaluate
 
     _evaluate.clear_cache()  # only this call's evaluations, whatever ran before

@@ -1,0 +1,156 @@
+"""YAML a user wrote, loaded safely: ``load_yaml_text``.
+
+A module of its own so that PyYAML (~8–14 ms of imports) loads only when a YAML file is read:
+`gpuplan estimate` and `plan` without a quota or override file never need it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from ._files import MAX_NUMBER_DIGITS, _fail, _one_line
+
+# Nodes a YAML document may expand to once aliases are followed. A team plan has hundreds;
+# "billion laughs" expands nine aliases into 10^9 strings.
+MAX_YAML_EXPANDED_NODES = 100_000
+
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+class _SafeLoader(yaml.SafeLoader):
+    """SafeLoader with dates kept as strings, bounded nesting and no duplicate keys.
+
+    Dates stay strings because PyYAML's timestamp constructor raises a bare ValueError on
+    ``2027-02-30`` (a traceback, before our validation can say which field is wrong).
+    """
+
+    max_depth = 32
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
+        # The composer is recursive; refusing depth here comes before Python's recursion limit.
+        self._depth += 1
+        try:
+            if self._depth > self.max_depth:
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(
+                    None, None, f"nesting deeper than {self.max_depth} levels", mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):  # noqa: ANN001
+        if isinstance(node, yaml.MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE or not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key = (key_node.tag, key_node.value)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node):  # noqa: ANN001
+        _check_digits(node)
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node):  # noqa: ANN001
+        _check_digits(node)
+        return super().construct_yaml_float(node)
+
+
+def _check_digits(node: yaml.ScalarNode) -> None:
+    digits = sum(c.isdigit() for c in str(node.value))
+    if digits > MAX_NUMBER_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"a {digits}-digit number (at most {MAX_NUMBER_DIGITS} digits)",
+            node.start_mark)
+
+
+# Copy the resolver table before editing it: it is shared with yaml.SafeLoader otherwise.
+_SafeLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_SafeLoader.add_constructor(_TIMESTAMP, yaml.SafeLoader.construct_yaml_str)
+_SafeLoader.add_constructor("tag:yaml.org,2002:int", _SafeLoader.construct_yaml_int)
+_SafeLoader.add_constructor("tag:yaml.org,2002:float", _SafeLoader.construct_yaml_float)
+
+
+def _check_expansion(node: yaml.Node, *, what: str) -> None:
+    """Refuse a document whose aliases expand to too many nodes, or refer to themselves."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    # Iterative post-order walk; aliases make the node graph a DAG (or a cycle), so memoise.
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+    while stack:
+        current, done = stack.pop()
+        key = id(current)
+        children: list[yaml.Node] = []
+        if isinstance(current, yaml.SequenceNode):
+            children = list(current.value)
+        elif isinstance(current, yaml.MappingNode):
+            children = [n for pair in current.value for n in pair]
+        if done:
+            active.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+            if sizes[key] > MAX_YAML_EXPANDED_NODES:
+                mark = current.start_mark
+                raise _fail(f"{what}: expands to more than {MAX_YAML_EXPANDED_NODES:,} values "
+                            f"through aliases (line {mark.line + 1}). To fix: write the values "
+                            "out, or use fewer nested aliases.")
+            continue
+        if key in sizes:
+            continue
+        if key in active:
+            mark = current.start_mark
+            raise _fail(f"{what}: an alias refers to the value that contains it (line "
+                        f"{mark.line + 1}). To fix: remove the recursive alias.")
+        active.add(key)
+        stack.append((current, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+
+
+def load_yaml_text(text: str, *, what: str, max_depth: int = 32) -> Any:
+    """The data in YAML ``text``: plain dicts, lists, strings (dates too), numbers, booleans.
+
+    Errors name ``what`` with the line and column of the problem.
+    """
+    loader_class = type("_BoundedLoader", (_SafeLoader,), {"max_depth": max_depth})
+    try:
+        # The reader checks every character while it is constructed: a NUL fails here.
+        loader = loader_class(text)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise _fail(f"{what}: invalid YAML at line {line}: character #x{exc.character:04x} is "
+                    "not allowed in YAML. To fix: remove it (is this a binary file?).") from None
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node, what=what)
+        return loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = exc.problem or exc.context or "malformed YAML"
+        raise _fail(f"{what}: invalid YAML{where}: {problem}. To fix: correct the file "
+                    "(quote values that contain ':' or '#').") from None
+    except yaml.YAMLError as exc:
+        raise _fail(f"{what}: invalid YAML: {_one_line(exc)}. To fix: correct the file.") from None
+    except (ValueError, OverflowError, RecursionError) as exc:
+        # PyYAML's int constructor on a 5000-digit number, for example.
+        raise _fail(f"{what}: invalid YAML value ({_one_line(exc)}). To fix: correct the "
+                    "file.") from None
+    finally:
+        loader.dispose()
+
+
