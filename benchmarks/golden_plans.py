@@ -210,7 +210,9 @@ def _finite(data):
 
 def render(name: str, cat) -> str:
     d = run_team(name, cat) if name in TEAMS else run_plan(name, cat)
-    return json.dumps(_finite(d), indent=1, default=str, allow_nan=False) + "\n"
+    text = json.dumps(_finite(d), indent=1, default=str, allow_nan=False) + "\n"
+    # the checkout's own path (a team plan names its file) is not part of the answer
+    return text.replace(str(ROOT) + "/", "<repo>/")
 
 
 def read_stored(name: str) -> str:
