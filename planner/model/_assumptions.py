@@ -125,6 +125,10 @@ class Assumptions:
     # on it for what a training step achieves (masking, ALiBi/rotary, head dims, GQA).
     attention_fraction: Mapping[str, float] = _table(ATTENTION_FRACTION)
     attention_efficiency: float = _fitted.ATTENTION_EFFICIENCY
+    # Share of a MoE layer's compute under which its expert-parallel all-to-all (token
+    # dispatch and combine) hides: Megatron's overlap of one micro-batch's all-to-all with
+    # another's compute, DeepEP, DualPipe. Fitted on measured MoE throughput.
+    ep_comm_overlap: float = _fitted.EP_COMM_OVERLAP
     # Attention kernels are slower on short sequences (fewer blocks per head to pipeline):
     # rate ∝ 1 / (1 + s₀/s). The FA3 paper's FlashAttention-2 H100 figures give combined
     # fwd+bwd rates of 235, 281, 308, 325, 329 TFLOP/s at 512, 1k, 2k, 4k, 8k tokens, which
@@ -241,7 +245,7 @@ _FRACTIONS = {"matmul_fraction", "default_matmul_fraction", "fp8_relative_fracti
               "attention_fraction", "causal_fraction", "memory_bandwidth_efficiency",
               "gemm_efficiency", "intra_node_efficiency", "inter_node_efficiency",
               "usable_memory_fraction"}
-_SHARES = {"comm_overlap", "tp_comm_overlap", "overlap_compute_slowdown",
+_SHARES = {"comm_overlap", "tp_comm_overlap", "ep_comm_overlap", "overlap_compute_slowdown",
            "selective_recompute_elementwise_share",
            "evaluation_fraction", "operational_loss_fraction"}  # [0, 1)
 _BOUNDS = {
@@ -300,6 +304,8 @@ DOCS: dict[str, tuple[str, str]] = {
     "comm_overlap": ("share", "data/context-parallel communication hidden, per framework "
                      "(fitted)"),
     "tp_comm_overlap": ("share", "tensor-parallel communication hidden, per framework"),
+    "ep_comm_overlap": ("share", "share of a MoE layer's compute that hides its expert-"
+                        "parallel all-to-all (fitted)"),
     "host_overhead_s_per_layer": ("s", "host time per layer and micro-batch not hidden, per "
                                   "framework (fitted)"),
     "throughput_log_sigma": ("log", "spread of measured/modelled throughput: leave-one-source-"

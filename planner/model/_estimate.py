@@ -148,7 +148,10 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              f"{sw.elementwise_factor:.2f}× fused bytes, {sw.comm_overlap:.0%} of data/context-"
              f"parallel communication hidden, {sw.tp_comm_overlap:.0%} of tensor-parallel, "
              f"{sw.host_overhead_s_per_layer * 1e6:.0f} µs host time per layer and micro-batch "
-             "(fitted on published measured throughput: benchmarks/fit_software.py)",
+             "(fitted on published measured throughput: benchmarks/fit_software.py)"
+             + (f"; expert-parallel all-to-all hidden under up to {A.ep_comm_overlap:.0%} of a "
+                "MoE layer's compute (ep_comm_overlap; no MoE rows calibrate it yet)"
+                if ms.E else ""),
              f"model FLOPs per token {mflops:.3e} (6·N + 6·L·s·h causal attention"
              f"{'; LoRA 4·N' if ms.lora else ''}"
              f"); MFU against the {matmul_dtype(workload.precision)} dense peak "

@@ -16,6 +16,7 @@ TP_COMM_OVERLAP = {"megatron": 0, "fsdp": 0, "deepspeed": 0, "hf": 0}  # not ide
 HOST_OVERHEAD_S_PER_LAYER = {"megatron": 0, "fsdp": 0, "deepspeed": 0, "hf": 0}  # not identified: fixed
 ATTENTION_EFFICIENCY = 0.871388
 FP8_RELATIVE_FRACTION = 0.802393
+EP_COMM_OVERLAP = 0.0  # no MoE rows yet: the physical value (no overlap)
 THROUGHPUT_LOG_SIGMA = {"megatron": 0.123628, "fsdp": 0.0849741, "deepspeed": 0.126412, "hf": 0.126412}
 LOSO_MEDIAN_ABS_ERROR = 0.0606427
 FAILURE_RATE_PER_GPU_HOUR = 5.298023426017251e-05

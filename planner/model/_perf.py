@@ -21,7 +21,8 @@ Time per micro-batch on one pipeline stage (L/p layers):
     TP:         (1 − o_t) · 4 all-reduce-equivalents of 2·T·h bytes: 2(t-1)/t·bytes/busbw + α
     CP:         ring attention: 3·(c−1) exchanges of K,V (4·T·a_kv·d/t bytes), hidden under
                 the attention kernels up to o
-    EP (MoE):   2·2 all-to-alls of 2·T·k·h/t bytes, (ep-1)/ep leaves the GPU
+    EP (MoE):   2·2 all-to-alls of 2·T·k·h/t bytes, (ep-1)/ep leaves the GPU; hidden under
+                at most o_e × the layer's compute (ep_comm_overlap), which it slows
     host:       max(kernels_per_layer · launch latency − GPU time, 0) + h_0
 Step:  m·t_mb + (p − 1)·t_mb/v (interleaved 1F1B, v virtual stages) + exposed DP + optimizer
        step, then + cv·√(2 ln N) for the slowest of N GPUs; overlapped communication slows
@@ -187,9 +188,9 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
         a2a_bytes = 2.0 * T * ms.k * h / tp * (ep - 1) / ep
         ep_inside = ep * tp <= G
         bw_a2a = np.where(ep_inside, B_intra, B_nic)
-        t_ep_layer = ms.moe_fraction * 4.0 * np.where(ep > 1, a2a_bytes / bw_a2a, 0.0)
+        t_ep_raw = ms.moe_fraction * 4.0 * np.where(ep > 1, a2a_bytes / bw_a2a, 0.0)
     else:
-        t_ep_layer = np.zeros_like(tp)
+        t_ep_raw = np.zeros_like(tp)
     # Context parallel ring (Megatron/TE, torchtitan): c−1 exchanges of this GPU's K and V
     # forward, twice that backward (K, V and their gradients); inside the node when t·c fits.
     cp_bw = np.where(tp * cp <= G, B_intra, B_nic)
@@ -205,6 +206,12 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
         k = np.asarray(layer_scale, dtype=f)
         compute_layer, t_elem_layer, launch_excess = (compute_layer * k, t_elem_layer * k,
                                                       launch_excess * k)
+
+    # Expert-parallel all-to-all hidden under the layer's compute (another micro-batch's,
+    # as Megatron's a2a overlap, DeepEP and DualPipe schedule it): at most that share of the
+    # compute; what is hidden still slows compute while it runs (overlap_compute_slowdown).
+    ep_hidden = np.minimum(t_ep_raw, A.ep_comm_overlap * compute_layer)
+    t_ep_layer = t_ep_raw - ep_hidden * (1.0 - A.overlap_compute_slowdown)
 
     # Output head on the pipeline's last stage, spread over the stages for balance.
     head_fwd = gemm(T, h, V / tp, eff * eta_h, B_hbm)

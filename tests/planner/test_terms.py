@@ -554,3 +554,26 @@ def test_moe_inference_with_every_expert_active_is_a_workload_error():
 def test_moe_inference_explains_an_impossible_active_share():
     with pytest.raises(WorkloadError, match="active"):
         infer_architecture(50e9, 10e9)  # top-2 of 8: active ≥ 25% of total
+
+
+# ---- expert-parallel all-to-all overlap ---------------------------------------------------
+
+def test_ep_overlap_hides_at_most_its_share_of_the_layer_compute_and_only_for_moe():
+    """ep_comm_overlap o: the all-to-all per layer is raw − hidden·(1 − slowdown), hidden =
+    min(raw, o·compute); 0 (the shipped value: no MoE rows calibrate it yet) is the raw time,
+    and a dense model has no all-to-all to hide."""
+    moe = ModelScalars.of(workload("mixtral-8x7b", seq_len=4096))
+    # 16 ranks of 8 GPUs over 2 nodes: ep = gcd(16, 8) = 8 experts' ranks inside one node
+    base = run(moe, dp=16)
+    assert base["ep_comm_s"] > 0
+    slow = PHYSICS.overlap_compute_slowdown
+    for o in (0.25, 0.99):
+        hid = run(moe, PHYSICS.with_overrides(ep_comm_overlap=o), dp=16)
+        # what was hidden, per the formula, from the two runs' own figures
+        hidden = (base["ep_comm_s"] - hid["ep_comm_s"]) / (1.0 - slow)
+        assert 0 < hidden <= o * hid["compute_s"] * (1 + 1e-9)
+        assert hid["step_s"] < base["step_s"]
+        assert hid["compute_s"] == pytest.approx(base["compute_s"])
+    dense = ModelScalars.of(workload("llama2-7b", seq_len=4096))
+    a, b = run(dense, dp=16), run(dense, PHYSICS.with_overrides(ep_comm_overlap=0.99), dp=16)
+    assert a["ep_comm_s"] == b["ep_comm_s"] == 0 and a["step_s"] == b["step_s"]
