@@ -17,6 +17,8 @@ import argparse
 import os
 import sys
 
+from probes._args import OneLineParser
+from probes._report_io import check_report_path
 from probes._schema import ProbeReport, ProbesError
 from probes._workload_config import ATTENTION_BACKENDS, PRECISIONS, RECOMPUTE, WorkloadConfig
 
@@ -36,8 +38,9 @@ def _positive(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m probes workload",
+    p = OneLineParser(
+        prog="python -m probes workload", checks=_check_args,
+        fix="To fix: see `python -m probes workload --help`.",
         description="Time the model's transformer layers (forward + backward + AdamW) at its "
                     "real shapes on this machine and write a JSON report for `gpuplan probe "
                     "ingest`. Run under torchrun on every GPU of a node to calibrate.")
@@ -222,16 +225,12 @@ def format_summary(report: ProbeReport, *, out: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def _check_writable(out: str) -> None:
-    """Fail before measuring, not after, when rank 0 could not write the report."""
-    if os.environ.get("RANK", "0") != "0":
-        return
-    folder = os.path.dirname(os.path.abspath(out))
-    while not os.path.exists(folder):  # write_report_atomic creates missing folders
-        folder = os.path.dirname(folder)
-    if os.path.isdir(out) or not os.access(folder, os.W_OK):
-        raise ProbesError(f"cannot write the report to {out!r}. To fix: choose a writable "
-                          "--out file, e.g. --out workload-report.json")
+def _check_args(args) -> None:
+    """Before minutes of measuring, not after: the report path (rank 0 only: the others write
+    nothing) must be a file rank 0 can create — never a device, FIFO, directory or the
+    kernel's own files (the same rules as `python -m probes --out`)."""
+    if os.environ.get("RANK", "0") == "0":
+        check_report_path(args.out, what="workload report (--out)", try_create=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,7 +246,6 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         config = config_from_args(args)
-        _check_writable(args.out)
         report = run_workload_probe(config, out=args.out)
     except ProbesError as exc:
         print(exc)

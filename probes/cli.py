@@ -11,12 +11,12 @@ can be written); an option error is one line on stderr ending "To fix: …".
 from __future__ import annotations
 
 import argparse
-import difflib
 import math
 import os
 import sys
 from collections.abc import Callable, Sequence
 
+from probes._args import OneLineParser, close_names
 from probes._errors import TORCH_MISSING
 from probes._report_io import check_report_path
 from probes._runner import PROBE_NAMES, ProbeConfig
@@ -80,17 +80,6 @@ def _shapes(text: str) -> tuple[tuple[int, int, int], ...]:
     return tuple(shapes)
 
 
-def close_names(name: str, known: Sequence[str]) -> list[str]:
-    """Up to three of ``known`` close to ``name`` (difflib's default cutoff, as
-    catalog.close_matches; not imported from there: the probes run on nodes without it)."""
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-    if not close:
-        lowered = {k.lower(): k for k in known}
-        close = [lowered[m] for m in difflib.get_close_matches(name.lower(), list(lowered),
-                                                                n=3, cutoff=0.6)]
-    return close
-
-
 def _names(known: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
     def parse(text: str) -> tuple[str, ...]:
         # A name given twice is run once (dict.fromkeys keeps the order).
@@ -126,41 +115,6 @@ def check_args(args: argparse.Namespace) -> None:
         # Before minutes of measuring, not after: the trial file finds what access() cannot
         # (root passes it; a read-only mount, /proc).
         check_report_path(args.out, what="probe report (--out)", try_create=True)
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, with every error one line (no usage block) ending "To fix: …", exit 2, and
-    ``checks`` (a function raising ProbesError) run on what it parsed. The close-match hints
-    are made in ``parse_args``, not in ``error``: `gpuplan probe run` replaces ``error`` (to
-    raise its own one-line error) and keeps them."""
-
-    def __init__(self, *args, checks: Callable[[argparse.Namespace], None] | None = None,
-                 **kwargs) -> None:  # noqa: ANN002, ANN003 - argparse's
-        super().__init__(*args, **kwargs)
-        self.checks = checks
-
-    def parse_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 - argparse's
-        parsed, extras = self.parse_known_args(args, namespace)
-        if extras:
-            # Compared without the dashes every option shares, which would make "--bogus"
-            # close to "--out".
-            options = [a.split("=", 1)[0].lstrip("-") for a in extras if a.startswith("--")]
-            known = {o.lstrip("-"): o for o in self._option_string_actions if o.startswith("--")}
-            close = [known[c] for c in close_names(options[0], list(known))] if options else []
-            hint = f" Did you mean {' or '.join(close)}?" if close else ""
-            self.error(f"unrecognized arguments: {' '.join(extras)}.{hint} {_FIX}")
-        try:
-            if self.checks is not None:
-                self.checks(parsed)
-        except ProbesError as exc:
-            self.error(str(exc))
-        return parsed
-
-    def error(self, message: str):  # noqa: ANN201 - argparse's; never returns
-        message = " ".join(message.split())
-        if "To fix" not in message:
-            message = f"{message.rstrip('.')}{'' if message.endswith('?') else '.'} {_FIX}"
-        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

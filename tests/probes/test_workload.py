@@ -147,9 +147,15 @@ def test_the_command_line_needs_a_shape_and_says_how(tmp_path, capsys):
                  "--out", str(tmp_path / "w.json")]) == 2
     assert "tp=3 must divide" in capsys.readouterr().out
     assert not (tmp_path / "w.json").exists()
-    assert main(["workload", "--hidden", "64", "--heads", "4", "--ffn-hidden", "96",
-                 "--seq-len", "32", "--device", "cpu", "--out", str(tmp_path)]) == 2
-    assert "cannot write the report" in capsys.readouterr().out  # before measuring
+    # before measuring: argparse's one-line error (stderr, exit 2), as for `python -m probes`
+    for bad, says in ((str(tmp_path), "is a directory"), ("/dev/null", "is a device"),
+                      ("/proc/self/w.json", "kernel's own files")):
+        with pytest.raises(SystemExit) as exc:
+            main(["workload", "--hidden", "64", "--heads", "4", "--ffn-hidden", "96",
+                  "--seq-len", "32", "--device", "cpu", "--out", bad])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and says in err and err.count("\n") == 1, err
+        assert "To fix:" in err
 
 
 def test_a_model_preset_resolves_like_estimate(tmp_path, capsys, single_thread):
@@ -249,3 +255,13 @@ def test_the_layer_size_check_counts_parameters_as_the_planner_does():
         assert layer_params(cfg) == arch.layer_params_total() / arch.layers
     half = WorkloadConfig(hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, seq_len=8, tp=2)
     assert layer_params(half) == (218_112_000 - 2 * 4096) // 2 + 2 * 4096
+
+
+def test_a_mistyped_workload_option_is_one_line_with_the_close_match(capsys):
+    from probes.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["workload", "--modle", "llama3-8b"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert "Did you mean --model?" in err and "`python -m probes workload --help`" in err

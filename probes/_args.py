@@ -1,0 +1,59 @@
+"""The probes' command-line parsing, shared by `python -m probes` and `python -m probes
+workload` (and, through them, `gpuplan probe run|workload`): every error one line ending
+"To fix: …", exit 2, with close matches for a mistyped option or name."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from collections.abc import Callable, Sequence
+
+from probes._schema import ProbesError
+
+FIX = "To fix: see `python -m probes --help`."
+
+
+def close_names(name: str, known: Sequence[str]) -> list[str]:
+    """Up to three of ``known`` close to ``name`` (difflib's default cutoff, as
+    catalog.close_matches; not imported from there: the probes run on nodes without it)."""
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    if not close:
+        lowered = {k.lower(): k for k in known}
+        close = [lowered[m] for m in difflib.get_close_matches(name.lower(), list(lowered),
+                                                                n=3, cutoff=0.6)]
+    return close
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with every error one line (no usage block) ending "To fix: …", exit 2, and
+    ``checks`` (a function raising ProbesError) run on what it parsed. The close-match hints
+    are made in ``parse_args``, not in ``error``: `gpuplan probe run` replaces ``error`` (to
+    raise its own one-line error) and keeps them."""
+
+    def __init__(self, *args, checks: Callable[[argparse.Namespace], None] | None = None,
+                 fix: str = FIX, **kwargs) -> None:  # noqa: ANN002, ANN003 - argparse's
+        super().__init__(*args, **kwargs)
+        self.checks, self.fix = checks, fix
+
+    def parse_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 - argparse's
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            # Compared without the dashes every option shares, which would make "--bogus"
+            # close to "--out".
+            options = [a.split("=", 1)[0].lstrip("-") for a in extras if a.startswith("--")]
+            known = {o.lstrip("-"): o for o in self._option_string_actions if o.startswith("--")}
+            close = [known[c] for c in close_names(options[0], list(known))] if options else []
+            hint = f" Did you mean {' or '.join(close)}?" if close else ""
+            self.error(f"unrecognized arguments: {' '.join(extras)}.{hint} {self.fix}")
+        try:
+            if self.checks is not None:
+                self.checks(parsed)
+        except ProbesError as exc:
+            self.error(str(exc))
+        return parsed
+
+    def error(self, message: str):  # noqa: ANN201 - argparse's; never returns
+        message = " ".join(message.split())
+        if "To fix" not in message:
+            message = f"{message.rstrip('.')}{'' if message.endswith('?') else '.'} {self.fix}"
+        self.exit(2, f"{self.prog}: error: {message}\n")
