@@ -18,27 +18,20 @@ Targets (Foundation issue): cold load < 150 ms, `gpuplan --help` < 300 ms.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _cli_timing import cli_env, wall  # noqa: E402
 
 RUNS = 7
 LOAD_TARGET_MS = 150.0
 HELP_TARGET_MS = 300.0
 LOAD = "import catalog; catalog.load_catalog('packaged')"
 LOAD_OFFERS = "import catalog; len(catalog.load_catalog('packaged').offers)"
-
-
-def wall(cmd: list[str], env: dict) -> float:
-    t = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True)
-    return time.perf_counter() - t
 
 
 def main() -> int:
@@ -48,10 +41,7 @@ def main() -> int:
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        env = {**os.environ, "GPUPLAN_HOME": str(tmp / "home"), "GPUPLAN_NO_METADATA": "1",
-               "GPUPLAN_CACHE_DIR": str(tmp / "cache")}
-        for variable in ("GPUPLAN_NO_CACHE", "GPUPLAN_OVERRIDES"):
-            env.pop(variable, None)
+        env = cli_env(tmp)
         off = {**env, "GPUPLAN_NO_CACHE": "1"}
         rows = {  # label: (command, environment or a function of the run's index, target ms)
             "python -c pass (interpreter start)": ([py, "-c", "pass"], env, None),

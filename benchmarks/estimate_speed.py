@@ -21,16 +21,15 @@ one ``estimate`` per size, median of 15 after a warm-up.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _cli_timing import end_to_end, print_end_to_end  # noqa: E402
 
 RUNS = 9
 TARGET_S = 0.15  # end to end, warm (issue 19)
@@ -40,55 +39,6 @@ ESTIMATE = ["estimate", "--model", "llama3-70b", "--tokens", "15T", "--gpu", "H1
 CASES = [("llama3-8b", "H100", 64), ("llama2-70b", "A100-80GB", 512),
          ("llama3-405b", "H100", 2048), ("mixtral-8x7b", "MI300X", 64),
          ("deepseek-v3", "H800", 2048), ("gpt2", "L4", 8)]
-
-
-def cli_env(tmp: Path) -> dict:
-    env = {**os.environ, "GPUPLAN_HOME": str(tmp / "home"), "GPUPLAN_NO_METADATA": "1",
-           "GPUPLAN_CACHE_DIR": str(tmp / "cache")}
-    for variable in ("GPUPLAN_OVERRIDES", "GPUPLAN_NO_CACHE", "OPENBLAS_NUM_THREADS",
-                     "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env.pop(variable, None)
-    return env
-
-
-def wall(cmd: list[str], env: dict) -> float:
-    t = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, check=False)
-    elapsed = time.perf_counter() - t
-    if done.returncode not in (0, 2):  # 2: a plan that is infeasible still searched
-        sys.exit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr.decode()[-3000:]}")
-    return elapsed
-
-
-def end_to_end(args: list[str], runs: int) -> dict[str, list[float]]:
-    """Wall seconds of ``python -c pass``, and of ``args`` cold and warm, round-robin."""
-    py = sys.executable
-    times: dict[str, list[float]] = {"pass": [], "cold": [], "warm": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        env = cli_env(tmp)
-        wall([py, "-m", "planner", *args], env)  # warm-up; fills the warm cache
-        for i in range(runs):
-            times["pass"].append(wall([py, "-c", "pass"], env))
-            times["cold"].append(wall([py, "-m", "planner", *args],
-                                      {**env, "GPUPLAN_CACHE_DIR": str(tmp / f"cold-{i}")}))
-            times["warm"].append(wall([py, "-m", "planner", *args], env))
-    return times
-
-
-def print_end_to_end(title: str, times: dict[str, list[float]], target_s: float) -> None:
-    base = statistics.median(times["pass"])
-    print(f"{title} — fresh processes, median of {len(times['pass'])} (min), round-robin "
-          "with python -c pass")
-    head = (f"  {'':22s} {'median s':>9s} {'min s':>7s} {'x pass':>7s} {'- pass s':>9s} "
-            f"{'target s':>9s} {'ratio':>6s}")
-    print(head)
-    for label, what in (("pass", "python -c pass"), ("cold", "cold (no cache)"),
-                        ("warm", "warm (cache present)")):
-        med, low = statistics.median(times[label]), min(times[label])
-        target = f"{target_s:9.2f} {med / target_s:6.2f}" if label == "warm" else ""
-        print(f"  {what:22s} {med:9.3f} {low:7.3f} {med / base:7.1f} {med - base:9.3f} "
-              f"{target}")
 
 
 def in_process() -> None:
@@ -128,8 +78,11 @@ def main() -> int:
     only.add_argument("--in-process-only", action="store_true")
     opts = parser.parse_args()
     if not opts.in_process_only:
-        print_end_to_end(f"gpuplan {' '.join(ESTIMATE)}", end_to_end(ESTIMATE, opts.runs),
-                         TARGET_S)
+        times = end_to_end({"cold": ESTIMATE, "warm": ESTIMATE}, opts.runs,
+                           cold=frozenset({"cold"}))
+        print_end_to_end(f"gpuplan {' '.join(ESTIMATE)}", times,
+                         {"pass": "python -c pass", "cold": "cold (no cache)",
+                          "warm": "warm (cache present)"}, TARGET_S, frozenset({"warm"}))
     if not opts.cli_only:
         in_process()
     return 0

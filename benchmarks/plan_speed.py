@@ -25,16 +25,15 @@ model evaluations (instance type × nodes × parallel plan) and evaluations per 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _cli_timing import end_to_end, print_end_to_end  # noqa: E402
 
 RUNS = 7
 TARGET_S = 0.30  # end to end, warm, 7B (issue 19)
@@ -46,59 +45,6 @@ WORKLOADS = (  # (label, model, tokens, deadline)
 )
 PLAN_7B = ["plan", "--model", "llama2-7b", "--tokens", "1T", "--deadline", "14d", "--max-gpus",
            str(MAX_GPUS)]
-
-
-def cli_env(tmp: Path) -> dict:
-    env = {**os.environ, "GPUPLAN_HOME": str(tmp / "home"), "GPUPLAN_NO_METADATA": "1",
-           "GPUPLAN_CACHE_DIR": str(tmp / "cache"), "COLUMNS": "120"}
-    for variable in ("GPUPLAN_OVERRIDES", "GPUPLAN_NO_CACHE", "OPENBLAS_NUM_THREADS",
-                     "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env.pop(variable, None)
-    return env
-
-
-def wall(cmd: list[str], env: dict) -> float:
-    t = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, check=False)
-    elapsed = time.perf_counter() - t
-    if done.returncode not in (0, 2):  # 2: infeasible, still a full search
-        sys.exit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr.decode()[-3000:]}")
-    return elapsed
-
-
-def end_to_end(runs: int) -> dict[str, list[float]]:
-    """Wall seconds of ``python -c pass`` and of the 7B plan (JSON cold and warm, table
-    warm), round-robin."""
-    py = sys.executable
-    cli = [py, "-m", "planner", *PLAN_7B]
-    times: dict[str, list[float]] = {"pass": [], "cold": [], "warm": [], "table": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        env = cli_env(tmp)
-        wall([*cli, "--json"], env)  # warm-up; fills the warm cache
-        for i in range(runs):
-            times["pass"].append(wall([py, "-c", "pass"], env))
-            times["cold"].append(wall([*cli, "--json"],
-                                      {**env, "GPUPLAN_CACHE_DIR": str(tmp / f"cold-{i}")}))
-            times["warm"].append(wall([*cli, "--json"], env))
-            times["table"].append(wall(cli, env))
-    return times
-
-
-def print_end_to_end(times: dict[str, list[float]]) -> None:
-    base = statistics.median(times["pass"])
-    print(f"gpuplan {' '.join(PLAN_7B)} — fresh processes, median of {len(times['pass'])} "
-          "(min), round-robin with python -c pass")
-    print(f"  {'':30s} {'median s':>9s} {'min s':>7s} {'x pass':>7s} {'- pass s':>9s} "
-          f"{'target s':>9s} {'ratio':>6s}")
-    for label, what in (("pass", "python -c pass"), ("cold", "--json, cold (no cache)"),
-                        ("warm", "--json, warm (cache present)"),
-                        ("table", "table, warm (cache present)")):
-        med, low = statistics.median(times[label]), min(times[label])
-        target = (f"{TARGET_S:9.2f} {med / TARGET_S:6.2f}" if label in ("warm", "table")
-                  else "")
-        print(f"  {what:30s} {med:9.3f} {low:7.3f} {med / base:7.1f} {med - base:9.3f} "
-              f"{target}")
 
 
 def in_process() -> None:
@@ -137,7 +83,14 @@ def main() -> int:
     only.add_argument("--in-process-only", action="store_true")
     opts = parser.parse_args()
     if not opts.in_process_only:
-        print_end_to_end(end_to_end(opts.runs))
+        json_out = [*PLAN_7B, "--json"]
+        times = end_to_end({"cold": json_out, "warm": json_out, "table": PLAN_7B}, opts.runs,
+                           cold=frozenset({"cold"}), COLUMNS="120")
+        print_end_to_end(f"gpuplan {' '.join(PLAN_7B)}", times,
+                         {"pass": "python -c pass", "cold": "--json, cold (no cache)",
+                          "warm": "--json, warm (cache present)",
+                          "table": "table, warm (cache present)"},
+                         TARGET_S, frozenset({"warm", "table"}))
     if not opts.cli_only:
         in_process()
     return 0

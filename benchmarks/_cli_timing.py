@@ -1,0 +1,76 @@
+"""Timing `gpuplan` commands in fresh processes beside a bare interpreter (shared by
+estimate_speed.py and plan_speed.py).
+
+Each variant is measured round-robin with ``python -c pass`` so all see the same machine,
+after one warm-up run (the OS file cache, and the catalog cache the warm runs read). Every
+run has GPUPLAN_HOME in a temporary folder (no ingested probe calibration) and the user's
+BLAS thread variables removed (the CLI sets one thread itself, as for a user). A *cold*
+variant gets an empty catalog cache (GPUPLAN_CACHE_DIR a new folder) each run.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli_env(tmp: Path, **extra: str) -> dict:
+    env = {**os.environ, "GPUPLAN_HOME": str(tmp / "home"), "GPUPLAN_NO_METADATA": "1",
+           "GPUPLAN_CACHE_DIR": str(tmp / "cache"), **extra}
+    for variable in ("GPUPLAN_OVERRIDES", "GPUPLAN_NO_CACHE", "OPENBLAS_NUM_THREADS",
+                     "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.pop(variable, None)
+    return env
+
+
+def wall(cmd: list[str], env: dict) -> float:
+    t = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - t
+    if done.returncode not in (0, 2):  # 2: an infeasible plan still searched
+        sys.exit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr.decode()[-3000:]}")
+    return elapsed
+
+
+def end_to_end(variants: dict[str, list[str]], runs: int, *, cold: frozenset[str] = frozenset(),
+               **env_extra: str) -> dict[str, list[float]]:
+    """Wall seconds of ``python -c pass`` ("pass") and of each variant (label → gpuplan
+    arguments), round-robin; labels in ``cold`` run with an empty catalog cache."""
+    py = sys.executable
+    times: dict[str, list[float]] = {"pass": [], **{label: [] for label in variants}}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        env = cli_env(tmp, **env_extra)
+        warm = next(args for label, args in variants.items() if label not in cold)
+        wall([py, "-m", "planner", *warm], env)  # warm-up; fills the warm cache
+        for i in range(runs):
+            times["pass"].append(wall([py, "-c", "pass"], env))
+            for label, args in variants.items():
+                run_env = {**env, "GPUPLAN_CACHE_DIR": str(tmp / f"cold-{i}")} \
+                    if label in cold else env
+                times[label].append(wall([py, "-m", "planner", *args], run_env))
+    return times
+
+
+def print_end_to_end(title: str, times: dict[str, list[float]], rows: dict[str, str],
+                     target_s: float, targeted: frozenset[str]) -> None:
+    """One line per label of ``rows`` (label → what it is): median, min, ratio to and excess
+    over ``python -c pass``, and for labels in ``targeted`` the target and the ratio to it."""
+    base = statistics.median(times["pass"])
+    width = max(len(what) for what in rows.values())
+    print(f"{title} — fresh processes, median of {len(times['pass'])} (min), round-robin "
+          "with python -c pass")
+    print(f"  {'':{width}s} {'median s':>9s} {'min s':>7s} {'x pass':>7s} {'- pass s':>9s} "
+          f"{'target s':>9s} {'ratio':>6s}")
+    for label, what in rows.items():
+        med, low = statistics.median(times[label]), min(times[label])
+        target = f"{target_s:9.2f} {med / target_s:6.2f}" if label in targeted else ""
+        print(f"  {what:{width}s} {med:9.3f} {low:7.3f} {med / base:7.1f} {med - base:9.3f} "
+              f"{target}")
