@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 import stat
 
 import pytest
@@ -21,18 +20,6 @@ from catalog import (
 )
 
 ROOT = os.geteuid() == 0  # root ignores permission bits: those tests cannot run as root
-
-
-@pytest.fixture
-def no_hang():
-    """Fail instead of hanging forever if a FIFO is ever opened for reading."""
-    def alarm(*_):
-        raise TimeoutError("blocked on a FIFO")
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(5)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
 
 
 def _error(call, *args, **kwargs) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import errno
 import os
 import resource
-import signal
 import socket
 import stat
 import subprocess
@@ -76,18 +75,6 @@ def _writes_stay_in_tmp(tmp_path_factory, monkeypatch):
         monkeypatch.setattr(os, name, guard(f"os.{name}", getattr(os, name), paths=(0, 1)))
     for name in ("mkdir", "mkfifo", "unlink"):
         monkeypatch.setattr(os, name, guard(f"os.{name}", getattr(os, name)))
-
-
-@pytest.fixture
-def no_hang():
-    """Fail instead of hanging forever if a FIFO is ever opened for reading."""
-    def alarm(*_):
-        raise TimeoutError("blocked on a FIFO")
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(5)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
 
 
 def _one_line(exc: BaseException) -> str:
