@@ -9,6 +9,7 @@ planner's defaults (and why not). Importing this package never imports torch.
 from probes._figures import Figure, report_figures, workload_refusal
 from probes._nccl_log import is_rdma, is_tcpx
 from probes._report_io import (
+    MAX_REPORT_BYTES,
     load_report,
     parse_report,
     report_from_bytes,
@@ -29,6 +30,7 @@ from probes._workload_config import WorkloadConfig
 from probes._workload_run import run_workload_probe
 
 __all__ = [
+    "MAX_REPORT_BYTES",
     "PROBE_NAMES",
     "SCHEMA_VERSION",
     "SUPPORTED_SCHEMA_VERSIONS",

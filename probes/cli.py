@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from probes._args import FIX as _FIX
 from probes._args import OneLineParser, close_names
 from probes._errors import TORCH_MISSING
 from probes._report_io import check_report_path
@@ -33,7 +34,6 @@ MAX_MATMUL_DIM = 65_536  # --shapes: 65,536^2 bf16 is 8 GiB per operand
 MAX_LIST = 32  # --sizes, --shapes: entries (a default sweep has about ten)
 MAX_DIGITS = 20  # past this a number is not a size; int() of 5,000 digits raises, unworded
 MAX_SHOWN = 40  # characters of a bad value quoted back
-_FIX = "To fix: see `python -m probes --help`."
 
 
 def _shown(text: str) -> str:

@@ -10,7 +10,6 @@ import typer
 from ._app import CliExit, console, print_json, say_fields
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
-MAX_REPORT_BYTES = 16 * 2**20  # a probe report: ~9 KB for 8 GPUs, ~0.6 MB for 1,024
 MAX_REPORT_ID = 1_000_000_000
 
 
@@ -88,6 +87,7 @@ def check_report_file(path: str) -> None:
     FIFO and read /dev/zero until memory ran out), at most 16 MiB, UTF-8, and JSON without
     NaN/Infinity, 400-digit numbers or deep nesting (which crashed it)."""
     from catalog import CatalogFileError, GpuplanError, load_json_text, read_user_text
+    from probes import MAX_REPORT_BYTES
 
     text = read_user_text(path, what="probe report", max_bytes=MAX_REPORT_BYTES)
     try:
