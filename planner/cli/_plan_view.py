@@ -13,12 +13,6 @@ def _regions(c) -> str:
     return c.offer.region + (f" +{len(c.regions) - 1}" if len(c.regions) > 1 else "")
 
 
-def _layout(plan) -> str:
-    """The plan without its recomputation (a column of its own, the first to go when the
-    terminal is narrow): ``str(plan)`` minus its last word."""
-    return str(plan).rsplit(" ", 1)[0]
-
-
 def candidate_table(title: str, rows, *, width: int | None) -> str:
     """Top plans or frontier, one line per plan in ``width`` columns (None: every column).
 
@@ -34,7 +28,7 @@ def candidate_table(title: str, rows, *, width: int | None) -> str:
                Column("plan"), Column("recompute", OPTIONAL))
     cells = [(c.offer.cloud, _regions(c), c.offer.instance_type, c.nodes, c.offer.pricing,
               f"{c.cost_usd:,.0f}", f"{c.wall_clock_hours:,.0f} ({c.wall_clock_hours_p90:,.0f})",
-              f"{c.deadline_probability:.0%}", _layout(c.estimate.plan),
+              f"{c.deadline_probability:.0%}", c.estimate.plan.layout(),
               c.estimate.plan.recompute) for c in rows]
     return render_table(columns, cells, width=width, title=title, gap=" ").text
 

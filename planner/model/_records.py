@@ -52,6 +52,12 @@ class ParallelPlan:
 
     def __str__(self) -> str:
         """One line, the same everywhere a plan is shown (CLI, app, reports, launch files)."""
+        return f"{self.layout()} " + {"none": "no-recompute", "selective": "sel-recompute",
+                                       "full": "full-recompute"}[self.recompute]
+
+    def layout(self) -> str:
+        """The parallel layout and batching of ``str(plan)``, without its recomputation (for
+        tables that show recomputation in a column of its own)."""
         parts = [f"tp{self.tp}", f"pp{self.pp}"]
         if self.pp > 1 and self.virtual_stages > 1:
             parts[-1] += f"×v{self.virtual_stages}"
@@ -60,9 +66,7 @@ class ParallelPlan:
         if self.expert_parallel > 1:
             parts.append(f"ep{self.expert_parallel}")
         parts += [f"dp{self.dp}", f"zero{self.zero_stage}",
-                  f"mb{self.micro_batch}×{self.micro_batches}",
-                  {"none": "no-recompute", "selective": "sel-recompute",
-                   "full": "full-recompute"}[self.recompute]]
+                  f"mb{self.micro_batch}×{self.micro_batches}"]
         return " ".join(parts)
 
 
