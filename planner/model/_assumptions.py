@@ -305,7 +305,7 @@ DOCS: dict[str, tuple[str, str]] = {
                      "(fitted)"),
     "tp_comm_overlap": ("share", "tensor-parallel communication hidden, per framework"),
     "ep_comm_overlap": ("share", "share of a MoE layer's compute that hides its expert-"
-                        "parallel all-to-all (fitted)"),
+                        "parallel all-to-all (0: not yet fitted, no MoE calibration rows)"),
     "host_overhead_s_per_layer": ("s", "host time per layer and micro-batch not hidden, per "
                                   "framework (fitted)"),
     "throughput_log_sigma": ("log", "spread of measured/modelled throughput: leave-one-source-"
