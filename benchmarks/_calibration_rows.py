@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 from planner import Architecture, PlanPins, Workload
 
 DATA = ROOT / "benchmarks" / "data" / "throughput.csv"
+MOE_DATA = ROOT / "benchmarks" / "data" / "throughput_moe_rows.csv"  # the MoE stage's rows
 SHARDING_TO_ZERO = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3}
 # Sources that share an organisation, code base and benchmark harness are one family (as in
 # data/throughput_check.py): leave-one-source-out holds out a whole family, and the fit weighs
@@ -31,6 +32,7 @@ FAMILIES = (
     ("fms-fsdp", "fms-fsdp"),
     ("nemo-automodel", "nemo-automodel"),
     ("nemo-24.07", "nemo"),
+    ("nemo-25.", "nemo"),  # NeMo 25.02/25.04 MoE rows (throughput_moe_rows.csv)
     ("megatron-bridge-", "nemo"),
     ("megatron-lm-readme-2024", "megatron-lm-readme"),
     ("megatron-lm-paper-2021", "narayanan-2021"),
@@ -85,12 +87,17 @@ def row_from_csv(r: dict) -> Row:
         tied_embeddings="tied" in r.get("notes", "").lower(),
         experts=experts, experts_per_token=_int(r.get("moe_top_k", ""), 0) if experts else 0,
         moe_ffn_hidden=_int(r.get("moe_ffn_hidden", ""), 0) if experts else 0,
+        shared_experts=_int(r.get("moe_shared_experts", ""), 0) if experts else 0,
+        dense_layers=_int(r.get("moe_dense_layers", ""), 0) if experts else 0,
+        head_dim=_int(r.get("head_dim", ""), 0),
+        attention_params_per_layer=_int(r.get("attention_params_per_layer", ""), 0),
         name=r["model"])
     seq = _int(r["seq_len"])
     pins = PlanPins(tp=_int(r["tp"], 1), pp=_int(r["pp"], 1), cp=_int(r["cp"], 1),
                     vp=_int(r["vp"]) if _int(r["pp"], 1) > 1 and _int(r["vp"]) else None,
                     zero=SHARDING_TO_ZERO[(r["sharding"] or "none").strip()],
-                    micro_batch=_int(r["micro_batch"]))  # empty: not published → searched
+                    micro_batch=_int(r["micro_batch"]),  # empty: not published → searched
+                    ep=_int(r.get("ep", "")) if experts else None)
     gbs = _int(r["global_batch_seqs"])
     attention = (r.get("attention") or "flash").strip()
     if attention == "flash" and "attention: triton" in r.get("notes", ""):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Predicted vs published step throughput, with the published parallel plan pinned.
 
-    python benchmarks/validate_throughput.py [--json] [--no-loso] [--rows]
+    python benchmarks/validate_throughput.py [--json] [--no-loso] [--rows] [--moe]
 
 Rows: benchmarks/data/throughput.csv (sources in throughput_README.md). For every row the
 model is run with the published framework, precision, sequence, global batch, micro-batch,
@@ -18,6 +18,10 @@ side:
 Targets (issue 12): median |error| ≤ 10%, every row within ±25%, LOSO median ≤ 15%. Also
 reported: published configurations the memory model says would not fit (the fit ignores
 memory, because those configurations ran).
+
+``--moe`` validates the MoE rows (benchmarks/data/throughput_moe_rows.csv) instead: the
+held-out columns refit only the MoE constants (fit_software.fit_moe) without the held-out
+source, and a leave-one-model-out line follows (fit on four architectures, predict the fifth).
 """
 
 from __future__ import annotations
@@ -31,13 +35,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _calibration_rows import DATA, load_rows
+from _calibration_rows import DATA, MOE_DATA, load_rows
 from fit_software import (
     CALIBRATED,
     Problem,
     base_with,
     complete,
     fit,
+    moe_held_out,
     params_for,
 )
 
@@ -63,8 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--no-loso", action="store_true", help="skip the leave-one-source-out refits")
     ap.add_argument("--rows", action="store_true", help="print every row")
+    ap.add_argument("--moe", action="store_true", help="the MoE rows (throughput_moe_rows.csv)")
     args = ap.parse_args(argv)
-    rows = load_rows(args.data)
+    rows = load_rows(MOE_DATA if args.moe else args.data)
     problem = Problem.build(rows)
     A = Assumptions()
     idx = list(range(len(rows)))
@@ -88,7 +94,11 @@ def main(argv: list[str] | None = None) -> int:
 
     loso_err = np.full(len(rows), np.nan)
     sources = sorted({r.source for r in rows})
-    if not args.no_loso:
+    lomo_err = None
+    if not args.no_loso and args.moe:
+        held = moe_held_out(problem)
+        loso_err, lomo_err = np.expm1(held["by_source"]), np.expm1(held["by_model"])
+    elif not args.no_loso:
         frameworks = tuple(f for f in CALIBRATED if any(r.framework == f for r in rows))
         params = params_for(frameworks)
         for src in sources:
@@ -108,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         "loso": _stats(loso_err[np.isfinite(loso_err)]) if np.isfinite(loso_err).any()
         else None,
         "memory_model_rejects_published_config": int((~fits).sum())}}
+    if lomo_err is not None:
+        report["overall"]["leave_one_model_out"] = _stats(lomo_err)
     for src, ii in sorted(by_source.items()):
         ii = np.array(ii)
         lo = loso_err[ii]
@@ -153,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"targets: median |error| ≤ 10% (model {o['model']['median_abs']:.1%}), every row "
           f"within ±25% (max {o['model']['max_abs']:.1%}), LOSO median ≤ 15% ("
           + (f"{o['loso']['median_abs']:.1%}" if o["loso"] else "not run") + ")")
+    if lomo_err is not None:
+        print(f"leave-one-model-out (MoE constants fitted on the other architectures): "
+              f"{fmt(o['leave_one_model_out'])}")
     print(f"published configurations the memory model rejects: "
           f"{o['memory_model_rejects_published_config']} of {len(rows)}")
     return 0

@@ -30,7 +30,7 @@ def estimate_cmd(
     kv_heads: W.KvHeads = None, ffn_hidden: W.FfnHidden = None, vocab: W.Vocab = None,
     framework: W.Framework = "megatron", attention: W.Attention = "flash",
     tp: W.Tp = None, pp: W.Pp = None, cp: W.Cp = None, vp: W.Vp = None, zero: W.Zero = None,
-    micro_batch: W.MicroBatch = None,
+    micro_batch: W.MicroBatch = None, ep: W.Ep = None,
     instance: Annotated[str | None, typer.Option("--instance", help="A catalog instance type, "
                         "e.g. p5.48xlarge.")] = None,
     nodes: Annotated[int, typer.Option("--nodes", help="Instances (with --instance).")] = 1,
@@ -71,7 +71,7 @@ def estimate_cmd(
                            lora_rank=lora_rank, layers=layers, hidden=hidden, heads=heads,
                            kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
                            framework=framework, attention=attention, tp=tp, pp=pp, cp=cp,
-                           vp=vp, zero=zero, micro_batch=micro_batch)
+                           vp=vp, zero=zero, micro_batch=micro_batch, ep=ep)
     workload = planner.build_workload(spec)
     cluster, mem = planner.build_cluster(cat, instance=instance, nodes=nodes, cloud=cloud,
                                          gpu=gpu, gpus=gpus)

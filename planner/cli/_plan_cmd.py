@@ -32,7 +32,7 @@ def plan_cmd(
     kv_heads: W.KvHeads = None, ffn_hidden: W.FfnHidden = None, vocab: W.Vocab = None,
     framework: W.Framework = "megatron", attention: W.Attention = "flash",
     tp: W.Tp = None, pp: W.Pp = None, cp: W.Cp = None, vp: W.Vp = None, zero: W.Zero = None,
-    micro_batch: W.MicroBatch = None,
+    micro_batch: W.MicroBatch = None, ep: W.Ep = None,
     deadline: Annotated[str, typer.Option("--deadline", help="14d, 36h, 2w or a date "
                         "(2027-03-31, UTC).")] = "30d",
     budget: Annotated[float | None, typer.Option("--budget", help="Total USD limit.")] = None,
@@ -105,7 +105,7 @@ def plan_cmd(
                            lora_rank=lora_rank, layers=layers, hidden=hidden, heads=heads,
                            kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
                            framework=framework, attention=attention, tp=tp, pp=pp, cp=cp,
-                           vp=vp, zero=zero, micro_batch=micro_batch)
+                           vp=vp, zero=zero, micro_batch=micro_batch, ep=ep)
     workload = planner.build_workload(spec)
     constraints = Constraints(
         deadline_hours=planner.parse_deadline(deadline), max_gpus=max_gpus, budget_usd=budget,

@@ -47,6 +47,8 @@ Pp = Annotated[int | None, typer.Option("--pp", help="Pin the pipeline-parallel 
 Cp = Annotated[int | None, typer.Option("--cp", help="Pin the context-parallel degree.")]
 Vp = Annotated[int | None, typer.Option("--vp", help="Pin the virtual pipeline stages per "
                "GPU (interleaved 1F1B).")]
+Ep = Annotated[int | None, typer.Option("--ep", help="Pin the expert-parallel degree of a "
+               "mixture of experts (a divisor of the expert count; default: searched).")]
 Zero = Annotated[int | None, typer.Option("--zero", help="Pin the ZeRO/FSDP stage: 0 data "
                  "parallel, 1 sharded optimizer, 2 + gradients (FSDP SHARD_GRAD_OP), 3 + "
                  "weights (FSDP FULL_SHARD).")]
@@ -73,7 +75,7 @@ def workload_spec(*, model, config, params, active_params, experts, experts_per_
                   seq_len, global_batch_tokens, precision, optimizer, recompute, finetune,
                   lora_rank, layers, hidden, heads, kv_heads, ffn_hidden, vocab,
                   framework="megatron", attention="flash", tp=None, pp=None, cp=None, vp=None,
-                  zero=None, micro_batch=None):
+                  zero=None, micro_batch=None, ep=None):
     from planner.model import PlanPins, WorkloadSpec
 
     from ._files import read_model_config
@@ -93,7 +95,7 @@ def workload_spec(*, model, config, params, active_params, experts, experts_per_
                         lora_rank=lora_rank, framework=framework.lower(),
                         attention=attention.lower(),
                         pins=PlanPins(tp=tp, pp=pp, cp=cp, vp=vp, zero=zero,
-                                      micro_batch=micro_batch),
+                                      micro_batch=micro_batch, ep=ep),
                         arch_overrides=overrides)
 
 

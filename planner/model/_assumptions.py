@@ -27,6 +27,7 @@ from types import MappingProxyType
 from catalog import CLOUDS, UnknownNameError
 
 from . import _fitted
+from ._assumption_docs import DOCS
 from ._errors import PlannerError
 
 
@@ -99,6 +100,13 @@ INTRA_NODE_EFFICIENCY = {
 INTER_NODE_EFFICIENCY = {
     "infiniband": 0.85, "roce": 0.80, "efa": 0.75, "gpudirect_tcpx": 0.70, "ethernet": 0.40,
 }
+# GPUs one NVLink switch domain joins, where it spans more than one instance: a GB200 NVL72
+# rack joins 72 GPUs (18 compute trays of 4) through its NVLink switch trays (NVIDIA GB200
+# NVL72 specification, nvidia.com/en-us/data-center/gb200-nvl72/; AWS p6e-gb200 UltraServers,
+# Azure ND GB200 v6 and GCP A4X sell 4-GPU slices of such racks). An accelerator not listed
+# has a domain of one node. Only the expert-parallel all-to-all is routed by it so far (see
+# docs/design.md); the dense collectives keep the node, as the calibration was fitted.
+NVLINK_DOMAIN_GPUS = {"GB200-186GB": 72}
 # A topology or fabric the tables do not know (a new catalog value) is costed as the slowest
 # known kind of link: PCIe through the host bridge, plain Ethernet without RDMA.
 FALLBACK_TOPOLOGY, FALLBACK_FABRIC = "pcie", "ethernet"
@@ -129,6 +137,14 @@ class Assumptions:
     # dispatch and combine) hides: Megatron's overlap of one micro-batch's all-to-all with
     # another's compute, DeepEP, DualPipe. Fitted on measured MoE throughput.
     ep_comm_overlap: float = _fitted.EP_COMM_OVERLAP
+    # GPU time per MoE layer and micro-batch that does not scale with its tokens: the host
+    # waits for the router's per-expert token counts to size the dispatch (a device-to-host
+    # synchronisation that drains the launch queue) and launches the router, permutation and
+    # grouped-GEMM kernels. Fitted on measured MoE throughput, as ep_comm_overlap.
+    moe_overhead_s_per_layer: float = _fitted.MOE_OVERHEAD_S_PER_LAYER
+    # Spread of log(measured / modelled) throughput of MoE workloads: the MoE fit's held-out
+    # residuals (wider than the dense profiles'; an MoE estimate's range uses the wider).
+    moe_throughput_log_sigma: float = _fitted.MOE_THROUGHPUT_LOG_SIGMA
     # Attention kernels are slower on short sequences (fewer blocks per head to pipeline):
     # rate ∝ 1 / (1 + s₀/s). The FA3 paper's FlashAttention-2 H100 figures give combined
     # fwd+bwd rates of 235, 281, 308, 325, 329 TFLOP/s at 512, 1k, 2k, 4k, 8k tokens, which
@@ -173,6 +189,7 @@ class Assumptions:
     # -- communication (physics) -----------------------------------------------------------
     intra_node_efficiency: Mapping[str, float] = _table(INTRA_NODE_EFFICIENCY)
     inter_node_efficiency: Mapping[str, float] = _table(INTER_NODE_EFFICIENCY)
+    nvlink_domain_gpus: Mapping[str, float] = _table(NVLINK_DOMAIN_GPUS)
     intra_node_latency_s: float = 10e-6  # nccl-tests small-message latency on NVLink
     # One network hop of a NCCL ring/tree step across nodes: a few µs of wire and NIC latency
     # plus NCCL's per-step protocol overhead on RDMA fabrics (IB/RoCE/EFA); TCP-based paths
@@ -254,15 +271,19 @@ _BOUNDS = {
     "elementwise_factor": (0.1, 100), "attention_efficiency": (0.05, 2.0),
     "attention_ramp_tokens": (0, 1e6), "host_overhead_s_per_layer": (0, 1.0),
     "throughput_log_sigma": (0, 3), "operations_log_sigma": (0, 3),
+    "moe_throughput_log_sigma": (0, 3),
     "intra_node_latency_s": (0, 1e-2), "inter_node_latency_s": (0, 1e-2),
     "inter_node_latency_tcp_s": (0, 1e-2), "grad_bucket_bytes": (2**10, 2**34),
-    "gpu_speed_cv": (0, 0.5), "grad_reduce_bytes": (1, 8), "runtime_reserve_gib": (0, 1024),
+    "moe_overhead_s_per_layer": (0, 1.0), "gpu_speed_cv": (0, 0.5),
+    "nvlink_domain_gpus": (1, 1_000_000),
+    "grad_reduce_bytes": (1, 8), "runtime_reserve_gib": (0, 1024),
     "logits_bytes": (0, 16), "failure_rate_per_gpu_hour": (0, 1.0),
     "restart_minutes": (0, 7 * 24 * 60), "checkpoint_write_gb_per_s_per_node": (1e-3, 1e4),
     "checkpoint_read_gb_per_s_per_node": (1e-3, 1e4),
     "spot_interruptions_per_hour": (0, 10), "spot_restart_minutes": (0, 7 * 24 * 60),
 }
-_INTEGER = {"gemm_tile_k", "kernels_per_layer", "grad_reduce_bytes", "logits_bytes"}
+_INTEGER = {"nvlink_domain_gpus", "gemm_tile_k", "kernels_per_layer", "grad_reduce_bytes",
+            "logits_bytes"}
 
 
 def _bounds(name: str) -> tuple[float, float, bool]:
@@ -275,67 +296,6 @@ def _bounds(name: str) -> tuple[float, float, bool]:
     return low, high, False
 
 
-# What each constant means, in what unit, and where its value comes from (for
-# `gpuplan estimate --list-assumptions`). "fitted" constants come from benchmarks/.
-DOCS: dict[str, tuple[str, str]] = {
-    "matmul_fraction": ("share of peak", "achievable dense matmul per GPU family: published "
-                        "MAMF measurements (stas00/ml-engineering)"),
-    "default_matmul_fraction": ("share of peak", "families without a published MAMF"),
-    "fp8_relative_fraction": ("share", "fp8 GEMMs' fraction relative to bf16's (fitted)"),
-    "gemm_tile_k": ("elements", "GEMM main-loop tile depth (CUTLASS/cuBLAS)"),
-    "gemm_tile_overhead_steps": ("tiles", "GEMM pipeline prologue/epilogue steps"),
-    "attention_fraction": ("share of peak", "attention kernels' fwd+bwd rate: FlashAttention-2/3"
-                           " papers, per kernel class"),
-    "attention_efficiency": ("factor", "attention rate in training vs the kernel benchmark "
-                             "(fitted)"),
-    "attention_ramp_tokens": ("tokens", "attention kernels' short-sequence slowdown "
-                              "(FlashAttention-3 paper figures)"),
-    "causal_fraction": ("share", "score blocks a causal flash kernel computes"),
-    "memory_bandwidth_efficiency": ("share", "achievable HBM bandwidth (STREAM-like copies)"),
-    "selective_recompute_elementwise_share": ("share", "forward elementwise bytes selective "
-                                              "recomputation repeats (the activation "
-                                              "function; assumption)"),
-    "kernel_launch_s": ("s", "PyTorch eager op dispatch time"),
-    "kernels_per_layer": ("kernels", "kernels per transformer block, fwd+bwd"),
-    "gemm_efficiency": ("share", "training GEMMs vs the achievable matmul rate, per framework "
-                        "(fitted)"),
-    "elementwise_factor": ("factor", "non-matmul bytes vs a fully fused implementation, per "
-                           "framework (fitted)"),
-    "comm_overlap": ("share", "data/context-parallel communication hidden, per framework "
-                     "(fitted)"),
-    "tp_comm_overlap": ("share", "tensor-parallel communication hidden, per framework"),
-    "ep_comm_overlap": ("share", "share of a MoE layer's compute that hides its expert-"
-                        "parallel all-to-all (0: not yet fitted, no MoE calibration rows)"),
-    "host_overhead_s_per_layer": ("s", "host time per layer and micro-batch not hidden, per "
-                                  "framework (fitted)"),
-    "throughput_log_sigma": ("log", "spread of measured/modelled throughput: leave-one-source-"
-                             "out residuals, per framework"),
-    "intra_node_efficiency": ("share", "all-reduce bus bandwidth vs link rate, per topology "
-                              "(nccl-tests)"),
-    "inter_node_efficiency": ("share", "bus bandwidth vs network line rate, per fabric"),
-    "intra_node_latency_s": ("s", "NCCL small-message latency on NVLink"),
-    "inter_node_latency_s": ("s", "one RDMA hop of a NCCL ring/tree step"),
-    "inter_node_latency_tcp_s": ("s", "one TCP hop of a NCCL ring/tree step"),
-    "grad_bucket_bytes": ("bytes", "gradient bucket (PyTorch DDP bucket_cap_mb=25)"),
-    "overlap_compute_slowdown": ("share", "compute slowdown while NCCL overlaps it"),
-    "gpu_speed_cv": ("share", "GPU-to-GPU speed variation (Sinha et al., SC'22)"),
-    "grad_reduce_bytes": ("bytes", "gradient reduction dtype size (bf16)"),
-    "runtime_reserve_gib": ("GiB", "CUDA context + NCCL buffers per GPU"),
-    "usable_memory_fraction": ("share", "memory usable after allocator fragmentation"),
-    "logits_bytes": ("bytes", "fp32 logits buffer per vocabulary entry"),
-    "failure_rate_per_gpu_hour": ("1/GPU-h", "hardware failures (published operations "
-                                  "reports)"),
-    "restart_minutes": ("min", "detect, reschedule and reload after a failure"),
-    "checkpoint_write_gb_per_s_per_node": ("GB/s", "checkpoint write per node"),
-    "checkpoint_read_gb_per_s_per_node": ("GB/s", "checkpoint read per node"),
-    "evaluation_fraction": ("share", "calendar time spent on evaluation"),
-    "operational_loss_fraction": ("share", "other calendar losses (published effective-"
-                                  "training-time reports)"),
-    "operations_log_sigma": ("log", "spread of calendar vs modelled time (operations data)"),
-    "spot_interruptions_per_hour": ("1/instance-h", "spot interruptions when an offer has no "
-                                    "rate of its own, per cloud (catalog.CLOUDS: its source)"),
-    "spot_restart_minutes": ("min", "re-acquire spot capacity and reload"),
-}
 
 
 def describe_assumptions(a: Assumptions | None = None) -> list[dict]:

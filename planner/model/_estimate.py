@@ -46,7 +46,7 @@ def checkpoint_bytes(ms: ModelScalars) -> float:
 
 
 def range_sigma(A: Assumptions, framework: str, measurement=None,
-                covered: float = 0.0) -> float:
+                covered: float = 0.0, *, moe: bool = False) -> float:
     """σ of log(actual/model) for calendar time: throughput and operations, independent.
 
     With a workload probe measurement of the layers, the throughput part shrinks to the share
@@ -54,6 +54,8 @@ def range_sigma(A: Assumptions, framework: str, measurement=None,
     with the distance to the measured shape (1 at the largest distance used), and adds the
     measurement's own spread: σ_t' = hypot(σ_meas, σ_t · min(1, (1 − covered) + distance))."""
     sigma_t = A.throughput_log_sigma[framework]
+    if moe:  # the MoE fit's held-out spread, when it is the wider
+        sigma_t = max(sigma_t, A.moe_throughput_log_sigma)
     if measurement is not None:
         sigma_t = math.hypot(measurement.log_sigma or 0.0, sigma_t * min(
             1.0, max(0.0, 1.0 - covered) + measurement.distance))
@@ -129,7 +131,7 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
     sw = A.software(workload.framework)
     wm = (measurements or {}).get((mb, int(grid["rc"][i])))
     covered = float(res["layer_s"][i]) / step if step > 0 else 0.0
-    sigma = range_sigma(A, workload.framework, wm, covered)
+    sigma = range_sigma(A, workload.framework, wm, covered, moe=workload.arch.is_moe)
     calibrated = list(ci.calibrated)
     if wm is not None:
         calibrated.append(
@@ -150,7 +152,9 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              f"{sw.host_overhead_s_per_layer * 1e6:.0f} µs host time per layer and micro-batch "
              "(fitted on published measured throughput: benchmarks/fit_software.py)"
              + (f"; expert-parallel all-to-all hidden under up to {A.ep_comm_overlap:.0%} of a "
-                "MoE layer's compute (ep_comm_overlap; no MoE rows calibrate it yet)"
+                f"MoE layer's compute (ep_comm_overlap) and "
+                f"{A.moe_overhead_s_per_layer * 1e3:.1f} ms per MoE layer and micro-batch "
+                "(moe_overhead_s_per_layer), both fitted on measured MoE throughput"
                 if ms.E else ""),
              f"model FLOPs per token {mflops:.3e} (6·N + 6·L·s·h causal attention"
              f"{'; LoRA 4·N' if ms.lora else ''}"
@@ -166,8 +170,11 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              f"{A.usable_memory_fraction:.0%} of {ci.memory_gib:g} GiB usable",
              *gp.notes,
              f"range P10–P90 {wall.p10:,.1f}–{wall.p90:,.1f} h: log-normal, σ = {sigma:.3f} "
-             f"(throughput σ {A.throughput_log_sigma[workload.framework]:.3f} from the fit's "
-             f"leave-one-source-out residuals for {workload.framework}"
+             + (f"(throughput σ {A.moe_throughput_log_sigma:.3f} from the MoE fit's "
+                "held-out residuals" if workload.arch.is_moe and A.moe_throughput_log_sigma
+                > A.throughput_log_sigma[workload.framework] else
+                f"(throughput σ {A.throughput_log_sigma[workload.framework]:.3f} from the "
+                f"fit's leave-one-source-out residuals for {workload.framework}")
              + (", narrowed by the workload probe" if wm is not None else "")
              + f"; operations σ {A.operations_log_sigma:.3f} from published "
              "effective-training-time reports)", *calibrated[len(ci.calibrated):]]
@@ -228,6 +235,14 @@ def check_pins_fit_cluster(workload: Workload, cluster: Cluster) -> None:
     if N % split:
         raise WorkloadError(f"tp·pp·cp = {split} does not divide the {N} GPUs. To fix: change "
                             "the pins or the GPU count", field="tp", value=p.tp)
+    if p.ep is not None and p.ep > 1 and not a.is_moe:
+        raise WorkloadError(f"ep={p.ep} pins expert parallelism, but this model has no "
+                            "experts. To fix: drop `ep` (or give `experts` for a mixture of "
+                            "experts)", field="ep", value=p.ep)
+    if p.ep is not None and a.is_moe and a.experts % p.ep:
+        fitting = ", ".join(str(e) for e in range(1, a.experts + 1) if not a.experts % e)
+        raise WorkloadError(f"ep={p.ep} must divide the {a.experts} experts. To fix: pin one "
+                            f"of {fitting}", field="ep", value=p.ep)
     if p.vp is not None and p.pp and p.pp > 1 and math.ceil(a.layers / p.pp) % p.vp:
         raise WorkloadError(f"vp={p.vp} must divide the {math.ceil(a.layers / p.pp)} layers of "
                             f"each of the {p.pp} pipeline stages. To fix: pin a divisor",

@@ -1,5 +1,5 @@
-"""The plan grid: every (tp, pp, cp, zero, micro-batch, recompute) a framework can run on a
-cluster, pruned by memory before it is timed, and the vectorised model run over it.
+"""The plan grid: every (tp, pp, cp, ep, zero, micro-batch, recompute) a framework can run on
+a cluster, pruned by memory before it is timed, and the vectorised model run over it.
 
 Only what the workload's framework profile can run and only the degrees the user did not pin
 are enumerated; ``prune`` keeps, per row, the least recomputation that fits (more is never
@@ -63,6 +63,32 @@ def _base_grid(gpus_per_node: int, heads: int, layers: int, seq_len: int, framew
             and pp <= layers and seq_len % cp == 0
             and (pp == 1 or z in p.zero_with_pipeline or z_pin is not None)]
     return np.array(rows, dtype=np.int64).reshape(-1, 5)
+
+
+def expert_options(experts: int, pinned: int | None) -> tuple[int, ...]:
+    """Expert-parallel degrees to search: the pinned one, else every divisor of the expert
+    count (1 for a dense model)."""
+    if not experts:
+        return (1,)
+    if pinned is not None:
+        return (pinned,)
+    return tuple(e for e in range(1, experts + 1) if experts % e == 0)
+
+
+def _with_experts(out: dict, experts: int, pinned: int | None) -> dict:
+    """Each row once per expert-parallel degree that can run it: ep divides tp·cp·dp and,
+    folded first over data/context-parallel ranks, the rest of it divides tp."""
+    import numpy as np
+
+    opts = np.array(expert_options(experts, pinned), dtype=np.int64)
+    if experts == 0 or len(out["tp"]) == 0:
+        return out | {"ep": np.ones(len(out["tp"]), dtype=np.int64)}
+    rows = np.repeat(np.arange(len(out["tp"])), len(opts))
+    ep = np.tile(opts, len(out["tp"]))
+    tp, n = out["tp"][rows], out["dp"][rows] * out["cp"][rows]
+    fold = ep // np.gcd(ep, n)
+    keep = (tp % fold == 0) & (ep <= tp * n)
+    return {k: v[rows][keep] for k, v in out.items()} | {"ep": ep[keep]}
 
 
 def recompute_codes(recompute: str) -> tuple[int, ...]:
@@ -140,10 +166,12 @@ def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray, recompute
     codes = np.array(recompute_codes(recompute), dtype=np.int64)
     keys = ("tp", "pp", "cp", "zero", "mb", "dp", "nodes", "gbs")
     if not parts:
-        return {key: np.empty(0, dtype=np.int64) for key in (*keys, "vp")} | {
+        return {key: np.empty(0, dtype=np.int64) for key in (*keys, "vp", "ep")} | {
             "rc_options": codes}
     g = np.concatenate(parts)
-    out = {key: g[:, i] for i, key in enumerate(keys)}
+    ep_pin = pins.ep if pins else None
+    out = _with_experts({key: g[:, i] for i, key in enumerate(keys)}, ms.E,
+                        ep_pin if profile.expert_parallel or ep_pin else 1)
     layers_stage = np.ceil(ms.L / out["pp"])
     if pin_t[3] is not None:
         vp = np.where(out["pp"] > 1, pin_t[3], 1)
@@ -178,7 +206,7 @@ def prune(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> di
 def _memory(ms, A, rows, rc, ci):
     return memory_terms(ms, A, tp=rows["tp"], pp=rows["pp"], dp=rows["dp"], zero=rows["zero"],
                         mb=rows["mb"], rc=rc, cp=rows["cp"], vp=rows["vp"], gbs=rows["gbs"],
-                        memory_gib=ci.memory_gib)
+                        memory_gib=ci.memory_gib, ep=rows.get("ep"))
 
 
 def least_memory(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> float:
@@ -214,7 +242,8 @@ def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
                     nic_gb_per_s_per_gpu=full(ci.nic_gb_per_s_per_gpu) if nic is None
                     else nic,
                     sm_count=None if math.isnan(ci.sm_count) else full(ci.sm_count),
-                    hop_latency_s=full(ci.hop_latency_s), layer_scale=layer_scale)
+                    hop_latency_s=full(ci.hop_latency_s), layer_scale=layer_scale,
+                    ep=grid.get("ep"), nvlink_domain_gpus=full(ci.nvlink_domain_gpus))
 
 
 def best_index(res: dict[str, np.ndarray]) -> int | None:

@@ -40,6 +40,7 @@ class ClusterInputs:
     nic_gb_per_s_per_gpu: float
     sm_count: float  # nan when unknown: no wave quantization
     hop_latency_s: float  # one inter-node step of a NCCL ring/tree
+    nvlink_domain_gpus: float  # GPUs joined by NVLink (a node, or a GB200 NVL72 rack)
     notes: tuple[str, ...]
     calibrated: tuple[str, ...] = ()  # measured figures used instead of datasheet defaults
 
@@ -135,6 +136,11 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
         e = A.inter_node_efficiency.get(cluster.fabric, A.inter_node_efficiency[FALLBACK_FABRIC])
         notes.append(f"inter-node: {cluster.inter_node_gbps:g} Gb/s {cluster.fabric} × {e}"
                      f" = {nic * cluster.gpus_per_node:.0f} GB/s per node")
+    domain = max(cluster.gpus_per_node,
+                 min(A.nvlink_domain_gpus.get(acc.name, cluster.gpus_per_node), cluster.gpus))
+    if domain > cluster.gpus_per_node and workload.arch.is_moe:
+        notes.append(f"NVLink domain {domain:g} GPUs ({acc.name}; nvlink_domain_gpus): the "
+                     "expert-parallel all-to-all stays on NVLink inside it")
     notes.extend(calibrated)
     akey = attention_key(acc.architecture, workload.framework, workload.attention)
     ramp = (1 + A.attention_ramp_tokens / 8192) / (1 + A.attention_ramp_tokens
@@ -153,7 +159,7 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
         hop_latency_s=(A.inter_node_latency_tcp_s if cluster.fabric in ("ethernet",
                                                                          "gpudirect_tcpx")
                        else A.inter_node_latency_s),
-        notes=tuple(notes), calibrated=tuple(calibrated))
+        nvlink_domain_gpus=float(domain), notes=tuple(notes), calibrated=tuple(calibrated))
 
 
 def default_nic(cluster: Cluster, A: Assumptions) -> float:

@@ -37,7 +37,8 @@ def virtual_stages(layers_stage: np.ndarray, pp: np.ndarray,
 
 
 def expert_parallel(ms: ModelScalars, dp: np.ndarray) -> np.ndarray:
-    """Experts are sharded over the largest common divisor of dp and the expert count."""
+    """The default expert-parallel degree where none is given: the largest common divisor of
+    dp and the expert count (experts spread over data-parallel ranks)."""
     import numpy as np
 
     if not ms.E:
@@ -45,12 +46,30 @@ def expert_parallel(ms: ModelScalars, dp: np.ndarray) -> np.ndarray:
     return np.gcd(dp.astype(np.int64), ms.E).astype(np.float64)
 
 
-def params_per_gpu(ms: ModelScalars, tp, pp, ep):
-    return ((ms.params_total - ms.params_experts) / pp + ms.params_experts / (pp * ep)) / tp
+def expert_layout(tp, dp, cp, ep):
+    """(expert shards, expert replicas, tensor ranks folded) of an expert-parallel degree.
+
+    Megatron-Core's MoE parallel folding: the ep ranks of an expert group are data/context-
+    parallel ranks first and, when ep exceeds gcd(ep, dp·cp), also k = ep / gcd(ep, dp·cp)
+    tensor-parallel ranks, whose experts then run with tensor parallelism tp/k. A stage's
+    routed experts are split over ep·tp/k GPUs (shards) and held by tp·dp·cp / shards
+    replicas, the expert-data-parallel group their gradients and ZeRO shards span."""
+    import numpy as np
+
+    ep = np.asarray(ep, dtype=np.float64)
+    n = np.asarray(dp, dtype=np.float64) * np.asarray(cp, dtype=np.float64)
+    fold = ep / np.gcd(ep.astype(np.int64), n.astype(np.int64))
+    shards = ep * tp / fold
+    return shards, tp * n / shards, fold
+
+
+def params_per_gpu(ms: ModelScalars, tp, pp, shards):
+    """Parameters one GPU holds: dense ones split by tp·pp, routed experts by pp·shards."""
+    return (ms.params_total - ms.params_experts) / pp / tp + ms.params_experts / (pp * shards)
 
 
 def memory_terms(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, memory_gib,
-                 cp=None, vp=None, gbs=None) -> dict[str, np.ndarray]:
+                 cp=None, vp=None, gbs=None, ep=None) -> dict[str, np.ndarray]:
     """Memory per GPU (GiB) and whether it fits; cheap, so the search runs it first."""
     import numpy as np
 
@@ -63,20 +82,33 @@ def memory_terms(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, 
     n = dp * cp
     m = np.ceil(gbs / (dp * mb))
     layers_stage = np.ceil(ms.L / pp)
-    params_gpu = params_per_gpu(ms, tp, pp, expert_parallel(ms, dp))
-    trainable = params_gpu * ms.trainable_fraction
-    weights = (params_gpu * 2.0) / np.where(zero >= 3, n, 1.0)
-    grads = trainable * 2.0 / np.where(zero >= 2, n, 1.0)
-    optim = trainable * OPTIMIZER_STATE_BYTES[ms.optimizer] / np.where(zero >= 1, n, 1.0)
+    ep = expert_parallel(ms, dp) if ep is None else np.asarray(ep, dtype=f)
+    if ms.E:
+        # dense parameters shard over the n data/context-parallel copies, routed experts over
+        # their own replicas (expert data parallelism)
+        shards, replicas, _ = expert_layout(tp, dp, cp, ep)
+        dense = (ms.params_total - ms.params_experts) / pp / tp
+        expert = ms.params_experts / (pp * shards)
+        groups = ((dense, n), (expert, replicas))
+    else:
+        groups = ((ms.params_total / pp / tp, n),)
+    weights = grads = optim = 0.0
+    for params, copies in groups:
+        trainable = params * ms.trainable_fraction
+        weights = weights + (params * 2.0) / np.where(zero >= 3, copies, 1.0)
+        grads = grads + trainable * 2.0 / np.where(zero >= 2, copies, 1.0)
+        optim = optim + trainable * OPTIMIZER_STATE_BYTES[ms.optimizer] / np.where(
+            zero >= 1, copies, 1.0)
     per_tok_none = 8 * h + 4 * a * d + 4 * a_kv * d + 2 * ms.m_mat * ms.F_act
     if not ms.flash:
         per_tok_none = per_tok_none + 4 * a * ms.s  # QKᵀ scores and softmax output, bf16
     per_tok_sel = 8 * h + 2 * a * d + 4 * a_kv * d + 2 * ms.F_act
     per_tok = np.where(rc == 0, per_tok_none, np.where(rc == 1, per_tok_sel, 2 * h))
-    # 1F1B keeps p micro-batches in flight on the first stage; interleaving adds
-    # (p−1)/(p·v) of that (Narayanan et al. 2021 §2.2.2).
+    # 1F1B keeps p micro-batches in flight on the first stage; interleaving (v > 1 virtual
+    # stages) adds (p−1)/(p·v) of that (Korthikanti et al. 2022 §4.2.3); without it, none.
     vpp = virtual_stages(layers_stage, pp) if vp is None else np.asarray(vp, dtype=f)
-    in_flight = np.minimum(pp * (1 + (pp - 1) / (pp * vpp)), np.maximum(m, 1.0))
+    extra = np.where(vpp > 1, (pp - 1) / (pp * vpp), 0.0)
+    in_flight = np.minimum(pp * (1 + extra), np.maximum(m, 1.0))
     act = layers_stage * per_tok * T / tp * in_flight
     act = act + np.where(rc == 2, per_tok_none * T / tp, 0.0)  # the layer being recomputed
     logits = T * V / tp * (A.logits_bytes + 2)

@@ -21,8 +21,12 @@ Time per micro-batch on one pipeline stage (L/p layers):
     TP:         (1 − o_t) · 4 all-reduce-equivalents of 2·T·h bytes: 2(t-1)/t·bytes/busbw + α
     CP:         ring attention: 3·(c−1) exchanges of K,V (4·T·a_kv·d/t bytes), hidden under
                 the attention kernels up to o
-    EP (MoE):   2·2 all-to-alls of 2·T·k·h/t bytes, (ep-1)/ep leaves the GPU; hidden under
-                at most o_e × the layer's compute (ep_comm_overlap), which it slows
+    EP (MoE):   4 all-to-alls (6 with full recompute) of the GPU's T/t tokens to the ranks
+                of their k experts: max(local·2hT/t / B_nvlink, remote·2hT/t / B_nic) + hop,
+                remote = (N−1)(1−(1−1/N)^k) crossings for N = ep/g NVLink domains (one per
+                remote domain, forwarded inside it), local = k(g−1)/ep + forwarded; hidden
+                under at most o_e × the layer's compute (ep_comm_overlap), which it slows;
+                + moe_overhead_s_per_layer; permutation 2(2k+2)·T·h/t bytes per pass
     host:       max(kernels_per_layer · launch latency − GPU time, 0) + h_0
 Step:  m·t_mb + (p − 1)·t_mb/v (interleaved 1F1B, v virtual stages) + exposed DP + optimizer
        step, then + cv·√(2 ln N) for the slowest of N GPUs; overlapped communication slows
@@ -44,7 +48,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._assumptions import GEMM_TILE_M, GEMM_TILE_N, Assumptions, SoftwareConstants
-from ._memory import expert_parallel, memory_terms, params_per_gpu, virtual_stages
+from ._memory import expert_layout, expert_parallel, memory_terms, virtual_stages
 from ._scalars import ModelScalars
 
 if TYPE_CHECKING:
@@ -83,16 +87,18 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
              matmul_tflops, attention_tflops, hbm_gb_per_s, memory_gib, intra_busbw_gb_per_s,
              nic_gb_per_s_per_gpu, cp=None, vp=None, gbs=None, sm_count=None,
              hop_latency_s=None, sw: SoftwareConstants | None = None,
-             layer_scale=None) -> dict[str, np.ndarray]:
+             layer_scale=None, ep=None, nvlink_domain_gpus=None) -> dict[str, np.ndarray]:
     """Step time, its breakdown and memory per GPU for each entry. All arrays length K.
 
-    ``cp`` (default 1), ``vp`` (default: the largest of 4, 2, 1 dividing a stage's layers, or
-    1 when the framework does not interleave) and ``gbs`` (sequences per step, default the
-    workload's) may vary per entry. ``sm_count`` (None: unknown) enables wave quantization of
-    GEMMs. ``sw`` defaults to the workload's framework profile in ``A``. ``layer_scale`` (per
-    entry, default 1) multiplies each layer's GPU and host work per micro-batch (GEMMs,
-    attention, elementwise kernels, launch floor): a workload probe's measured / modelled
-    per-layer time for that shape (``_layer_model``); communication and the head stay modelled.
+    ``cp`` (default 1), ``ep`` (expert parallel degree, default gcd(dp, experts)),
+    ``nvlink_domain_gpus`` (default the node), ``vp`` (default: the largest of 4, 2, 1 dividing
+    a stage's layers, or 1 when the framework does not interleave) and ``gbs`` (sequences per
+    step, default the workload's) may vary per entry. ``sm_count`` (None: unknown) enables wave
+    quantization of GEMMs. ``sw`` defaults to the workload's framework profile in ``A``.
+    ``layer_scale`` (per entry, default 1) multiplies each layer's GPU and host work per
+    micro-batch (GEMMs, attention, elementwise kernels, launch floor): a workload probe's
+    measured / modelled per-layer time for that shape (``_layer_model``); communication and the
+    head stay modelled.
     """
     import numpy as np
 
@@ -119,15 +125,23 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     T = mb * s / cp  # tokens per GPU per micro-batch: context parallelism splits sequences
     m = np.ceil(gbs / (dp * mb))
     layers_stage = np.ceil(ms.L / pp)
-    ep = expert_parallel(ms, dp)
+    ep = expert_parallel(ms, dp) if ep is None else np.asarray(ep, dtype=f)
+    D = G if nvlink_domain_gpus is None else np.maximum(G, np.asarray(nvlink_domain_gpus,
+                                                                      dtype=f))
     vpp = virtual_stages(layers_stage, pp) if vp is None else np.where(
         pp > 1, np.asarray(vp, dtype=f), 1.0)
 
     # ---- matmul time per layer per micro-batch (forward), roofline per GEMM ----------
     eff = P * sw.gemm_efficiency
     eta_h = _eta_k(np.full_like(tp, h), A)
-    t_qkv = gemm(T, h, (a + 2 * a_kv) * d / tp, eff * eta_h, B_hbm)
-    t_o = gemm(T, a * d / tp, h, eff * _eta_k(a * d / tp, A), B_hbm)
+    if ms.attn_custom:
+        # Attention given by its parameter count (MLA's low-rank projections): one GEMM
+        # with the same FLOPs and weights, hidden → attn_params/hidden.
+        t_qkv = gemm(T, h, ms.attn_params / h / tp, eff * eta_h, B_hbm)
+        t_o = np.zeros_like(tp)
+    else:
+        t_qkv = gemm(T, h, (a + 2 * a_kv) * d / tp, eff * eta_h, B_hbm)
+        t_o = gemm(T, a * d / tp, h, eff * _eta_k(a * d / tp, A), B_hbm)
     if ms.E == 0:
         dense_F = ms.F_act
         t_up = gemm(T, h, (ms.m_mat - 1) * dense_F / tp, eff * eta_h, B_hbm)
@@ -177,6 +191,13 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     elem_passes = 3.0 + np.where(rc == 2, 1.0, np.where(
         rc == 1, A.selective_recompute_elementwise_share, 0.0))
     t_elem_layer = elem_passes * elem_bytes_fwd / B_mem + t_scores_layer
+    if ms.E:
+        # Token permutation around the experts (gather into expert order before dispatch,
+        # scatter back after combine): T/t tokens read and k copies written, then k read and
+        # one written, in bf16, forward and again backward (the adjoint scatter/gather).
+        perm_bytes = 2.0 * (2.0 * ms.k + 2.0) * T * h / tp * sw.elementwise_factor
+        perm_passes = 2.0 + np.where(rc == 2, 1.0, 0.0)
+        t_elem_layer = t_elem_layer + ms.moe_fraction * perm_passes * perm_bytes / B_mem
 
     # ---- communication per layer per micro-batch -------------------------------------
     tp_bytes = 2.0 * T * h
@@ -185,10 +206,25 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
                                                      + A.intra_node_latency_s), 0.0)
     t_tp_layer = (1.0 - sw.tp_comm_overlap) * t_tp_raw
     if ms.E:
-        a2a_bytes = 2.0 * T * ms.k * h / tp * (ep - 1) / ep
-        ep_inside = ep * tp <= G
-        bw_a2a = np.where(ep_inside, B_intra, B_nic)
-        t_ep_raw = ms.moe_fraction * 4.0 * np.where(ep > 1, a2a_bytes / bw_a2a, 0.0)
+        # Each GPU dispatches its T/t tokens (bf16, h each) to the k experts' ranks and
+        # combines them back: 4 all-to-alls per layer (6 with full recomputation). Of the ep
+        # ranks, g share this GPU's NVLink domain; the rest sit in ep/g other domains. A
+        # token crosses the network once per remote domain holding one of its k experts and
+        # is forwarded inside it over NVLink (DeepEP / HybridEP, DeepSeek-V3 §3.2.2): with
+        # uniform routing (forced balance) (N−1)·(1 − (1 − 1/N)^k) domains of N = ep/g.
+        # NVLink and network run at once: the slower of the two.
+        fold = ep / np.gcd(ep.astype(np.int64), (dp * cp).astype(np.int64))
+        stride = tp * cp / fold  # GPUs between consecutive ranks of an expert group
+        g_in = np.clip(np.floor(D / stride), 1.0, ep)
+        n_dom = ep / g_in
+        remote = np.where(n_dom > 1, (n_dom - 1) * (1 - (1 - 1 / n_dom) ** ms.k), 0.0)
+        forwarded = ms.k * (ep - g_in) / ep * (g_in - 1) / g_in
+        local = ms.k * (g_in - 1) / ep + forwarded
+        token_bytes = 2.0 * h * T / tp
+        t_a2a = np.maximum(local * token_bytes / B_intra, remote * token_bytes / B_nic) \
+            + np.where(n_dom > 1, hop_latency_s, A.intra_node_latency_s)
+        n_a2a = 4.0 + np.where(rc == 2, 2.0, 0.0)
+        t_ep_raw = ms.moe_fraction * n_a2a * np.where(ep > 1, t_a2a, 0.0)
     else:
         t_ep_raw = np.zeros_like(tp)
     # Context parallel ring (Megatron/TE, torchtitan): c−1 exchanges of this GPU's K and V
@@ -202,6 +238,8 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     launch_floor = A.kernels_per_layer * A.kernel_launch_s
     gpu_layer = compute_layer + t_elem_layer
     launch_excess = np.maximum(0.0, launch_floor - gpu_layer) + sw.host_overhead_s_per_layer
+    if ms.E:
+        launch_excess = launch_excess + ms.moe_fraction * A.moe_overhead_s_per_layer
     if layer_scale is not None:
         k = np.asarray(layer_scale, dtype=f)
         compute_layer, t_elem_layer, launch_excess = (compute_layer * k, t_elem_layer * k,
@@ -231,19 +269,42 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     t_mb = compute_mb + other_mb + tp_mb + ep_mb + pp_mb
 
     # ---- data parallel gradients / ZeRO gathers ------------------------------------------
-    params_gpu = params_per_gpu(ms, tp, pp, ep)
-    grad_bytes = params_gpu * ms.trainable_fraction * A.grad_reduce_bytes
-    weight_bytes = params_gpu * 2.0
     n = dp * cp  # context-parallel ranks hold the same weights: gradients reduce over both
     # Rank order tp → cp → dp → pp: a node holds G/tp members of each gradient group.
     k_in = np.minimum(n, np.maximum(1.0, G / tp))
     n_nodes_dp = np.maximum(1.0, n / k_in)
 
-    def all_reduce(size):  # bandwidth term of a hierarchical all-reduce
-        intra = np.where(k_in > 1, 2 * (k_in - 1) / k_in * size / B_intra, 0.0)
-        inter = np.where(n_nodes_dp > 1, 2 * (n_nodes_dp - 1) / n_nodes_dp * (size / k_in)
-                         / B_nic, 0.0)
-        return np.where(n > 1, intra + inter, 0.0)
+    def hierarchical(size, members, k, nodes):  # bandwidth term of a hierarchical all-reduce
+        intra = np.where(k > 1, 2 * (k - 1) / k * size / B_intra, 0.0)
+        inter = np.where(nodes > 1, 2 * (nodes - 1) / nodes * (size / k) / B_nic, 0.0)
+        return np.where(members > 1, intra + inter, 0.0)
+
+    if ms.E:
+        # Dense parameters reduce over the n data/context-parallel copies; routed experts
+        # over their replicas (expert data parallelism), whose members sit `shards` apart.
+        shards, replicas, _ = expert_layout(tp, dp, cp, ep)
+        dense_gpu = (ms.params_total - ms.params_experts) / pp / tp
+        expert_gpu = ms.params_experts / (pp * shards)
+        params_gpu = dense_gpu + expert_gpu
+        k_e = np.minimum(replicas, np.maximum(1.0, G / shards))
+        nodes_e = np.maximum(1.0, replicas / k_e)
+
+        def all_reduce(size):  # size: bytes per parameter × parameters, split by group
+            share = expert_gpu / params_gpu
+            return (hierarchical(size * (1 - share), n, k_in, n_nodes_dp)
+                    + hierarchical(size * share, replicas, k_e, nodes_e))
+
+        opt_params = dense_gpu / np.where(zero >= 1, n, 1.0) + expert_gpu / np.where(
+            zero >= 1, replicas, 1.0)
+    else:
+        params_gpu = ms.params_total / pp / tp
+
+        def all_reduce(size):
+            return hierarchical(size, n, k_in, n_nodes_dp)
+
+        opt_params = None
+    grad_bytes = params_gpu * ms.trainable_fraction * A.grad_reduce_bytes
+    weight_bytes = params_gpu * 2.0
 
     # Latency: NCCL runs reduce-scatter/all-gather as rings (one network hop per node in the
     # ring) and large all-reduces as rings or trees (2·log2 hops); gradients travel in
@@ -285,9 +346,11 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     dp_exposed = comm - hid
 
     # ---- optimizer step (memory-bound over the local shard) --------------------------
-    shard = np.where(zero >= 1, n, 1.0)
-    t_opt = params_gpu * ms.trainable_fraction / shard * OPTIMIZER_STEP_BYTES[ms.optimizer] \
-        / B_mem
+    if opt_params is None:
+        t_opt = params_gpu * ms.trainable_fraction / np.where(zero >= 1, n, 1.0) \
+            * OPTIMIZER_STEP_BYTES[ms.optimizer] / B_mem
+    else:
+        t_opt = opt_params * ms.trainable_fraction * OPTIMIZER_STEP_BYTES[ms.optimizer] / B_mem
 
     # Overlapped communication still costs compute throughput while it runs.
     interference = A.overlap_compute_slowdown * hid
@@ -304,7 +367,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     step = compute_s + tp_s + ep_s + bubble_s + dp_s + other_s
 
     mem = memory_terms(ms, A, tp=tp, pp=pp, dp=dp, zero=zero, mb=mb, rc=rc, cp=cp, vp=vpp,
-                       gbs=gbs, memory_gib=memory_gib)
+                       gbs=gbs, memory_gib=memory_gib, ep=ep)
     # the share of the step a per-layer measurement covers (the layers' own work)
     layer_s = m * layers_stage * (compute_layer + t_elem_layer + launch_excess)
     return {

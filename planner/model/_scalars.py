@@ -33,6 +33,7 @@ class ModelScalars:
     params_embedding: float
     trainable_fraction: float
     attn_params: float
+    attn_custom: bool  # attention parameters given (MLA), not implied by heads × head dim
     gbs_seqs: int  # 0: the default rule, resolved per cluster size (``plan_grid``)
     tokens: float
     lora: bool
@@ -64,6 +65,7 @@ class ModelScalars:
             params_experts=arch.expert_params_total(),
             params_embedding=float(arch.embedding_params()), trainable_fraction=trainable,
             attn_params=float(arch.attention_params()),
+            attn_custom=bool(arch.attention_params_per_layer),
             gbs_seqs=(w.global_batch_tokens // w.seq_len if w.global_batch_tokens else 0),
             tokens=float(w.tokens), lora=w.finetune == "lora", optimizer=w.optimizer,
             framework=w.framework, flash=w.attention != "unfused")

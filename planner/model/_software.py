@@ -39,6 +39,9 @@ class FrameworkProfile:
     context_parallel: bool
     zero_with_pipeline: tuple[int, ...]  # stages that combine with pp > 1
     label: str
+    # experts spread over ranks (Megatron-Core MoE, torchtitan/AutoModel EP, DeepSpeed-MoE);
+    # a plain Trainer keeps every expert on every GPU
+    expert_parallel: bool = True
 
 
 PROFILES: dict[str, FrameworkProfile] = {
@@ -56,6 +59,7 @@ PROFILES: dict[str, FrameworkProfile] = {
         zero_with_pipeline=(0, 1), label="DeepSpeed (ZeRO, Megatron-DeepSpeed)"),
     "hf": FrameworkProfile(
         name="hf", zero_stages=(0, 2, 3), tensor_parallel=False, pipeline_parallel=False,
+        expert_parallel=False,
         interleaved_pipeline=False, context_parallel=False, zero_with_pipeline=(0,),
         label="Hugging Face Trainer (DDP, or FSDP/ZeRO through Accelerate)"),
 }
@@ -81,6 +85,8 @@ def check_pins(pins: PlanPins, framework: str) -> None:
         raise no("pipeline parallelism", "pp", pins.pp, "megatron, fsdp or deepspeed")
     if pins.cp and pins.cp > 1 and not p.context_parallel:
         raise no("context parallelism", "cp", pins.cp, "megatron or fsdp")
+    if pins.ep and pins.ep > 1 and not p.expert_parallel:
+        raise no("expert parallelism", "ep", pins.ep, "megatron, fsdp or deepspeed")
     if pins.vp and pins.vp > 1 and not p.interleaved_pipeline:
         raise no("interleaved pipeline", "vp", pins.vp, "megatron or fsdp")
     if pins.zero is not None and pins.zero not in p.zero_stages:

@@ -35,9 +35,12 @@ class PlanPins:
     """Parallel-plan choices the user fixed (``None``: searched).
 
     tp/pp/cp: tensor, pipeline and context parallel degrees; vp: virtual pipeline stages per
-    GPU (interleaved 1F1B); zero: ZeRO/FSDP stage (0 plain data parallel, 1 sharded optimizer
-    — Megatron's distributed optimizer, 2 + sharded gradients — FSDP SHARD_GRAD_OP, 3 + sharded
-    weights — FSDP FULL_SHARD); micro_batch: sequences per micro-batch per data-parallel rank.
+    GPU (interleaved 1F1B); ep: expert parallel degree of a mixture of experts (GPUs its
+    routed experts are spread over; it folds over data-parallel ranks, then tensor-parallel
+    ones, as Megatron-Core's MoE parallel folding); zero: ZeRO/FSDP stage (0 plain data
+    parallel, 1 sharded optimizer — Megatron's distributed optimizer, 2 + sharded gradients —
+    FSDP SHARD_GRAD_OP, 3 + sharded weights — FSDP FULL_SHARD); micro_batch: sequences per
+    micro-batch per data-parallel rank.
     """
 
     tp: int | None = None
@@ -46,9 +49,10 @@ class PlanPins:
     vp: int | None = None
     zero: int | None = None
     micro_batch: int | None = None
+    ep: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("tp", "pp", "cp", "vp", "micro_batch"):
+        for name in ("tp", "pp", "cp", "vp", "ep", "micro_batch"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
                 raise WorkloadError(f"{name} must be a whole number of at least 1, got {v!r}. "
@@ -62,8 +66,8 @@ class PlanPins:
 
     def as_dict(self) -> dict[str, int]:
         """The pinned values only."""
-        return {k: getattr(self, k) for k in ("tp", "pp", "cp", "vp", "zero", "micro_batch")
-                if getattr(self, k) is not None}
+        return {k: getattr(self, k) for k in ("tp", "pp", "cp", "vp", "ep", "zero",
+                                              "micro_batch") if getattr(self, k) is not None}
 
     @property
     def any(self) -> bool:

@@ -276,11 +276,12 @@ def _evaluate(ctx: CallContext, accelerator: str, gpus_per_node: int, max_nodes:
         kept_res.append({k: res[k][best] for k in RES_KEYS})
     g = {k: np.concatenate([p[k] for p in kept_grid]) for k in kept_grid[0]}
     r = {k: np.concatenate([p[k] for p in kept_res]) for k in RES_KEYS}
-    sigma = np.full(len(g["nodes"]), range_sigma(ctx.A, ctx.workload.framework))
+    moe = ctx.workload.arch.is_moe
+    sigma = np.full(len(g["nodes"]), range_sigma(ctx.A, ctx.workload.framework, moe=moe))
     for (mb, rc), m in found.items():
         rows = np.flatnonzero((g["mb"] == mb) & (g["rc"] == rc))
         covered = r["layer_s"][rows] / r["step_s"][rows]
-        sigma[rows] = [range_sigma(ctx.A, ctx.workload.framework, m, float(x))
+        sigma[rows] = [range_sigma(ctx.A, ctx.workload.framework, m, float(x), moe=moe)
                        for x in covered]
     tokens_per_step = r["micro_batches"] * g["dp"] * g["mb"] * ctx.workload.seq_len
     for arr in (*g.values(), *r.values(), sigma, tokens_per_step):

@@ -344,7 +344,7 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
         hit = (types, _layout(types, offers, offer_keys, A, c))
         _LAYOUTS.put(key, hit)
     space = Space(hit[1], workload=workload, A=A, ckpt=checkpoint_bytes(ms), constraints=c)
-    base_sigma = range_sigma(A, workload.framework)
+    base_sigma = range_sigma(A, workload.framework, moe=workload.arch.is_moe)
     cat_info = {"name": catalog.name, "as_of": {cl: catalog.as_of(cl).isoformat()
                                                for cl in CLOUDS if catalog.as_of(cl)},
                 "source": catalog.source, "overrides": catalog.overrides_path}

@@ -187,3 +187,23 @@ def test_list_assumptions_is_a_table_for_people(capsys):
 def test_zero_is_not_silently_replaced_by_a_default(capsys, argv):
     code, _, err = run(capsys, "estimate", "--model", "llama3-8b", "--gpu", "H100", *argv)
     assert code == 2 and ("between 1 and" in err or "must be positive" in err)
+
+
+def test_estimate_pins_the_expert_parallel_degree(capsys):
+    code, out, err = run(capsys, "estimate", "--model", "mixtral-8x7b", "--tokens", "100B",
+                         "--gpu", "H100", "--gpus", "64", "--ep", "4", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["pinned"]["ep"] == 4 and data["plan"]["ep"] == 4
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (("--model", "mixtral-8x7b", "--ep", "3"), "ep=3 must divide the 8 experts"),
+    (("--model", "llama3-8b", "--ep", "2"), "this model has no experts"),
+    (("--model", "mixtral-8x7b", "--ep", "0"), "ep must be a whole number of at least 1"),
+])
+def test_an_expert_parallel_pin_that_cannot_work_is_one_line_exit_2(capsys, argv, fragment):
+    code, out, err = run(capsys, "estimate", *argv, "--tokens", "100B", "--gpu", "H100",
+                         "--gpus", "64")
+    assert code == 2 and out == ""
+    assert fragment in err and "To fix" in err and len(err.strip().splitlines()) == 1

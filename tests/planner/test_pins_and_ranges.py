@@ -103,12 +103,36 @@ def test_context_parallel_divides_activations_and_adds_a_ring_exchange(cat):
     (PlanPins(tp=8, pp=8, cp=2), "does not divide the 64 GPUs"),
     (PlanPins(zero=2), "Megatron-LM / NeMo has no ZeRO stage 2"),
     (PlanPins(pp=4, vp=3), "vp=3 must divide the 8 layers"),
+    (PlanPins(ep=2), "this model has no experts"),
 ])
 def test_a_pin_that_cannot_work_says_why(cat, pins, fragment):
     with pytest.raises(WorkloadError) as err:
         estimate(wl(pins=pins), reference_cluster(cat, "H100", 64))
     assert fragment in str(err.value) and "To fix" in str(err.value)
-    assert err.value.field in ("tp", "pp", "cp", "vp", "zero")
+    assert err.value.field in ("tp", "pp", "cp", "vp", "zero", "ep")
+
+
+@pytest.mark.parametrize("framework,ep,fragment", [
+    ("megatron", 3, "ep=3 must divide the 8 experts. To fix: pin one of 1, 2, 4, 8"),
+    ("hf", 2, "has no expert parallelism"),
+])
+def test_an_expert_parallel_pin_that_cannot_work_says_why(cat, framework, ep, fragment):
+    with pytest.raises(WorkloadError) as err:
+        estimate(wl("mixtral-8x7b", framework=framework, pins=PlanPins(ep=ep)),
+                 reference_cluster(cat, "H100", 64))
+    assert fragment in str(err.value) and err.value.field == "ep"
+
+
+def test_a_pinned_expert_parallel_degree_is_the_plan_returned(cat):
+    cl = reference_cluster(cat, "H100", 64)
+    for ep in (1, 2, 8):
+        est = estimate(wl("mixtral-8x7b", pins=PlanPins(ep=ep, tp=1, pp=1)), cl)
+        assert est.plan.expert_parallel == ep
+    # the searched degree is the fastest of the pinned ones
+    searched = estimate(wl("mixtral-8x7b", pins=PlanPins(tp=1, pp=1)), cl)
+    best = min((estimate(wl("mixtral-8x7b", pins=PlanPins(ep=e, tp=1, pp=1)), cl)
+                for e in (1, 2, 4, 8)), key=lambda e: e.step_time_s)
+    assert searched.step_time_s == pytest.approx(best.step_time_s, rel=1e-12)
 
 
 def test_a_pinned_plan_that_does_not_fit_memory_is_a_no_fit_error(cat):
@@ -147,7 +171,8 @@ def test_pinning_the_searched_plan_reproduces_the_searched_result(name, gpu, gpu
                         recompute=p.recompute,
                         pins=PlanPins(tp=p.tp, pp=p.pp, cp=p.cp, zero=p.zero_stage,
                                       micro_batch=p.micro_batch,
-                                      vp=p.virtual_stages if p.pp > 1 else None))
+                                      vp=p.virtual_stages if p.pp > 1 else None,
+                                      ep=p.expert_parallel if arch.is_moe else None))
     pinned = estimate(pinned_w, cl)
     assert pinned.plan == p
     assert pinned.step_time_s == pytest.approx(searched.step_time_s, rel=1e-12)
@@ -277,3 +302,26 @@ def test_matmul_fraction_override_changes_the_estimate(cat):
     slow = estimate(wl(), cl, assumptions=Assumptions().with_overrides(
         **{"matmul_fraction.hopper": 0.4}))
     assert slow.step_time_s > estimate(wl(), cl).step_time_s
+
+
+def test_a_gb200_nvl72_rack_is_one_nvlink_domain_for_the_expert_all_to_all(cat):
+    """GB200 sells 4-GPU slices of a 72-GPU NVLink rack (nvlink_domain_gpus); other GPUs'
+    domain is their node, and a domain is never larger than the cluster."""
+    from planner.model import cluster_inputs
+
+    moe = wl("mixtral-8x7b")
+    A = Assumptions()
+    assert cluster_inputs(reference_cluster(cat, "GB200", 256), moe, A).nvlink_domain_gpus == 72
+    assert cluster_inputs(reference_cluster(cat, "GB200", 16), moe, A).nvlink_domain_gpus == 16
+    assert cluster_inputs(reference_cluster(cat, "H100", 64), moe, A).nvlink_domain_gpus == 8
+    # 64 experts (Mixtral's shape otherwise) with ep 64 on 64 GPUs: GB200 keeps the
+    # all-to-all on NVLink, far less of it exposed than over 8 B200 nodes' NICs
+    import dataclasses
+
+    arch = dataclasses.replace(preset("mixtral-8x7b")[0], experts=64, moe_ffn_hidden=1792)
+    w = Workload(arch=arch, tokens=1e11, seq_len=4096, global_batch_tokens=256 * 4096,
+                 pins=PlanPins(tp=1, pp=1, ep=64, zero=1, micro_batch=1))
+    gb = estimate(w, reference_cluster(cat, "GB200", 64))
+    b = estimate(w, reference_cluster(cat, "B200", 64))
+    assert gb.plan.expert_parallel == b.plan.expert_parallel == 64
+    assert gb.breakdown["ep_comm_s"] < 0.5 * b.breakdown["ep_comm_s"]

@@ -52,7 +52,8 @@ PHYSICS = Assumptions().with_overrides(
     **{f"{table}.{fw}": value for fw in FRAMEWORKS
        for table, value in (("gemm_efficiency", 1.0), ("elementwise_factor", 1.0),
                             ("comm_overlap", 0.9), ("tp_comm_overlap", 0.0),
-                            ("host_overhead_s_per_layer", 0.0))})
+                            ("host_overhead_s_per_layer", 0.0))},
+    ep_comm_overlap=0.0, moe_overhead_s_per_layer=0.0)
 
 
 def run(ms: ModelScalars, A: Assumptions | None = None, *, tp=1, pp=1, dp=1, zero=0, mb=1,
@@ -560,8 +561,8 @@ def test_moe_inference_explains_an_impossible_active_share():
 
 def test_ep_overlap_hides_at_most_its_share_of_the_layer_compute_and_only_for_moe():
     """ep_comm_overlap o: the all-to-all per layer is raw − hidden·(1 − slowdown), hidden =
-    min(raw, o·compute); 0 (the shipped value: no MoE rows calibrate it yet) is the raw time,
-    and a dense model has no all-to-all to hide."""
+    min(raw, o·compute); 0 (PHYSICS) is the raw time, and a dense model has no all-to-all to
+    hide."""
     moe = ModelScalars.of(workload("mixtral-8x7b", seq_len=4096))
     # 16 ranks of 8 GPUs over 2 nodes: ep = gcd(16, 8) = 8 experts' ranks inside one node
     base = run(moe, dp=16)
@@ -577,3 +578,77 @@ def test_ep_overlap_hides_at_most_its_share_of_the_layer_compute_and_only_for_mo
     dense = ModelScalars.of(workload("llama2-7b", seq_len=4096))
     a, b = run(dense, dp=16), run(dense, PHYSICS.with_overrides(ep_comm_overlap=0.99), dp=16)
     assert a["ep_comm_s"] == b["ep_comm_s"] == 0 and a["step_s"] == b["step_s"]
+
+
+# ---- expert parallelism: layout, all-to-all, memory --------------------------------------
+
+def test_expert_layout_folds_over_data_parallel_ranks_then_tensor_ranks():
+    from planner.model._memory import expert_layout
+
+    def layout(tp, dp, cp, ep):
+        return tuple(float(x[0]) for x in expert_layout(np.array([tp], dtype=float),
+                                                      np.array([dp]), np.array([cp]),
+                                                      np.array([ep])))
+    # ep 8 inside 64 data-parallel ranks: experts split 8 ways (× tp 1), 64 / 8 = 8 replicas
+    assert layout(1, 64, 1, 8) == (8.0, 8.0, 1.0)
+    # ep 8 with tp 2 inside dp 16: the experts also run tensor-parallel: 16 shards, 2 replicas
+    assert layout(2, 16, 1, 8) == (16.0, 2.0, 1.0)
+    # Qwen3-235B on H100 (Megatron-Bridge): tp 2, dp 16, ep 32 → ep folds over the 2 tensor
+    # ranks (32 / gcd(32, 16) = 2); experts run with tp 2 / 2 = 1: 32 shards, 1 replica
+    assert layout(2, 16, 1, 32) == (32.0, 1.0, 2.0)
+
+
+def _moe(E=8, k=2, **kw):
+    arch, _ = preset("mixtral-8x7b")
+    arch = dataclasses.replace(arch, experts=E, experts_per_token=k, **kw)
+    return ModelScalars.of(Workload(arch=arch, tokens=1e12, seq_len=4096,
+                                    global_batch_tokens=64 * 4096))
+
+
+def test_all_to_all_inside_one_node_runs_on_nvlink():
+    """Mixtral (h 4096, top-2 of 8), ep 8 on one 8-GPU node, mb 1: a token goes to k = 2 of
+    the 8 ranks, 7 of 8 of them another GPU: 2·7/8 = 1.75 copies of 2·h·T = 2·4096·4096 bytes
+    per all-to-all at 360 GB/s, + 10 µs; 4 all-to-alls per layer, 32 layers, 8 micro-batches
+    (64 sequences / dp 8)."""
+    ms = _moe()
+    res = run(ms, dp=8, ep=8.0)
+    one = 1.75 * 2 * 4096 * 4096 / 360e9 + 10e-6
+    assert res["ep_comm_s"] == pytest.approx(8 * 32 * 4 * one, rel=1e-9)
+
+
+def test_all_to_all_across_nodes_crosses_the_network_once_per_remote_node():
+    """ep 16 over two 8-GPU nodes, top-2: the other node holds one of a token's two experts
+    with probability 1 − (1/2)² = 0.75, and the token crosses the network once (then NVLink
+    forwards it): 0.75 copies at 42.5 GB/s. NVLink carries 2·7/16 local copies plus the
+    forwarded 2·(8/16)·(7/8): 1.75 copies at 360 GB/s, at the same time. The slower, + one
+    network hop of 10 µs."""
+    ms = _moe()
+    res = run(ms, dp=16, ep=16.0)
+    b = 2 * 4096 * 4096
+    one = max(1.75 * b / 360e9, 0.75 * b / 42.5e9) + 10e-6
+    m = 64 / 16
+    assert res["ep_comm_s"] == pytest.approx(m * 32 * 4 * one, rel=1e-9)
+    # a 16-GPU NVLink domain (GB200 NVL72 racks are 72) keeps it on NVLink: 2·15/16 copies
+    nvl = run(ms, dp=16, ep=16.0, nvlink_domain_gpus=16.0)
+    assert nvl["ep_comm_s"] == pytest.approx(
+        m * 32 * 4 * (2 * 15 / 16 * b / 360e9 + 10e-6), rel=1e-9)
+
+
+def test_expert_optimizer_state_shards_over_expert_replicas_only():
+    """ZeRO-1 over dp 8 with ep 8: dense parameters' optimizer state is split 8 ways, each
+    expert's over its 8 / 8 = 1 replica (it is already split by ep)."""
+    ms = _moe()
+    res = run(ms, dp=8, zero=1, ep=8.0)
+    dense = ms.params_total - ms.params_experts
+    expected = (dense / 8 + ms.params_experts / 8 / 1) * 12 / GIB
+    assert res["memory_optimizer_gib"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_non_interleaved_pipeline_keeps_p_micro_batches_in_flight():
+    """1F1B's first stage holds p micro-batches (Narayanan et al. 2021); only interleaving
+    (v > 1) adds (p − 1)/(p·v) of that (Korthikanti et al. 2022 §4.2.3)."""
+    ms = ModelScalars.of(workload("llama2-7b", seq_len=4096))
+    plain = run(ms, pp=4, vp=1.0)
+    inter = run(ms, pp=4, vp=2.0)
+    per_stage = plain["memory_activations_gib"] / 4  # 4 micro-batches in flight
+    assert inter["memory_activations_gib"] == pytest.approx(per_stage * 4 * (1 + 3 / 8))
