@@ -65,14 +65,14 @@ def _base_grid(gpus_per_node: int, heads: int, layers: int, seq_len: int, framew
     return np.array(rows, dtype=np.int64).reshape(-1, 5)
 
 
-def expert_options(experts: int, pinned: int | None) -> tuple[int, ...]:
+def expert_options(experts: int, pinned: int | None, most: int) -> tuple[int, ...]:
     """Expert-parallel degrees to search: the pinned one, else every divisor of the expert
-    count (1 for a dense model)."""
+    count up to ``most`` GPUs (1 for a dense model)."""
     if not experts:
         return (1,)
     if pinned is not None:
         return (pinned,)
-    return tuple(e for e in range(1, experts + 1) if experts % e == 0)
+    return tuple(e for e in range(1, min(experts, most) + 1) if experts % e == 0)
 
 
 def _with_experts(out: dict, experts: int, pinned: int | None) -> dict:
@@ -80,9 +80,10 @@ def _with_experts(out: dict, experts: int, pinned: int | None) -> dict:
     folded first over data/context-parallel ranks, the rest of it divides tp."""
     import numpy as np
 
-    opts = np.array(expert_options(experts, pinned), dtype=np.int64)
     if experts == 0 or len(out["tp"]) == 0:
         return out | {"ep": np.ones(len(out["tp"]), dtype=np.int64)}
+    most = int((out["tp"] * out["dp"] * out["cp"]).max())
+    opts = np.array(expert_options(experts, pinned, most), dtype=np.int64)
     rows = np.repeat(np.arange(len(out["tp"])), len(opts))
     ep = np.tile(opts, len(out["tp"]))
     tp, n = out["tp"][rows], out["dp"][rows] * out["cp"][rows]

@@ -293,6 +293,9 @@ def _round_to(x: float, multiple: int) -> int:
     return max(multiple, int(round(x / multiple)) * multiple)
 
 
+INFERRED_SIZE_TOLERANCE = 1.25  # an inferred shape's total within a factor of the count
+
+
 def infer_architecture(params_total: float, params_active: float | None = None, *,
                        vocab: int = DEFAULT_VOCAB, experts: int = 8,
                        experts_per_token: int = 2) -> tuple[Architecture, tuple[str, ...]]:
@@ -354,6 +357,15 @@ def infer_architecture(params_total: float, params_active: float | None = None, 
     if moe:
         ffn = max(128, _round_to(experts_share / layers / (3 * hidden), 128))
     arch = shape(hidden, layers, ffn)
+    total = arch.params_total()
+    if abs(math.log(total / params_total)) > math.log(INFERRED_SIZE_TOLERANCE):
+        # e.g. so many experts that even the narrowest expert (128 wide) and the router
+        # overshoot the count: say so rather than plan a model of another size
+        raise WorkloadError(
+            f"no Llama-style shape with {experts if moe else 0} experts has about "
+            f"{params_total / 1e9:.3g}B parameters (the nearest has {total / 1e9:.3g}B). To "
+            "fix: correct `params`/`active_params`, use fewer `experts`, or give the "
+            "architecture with `config`", field="experts" if moe else "params")
     heads, kv_heads = arch.heads, arch.kv_heads
     notes = (f"architecture inferred from parameter count: {layers} layers, hidden {hidden}, "
              f"{heads} heads ({kv_heads} KV), gated FFN {ffn}, vocab {vocab}"

@@ -652,3 +652,20 @@ def test_a_non_interleaved_pipeline_keeps_p_micro_batches_in_flight():
     inter = run(ms, pp=4, vp=2.0)
     per_stage = plain["memory_activations_gib"] / 4  # 4 micro-batches in flight
     assert inter["memory_activations_gib"] == pytest.approx(per_stage * 4 * (1 + 3 / 8))
+
+
+def test_inference_that_cannot_reach_the_count_says_so_instead_of_planning_another_size():
+    """10⁸ experts cannot fit in 100B parameters: even 128-wide experts and the router
+    overshoot by orders of magnitude, so the inferred shape would be another model."""
+    with pytest.raises(WorkloadError, match="no Llama-style shape with 100000000 experts"):
+        infer_architecture(100e9, 10e9, experts=100_000_000, experts_per_token=2)
+
+
+def test_expert_parallel_degrees_stop_at_the_cluster_size():
+    from planner.model._grid import expert_options
+
+    assert expert_options(8, None, 64) == (1, 2, 4, 8)
+    assert expert_options(256, None, 16) == (1, 2, 4, 8, 16)
+    assert expert_options(10**9, None, 8) == (1, 2, 4, 5, 8)
+    assert expert_options(256, 32, 16) == (32,)  # a pin is kept; the grid drops what cannot run
+    assert expert_options(0, None, 64) == (1,)
