@@ -104,8 +104,7 @@ INTER_NODE_EFFICIENCY = {
 # rack joins 72 GPUs (18 compute trays of 4) through its NVLink switch trays (NVIDIA GB200
 # NVL72 specification, nvidia.com/en-us/data-center/gb200-nvl72/; AWS p6e-gb200 UltraServers,
 # Azure ND GB200 v6 and GCP A4X sell 4-GPU slices of such racks). An accelerator not listed
-# has a domain of one node. Only the expert-parallel all-to-all is routed by it so far (see
-# docs/design.md); the dense collectives keep the node, as the calibration was fitted.
+# has a domain of one node. Collectives whose members share a domain run over NVLink.
 NVLINK_DOMAIN_GPUS = {"GB200-186GB": 72}
 # A topology or fabric the tables do not know (a new catalog value) is costed as the slowest
 # known kind of link: PCIe through the host bridge, plain Ethernet without RDMA.

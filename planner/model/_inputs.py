@@ -138,9 +138,9 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
                      f" = {nic * cluster.gpus_per_node:.0f} GB/s per node")
     domain = max(cluster.gpus_per_node,
                  min(A.nvlink_domain_gpus.get(acc.name, cluster.gpus_per_node), cluster.gpus))
-    if domain > cluster.gpus_per_node and workload.arch.is_moe:
-        notes.append(f"NVLink domain {domain:g} GPUs ({acc.name}; nvlink_domain_gpus): the "
-                     "expert-parallel all-to-all stays on NVLink inside it")
+    if domain > cluster.gpus_per_node:
+        notes.append(f"NVLink domain {domain:g} GPUs ({acc.name} racks; nvlink_domain_gpus): "
+                     "collectives among GPUs inside it run over NVLink, not the NIC")
     notes.extend(calibrated)
     akey = attention_key(acc.architecture, workload.framework, workload.attention)
     ramp = (1 + A.attention_ramp_tokens / 8192) / (1 + A.attention_ramp_tokens

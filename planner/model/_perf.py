@@ -229,7 +229,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
         t_ep_raw = np.zeros_like(tp)
     # Context parallel ring (Megatron/TE, torchtitan): c−1 exchanges of this GPU's K and V
     # forward, twice that backward (K, V and their gradients); inside the node when t·c fits.
-    cp_bw = np.where(tp * cp <= G, B_intra, B_nic)
+    cp_bw = np.where(tp * cp <= D, B_intra, B_nic)
     t_cp_raw = np.where(cp > 1, 3.0 * (cp - 1) * 4.0 * T * a_kv * d / tp / cp_bw
                         + 3.0 * (cp - 1) * A.intra_node_latency_s, 0.0)
     t_cp_layer = np.maximum(0.0, t_cp_raw - sw.comm_overlap * t_attn_layer)
@@ -260,7 +260,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     tp_mb = layers_stage * (t_tp_layer + t_cp_layer)
     ep_mb = layers_stage * t_ep_layer
     # Pipeline point-to-point: activations forward, gradients back, per stage boundary.
-    pp_inside = tp * cp * pp <= G
+    pp_inside = tp * cp * pp <= D
     bw_pp = np.where(pp_inside, B_intra, B_nic)
     # Interleaved 1F1B (Megatron virtual pipeline stages, Narayanan et al. 2021 §2.2.2): each
     # GPU holds v chunks of L/(p·v) layers, cutting the bubble v-fold for v× the
@@ -270,8 +270,9 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
 
     # ---- data parallel gradients / ZeRO gathers ------------------------------------------
     n = dp * cp  # context-parallel ranks hold the same weights: gradients reduce over both
-    # Rank order tp → cp → dp → pp: a node holds G/tp members of each gradient group.
-    k_in = np.minimum(n, np.maximum(1.0, G / tp))
+    # Rank order tp → cp → dp → pp: an NVLink domain (a node, or an NVL72 rack) holds D/tp
+    # members of each gradient group.
+    k_in = np.minimum(n, np.maximum(1.0, D / tp))
     n_nodes_dp = np.maximum(1.0, n / k_in)
 
     def hierarchical(size, members, k, nodes):  # bandwidth term of a hierarchical all-reduce
@@ -286,7 +287,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
         dense_gpu = (ms.params_total - ms.params_experts) / pp / tp
         expert_gpu = ms.params_experts / (pp * shards)
         params_gpu = dense_gpu + expert_gpu
-        k_e = np.minimum(replicas, np.maximum(1.0, G / shards))
+        k_e = np.minimum(replicas, np.maximum(1.0, D / shards))
         nodes_e = np.maximum(1.0, replicas / k_e)
 
         def all_reduce(size):  # size: bytes per parameter × parameters, split by group
