@@ -174,8 +174,12 @@ def plan_env(plan: dict, workload=None, tokens_per_step: int | None = None) -> d
 
 
 def plan_args(plan: dict) -> str:
-    """The same plan as flags for the training script."""
-    flags = [("--tp", plan["tp"]), ("--pp", plan["pp"]), ("--dp", plan["dp"]),
-             ("--zero-stage", plan["zero_stage"]), ("--micro-batch", plan["micro_batch"]),
-             ("--grad-accum", plan["grad_accumulation"]), ("--recompute", plan["recompute"])]
+    """The same plan as flags for the training script; context parallelism, virtual pipeline
+    stages and expert parallelism only where the plan uses them (the estimate's speed
+    depends on them, so a script that ignored them would not run the estimated plan)."""
+    flags = [("--tp", plan["tp"]), ("--pp", plan["pp"]), ("--dp", plan["dp"])]
+    flags += [(flag, plan[key]) for flag, key in (("--cp", "cp"), ("--vp", "virtual_stages"),
+                                                  ("--ep", "ep")) if plan.get(key, 1) > 1]
+    flags += [("--zero-stage", plan["zero_stage"]), ("--micro-batch", plan["micro_batch"]),
+              ("--grad-accum", plan["grad_accumulation"]), ("--recompute", plan["recompute"])]
     return " ".join(f"{k} {v}" for k, v in flags)

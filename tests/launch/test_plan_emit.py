@@ -22,6 +22,15 @@ ENV = {"GPUPLAN_TP": "8", "GPUPLAN_PP": "2", "GPUPLAN_DP": "2", "GPUPLAN_ZERO_ST
 FLAGS = "--tp 8 --pp 2 --dp 2 --zero-stage 1 --micro-batch 1 --grad-accum 64 --recompute full"
 
 
+def test_the_flags_name_context_virtual_and_expert_parallelism_where_the_plan_uses_them():
+    from planner.launch import plan_args
+
+    moe = dict(REC["plan"], cp=2, virtual_stages=4, ep=8)
+    assert plan_args(moe) == ("--tp 8 --pp 2 --dp 2 --cp 2 --vp 4 --ep 8 --zero-stage 1 "
+                              "--micro-batch 1 --grad-accum 64 --recompute full")
+    assert plan_args(dict(REC["plan"], cp=1, virtual_stages=1)) == FLAGS
+
+
 def test_skypilot_training_task():
     (f,) = training_launch(REC, "skypilot", catalog=CAT, task_path="t.yaml").files
     task = load(f.text)
