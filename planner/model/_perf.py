@@ -130,6 +130,8 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
                                                                       dtype=f))
     vpp = virtual_stages(layers_stage, pp) if vp is None else np.where(
         pp > 1, np.asarray(vp, dtype=f), 1.0)
+    if ms.E:  # routed experts split over `shards` GPUs, held by `replicas` (``expert_layout``)
+        shards, replicas, fold = expert_layout(tp, dp, cp, ep)
 
     # ---- matmul time per layer per micro-batch (forward), roofline per GEMM ----------
     eff = P * sw.gemm_efficiency
@@ -213,7 +215,6 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
         # is forwarded inside it over NVLink (DeepEP / HybridEP, DeepSeek-V3 §3.2.2): with
         # uniform routing (forced balance) (N−1)·(1 − (1 − 1/N)^k) domains of N = ep/g.
         # NVLink and network run at once: the slower of the two.
-        fold = ep / np.gcd(ep.astype(np.int64), (dp * cp).astype(np.int64))
         stride = tp * cp / fold  # GPUs between consecutive ranks of an expert group
         g_in = np.clip(np.floor(D / stride), 1.0, ep)
         n_dom = ep / g_in
@@ -283,7 +284,6 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     if ms.E:
         # Dense parameters reduce over the n data/context-parallel copies; routed experts
         # over their replicas (expert data parallelism), whose members sit `shards` apart.
-        shards, replicas, _ = expert_layout(tp, dp, cp, ep)
         dense_gpu = (ms.params_total - ms.params_experts) / pp / tp
         expert_gpu = ms.params_experts / (pp * shards)
         params_gpu = dense_gpu + expert_gpu
@@ -303,7 +303,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
         def all_reduce(size):
             return hierarchical(size, n, k_in, n_nodes_dp)
 
-        opt_params = None
+        opt_params = params_gpu / np.where(zero >= 1, n, 1.0)  # the local optimizer shard
     grad_bytes = params_gpu * ms.trainable_fraction * A.grad_reduce_bytes
     weight_bytes = params_gpu * 2.0
 
@@ -347,11 +347,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     dp_exposed = comm - hid
 
     # ---- optimizer step (memory-bound over the local shard) --------------------------
-    if opt_params is None:
-        t_opt = params_gpu * ms.trainable_fraction / np.where(zero >= 1, n, 1.0) \
-            * OPTIMIZER_STEP_BYTES[ms.optimizer] / B_mem
-    else:
-        t_opt = opt_params * ms.trainable_fraction * OPTIMIZER_STEP_BYTES[ms.optimizer] / B_mem
+    t_opt = opt_params * ms.trainable_fraction * OPTIMIZER_STEP_BYTES[ms.optimizer] / B_mem
 
     # Overlapped communication still costs compute throughput while it runs.
     interference = A.overlap_compute_slowdown * hid
