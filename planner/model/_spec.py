@@ -17,6 +17,13 @@ from ._hfconfig import architecture_from_config
 from ._presets import preset
 from ._units import parse_count
 from ._workload import (
+    DEFAULT_ATTENTION,
+    DEFAULT_FINETUNE,
+    DEFAULT_FRAMEWORK,
+    DEFAULT_LORA_RANK,
+    DEFAULT_OPTIMIZER,
+    DEFAULT_PRECISION,
+    DEFAULT_RECOMPUTE,
     FINETUNE_SEQ_LEN,
     Architecture,
     PlanPins,
@@ -45,13 +52,13 @@ class WorkloadSpec:
     tokens: str | float | None = None  # None: 20 tokens per active parameter
     seq_len: int | None = None
     global_batch_tokens: str | float | None = None
-    precision: str = "bf16"
-    optimizer: str = "adamw"
-    recompute: str = "auto"
-    finetune: str = "none"
-    lora_rank: int = 16
-    framework: str = "megatron"
-    attention: str = "flash"
+    precision: str = DEFAULT_PRECISION
+    optimizer: str = DEFAULT_OPTIMIZER
+    recompute: str = DEFAULT_RECOMPUTE
+    finetune: str = DEFAULT_FINETUNE
+    lora_rank: int = DEFAULT_LORA_RANK
+    framework: str = DEFAULT_FRAMEWORK
+    attention: str = DEFAULT_ATTENTION
     pins: PlanPins = PlanPins()
     arch_overrides: tuple[tuple[str, int], ...] = ()
 

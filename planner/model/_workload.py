@@ -28,6 +28,10 @@ FINETUNE = ("none", "full", "lora")  # none: pre-training; full/lora: fine-tunin
 FRAMEWORKS = ("megatron", "fsdp", "deepspeed", "hf")
 ATTENTION = ("flash", "triton", "unfused")
 ZERO_STAGES = (0, 1, 2, 3)
+# The defaults of how a workload trains: one home for `Workload` and `WorkloadSpec`.
+DEFAULT_PRECISION, DEFAULT_OPTIMIZER, DEFAULT_RECOMPUTE = "bf16", "adamw", "auto"
+DEFAULT_FINETUNE, DEFAULT_LORA_RANK = "none", 16
+DEFAULT_FRAMEWORK, DEFAULT_ATTENTION = "megatron", "flash"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -190,13 +194,13 @@ class Workload:
     tokens: float
     seq_len: int
     global_batch_tokens: int | None = None  # None: default_batch_sequences per cluster size
-    precision: str = "bf16"
-    optimizer: str = "adamw"
-    recompute: str = "auto"
-    finetune: str = "none"
-    lora_rank: int = 16
-    framework: str = "megatron"
-    attention: str = "flash"
+    precision: str = DEFAULT_PRECISION
+    optimizer: str = DEFAULT_OPTIMIZER
+    recompute: str = DEFAULT_RECOMPUTE
+    finetune: str = DEFAULT_FINETUNE
+    lora_rank: int = DEFAULT_LORA_RANK
+    framework: str = DEFAULT_FRAMEWORK
+    attention: str = DEFAULT_ATTENTION
     pins: PlanPins = field(default_factory=PlanPins)
     inferred: tuple[str, ...] = field(default=())  # statements about what was assumed
 
