@@ -48,6 +48,7 @@ from ._errors import (
 )
 from ._estimate import (
     check_pins_fit_cluster,
+    check_pins_fit_model,
     checkpoint_bytes,
     estimate,
     range_sigma,
@@ -136,7 +137,8 @@ __all__ = [
     "PlannerError", "SoftwareConstants", "TimeRange", "Workload", "WorkloadError",
     "WorkloadMeasurement", "WorkloadShape", "WorkloadSpec", "architecture_from_config",
     "assumption_names", "attention_key", "best_index", "build_cluster", "build_workload",
-    "can_time", "config_file_error", "check_pins", "check_pins_fit_cluster", "checkpoint_bytes",
+    "can_time", "config_file_error", "check_pins", "check_pins_fit_cluster",
+    "check_pins_fit_model", "checkpoint_bytes",
     "cluster_for_instance", "cluster_inputs", "comparable", "default_batch_sequences",
     "describe_assumptions", "estimate", "evaluate", "freeze", "goodput", "goodput_arrays",
     "gpu_family", "hardware_for", "infer_architecture", "intra_link_for", "layer_flops",

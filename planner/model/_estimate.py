@@ -224,6 +224,18 @@ def check_pins_fit_cluster(workload: Workload, cluster: Cluster) -> None:
             raise WorkloadError(f"tp={p.tp} must divide both the {G} GPUs per node and the "
                                 f"{a.heads} attention heads. To fix: pin one of {fitting}",
                                 field="tp", value=p.tp)
+    check_pins_fit_model(workload)
+    split = (p.tp or 1) * (p.pp or 1) * (p.cp or 1)
+    if N % split:
+        raise WorkloadError(f"tp·pp·cp = {split} does not divide the {N} GPUs. To fix: change "
+                            "the pins or the GPU count", field="tp", value=p.tp)
+
+
+def check_pins_fit_model(workload: Workload) -> None:
+    """Pins that cannot work for this model on any cluster → one error saying why (``plan``
+    runs this before its search; ``estimate`` with the cluster's own checks)."""
+    p, a = workload.pins, workload.arch
+    check_pins(p, workload.framework)
     if p.pp is not None and p.pp > a.layers:
         raise WorkloadError(f"pp={p.pp} is above the model's {a.layers} layers. To fix: pin pp "
                             f"to at most {a.layers}", field="pp", value=p.pp)
@@ -231,10 +243,6 @@ def check_pins_fit_cluster(workload: Workload, cluster: Cluster) -> None:
         raise WorkloadError(f"cp={p.cp} must divide the sequence length {workload.seq_len}. "
                             "To fix: pin a power of two that divides it", field="cp",
                             value=p.cp)
-    split = (p.tp or 1) * (p.pp or 1) * (p.cp or 1)
-    if N % split:
-        raise WorkloadError(f"tp·pp·cp = {split} does not divide the {N} GPUs. To fix: change "
-                            "the pins or the GPU count", field="tp", value=p.tp)
     if p.ep is not None and p.ep > 1 and not a.is_moe:
         raise WorkloadError(f"ep={p.ep} pins expert parallelism, but this model has no "
                             "experts. To fix: drop `ep` (or give `experts` for a mixture of "

@@ -47,7 +47,7 @@ from ..model import (
     PlannerError,
     Workload,
     can_time,
-    check_pins,
+    check_pins_fit_model,
     checkpoint_bytes,
     cluster_for_instance,
     cluster_inputs,
@@ -331,7 +331,7 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
                 raise UnknownNameError("instance type, cloud or region", name, known,
                                        hint="`exclude` takes instance types, clouds or "
                                             "regions")
-    check_pins(workload.pins, workload.framework)
+    check_pins_fit_model(workload)  # what no cluster can run, before searching any
     offers, flagged, offer_keys = _usable_cached(catalog, workload, c)
     ms = ModelScalars.of(workload)
     ctx = CallContext.of(workload, ms, A, calibration)

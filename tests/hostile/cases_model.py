@@ -84,6 +84,12 @@ CASES: list[Case] = [
     est("split-not-dividing", "--tp", "2", "--pp", "3", says="does not divide the 8 GPUs"),
     pln("tp-no-instance", "--tp", "9", says="pinned plan"),
     pln("zero-3-pp-megatron", "--zero", "3", "--pp", "2", says="cannot combine ZeRO stage 3"),
+    pln("pp-above-layers", "--pp", "100", says="above the model's 12 layers"),
+    pln("ep-on-dense", "--ep", "4", says="this model has no experts"),
+    Case(id="plan-ep-not-dividing-experts",
+         argv=("plan", "--model", "mixtral-8x7b", "--tokens", "1B", "--deadline", "2d",
+               "--clouds", "aws", "--max-gpus", "32", "--ep", "16"), expect=2,
+         says="ep=16 must divide the 8 experts"),
     # ---- the stack ------------------------------------------------------------------------
     est("framework-typo", "--framework", "megatronn", says="--framework 'megatronn'"),
     est("framework-empty", "--framework", "", says="--framework ''"),
