@@ -14,9 +14,13 @@ def active_calibration(cat, no_calibration: bool = False):
     """Measurements from ingested probe reports (empty when none were ingested or when the
     user turned them off)."""
     from planner.model import NO_CALIBRATION
+    from planner.store import db_path
+
+    if no_calibration or not db_path().exists():  # nothing ingested: skip the store's rules
+        return NO_CALIBRATION
     from planner.store import load_calibration
 
-    return NO_CALIBRATION if no_calibration else load_calibration(cat)
+    return load_calibration(cat)
 
 
 def estimate_cmd(

@@ -10,25 +10,32 @@ The database is the one thing here that touches the disk; which figures calibrat
 decided when the calibration is loaded, so a rule that changes applies to stored reports.
 """
 
-from ._calibrate import load_calibration, load_calibration_with_notes
 from ._db import BUSY_TIMEOUT_SECONDS, RETRIES, SCHEMA_VERSION, db_path
-from ._reports import (
-    DTYPE_NAMES,
-    StoredReport,
-    get_report,
-    ingest,
-    ingest_bytes,
-    list_reports,
-    report_json,
-    workload_figures,
-)
-from ._rules import (
-    MAX_WORKLOAD_RATIO,
-    MIN_FRACTION_OF_PEAK,
-    Candidate,
-    WorkloadCandidate,
-    calibrate,
-)
+
+# The rest loads on first use (PEP 562): `gpuplan estimate` and `plan` only ask whether a
+# database exists (``db_path``) and skip the rules, the report parser and their imports when
+# none does. `from planner.store import ingest` works the same.
+_LAZY = {"load_calibration": "_calibrate", "load_calibration_with_notes": "_calibrate",
+         "DTYPE_NAMES": "_reports", "StoredReport": "_reports", "get_report": "_reports",
+         "ingest": "_reports", "ingest_bytes": "_reports", "list_reports": "_reports",
+         "report_json": "_reports", "workload_figures": "_reports",
+         "MAX_WORKLOAD_RATIO": "_rules", "MIN_FRACTION_OF_PEAK": "_rules",
+         "Candidate": "_rules", "WorkloadCandidate": "_rules", "calibrate": "_rules"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'planner.store' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS", "DTYPE_NAMES", "MAX_WORKLOAD_RATIO", "MIN_FRACTION_OF_PEAK",
