@@ -29,7 +29,8 @@ Time per micro-batch on one pipeline stage (L/p layers):
                 + moe_overhead_s_per_layer; permutation 2(2k+2)·T·h/t bytes per pass
     host:       max(kernels_per_layer · launch latency − GPU time, 0) + h_0
 Step:  m·t_mb + (p − 1)·t_mb/v (interleaved 1F1B, v virtual stages) + exposed DP + optimizer
-       step, then + cv·√(2 ln N) for the slowest of N GPUs; overlapped communication slows
+       step, then + cv·√(2 ln N) for the slowest of N GPUs (t_mb: the last stage's ⌈L/p⌉
+       layers and the output head, the slowest stage); overlapped communication slows
        compute by its SM share; collectives pay NCCL ring/tree hop latency per bucket.
        Gradient reduction over n (hierarchical: 2(k−1)/k·S/busbw_intra + 2(n'−1)/n'·(S/k)/B_nic
        for k group members per node and n' nodes), by ZeRO stage:
@@ -252,9 +253,11 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     ep_hidden = np.minimum(t_ep_raw, A.ep_comm_overlap * compute_layer)
     t_ep_layer = t_ep_raw - ep_hidden * (1.0 - A.overlap_compute_slowdown)
 
-    # Output head on the pipeline's last stage, spread over the stages for balance.
+    # Output head on the pipeline's last stage (Megatron's default split: L/p layers on
+    # every stage, the head with the last): that stage is the slowest, and 1F1B runs at the
+    # pace of its slowest stage, so the head counts whole in the per-micro-batch time.
     head_fwd = gemm(T, h, V / tp, eff * eta_h, B_hbm)
-    head = head_fwd * (1.0 + bwd_factor) / pp
+    head = head_fwd * (1.0 + bwd_factor)
 
     compute_mb = layers_stage * compute_layer + head
     other_mb = layers_stage * (t_elem_layer + launch_excess)
