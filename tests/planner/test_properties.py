@@ -124,3 +124,58 @@ def test_a_slower_network_never_makes_training_faster(w, gpu, nodes):
     slow_cluster = replace(fast.cluster, inter_node_gbps=fast.cluster.inter_node_gbps / 4)
     slow = estimate(w, slow_cluster)
     assert slow.step_time_s >= fast.step_time_s * (1 - 1e-12)
+
+
+@st.composite
+def moe_layouts(draw):
+    """An MoE shape (4–256 experts, top-1…8, with or without a shared expert) and one
+    valid expert layout: tp | node, ep divides the experts and tp·dp·cp, its fold over
+    tensor ranks divides tp."""
+    import dataclasses
+    import math
+
+    from planner.model import ModelScalars
+
+    E = draw(st.sampled_from((4, 8, 16, 64, 128, 256)))
+    k = draw(st.integers(1, min(8, E - 1)))
+    arch = dataclasses.replace(preset("mixtral-8x7b")[0], experts=E, experts_per_token=k,
+                               moe_ffn_hidden=draw(st.sampled_from((768, 2048, 14336))),
+                               shared_experts=draw(st.sampled_from((0, 1))))
+    ms = ModelScalars.of(Workload(arch=arch, tokens=1e12, seq_len=4096,
+                                  global_batch_tokens=1024 * 4096))
+    G = draw(st.sampled_from((4, 8)))
+    tp = draw(st.sampled_from([t for t in (1, 2, 4) if t <= G]))
+    dp = draw(st.sampled_from((1, 2, 4, 8, 16, 64, 256)))
+    ep = draw(st.sampled_from([e for e in range(1, E + 1) if E % e == 0
+                               and (tp * dp) % e == 0 and tp % (e // math.gcd(e, dp)) == 0]))
+    return ms, G, tp, dp, ep
+
+
+@settings(max_examples=150, deadline=None)
+@given(moe_layouts(), st.sampled_from((0, 1, 2)), st.sampled_from((1, 2, 4)))
+def test_moe_step_is_finite_and_a_wider_nvlink_domain_never_slows_it(layout, rc, mb):
+    """Any valid expert layout gives a finite, positive step and memory; no all-to-all at
+    ep 1; and joining more GPUs by NVLink (a GB200 NVL72 rack instead of its 4-GPU trays)
+    never makes a step slower: it only moves traffic from the NIC to NVLink."""
+    import numpy as np
+
+    from planner.model import evaluate
+
+    ms, G, tp, dp, ep = layout
+    A = Assumptions()
+
+    def run(domain):
+        one = {k: np.array([float(v)]) for k, v in dict(
+            tp=tp, pp=1, dp=dp, zero=1, mb=mb, rc=rc, ep=ep, gpus_per_node=G,
+            matmul_tflops=792.6, attention_tflops=466.0, hbm_gb_per_s=3350.0,
+            memory_gib=80.0, intra_busbw_gb_per_s=360.0, nic_gb_per_s_per_gpu=42.5,
+            nvlink_domain_gpus=domain).items()}
+        return {k: float(v[0]) for k, v in evaluate(ms, A, **one).items()}
+
+    node, rack = run(G), run(72)
+    for r in (node, rack):
+        assert all(np.isfinite(v) for v in r.values())
+        assert r["step_s"] > 0 and r["memory_gib"] > 0 and r["ep_comm_s"] >= 0
+    if ep == 1:
+        assert node["ep_comm_s"] == 0.0
+    assert rack["step_s"] <= node["step_s"] * (1 + 1e-12)
