@@ -3,8 +3,9 @@
 Shared by ``fit_software.py`` (fits the software constants) and ``validate_throughput.py``
 (predicted vs published throughput with the published plan pinned). One row → a Workload with
 the published architecture, sequence, batch, precision, framework and plan pinned, a reference
-cluster of the published accelerator and GPU count, and the few per-row configuration facts
-that are assumptions in the model (e.g. the gradient-reduction dtype).
+cluster of the published accelerator and GPU count (and network, where published), and the few
+per-row configuration facts that are assumptions in the model (e.g. the gradient-reduction
+dtype).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Row:
     measured_tokens_per_s_per_gpu: float
     overrides: tuple[tuple[str, float], ...]  # per-row configuration facts (assumptions)
     nonstandard: str = ""  # why the datasheet does not describe this hardware ("" if it does)
+    inter_node_gbps: float | None = None  # the published network per node (None: reference)
 
 
 def _int(text: str, default: int | None = None) -> int | None:
@@ -122,7 +124,8 @@ def row_from_csv(r: dict) -> Row:
                measured_tokens_per_s_per_gpu=float(r["tokens_per_s_per_gpu"]),
                overrides=tuple(overrides),
                nonstandard=NONSTANDARD_HARDWARE.get((family(r["source"].strip()),
-                                                     r["accelerator"].strip()), ""))
+                                                     r["accelerator"].strip()), ""),
+               inter_node_gbps=_int(r.get("inter_node_gbps", "")))
 
 
 def load_rows(path: Path = DATA, *, nonstandard: bool = False) -> list[Row]:

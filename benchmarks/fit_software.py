@@ -6,7 +6,8 @@
 
 Data: benchmarks/data/throughput.csv (sources and parsing in throughput_README.md): published
 step throughput with the published configuration. Each row is predicted with the published
-plan pinned (``_calibration_rows``) on a reference node of the published accelerator.
+plan pinned (``_calibration_rows``) on a reference node of the published accelerator, with the
+published inter-node network where the source states one (``inter_node_gbps``).
 
 Method. The physics (FLOPs, bytes, link speeds, achievable matmul from MAMF) stays fixed; the
 free parameters θ are the software constants of ``planner/_assumptions.py`` listed in
@@ -44,7 +45,7 @@ import math
 import statistics
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -157,8 +158,8 @@ class Problem:
     @classmethod
     def build(cls, rows: list[Row], base: Assumptions | None = None) -> Problem:
         cat = load_catalog("packaged")
-        return cls(rows=rows, clusters=[reference_cluster(cat, r.accelerator, r.gpus)
-                                        for r in rows], base=base or Assumptions())
+        return cls(rows=rows, clusters=[_cluster(cat, r) for r in rows],
+                   base=base or Assumptions())
 
     def predict(self, A: Assumptions, idx) -> np.ndarray:
         out = np.empty(len(idx))
@@ -176,6 +177,14 @@ class Problem:
     def log_errors(self, A: Assumptions, idx) -> np.ndarray:
         meas = np.array([self.rows[i].measured_tokens_per_s_per_gpu for i in idx])
         return np.log(self.predict(A, idx) / meas)
+
+
+def _cluster(cat, r: Row):
+    """A reference node of the row's accelerator, with the row's published network if any."""
+    cluster = reference_cluster(cat, r.accelerator, r.gpus)
+    if r.inter_node_gbps:
+        cluster = replace(cluster, inter_node_gbps=float(r.inter_node_gbps))
+    return cluster
 
 
 def fit(problem: Problem, idx: list[int], params: list[Param]) -> np.ndarray:

@@ -6,8 +6,8 @@
 Rows: benchmarks/data/throughput.csv (sources in throughput_README.md). For every row the
 model is run with the published framework, precision, sequence, global batch, micro-batch,
 tensor/pipeline/context-parallel degrees, ZeRO stage and recomputation pinned, on a reference
-node of the published accelerator, with the constants in planner/_fitted.py. Printed side by
-side:
+node of the published accelerator (with the published inter-node network where the source
+states one), with the constants in planner/_fitted.py. Printed side by side:
 
 - model (fitted): in-sample error of the shipped constants;
 - model, leave-one-source-out: each source predicted by constants fitted on the other sources

@@ -19,7 +19,8 @@ import sys
 
 COLS = (
     "source,table,row_ref,framework,model,layers,hidden,heads,kv_heads,ffn_hidden,vocab,gated_ffn,"
-    "moe_experts,moe_top_k,moe_ffn_hidden,seq_len,accelerator,gpus,gpus_per_node,precision,tp,pp,cp,vp,ep,dp,"
+    "moe_experts,moe_top_k,moe_ffn_hidden,seq_len,accelerator,gpus,gpus_per_node,inter_node_gbps,precision,"
+    "tp,pp,cp,vp,ep,dp,"
     "sharding,micro_batch,global_batch_seqs,recompute,attention,tokens_per_s_per_gpu,reported_mfu_percent,"
     "reported_tflops_per_gpu,notes"
 ).split(",")
@@ -69,7 +70,7 @@ INT_REQUIRED = [
     "dp",
     "global_batch_seqs",
 ]
-INT_OPTIONAL = ["gpus_per_node", "vp", "micro_batch"]
+INT_OPTIONAL = ["gpus_per_node", "inter_node_gbps", "vp", "micro_batch"]
 FLOAT_REQUIRED = ["tokens_per_s_per_gpu"]
 FLOAT_OPTIONAL = ["reported_mfu_percent", "reported_tflops_per_gpu"]
 

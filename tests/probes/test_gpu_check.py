@@ -122,6 +122,11 @@ def test_the_workload_step_on_a_gpu_report_compares_with_the_model(tmp_path, mon
     module.check_workload(checks, tmp_path, True)
     (item,) = checks.items
     assert item["status"] == "pass", item
-    assert "measured/modelled 1.18 time" in item["detail"] and "H100-SXM5-80GB" in item["detail"]
-    assert item["modelled_ms"] == pytest.approx(25.4, abs=0.1)
-    assert "measured/modelled 1.18" in item["calibration"]
+    # the modelled layer moves with every refit of the fitted constants: the report must
+    # state the ratio of the measured 30 ms to whatever the model gives, and the model must
+    # give a physical figure for this layer (H100, fsdp: 25.4 ms before the 2026-12-03 refit)
+    modelled = item["modelled_ms"]
+    assert 20.0 < modelled < 30.0
+    ratio = f"measured/modelled {30.0 / modelled:.2f}"
+    assert f"{ratio} time" in item["detail"] and "H100-SXM5-80GB" in item["detail"]
+    assert ratio in item["calibration"]
