@@ -45,6 +45,16 @@ def checkpoint_bytes(ms: ModelScalars) -> float:
     return ms.params_total * ms.trainable_fraction * CHECKPOINT_BYTES[ms.optimizer]
 
 
+def throughput_sigma(A: Assumptions, framework: str, *, moe: bool = False) -> tuple[float, str]:
+    """σ of log(measured/modelled) throughput before any probe, and where it comes from: the
+    profile's leave-one-source-out residuals, or for a mixture of experts the MoE fit's
+    held-out spread when that is the wider."""
+    sigma = A.throughput_log_sigma[framework]
+    if moe and A.moe_throughput_log_sigma > sigma:
+        return A.moe_throughput_log_sigma, "from the MoE fit's held-out residuals"
+    return sigma, f"from the fit's leave-one-source-out residuals for {framework}"
+
+
 def range_sigma(A: Assumptions, framework: str, measurement=None,
                 covered: float = 0.0, *, moe: bool = False) -> float:
     """σ of log(actual/model) for calendar time: throughput and operations, independent.
@@ -53,9 +63,7 @@ def range_sigma(A: Assumptions, framework: str, measurement=None,
     of the step the measurement does not cover (communication, bubble, optimizer), grows back
     with the distance to the measured shape (1 at the largest distance used), and adds the
     measurement's own spread: σ_t' = hypot(σ_meas, σ_t · min(1, (1 − covered) + distance))."""
-    sigma_t = A.throughput_log_sigma[framework]
-    if moe:  # the MoE fit's held-out spread, when it is the wider
-        sigma_t = max(sigma_t, A.moe_throughput_log_sigma)
+    sigma_t, _ = throughput_sigma(A, framework, moe=moe)
     if measurement is not None:
         sigma_t = math.hypot(measurement.log_sigma or 0.0, sigma_t * min(
             1.0, max(0.0, 1.0 - covered) + measurement.distance))
@@ -170,11 +178,8 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              f"{A.usable_memory_fraction:.0%} of {ci.memory_gib:g} GiB usable",
              *gp.notes,
              f"range P10–P90 {wall.p10:,.1f}–{wall.p90:,.1f} h: log-normal, σ = {sigma:.3f} "
-             + (f"(throughput σ {A.moe_throughput_log_sigma:.3f} from the MoE fit's "
-                "held-out residuals" if workload.arch.is_moe and A.moe_throughput_log_sigma
-                > A.throughput_log_sigma[workload.framework] else
-                f"(throughput σ {A.throughput_log_sigma[workload.framework]:.3f} from the "
-                f"fit's leave-one-source-out residuals for {workload.framework}")
+             + "(throughput σ {:.3f} {}".format(*throughput_sigma(
+                 A, workload.framework, moe=workload.arch.is_moe))
              + (", narrowed by the workload probe" if wm is not None else "")
              + f"; operations σ {A.operations_log_sigma:.3f} from published "
              "effective-training-time reports)", *calibrated[len(ci.calibrated):]]
@@ -224,7 +229,7 @@ def check_pins_fit_cluster(workload: Workload, cluster: Cluster) -> None:
             raise WorkloadError(f"tp={p.tp} must divide both the {G} GPUs per node and the "
                                 f"{a.heads} attention heads. To fix: pin one of {fitting}",
                                 field="tp", value=p.tp)
-    check_pins_fit_model(workload)
+    _check_model_pins(workload)
     split = (p.tp or 1) * (p.pp or 1) * (p.cp or 1)
     if N % split:
         raise WorkloadError(f"tp·pp·cp = {split} does not divide the {N} GPUs. To fix: change "
@@ -234,8 +239,13 @@ def check_pins_fit_cluster(workload: Workload, cluster: Cluster) -> None:
 def check_pins_fit_model(workload: Workload) -> None:
     """Pins that cannot work for this model on any cluster → one error saying why (``plan``
     runs this before its search; ``estimate`` with the cluster's own checks)."""
+    check_pins(workload.pins, workload.framework)
+    _check_model_pins(workload)
+
+
+def _check_model_pins(workload: Workload) -> None:
+    """The model-level part of the pin checks, after the framework's (``check_pins``)."""
     p, a = workload.pins, workload.arch
-    check_pins(p, workload.framework)
     if p.pp is not None and p.pp > a.layers:
         raise WorkloadError(f"pp={p.pp} is above the model's {a.layers} layers. To fix: pin pp "
                             f"to at most {a.layers}", field="pp", value=p.pp)
