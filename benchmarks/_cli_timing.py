@@ -21,6 +21,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def speed_args(doc: str, runs: int):
+    """The options estimate_speed and plan_speed share: ``--runs N`` and one of
+    ``--cli-only`` (fresh processes only) or ``--in-process-only``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=runs)
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--cli-only", action="store_true")
+    only.add_argument("--in-process-only", action="store_true")
+    return parser.parse_args()
+
+
 def cli_env(tmp: Path, **extra: str) -> dict:
     env = {**os.environ, "GPUPLAN_HOME": str(tmp / "home"), "GPUPLAN_NO_METADATA": "1",
            "GPUPLAN_CACHE_DIR": str(tmp / "cache"), **extra}

@@ -20,7 +20,6 @@ one ``estimate`` per size, median of 15 after a warm-up.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _cli_timing import end_to_end, print_end_to_end  # noqa: E402
+from _cli_timing import end_to_end, print_end_to_end, speed_args  # noqa: E402
 
 RUNS = 9
 TARGET_S = 0.15  # end to end, warm (issue 19)
@@ -71,12 +70,7 @@ def in_process() -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=RUNS)
-    only = parser.add_mutually_exclusive_group()
-    only.add_argument("--cli-only", action="store_true")
-    only.add_argument("--in-process-only", action="store_true")
-    opts = parser.parse_args()
+    opts = speed_args(__doc__, RUNS)
     if not opts.in_process_only:
         times = end_to_end({"cold": ESTIMATE, "warm": ESTIMATE}, opts.runs,
                            cold=frozenset({"cold"}))

@@ -119,23 +119,38 @@ def fit_moe(problem: Problem, idx: list[int]) -> dict[str, float]:
     return {p.name: p.from_u(x) for p, x in zip(params, u, strict=True)}
 
 
+def held_out(problem: Problem, key, refit, label: str) -> np.ndarray:
+    """Log residuals of every row predicted by constants refitted without its group:
+    ``key(row)`` names the group, ``refit(train)`` returns the Assumptions fitted on the
+    other rows. A group with no other rows to fit on stays NaN."""
+    rows, idx = problem.rows, range(len(problem.rows))
+    err = np.full(len(rows), np.nan)
+    for group in sorted({key(r) for r in rows}):
+        train = [i for i in idx if key(rows[i]) != group]
+        test = [i for i in idx if key(rows[i]) == group]
+        if not train:
+            continue
+        err[test] = problem.log_errors(refit(train), test)
+        print(f"  {label}: held out {group}: median |err| "
+              f"{summarize(err[test])['median_abs']:.1%}", file=sys.stderr)
+    return err
+
+
+def dense_held_out(problem: Problem, params: list[Param]) -> np.ndarray:
+    """Leave-one-source-out log residuals of the dense fit."""
+    return held_out(problem, lambda r: r.source, lambda train: base_with(
+        complete(params, fit(problem, train, params)), problem.base), "LOSO")
+
+
 def moe_held_out(problem: Problem) -> dict[str, np.ndarray]:
     """Log residuals of every MoE row predicted by a fit without it: leave-one-source-out
     (``by_source``) and leave-one-model-out (``by_model``)."""
-    rows, idx = problem.rows, list(range(len(problem.rows)))
-    out = {}
-    for kind, key in (("by_source", lambda r: r.source),
-                      ("by_model", lambda r: r.workload.arch.name)):
-        err = np.full(len(rows), np.nan)
-        for group in sorted({key(r) for r in rows}):
-            train = [i for i in idx if key(rows[i]) != group]
-            test = [i for i in idx if key(rows[i]) == group]
-            values = fit_moe(problem, train)
-            err[test] = problem.log_errors(problem.base.with_overrides(**values), test)
-            print(f"  MoE {kind.replace('_', ' ')}: held out {group}: median |err| "
-                  f"{summarize(err[test])['median_abs']:.1%}", file=sys.stderr)
-        out[kind] = err
-    return out
+    def refit(train):
+        return problem.base.with_overrides(**fit_moe(problem, train))
+
+    return {"by_source": held_out(problem, lambda r: r.source, refit, "MoE by source"),
+            "by_model": held_out(problem, lambda r: r.workload.arch.name, refit,
+                                 "MoE by model")}
 
 
 # Not identified by the calibration data, so kept at physical values (no software loss beyond
@@ -266,17 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     A = base_with(values, problem.base)
     in_sample = problem.log_errors(A, all_idx)
 
-    loso = np.full(len(rows), np.nan)
-    for src in sources:
-        train = [i for i in all_idx if rows[i].source != src]
-        test = [i for i in all_idx if rows[i].source == src]
-        if not train:
-            continue
-        u_s = fit(problem, train, params)
-        A_s = base_with(complete(params, u_s), problem.base)
-        loso[test] = problem.log_errors(A_s, test)
-        print(f"  LOSO {src}: median |err| {summarize(loso[test])['median_abs']:.1%}",
-              file=sys.stderr)
+    loso = dense_held_out(problem, params)
 
     by_fw = defaultdict(list)
     for i, r in enumerate(rows):

@@ -24,7 +24,6 @@ model evaluations (instance type × nodes × parallel plan) and evaluations per 
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -33,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _cli_timing import end_to_end, print_end_to_end  # noqa: E402
+from _cli_timing import end_to_end, print_end_to_end, speed_args  # noqa: E402
 
 RUNS = 7
 TARGET_S = 0.30  # end to end, warm, 7B (issue 19)
@@ -76,12 +75,7 @@ def in_process() -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=RUNS)
-    only = parser.add_mutually_exclusive_group()
-    only.add_argument("--cli-only", action="store_true")
-    only.add_argument("--in-process-only", action="store_true")
-    opts = parser.parse_args()
+    opts = speed_args(__doc__, RUNS)
     if not opts.in_process_only:
         json_out = [*PLAN_7B, "--json"]
         times = end_to_end({"cold": json_out, "warm": json_out, "table": PLAN_7B}, opts.runs,

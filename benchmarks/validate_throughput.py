@@ -39,9 +39,7 @@ from _calibration_rows import DATA, MOE_DATA, load_rows
 from fit_software import (
     CALIBRATED,
     Problem,
-    base_with,
-    complete,
-    fit,
+    dense_held_out,
     moe_held_out,
     params_for,
 )
@@ -93,22 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     naive_err = naive / meas - 1
 
     loso_err = np.full(len(rows), np.nan)
-    sources = sorted({r.source for r in rows})
     lomo_err = None
     if not args.no_loso and args.moe:
         held = moe_held_out(problem)
         loso_err, lomo_err = np.expm1(held["by_source"]), np.expm1(held["by_model"])
     elif not args.no_loso:
         frameworks = tuple(f for f in CALIBRATED if any(r.framework == f for r in rows))
-        params = params_for(frameworks)
-        for src in sources:
-            train = [i for i in idx if rows[i].source != src]
-            test = [i for i in idx if rows[i].source == src]
-            if not train:
-                continue
-            A_s = base_with(complete(params, fit(problem, train, params)), problem.base)
-            loso_err[test] = problem.predict(A_s, test) / meas[test] - 1
-            print(f"  LOSO fitted without {src}", file=sys.stderr)
+        loso_err = np.expm1(dense_held_out(problem, params_for(frameworks)))
 
     by_source = defaultdict(list)
     for i, r in enumerate(rows):
