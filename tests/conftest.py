@@ -8,6 +8,9 @@ cache itself point it elsewhere)."""
 
 from __future__ import annotations
 
+import errno
+import os
+
 import pytest
 
 
@@ -25,3 +28,17 @@ def _isolated_home(tmp_path_factory, monkeypatch, _catalog_cache_dir):
     monkeypatch.delenv("GPUPLAN_OVERRIDES", raising=False)
     monkeypatch.delenv("GPUPLAN_NO_CACHE", raising=False)
     yield home
+
+
+@pytest.fixture
+def read_only_filesystem(monkeypatch):
+    """Creating any file fails with EROFS, as on a read-only mount: root passes access(), so
+    such a folder is found only by trying to create a file in it."""
+    real_open = os.open
+
+    def read_only(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT:
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only)

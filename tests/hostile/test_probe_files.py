@@ -365,16 +365,8 @@ def test_a_symlink_to_a_report_is_followed_and_kept(tmp_path):
     assert load_report(tmp_path / "real.json") == h100_report()
 
 
-def test_an_unwritable_folder_is_found_by_trying(tmp_path, monkeypatch):
+def test_an_unwritable_folder_is_found_by_trying(tmp_path, read_only_filesystem):
     # Root passes access(); a read-only mount is found only by creating a file.
-    real_open = os.open
-
-    def read_only(path, flags, *args, **kwargs):
-        if flags & os.O_CREAT:
-            raise OSError(errno.EROFS, "Read-only file system")
-        return real_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", read_only)
     message = _one_line(pytest.raises(ReportWriteError, check_report_path,
                                       tmp_path / "r.json", try_create=True).value)
     assert "cannot create a file in" in message and "read-only file system" in message

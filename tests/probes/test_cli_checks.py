@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import errno
 import os
 
 import pytest
@@ -107,15 +106,8 @@ def test_a_report_path_that_cannot_be_written_is_refused_first(out, fragment, ca
     assert not os.path.lexists("/dev/gpuplan-probe-report.json")
 
 
-def test_a_read_only_folder_is_found_by_trying_even_as_root(capsys, tmp_path, monkeypatch):
-    real_open = os.open
-
-    def read_only(path, flags, *args, **kwargs):
-        if flags & os.O_CREAT:
-            raise OSError(errno.EROFS, "Read-only file system")
-        return real_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", read_only)
+def test_a_read_only_folder_is_found_by_trying_even_as_root(capsys, tmp_path,
+                                                            read_only_filesystem):
     line = _refused(["--out", str(tmp_path / "r.json")], capsys)
     assert f"cannot create a file in {tmp_path} (read-only file system)" in line
 
