@@ -348,8 +348,9 @@ def _with_overrides(a: Assumptions, values: Mapping[str, object]) -> Assumptions
                                    hint=f"use one of {', '.join(current)}")
         if (isinstance(value, bool) or not isinstance(value, int | float)
                 or not math.isfinite(value)):
+            now = current[entry] if entry else current  # a valid example: the value in force
             raise PlannerError(f"assumption {key}={value!r} must be a finite number. To fix: "
-                               f"e.g. `assume` {key}=0.5", field="assume", value=key)
+                               f"e.g. `assume` {key}={now:g}", field="assume", value=key)
         low, high, open_low = _bounds(name)
         if value > high or value < low or (open_low and value <= low):
             span = f"({low:g}, {high:g}]" if open_low else f"[{low:g}, {high:g}]"
