@@ -2,10 +2,19 @@
 estimate_speed.py and plan_speed.py).
 
 Each variant is measured round-robin with ``python -c pass`` so all see the same machine,
-after one warm-up run (the OS file cache, and the catalog cache the warm runs read). Every
-run has GPUPLAN_HOME in a temporary folder (no ingested probe calibration) and the user's
-BLAS thread variables removed (the CLI sets one thread itself, as for a user). A *cold*
-variant gets an empty catalog cache (GPUPLAN_CACHE_DIR a new folder) each run.
+after one warm-up run (the OS file cache, the catalog cache the warm runs read and the
+bytecode cache). Every run has GPUPLAN_HOME in a temporary folder (no ingested probe
+calibration) and the user's BLAS thread variables removed (the CLI sets one thread itself, as
+for a user). A *cold* variant gets an empty catalog cache (GPUPLAN_CACHE_DIR a new folder)
+each run.
+
+Bytecode: an installed package runs from its compiled bytecode (pip compiles it on install;
+an editable install writes it on the first import). A machine with PYTHONDONTWRITEBYTECODE
+set (this project's development machines are) never writes it, and an editable install there
+compiles gpuplan's ~100 modules from source on every run (~50 ms). So every run here uses a
+bytecode cache of its own (PYTHONPYCACHEPREFIX in the temporary folder, written by the
+warm-up for the interpreter, its libraries and gpuplan alike); a *source* variant runs with
+that cache less gpuplan's own modules and writes nothing: what such a machine pays.
 """
 
 from __future__ import annotations
@@ -36,11 +45,25 @@ def speed_args(doc: str, runs: int):
 
 def cli_env(tmp: Path, **extra: str) -> dict:
     env = {**os.environ, "GPUPLAN_HOME": str(tmp / "home"), "GPUPLAN_NO_METADATA": "1",
-           "GPUPLAN_CACHE_DIR": str(tmp / "cache"), **extra}
+           "GPUPLAN_CACHE_DIR": str(tmp / "cache"), "PYTHONPYCACHEPREFIX": str(tmp / "pyc"),
+           **extra}
     for variable in ("GPUPLAN_OVERRIDES", "GPUPLAN_NO_CACHE", "OPENBLAS_NUM_THREADS",
-                     "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+                     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE",
+                     "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"):
         env.pop(variable, None)
     return env
+
+
+def _without_gpuplan_bytecode(prefix: Path, tmp: Path) -> Path:
+    """A copy of the bytecode cache ``prefix`` without gpuplan's own modules (the cache
+    mirrors source paths under the prefix)."""
+    import shutil
+
+    source = tmp / "pyc-source"
+    shutil.copytree(prefix, source)
+    for package in ("catalog", "planner", "probes"):
+        shutil.rmtree(source / (ROOT / package).relative_to(ROOT.anchor), ignore_errors=True)
+    return source
 
 
 def wall(cmd: list[str], env: dict) -> float:
@@ -53,21 +76,26 @@ def wall(cmd: list[str], env: dict) -> float:
 
 
 def end_to_end(variants: dict[str, list[str]], runs: int, *, cold: frozenset[str] = frozenset(),
-               **env_extra: str) -> dict[str, list[float]]:
+               source: frozenset[str] = frozenset(), **env_extra: str) -> dict[str, list[float]]:
     """Wall seconds of ``python -c pass`` ("pass") and of each variant (label → gpuplan
-    arguments), round-robin; labels in ``cold`` run with an empty catalog cache."""
+    arguments), round-robin; labels in ``cold`` run with an empty catalog cache, labels in
+    ``source`` without gpuplan's bytecode (module docstring)."""
     py = sys.executable
     times: dict[str, list[float]] = {"pass": [], **{label: [] for label in variants}}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         env = cli_env(tmp, **env_extra)
         warm = next(args for label, args in variants.items() if label not in cold)
-        wall([py, "-m", "planner", *warm], env)  # warm-up; fills the warm cache
+        wall([py, "-m", "planner", *warm], env)  # warm-up: the caches (module docstring)
+        wall([py, "-c", "pass"], env)
+        source_env = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(
+            _without_gpuplan_bytecode(Path(env["PYTHONPYCACHEPREFIX"]), tmp))}
         for i in range(runs):
             times["pass"].append(wall([py, "-c", "pass"], env))
             for label, args in variants.items():
-                run_env = {**env, "GPUPLAN_CACHE_DIR": str(tmp / f"cold-{i}")} \
-                    if label in cold else env
+                run_env = source_env if label in source else env
+                if label in cold:
+                    run_env = {**run_env, "GPUPLAN_CACHE_DIR": str(tmp / f"cold-{i}")}
                 times[label].append(wall([py, "-m", "planner", *args], run_env))
     return times
 

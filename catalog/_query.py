@@ -134,9 +134,12 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
             continue
         rows.append(OfferRow(offer=o, instance=t, accelerator=acc_by_name[t.accelerator]))
 
+    value_of = {"price": lambda row: row.offer.usd_per_hour,  # only the sort's own figure:
+                "gpu_price": lambda row: row.usd_per_gpu_hour,  # the plan sorts ~5,000 rows
+                "pflop_price": lambda row: row.usd_per_bf16_pflop_hour}[sort]
+
     def key(row: OfferRow):
-        value = {"price": row.offer.usd_per_hour, "gpu_price": row.usd_per_gpu_hour,
-                 "pflop_price": row.usd_per_bf16_pflop_hour}[sort]
+        value = value_of(row)
         return (math.inf if value is None else value, row.offer.key)
 
     return sorted(rows, key=key)

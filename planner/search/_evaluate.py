@@ -227,8 +227,8 @@ def _grid(ctx: CallContext, gpus_per_node: int, max_nodes: int, ci: ClusterInput
     key = (gpus_per_node, max_nodes, ci.memory_gib)
     if key not in ctx.grids:
         parts = [prune(ctx.ms, ctx.A, part, ci) for part in _slices(ctx.grids[full_key])]
-        ctx.grids[key] = {k: np.concatenate([p[k] for p in parts])
-                          for k in parts[0]} if parts else {}
+        ctx.grids[key] = parts[0] if len(parts) == 1 else {
+            k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if parts else {}
     return ctx.grids[key]
 
 
@@ -239,6 +239,9 @@ def _slices(grid: dict):
 
     nodes = grid["nodes"]
     if len(nodes) == 0:
+        return
+    if len(nodes) <= CHUNK_ROWS:  # one piece: the grid itself, not a copy of it
+        yield grid
         return
     counts = np.bincount(nodes)
     edges, total, start = [], 0, 0
@@ -274,8 +277,11 @@ def _evaluate(ctx: CallContext, accelerator: str, gpus_per_node: int, max_nodes:
         best = best[np.isfinite(step[best])]
         kept_grid.append({k: v[best] for k, v in part.items() if k != "rc_options"})
         kept_res.append({k: res[k][best] for k in RES_KEYS})
-    g = {k: np.concatenate([p[k] for p in kept_grid]) for k in kept_grid[0]}
-    r = {k: np.concatenate([p[k] for p in kept_res]) for k in RES_KEYS}
+    if len(kept_grid) == 1:
+        g, r = kept_grid[0], kept_res[0]
+    else:
+        g = {k: np.concatenate([p[k] for p in kept_grid]) for k in kept_grid[0]}
+        r = {k: np.concatenate([p[k] for p in kept_res]) for k in RES_KEYS}
     moe = ctx.workload.arch.is_moe
     sigma = np.full(len(g["nodes"]), range_sigma(ctx.A, ctx.workload.framework, moe=moe))
     for (mb, rc), m in found.items():

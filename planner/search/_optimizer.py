@@ -181,13 +181,16 @@ def usable_offers(catalog: Catalog, workload: Workload,
     rows = select_offers(catalog, gpus=c.gpus, clouds=c.clouds, regions=c.regions,
                          pricing=c.pricing, include_unpriced=False, include_flagged=True)
     out, skipped = [], []
+    timed: dict[str, bool] = {}  # can_time per accelerator (thousands of offers, ~40 of them)
     for r in rows:
         o, acc = r.offer, r.accelerator
         if o.usd_per_hour is None or {o.instance_type, o.cloud, o.region} & exclude:
             continue
         if not explicit and acc.vendor not in GPU_VENDORS:
             continue  # TPU/Trainium/Gaudi only when asked for by --gpu
-        if not can_time(acc, workload.precision):
+        if acc.name not in timed:
+            timed[acc.name] = can_time(acc, workload.precision)
+        if not timed[acc.name]:
             continue
         if o.price_usable or c.allow_flagged:
             out.append(o)
