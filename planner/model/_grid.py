@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ._assumptions import Assumptions
 from ._inputs import ClusterInputs
-from ._memory import memory_terms, virtual_stages
+from ._memory import memory_by_recompute, memory_terms, virtual_stages
 from ._perf import RECOMPUTE_CODES, evaluate
 from ._scalars import ModelScalars
 from ._software import PROFILES
@@ -197,8 +197,12 @@ def prune(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> di
 
     rows = {k: v for k, v in grid.items() if k != "rc_options"}
     chosen = np.full(len(rows["tp"]), -1, dtype=np.int64)
-    for code in grid["rc_options"][::-1]:  # most recomputation first; less overwrites it
-        mem = _memory(ms, A, rows, np.full_like(rows["tp"], code), ci)
+    codes = grid["rc_options"][::-1]  # most recomputation first; less overwrites it
+    mems = memory_by_recompute(ms, A, tp=rows["tp"], pp=rows["pp"], dp=rows["dp"],
+                               zero=rows["zero"], mb=rows["mb"], rcs=[float(c) for c in codes],
+                               cp=rows["cp"], vp=rows["vp"], gbs=rows["gbs"],
+                               memory_gib=ci.memory_gib, ep=rows.get("ep"))
+    for code, mem in zip(codes, mems, strict=True):
         chosen = np.where(mem["fits"], code, chosen)
     keep = chosen >= 0
     out = {k: v[keep] for k, v in rows.items()}

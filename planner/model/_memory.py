@@ -71,10 +71,19 @@ def params_per_gpu(ms: ModelScalars, tp, pp, shards):
 def memory_terms(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, memory_gib,
                  cp=None, vp=None, gbs=None, ep=None) -> dict[str, np.ndarray]:
     """Memory per GPU (GiB) and whether it fits; cheap, so the search runs it first."""
+    return memory_by_recompute(ms, A, tp=tp, pp=pp, dp=dp, zero=zero, mb=mb, rcs=(rc,),
+                               memory_gib=memory_gib, cp=cp, vp=vp, gbs=gbs, ep=ep)[0]
+
+
+def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rcs,
+                        memory_gib, cp=None, vp=None, gbs=None, ep=None) -> list[dict]:
+    """``memory_terms`` for each recomputation in ``rcs`` (a code, or codes per entry): only
+    the activations depend on it, so the rest is computed once (the search's pruning asks
+    for every choice)."""
     import numpy as np
 
     f = np.float64
-    tp, pp, dp, mb, zero, rc = (np.asarray(x, dtype=f) for x in (tp, pp, dp, mb, zero, rc))
+    tp, pp, dp, mb, zero = (np.asarray(x, dtype=f) for x in (tp, pp, dp, mb, zero))
     cp = np.ones_like(tp) if cp is None else np.asarray(cp, dtype=f)
     gbs = np.full_like(tp, ms.gbs_seqs) if gbs is None else np.asarray(gbs, dtype=f)
     h, d, a, a_kv, V = ms.h, ms.d, ms.a, ms.a_kv, ms.V
@@ -103,19 +112,23 @@ def memory_terms(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, 
     if not ms.flash:
         per_tok_none = per_tok_none + 4 * a * ms.s  # QKᵀ scores and softmax output, bf16
     per_tok_sel = 8 * h + 2 * a * d + 4 * a_kv * d + 2 * ms.F_act
-    per_tok = np.where(rc == 0, per_tok_none, np.where(rc == 1, per_tok_sel, 2 * h))
     # 1F1B keeps p micro-batches in flight on the first stage; interleaving (v > 1 virtual
     # stages) adds (p−1)/(p·v) of that (Korthikanti et al. 2022 §4.2.3); without it, none.
     vpp = virtual_stages(layers_stage, pp) if vp is None else np.asarray(vp, dtype=f)
     extra = np.where(vpp > 1, (pp - 1) / (pp * vpp), 0.0)
     in_flight = np.minimum(pp * (1 + extra), np.maximum(m, 1.0))
-    act = layers_stage * per_tok * T / tp * in_flight
-    act = act + np.where(rc == 2, per_tok_none * T / tp, 0.0)  # the layer being recomputed
     logits = T * V / tp * (A.logits_bytes + 2)
     gib = 2.0 ** 30
-    total_gib = (weights + grads + optim + act + logits) / gib + A.runtime_reserve_gib
     capacity = np.asarray(memory_gib, dtype=f) * A.usable_memory_fraction
-    return {"memory_gib": total_gib, "memory_weights_gib": weights / gib,
-            "memory_grads_gib": grads / gib, "memory_optimizer_gib": optim / gib,
-            "memory_activations_gib": act / gib, "memory_logits_gib": logits / gib,
-            "fits": total_gib <= capacity}
+    out = []
+    for rc in rcs:
+        rc = np.asarray(rc, dtype=f)
+        per_tok = np.where(rc == 0, per_tok_none, np.where(rc == 1, per_tok_sel, 2 * h))
+        act = layers_stage * per_tok * T / tp * in_flight
+        act = act + np.where(rc == 2, per_tok_none * T / tp, 0.0)  # the layer recomputed
+        total_gib = (weights + grads + optim + act + logits) / gib + A.runtime_reserve_gib
+        out.append({"memory_gib": total_gib, "memory_weights_gib": weights / gib,
+                    "memory_grads_gib": grads / gib, "memory_optimizer_gib": optim / gib,
+                    "memory_activations_gib": act / gib, "memory_logits_gib": logits / gib,
+                    "fits": total_gib <= capacity})
+    return out

@@ -338,11 +338,12 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     def hidden(comm, window):
         return np.minimum(comm, o * window)
 
-    z0, z1, z2, z3 = (zero == 0), (zero == 1), (zero == 2), (zero == 3)
+    stage = zero.astype(np.intp)  # each row takes its ZeRO stage's expression
+    if stage.size and ((stage != zero).any() or stage.min() < 0 or stage.max() > 3):
+        raise ValueError("zero must be 0, 1, 2 or 3 in every entry")
     # Communication per step (bandwidth + latency) and the part of it hidden under compute.
-    comm = np.select([z0, z1, z2, z3], [t_ar, t_rs + t_ag, m * t_rs + t_ag,
-                                        m * (2 * t_ag + t_rs)])
-    hid = np.select([z0, z1, z2, z3], [
+    comm = np.choose(stage, [t_ar, t_rs + t_ag, m * t_rs + t_ag, m * (2 * t_ag + t_rs)])
+    hid = np.choose(stage, [
         hidden(t_ar, bwd_mb),
         hidden(t_rs, bwd_mb) + hidden(t_ag, fwd_mb),
         m * hidden(t_rs, bwd_mb) + hidden(t_ag, fwd_mb),
