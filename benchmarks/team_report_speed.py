@@ -19,11 +19,11 @@ Three shapes of plan, each run with every ``--workers`` count (processes for the
               one provider's commitments do
 
 Each row runs in a fresh process (the planner keeps in-process caches: a second plan of the
-same shapes in one process would be faster than any user's run) with the process settings of
-`gpuplan report` (``planner.cli._main``: one BLAS thread, malloc keeping freed memory). In that process the catalog
-is loaded and ``planner.reports`` imported before the clock starts; both are timed on their
-own (catalog s, report import s), and "process s" is the child's whole wall time, Python's
-start-up and every import included.
+same shapes in one process would be faster than any user's run) with the process settings
+of `gpuplan report` (``planner.cli.process_settings``: one BLAS thread, malloc keeping freed
+memory). In that process the catalog is loaded and ``planner.reports`` imported before the
+clock starts; both are timed on their own (catalog s, report import s), and "process s" is
+the child's whole wall time, Python's start-up and every import included.
 
 Target (issue 19): plan + allocate + render ≤ 2 s for 50 jobs on the project's 2-core machine,
 printed beside each total.
@@ -99,10 +99,9 @@ def run(cat, render, n_jobs: int, shape: str, workers: int = 1) -> dict:
 def child(n_jobs: int, shape: str, workers: int) -> dict:
     """One row, in this (fresh) process, with the process settings `gpuplan report` makes
     (one BLAS thread where numpy is not yet imported, malloc keeping what it frees)."""
-    from planner.cli._main import keep_freed_memory, single_threaded_blas
+    from planner.cli import process_settings
 
-    single_threaded_blas("report")
-    keep_freed_memory("report")
+    process_settings("report")
     t = time.perf_counter()
     cat = load_catalog()
     catalog_s = time.perf_counter() - t

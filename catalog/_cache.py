@@ -39,7 +39,7 @@ import sys
 from collections import deque
 from dataclasses import fields
 from itertools import repeat
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 
 FORMAT = b"gpuplan-catalog-cache 1\n"
@@ -230,17 +230,24 @@ def _columns(records, record: type, memo: dict) -> tuple:
     return (record.__name__, names, len(records), tuple(columns))
 
 
-def _records(table, record: type) -> tuple:
-    """Rebuild the records of ``record`` from ``_columns`` output, without re-validating
-    them (they were validated when the cache was written): each slot is set directly."""
+def _records(table, record: type, rows: list[int] | None = None) -> tuple:
+    """Rebuild the records of ``record`` from ``_columns`` output (only those at ``rows``,
+    in that order, when given), without re-validating them (they were validated when the
+    cache was written): each slot is set directly."""
     name, names, count, columns = table
     if (name != record.__name__ or names != tuple(f.name for f in fields(record))
             or len(columns) != len(names)):
         raise ValueError("record layout changed")
-    objects = list(map(object.__new__, repeat(record, count)))
+    if rows is not None and rows and not 0 <= min(rows) <= max(rows) < count:
+        raise ValueError("row out of range")
+    pick = None if rows is None else (lambda values: ()) if not rows else (
+        (lambda values: (values[rows[0]],)) if len(rows) == 1 else itemgetter(*rows))
+    objects = list(map(object.__new__, repeat(record, count if rows is None else len(rows))))
     for field_name, (kind, values) in zip(names, columns, strict=True):
         if len(values) != count:
             raise ValueError("column length")
+        if pick is not None:
+            values = pick(values)
         if kind == "date":
             dates = {o: _dt.date.fromordinal(o) for o in set(values) if o is not None}
             dates[None] = None
@@ -266,9 +273,9 @@ def _no_globals_unpickler():
 
 def load(path: Path, key: bytes, record_types: tuple[type, type, type]):
     """(meta, accelerators, instance types, offers) from the cache of ``path`` made for
-    ``key``, or None (no cache, another key, damaged, not ours). The offers come as a
-    function that builds them (most of the work; `estimate` never needs them), which raises
-    ValueError if it cannot."""
+    ``key``, or None (no cache, another key, damaged, not ours). The offers come as
+    ``LazyOffers``: built on request (most of the work; `estimate` never needs them, `plan`
+    only those of its pricing models)."""
     data = _read_cache_file(cache_file(path))
     payload = _unframe(data, key) if data is not None else None
     if payload is None:
@@ -286,13 +293,45 @@ def load(path: Path, key: bytes, record_types: tuple[type, type, type]):
     except errors:
         return None
 
-    def offers() -> tuple:
+    return meta, accelerators, instance_types, LazyOffers(
+        lambda: unpickler(io.BytesIO(offers_blob)).load(), offer, errors)
+
+
+class LazyOffers:
+    """The offers of a cache hit, built when asked for: all of them, or only those of some
+    pricing models (a plan over on-demand and spot builds a third of the packaged 14,000),
+    and a column without building any. Each method raises ValueError if the cache cannot
+    give it (the caller then reads the files)."""
+
+    def __init__(self, table, record: type, errors: tuple) -> None:
+        self._load, self._record, self._errors, self._table = table, record, errors, None
+
+    def _call(self, what):
         try:
-            return _records(unpickler(io.BytesIO(offers_blob)).load(), offer)
-        except errors as exc:
+            if self._table is None:
+                self._table = self._load()
+            return what(self._table)
+        except self._errors as exc:
             raise ValueError(f"catalog cache: {type(exc).__name__}") from None
 
-    return meta, accelerators, instance_types, offers
+    def build(self, pricing: frozenset[str] | None = None) -> tuple:
+        """Every offer, or those whose pricing model is in ``pricing``, in catalog order."""
+        if pricing is None:
+            return self._call(lambda table: _records(table, self._record))
+        return self._call(lambda table: _records(table, self._record, [
+            i for i, p in enumerate(_column(table, "pricing")) if p in pricing]))
+
+    def column(self, name: str) -> tuple:
+        """One field of every offer, in catalog order."""
+        return self._call(lambda table: _column(table, name))
+
+
+def _column(table, name: str) -> tuple:
+    _, names, count, columns = table
+    kind, values = columns[names.index(name)]
+    if kind != "plain" or len(values) != count:
+        raise ValueError("column kind")
+    return values
 
 
 def store(path: Path, key: bytes, meta: dict, tables: tuple) -> None:

@@ -55,6 +55,7 @@ class Catalog:
     _acc_by_name: dict = field(default_factory=dict, repr=False, compare=False)
     _aliases: dict = field(default_factory=dict, repr=False, compare=False)
     _types: dict = field(default_factory=dict, repr=False, compare=False)
+    _priced: dict = field(default_factory=dict, repr=False, compare=False)  # offers_priced_as
 
     def __post_init__(self) -> None:
         self._acc_by_name.update({a.name: a for a in self.accelerators})
@@ -84,14 +85,27 @@ class Catalog:
     def instance_type_by_key(self, cloud: str, name: str) -> InstanceType:
         return self._types[(cloud, name)]
 
+    def offers_priced_as(self, pricing: Iterable[str]) -> tuple[Offer, ...]:
+        """The offers under these pricing models, in catalog order. From the cache, only
+        those are built (``offers`` builds every one)."""
+        wanted = frozenset(pricing)
+        deferred = _deferred(self)
+        if deferred is None:
+            return tuple(o for o in self.offers if o.pricing in wanted)
+        if wanted not in self._priced:
+            self._priced[wanted] = deferred.build(wanted)
+        return self._priced[wanted]
+
     def regions(self, cloud: str | None = None, *,
                 kinds: Iterable[str] | None = None) -> tuple[str, ...]:
         """Regions with offers (of ``cloud``), optionally only of the given region kinds
         ("region", "local_zone", "wavelength_zone", "govcloud", "china")."""
         wanted = set(kinds) if kinds is not None else None
-        return tuple(sorted({o.region for o in self.offers if cloud in (None, o.cloud)
-                             and (wanted is None or
-                                  CLOUDS[o.cloud].region_kind(o.region) in wanted)}))
+        deferred = _deferred(self)
+        pairs = (zip(deferred.column("cloud"), deferred.column("region"), strict=True)
+                 if deferred is not None else ((o.cloud, o.region) for o in self.offers))
+        return tuple(sorted({region for c, region in pairs if cloud in (None, c)
+                             and (wanted is None or CLOUDS[c].region_kind(region) in wanted)}))
 
     def flagged_offers(self) -> tuple[Offer, ...]:
         """Offers whose price must not be used unless asked for (each with its reasons)."""
@@ -200,16 +214,38 @@ class Catalog:
 
 
 class _Deferred:
-    """Offers not built yet: ``Catalog.offers`` calls ``build`` on first access (a catalog
-    from the cache builds its 14,000 offers only if a command looks at them)."""
+    """Offers not built yet: ``Catalog.offers`` calls ``build()`` on first access (a catalog
+    from the cache builds its 14,000 offers only if a command looks at them);
+    ``build(pricing)`` builds those of some pricing models, ``column(name)`` reads one field
+    of every offer without building any. Either falls back to ``read`` (the catalog's files)
+    when the cache cannot give it."""
 
-    __slots__ = ("build",)
+    __slots__ = ("lazy", "read")
 
-    def __init__(self, build) -> None:
-        self.build = build
+    def __init__(self, lazy: _cache.LazyOffers, read) -> None:
+        self.lazy, self.read = lazy, read
+
+    def build(self, pricing: frozenset[str] | None = None) -> tuple[Offer, ...]:
+        try:
+            return self.lazy.build(pricing)
+        except ValueError:  # a damaged cache: the files themselves, as without one
+            offers = self.read()
+            return offers if pricing is None else tuple(o for o in offers
+                                                        if o.pricing in pricing)
+
+    def column(self, name: str) -> tuple:
+        try:
+            return self.lazy.column(name)
+        except ValueError:
+            return tuple(getattr(o, name) for o in self.read())
 
 
 _OFFERS_SLOT = Catalog.__dict__["offers"]  # the slot the dataclass made for the field
+
+
+def _deferred(catalog: Catalog) -> _Deferred | None:
+    offers = _OFFERS_SLOT.__get__(catalog, Catalog)
+    return offers if type(offers) is _Deferred else None
 
 
 def _get_offers(catalog: Catalog) -> tuple[Offer, ...]:
@@ -342,16 +378,10 @@ def _cached(path: str, name: str, stamp: tuple) -> Catalog:
     if key is not None:
         hit = _cache.load(where, key, (Accelerator, InstanceType, Offer))
         if hit is not None:
-            meta, accelerators, instance_types, build_offers = hit
-
-            def offers() -> tuple[Offer, ...]:
-                try:
-                    return build_offers()
-                except ValueError:  # a damaged cache: the files themselves, as without one
-                    return read_catalog_dir(where, name).offers
-
+            meta, accelerators, instance_types, lazy = hit
             return Catalog(name=name, path=where, meta=meta, accelerators=accelerators,
-                           instance_types=instance_types, offers=_Deferred(offers))
+                           instance_types=instance_types, offers=_Deferred(
+                               lazy, lambda: read_catalog_dir(where, name).offers))
     catalog = read_catalog_dir(where, name)
     # written only if the files did not change while they were parsed
     if key is not None and _cache.source_key(where, packaged) == key:

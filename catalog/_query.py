@@ -119,7 +119,9 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
     acc_by_name = {a.name: a for a in catalog.accelerators}
     types = {t.key: t for t in catalog.instance_types}
     rows = []
-    for o in catalog.offers:
+    # only the asked-for pricing models' offers are built from the cache (the order of the
+    # rows is the sort's: keys are unique)
+    for o in catalog.offers_priced_as(pricing) if pricing else catalog.offers:
         t = types[(o.cloud, o.instance_type)]
         if ((clouds and o.cloud not in clouds) or (regions and o.region not in regions)
                 or (pricing and o.pricing not in pricing) or (accs and t.accelerator not in accs)

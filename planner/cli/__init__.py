@@ -4,9 +4,9 @@
 only the command it runs.
 """
 
-from ._main import main
+from ._main import main, process_settings
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "process_settings"]
 
 
 def __getattr__(name: str):

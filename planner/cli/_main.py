@@ -158,6 +158,14 @@ def keep_freed_memory(command: str | None) -> bool:
     return bool(mallopt(_M_TRIM_THRESHOLD, MALLOC_KEEP_BYTES)) and bool(mapped)
 
 
+def process_settings(command: str | None) -> None:
+    """What `gpuplan COMMAND` sets for its own process before any work: one BLAS thread
+    (``single_threaded_blas``) and malloc keeping the memory it frees
+    (``keep_freed_memory``). Public for benchmarks that time a command's work in process."""
+    single_threaded_blas(command)
+    keep_freed_memory(command)
+
+
 def _is_click_exception(exc: Exception) -> bool:
     """Typer raises click's exceptions, or those of the click copy it bundles (typer._click)."""
     classes = []
@@ -175,13 +183,11 @@ def main(argv: list[str] | None = None) -> int:
     Only the command being run is registered (``build_app``), unless the first argument is
     not a command (`--help`, `--version`, a typo): then every command is, so the help and
     "did you mean" are those of the whole CLI. Run as the program (``argv`` None), the
-    planner's commands get one BLAS thread (``single_threaded_blas``) and keep the memory they
-    free (``keep_freed_memory``)."""
+    planner's commands get their ``process_settings``."""
     args = sys.argv[1:] if argv is None else list(argv)
     only = args[0] if args and args[0] in TOP_LEVEL else None
     if argv is None:
-        single_threaded_blas(only)
-        keep_freed_memory(only)
+        process_settings(only)
     from catalog import GpuplanError
 
     try:

@@ -214,6 +214,45 @@ def test_offers_a_damaged_cache_cannot_build_come_from_the_files(cache, stored, 
     assert parses == [NAME, NAME]
 
 
+@pytest.mark.parametrize("pricing", [("spot",), ("on_demand", "spot"), ("reserved_3y",),
+                                     ("capacity_block", "on_demand")])
+def test_offers_of_some_pricing_models_and_regions_come_from_the_cache_as_from_the_files(
+        cache, parses, pricing):
+    """A plan builds only its pricing models' offers and reads the regions from one column
+    (issue #19); both equal what the parsed files give, in catalog order."""
+    load("packaged")
+    cat = load("packaged")  # from the cache, offers not built
+    parsed = fresh(packaged_catalog_dir(), "packaged")
+    assert parses == ["packaged"]
+    assert cat.regions() == parsed.regions()
+    assert cat.regions("gcp") == parsed.regions("gcp")
+    assert cat.regions(kinds=("local_zone",)) == parsed.regions(kinds=("local_zone",))
+    assert _load._deferred(cat) is not None, "regions() must not build the offers"
+    subset = cat.offers_priced_as(pricing)
+    assert subset == tuple(o for o in parsed.offers if o.pricing in pricing) and subset
+    assert cat.offers_priced_as(reversed(pricing)) is subset  # built once per set
+    assert _load._deferred(cat) is not None
+    assert cat.offers == parsed.offers  # the whole tuple, built on its first use
+    assert cat.offers_priced_as(pricing) == subset
+    assert parsed.offers_priced_as(pricing) == subset  # a parsed catalog filters its tuple
+
+
+def test_offers_of_some_pricing_models_a_damaged_cache_cannot_build_come_from_the_files(
+        cache, stored, parses):
+    load()
+    key = _cache.source_key(stored, packaged_catalog_dir())
+    good = fresh(stored)
+    memo: dict = {}
+    tables = tuple(_cache._columns(t, type(t[0]), memo)
+                   for t in (good.accelerators, good.instance_types))
+    payload = pickle.dumps((good.meta, *tables, b"not a pickle"))
+    _cache.cache_file(stored).write_bytes(_cache._frame(key, stored, payload))
+    cat = load()
+    assert cat.regions() == good.regions()
+    assert cat.offers_priced_as(["spot"]) == tuple(o for o in good.offers
+                                                   if o.pricing == "spot")
+
+
 @pytest.mark.parametrize("how", ["under a file", "a file"])
 def test_an_unusable_cache_location_does_not_fail_the_load(tmp_path, monkeypatch, stored,
                                                            parses, how):
@@ -275,3 +314,14 @@ def test_files_of_removed_catalogs_are_pruned_when_a_cache_is_written(cache, sto
     (stored / "meta.json").write_text((stored / "meta.json").read_text() + "\n")
     load()  # content changed: the cache is rewritten, and the orphan goes
     assert cache_files(cache) == [_cache.cache_file(stored).name]
+
+
+def test_records_rebuilds_any_selection_of_rows():
+    offers = catalog.load_catalog("packaged").offers[:5]
+    table = _cache._columns(offers, type(offers[0]), {})
+    rebuild = _cache._records
+    assert rebuild(table, type(offers[0])) == offers
+    for rows in ([], [3], [4, 0, 2]):
+        assert rebuild(table, type(offers[0]), rows) == tuple(offers[i] for i in rows)
+    with pytest.raises(ValueError):
+        rebuild(table, type(offers[0]), [5])
