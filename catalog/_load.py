@@ -64,11 +64,13 @@ class Catalog:
 
     # -- look-ups -------------------------------------------------------------------------
     def resolve_accelerator(self, name: str) -> str:
-        names = [n for a in self.accelerators for n in (a.name, *a.aliases)]
+        # every name and alias, listed only if ``name`` is unknown (for the close matches)
+        names = (n for a in self.accelerators for n in (a.name, *a.aliases))
         return resolve(name, self._aliases, names)
 
     def accelerator(self, name: str) -> Accelerator:
-        return self._acc_by_name[self.resolve_accelerator(name)]
+        found = self._acc_by_name.get(name)  # a canonical name is its own alias
+        return found if found is not None else self._acc_by_name[self.resolve_accelerator(name)]
 
     def instance_type(self, name: str, cloud: str | None = None) -> InstanceType:
         matches = [t for (c, n), t in self._types.items()
