@@ -42,14 +42,6 @@ from ._files import (
     read_user_text,
 )
 from ._load import STALE_AFTER_DAYS, Catalog, active_catalog_name, data_dir, load_catalog
-from ._overrides import Overrides, load_overrides, parse_overrides
-from ._query import (
-    SORT_KEYS,
-    AcceleratorSummary,
-    OfferRow,
-    accelerator_summaries,
-    select_offers,
-)
 from ._records import (
     DTYPES,
     FABRICS,
@@ -68,12 +60,17 @@ from ._records import (
 from ._writes import check_output_path, write_bytes_atomic, write_text_atomic
 
 # Catalogs on disk, the snapshot builder and the YAML loader (PyYAML) load on first use:
-# planning never needs them (~25 ms of imports per command). `from catalog import
-# refresh_catalog` works the same (PEP 562).
+# planning never needs them (~25 ms of imports per command); nor does `estimate` need the
+# queries over offers or the price overrides (their records cost ~4 ms to define). `from
+# catalog import refresh_catalog` works the same (PEP 562).
 _LAZY = {"RefreshResult": "_refresh", "catalog_status": "_refresh",
          "refresh_catalog": "_refresh", "use_catalog": "_refresh",
          "write_snapshot": "_snapshot", "StoredCatalog": "_store", "stored_catalogs": "_store",
-         "load_yaml_text": "_yaml"}
+         "load_yaml_text": "_yaml",
+         "Overrides": "_overrides", "load_overrides": "_overrides",
+         "parse_overrides": "_overrides",
+         "SORT_KEYS": "_query", "AcceleratorSummary": "_query", "OfferRow": "_query",
+         "accelerator_summaries": "_query", "select_offers": "_query"}
 
 
 def __getattr__(name: str):
