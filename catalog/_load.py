@@ -222,10 +222,16 @@ class _Deferred:
     of every offer without building any. Either falls back to ``read`` (the catalog's files)
     when the cache cannot give it."""
 
-    __slots__ = ("lazy", "read")
+    __slots__ = ("lazy", "_read", "_parsed")
 
     def __init__(self, lazy: _cache.LazyOffers, read) -> None:
-        self.lazy, self.read = lazy, read
+        self.lazy, self._read, self._parsed = lazy, read, None
+
+    def read(self) -> tuple[Offer, ...]:
+        """The offers parsed from the catalog's files, once (a damaged cache's fallback)."""
+        if self._parsed is None:
+            self._parsed = self._read()
+        return self._parsed
 
     def build(self, pricing: frozenset[str] | None = None) -> tuple[Offer, ...]:
         try:

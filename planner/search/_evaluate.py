@@ -264,6 +264,8 @@ def fastest_per_node(nodes: np.ndarray, step: np.ndarray, memory: np.ndarray) ->
     tenth of the time; tests/planner/test_search_kernels.py compares the two)."""
     import numpy as np
 
+    if len(nodes) == 0:
+        return np.empty(0, dtype=np.intp)
     order = np.argsort(nodes, kind="stable")
     n_sorted = nodes[order]
     starts = np.flatnonzero(np.r_[True, n_sorted[1:] != n_sorted[:-1]])

@@ -248,9 +248,12 @@ def test_offers_of_some_pricing_models_a_damaged_cache_cannot_build_come_from_th
     payload = pickle.dumps((good.meta, *tables, b"not a pickle"))
     _cache.cache_file(stored).write_bytes(_cache._frame(key, stored, payload))
     cat = load()
+    assert parses == [NAME]
     assert cat.regions() == good.regions()
     assert cat.offers_priced_as(["spot"]) == tuple(o for o in good.offers
                                                    if o.pricing == "spot")
+    assert cat.offers == good.offers
+    assert parses == [NAME, NAME], "the files are parsed once for every fallback"
 
 
 @pytest.mark.parametrize("how", ["under a file", "a file"])
