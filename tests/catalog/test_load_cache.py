@@ -196,18 +196,25 @@ def test_a_forged_cache_runs_no_code(cache, stored, parses, tmp_path):
     assert parses == [NAME, NAME]
 
 
-def test_offers_a_damaged_cache_cannot_build_come_from_the_files(cache, stored, parses):
-    """The offers are built on first use; if their part of the cache fails then, the files
-    are parsed (the digest makes this a programming error, not a disk error)."""
+def with_damaged_offers(stored, offers_blob: bytes) -> catalog.Catalog:
+    """The stored catalog as parsed, after its cache was rewritten with good accelerators and
+    instance types but ``offers_blob`` for the offers."""
     load()
     key = _cache.source_key(stored, packaged_catalog_dir())
     good = fresh(stored)
     memo: dict = {}
     tables = tuple(_cache._columns(t, type(t[0]), memo)
                    for t in (good.accelerators, good.instance_types))
-    bad_offers = pickle.dumps(("Offer", ("cloud",), 1, (("plain", ("aws",)),)))
-    payload = pickle.dumps((good.meta, *tables, bad_offers))
+    payload = pickle.dumps((good.meta, *tables, offers_blob))
     _cache.cache_file(stored).write_bytes(_cache._frame(key, stored, payload))
+    return good
+
+
+def test_offers_a_damaged_cache_cannot_build_come_from_the_files(cache, stored, parses):
+    """The offers are built on first use; if their part of the cache fails then, the files
+    are parsed (the digest makes this a programming error, not a disk error)."""
+    good = with_damaged_offers(stored, pickle.dumps(("Offer", ("cloud",), 1,
+                                                     (("plain", ("aws",)),))))
     cat = load()
     assert parses == [NAME]  # accelerators and instance types from the cache
     assert cat.offers == good.offers
@@ -239,14 +246,7 @@ def test_offers_of_some_pricing_models_and_regions_come_from_the_cache_as_from_t
 
 def test_offers_of_some_pricing_models_a_damaged_cache_cannot_build_come_from_the_files(
         cache, stored, parses):
-    load()
-    key = _cache.source_key(stored, packaged_catalog_dir())
-    good = fresh(stored)
-    memo: dict = {}
-    tables = tuple(_cache._columns(t, type(t[0]), memo)
-                   for t in (good.accelerators, good.instance_types))
-    payload = pickle.dumps((good.meta, *tables, b"not a pickle"))
-    _cache.cache_file(stored).write_bytes(_cache._frame(key, stored, payload))
+    good = with_damaged_offers(stored, b"not a pickle")
     cat = load()
     assert parses == [NAME]
     assert cat.regions() == good.regions()
