@@ -63,9 +63,11 @@ def expert_layout(tp, dp, cp, ep):
     return shards, tp * n / shards, fold
 
 
-def params_per_gpu(ms: ModelScalars, tp, pp, shards):
-    """Parameters one GPU holds: dense ones split by tp·pp, routed experts by pp·shards."""
-    return (ms.params_total - ms.params_experts) / pp / tp + ms.params_experts / (pp * shards)
+def params_per_gpu(ms: ModelScalars, tp, pp, shards=None):
+    """(dense, routed-expert) parameters one GPU holds: dense ones split by tp·pp, a stage's
+    routed experts by its expert ``shards`` (``expert_layout``; none without experts)."""
+    dense = (ms.params_total - ms.params_experts) / pp / tp
+    return dense, (0.0 if shards is None else ms.params_experts / (pp * shards))
 
 
 def memory_terms(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, memory_gib,
@@ -96,11 +98,10 @@ def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, m
         # dense parameters shard over the n data/context-parallel copies, routed experts over
         # their own replicas (expert data parallelism)
         shards, replicas, _ = expert_layout(tp, dp, cp, ep)
-        dense = (ms.params_total - ms.params_experts) / pp / tp
-        expert = ms.params_experts / (pp * shards)
+        dense, expert = params_per_gpu(ms, tp, pp, shards)
         groups = ((dense, n), (expert, replicas))
     else:
-        groups = ((ms.params_total / pp / tp, n),)
+        groups = ((params_per_gpu(ms, tp, pp)[0], n),)
     weights = grads = optim = 0.0
     for params, copies in groups:
         trainable = params * ms.trainable_fraction
@@ -120,6 +121,8 @@ def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, m
     logits = T * V / tp * (A.logits_bytes + 2)
     gib = 2.0 ** 30
     capacity = np.asarray(memory_gib, dtype=f) * A.usable_memory_fraction
+    weights_gib, grads_gib, optim_gib, logits_gib = (weights / gib, grads / gib, optim / gib,
+                                                     logits / gib)
     out = []
     for rc in rcs:
         rc = np.asarray(rc, dtype=f)
@@ -127,8 +130,8 @@ def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, m
         act = layers_stage * per_tok * T / tp * in_flight
         act = act + np.where(rc == 2, per_tok_none * T / tp, 0.0)  # the layer recomputed
         total_gib = (weights + grads + optim + act + logits) / gib + A.runtime_reserve_gib
-        out.append({"memory_gib": total_gib, "memory_weights_gib": weights / gib,
-                    "memory_grads_gib": grads / gib, "memory_optimizer_gib": optim / gib,
-                    "memory_activations_gib": act / gib, "memory_logits_gib": logits / gib,
+        out.append({"memory_gib": total_gib, "memory_weights_gib": weights_gib,
+                    "memory_grads_gib": grads_gib, "memory_optimizer_gib": optim_gib,
+                    "memory_activations_gib": act / gib, "memory_logits_gib": logits_gib,
                     "fits": total_gib <= capacity})
     return out

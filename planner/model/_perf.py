@@ -49,7 +49,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._assumptions import GEMM_TILE_M, GEMM_TILE_N, Assumptions, SoftwareConstants
-from ._memory import expert_layout, expert_parallel, memory_terms, virtual_stages
+from ._memory import (
+    expert_layout,
+    expert_parallel,
+    memory_terms,
+    params_per_gpu,
+    virtual_stages,
+)
 from ._scalars import ModelScalars
 
 if TYPE_CHECKING:
@@ -287,8 +293,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     if ms.E:
         # Dense parameters reduce over the n data/context-parallel copies; routed experts
         # over their replicas (expert data parallelism), whose members sit `shards` apart.
-        dense_gpu = (ms.params_total - ms.params_experts) / pp / tp
-        expert_gpu = ms.params_experts / (pp * shards)
+        dense_gpu, expert_gpu = params_per_gpu(ms, tp, pp, shards)
         params_gpu = dense_gpu + expert_gpu
         k_e = np.minimum(replicas, np.maximum(1.0, D / shards))
         nodes_e = np.maximum(1.0, replicas / k_e)
@@ -301,7 +306,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
         opt_params = dense_gpu / np.where(zero >= 1, n, 1.0) + expert_gpu / np.where(
             zero >= 1, replicas, 1.0)
     else:
-        params_gpu = ms.params_total / pp / tp
+        params_gpu, _ = params_per_gpu(ms, tp, pp)
 
         def all_reduce(size):
             return hierarchical(size, n, k_in, n_nodes_dp)
