@@ -89,7 +89,8 @@ def end_to_end(variants: dict[str, list[str]], runs: int, *, cold: frozenset[str
         wall([py, "-m", "planner", *warm], env)  # warm-up: the caches (module docstring)
         wall([py, "-c", "pass"], env)
         source_env = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(
-            _without_gpuplan_bytecode(Path(env["PYTHONPYCACHEPREFIX"]), tmp))}
+            _without_gpuplan_bytecode(Path(env["PYTHONPYCACHEPREFIX"]), tmp))} \
+            if source else env  # the copy of the bytecode cache only when a label needs it
         for i in range(runs):
             times["pass"].append(wall([py, "-c", "pass"], env))
             for label, args in variants.items():
