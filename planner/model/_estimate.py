@@ -261,6 +261,13 @@ def _check_model_pins(workload: Workload) -> None:
         fitting = ", ".join(str(e) for e in range(1, a.experts + 1) if not a.experts % e)
         raise WorkloadError(f"ep={p.ep} must divide the {a.experts} experts. To fix: pin one "
                             f"of {fitting}", field="ep", value=p.ep)
+    if p.vp is not None and p.vp > 1 and p.pp == 1:
+        raise WorkloadError(f"vp={p.vp} interleaves pipeline stages, but pp=1 has no pipeline. "
+                            "To fix: drop vp, or pin pp to 2 or more", field="vp", value=p.vp)
+    if p.vp is not None and p.vp > a.layers:
+        raise WorkloadError(f"vp={p.vp} is above the model's {a.layers} layers: each virtual "
+                            f"stage holds at least one layer. To fix: pin vp to at most "
+                            f"{a.layers}", field="vp", value=p.vp)
     if p.vp is not None and p.pp and p.pp > 1 and math.ceil(a.layers / p.pp) % p.vp:
         raise WorkloadError(f"vp={p.vp} must divide the {math.ceil(a.layers / p.pp)} layers of "
                             f"each of the {p.pp} pipeline stages. To fix: pin a divisor",

@@ -57,11 +57,12 @@ class PlanPins:
 
     def __post_init__(self) -> None:
         for name in ("tp", "pp", "cp", "vp", "ep", "micro_batch"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise WorkloadError(f"{name} must be a whole number of at least 1, got {v!r}. "
-                                    f"To fix: pass e.g. {name}=1 or leave it to the search",
-                                    field=name, value=v)
+            v, top = getattr(self, name), PIN_LIMITS[name]
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)
+                                  or not 1 <= v <= top):
+                raise WorkloadError(f"{name} must be a whole number from 1 to {top:,}, got "
+                                    f"{v!r}. To fix: pass e.g. {name}=1 or leave it to the "
+                                    "search", field=name, value=v)
         if self.zero is not None and self.zero not in ZERO_STAGES:
             raise WorkloadError(f"zero must be one of 0, 1, 2, 3, got {self.zero!r}. To fix: "
                                 "pass 0 (plain data parallel), 1 (sharded optimizer), 2 (+ "
@@ -82,6 +83,13 @@ class PlanPins:
 # (Llama 3 405B: 126 layers, hidden 16,384, 128 heads, FFN 53,248; vocabularies ≤ 256K).
 ARCH_LIMITS = {"layers": 10_000, "hidden": 1_048_576, "heads": 65_536, "kv_heads": 65_536,
                "ffn_hidden": 4_194_304, "vocab": 16_777_216}
+
+# The largest pins worth checking further: a parallel degree cannot exceed the largest
+# cluster (MAX_CLUSTER_GPUS in _hardware), virtual stages the largest layer count, and a
+# micro-batch of more sequences than this fits no GPU. Above these, the grid's int64
+# arithmetic would overflow.
+PIN_LIMITS = {"tp": 131_072, "pp": 131_072, "cp": 131_072, "ep": 131_072,
+              "vp": ARCH_LIMITS["layers"], "micro_batch": 65_536}
 MAX_LORA_RANK = 65_536
 
 

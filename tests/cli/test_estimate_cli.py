@@ -200,7 +200,7 @@ def test_estimate_pins_the_expert_parallel_degree(capsys):
 @pytest.mark.parametrize("argv,fragment", [
     (("--model", "mixtral-8x7b", "--ep", "3"), "ep=3 must divide the 8 experts"),
     (("--model", "llama3-8b", "--ep", "2"), "this model has no experts"),
-    (("--model", "mixtral-8x7b", "--ep", "0"), "ep must be a whole number of at least 1"),
+    (("--model", "mixtral-8x7b", "--ep", "0"), "ep must be a whole number from 1 to 131,072"),
 ])
 def test_an_expert_parallel_pin_that_cannot_work_is_one_line_exit_2(capsys, argv, fragment):
     code, out, err = run(capsys, "estimate", *argv, "--tokens", "100B", "--gpu", "H100",
