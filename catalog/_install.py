@@ -14,7 +14,7 @@ from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, write_table
 from ._errors import CatalogError
 from ._load import read_catalog_dir
 from ._paths import catalogs_dir
-from ._writes import write_text_atomic
+from ._writes import make_directory, write_text_atomic
 
 
 def install(accelerators, instance_types, offers, meta: dict, *, name: str | None = None,
@@ -22,7 +22,7 @@ def install(accelerators, instance_types, offers, meta: dict, *, name: str | Non
     """Write a complete catalog directory and (by default) make it active; see the module
     docstring for the steps and what a crash at each leaves behind."""
     base = catalogs_dir()
-    base.mkdir(parents=True, exist_ok=True)
+    make_directory(base, what="catalog store")
     _store._clean_stale_work(base)
     name = name or _store.new_name()
     if not _store._valid_name(name):

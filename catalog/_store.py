@@ -109,9 +109,13 @@ def _read_marker(path: Path) -> str | None:
 
 
 def _write_marker(path: Path, name: str) -> None:
-    from ._writes import write_text_atomic
+    from ._writes import make_directory, write_text_atomic
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_directory(path.parent, what="catalog store")
+    if path.is_dir():  # not the user's output: the fix is to remove it, not to rename ours
+        raise CatalogError(f"catalog marker {path} is a directory; gpuplan keeps a one-line "
+                           f"file there. To fix: remove it (rmdir {path}) and run the command "
+                           "again")
     write_text_atomic(path, name + "\n", what="catalog marker")
 
 

@@ -2,6 +2,7 @@
 
     check_output_path   refuses '', directories, devices, FIFOs, sockets, a missing or read-only
                         directory
+    make_directory      creates gpuplan's own directories, saying what is in the way
     write_bytes_atomic  temp file in the target's directory, fsync, rename: readers see the old
     write_text_atomic   file or the new one; new files get the user's umask, not 0600
 
@@ -25,6 +26,9 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
     """
     fix = "give the path of a file to create or replace."
     p = _as_path(path, what=what, fix=fix)
+    if os.fspath(path).endswith((os.sep, "/")):  # Path() drops the slash: "x.yaml/" → x.yaml
+        raise _fail(f"{what} {os.fspath(path)}: ends with '/', which names a directory. To fix: "
+                    "give a file name without the trailing '/'.")
     try:
         if p.is_symlink():
             p = Path(os.path.realpath(p))
@@ -57,6 +61,23 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise _fail(f"{what} {p}: the directory {parent} is read-only for you. To fix: "
                     "choose a writable location.")
+    return p
+
+
+def make_directory(path: str | os.PathLike[str], *, what: str) -> Path:
+    """``path`` as a directory, created with its parents if missing; an error that says which
+    part is in the way (a file where a directory must be: a mistaken GPUPLAN_HOME) or what
+    the system refused."""
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocker = next((q for q in (p, *p.parents) if q.exists() and not q.is_dir()), None)
+        if blocker is not None:
+            raise _fail(f"{what} {p}: {blocker} is a file, not a directory. To fix: move it "
+                        "away, or point GPUPLAN_HOME at a directory") from None
+        raise _fail(f"{what} {p}: cannot create it ({_os_reason(exc)}). To fix: make it "
+                    "writable, or point GPUPLAN_HOME at a writable directory") from None
     return p
 
 

@@ -228,3 +228,22 @@ def test_stale_work_directories_are_cleaned_and_never_listed(small):
     _install(small, "refreshed-a", "1")
     assert not stale.exists()
     assert [c.name for c in _store.stored_catalogs()] == ["refreshed-a"]
+
+
+def test_a_home_that_is_a_file_is_one_clear_error(tmp_path, monkeypatch):
+    # GPUPLAN_HOME pointing at a file was a NotADirectoryError traceback from mkdir
+    blocker = tmp_path / "home.yaml"
+    blocker.write_text("x\n")
+    monkeypatch.setenv("GPUPLAN_HOME", str(blocker))
+    with pytest.raises(CatalogError, match=rf"{blocker} is a file, not a directory\. To fix: "
+                                           "move it away, or point GPUPLAN_HOME"):
+        use_catalog("packaged")
+    assert blocker.read_text() == "x\n"
+
+
+def test_a_marker_that_is_a_directory_says_to_remove_it(small):
+    _paths.active_marker().mkdir(parents=True)
+    with pytest.raises(CatalogError, match=r"is a directory; gpuplan keeps a one-line file "
+                                           r"there\. To fix: remove it \(rmdir "):
+        use_catalog("packaged")
+    assert load_catalog().name == "packaged"  # loading still works around it
