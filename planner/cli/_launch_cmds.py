@@ -143,6 +143,20 @@ def probes_cmd(
           after=("gpuplan plan … (as before: it now uses the measurements)",))
 
 
+def check_emit_options(target: str | None, out_path: str | None) -> None:
+    """`plan --emit/--emit-out` checked before the plan is searched and printed: a known
+    target, --emit-out only with --emit, and a path that can be written."""
+    from catalog import check_output_path
+    from planner.launch import EMIT_TARGETS, LaunchError, choose
+
+    if target is None:
+        raise LaunchError("--emit-out says where --emit writes, but no --emit was given. To "
+                          f"fix: add --emit {'|'.join(EMIT_TARGETS)}, or drop --emit-out")
+    choose("--emit target", target, EMIT_TARGETS)
+    if out_path not in (None, "-"):
+        check_output_path(out_path, what="task file (--emit-out)")
+
+
 def emit_for_plan(recommendation: dict | None, target: str, out_path: str | None,
                   catalog, workload=None) -> None:
     """`plan --emit TARGET [--emit-out FILE]`: the recommendation as a launch file."""

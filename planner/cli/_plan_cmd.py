@@ -96,6 +96,10 @@ def plan_cmd(
     from ._files import load_quota_file
     from ._values import catalog_banner, split_csv
 
+    if emit is not None or emit_out is not None:
+        from ._launch_cmds import check_emit_options
+
+        check_emit_options(emit, emit_out)  # before the search: not a plan, then an error
     cat = load_catalog(overrides=overrides or overrides_option_default())
     spec = W.workload_spec(model=model, config=config, params=params,
                            active_params=active_params, experts=experts,
@@ -116,7 +120,7 @@ def plan_cmd(
         quotas=load_quota_file(quota_file, cat) if quota_file is not None else None,
         checkpoint_storage_usd_per_gb_month=storage_price, commitment_use=commitment_use,
         max_spot_instances=max_spot_instances, allow_flagged=allow_flagged,
-        group_by=by.lower() if by else None)
+        group_by=by.lower() if by is not None else None)
     result = plan(workload, cat, constraints, assumptions=W.assumptions_from(assume),
                   calibration=active_calibration(cat, no_calibration), top_n=top)
     if json_out:
@@ -133,7 +137,7 @@ def plan_cmd(
                          "more GPUs, "
                          "clouds or pricing models (details above)\n")
         raise CliExit(EXIT_USAGE)
-    if emit:
+    if emit is not None:
         from ._launch_cmds import emit_for_plan
 
         emit_for_plan(result.recommendation.as_dict(), emit, emit_out, cat, workload)

@@ -41,7 +41,7 @@ class QuotaRule:
     cloud: str | None = None
     region: str | None = None
     accelerator: str | None = None
-    month: str | None = None  # "2027-03": only for team plans; None: every month
+    month: str | None = None  # "2027-03": team plans only (parse_quotas refuses it); None: all
 
     def matches(self, cloud: str, region: str, accelerator: str) -> bool:
         return ((self.cloud is None or self.cloud == cloud)
@@ -68,7 +68,15 @@ def parse_quotas(data: Any, catalog: Catalog, *, source: str = "quota file") -> 
         raise UnknownNameError("top-level field", unknown[0], ["quotas"], where=source,
                                hint="the file holds one list, 'quotas' (format: `gpuplan plan "
                                     "--help`, `quota_file`)")
-    return Quotas(parse_quota_rules(data["quotas"], catalog, source))
+    rules = parse_quota_rules(data["quotas"], catalog, source)
+    for i, rule in enumerate(rules, start=1):
+        if rule.month is not None:  # a plan has no start date to say which month it runs in
+            raise PlannerError(f"{source}: quotas[{i}]: month {rule.month!r} scopes a rule to "
+                               "a calendar month, which only team plans have (`gpuplan "
+                               "report`: jobs with start dates); one plan has no start date. "
+                               "To fix: drop `month` (the rule then holds in every month), or "
+                               "plan with `gpuplan report`", field="quotas", value=rule.month)
+    return Quotas(rules)
 
 
 def parse_quota_rules(entries: Any, catalog: Catalog, where: str) -> tuple[QuotaRule, ...]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ._runner import (
     Case,
     Directory,
@@ -374,6 +376,8 @@ LAUNCH_CASES = [
     out("parent-is-a-file", "{blocker}/t.yaml", says="not a directory",
         files={"blocker": "x"}),
     out("proc", "/proc/gpuplan-task.yaml", says="/proc"),
+    out("trailing-slash", "{tmp}/t.yaml/", says="ends with '/', which names a directory",
+        check=lambda o: not (o.folder / "t.yaml").exists() or pytest.fail("t.yaml written")),
     out("sys", "/sys/gpuplan-task.yaml", says="/sys"),
     out("nul-in-name", "{tmp}/t\x00.yaml", says="NUL"),
     out("name-too-long", "{tmp}/" + "t" * 300 + ".yaml", says="file name too long"),

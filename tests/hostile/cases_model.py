@@ -22,6 +22,11 @@ def pln(id_: str, *extra: str, expect: int = 2, says: str = "", **kw) -> Case:
     return Case(id=f"plan-{id_}", argv=(*PLAN, *extra), expect=expect, says=says, **kw)
 
 
+def nothing_printed(outcome) -> None:
+    """The command stopped before printing a plan (its options are checked first)."""
+    assert outcome.out == "", outcome.out[:200]
+
+
 NOT_NUMBERS = ("nan", "inf", "-inf", "1e400", "abc", "", "0x10", "1,5")
 
 CASES: list[Case] = [
@@ -47,16 +52,16 @@ CASES: list[Case] = [
     *[est(f"tp-{v or 'empty'}", "--tp", v) for v in ("nan", "0", "-2", "", "1.5")],
     est("tp-above-node", "--tp", "16", says="above the 8 GPUs per node"),
     est("tp-not-dividing-heads", "--tp", "8", says="must divide both"),
-    est("tp-huge", "--tp", "99999999999999999999", says="above the 8 GPUs per node"),
+    est("tp-huge", "--tp", "99999999999999999999", says="from 1 to 131,072"),
     est("pp-above-layers", "--pp", "100000", says="above the model's 12 layers"),
-    est("pp-zero", "--pp", "0", says="at least 1"),
+    est("pp-zero", "--pp", "0", says="from 1 to"),
     est("cp-not-dividing-seq", "--cp", "3", says="must divide the sequence length"),
-    est("cp-zero", "--cp", "0", says="at least 1"),
-    est("vp-zero", "--vp", "0", says="at least 1"),
+    est("cp-zero", "--cp", "0", says="from 1 to"),
+    est("vp-zero", "--vp", "0", says="from 1 to"),
     est("vp-not-dividing", "--pp", "2", "--vp", "4", says="must divide"),
     *[est(f"ep-{v or 'empty'}", "--ep", v) for v in ("nan", "0", "-8", "", "2.5")],
     est("ep-on-dense", "--ep", "2", says="this model has no experts"),
-    est("ep-huge", "--ep", "99999999999999999999", says="this model has no experts"),
+    est("ep-huge", "--ep", "99999999999999999999", says="from 1 to 131,072"),
     Case(id="estimate-ep-not-dividing-experts",
          argv=("estimate", "--model", "mixtral-8x7b", "--gpu", "H100", "--gpus", "16",
                "--tokens", "1B", "--ep", "6"), expect=2, says="must divide the 8 experts"),
@@ -79,8 +84,8 @@ CASES: list[Case] = [
     est("hf-tp", "--framework", "hf", "--tp", "2", says="has no tensor parallelism"),
     est("deepspeed-cp", "--framework", "deepspeed", "--cp", "2",
         says="has no context parallelism"),
-    est("micro-batch-zero", "--micro-batch", "0", says="at least 1"),
-    est("micro-batch-huge", "--micro-batch", "100000000", says="no parallel plan"),
+    est("micro-batch-zero", "--micro-batch", "0", says="from 1 to"),
+    est("micro-batch-huge", "--micro-batch", "100000000", says="from 1 to 65,536"),
     est("split-not-dividing", "--tp", "2", "--pp", "3", says="does not divide the 8 GPUs"),
     pln("tp-no-instance", "--tp", "9", says="pinned plan"),
     pln("zero-3-pp-megatron", "--zero", "3", "--pp", "2", says="cannot combine ZeRO stage 3"),
@@ -197,4 +202,22 @@ CASES: list[Case] = [
         says="is a device", check=still_char_device("/dev/null")),
     pln("emit-out-missing-dir", "--emit", "dstack", "--emit-out", "{tmp}/no/such/dir/t.yml"),
     pln("emit-ok", "--emit", "torchrun", "--emit-out", "{tmp}/launch.sh", expect=0),
+    # refused before the search: no plan printed, then an error (exit 2 after a whole plan)
+    pln("emit-out-proc", "--emit", "skypilot", "--emit-out", "/proc/gpuplan-task.yaml",
+        says="/proc", check=nothing_printed),
+    pln("emit-out-trailing-slash", "--emit", "skypilot", "--emit-out", "{tmp}/t.yaml/",
+        says="ends with '/'", check=nothing_printed),
+    pln("emit-out-without-emit", "--emit-out", "{tmp}/t.yaml", says="no --emit was given",
+        check=nothing_printed),
+    pln("emit-empty", "--emit", "", says="unknown --emit target ''", check=nothing_printed),
+    pln("by-empty", "--by", "", says="group by ''"),
+    # ---- pins too large for the grid's integers (were OverflowError tracebacks) ------------
+    est("vp-huge", "--pp", "2", "--vp", "9" * 23, says="from 1 to 10,000"),
+    est("micro-batch-2-to-63", "--micro-batch", str(2**63), says="from 1 to 65,536"),
+    pln("micro-batch-20-digits", "--micro-batch", "9" * 20, says="from 1 to 65,536"),
+    est("vp-without-pipeline", "--pp", "1", "--vp", "2", says="pp=1 has no pipeline"),
+    est("vp-above-layers", "--vp", "64", says="above the model's 12 layers"),
+    pln("quota-month", "--quota-file", "{q}", files={"q": "quotas:\n  - {cloud: aws, gpus: 8, "
+        "month: '2026-12'}\n"}, says="only team plans have"),
 ]
+

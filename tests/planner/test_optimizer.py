@@ -24,6 +24,7 @@ from catalog import UnknownNameError
 from planner import (
     Constraints,
     NoFitError,
+    PlannerError,
     cluster_for_instance,
     estimate,
     parse_quotas,
@@ -207,7 +208,6 @@ quotas:
   - {cloud: aws, region: us-east-1, gpus: 32}
   - {cloud: azure, region: eastus, gpus: 0}
   - {cloud: gcp, gpus: 24}
-  - {cloud: gcp, gpus: 8, month: "2027-03"}       # team plans only: ignored here
 """
 
 
@@ -232,6 +232,14 @@ def test_quota_file_limits_gpus_per_cloud_region_accelerator():
         x for c in unlimited.candidates for x in expand([c])
         if within({**c, "region": x[1]})]
     assert any(p["cloud"] == "gcp" and p["gpus"] == 24 for p in limited.candidates)
+
+
+def test_a_month_scoped_quota_is_refused_by_plan_not_ignored():
+    # a plan has no start date: silently dropping the rule would plan above the user's quota
+    cat = small_catalog()
+    with pytest.raises(PlannerError, match=r"quotas\[2\]: month '2026-12'.*To fix: drop `month`"):
+        parse_quotas({"quotas": [{"cloud": "gcp", "gpus": 24},
+                                 {"cloud": "aws", "gpus": 8, "month": "2026-12"}]}, cat)
 
 
 def test_zero_quota_everywhere_is_infeasible():
@@ -280,8 +288,6 @@ def test_impossible_deadline_shows_fastest_and_cheapest():
 
 
 def test_a_filter_that_matches_nothing_is_a_clear_error():
-    from planner import PlannerError
-
     with pytest.raises(PlannerError, match="no offer matches the filters"):
         run(deadline_hours=30.0, exclude=("aws", "gcp", "azure"))
 
