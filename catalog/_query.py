@@ -76,6 +76,14 @@ def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
     known_regions = catalog.regions()
     check_names("region", regions or (), known_regions,
                 hint="run `gpuplan offers --json | jq '.[].region'` or see `gpuplan catalog info`")
+    if clouds and regions:  # each name exists, but in no asked-for cloud: 0 offers, silently
+        in_clouds = {r for c in clouds for r in catalog.regions(c)}
+        for r in regions:
+            if r not in in_clouds:
+                owners = [c for c in CLOUDS if r in catalog.regions(c)]
+                raise GpuplanError(f"region {r!r} is {'/'.join(owners)}'s, not in --cloud "
+                                   f"{','.join(clouds)}. To fix: add --cloud "
+                                   f"{owners[0]} or drop --region {r}")
     accs = tuple(catalog.resolve_accelerator(g) for g in gpus or ())
     return clouds, tuple(regions or ()), tuple(pricing or ()), accs
 

@@ -105,11 +105,15 @@ def assumptions_from(assume: list[str] | None):
     values = {}
     for item in assume or ():
         key, sep, raw = item.partition("=")
-        if not sep:
+        key = key.strip()
+        if not sep or not key:
             raise PlannerError(f"--assume {item!r} is not name=value. To fix: e.g. --assume "
                                "restart_minutes=30")
+        if key in values:  # two values for one constant: which one was meant is a guess
+            raise PlannerError(f"--assume {key} is given twice. To fix: give each name once",
+                               field="assume", value=item)
         try:
-            values[key.strip()] = float(raw)
+            values[key] = float(raw)
         except ValueError:
             raise PlannerError(f"--assume {item!r}: {raw!r} is not a number. To fix: e.g. "
                                "--assume restart_minutes=30", field="assume",

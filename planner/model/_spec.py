@@ -73,6 +73,17 @@ def build_workload(spec: WorkloadSpec) -> Workload:
     if len(sources) != 1:
         raise WorkloadError("give exactly one of `model` NAME, `config` config.json or "
                             "`params` N. To fix: e.g. `model` llama3-8b or `params` 7B")
+    for name in ("experts", "experts_per_token"):
+        value = getattr(spec, name)
+        if value is None:
+            continue
+        if spec.params in (None, ""):  # a preset or config.json has its own expert counts
+            raise WorkloadError(f"`{name}` describes a model given by `params`; with `model` "
+                                "or `config` the architecture has its own. To fix: drop "
+                                f"`{name}`", field=name, value=value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise WorkloadError(f"`{name}` must be a whole number of at least 0, got "
+                                f"{value!r}. To fix: e.g. `{name}` 8", field=name, value=value)
     notes: list[str] = []
     default_seq = None
     if spec.model:

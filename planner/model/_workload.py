@@ -234,11 +234,13 @@ class Workload:
             if value not in allowed:
                 raise WorkloadError(f"`{name}` {value!r} is not one of {', '.join(allowed)}. "
                                     "To fix: pass one of them", field=name, value=value)
-        if self.finetune == "lora" and not 0 < self.lora_rank <= min(MAX_LORA_RANK,
-                                                                     self.arch.hidden):
-            raise WorkloadError(f"`lora_rank` must be between 1 and the hidden size "
-                                f"({self.arch.hidden}), got {self.lora_rank}. To fix: pass e.g. "
-                                "`lora_rank` 16", field="lora_rank", value=self.lora_rank)
+        rank = self.lora_rank  # checked even without LoRA: -1 is never a rank
+        top = min(MAX_LORA_RANK, self.arch.hidden) if self.finetune == "lora" else MAX_LORA_RANK
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 < rank <= top:
+            within = (f"the hidden size ({self.arch.hidden})" if top == self.arch.hidden
+                      else f"{top:,}")
+            raise WorkloadError(f"`lora_rank` must be between 1 and {within}, got {rank!r}. "
+                                "To fix: pass e.g. `lora_rank` 16", field="lora_rank", value=rank)
 
     def sequences_per_step(self, gpus: int) -> int:
         """Sequences per optimizer step on ``gpus`` accelerators (the default rule when the

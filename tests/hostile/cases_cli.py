@@ -76,6 +76,10 @@ OFFERS_NUMBER_CASES = [
 # ---- offers: names and flags ----------------------------------------------------------------
 
 OFFERS_NAME_CASES = [
+    offers("region-of-another-cloud", "--cloud", "gcp", "--region", "us-east-1",
+           says="region 'us-east-1' is aws's, not in --cloud gcp. To fix: add --cloud aws"),
+    offers("region-in-one-of-the-clouds", "--cloud", "gcp,aws", "--region", "us-east-1",
+           "--limit", "2", expect=0, says="us-east-1"),
     offers("gpu-empty", "--gpu", "", says="--gpu is empty"),
     offers("gpu-only-commas", "--gpu", ",,", says="--gpu is empty"),
     offers("gpu-blank", "--gpu", "   ", says="--gpu is empty"),

@@ -318,8 +318,11 @@ QUOTA_CASES = [
     quota("duplicate-key", "quotas: []\nquotas: []\n", says="duplicate key"),
     quota("good", rules({"cloud": "aws", "region": "us-east-1", "accelerator": "H100",
                          "gpus": 8}), 0),
-    quota("good-alias-and-month", rules({"cloud": "aws", "accelerator": "h100", "gpus": 16},
-                                        {"cloud": "aws", "gpus": 8, "month": "2027-03"}), 0),
+    quota("good-alias", rules({"cloud": "aws", "accelerator": "h100", "gpus": 16}), 0),
+    # a month-scoped rule is a team plan's (jobs have start dates): refused, never ignored
+    quota("month-in-a-plan", rules({"cloud": "aws", "accelerator": "h100", "gpus": 16},
+                                   {"cloud": "aws", "gpus": 8, "month": "2027-03"}),
+          says="quotas[2]: month '2027-03' scopes a rule"),
 ]
 
 # ---- Hugging Face config.json (`estimate --config`) ---------------------------------------------

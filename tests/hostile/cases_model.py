@@ -160,7 +160,7 @@ CASES: list[Case] = [
                                                           "outside"),
         ("table", "matmul_fraction=0.5", "is a table"), ("no-eq", "restart_minutes",
                                                           "not name=value"),
-        ("empty", "=", "not a number"), ("text", "restart_minutes=abc", "not a number"),
+        ("empty", "=", "not name=value"), ("text", "restart_minutes=abc", "not a number"),
         ("typo", "restart_minuts=30", "Did you mean"), ("entry-typo",
                                                          "matmul_fraction.hoper=0.5",
                                                          "Did you mean 'hopper'"),
@@ -168,6 +168,14 @@ CASES: list[Case] = [
         ("scalar-entry", "restart_minutes.x=1", "single number"),
         ("integer", "kernels_per_layer=1.5", "whole number"),
         ("fraction-zero", "memory_bandwidth_efficiency=0", "outside"))],
+    est("assume-twice", "--assume", "restart_minutes=1", "--assume", "restart_minutes=2",
+        says="--assume restart_minutes is given twice"),
+    # ---- workload options that the chosen source does not take ------------------------------
+    est("lora-rank-negative-without-lora", "--lora-rank", "-1", says="between 1 and 65,536"),
+    est("experts-with-a-preset", "--experts", "0", says="describes a model given by --params"),
+    Case(id="estimate-experts-negative", argv=("estimate", "--params", "7B", "--experts", "-1",
+                                               "--gpu", "H100"), expect=2,
+         says="at least 0"),
     # ---- plan limits ----------------------------------------------------------------------
     *[pln(f"budget-{v or 'empty'}", "--budget", v) for v in ("nan", "inf", "-5", "0", "")],
     *[pln(f"min-probability-{v}", "--min-probability", v) for v in ("nan", "2", "-0.1",
