@@ -22,6 +22,9 @@ from ._workload import Architecture
 MAX_CONFIG_BYTES = 2**20
 MAX_CONFIG_DEPTH = 32  # nesting of a config.json (multimodal wrappers nest two or three deep)
 FIX = "To fix: correct the config.json, or give `params` instead"
+# Hugging Face model types whose layers are not attention + MLP: their time is not this model's
+NOT_TRANSFORMERS = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv5", "rwkv6",
+                              "recurrent_gemma", "xlstm"})
 
 # Generous upper bounds (the largest published models are 10–100× below each) that catch
 # typos and hostile values before they reach the performance model.
@@ -81,8 +84,15 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
 
     model_type = cfg.get("model_type", "")
     model_type = model_type if isinstance(model_type, str) else ""
+    if model_type.lower() in NOT_TRANSFORMERS:
+        raise WorkloadError(f"{source}: model_type {model_type!r} is a state-space or "
+                            "recurrent model; gpuplan times decoder-only transformers only. "
+                            "To fix: give `params` for a transformer of the same size (a "
+                            "rough stand-in), or use a transformer's config.json")
     gpt2_like = model_type in ("gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon")
-    ffn = optional("ffn_hidden", "intermediate_size", "n_inner", "ffn_dim") or 4 * sizes["hidden"]
+    # absent: 4 × hidden (GPT-2's rule); present, it must be a real size (0 is not "absent")
+    ffn = optional("ffn_hidden", "intermediate_size", "n_inner", "ffn_dim",
+                   minimum=1) or 4 * sizes["hidden"]
     kv_key, kv_value = _get(cfg, "num_key_value_heads")
     kv_heads = sizes["heads"] if kv_key is None else _size(source, kv_key, kv_value, "kv_heads",
                                                            minimum=1)
@@ -96,15 +106,16 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     seq_key, seq_value = _get(cfg, "max_position_embeddings", "n_positions", "n_ctx")
     context = None if seq_key is None else _size(source, seq_key, seq_value, "context",
                                                  minimum=1)
+    # read outside the try below: their errors already name the file
+    more = {"head_dim": optional("head_dim", "head_dim"),
+            "shared_experts": optional("shared_experts", "n_shared_experts"),
+            "moe_ffn_hidden": optional("moe_ffn_hidden", "moe_intermediate_size"),
+            "dense_layers": optional("dense_layers", "first_k_dense_replace")}
     try:
         arch = Architecture(
             layers=sizes["layers"], hidden=sizes["hidden"], heads=sizes["heads"],
             kv_heads=kv_heads, ffn_hidden=ffn, vocab=sizes["vocab"], gated_ffn=not gpt2_like,
-            tied_embeddings=tied, head_dim=optional("head_dim", "head_dim"),
-            experts=experts, experts_per_token=per_token,
-            shared_experts=optional("shared_experts", "n_shared_experts"),
-            moe_ffn_hidden=optional("moe_ffn_hidden", "moe_intermediate_size"),
-            dense_layers=optional("dense_layers", "first_k_dense_replace"),
+            tied_embeddings=tied, experts=experts, experts_per_token=per_token, **more,
             name=_name(cfg.get("_name_or_path")) or default_name or "config",
         )
     except WorkloadError as exc:

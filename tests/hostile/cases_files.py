@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from ._runner import (
@@ -349,6 +350,13 @@ def raw(**changes) -> str:
 
 
 CONFIG_CASES = [
+    config("ffn-zero", {**LLAMA, "intermediate_size": 0},
+           says="intermediate_size is 0; it must be at least 1"),
+    config("state-space-model", {**LLAMA, "model_type": "mamba"},
+           says="model_type 'mamba' is a state-space or recurrent model"),
+    Case("config-head-dim-negative", CONFIG, 2, {"config": json.dumps({**LLAMA, "head_dim": -1})},
+         says="config: head_dim is -1",  # the path once (it was printed twice)
+         check=lambda o: o.err.count("/config:") == 1 or pytest.fail(o.err)),
     config("good-llama-3.2-1b", LLAMA, 0, says="1.24B params"),
     Case("config-example-file", (*ESTIMATE, "--config", "examples/llama-3.2-1b/config.json"),
          0, says="llama-3.2-1b"),
