@@ -190,6 +190,11 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
                         f"batch ({m} micro-batches per {plan.pp}-stage pipeline) is too small "
                         "to feed this cluster; a larger `global_batch_tokens` or fewer GPUs "
                         "would waste less")
+    if workload.tokens < tokens_per_step:  # steps rounds up: the run pays for a whole step
+        shown = f"{workload.tokens:,.0f}" if workload.tokens >= 10 else f"{workload.tokens:g}"
+        warnings.append(f"the run ({shown} tokens) is shorter than one optimizer "
+                        f"step ({tokens_per_step:,} tokens): the time is that of a whole step; "
+                        "a smaller `global_batch_tokens` would match it")
     wanted = ms.gbs_seqs or workload.sequences_per_step(cluster.gpus)
     if wanted < cluster.gpus / (plan.tp * plan.pp * plan.cp):
         warnings.append(f"the global batch ({wanted} sequences) is smaller than the "

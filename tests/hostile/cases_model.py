@@ -170,6 +170,9 @@ CASES: list[Case] = [
         ("fraction-zero", "memory_bandwidth_efficiency=0", "outside"))],
     est("assume-twice", "--assume", "restart_minutes=1", "--assume", "restart_minutes=2",
         says="--assume restart_minutes is given twice"),
+    Case(id="estimate-fewer-tokens-than-one-step",
+         argv=("estimate", "--model", "gpt2", "--gpu", "H100", "--gpus", "8", "--tokens", "1.5",
+               "--json"), expect=0, says="the run (1.5 tokens) is shorter than one optimizer"),
     # ---- workload options that the chosen source does not take ------------------------------
     est("lora-rank-negative-without-lora", "--lora-rank", "-1", says="between 1 and 65,536"),
     est("experts-with-a-preset", "--experts", "0", says="describes a model given by --params"),
