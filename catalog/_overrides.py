@@ -166,7 +166,11 @@ def parse_overrides(data: object, *, source: str = "overrides") -> Overrides:
     """
     if data is None:
         data = {}
-    if not isinstance(data, Mapping) or set(data) - {"discounts", "prices"}:
+    if not isinstance(data, Mapping):
+        kind = "a list" if isinstance(data, list) else f"a single value ({type(data).__name__})"
+        raise _fail(source, "top level", f"expected a mapping with the keys 'discounts' and/or "
+                                         f"'prices', found {kind}")
+    if set(data) - {"discounts", "prices"}:
         raise _fail(source, "top level", "expected only the keys 'discounts' and 'prices'")
     discounts = []
     for i, entry in enumerate(_entries(source, data, "discounts"), start=1):
@@ -179,8 +183,11 @@ def parse_overrides(data: object, *, source: str = "overrides") -> Overrides:
             raise _fail(source, where, "needs at least one of cloud, family, instance_type")
         pct = _number(source, where, entry["percent"], "percent", low=0, high=100,
                       high_inclusive=False, unit="(percent off; 100 would make prices $0)")
-        discounts.append(Discount(percent=pct, where=where,
-                                  **{k: v for k, v in match.items() if v is not None}))
+        discount = Discount(percent=pct, where=where,
+                            **{k: v for k, v in match.items() if v is not None})
+        _no_twin(source, discount, discounts, lambda d: tuple(getattr(d, k) for k in _MATCH_KEYS),
+                 "scope", "which percent applies")
+        discounts.append(discount)
     prices = []
     required = ("cloud", "instance_type", "region", "pricing", "usd_per_hour")
     for i, entry in enumerate(_entries(source, data, "prices"), start=1):
@@ -200,8 +207,21 @@ def parse_overrides(data: object, *, source: str = "overrides") -> Overrides:
             raise _fail(source, where, f"offering_class must be one of {list(OFFERING_CLASSES)}")
         if option["upfront"] not in ("", *UPFRONT_OPTIONS):
             raise _fail(source, where, f"upfront must be one of {list(UPFRONT_OPTIONS)}")
-        prices.append(PrivateRate(usd_per_hour=rate, where=where, **texts, **option))
+        price = PrivateRate(usd_per_hour=rate, where=where, **texts, **option)
+        _no_twin(source, price, prices, lambda r: (r.cloud, r.instance_type, r.region, r.pricing,
+                                                   r.offering_class, r.upfront),
+                 "offer", "which price applies")
+        prices.append(price)
     return Overrides(path=source, discounts=tuple(discounts), prices=tuple(prices))
+
+
+def _no_twin(source: str, entry, earlier: list, key, what: str, doubt: str) -> None:
+    """Refuse an entry with the same ``key`` as an earlier one: the file would say two things
+    about one offer and one of them would be dropped silently."""
+    twin = next((e for e in earlier if key(e) == key(entry)), None)
+    if twin is not None:
+        raise _fail(source, entry.where, f"the same {what} as {twin.where}, so {doubt} is "
+                    "ambiguous", f"keep one of {twin.where} and {entry.where}")
 
 
 def load_overrides(path: str | Path) -> Overrides:

@@ -6,6 +6,7 @@ A module of its own so that PyYAML (~8–14 ms of imports) loads only when a YAM
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -80,6 +81,11 @@ _SafeLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+# YAML 1.2 floats that YAML 1.1 reads as text: an exponent without a dot or without a sign
+# (1e13, 2.5e9 — what the CLI accepts for --tokens); 1.1's own float forms stay as they are.
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
+_SafeLoader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT,
+                                  list("-+.0123456789"))
 _SafeLoader.add_constructor(_TIMESTAMP, yaml.SafeLoader.construct_yaml_str)
 _SafeLoader.add_constructor("tag:yaml.org,2002:int", _SafeLoader.construct_yaml_int)
 _SafeLoader.add_constructor("tag:yaml.org,2002:float", _SafeLoader.construct_yaml_float)
@@ -91,6 +97,7 @@ def _check_expansion(node: yaml.Node, *, what: str) -> None:
     active: set[int] = set()
     # Iterative post-order walk; aliases make the node graph a DAG (or a cycle), so memoise.
     stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+    aliased = False
     while stack:
         current, done = stack.pop()
         key = id(current)
@@ -104,11 +111,14 @@ def _check_expansion(node: yaml.Node, *, what: str) -> None:
             sizes[key] = 1 + sum(sizes[id(c)] for c in children)
             if sizes[key] > MAX_YAML_EXPANDED_NODES:
                 mark = current.start_mark
-                raise _fail(f"{what}: expands to more than {MAX_YAML_EXPANDED_NODES:,} values "
-                            f"through aliases (line {mark.line + 1}). To fix: write the values "
-                            "out, or use fewer nested aliases.")
+                how = " through aliases" if aliased else ""
+                raise _fail(f"{what}: expands to more than {MAX_YAML_EXPANDED_NODES:,} values"
+                            f"{how} (line {mark.line + 1}). To fix: "
+                            + ("write the values out, or use fewer nested aliases." if aliased
+                               else "split it into smaller files, or write fewer entries."))
             continue
         if key in sizes:
+            aliased = True  # a node reached twice: an alias points at it
             continue
         if key in active:
             mark = current.start_mark

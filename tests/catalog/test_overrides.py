@@ -91,7 +91,7 @@ def test_parse_overrides_takes_data_not_a_path(cat):
                   "pricing": "on_demand", "usd_per_hour": 5, "upfront": "all"}]},
      "only for reserved_1y"),
     ({"foo": 1}, "expected only the keys"),
-    (["discounts"], "expected only the keys"),
+    (["discounts"], "expected a mapping with the keys 'discounts' and/or 'prices', found a list"),
 ])
 def test_bad_entries_are_explained(data, fragment):
     with pytest.raises(OverrideError) as exc:

@@ -133,6 +133,21 @@ def overrides(case_id: str, text: str | bytes | None, expect: int = 2, says: str
 
 
 OVERRIDE_CASES = [
+    overrides("two-prices-for-one-offer",
+              "prices:\n" + "".join(f"  - {{cloud: aws, instance_type: p5.48xlarge, region: "
+                                    f"us-east-1, pricing: on_demand, usd_per_hour: {p}}}\n"
+                                    for p in (5, 6)),
+              says="prices[2]: the same offer as prices[1]"),
+    overrides("two-discounts-one-scope",
+              "discounts:\n  - {cloud: aws, percent: 5}\n  - {cloud: aws, percent: 50}\n",
+              says="discounts[2]: the same scope as discounts[1]"),
+    # YAML 1.1 read 1e1 as text; the CLI takes 2e12 for --tokens
+    overrides("exponent-number", "discounts:\n  - {cloud: aws, percent: 1e1}\n", 0,
+              says="-10% (overrides", command=("offers", "--instance", "p5.48xlarge",
+                                                "--pricing", "on_demand", "--limit", "1",
+                                                "--json")),
+    overrides("a-list-at-top", "- {cloud: aws, percent: 5}\n",
+              says="expected a mapping with the keys 'discounts' and/or 'prices', found a list"),
     overrides("empty-path", None, path="", says="--overrides is empty"),
     overrides("missing", None, path="{tmp}/nope.yaml", says="no such file"),
     overrides("directory", Directory(), says="is a directory"),

@@ -81,6 +81,8 @@ TEAM_CASES = [
     team("deep-block-nesting", "".join(f"{'  ' * i}k{i}:\n" for i in range(100)),
          says="nesting deeper"),
     team("billion-laughs", BILLION_LAUGHS, says="through aliases"),
+    team("100k-values-without-aliases", "jobs:\n" + "  - [1, 2, 3, 4]\n" * 21_000,
+         says="expands to more than 100,000 values (line"),
     team("recursive-alias", "jobs: &j [*j]\n", says="refers to the value that contains it"),
     team("python-object-tag", "jobs: !!python/object/apply:os.system ['true']\n",
          says="invalid YAML"),
