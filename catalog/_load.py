@@ -76,6 +76,12 @@ class Catalog:
         matches = [t for (c, n), t in self._types.items()
                    if n == name and (cloud is None or c == cloud)]
         if not matches:
+            elsewhere = sorted(c for c, n in self._types if n == name)
+            if elsewhere:  # the name is right, the cloud is not
+                raise CatalogError(f"instance type {name!r} is on {', '.join(elsewhere)}, not "
+                                   f"{cloud}. To fix: pass --cloud {elsewhere[0]}, or a {cloud} "
+                                   "instance type (`gpuplan offers --cloud "
+                                   f"{cloud}`)")
             pool = [n for c, n in self._types if cloud is None or c == cloud]
             raise UnknownNameError("instance type", name, pool,
                                    hint="run `gpuplan offers` to list instance types")

@@ -69,6 +69,11 @@ class WorkloadSpec:
 
 
 def build_workload(spec: WorkloadSpec) -> Workload:
+    for name in ("model", "params"):  # "" is a value left out by mistake, not a missing one
+        if isinstance(getattr(spec, name), str) and not getattr(spec, name).strip():
+            raise WorkloadError(f"`{name}` is empty. To fix: pass e.g. "
+                                f"{'`model` llama3-8b' if name == 'model' else '`params` 7B'}",
+                                field=name, value=getattr(spec, name))
     sources = [x for x in (spec.model, spec.config, spec.params) if x not in (None, "")]
     if len(sources) != 1:
         raise WorkloadError("give exactly one of `model` NAME, `config` config.json or "

@@ -173,6 +173,8 @@ CASES: list[Case] = [
     Case(id="estimate-fewer-tokens-than-one-step",
          argv=("estimate", "--model", "gpt2", "--gpu", "H100", "--gpus", "8", "--tokens", "1.5",
                "--json"), expect=0, says="the run (1.5 tokens) is shorter than one optimizer"),
+    Case(id="estimate-model-empty", argv=("estimate", "--model", "", "--gpu", "H100"), expect=2,
+         says="--model is empty"),
     # ---- workload options that the chosen source does not take ------------------------------
     est("lora-rank-negative-without-lora", "--lora-rank", "-1", says="between 1 and 65,536"),
     est("experts-with-a-preset", "--experts", "0", says="describes a model given by --params"),
