@@ -14,7 +14,6 @@ its own way: the CLI as a flag, the app as a widget label, a team plan as a YAML
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 MATCH_CUTOFF = 0.6  # difflib similarity a suggestion needs (its default; 0.5 suggests noise)
@@ -52,6 +51,8 @@ class OverrideError(CatalogError):
 def close_matches(name: str, known: Iterable[str]) -> tuple[str, ...]:
     """Up to MAX_SUGGESTIONS names of ``known`` close to ``name``; case-insensitive when the
     exact spelling finds none ("h100" for "H100")."""
+    import difflib  # here, not at import: only an error needs it
+
     known = sorted(set(known))
     name = str(name)[:MAX_NAME_SHOWN]
     close = difflib.get_close_matches(name, known, n=MAX_SUGGESTIONS, cutoff=MATCH_CUTOFF)

@@ -12,7 +12,6 @@ All failures are ``CatalogFileError`` (a ``GpuplanError``), whose message ends "
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -138,7 +137,8 @@ def _create_temp(target: Path, *, what: str) -> tuple[int, str]:
     # the user's umask, without reading (and racing on) the process-wide umask.
     stem = target.name[:120]
     for _ in range(16):
-        tmp = str(target.parent / f".{stem}.{secrets.token_hex(6)}.tmp")
+        # os.urandom, not secrets: the same bytes without importing random and base64
+        tmp = str(target.parent / f".{stem}.{os.urandom(6).hex()}.tmp")
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
             return os.open(tmp, flags, 0o666), tmp
