@@ -6,11 +6,42 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 from collections.abc import Callable, Sequence
 
 from probes._schema import ProbesError
 
 FIX = "To fix: see `python -m probes --help`."
+MAX_TIMEOUT_S = 86_400  # --timeout-s: a process group that has not formed in a day never will
+MAX_DIGITS = 20  # past this a number is not a count; int() of 5,000 digits raises, unworded
+MAX_SHOWN = 40  # characters of a bad value quoted back
+
+
+def shown(text: str) -> str:
+    return repr(text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 1] + "…")
+
+
+def check_timeout(seconds: float, fix: str = FIX) -> None:
+    """--timeout-s of `python -m probes` and `python -m probes workload`: argparse's float()
+    takes "nan" and "inf", which would make the process group wait forever or fail at once."""
+    if not (math.isfinite(seconds) and 1 <= seconds <= MAX_TIMEOUT_S):
+        raise ProbesError(f"--timeout-s must be a number from 1 to {MAX_TIMEOUT_S:,} (seconds),"
+                          f" got {seconds}. {fix}")
+
+
+def count(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high``, refused up front with its
+    bounds (a mistyped 10^20 would otherwise build or step until memory or patience ran
+    out)."""
+    def parse(text: str) -> int:
+        # isdecimal, not isdigit: "²" is a digit that int() refuses with a bare ValueError
+        digits = text.strip()
+        if not (digits.isdecimal() and len(digits) <= MAX_DIGITS and
+                low <= int(digits) <= high):
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number from {low} "
+                                             f"to {high:,}")
+        return int(digits)
+    return parse
 
 
 def close_names(name: str, known: Sequence[str]) -> list[str]:

@@ -44,6 +44,10 @@ _FIX_REPORT = "To fix: re-run `python -m probes --out PATH` on the instance and 
 _FIX_OUT = "To fix: give the path of a file to create or replace, e.g. --out report.json."
 MAX_REPORT_BYTES = 16 * 2**20  # ~9 KB for 8 GPUs, ~0.6 MB for 1,024 ranks (as probe ingest)
 MAX_NUMBER_DIGITS = 40  # no figure of a report has more; int() of 5,000 digits raises
+# Every integer of a report is a count, a byte size, a clock or an id: >= 0 and at most 2**53
+# (8 PiB, exact in every JSON reader), so none reaches the store's 64-bit SQLite columns out
+# of range; the records check tighter bounds field by field (probes._spread).
+MAX_REPORT_INT = 2**53
 
 
 def report_to_json(report: ProbeReport) -> str:
@@ -425,6 +429,9 @@ def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise _type_error(source, path, "an integer", value)
+        if not 0 <= value <= MAX_REPORT_INT:
+            raise ReportError(f"{source}: {path} must be a whole number from 0 to 2**53 "
+                              f"({MAX_REPORT_INT:,}), got {value}. {_FIX_REPORT}")
         return value
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):

@@ -42,7 +42,18 @@ import math
 from dataclasses import dataclass
 
 from probes._errors import ProbesError, ProbeSetupError, ReportError
-from probes._spread import STATUSES, Spread, Status, check_positive, check_status
+from probes._spread import (
+    MAX_COUNT,
+    STATUSES,
+    Spread,
+    Status,
+    check_count,
+    check_non_negative,
+    check_positive,
+    check_shape,
+    check_status,
+    check_timestamp,
+)
 from probes._workload_schema import WorkloadSection, WorkloadSplit
 
 SCHEMA_VERSION = 3
@@ -67,6 +78,9 @@ class ProbeFailure:
     message: str
     rank: int = 0
 
+    def __post_init__(self) -> None:
+        check_count("error", low=0, high=MAX_COUNT - 1, rank=self.rank)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GpuTelemetry:
@@ -86,6 +100,12 @@ class GpuTelemetry:
     clock_event_reasons: str | None = None
     mig_mode: str | None = None  # "Enabled", "Disabled", "[N/A]"
     ecc_mode: str | None = None
+
+    def __post_init__(self) -> None:
+        # the temperature is left alone: any finite reading is possible
+        check_non_negative(f"telemetry ({self.sampled})", power_draw_w=self.power_draw_w,
+                           power_limit_w=self.power_limit_w,
+                           power_default_limit_w=self.power_default_limit_w)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,8 +143,14 @@ class Environment:
     nccl_env: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        if self.world_size < 1 or self.local_world_size < 1 or self.node_count < 1:
-            raise ValueError("environment: world_size, local_world_size, node_count must be >= 1")
+        check_count("environment", world_size=self.world_size, cpu_count=self.cpu_count)
+        check_count("environment", high=self.world_size, node_count=self.node_count,
+                    local_world_size=self.local_world_size)
+        # a CPU run counts 0 GPUs; a CUDA run at least the one it ran on
+        check_count("environment", low=1 if self.device_type == "cuda" else 0,
+                    gpu_count=self.gpu_count)
+        check_count("environment", low=0, gpu_count_smi=self.gpu_count_smi)
+        check_positive("environment", gpu_memory_bytes=self.gpu_memory_bytes)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,10 +205,13 @@ class MatmulDtype:
         if self.status == "measured" and (self.best_tflops is None or self.best_shape is None):
             raise ValueError(f"matmul {self.dtype}: measured needs best_tflops and best_shape")
         check_positive(f"matmul {self.dtype}", best_tflops=self.best_tflops,
-                        median_tflops=self.median_tflops)
+                        median_tflops=self.median_tflops,
+                        across_ranks_min=self.across_ranks and self.across_ranks.min)
+        check_shape(f"matmul {self.dtype}.best_shape", self.best_shape)
         if self.check_rel_error is not None and not (math.isfinite(self.check_rel_error)
                                                      and self.check_rel_error >= 0):
             raise ValueError(f"matmul {self.dtype}: check_rel_error must be finite and >= 0")
+        check_non_negative(f"matmul {self.dtype}", check_max_rel_error=self.check_max_rel_error)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -216,6 +245,16 @@ class MatmulSection:
     sustained_tflops: float | None = None
     under_load: GpuTelemetry | None = None  # this rank's GPU during the last warm-up window
 
+    def __post_init__(self) -> None:
+        check_count("matmul", repeats=self.repeats)
+        check_positive("matmul", target_seconds_per_repeat=self.target_seconds_per_repeat,
+                        burst_tflops=self.burst_tflops, sustained_tflops=self.sustained_tflops)
+        check_non_negative("matmul", warmup_seconds=self.warmup_seconds)
+        check_shape("matmul.warmup_shape", self.warmup_shape)
+        if self.warmup_seconds is not None and not (self.warmup_dtype and self.warmup_shape):
+            raise ValueError("matmul: a warm-up ran (warmup_seconds is set) but warmup_dtype "
+                             f"({self.warmup_dtype!r}) or warmup_shape is missing")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BandwidthPoint:
@@ -241,7 +280,8 @@ class BandwidthPoint:
         check_positive(f"memory {self.name}", size_bytes=self.size_bytes,
                         counted_bytes=self.counted_bytes,
                         seconds_median=self.seconds_median, gb_per_s=self.gb_per_s,
-                        gb_per_s_p10=self.gb_per_s_p10, gb_per_s_p90=self.gb_per_s_p90)
+                        gb_per_s_p10=self.gb_per_s_p10, gb_per_s_p90=self.gb_per_s_p90,
+                        across_ranks_min=self.across_ranks and self.across_ranks.min)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -273,7 +313,7 @@ class CollectivePoint:
 
     def __post_init__(self) -> None:
         check_positive("collective point", size_bytes=self.size_bytes,
-                        seconds_median=self.seconds_median,
+                        iterations=self.iterations, seconds_median=self.seconds_median,
                         algbw_gb_per_s=self.algbw_gb_per_s)
         for name in ("busbw_gb_per_s", "busbw_p10_gb_per_s", "busbw_p90_gb_per_s"):
             value = getattr(self, name)
@@ -309,6 +349,7 @@ class CollectiveSeries:
 
     def __post_init__(self) -> None:
         check_status(self.status, self.reason, f"collective {self.op}/{self.scope}")
+        check_count(f"collective {self.op}/{self.scope}", group_size=self.group_size)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -325,6 +366,13 @@ class CollectivesSection:
 
     def __post_init__(self) -> None:
         check_status(self.status, self.reason, "collectives")
+        check_count("collectives", world_size=self.world_size)
+        check_count("collectives", high=self.world_size, node_count=self.node_count,
+                    local_world_size=self.local_world_size)
+        check_non_negative("collectives", timeout_seconds=self.timeout_seconds)
+        for s in self.series:  # a group is some of the world's ranks
+            check_count(f"collective {s.op}/{s.scope}", high=self.world_size,
+                        group_size=s.group_size)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -350,6 +398,19 @@ class RankResult:
     # layer_activation_bytes, peak_memory_bytes (names as in WorkloadSection)
     workload: tuple[NamedValue, ...] = ()
 
+    def __post_init__(self) -> None:
+        check_count(f"rank {self.rank}", low=0, high=MAX_COUNT - 1, rank=self.rank,
+                    local_rank=self.local_rank)
+        # What a rank measured: throughputs and times > 0 (only measured values are kept),
+        # saved bytes >= 0; layer_activation_bytes is the allocator's difference across the
+        # forward, left alone as in WorkloadSection.
+        for nv in (*self.matmul_best_tflops, *self.memory_gb_per_s, *self.workload):
+            zero_ok = nv.name == "layer_saved_bytes"
+            if nv.name != "layer_activation_bytes" and not (
+                    math.isfinite(nv.value) and (nv.value > 0 or zero_ok and nv.value == 0)):
+                raise ValueError(f"rank {self.rank}: {nv.name} must be a finite number "
+                                 f"{'>=' if zero_ok else '>'} 0, got {nv.value!r}")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeReport:
@@ -372,6 +433,10 @@ class ProbeReport:
     errors: tuple[ProbeFailure, ...] = ()
     ranks: tuple[RankResult, ...] = ()
     workload: WorkloadSection | None = None  # v3
+
+    def __post_init__(self) -> None:
+        check_timestamp("created_utc", self.created_utc)
+        check_non_negative("report", duration_seconds=self.duration_seconds)
 
 
 __all__ = [

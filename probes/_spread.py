@@ -1,8 +1,11 @@
 """What every record of a probe report shares: a status (measured, skipped or failed, with
-why), positive finite figures, and the spread of a figure over repeats or GPUs."""
+why), positive finite figures, counts within bounds, a timestamp, and the spread of a figure
+over repeats or GPUs. The records' ``__post_init__`` call these checks: a report read from a
+file (probes._report_io) is built through them, so each is the one place its rule lives."""
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -18,10 +21,49 @@ def check_status(status: str, reason: str | None, where: str) -> None:
         raise ValueError(f"{where}: a {status} entry needs a reason")
 
 
+# The most processes, GPUs, CPUs or nodes a report can count: about ten times the largest
+# GPU clusters built (~100,000 GPUs). A larger count is a damaged file, not a measurement,
+# and would overflow what stores it (SQLite's INTEGER is 64-bit).
+MAX_COUNT = 2**20
+
+
 def check_positive(where: str, **values: float | int | None) -> None:
     for name, value in values.items():
         if value is not None and not (math.isfinite(value) and value > 0):
             raise ValueError(f"{where}.{name} must be a finite number > 0, got {value!r}")
+
+
+def check_non_negative(where: str, **values: float | int | None) -> None:
+    """Times, rates, powers and byte counts: 0 can be measured, a negative value cannot."""
+    for name, value in values.items():
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"{where}.{name} must be a finite number >= 0, got {value!r}")
+
+
+def check_count(where: str, *, low: int = 1, high: int = MAX_COUNT,
+                **values: int | None) -> None:
+    """Whole numbers from ``low`` to ``high`` (None: not reported)."""
+    for name, value in values.items():
+        if value is not None and not low <= value <= high:
+            raise ValueError(f"{where}.{name} must be a whole number from {low:,} to "
+                             f"{high:,}, got {value!r}")
+
+
+def check_shape(where: str, shape: tuple[int, ...] | None) -> None:
+    """A matmul shape (M, N, K): each dimension a whole number >= 1."""
+    if shape is not None and min(shape) < 1:
+        raise ValueError(f"{where} must be 3 whole numbers >= 1 (M, N, K), got {list(shape)}")
+
+
+def check_timestamp(where: str, text: str) -> None:
+    """An ISO 8601 date or time, as the probes write it ("2026-01-31T12:00:00Z"): the store
+    sorts and labels reports by it."""
+    try:
+        dt.datetime.fromisoformat(text)
+    except ValueError:
+        shown = text if len(text) <= 40 else text[:39] + "…"
+        raise ValueError(f"{where} must be an ISO 8601 time such as 2026-01-31T12:00:00Z, "
+                         f"got {shown!r}") from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,8 +82,8 @@ class Spread:
     min_rank: int | None = None  # the rank that measured ``min`` (None: not per rank)
 
     def __post_init__(self) -> None:
-        if self.n < 1:
-            raise ValueError("spread: n must be >= 1")
+        check_count("spread", n=self.n)
+        check_count("spread", low=0, high=MAX_COUNT - 1, min_rank=self.min_rank)
         values = (self.min, self.p10, self.p50, self.p90, self.max)
         if not all(math.isfinite(v) for v in values):
             raise ValueError("spread: values must be finite")

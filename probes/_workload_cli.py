@@ -17,10 +17,16 @@ import argparse
 import os
 import sys
 
-from probes._args import OneLineParser
+from probes._args import MAX_TIMEOUT_S, OneLineParser, check_timeout, count
 from probes._report_io import check_report_path
 from probes._schema import ProbeReport, ProbesError
-from probes._workload_config import ATTENTION_BACKENDS, PRECISIONS, RECOMPUTE, WorkloadConfig
+from probes._workload_config import (
+    ATTENTION_BACKENDS,
+    LIMITS,
+    PRECISIONS,
+    RECOMPUTE,
+    WorkloadConfig,
+)
 
 PLANNER_MISSING = ("--model/--config/--params need gpuplan's planner, which is not installed "
                    "here (`gpuplan launch` copies only the probes). To fix: give the shape "
@@ -29,18 +35,20 @@ PLANNER_MISSING = ("--model/--config/--params need gpuplan's planner, which is n
 SHAPE_MISSING = ("give the model (--model NAME, --config config.json or --params N) or its "
                  "shape. To fix: e.g. --model llama3-8b, or --hidden 4096 --heads 32 "
                  "--kv-heads 8 --ffn-hidden 14336 --seq-len 8192")
+FIX = "To fix: see `python -m probes workload --help`."
 
 
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
-    return int(text)
+def _count(name: str, low: int = 1) -> dict:
+    """The type and the bounds of a count option, from LIMITS (one definition each)."""
+    return {"type": count(low, LIMITS[name]), "metavar": "N"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
+    """The options, each checked as it is parsed; ``check_out=False`` leaves the report path
+    alone (`gpuplan probe workload --print-command`: the file is written on the node)."""
     p = OneLineParser(
-        prog="python -m probes workload", checks=_check_args,
-        fix="To fix: see `python -m probes workload --help`.",
+        prog="python -m probes workload", checks=_check_args if check_out else _check_values,
+        fix=FIX,
         description="Time the model's transformer layers (forward + backward + AdamW) at its "
                     "real shapes on this machine and write a JSON report for `gpuplan probe "
                     "ingest`. Run under torchrun on every GPU of a node to calibrate.")
@@ -50,20 +58,24 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--params", help="total parameters, e.g. 7B (a shape is inferred)")
     m.add_argument("--active-params", help="active parameters per token (MoE, with --params)")
     s = p.add_argument_group("shape (explicit, or overrides of --model)")
-    s.add_argument("--layers", type=_positive, help="the model's layer count")
+    s.add_argument("--layers", **_count("layers"),
+                   help=f"the model's layer count (1 to {LIMITS['layers']:,})")
     for name in ("hidden", "heads", "kv-heads", "ffn-hidden", "head-dim", "seq-len",
                  "experts", "experts-per-token", "shared-experts"):
-        s.add_argument(f"--{name}", type=_positive)
+        key = name.replace("-", "_")
+        s.add_argument(f"--{name}", **_count(key), help=f"1 to {LIMITS[key]:,}")
     s.add_argument("--gated", action=argparse.BooleanOptionalAction, default=None,
                    help="gated FFN (SwiGLU; default) or not (GELU)")
-    s.add_argument("--micro-batch", type=_positive, default=None,
-                   help="sequences per micro-batch (default 1)")
+    s.add_argument("--micro-batch", **_count("micro_batch"), default=None,
+                   help=f"sequences per micro-batch, 1 to {LIMITS['micro_batch']:,} "
+                        "(default 1)")
     s.add_argument("--precision", choices=PRECISIONS, default="bf16",
                    help="fp8 runs bf16 GEMMs (plain PyTorch has no fp8 training path)")
     s.add_argument("--recompute", choices=(*RECOMPUTE, "auto"), default="none",
                    help="activation recomputation (auto means none here)")
-    s.add_argument("--tp", type=_positive, default=1,
-                   help="tensor-parallel degree; the other processes are data parallel")
+    s.add_argument("--tp", **_count("tp"), default=1,
+                   help=f"tensor-parallel degree, 1 to {LIMITS['tp']:,}; the other processes "
+                        "are data parallel")
     s.add_argument("--framework", choices=("megatron", "fsdp", "deepspeed", "hf"),
                    default="fsdp", help="the planner's framework profile this measurement "
                    "stands for (default fsdp: eager PyTorch layers with SDPA, as "
@@ -72,11 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
     r = p.add_argument_group("run")
     r.add_argument("--out", default="workload-report.json",
                    help="report path, written by rank 0 (default: %(default)s)")
-    r.add_argument("--build-layers", type=_positive, default=None,
-                   help="layers to build on each GPU (default: 2 on CPU, as many as fill 70%% "
-                        "of a GPU's free memory, at most the model's and 16)")
-    r.add_argument("--steps", type=_positive, default=None, help="timed steps (default 30)")
-    r.add_argument("--warmup-steps", type=int, default=None, help="default 5")
+    r.add_argument("--build-layers", **_count("build_layers"), default=None,
+                   help=f"layers to build on each GPU, 1 to {LIMITS['build_layers']} "
+                        "(default: 2 on CPU, as many as fill 70%% of a GPU's free memory, at "
+                        "most the model's and 16)")
+    r.add_argument("--steps", **_count("steps"), default=None,
+                   help=f"timed steps, 1 to {LIMITS['steps']:,} (default 30)")
+    r.add_argument("--warmup-steps", **_count("warmup_steps", low=0), default=None,
+                   help=f"untimed steps first, 0 to {LIMITS['warmup_steps']:,} (default 5)")
     r.add_argument("--quick", action="store_true",
                    help="2 + 5 steps: checks the set-up; never calibrates")
     r.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
@@ -86,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-profile", action="store_true",
                    help="skip the torch.profiler split (matmul/attention/other)")
     r.add_argument("--timeout-s", type=float, default=120.0,
-                   help="process group timeout in seconds (default: %(default)s)")
+                   help=f"process group timeout in seconds, 1 to {MAX_TIMEOUT_S:,} (default: "
+                        "%(default)s)")
     return p
 
 
@@ -225,10 +241,18 @@ def format_summary(report: ProbeReport, *, out: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def _check_values(args) -> None:
+    """What argparse's float() lets through: a NaN, infinite or negative timeout (as
+    `python -m probes` refuses it, with the same check)."""
+    check_timeout(args.timeout_s, FIX)
+
+
 def _check_args(args) -> None:
-    """Before minutes of measuring, not after: the report path (rank 0 only: the others write
-    nothing) must be a file rank 0 can create — never a device, FIFO, directory or the
-    kernel's own files (the same rules as `python -m probes --out`)."""
+    """Before minutes of measuring, not after: the values (``_check_values``), and the report
+    path (rank 0 only: the others write nothing) must be a file rank 0 can create — never a
+    device, FIFO, directory or the kernel's own files (the same rules as `python -m probes
+    --out`)."""
+    _check_values(args)
     if os.environ.get("RANK", "0") == "0":
         check_report_path(args.out, what="workload report (--out)", try_create=True)
 

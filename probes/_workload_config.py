@@ -9,6 +9,7 @@ remaining GPUs of the run (``dp`` = world size / ``tp``) are data-parallel repli
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8")
@@ -20,6 +21,26 @@ QUICK_STEPS, QUICK_WARMUP_STEPS = 5, 2
 CPU_LAYERS = 2  # on CPU a couple of layers show the per-layer time; more only take longer
 MAX_GPU_LAYERS = 16  # per-layer time stops changing after a few layers
 GPU_MEMORY_FILL = 0.7  # auto layer count: this share of the GPU's free memory
+
+# The most each count of a workload run may be: the options of `python -m probes workload`
+# (and so `gpuplan probe workload`) are refused above these before anything is built, and a
+# report's workload section is read only within them. The shape's bounds are the planner's
+# (planner.model: ARCH_LIMITS, MAX_SEQ_LEN, the micro-batch pin), written again because a
+# node runs the probes without the planner; the run's are far above what a measurement
+# needs, and keep a mistyped number from building layers or stepping until memory or
+# patience runs out.
+LIMITS: dict[str, int] = {
+    "layers": 10_000,  # the model's layer count (Llama 3 405B: 126)
+    "hidden": 1_048_576, "head_dim": 1_048_576, "heads": 65_536, "kv_heads": 65_536,
+    "ffn_hidden": 4_194_304, "seq_len": 16 * 2**20, "micro_batch": 65_536,
+    "experts": 65_536, "experts_per_token": 65_536, "shared_experts": 65_536,
+    "tp": 1_024,  # GPUs of one layer's shards: an NVLink domain has at most 72
+    # layers built on each GPU: the automatic choice stops at MAX_GPU_LAYERS (per-layer
+    # time settles after a few), and no GPU holds 128 layers of a model worth probing
+    "build_layers": 128,
+    "steps": 10_000,  # timed steps (default 30): the median settles within dozens
+    "warmup_steps": 1_000,  # default 5: the clocks and allocator settle within a few
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,11 +75,19 @@ class WorkloadConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "micro_batch",
-                     "tp"):
+        counts = {"hidden": 1, "heads": 1, "kv_heads": 1, "ffn_hidden": 1, "seq_len": 1,
+                  "micro_batch": 1, "tp": 1, "head_dim": 0, "experts": 0,
+                  "experts_per_token": 0, "shared_experts": 0, "model_layers": 0,
+                  "layers": 1, "steps": 1, "warmup_steps": 0}
+        for name, low in counts.items():
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+            if value is None and name in ("layers", "steps", "warmup_steps"):
+                continue  # chosen by the run
+            high = LIMITS[{"layers": "build_layers", "model_layers": "layers"}.get(name, name)]
+            if isinstance(value, bool) or not isinstance(value, int) or \
+                    not low <= value <= high:
+                raise ValueError(f"{name} must be a whole number from {low} to {high:,}, got "
+                                 f"{value!r}")
         if self.heads % self.kv_heads:
             raise ValueError(f"heads ({self.heads}) must be a multiple of kv_heads "
                              f"({self.kv_heads})")
@@ -76,14 +105,9 @@ class WorkloadConfig:
             raise ValueError(f"attention must be auto or one of {', '.join(ATTENTION_BACKENDS)}")
         if self.experts and not 0 < self.experts_per_token <= self.experts:
             raise ValueError("experts_per_token must be between 1 and experts")
-        if self.layers is not None and self.layers < 1:
-            raise ValueError("layers must be >= 1")
-        if self.steps is not None and self.steps < 1:
-            raise ValueError("steps must be >= 1")
-        if self.warmup_steps is not None and self.warmup_steps < 0:
-            raise ValueError("warmup_steps must be >= 0")
-        if self.timeout_seconds <= 0:
-            raise ValueError("timeout_seconds must be > 0")
+        if not (math.isfinite(self.timeout_seconds) and self.timeout_seconds > 0):
+            raise ValueError(f"timeout_seconds must be a finite number > 0, got "
+                             f"{self.timeout_seconds!r}")
 
     @property
     def d_head(self) -> int:

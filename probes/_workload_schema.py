@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from probes._spread import Spread, Status, check_positive, check_status
+from probes._spread import (
+    Spread,
+    Status,
+    check_count,
+    check_non_negative,
+    check_positive,
+    check_status,
+)
+from probes._workload_config import LIMITS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,6 +35,13 @@ class WorkloadSplit:
     other_seconds: float | None = None
     optimizer_seconds: float | None = None
     communication_seconds: float | None = None  # tensor-parallel all-reduces (tp > 1)
+
+    def __post_init__(self) -> None:
+        check_non_negative("workload.split", matmul_seconds=self.matmul_seconds,
+                           attention_seconds=self.attention_seconds,
+                           other_seconds=self.other_seconds,
+                           optimizer_seconds=self.optimizer_seconds,
+                           communication_seconds=self.communication_seconds)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,13 +118,32 @@ class WorkloadSection:
 
     def __post_init__(self) -> None:
         check_status(self.status, self.reason, "workload")
+        # the bounds of the run's own options (LIMITS): a report holds what a run can do
         for name in ("hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "seq_len",
-                     "micro_batch", "model_layers", "layers", "tp", "dp"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"workload.{name} must be >= 1")
+                     "micro_batch", "tp"):
+            check_count("workload", high=LIMITS[name], **{name: getattr(self, name)})
+        for name in ("experts", "experts_per_token", "shared_experts", "warmup_steps",
+                     "steps"):
+            check_count("workload", low=0, high=LIMITS[name], **{name: getattr(self, name)})
+        check_count("workload", high=LIMITS["layers"], model_layers=self.model_layers)
+        check_count("workload", high=LIMITS["build_layers"], layers=self.layers)
+        check_count("workload", dp=self.dp)
         if self.status == "measured" and self.layer_fwd_bwd_seconds is None:
             raise ValueError("workload: measured needs layer_fwd_bwd_seconds")
         check_positive("workload", step_seconds=self.step_seconds,
                         fwd_bwd_seconds=self.fwd_bwd_seconds,
                         layer_fwd_bwd_seconds=self.layer_fwd_bwd_seconds,
-                        peak_memory_bytes=self.peak_memory_bytes)
+                        peak_memory_bytes=self.peak_memory_bytes,
+                        across_ranks_min=self.across_ranks and self.across_ranks.min)
+        # layer_activation_bytes is left alone: it is the allocator's difference across the
+        # forward, which nothing guarantees is >= 0
+        check_non_negative(
+            "workload", step_seconds_p10=self.step_seconds_p10,
+            step_seconds_p90=self.step_seconds_p90, optimizer_seconds=self.optimizer_seconds,
+            grad_reduce_seconds=self.grad_reduce_seconds,
+            layer_fwd_bwd_seconds_p10=self.layer_fwd_bwd_seconds_p10,
+            layer_fwd_bwd_seconds_p90=self.layer_fwd_bwd_seconds_p90,
+            layer_step_seconds=self.layer_step_seconds,
+            tokens_per_second=self.tokens_per_second,
+            static_memory_bytes=self.static_memory_bytes,
+            layer_saved_bytes=self.layer_saved_bytes)

@@ -11,13 +11,13 @@ can be written); an option error is one line on stderr ending "To fix: …".
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from collections.abc import Callable, Sequence
 
 from probes._args import FIX as _FIX
-from probes._args import OneLineParser, close_names
+from probes._args import MAX_DIGITS, MAX_TIMEOUT_S, OneLineParser, check_timeout, close_names
+from probes._args import shown as _shown
 from probes._errors import TORCH_MISSING
 from probes._report_io import check_report_path
 from probes._runner import PROBE_NAMES, ProbeConfig
@@ -28,16 +28,10 @@ _UNITS = {"": 1, "B": 1, "K": 2**10, "KIB": 2**10, "M": 2**20, "MIB": 2**20, "G"
           "GIB": 2**30}
 # The bounds of the options, in one place: `gpuplan probe run` parses its options with this
 # parser (planner/cli/_probe_cmds.py), so both refuse the same values, before anything runs.
-MAX_TIMEOUT_S = 86_400  # --timeout-s: a process group that has not formed in a day never will
+# (--timeout-s: MAX_TIMEOUT_S, in probes._args with the check both parsers share)
 MAX_SIZE_BYTES = 16 * 2**30  # --sizes: a collective buffer larger than any GPU's memory share
 MAX_MATMUL_DIM = 65_536  # --shapes: 65,536^2 bf16 is 8 GiB per operand
 MAX_LIST = 32  # --sizes, --shapes: entries (a default sweep has about ten)
-MAX_DIGITS = 20  # past this a number is not a size; int() of 5,000 digits raises, unworded
-MAX_SHOWN = 40  # characters of a bad value quoted back
-
-
-def _shown(text: str) -> str:
-    return repr(text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 1] + "…")
 
 
 def parse_size(text: str) -> int:
@@ -99,9 +93,7 @@ def check_args(args: argparse.Namespace) -> None:
     """What argparse accepts but must not run, each a one-line ProbesError with its bound: a
     NaN timeout, a 10^15-byte buffer, 100 shapes, a report path that cannot be written (rank 0
     only: the others write nothing). Run by ``parse_args`` of ``build_parser()``'s parser."""
-    if not (math.isfinite(args.timeout_s) and 1 <= args.timeout_s <= MAX_TIMEOUT_S):
-        raise ProbesError(f"--timeout-s must be a number from 1 to {MAX_TIMEOUT_S:,} (seconds),"
-                          f" got {args.timeout_s}. {_FIX}")
+    check_timeout(args.timeout_s)
     if args.sizes == ():
         raise ProbesError(f"--sizes is empty. {_FIX}")
     sizes = args.sizes or ()
@@ -128,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="fewer sizes, shorter timings")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--timeout-s", type=float, default=120.0,
-                        help="process group timeout in seconds (default: %(default)s)")
+                        help=f"process group timeout in seconds, 1 to {MAX_TIMEOUT_S:,} "
+                             "(default: %(default)s)")
     parser.add_argument("--sizes", type=_sizes, default=None,
                         help="collective message sizes, e.g. 1K,1M,256M,1G")
     parser.add_argument("--shapes", type=_shapes, default=None,
@@ -242,6 +235,14 @@ def format_summary(report: ProbeReport, *, out: str | None = None) -> str:
     if out is not None:
         lines.append(f"report written to {out} ({report.duration_seconds:.1f} s)")
     return "\n".join(lines)
+
+
+def build_workload_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
+    """The parser of `python -m probes workload`, whose options `gpuplan probe workload`
+    checks before anything runs; ``check_out=False``: all but the report path."""
+    from probes._workload_cli import build_parser as workload_parser
+
+    return workload_parser(check_out=check_out)
 
 
 _TAKES_VALUE = ("--out", "--device", "--timeout-s", "--sizes", "--shapes", "--dtypes",

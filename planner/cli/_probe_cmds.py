@@ -17,7 +17,7 @@ def run_cmd(ctx: typer.Context) -> None:
     """Run the probe suite on this machine (needs torch: pip install 'torch>=2.3').
 
     Options are those of `python -m probes --help`: --quick, --out FILE, --device,
-    --timeout-s, --sizes, --shapes, --dtypes, --probes. All GPUs of a node:
+    --timeout-s (1 to 86,400 s), --sizes, --shapes, --dtypes, --probes. All GPUs of a node:
     `torchrun --standalone --nproc-per-node 8 -m probes --out report.json`; several nodes:
     `gpuplan launch probes` writes the task file.
     """
@@ -29,38 +29,62 @@ def run_cmd(ctx: typer.Context) -> None:
         raise CliExit(code)
 
 
-def check_run_args(argv: list[str]) -> None:
-    """Every `probe run` option checked before anything is measured, each error one line
-    with its bound: the probes' own parser runs its checks (``probes.cli.check_args``: a NaN
-    timeout, a 10^15-byte buffer, a report path that cannot be created) as it parses; here its
-    errors become this CLI's one-line error instead of argparse's exit."""
-    from catalog import GpuplanError, check_output_path
-    from probes.cli import build_parser
+def _parse_probe_args(parser, argv: list[str], *, command: str):
+    """``argv`` parsed by one of the probes' own parsers, which check every value as they
+    parse (bounds, names, a report path that cannot be created); their errors become this
+    CLI's one-line error instead of argparse's exit. The fix points to that parser's help,
+    where the bounds are listed."""
+    from catalog import GpuplanError
 
-    fix = "To fix: see `python -m probes --help`"
+    fix = f"To fix: see `{parser.prog} --help`"
 
     def error(message: str):  # argparse's own would print its usage and exit
         message = message.rstrip(".")
-        raise GpuplanError(f"probe run: {message}" + ("" if "To fix" in message else f". {fix}"))
+        raise GpuplanError(f"probe {command}: {message}"
+                           + ("" if "To fix" in message else f". {fix}"))
 
-    parser = build_parser()
     parser.error = error
     try:
-        args = parser.parse_args(argv)
+        return parser.parse_args(argv)
     except SystemExit as exc:  # -h: argparse printed its help
         raise typer.Exit(exc.code or 0) from None
+
+
+def check_run_args(argv: list[str]) -> None:
+    """Every `probe run` option checked before anything is measured, each error one line
+    with its bound (``probes.cli.check_args``: a NaN timeout, a 10^15-byte buffer, a report
+    path that cannot be created)."""
+    from catalog import check_output_path
+    from probes.cli import build_parser
+
+    args = _parse_probe_args(build_parser(), argv, command="run")
     # gpuplan's rule for every --out (the probes alone would create missing folders): the
     # folder must exist, as for `gpuplan report --out`
     check_output_path(args.out, what="probe report (--out)")
 
 
+def check_workload_args(argv: list[str], *, print_command: bool = False) -> None:
+    """Every `probe workload` option checked before any layer is built or file written: the
+    counts within their bounds (--build-layers, --steps... see `python -m probes workload
+    --help`), a finite timeout, and --out as every gpuplan --out (its folder must exist).
+    With ``print_command`` the report is written on the node: its path is not checked here."""
+    from catalog import check_output_path
+    from probes.cli import build_workload_parser
+
+    args = _parse_probe_args(build_workload_parser(check_out=not print_command), argv,
+                             command="workload")
+    if not print_command:
+        check_output_path(args.out, what="workload report (--out)")
+
+
 def _num(v: float | None) -> str:
-    """1 decimal for real figures; 3 significant digits for absurd ones (1e308 stays short)."""
+    """1 decimal for real figures; 3 significant digits for absurd ones (1e308 stays short)
+    and for small ones (a CPU run's 0.004 TFLOP/s is not "0.0")."""
     import math
 
     if v is None or not math.isfinite(v):
         return "-"
-    return f"{v:,.1f}" if abs(v) < 1e6 else f"{v:.3g}"
+    return f"{v:,.1f}" if 0.1 <= abs(v) < 1e6 or v == 0 else f"{v:.3g}"
 
 
 def _for_report(cal, report_id: int) -> tuple[list, list]:
@@ -99,6 +123,23 @@ def check_report_file(path: str) -> None:
                            "PATH` on the instance and use that file") from None
 
 
+def _machine(s) -> str:
+    """What a stored report ran on: "NVIDIA H100 80GB HBM3 x8", or for a run without a GPU
+    "cpu, 2 processes" (a CPU run counts no GPUs: "cpu x0" read as a broken report)."""
+    if s.device_type == "cuda":
+        return f"{s.gpu_model or 'GPU'} x{s.gpu_count or 0}"
+    n = s.world_size or 1
+    return f"{s.device_type} (no GPU), {n} process{'es' if n > 1 else ''}"
+
+
+def _gpus_per_node(s) -> str:
+    """The show table's "GPUs/node": processes per node / GPUs the node has; "-" for a run
+    without a GPU (not "1/0")."""
+    if s.device_type != "cuda":
+        return "-"
+    return f"{s.gpus_per_node or 0}/{s.gpu_count or 0}"
+
+
 def ingest_cmd(
     reports: Annotated[list[str], typer.Argument(help="Probe report JSON files.")],
     accelerator: Annotated[str | None, typer.Option(
@@ -133,7 +174,7 @@ def ingest_cmd(
             use = f"calibrates {s.accelerator} ({len(used)} figure(s))"
         else:
             use = "stored; calibrates nothing"
-        out.print(f"report {s.id}: {s.gpu_model or s.device_type} x{s.gpu_count or 0}"
+        out.print(f"report {s.id}: {_machine(s)}"
                   f"{' on ' + s.instance_type if s.instance_type else ''}; {use}", markup=False)
         out.print(f"  matmul TFLOP/s: {what or '-'}", markup=False)
         if s.ingest_status != "stored":
@@ -192,7 +233,7 @@ def show_cmd(
         m = r.measurements
         used, _ = _for_report(cal, r.id)
         return (r.id, r.created_utc[:19], r.accelerator or r.device_type,
-                f"{r.gpus_per_node or 0}/{r.gpu_count or 0}", r.node_count or 1,
+                _gpus_per_node(r), r.node_count or 1,
                 r.instance_type or "-", "yes" if r.quick else "no",
                 _num(m.get("matmul_tflops", {}).get("bf16")),
                 _num(m.get("device_copy_gb_per_s", {}).get("copy")),
@@ -233,8 +274,9 @@ def workload_cmd(
     on this machine and write a report for `gpuplan probe ingest` (needs torch).
 
     The model is chosen as for `estimate`. Run options of `python -m probes workload` pass
-    through: --out FILE, --quick, --device, --build-layers N, --steps N, --warmup-steps N,
-    --attention auto|flash|cudnn|efficient|math, --no-profile, --timeout-s. --framework
+    through: --out FILE (its folder must exist), --quick, --device, --build-layers N (1 to
+    128), --steps N (1 to 10,000), --warmup-steps N (0 to 1,000), --attention
+    auto|flash|cudnn|efficient|math, --no-profile, --timeout-s S (1 to 86,400). --framework
     (default fsdp: eager PyTorch layers, as FSDP/torchtitan run them) names the profile the
     measurement calibrates; --recompute defaults to none here.
     """
@@ -263,6 +305,7 @@ def workload_cmd(
     label = model or (config.rsplit("/", 1)[-1] if config else f"{params} (inferred)")
     opts = probe_options(shape_of(workload), model_layers=workload.arch.layers,
                          framework=spec.framework, model=label, tp=tp or 1)
+    check_workload_args([*opts, *ctx.args], print_command=print_command)
     if print_command:
         out = console()
         out.print("torchrun --standalone --nproc-per-node \"$(nvidia-smi -L | wc -l)\" "
