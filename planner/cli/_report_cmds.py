@@ -14,16 +14,20 @@ from ._app import console, print_json
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 _SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
+STDOUT = "-"  # --out - : the report on stdout, as `plan --emit-out -` and `launch … --out -`
 MAX_WORKERS = 64  # processes; more only adds fork overhead (a plan is CPU-bound)
 
 
 def report_cmd(
     team_file: Annotated[str, typer.Argument(help="Team plan YAML: jobs, quotas, budgets, "
                                              "price overrides (docs/team.md).")],
-    fmt: Annotated[str | None, typer.Option("--format", help="html, pdf, md or csv (default: "
-                   "from --out's suffix, else md).")] = None,
-    out: Annotated[str | None, typer.Option("--out", help="Write the report here (atomically);"
-                   " default: stdout for md/csv.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="html, pdf, md or csv. Default: "
+                   "from --out's suffix (.html/.htm, .pdf, .md, .csv), else md. A suffix that "
+                   "contradicts --format is an error, and so is any other suffix without "
+                   "--format.")] = None,
+    out: Annotated[str | None, typer.Option("--out", help="Write the report to this file "
+                   "(atomically). No --out, or '-': to stdout (a PDF only with '-', into a "
+                   "pipe or a redirect, never onto a terminal).")] = None,
     actuals: Annotated[str | None, typer.Option("--actuals", help="CSV of job, gpu_hours, "
                        "cost_usd: compare the plan with what was spent.")] = None,
     overrides: Annotated[str | None, typer.Option("--overrides", help="Price overrides YAML "
@@ -36,9 +40,14 @@ def report_cmd(
     wide: Wide = False,
 ) -> None:
     """Choose one plan per job under shared quotas and budgets (a MILP), and write the budget
-    report: totals per team and month, a timeline, a burn chart and frozen prices."""
+    report: totals per team and month, a timeline, a burn chart and frozen prices.
+
+    --json prints the allocation (JSON) on stdout; with --out FILE the report is also
+    written to FILE, in the format of --format or FILE's suffix. --format without --out, or
+    --out -, cannot go with --json (both would be stdout)."""
     from catalog import check_output_path, load_catalog, write_bytes_atomic
-    from planner.reports import FORMATS, compare_actuals, load_actuals, render
+    from planner.model import format_usd
+    from planner.reports import compare_actuals, load_actuals, render
     from planner.team import TeamPlanError, allocate, load_team_plan
 
     from ._app import overrides_option_default
@@ -52,18 +61,18 @@ def report_cmd(
         if value is not None and not value.strip():
             raise TeamPlanError(f"{option} is empty. To fix: give a value or leave the option "
                                 "out")
-    if fmt is None:
-        fmt = _SUFFIX.get(Path(out).suffix.lower(), "md") if out else "md"
-    fmt = fmt.lower()
-    if fmt not in FORMATS:
-        raise TeamPlanError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}. To fix: "
-                            "e.g. --format html")
-    if fmt == "pdf" and not out and not json_out:
-        raise TeamPlanError("a PDF report needs --out FILE. To fix: e.g. --out budget.pdf")
+    to_stdout = out is None or out == STDOUT
+    # Where first (a directory, a device, a missing folder), then what (the format rules).
+    out_path = None if to_stdout else check_output_path(Path(out).expanduser(), what="report")
+    fmt = report_format(fmt, out, json_out=json_out)
+    # A PDF goes to stdout only when asked for by name (--out -) and not onto a terminal,
+    # where its bytes would be garbage.
+    if fmt == "pdf" and not json_out and (out is None or to_stdout and sys.stdout.isatty()):
+        raise TeamPlanError("a PDF report needs --out FILE, or --out - into a pipe or a "
+                            "redirect (not a terminal). To fix: e.g. --out budget.pdf")
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise TeamPlanError(f"--workers must be from 1 to {MAX_WORKERS}, got {workers}. To fix: "
                             "e.g. --workers 2")
-    out_path = check_output_path(Path(out).expanduser(), what="report") if out else None
     cat = load_catalog(overrides=overrides or overrides_option_default())
     team = load_team_plan(Path(team_file), catalog=cat)
     spent = load_actuals(Path(actuals), team) if actuals else None
@@ -78,17 +87,65 @@ def report_cmd(
         if out_path is None:
             return
     body = render(allocation, fmt, actuals=spent)
-    if out_path is not None:
-        write_bytes_atomic(out_path, body, what="report")
-        t = allocation.totals
-        # markup=False: the path and the overrides path are user text, not rich markup.
-        console(stderr=True, fit=True).print(
-            f"wrote {out}: {t['jobs']} jobs, ${t['cost_usd']:,.0f} expected. "
-            f"{catalog_banner(cat)}", markup=False)
-        if not json_out:  # the report is in the file: on the terminal, one line per job
-            print_jobs(allocation.as_dict()["jobs"], wide=wide)
-    else:
-        sys.stdout.write(body.decode("utf-8"))
+    if out_path is None:  # stdout: text as text, a PDF as its bytes (checked: not a terminal)
+        if fmt == "pdf":
+            sys.stdout.flush()
+            sys.stdout.buffer.write(body)
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(body.decode("utf-8"))
+        return
+    write_bytes_atomic(out_path, body, what="report")
+    t = allocation.totals
+    # markup=False: the path and the overrides path are user text, not rich markup.
+    console(stderr=True, fit=True).print(
+        f"wrote {out}: {t['jobs']} jobs, {format_usd(t['cost_usd'])} expected. "
+        f"{catalog_banner(cat)}", markup=False)
+    if not json_out:  # the report is in the file: on the terminal, one line per job
+        print_jobs(allocation.as_dict()["jobs"], wide=wide)
+
+
+def report_format(fmt: str | None, out: str | None, *, json_out: bool = False) -> str:
+    """The report's format from --format and --out (the rules in ``report_cmd``'s help): an
+    explicit --format must agree with a known suffix; without it a known suffix decides, a
+    file without a suffix and stdout get md, and any other suffix is an error."""
+    from planner.reports import FORMATS
+    from planner.team import TeamPlanError
+
+    known = ", ".join(_SUFFIX)
+    if fmt is not None:
+        fmt = fmt.strip().lower()
+        if fmt not in FORMATS:
+            raise TeamPlanError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}. To fix: "
+                                "e.g. --format html")
+    if json_out and (out is None or out == STDOUT):
+        if out == STDOUT:
+            raise TeamPlanError("--json and --out - both write to stdout. To fix: drop one, or "
+                                "give --out a file name for the report")
+        if fmt is not None:
+            raise TeamPlanError(f"--format {fmt} does nothing with --json alone (the JSON goes "
+                                "to stdout). To fix: drop --format, or add --out FILE to write "
+                                "the report too")
+        return "md"
+    if out is None or out == STDOUT:
+        return fmt or "md"
+    suffix = Path(out).suffix.lower()
+    implied = _SUFFIX.get(suffix)
+    if fmt is None:
+        if implied is None and suffix:  # report.txt: Markdown? CSV? Say, don't guess.
+            raise TeamPlanError(f"--out {out!r} has suffix {suffix!r}, so the report's format "
+                                f"is unknown. To fix: name the file with one of {known}, or "
+                                "give --format")
+        return implied or "md"  # no suffix at all (budget, -): Markdown, the default
+    if implied is not None and implied != fmt:
+        raise TeamPlanError(f"--out {out!r} has suffix {suffix} (format {implied}) but --format "
+                            f"is {fmt}. To fix: drop --format, or name the file with "
+                            f"{_suffix_of(fmt)}")
+    return fmt
+
+
+def _suffix_of(fmt: str) -> str:
+    return next(s for s, f in _SUFFIX.items() if f == fmt)
 
 
 JOB_COLUMNS = (

@@ -89,6 +89,13 @@ def parse_count(text: str | float | int, field: str = "tokens", *,
     return value
 
 
+def format_usd(x: float) -> str:
+    """Money as every message and report shows it: whole dollars, but cents below $1 (a $0.50
+    budget is not "$0"), the sign before the dollar sign."""
+    digits = 2 if 0 < abs(x) < 1 else 0
+    return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
+
+
 def _bound(x: float) -> str:
     if x < 1e6:
         return f"{x:,.0f}"

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from ..model import ParallelPlan
+from ..model import ParallelPlan, format_usd
 
 
 def usd(x: float | None) -> str:
-    return "—" if x is None else (f"-${-x:,.0f}" if x < 0 else f"${x:,.0f}")
+    """``format_usd``, and "—" for no figure."""
+    return "—" if x is None else format_usd(x)
 
 
 def num(x: float | None, digits: int = 0) -> str:

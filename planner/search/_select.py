@@ -22,6 +22,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..model import format_usd
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -250,8 +252,9 @@ def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
         parts = []
         if "budget" in masks:
             ok = relaxed.get("budget")
-            parts.append(f"the budget ${c.budget_usd:,.0f}"
-                         + (f" (cheapest in time ${cost[ok]:,.0f})" if ok is not None else ""))
+            parts.append(f"the budget {format_usd(c.budget_usd)}"
+                         + (f" (cheapest in time {format_usd(cost[ok])})" if ok is not None
+                            else ""))
         if "quotas" in masks:
             parts.append("the quotas")
         reason = "no candidate meets the deadline within " + (" and ".join(parts) or

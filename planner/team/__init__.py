@@ -2,7 +2,7 @@
 
     load_team_plan, parse_team_plan, TeamPlan, Job, TeamPlanError   the team plan (docs/team.md)
     allocate, allocate_candidates, Allocation, AllocationInfeasibleError   the allocation
-    solve, Options, Solution, month_edges, month_shares              the MILP (``_milp``)
+    solve, Options, Solution, month_edges, month_shares   the MILP (``_milp``, ``_solve``)
 
 ``allocate`` asks ``planner.search.plan`` for every job's candidates, then solves the team MILP
 (``scipy.optimize.milp``) written out in ``_milp``'s docstring. ``load_team_plan`` is the only
@@ -27,8 +27,8 @@ from ._milp import (
     Solution,
     month_edges,
     month_shares,
-    solve,
 )
+from ._solve import solve
 from ._spec import Job, TeamPlan, parse_team_plan, priced_catalog
 from ._summary import Allocation
 

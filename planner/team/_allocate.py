@@ -1,8 +1,9 @@
 """Team allocation, end to end: candidates per job from ``plan()``, then the MILP.
 
 The mixed-integer programme itself — variables, objective, constraints and the diagnosis of
-infeasible plans — is written out and solved in ``_team_milp``; this module turns a team plan
-into its run options and the solution into an ``Allocation``.
+infeasible plans — is written out in ``_milp`` and solved in ``_solve``; this module turns a
+team plan into its run options (once per group of identical jobs) and the solution into an
+``Allocation``.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..model import NO_CALIBRATION, Assumptions, PlannerError, probability_within
+from catalog import GpuplanError
+
+from ..model import NO_CALIBRATION, Assumptions, PlannerError, probability_within, refer_to_fields
 from ..search import Constraints, Option, QuotaRule, Quotas, plan_options
-from ._milp import DEFAULT_TIME_LIMIT_S, AllocationInfeasibleError, Options, scopes, solve
+from ._milp import DEFAULT_TIME_LIMIT_S, AllocationInfeasibleError, Options, scope_label, scopes
+from ._solve import solve
 from ._spec import priced_catalog
 from ._summary import Allocation, summarise_allocation
 
@@ -57,22 +61,52 @@ def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1) -> list[
                             regions=job.regions, pricing=job.pricing, gpus=job.accelerators,
                             exclude=job.exclude, quotas=quotas)
         except PlannerError as exc:
-            raise PlannerError(f"{team_plan.source}: {job.where}: {exc}") from None
+            raise PlannerError(f"{team_plan.source}: {job.where}: {in_team_terms(str(exc))}") \
+                from None
         keys.append((job.workload, c))
     results = _run_plans(list(dict.fromkeys(keys)), cat, A, calibration, workers)
     out = []
     for job, key in zip(team_plan.jobs, keys, strict=True):
         kind, value = results[key]
         if kind == "error":
-            raise PlannerError(f"{team_plan.source}: {job.where}: {value}")
+            raise PlannerError(f"{team_plan.source}: {job.where}: {in_team_terms(value)}")
         if kind == "infeasible":
-            raise PlannerError(
-                f"{team_plan.source}: {job.where}: nothing finishes between earliest_start "
-                f"{job.earliest_start} and deadline {job.deadline}: {value['reason']}. To fix: "
-                f"move the deadline later (the fastest plan needs {value['fastest_days']:,.1f} "
-                "days), raise max_gpus, or allow more clouds, accelerators or pricing models")
+            raise PlannerError(f"{team_plan.source}: {job.where}: nothing finishes between "
+                               f"earliest_start {job.earliest_start} and deadline "
+                               f"{job.deadline}: {_why_nothing(team_plan, job, value)}")
+        # Identical jobs get the same list (one plan() each): allocate_candidates groups them.
         out.append(value)
     return out
+
+
+# How plan()'s messages name its inputs (`max_gpus`), in a team plan: the job's YAML keys.
+# Without this the CLI would turn them into flags (--max-gpus) that `report` does not take.
+TEAM_KEYS = {"max_gpus": "the job's max_gpus", "gpu": "accelerators", "gpus": "accelerators",
+             "recompute": "the workload's recompute", "deadline_hours": "deadline",
+             "quotas": "quotas", "min_probability": "the job's min_probability"}
+
+
+def in_team_terms(message: str) -> str:
+    """A plan() message with every `field` written as the team plan's key (no backticks)."""
+    return refer_to_fields(message, lambda field: TEAM_KEYS.get(field, field))
+
+
+def _why_nothing(team_plan, job, value: dict) -> str:
+    """Why a job has no candidate, and what to change: the deadline when even the fastest plan
+    is too slow, else the quotas (a cap of 0 says so: "move the deadline later (the fastest
+    plan needs 0.0 days)" would send the user the wrong way)."""
+    reason, days = value["reason"], value["fastest_days"]
+    if "quota" in reason and days * 24 <= job.window_hours:
+        zero = [scope_label(key) for key, caps in scopes(team_plan.quotas).items()
+                if max(c for c in (caps["all"], *caps["months"].values()) if c is not None)
+                == 0]
+        what = (f"the quotas allow no GPUs ({', '.join(zero)}: gpus 0)" if zero else
+                "the quotas allow too few GPUs for any plan that meets the deadline")
+        return (f"{what}. To fix: raise the gpus of the quotas that cover this job in the team "
+                "plan, or allow clouds, regions or accelerators they do not cover")
+    return (f"{in_team_terms(reason)}. To fix: move the deadline later (the fastest plan needs "
+            f"{days:,.1f} days), raise the job's max_gpus, or allow more clouds, accelerators "
+            "or pricing models")
 
 
 def _plan_one(key, state: tuple):
@@ -84,7 +118,7 @@ def _plan_one(key, state: tuple):
     try:
         res = plan_options(workload, cat, c, assumptions=A, calibration=calibration,
                            top_n=TOP_N)
-    except PlannerError as exc:
+    except GpuplanError as exc:  # a planner or catalog error (e.g. an unknown name)
         return "error", str(exc)
     if res.infeasible_reason is not None:
         return "infeasible", {"reason": res.infeasible_reason,
@@ -156,13 +190,35 @@ def _hours(d: dt.date, epoch: dt.date) -> float:
 
 
 def build_options(team_plan, candidates: Sequence[Sequence[dict]], A=None):
-    """Candidates × start offsets that end by the deadline, as arrays, with their records.
-    The probabilities of later starts (a shorter window) are computed in one vectorised call
-    over all options (elementwise: the same figures as one call per option)."""
-    A = A or Assumptions()
+    """Candidates × start offsets that end by the deadline, as arrays, with their records
+    (one set per job; ``allocate_candidates`` lists a group of identical jobs once)."""
     epoch = min(j.earliest_start for j in team_plan.jobs)
-    pending = []  # (job, cand, offset, start, wall, window or None)
+    options, rec = _options_of(team_plan.jobs, candidates, epoch)
+    return options, rec, epoch
+
+
+def identical_jobs(team_plan, candidates: Sequence[Sequence[dict]]) -> tuple[list[int],
+                                                                               list[int]]:
+    """(the group of every job, the first job of every group): jobs with the same candidate
+    list (``job_candidates`` hands identical jobs one list), window, start offsets,
+    min_probability and priority have the same run options (``_milp``'s docstring)."""
+    group_of, first, seen = [], [], {}
     for j, (job, cands) in enumerate(zip(team_plan.jobs, candidates, strict=True)):
+        key = (id(cands), job.earliest_start, job.deadline, job.start_offsets_days,
+               job.min_probability, job.priority)
+        if key not in seen:
+            seen[key] = len(first)
+            first.append(j)
+        group_of.append(seen[key])
+    return group_of, first
+
+
+def _options_of(jobs, candidates, epoch: dt.date):
+    """The run options of ``jobs`` (``Options.job`` indexes this sequence). The probabilities
+    of later starts (a shorter window) are computed in one vectorised call over all options
+    (elementwise: the same figures as one call per option)."""
+    pending = []  # (job, cand, offset, start, wall, window or None)
+    for j, (job, cands) in enumerate(zip(jobs, candidates, strict=True)):
         t0, t_end = _hours(job.earliest_start, epoch), _hours(job.deadline, epoch)
         for cand in cands:
             wall = float(cand["wall_clock_hours"])
@@ -175,7 +231,7 @@ def build_options(team_plan, candidates: Sequence[Sequence[dict]], A=None):
     rec, cols = [], {k: [] for k in ("job", "cost", "gpus", "start", "end", "delay")}
     scope = []
     for (j, cand, d, start, wall, _), p in zip(pending, prob, strict=True):
-        job = team_plan.jobs[j]
+        job = jobs[j]
         if job.min_probability and p < job.min_probability:
             continue
         rec.append((cand, d, p))
@@ -190,7 +246,7 @@ def build_options(team_plan, candidates: Sequence[Sequence[dict]], A=None):
                       start_hours=np.array(cols["start"], dtype=float),
                       end_hours=np.array(cols["end"], dtype=float), scope=tuple(scope),
                       delay_days=np.array(cols["delay"], dtype=float))
-    return options, rec, epoch
+    return options, rec
 
 
 def _probabilities(pending) -> list[float]:
@@ -215,13 +271,18 @@ def allocate_candidates(team_plan, candidates: Sequence[Sequence[dict]], *, cata
                         assumptions=None, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
                         ) -> Allocation:
     """The team MILP over given candidates (plan() dicts, or synthetic ones in tests)."""
-    options, rec, epoch = build_options(team_plan, candidates, assumptions)
+    group_of, first = identical_jobs(team_plan, candidates)
+    epoch = min(j.earliest_start for j in team_plan.jobs)
+    options, rec = _options_of([team_plan.jobs[j] for j in first],
+                               [candidates[j] for j in first], epoch)
     names = [j.name for j in team_plan.jobs]
     try:
         sol = solve(options, job_names=names, quotas=team_plan.quotas,
                     budgets=dict(team_plan.budgets), epoch=epoch,
-                    priority=[j.priority for j in team_plan.jobs], time_limit_s=time_limit_s)
+                    priority=[j.priority for j in team_plan.jobs], time_limit_s=time_limit_s,
+                    job_group=group_of)
     except PlannerError as exc:
         raise type(exc)(f"{team_plan.source}: {exc}", *(
             (exc.relaxations,) if isinstance(exc, AllocationInfeasibleError) else ())) from None
-    return summarise_allocation(team_plan, options, rec, sol, epoch, catalog_info)
+    return summarise_allocation(team_plan, options, rec, sol, epoch, catalog_info,
+                                job_group=group_of)

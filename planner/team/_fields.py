@@ -7,6 +7,8 @@ stay short).
 from __future__ import annotations
 
 import datetime as dt
+import math
+import re
 from collections.abc import Iterable
 
 from catalog import Catalog, GpuplanError, UnknownNameError
@@ -28,6 +30,34 @@ HUGE = 10**30  # integers above this are "a huge number" in messages (repr of 10
 
 class TeamPlanError(PlannerError):
     """A team plan or actuals file that cannot be used; the message names the place."""
+
+
+# YAML 1.1 reads a number in exponent form as text unless it has a dot and a signed exponent
+# (1.0e+13). catalog's YAML reader now reads 1e13 as a number, but a plan given as data (the
+# app, JSON, a quoted "1e13") still brings strings where the CLI would accept 2e12.
+_EXPONENT_FORM = re.compile(
+    r"[+-]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][+-]?[0-9]+")
+
+
+def number(value):
+    """A string in exponent form ('1e13', '2.5E-1') as the float it spells; anything else
+    unchanged, so the caller's own check refuses it ('1e400', 'nan', 'inf' and garbage stay
+    strings and are refused there, quoted back as written)."""
+    if isinstance(value, str) and len(value) <= 40 and _EXPONENT_FORM.fullmatch(value.strip()):
+        x = float(value.strip().replace("_", ""))
+        if math.isfinite(x):
+            return x
+    return value
+
+
+def whole_number(value):
+    """``number``, and a float with no fraction as an int, for the whole-number fields
+    (max_gpus, priority, quota gpus, seq_len …): 1e3 arrives as 1000.0 and means 1000, as an
+    integral float does in a config.json; 1.5 stays a float, which ``whole`` refuses."""
+    x = number(value)
+    if isinstance(x, float) and x.is_integer() and abs(x) <= HUGE:
+        return int(x)
+    return x
 
 
 def no_unknown(entry: dict, allowed: Iterable[str], at: str) -> None:
@@ -87,6 +117,7 @@ def probability(value, at: str) -> float | None:
     """A probability in (0, 1]; 0 disables the requirement (0.0), None when not given."""
     if value is None:
         return None
+    value = number(value)
     if isinstance(value, int | float) and not isinstance(value, bool) and value == 0:
         return 0.0
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
@@ -96,8 +127,11 @@ def probability(value, at: str) -> float | None:
 
 
 def offsets(value, at: str) -> tuple[int, ...]:
+    value = whole_number(value)
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
+    if isinstance(value, list | tuple):
+        value = [whole_number(v) for v in value]
     if (not isinstance(value, list | tuple) or not value or len(value) > MAX_OFFSETS
             or any(not whole(v, 0, MAX_OFFSET_DAYS) for v in value)):
         raise TeamPlanError(f"{at}: must be a list of at most {MAX_OFFSETS} whole days from 0 "
@@ -158,6 +192,7 @@ def budgets(value, source: str) -> tuple[tuple[str, float], ...]:
         except ValueError:
             raise TeamPlanError(f"{at}: not a period. To fix: use a month \"2027-03\", a "
                                 "quarter 2027Q2, or total") from None
+        usd = number(usd)
         # Compared before float(): float(10**400) raises, and NaN fails every comparison.
         if isinstance(usd, bool) or not isinstance(usd, int | float) \
                 or not 0 <= usd <= MAX_BUDGET_USD:

@@ -11,6 +11,7 @@ come from someone else (an upload): its ``config:`` paths are refused unless
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from catalog import Catalog, CatalogFileError, load_yaml_text, read_json_file, read_user_text
@@ -31,15 +32,40 @@ def load_team_plan(path_or_text: str | Path, *, catalog: Catalog,
     """
     try:
         text, source, base = _read_source(path_or_text)
-        data = load_yaml_text(text, what=source) if text.strip() else None
     except CatalogFileError as exc:  # one error type for "this team plan cannot be used"
         raise TeamPlanError(str(exc)) from None
+    try:
+        data = load_yaml_text(text, what=source) if text.strip() else None
+    except CatalogFileError as exc:
+        raise TeamPlanError(_not_yaml(text, source) or str(exc)) from None
+    if not isinstance(data, dict) and text.strip() and _not_yaml(text, source):
+        raise TeamPlanError(_not_yaml(text, source))
     if allow_config_paths is None:
         allow_config_paths = base is not None
     configs = {}
     if allow_config_paths:
         data, configs = _configs(data, base or Path(), source)
     return parse_team_plan(data, catalog=catalog, source=source, configs=configs)
+
+
+# What a TOML file has and a YAML mapping does not: a [table] or [[array]] header, or a
+# `key = value` line (YAML writes `key: value`).
+_TOML_LINE = re.compile(r"\s*(\[\[?\s*[\w.\-\" ]+\s*\]\]?|[\w\-\"]+\s*=\s*\S.*)\s*(#.*)?")
+
+
+def _not_yaml(text: str, source: str) -> str | None:
+    """Why a team file is not YAML when it looks like TOML (parsed as YAML, TOML gives
+    "expected '<document start>'", or a plain string); None otherwise."""
+    for n, line in enumerate(text.splitlines()[:200], start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if _TOML_LINE.fullmatch(line):
+            shown = line.strip() if len(line.strip()) <= 40 else line.strip()[:39] + "…"
+            return (f"{source}: line {n} {shown!r} looks like TOML; a team file must be YAML. "
+                    "To fix: write it as YAML (`key: value`, lists as `- item`; see README, "
+                    "'Team budgets and reports', and docs/team.md)")
+        return None  # the first content line decides: YAML with a syntax error is not TOML
+    return None
 
 
 def _read_source(path_or_text: str | Path) -> tuple[str, str, Path | None]:

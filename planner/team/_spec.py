@@ -70,11 +70,13 @@ from ._fields import (
     date,
     names,
     no_unknown,
+    number,
     offsets,
     probability,
     show,
     text,
     whole,
+    whole_number,
 )
 
 DEFAULT_START_OFFSETS_DAYS = (0, 7, 14)
@@ -91,6 +93,12 @@ WORKLOAD_FIELDS = ("model", "config", "params", "active_params", "experts",
                    *ARCH_FIELDS)
 
 MAX_JOBS = 500
+# Distinct jobs × their start offsets (identical jobs count once: the MILP lists their options
+# once, ``_milp``). A pair brings ~40–60 run options (binaries); measured on 2 cores, 100
+# distinct jobs × 32 offsets (124,000 options) plan and solve in 46 s and 0.5 GB, 270,000
+# options take 45 s in the MILP alone and 0.75 GB, and 500 × 32 (700,000) ran into the solver's
+# time limit for minutes with 1.5–2.7 GB. Real plans: 50 jobs × 3 starts.
+MAX_JOB_STARTS = 4_000
 MAX_JOB_GPUS = 65_536
 MAX_PRIORITY = 1_000_000
 MAX_WINDOW_DAYS = 3653  # 10 years, as a plan's deadline (``parse_deadline``)
@@ -184,8 +192,10 @@ def parse_team_plan(data: Any, *, catalog: Catalog, source: str = "team.yaml",
                                 f"jobs[{seen[job.name]}]. To fix: give every job a unique name")
         seen[job.name] = i
         jobs.append(job)
+    _check_size(jobs, source)
     try:
-        quotas = parse_quota_rules(data.get("quotas"), catalog, source)
+        quotas = parse_quota_rules(_numbers_in(data.get("quotas"), ("gpus",), whole_number),
+                                   catalog, source)
     except GpuplanError as exc:
         raise TeamPlanError(f"{exc}{'' if 'To fix' in str(exc) else '. ' + FIX}") from None
     name = data.get("name")
@@ -227,12 +237,12 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, 
                     "pricing model") or DEFAULT_PRICING
     accs = tuple(accelerator(catalog, a, f"{at}: accelerators")
                  for a in names(entry.get("accelerators"), f"{at}: accelerators", None))
-    exclude = names(entry.get("exclude"), f"{at}: exclude", None)
-    max_gpus = entry.get("max_gpus", DEFAULT_MAX_GPUS)
+    exclude = _exclude(entry.get("exclude"), f"{at}: exclude", catalog)
+    max_gpus = whole_number(entry.get("max_gpus", DEFAULT_MAX_GPUS))
     if not whole(max_gpus, 1, MAX_JOB_GPUS):
         raise TeamPlanError(f"{at}: max_gpus must be a whole number >= 1 and <= "
                             f"{MAX_JOB_GPUS:,}, got {show(max_gpus)}. To fix: e.g. max_gpus: 256")
-    priority = entry.get("priority", 0)
+    priority = whole_number(entry.get("priority", 0))
     if not whole(priority, -MAX_PRIORITY, MAX_PRIORITY):
         raise TeamPlanError(f"{at}: priority must be a whole number (higher is more important,"
                             f" at most {MAX_PRIORITY:,}), got {show(priority)}. To fix: e.g. "
@@ -255,6 +265,47 @@ def _or(value, default):
     return default if value is None else value
 
 
+def _numbers_in(entries, keys: tuple[str, ...], convert):
+    """A list of mappings (quota rules, override entries) with ``keys`` in exponent form read
+    as numbers (``number``); anything else is left for its own parser to refuse."""
+    if not isinstance(entries, list):
+        return entries
+    return [{k: convert(v) if k in keys else v for k, v in e.items()} if isinstance(e, dict)
+            else e for e in entries]
+
+
+def _check_size(jobs: list[Job], source: str) -> None:
+    """At most MAX_JOB_STARTS (distinct job, start offset) pairs, before anything is planned."""
+    distinct = {}
+    for j in jobs:
+        key = (j.workload, j.earliest_start, j.deadline, j.priority, j.clouds, j.regions,
+               j.pricing, j.accelerators, j.exclude, j.max_gpus, j.min_probability,
+               j.start_offsets_days)
+        distinct.setdefault(key, j)
+    pairs = sum(len(j.start_offsets_days) for j in distinct.values())
+    if pairs > MAX_JOB_STARTS:
+        most = max(distinct.values(), key=lambda j: len(j.start_offsets_days))
+        raise TeamPlanError(
+            f"{source}: {len(distinct):,} distinct jobs with {pairs:,} start offsets in all "
+            f"(jobs[{most.index}] {most.name!r} has {len(most.start_offsets_days)}); at most "
+            f"{MAX_JOB_STARTS:,} can be allocated in reasonable time (identical jobs count "
+            "once). To fix: give fewer start_offsets_days (e.g. [0, 7, 14]) or split the plan "
+            "into several files")
+
+
+def _exclude(value, at: str, catalog: Catalog) -> tuple[str, ...]:
+    """Instance types, clouds or regions, checked here so that a typo names the job and the
+    key (plan() would check them too, but its message names the CLI's --exclude)."""
+    listed = names(value, at, None)
+    if not listed:
+        return listed
+    known = {t.name for t in catalog.instance_types} | set(catalog.regions()) | set(CLOUDS)
+    for name in listed:
+        if name not in known:
+            raise TeamPlanError(str(UnknownNameError(
+                "instance type, cloud or region", name, known, where=at,
+                hint="exclude takes instance types (p4d.24xlarge), clouds or regions")))
+    return listed
 
 
 def _workload(value, at: str, configs: Mapping[str, Mapping]) -> tuple[WorkloadSpec, Workload]:
@@ -262,6 +313,7 @@ def _workload(value, at: str, configs: Mapping[str, Mapping]) -> tuple[WorkloadS
         raise TeamPlanError(f"{at}: expected a mapping such as {{model: llama3-8b, tokens: 1T}}"
                             f". {FIX}")
     no_unknown(value, WORKLOAD_FIELDS, at)
+    value = {k: whole_number(v) if k in WHOLE_FIELDS else v for k, v in value.items()}
     for k, v in value.items():
         # An empty value must not quietly mean "the default" (tokens: '' is a mistake).
         if v is None or (isinstance(v, str) and not v.strip()):
@@ -300,6 +352,9 @@ def _overrides(value, source: str):
     """Inline price overrides, validated by the catalog's own overrides parser."""
     if value is None:
         return None
+    if isinstance(value, dict):
+        value = {k: _numbers_in(v, ("percent", "usd_per_hour"), number)
+                 for k, v in value.items()}
     try:
         parsed = parse_overrides(value, source=f"{source}: overrides")
     except OverrideError as exc:

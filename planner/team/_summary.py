@@ -58,13 +58,17 @@ def workload_label(job) -> str:
         f"{what}, {tokens / 1e12:,.3g}T tokens"
 
 
-def summarise_allocation(team_plan, options, rec, sol, epoch: dt.date, catalog_info: dict):
+def summarise_allocation(team_plan, options, rec, sol, epoch: dt.date, catalog_info: dict,
+                         job_group: Sequence[int] | None = None):
+    """``job_group``: the group of identical jobs of every job (``Options.job`` indexes
+    groups, ``_milp``'s docstring); default: every job its own."""
     chosen = list(sol.choice)
+    group_of = list(range(len(team_plan.jobs))) if job_group is None else list(job_group)
     s, e = options.start_hours[chosen], options.end_hours[chosen]
     months = month_edges(epoch, float(e.max()))
     shares = month_shares(s, e, months)
     labels = [m[0] for m in months]
-    counts = np.bincount(options.job, minlength=len(team_plan.jobs))
+    counts = np.bincount(options.job, minlength=max(group_of) + 1)
     jobs = []
     for j, (job, k) in enumerate(zip(team_plan.jobs, chosen, strict=True)):
         cand, delay, prob = rec[k]
@@ -88,7 +92,7 @@ def summarise_allocation(team_plan, options, rec, sol, epoch: dt.date, catalog_i
             "price_flags": list(cand.get("price_flags", ())),
             "wall_clock_hours": float(cand["wall_clock_hours"]), "gpu_hours": gpu_hours,
             "cost_usd": cost, "deadline_probability": prob, "mfu": cand.get("mfu"),
-            "plan": dict(cand.get("plan") or {}), "options_considered": int(counts[j]),
+            "plan": dict(cand.get("plan") or {}), "options_considered": int(counts[group_of[j]]),
             "cost_by_month": {labels[m]: cost * float(shares[j, m])
                               for m in range(len(labels)) if shares[j, m] > 0},
             "gpu_hours_by_month": {labels[m]: gpu_hours * float(shares[j, m])

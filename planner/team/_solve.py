@@ -1,0 +1,227 @@
+"""Solving the team programme (``_milp`` writes it out and builds it) and saying what to
+change when nothing fits: the elastic programmes of ``_milp``'s docstring, their positive
+slacks as one readable line (a handful of changes, then how many more)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..model import PlannerError, format_usd
+from ..search import QuotaRule
+from ._milp import (
+    DEFAULT_MIP_REL_GAP,
+    DEFAULT_TIME_LIMIT_S,
+    AllocationInfeasibleError,
+    Groups,
+    Options,
+    Rows,
+    Solution,
+    build,
+    check_inputs,
+    group_rank,
+    run_milp,
+    scope_label,
+    tie,
+)
+
+# Changes named in an error line before "… and N more": an infeasible plan of 500 jobs may
+# need 400 of them dropped, and a 10 KB line helps nobody (``relaxations`` lists them all).
+MAX_LISTED = 4
+
+
+def solve(options: Options, *, job_names: Sequence[str], quotas: Sequence[QuotaRule] = (),
+          budgets: Mapping[str, float] | None = None, epoch: dt.date,
+          priority: Sequence[int] | None = None, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+          mip_rel_gap: float = DEFAULT_MIP_REL_GAP,
+          job_group: Sequence[int] | None = None) -> Solution:
+    """Choose one option per job: the programme in ``_milp``'s docstring.
+
+    ``job_group``: for every job, the group of identical jobs it belongs to; ``options.job``
+    then indexes groups (a group's options are listed once). Default: every job its own group.
+    ``Solution.choice`` has one option per job either way."""
+    budgets = dict(budgets or {})
+    groups = Groups.of(job_group, len(job_names))
+    check_inputs(options, job_names, groups, quotas, budgets)
+    t0 = time.perf_counter()
+    n = len(options)
+    rank = group_rank(priority, groups)
+    R, _months = build(options, groups, quotas, budgets, epoch)
+    c = options.cost_usd + tie(options, rank)
+    upper = groups.copies[options.job] if n else np.zeros(0)
+    res = run_milp(c, R, n, np.ones(n), upper, time_limit_s=time_limit_s, gap=mip_rel_gap)
+    if res.status == 2:
+        raise _diagnose(options, R, job_names, groups, rank, time_limit_s)
+    if res.x is None:
+        raise PlannerError(f"the allocation solver stopped without a schedule ({res.message}). "
+                           "To fix: allow fewer start offsets or fewer jobs per plan, or retry")
+    if res.status not in (0, 1):
+        raise PlannerError(f"the allocation solver failed: {res.message}")
+    x = np.round(res.x).astype(int)
+    _verify(R, x)
+    choice = _choices(x, options, groups)
+    return Solution(choice=choice, cost_usd=float(options.cost_usd[list(choice)].sum()),
+                    optimal=res.status == 0, mip_gap=getattr(res, "mip_gap", None),
+                    variables=n, rows=len(R.lb), seconds=time.perf_counter() - t0,
+                    message=str(res.message))
+
+
+def _choices(x: np.ndarray, options: Options, groups: Groups) -> tuple[int, ...]:
+    """One option per job: a group's chosen options (each as often as the solution says),
+    earliest start first, to its jobs in file order."""
+    out = [0] * len(groups.of_job)
+    for g, members in enumerate(groups.members):
+        picked = np.flatnonzero((options.job == g) & (x[:len(options)] > 0))
+        runs = sorted((float(options.start_hours[k]), int(k)) for k in picked
+                      for _ in range(int(x[k])))
+        if len(runs) != len(members):
+            raise PlannerError(f"the allocation solver returned {len(runs)} plans for "
+                               f"{len(members)} job(s) (group {g}). To fix: report this as a bug")
+        for j, (_, k) in zip(members, runs, strict=True):
+            out[j] = k
+    return tuple(out)
+
+
+def _verify(R: Rows, x: np.ndarray) -> None:
+    """Check the rounded solution against every row (the solver works in floating point)."""
+    for r, (lb, ub) in enumerate(zip(R.lb, R.ub, strict=True)):
+        v = float(np.dot(R.vals[r], x[R.cols[r]]))
+        if v < lb - 1e-6 * max(1, abs(lb)) or v > ub + 1e-6 * max(1, abs(ub)):
+            raise PlannerError(f"the allocation solver returned a schedule that breaks "
+                               f"{R.meta[r]} ({v:g} not in [{lb:g}, {ub:g}]). To fix: report "
+                               "this as a bug")
+
+
+# ---- diagnosis -------------------------------------------------------------------------------
+
+def _elastic(options: Options, R: Rows, mode: str, groups: Groups, rank: np.ndarray,
+             time_limit_s: float):
+    """Solve an elastic version (``_milp``'s docstring): (positive slacks, the schedule's cost,
+    whether it is proven optimal); None when even that is infeasible."""
+    n, n_jobs = len(options), len(groups.of_job)
+    copies = groups.copies
+    cost_scale = 1e-3 / max(float((options.cost_usd * copies[options.job]).sum()), 1.0)
+    c = list(options.cost_usd * cost_scale)
+    integ, upper = [1.0] * n, list(copies[options.job])
+    E = Rows(list(R.rows), list(R.cols), list(R.vals), list(R.lb), list(R.ub), list(R.meta))
+    slack_meta = []
+    slack_cols: dict = {}
+    for r, meta in enumerate(R.meta):
+        kind = meta["kind"]
+        if kind == "quota" and mode in ("quotas", "both"):
+            key = ("quota", meta["scope"], meta["month"])
+            weight = 1.0
+        elif kind == "budget" and mode in ("budgets", "both"):
+            key = ("budget", meta["period"])
+            weight = 1.0 if mode == "budgets" else 1e-3
+        elif kind == "job" and mode == "jobs":
+            key = ("job", meta["job"])
+            weight = 1.0 + n_jobs * rank[meta["job"]]
+        else:
+            continue
+        if key not in slack_cols:
+            slack_cols[key] = n + len(slack_meta)
+            slack_meta.append((key, meta))
+            c.append(weight)
+            integ.append(1.0 if kind == "job" else 0.0)
+            upper.append(copies[meta["job"]] if kind == "job" else np.inf)
+        col = slack_cols[key]
+        E.cols[r] = np.append(E.cols[r], col)
+        E.vals[r] = np.append(E.vals[r], 1.0 if kind == "job" else -1.0)
+        E.rows[r] = np.full(len(E.cols[r]), r)
+    if not slack_meta:
+        return None
+    res = run_milp(np.array(c), E, len(c), np.array(integ), np.array(upper),
+                   time_limit_s=time_limit_s, gap=1e-6)
+    if res.x is None:
+        return None
+    out = []
+    for i, (key, meta) in enumerate(slack_meta):
+        v = float(res.x[n + i])
+        if v > 1e-6:
+            out.append((key, meta, v))
+    x = np.round(res.x[:n])
+    return out, float(np.dot(options.cost_usd, x)), res.status == 0
+
+
+def _change(key, meta, v: float, job_names, groups: Groups) -> list[tuple[str, dict]]:
+    """(text, record) of each change one positive slack asks for."""
+    if key[0] == "quota":
+        more = math.ceil(v - 1e-6)
+        return [(f"+{more:,} GPUs of {scope_label(meta['scope'])} in {meta['month']} (quota "
+                 f"{meta['cap']:,})", {"kind": "quota", "scope": scope_label(meta["scope"]),
+                                       "month": meta["month"], "cap_gpus": meta["cap"],
+                                       "more_gpus": more})]
+    if key[0] == "budget":
+        # whole dollars, except below $1 (a budget of $0.50 short by $0.25)
+        more = math.ceil(v - 1e-6) if v >= 1 else math.ceil(v * 100 - 1e-6) / 100
+        budget = format_usd(meta["budget_usd"])
+        return [(f"+{format_usd(more)} in {meta['period']} (budget {budget})",
+                 {"kind": "budget", "period": meta["period"],
+                  "budget_usd": meta["budget_usd"], "more_usd": more})]
+    members = groups.members[meta["job"]]
+    dropped = members[len(members) - min(len(members), round(v)):]  # the group's last jobs
+    return [(job_names[j], {"kind": "drop_job", "job": job_names[j]}) for j in dropped]
+
+
+def _listed(texts: Sequence[str], sep: str = " and ", more: str = "more") -> str:
+    """At most MAX_LISTED of ``texts`` joined by ``sep``, then how many are left out."""
+    if len(texts) <= MAX_LISTED:
+        return sep.join(texts)
+    return sep.join(texts[:MAX_LISTED]) + f"{sep}… and {len(texts) - MAX_LISTED:,} {more}"
+
+
+def _drops(names: Sequence[str]) -> str:
+    if len(names) <= MAX_LISTED:
+        return " and ".join(f"drop job {n!r}" for n in names)
+    shown = ", ".join(repr(n) for n in names[:MAX_LISTED])
+    return f"drop {len(names):,} jobs: {shown} … and {len(names) - MAX_LISTED:,} more"
+
+
+def _diagnose(options: Options, R: Rows, job_names, groups: Groups, rank,
+              time_limit_s) -> PlannerError:
+    kinds = {m["kind"] for m in R.meta}
+    modes = [m for m in ("quotas", "budgets", "jobs")
+             if not (m == "quotas" and "quota" not in kinds or m == "budgets"
+                     and "budget" not in kinds)]
+    # The elastic programmes share one time limit (each the rest of it divided by the
+    # programmes left), so a diagnosis never takes longer than the solve that failed.
+    until = time.perf_counter() + time_limit_s
+    found, proven = {}, True
+
+    def run(mode: str, left: int) -> None:
+        nonlocal proven
+        share = max(1.0, (until - time.perf_counter()) / left)
+        got = _elastic(options, R, mode, groups, rank, share)
+        found[mode] = got and got[:2]
+        proven = proven and (got is None or got[2])
+
+    for i, mode in enumerate(modes):
+        run(mode, len(modes) - i + ({"quota", "budget"} <= kinds))
+    if found.get("quotas") is None and found.get("budgets") is None \
+            and {"quota", "budget"} <= kinds:
+        run("both", 1)
+    parts, relax, binding = [], [], []
+    for mode in ("quotas", "budgets", "both", "jobs"):
+        got = found.get(mode)
+        if not got:
+            continue
+        slacks, cost = got
+        changes = [ch for k, m, v in slacks for ch in _change(k, m, v, job_names, groups)]
+        relax.append({"relax": mode, "changes": [rec for _, rec in changes], "cost_usd": cost})
+        texts = [t for t, _ in changes]
+        parts.append((_drops(texts) if mode == "jobs" else _listed(texts, more="more changes"))
+                     + f" (then {format_usd(cost)})")
+        binding.extend(f"quota {scope_label(m['scope'])} in {m['month']}" if k[0] == "quota"
+                       else f"budget {m['period']}" for k, m, _ in slacks if k[0] != "job")
+    what = _listed(list(dict.fromkeys(binding)), "; ") or "the quotas and budgets together"
+    which = "Cheapest relaxations" if proven else \
+        "Relaxations found within the time limit (maybe not the cheapest)"
+    return AllocationInfeasibleError(
+        f"no allocation meets every quota and budget; binding: {what}. {which}: "
+        + ("; or ".join(parts) or "none found") + ". To fix: raise that quota or budget in the "
+        "team plan, widen a job's window, clouds or accelerators, or drop a job", relax)

@@ -1,0 +1,349 @@
+"""Regression tests for what a fuzz run of `gpuplan report` found (inputs like
+/tmp/fuzz/cases/team/big500.yaml, toml.toml, excl_typo.yaml). Each test is named after the
+bug it pins; all run offline in seconds (jobs are restricted to one cloud and accelerator, or
+the MILP gets synthetic candidates from conftest)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import planner.cli._report_cmds  # noqa: F401  (registers `report` on the app)
+from planner.cli import main
+from planner.search import QuotaRule
+from planner.team import (
+    AllocationInfeasibleError,
+    Options,
+    TeamPlanError,
+    allocate_candidates,
+    load_team_plan,
+    parse_team_plan,
+    solve,
+)
+
+from .conftest import CATALOG_INFO, H100, cand
+
+EPOCH = dt.date(2027, 3, 1)
+SMALL_JOB = {"name": "j1", "clouds": ["aws"], "accelerators": ["H100"], "max_gpus": 64,
+             "pricing": ["on_demand"], "workload": {"params": "1B", "tokens": "20B"},
+             "earliest_start": "2027-03-01", "deadline": "2027-03-20"}
+
+
+def _write(tmp_path, data, name="team.yaml"):
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _report(args, capsys) -> tuple[int, str, str]:
+    code = main(["report", *map(str, args)])
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err.strip()
+
+
+def _one_error_line(err: str) -> str:
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("error: ") and "To fix" in err and "Traceback" not in err
+    return err
+
+
+# -- 1. 500 identical jobs × 32 offsets: 209 s, 2.7 GB, then a 10 KB error line -------------
+
+def _identical_team(n_jobs: int, offsets: int = 32, budgets=None) -> dict:
+    return {"name": "identical", "start_offsets_days": list(range(offsets)),
+            "jobs": [{**SMALL_JOB, "name": f"j{i}"} for i in range(n_jobs)],
+            "budgets": budgets or {}}
+
+
+def test_identical_jobs_are_listed_once_in_the_milp(catalog):
+    """500 copies of a job share one set of run options (an integer count per option), so the
+    programme has one job's columns, not 500 × as many binaries, and still one plan per job."""
+    one = [cand("aws", "us-east-1", H100, 64, 100, 24.0),
+           cand("aws", "us-east-1", H100, 32, 180, 24.0),
+           cand("gcp", "us-central1", "A100-SXM4-80GB", 64, 150, 10.0)]
+    plan = parse_team_plan({**_identical_team(500), "quotas": [
+        {"cloud": "aws", "gpus": 640}]}, catalog=catalog, source="big.yaml")
+    t0 = time.perf_counter()
+    alloc = allocate_candidates(plan, [one] * 500, catalog_info=CATALOG_INFO)
+    assert time.perf_counter() - t0 < 30  # minutes before
+    assert alloc.solver["options"] <= 3 * 32  # one job's options, not 500 × 96
+    assert len(alloc.jobs) == 500 and alloc.solver["optimal"]
+    # every job has its own plan; together they respect the quota (at most 10 × 64 on aws)
+    assert all(q["peak_gpus"] <= q["cap_gpus"] for q in alloc.quotas)
+    starts = [j["start"] for j in alloc.jobs]
+    assert starts == sorted(starts)  # a group's jobs take its runs earliest start first
+
+
+def test_500_identical_jobs_report_quickly_with_a_short_error(tmp_path, capsys):
+    team = _identical_team(500, budgets={"2027-03": 2_000, "2027-04": 2_000})
+    out = tmp_path / "budget.html"
+    t0 = time.perf_counter()
+    code, _, err = _report([_write(tmp_path, team), "--out", out, "--workers", "1"], capsys)
+    assert time.perf_counter() - t0 < 60  # 209 s before
+    assert code == 2 and not out.exists()
+    err = _one_error_line(err)
+    assert len(err) < 800, len(err)  # ~10 KB before: 420 "drop job" clauses
+    assert "… and" in err and "more" in err
+    assert err.count("drop job") <= 1
+
+
+@pytest.mark.parametrize("n_drop", [3, 12])
+def test_an_infeasible_plan_names_a_handful_of_jobs_to_drop_then_how_many_more(n_drop):
+    # n_drop + 1 jobs, each needing all of a 64-GPU quota at the same time: drop all but one
+    n = n_drop + 1
+    opts = Options(job=np.arange(n), cost_usd=np.full(n, 100.0), gpus=np.full(n, 64.0),
+                   start_hours=np.zeros(n), end_hours=np.full(n, 10.0),
+                   scope=(("aws", "us-east-1", H100),) * n)
+    with pytest.raises(AllocationInfeasibleError) as err:
+        solve(opts, job_names=[f"job-{i}" for i in range(n)], epoch=EPOCH,
+              quotas=[QuotaRule(gpus=64, cloud="aws")])
+    msg = str(err.value)
+    drops = next(r for r in err.value.relaxations if r["relax"] == "jobs")["changes"]
+    assert len(drops) == n_drop  # the record lists every job …
+    if n_drop > 4:  # … the line only a few
+        assert f"drop {n_drop} jobs: " in msg and f"… and {n_drop - 4} more" in msg
+        assert msg.count("'job-") == 4
+    else:
+        assert msg.count("drop job") == n_drop
+    assert "To fix" in msg
+
+
+@st.composite
+def grouped_instances(draw):
+    """Groups of identical jobs: their options once (``job_group``) or once per job."""
+    sizes = [draw(st.integers(1, 3)) for _ in range(draw(st.integers(1, 3)))]
+    rows = []
+    for g in range(len(sizes)):
+        for _ in range(draw(st.integers(1, 3))):
+            start = draw(st.integers(0, 40)) * 24
+            rows.append((g, float(draw(st.integers(1, 50)) * 100), draw(st.sampled_from([8, 32])),
+                         start, start + draw(st.integers(1, 30)) * 24))
+    cap = draw(st.sampled_from([32, 48, 64]))
+    budget = float(draw(st.integers(1, 30)) * 500)
+    return sizes, rows, cap, budget
+
+
+def _opts(rows, job_of_row) -> Options:
+    _, cost, gpus, start, end = zip(*rows, strict=True)
+    return Options(job=np.array(job_of_row), cost_usd=np.array(cost),
+                   gpus=np.array(gpus, float), start_hours=np.array(start, float),
+                   end_hours=np.array(end, float), scope=(("aws", "us-east-1", H100),) * len(rows),
+                   delay_days=np.zeros(len(rows)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(grouped_instances())
+def test_grouping_identical_jobs_gives_the_same_cost_as_one_binary_per_job(instance):
+    sizes, rows, cap, budget = instance
+    jobs = [g for g, n in enumerate(sizes) for _ in range(n)]
+    names = [f"j{i}" for i in range(len(jobs))]
+    expanded = [r for j, g in enumerate(jobs) for r in rows if r[0] == g]
+    job_of_row = [j for j, g in enumerate(jobs) for r in rows if r[0] == g]
+    kw = {"job_names": names, "epoch": EPOCH, "quotas": [QuotaRule(gpus=cap, cloud="aws")],
+          "budgets": {"total": budget}}
+    results = []
+    for options, extra in ((_opts(rows, [r[0] for r in rows]), {"job_group": jobs}),
+                           (_opts(expanded, job_of_row), {})):
+        try:
+            sol = solve(options, **kw, **extra)
+            results.append(("ok", round(sol.cost_usd, 6), len(sol.choice)))
+        except AllocationInfeasibleError as exc:
+            drops = [r for r in exc.relaxations if r["relax"] == "jobs"]
+            results.append(("infeasible", len(drops[0]["changes"]) if drops else None))
+    assert results[0] == results[1]
+
+
+def test_too_many_distinct_jobs_times_start_offsets_are_refused_before_planning(
+        catalog, tmp_path, capsys):
+    team = {"start_offsets_days": list(range(32)),
+            "jobs": [{**SMALL_JOB, "name": f"j{i}",
+                      "workload": {"params": "1B", "tokens": f"{20 + i}B"}} for i in range(130)]}
+    out = tmp_path / "r.md"
+    t0 = time.perf_counter()
+    code, _, err = _report([_write(tmp_path, team), "--out", out], capsys)
+    assert code == 2 and not out.exists() and time.perf_counter() - t0 < 20
+    err = _one_error_line(err)
+    assert "130 distinct jobs with 4,160 start offsets" in err and "at most 4,000" in err
+    assert "start_offsets_days" in err
+    # identical jobs count once: 500 copies × 32 offsets are fine
+    parse_team_plan(_identical_team(500), catalog=catalog, source="x.yaml")
+
+
+# -- 2. `--out -` wrote a file named '-' -------------------------------------------------------
+
+def test_out_dash_writes_the_report_to_stdout_not_a_file_named_dash(tmp_path, capsys,
+                                                                    monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    team = _write(tmp_path, {"jobs": [SMALL_JOB]})
+    code, out, err = _report([team, "--out", "-"], capsys)
+    assert code == 0, err
+    assert out.startswith("# GPU budget") and "wrote" not in err
+    assert not (tmp_path / "-").exists()
+    code, out, _ = _report([team, "--out", "-", "--format", "csv"], capsys)
+    assert code == 0 and out.startswith("kind,job,")
+    assert not (tmp_path / "-").exists()
+
+
+def test_a_pdf_to_stdout_only_into_a_pipe_never_onto_a_terminal(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    team = _write(tmp_path, {"jobs": [SMALL_JOB]})
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    code, out, err = _report([team, "--out", "-", "--format", "pdf"], capsys)
+    assert code == 2 and out == "" and "not a terminal" in _one_error_line(err)
+    assert not (tmp_path / "-").exists()
+
+
+# -- 3. contradictory --json/--format/--out were silently accepted -----------------------------
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--json", "--format", "html"], "--format html does nothing with --json alone"),
+    (["--out", "r.pdf", "--format", "md"], "has suffix .pdf (format pdf) but --format is md"),
+    (["--out", "r.xyz"], "has suffix '.xyz', so the report's format is unknown"),
+    (["--json", "--out", "-"], "--json and --out - both write to stdout"),
+])
+def test_contradictory_format_options_are_refused_before_planning(tmp_path, capsys,
+                                                                  monkeypatch, args, says):
+    monkeypatch.chdir(tmp_path)
+    # a team plan that would take long to plan: the check must come first
+    team = _write(tmp_path, {"jobs": [{**SMALL_JOB, "clouds": None, "accelerators": None,
+                                       "max_gpus": 4096, "pricing": None}]})
+    before = set(tmp_path.iterdir())
+    t0 = time.perf_counter()
+    code, out, err = _report([team, *args], capsys)
+    assert code == 2 and out == "" and time.perf_counter() - t0 < 5
+    assert says in _one_error_line(err)
+    assert set(tmp_path.iterdir()) == before  # nothing written
+
+
+def test_an_explicit_format_may_name_a_file_with_another_suffix(tmp_path, capsys):
+    team = _write(tmp_path, {"jobs": [SMALL_JOB]})
+    code, _, err = _report([team, "--out", tmp_path / "r.txt", "--format", "csv"], capsys)
+    assert code == 0, err
+    assert (tmp_path / "r.txt").read_text().startswith("kind,job,")
+    code, _, err = _report([team, "--out", tmp_path / "budget"], capsys)  # no suffix: md
+    assert code == 0, err
+    assert (tmp_path / "budget").read_text().startswith("# GPU budget")
+
+
+# -- 4. team-file messages that pointed the wrong way ------------------------------------------
+
+def test_an_all_zero_quota_says_the_quota_allows_no_gpus(tmp_path, capsys):
+    team = _write(tmp_path, {"quotas": [{"gpus": 0}], "jobs": [SMALL_JOB]})
+    code, _, err = _report([team, "--out", tmp_path / "r.md"], capsys)
+    assert code == 2 and not (tmp_path / "r.md").exists()
+    err = _one_error_line(err)
+    assert "the quotas allow no GPUs" in err and "*/*/*: gpus 0" in err
+    assert "move the deadline later" not in err and "0.0 days" not in err
+
+
+def test_a_misspelled_exclude_names_the_job_and_key_not_the_cli_flag(catalog, tmp_path,
+                                                                     capsys):
+    data = {"jobs": [{**SMALL_JOB, "exclude": ["p5.48xlarg"]}]}
+    with pytest.raises(TeamPlanError) as err:  # found while reading the file, before planning
+        parse_team_plan(data, catalog=catalog, source="team.yaml")
+    assert str(err.value).startswith("team.yaml: jobs[1] 'j1': exclude: unknown instance type, "
+                                     "cloud or region 'p5.48xlarg'. Did you mean 'p5.48xlarge'")
+    code, _, line = _report([_write(tmp_path, data)], capsys)
+    assert code == 2 and "jobs[1] 'j1': exclude:" in _one_error_line(line)
+    assert "--exclude" not in line
+
+
+def test_max_gpus_too_small_names_the_jobs_max_gpus_key_not_the_flag(tmp_path, capsys):
+    job = {**SMALL_JOB, "max_gpus": 1, "workload": {"model": "llama3-405b", "tokens": "1T"}}
+    code, _, err = _report([_write(tmp_path, {"jobs": [job]})], capsys)
+    assert code == 2
+    err = _one_error_line(err)
+    assert "jobs[1] 'j1'" in err and "raise the job's max_gpus" in err
+    assert "--max-gpus" not in err and "--recompute" not in err
+
+
+def test_a_toml_team_file_is_told_to_be_yaml(tmp_path, capsys):
+    toml = ('[[jobs]]\nname="j1"\nworkload={model="gpt2", tokens="1B"}\n'
+            'earliest_start=2027-03-01\ndeadline=2027-04-01\n')
+    code, _, err = _report([_write(tmp_path, toml, "team.toml")], capsys)
+    assert code == 2
+    err = _one_error_line(err)
+    assert "looks like TOML; a team file must be YAML" in err and "README" in err
+    assert "document start" not in err
+    # key = value alone parses as a YAML string: still told it is TOML, not "expected a mapping"
+    code, _, err = _report([_write(tmp_path, 'name = "x"\n', "t2.toml")], capsys)
+    assert code == 2 and "must be YAML" in err
+
+
+def test_broken_yaml_that_is_not_toml_keeps_the_yaml_message(tmp_path, capsys):
+    code, _, err = _report([_write(tmp_path, "jobs:\n  - name: [j1\n")], capsys)
+    assert code == 2 and "TOML" not in err and "YAML" in _one_error_line(err)
+
+
+# -- 5. numbers in exponent form (YAML 1.1 reads 1e13 as a string) ------------------------------
+
+def test_numbers_in_exponent_form_are_numbers(catalog):
+    text = """
+min_probability: 9e-1
+jobs:
+  - name: j1
+    workload: {params: 1B, tokens: 2e10, seq_len: 2.048e3}
+    earliest_start: 2027-03-01
+    deadline: 2027-04-01
+    max_gpus: 6.4E1
+    priority: 1e0
+quotas:
+  - {cloud: aws, gpus: 1e3}
+budgets:
+  total: 1e6
+  "2027-03": 2.5E+5
+overrides:
+  discounts:
+    - {cloud: aws, percent: 1e1}
+"""
+    plan = load_team_plan(text, catalog=catalog)
+    job = plan.jobs[0]
+    assert (job.max_gpus, job.priority, job.min_probability) == (64, 1, 0.9)
+    assert job.workload.seq_len == 2048
+    assert dict(plan.budgets) == {"total": 1e6, "2027-03": 2.5e5}
+    assert plan.quotas[0].gpus == 1000
+    assert plan.overrides.discounts[0].percent == 10
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("budgets", {"total": "1e400"}), ("budgets", {"total": "nan"}),
+    ("budgets", {"total": "inf"}), ("budgets", {"total": "1e3x"}),
+    ("budgets", {"total": "1e13"}),  # a number now, but over the 1e12 limit
+    ("min_probability", "2e0"), ("max_gpus", "1.5e0"),
+])
+def test_exponent_form_still_refuses_nan_inf_garbage_and_out_of_range(catalog, field, value):
+    data = {"jobs": [dict(SMALL_JOB)]}
+    if field == "max_gpus":
+        data["jobs"][0]["max_gpus"] = value
+    else:
+        data[field] = value
+    with pytest.raises(TeamPlanError) as err:
+        parse_team_plan(data, catalog=catalog, source="team.yaml")
+    assert "To fix" in str(err.value)
+
+
+# -- 6. a budget under $1 was shown as "$0" ----------------------------------------------------
+
+def test_a_budget_under_one_dollar_is_shown_in_cents():
+    from planner.reports._rows import usd
+
+    opts = Options(job=np.array([0]), cost_usd=np.array([2.0]), gpus=np.array([8.0]),
+                   start_hours=np.array([0.0]), end_hours=np.array([5.0]),
+                   scope=(("aws", "us-east-1", H100),))
+    with pytest.raises(AllocationInfeasibleError) as err:
+        solve(opts, job_names=["a"], epoch=EPOCH, budgets={"total": 0.5})
+    msg = str(err.value)
+    assert "+$2 in total (budget $0.50)" in msg and "budget $0)" not in msg  # was "budget $0"
+    with pytest.raises(AllocationInfeasibleError) as err:  # short by less than $1: in cents
+        solve(opts, job_names=["a"], epoch=EPOCH, budgets={"total": 1.75})
+    assert "+$0.25 in total (budget $2)" in str(err.value)
+    assert (usd(0.5), usd(-0.25), usd(0), usd(1234.4), usd(None)) == \
+        ("$0.50", "-$0.25", "$0", "$1,234", "—")
