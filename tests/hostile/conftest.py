@@ -3,9 +3,8 @@ a guard for tests that open FIFOs."""
 
 from __future__ import annotations
 
-import signal
-
 import pytest
+from time_limit import time_limit
 
 
 @pytest.fixture(scope="session")
@@ -18,10 +17,5 @@ def catalog():
 @pytest.fixture
 def no_hang():
     """Fail instead of hanging forever if a FIFO is ever opened for reading."""
-    def alarm(*_):
-        raise TimeoutError("blocked on a FIFO")
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(5)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with time_limit(5, "blocked on a FIFO"):
+        yield

@@ -22,11 +22,11 @@ import json
 import math
 import re
 import shutil
-import signal
 from pathlib import Path
 
 import pytest
 from probe_reports import h100_report, h100_workload_report
+from time_limit import time_limit
 
 from planner.cli import main
 from probes import report_to_json
@@ -39,13 +39,8 @@ WORKLOAD = ["probe", "workload", "--model", "gpt2", "--seq-len", "64", "--device
 @pytest.fixture(autouse=True)
 def no_hang():
     """A regression (a 10^20-layer build, 10^11 steps) fails the test instead of hanging."""
-    def alarm(*_):
-        raise TimeoutError("the command ran instead of refusing")
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(60)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with time_limit(60, "the command ran instead of refusing"):
+        yield
 
 
 @pytest.fixture
