@@ -46,8 +46,9 @@ def parse_actuals(text: str, team_plan, *,
     try:
         return _actual_rows(reader, team_plan, source)
     except csv.Error as exc:  # a NUL byte, an over-long field, a stray quote
-        raise TeamPlanError(f"{source}: line {reader.line_num}: not valid CSV ({exc}). To fix: "
-                            "save the file as plain CSV") from None
+        # line_num counts the lines read whole: the error is in the one being read
+        raise TeamPlanError(f"{source}: line {reader.line_num + 1}: not valid CSV ({exc}). "
+                            "To fix: save the file as plain CSV") from None
 
 
 def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, dict]:

@@ -18,7 +18,11 @@ def num(x: float | None, digits: int = 0) -> str:
 
 
 def pct(x: float | None) -> str:
-    return "—" if x is None else f"{x:+.1%}" if x < 0 or x > 0 else "0.0%"
+    if x is None:
+        return "—"
+    if abs(x) >= 100:  # beyond ±10,000% the digits say nothing: "+1.6e+16%" is still a fact
+        return f"{x * 100:+.2g}%"
+    return f"{x:+.1%}" if x < 0 or x > 0 else "0.0%"
 
 
 def plan_text(p: Mapping) -> str:

@@ -258,7 +258,7 @@ ACTUALS_CASES = [
     actuals("too-much-money", "job,gpu_hours,cost_usd\na,1,1e13\n", says="from 0 to"),
     actuals("nul-byte", "job,gpu_hours,cost_usd\na,1\x00,2\n", says="is not a number"),
     actuals("huge-field", "job,gpu_hours,cost_usd\na,1,2,\"" + "x" * 200_000 + "\"\n",
-            says="not valid CSV"),
+            says="line 2: not valid CSV"),  # the line being read (it said line 1, the header)
     actuals("header-only", "job,gpu_hours,cost_usd\n", 0),
     actuals("bom-and-dollars", "\ufeffjob,gpu_hours,cost_usd\na,\"1,000\",\"$2,500.50\"\n", 0,
             says="Estimate vs actual"),
