@@ -7,14 +7,12 @@ style). `launch probes` prints what the run will cost, from the catalog, before 
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Annotated
 
 import typer
 
 MAX_INSTALL_CHARS = 500  # --install: a pip spec or a git URL, not a script
-BUCKET_PREFIX = re.compile(r"[A-Za-z0-9._/=+-]*")  # what goes unquoted into a copy command
 
 
 def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
@@ -78,12 +76,9 @@ def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: 
     if cloud is not None and cloud not in CLOUDS:
         raise UnknownNameError("cloud", cloud, CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")
     if bucket is not None:
-        _, sep, rest = bucket.strip().partition("://")
-        prefix = rest.partition("/")[2] if sep else ""
-        if not BUCKET_PREFIX.fullmatch(prefix):
-            raise GpuplanError(f"--bucket: the bucket prefix {prefix!r} may hold only letters, "
-                               "digits and . _ / = + - (it is used in a shell command on every "
-                               "node). To fix: e.g. --bucket s3://my-bucket/probes")
+        from planner.launch import parse_bucket
+
+        parse_bucket(bucket)  # the one rule for a bucket URI (planner/launch/_probes.py)
     if install is not None:
         if len(install) > MAX_INSTALL_CHARS:
             raise GpuplanError(f"--install has at most {MAX_INSTALL_CHARS} characters, got "

@@ -45,16 +45,21 @@ class Bucket:
         return f"{tool} {shlex.quote(src)} {shlex.quote(dst)}"
 
 
-# Object keys: letters, digits and the characters S3 and GCS document as safe in key names.
-_PREFIX = re.compile(r"[A-Za-z0-9!_.*'()/-]{0,512}")
+# Object keys: letters, digits and . _ / = + -: characters S3 and GCS allow in key names that
+# no shell gives a meaning to (the prefix is part of a copy command on every node).
+_PREFIX = re.compile(r"[A-Za-z0-9._/=+-]{0,512}")
 
 
 def parse_bucket(uri: str) -> Bucket:
-    m = re.fullmatch(r"(s3|gs)://([a-z0-9][a-z0-9._-]{1,254})(?:/(.*))?", uri.strip())
-    if not m or not _PREFIX.fullmatch(m.group(3) or ""):
+    m = re.fullmatch(r"(s3|gs)://([a-z0-9][a-z0-9._-]{1,254})(?:/(.*))?", uri.strip(),
+                     flags=re.DOTALL)
+    if not m:
         raise LaunchError(f"bad bucket URI {uri!r}. To fix: pass s3://BUCKET[/PREFIX] or "
-                          "gs://BUCKET[/PREFIX] with a prefix of letters, digits and "
-                          "!_.*'()/- only")
+                          "gs://BUCKET[/PREFIX], e.g. s3://my-bucket/probes")
+    if not _PREFIX.fullmatch(m.group(3) or ""):
+        raise LaunchError(f"bad bucket URI {uri!r}: the bucket prefix may hold only letters, "
+                          "digits and . _ / = + - (it is used in a shell command on every "
+                          "node). To fix: e.g. s3://my-bucket/probes")
     return Bucket(m.group(1), m.group(2), (m.group(3) or "").strip("/"))
 
 

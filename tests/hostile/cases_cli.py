@@ -385,6 +385,10 @@ LAUNCH_CASES = [
            says="bucket prefix"),
     launch("bucket-space-in-prefix", "--bucket", "gs://my-bucket/a b", says="bucket prefix"),
     launch("bucket-newline", "--bucket", "s3://my-bucket/a\nrm -rf /", says="bucket prefix"),
+    launch("bucket-quote-in-prefix", "--bucket", "s3://my-bucket/a'b",
+           says="may hold only letters, digits and . _ / = + -"),  # one rule, CLI and library
+    launch("install-is-named-in-the-task", "--install", "gpuplan==0.1", "--out", "-", expect=0,
+           says="installed on every node with pip: gpuplan==0.1"),
     launch("install-empty", "--install", "", says="--install is empty"),
     launch("install-newline", "--install", "gpuplan\nrm -rf ~", says="--install"),
     launch("install-2000-chars", "--install", "x" * 2000, says="at most 500 characters"),
