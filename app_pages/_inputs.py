@@ -34,7 +34,15 @@ class UrlInputs:
         self.keys: set[str] = set()
 
     def __call__(self, widget, label: str, *args, key: str, **kwargs):
-        value = widget(label, *args, key=key, bind=Q, **kwargs)
+        unbound = st.session_state.setdefault("_url_unbound", set())
+        if (getattr(widget, "__name__", "") == "number_input"
+                and not all(map(_plain_number, self.raw.get(key, ())))):
+            # Streamlit's reader of the link's value does int(inf) for an integer widget given
+            # inf or a 400-digit number (an OverflowError on the page): such a widget is not
+            # bound to the link in this session, and the value is named below as unusable
+            unbound.add(key)
+        bind = {} if key in unbound else {"bind": Q}
+        value = widget(label, *args, key=key, **bind, **kwargs)
         self.keys.add(key)
         raw = self.raw.get(key)
         if raw is not None:
@@ -55,6 +63,15 @@ class UrlInputs:
         if lines:
             st.warning("The link has parameters this page cannot use: "
                        + "; ".join(md(x) for x in lines), icon=":material/link_off:")
+
+
+def _plain_number(text: str) -> bool:
+    """A link value a number widget can read: finite, at most ±2**53, or not a number at all
+    (Streamlit reports that itself); "" is no value."""
+    try:
+        return text == "" or (len(text) <= 40 and abs(float(text)) <= 2**53)
+    except ValueError:
+        return True
 
 
 def _shown(value) -> str:

@@ -84,8 +84,8 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
     sb.header("Deadline and limits")
     deadline = url(sb.text_input, L["deadline"], value=DEFAULT_DEADLINE, key="deadline",
                    help="14d, 36h, 2w, or a date such as 2027-03-31 (UTC)")
-    budget = url(sb.number_input, L["budget"], min_value=0.0, value=None, step=1000.0,
-                 key="budget", placeholder="no budget")
+    budget = url(sb.number_input, L["budget"], min_value=0.0, max_value=search.MAX_BUDGET_USD,
+                 value=None, step=1000.0, key="budget", placeholder="no budget")
     max_gpus = url(sb.number_input, L["max_gpus"], min_value=1, max_value=search.MAX_GPUS_LIMIT,
                    value=DEFAULT_MAX_GPUS, step=8, key="max_gpus")
     min_prob = url(sb.slider, L["min_probability"], 0.0, 1.0,

@@ -30,6 +30,7 @@ from ._optimizer import (
     DEFAULT_PRICING,
     GPU_VENDORS,
     GROUP_BY,
+    MAX_BUDGET_USD,
     MAX_GPUS_LIMIT,
     MAX_SPOT_INSTANCES_LIMIT,
     Constraints,
@@ -49,7 +50,8 @@ from ._quota import (
 
 __all__ = [
     "CONSTRAINT_DEFAULTS", "DEFAULT_MAX_GPUS", "DEFAULT_MAX_SPOT_INSTANCES",
-    "DEFAULT_MIN_PROBABILITY", "DEFAULT_PRICING", "GPU_VENDORS", "GROUP_BY", "MAX_GPUS_LIMIT",
+    "DEFAULT_MIN_PROBABILITY", "DEFAULT_PRICING", "GPU_VENDORS", "GROUP_BY", "MAX_BUDGET_USD",
+    "MAX_GPUS_LIMIT",
     "MAX_QUOTA_FILE_BYTES", "MAX_SPOT_INSTANCES_LIMIT", "MAX_QUOTA_GPUS", "Candidate",
     "Commitment", "Constraints", "FlaggedSkipped", "Infeasible", "Option", "PlanOptions",
     "PlanPoint", "PlanResult", "QuotaRule", "Quotas", "parse_quota_rules", "parse_quotas",

@@ -69,6 +69,7 @@ from ._space import Layout, Space, TypeEntry
 GPU_VENDORS = ("NVIDIA", "AMD")  # the model's kernels and NCCL/RCCL constants apply to these
 DEFAULT_MAX_GPUS = 1024
 MAX_GPUS_LIMIT = 65536  # the largest cluster the search considers (as team plans)
+MAX_BUDGET_USD = 1e12  # a trillion dollars: beyond it a unit mistake (as team budgets)
 DEFAULT_MIN_PROBABILITY = 0.9
 DEFAULT_PRICING = ("on_demand", "spot")
 # Spot capacity: no cloud publishes how many GPU instances a spot pool holds; AWS's Spot
@@ -121,9 +122,9 @@ class Constraints:
             raise bad("max_gpus", f"max GPUs must be between 1 and {MAX_GPUS_LIMIT:,}, got "
                       f"{self.max_gpus}. To fix: e.g. 256")
         if self.budget_usd is not None and not (math.isfinite(self.budget_usd)
-                                                and self.budget_usd > 0):
-            raise bad("budget_usd", f"the budget must be a positive number of USD, got "
-                      f"{self.budget_usd!r}. To fix: e.g. 250000")
+                                                and 0 < self.budget_usd <= MAX_BUDGET_USD):
+            raise bad("budget_usd", f"the budget must be a positive number of USD, at most "
+                      f"{MAX_BUDGET_USD:,.0f}, got {self.budget_usd!r}. To fix: e.g. 250000")
         if not (math.isfinite(self.min_probability) and 0 <= self.min_probability <= 1):
             raise bad("min_probability", f"the minimum probability must be between 0 and 1, "
                       f"got {self.min_probability!r}. To fix: e.g. 0.9 (0 disables)")

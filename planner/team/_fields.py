@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from catalog import Catalog, GpuplanError, UnknownNameError
 
 from ..model import PlannerError
+from ..search import MAX_BUDGET_USD
 
 FIX = "To fix: correct the team plan (format: docs/team.md)"
 
@@ -22,7 +23,6 @@ FIX = "To fix: correct the team plan (format: docs/team.md)"
 MAX_OFFSETS = 32
 MAX_OFFSET_DAYS = 3650
 MIN_YEAR, MAX_YEAR = 2000, 2200
-MAX_BUDGET_USD = 1e12
 MAX_NAME_CHARS = 200
 MAX_SHOWN_CHARS = 60  # a value quoted back in a message
 HUGE = 10**30  # integers above this are "a huge number" in messages (repr of 10^400 is long)

@@ -107,6 +107,17 @@ def test_unusable_link_parameters_are_named_in_a_warning():
     assert not [w for w in warnings(at) if "cannot use" in w], "said once, on opening"
 
 
+def test_numbers_no_widget_can_hold_are_named_not_a_traceback():
+    # Streamlit's reader raised OverflowError (int(inf)) on the page for these
+    at = app(max_gpus="inf", seq_len="1" * 400, top="-inf", budget="1e300")
+    assert not at.exception
+    warning = next(w for w in warnings(at) if "cannot use" in w)
+    for shown in ("max_gpus=inf", "top=-inf", "budget=1e300"):
+        assert shown in warning, warning
+    assert 1 <= at.number_input(key="max_gpus").value <= 65_536  # the default, not inf
+    recommendation(at)
+
+
 def test_catalog_link_parameters_are_checked_too():
     at = app("app_pages/catalog.py", offers_cloud="moon", offers_sort="cheapest")
     assert not at.exception
