@@ -107,7 +107,7 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     context = None if seq_key is None else _size(source, seq_key, seq_value, "context",
                                                  minimum=1)
     # read outside the try below: their errors already name the file
-    more = {"head_dim": optional("head_dim", "head_dim"),
+    more = {"head_dim": optional("head_dim", "head_dim", minimum=1),
             "shared_experts": optional("shared_experts", "n_shared_experts"),
             "moe_ffn_hidden": optional("moe_ffn_hidden", "moe_intermediate_size"),
             "dense_layers": optional("dense_layers", "first_k_dense_replace")}

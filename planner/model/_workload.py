@@ -120,6 +120,11 @@ class Architecture:
             if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= top:
                 raise WorkloadError(f"{f} must be a whole number between 1 and {top:,}, got "
                                     f"{v!r}. To fix: pass a sensible `{f}`", field=f, value=v)
+        if not self.head_dim and self.hidden < self.heads:  # hidden // heads = 0: NaN times
+            raise WorkloadError(f"hidden ({self.hidden}) is smaller than the {self.heads} "
+                                "attention heads: each head needs at least one dimension. To "
+                                "fix: correct `hidden` or `heads`, or give `head_dim`",
+                                field="hidden", value=self.hidden)
         if self.heads % self.kv_heads:
             raise WorkloadError(f"heads ({self.heads}) must be a multiple of kv_heads "
                                 f"({self.kv_heads}). To fix: correct `kv_heads`",

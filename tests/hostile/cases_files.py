@@ -352,12 +352,15 @@ def raw(**changes) -> str:
 
 
 CONFIG_CASES = [
+    config("hidden-below-heads", {**LLAMA, "hidden_size": 8},  # head dimension 0: NaN hours
+           says="hidden (8) is smaller than the 32 attention heads"),
+    config("head-dim-zero", {**LLAMA, "head_dim": 0}, says="head_dim is 0; it must be at least 1"),
     config("ffn-zero", {**LLAMA, "intermediate_size": 0},
            says="intermediate_size is 0; it must be at least 1"),
     config("state-space-model", {**LLAMA, "model_type": "mamba"},
            says="model_type 'mamba' is a state-space or recurrent model"),
     Case("config-head-dim-negative", CONFIG, 2, {"config": json.dumps({**LLAMA, "head_dim": -1})},
-         says="config: head_dim is -1",  # the path once (it was printed twice)
+         says="config: head_dim is -1; it must be at least 1",  # the path once (was twice)
          check=lambda o: o.err.count("/config:") == 1 or pytest.fail(o.err)),
     config("good-llama-3.2-1b", LLAMA, 0, says="1.24B params"),
     Case("config-example-file", (*ESTIMATE, "--config", "examples/llama-3.2-1b/config.json"),
@@ -380,7 +383,7 @@ CONFIG_CASES = [
     config("text-size", {**LLAMA, "hidden_size": "2048"}, says="must be a whole number"),
     config("huge-hidden", {**LLAMA, "hidden_size": 10**7}, says="at most 1,048,576"),
     config("huge-context", {**LLAMA, "max_position_embeddings": 10**12}, says="at most"),
-    config("negative-head-dim", {**LLAMA, "head_dim": -64}, says="must be at least 0"),
+    config("negative-head-dim", {**LLAMA, "head_dim": -64}, says="must be at least 1"),
     config("tie-embeddings-text", {**LLAMA, "tie_word_embeddings": "yes"},
            says="tie_word_embeddings must be true or false"),
     config("kv-heads-not-dividing", {**LLAMA, "num_key_value_heads": 5}, says="multiple"),
