@@ -16,12 +16,13 @@ MAX_INSTALL_CHARS = 500  # --install: a pip spec or a git URL, not a script
 
 
 def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
-          before: tuple[str, ...] = ()) -> None:
+          before: tuple[str, ...] = (), *, notes_to_stderr: bool = False) -> None:
     """The bundle's files (written, or printed), ``before`` (what it costs), then the commands,
-    numbered and never wrapped (they are copied whole)."""
+    numbered and never wrapped (they are copied whole). ``notes_to_stderr``: stdout carries
+    JSON (`plan --json --emit … --emit-out FILE`), so what was written goes to stderr."""
     from catalog import check_output_path, write_text_atomic
 
-    out = sys.stdout
+    out = sys.stderr if notes_to_stderr and not to_stdout else sys.stdout
     if to_stdout:
         for f in bundle.files:
             out.write(f"# ---- {f.path} ----\n{f.text}")
@@ -138,9 +139,11 @@ def probes_cmd(
           after=("gpuplan plan … (as before: it now uses the measurements)",))
 
 
-def check_emit_options(target: str | None, out_path: str | None) -> None:
+def check_emit_options(target: str | None, out_path: str | None, *,
+                       json_out: bool = False) -> None:
     """`plan --emit/--emit-out` checked before the plan is searched and printed: a known
-    target, --emit-out only with --emit, and a path that can be written."""
+    target, --emit-out only with --emit, a path that can be written, and not stdout beside
+    --json (a script reading the JSON would get a launch file after it)."""
     from catalog import check_output_path
     from planner.launch import EMIT_TARGETS, LaunchError, choose
 
@@ -148,12 +151,15 @@ def check_emit_options(target: str | None, out_path: str | None) -> None:
         raise LaunchError("--emit-out says where --emit writes, but no --emit was given. To "
                           f"fix: add --emit {'|'.join(EMIT_TARGETS)}, or drop --emit-out")
     choose("--emit target", target, EMIT_TARGETS)
+    if json_out and out_path in (None, "-"):
+        raise LaunchError("--json and the --emit launch file would both go to stdout. To fix: "
+                          "add --emit-out FILE for the launch file")
     if out_path not in (None, "-"):
         check_output_path(out_path, what="task file (--emit-out)")
 
 
 def emit_for_plan(recommendation: dict | None, target: str, out_path: str | None,
-                  catalog, workload=None) -> None:
+                  catalog, workload=None, *, json_out: bool = False) -> None:
     """`plan --emit TARGET [--emit-out FILE]`: the recommendation as a launch file."""
     from planner.launch import EMIT_TARGETS, choose, default_path, training_launch
 
@@ -163,4 +169,4 @@ def emit_for_plan(recommendation: dict | None, target: str, out_path: str | None
                              workload=workload)
     if out_path in (None, "-"):
         sys.stdout.write(f"\n# ---- launch file ({target}) ----\n")
-    _emit(bundle, out_path in (None, "-"))
+    _emit(bundle, out_path in (None, "-"), notes_to_stderr=json_out)

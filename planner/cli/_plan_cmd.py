@@ -99,7 +99,7 @@ def plan_cmd(
     if emit is not None or emit_out is not None:
         from ._launch_cmds import check_emit_options
 
-        check_emit_options(emit, emit_out)  # before the search: not a plan, then an error
+        check_emit_options(emit, emit_out, json_out=json_out)  # before the search
     cat = load_catalog(overrides=overrides or overrides_option_default())
     spec = W.workload_spec(model=model, config=config, params=params,
                            active_params=active_params, experts=experts,
@@ -140,4 +140,5 @@ def plan_cmd(
     if emit is not None:
         from ._launch_cmds import emit_for_plan
 
-        emit_for_plan(result.recommendation.as_dict(), emit, emit_out, cat, workload)
+        emit_for_plan(result.recommendation.as_dict(), emit, emit_out, cat, workload,
+                      json_out=json_out)

@@ -7,6 +7,8 @@ Plans are kept small (gpt2 on AWS H100s, at most 16 GPUs) so the whole file runs
 
 from __future__ import annotations
 
+import json
+
 from ._runner import Case, Directory, still_char_device
 
 EST = ("estimate", "--model", "gpt2", "--gpu", "H100", "--gpus", "8", "--tokens", "1B")
@@ -25,6 +27,12 @@ def pln(id_: str, *extra: str, expect: int = 2, says: str = "", **kw) -> Case:
 def nothing_printed(outcome) -> None:
     """The command stopped before printing a plan (its options are checked first)."""
     assert outcome.out == "", outcome.out[:200]
+
+
+def stdout_is_json(outcome) -> None:
+    """What a script reads is JSON and nothing after it (notes went to stderr)."""
+    json.loads(outcome.out)
+    assert "wrote" in outcome.err
 
 
 NOT_NUMBERS = ("nan", "inf", "-inf", "1e400", "abc", "", "0x10", "1,5")
@@ -224,6 +232,10 @@ CASES: list[Case] = [
         check=nothing_printed),
     pln("emit-empty", "--emit", "", says="unknown --emit target ''", check=nothing_printed),
     pln("by-empty", "--by", "", says="group by ''"),
+    pln("emit-to-stdout-beside-json", "--json", "--emit", "skypilot",
+        says="--json and the --emit launch file would both go to stdout", check=nothing_printed),
+    pln("emit-to-a-file-beside-json", "--json", "--emit", "skypilot", "--emit-out",
+        "{tmp}/t.yaml", expect=0, says='"recommendation"', check=stdout_is_json),
     # ---- pins too large for the grid's integers (were OverflowError tracebacks) ------------
     est("vp-huge", "--pp", "2", "--vp", "9" * 23, says="from 1 to 10,000"),
     est("micro-batch-2-to-63", "--micro-batch", str(2**63), says="from 1 to 65,536"),
