@@ -108,9 +108,9 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         active = parse_count(spec.active_params, "active_params") \
             if spec.active_params not in (None, "") else None
         kwargs = {}
-        if spec.experts:
+        if spec.experts is not None:  # 0 says "dense", not "infer"
             kwargs["experts"] = spec.experts
-        if spec.experts_per_token:
+        if spec.experts_per_token is not None:
             kwargs["experts_per_token"] = spec.experts_per_token
         arch, inferred = infer_architecture(total, active, **kwargs)
         notes.extend(inferred)

@@ -186,6 +186,10 @@ CASES: list[Case] = [
     # ---- workload options that the chosen source does not take ------------------------------
     est("lora-rank-negative-without-lora", "--lora-rank", "-1", says="between 1 and 65,536"),
     est("experts-with-a-preset", "--experts", "0", says="describes a model given by --params"),
+    Case(id="estimate-experts-zero-is-dense-not-inferred",
+         argv=("estimate", "--params", "47B", "--active-params", "13B", "--experts", "0",
+               "--experts-per-token", "0", "--gpu", "H100", "--gpus", "64"), expect=2,
+         says="--experts (0) must exceed"),  # it inferred "8 experts top-2" from 0
     Case(id="estimate-experts-negative", argv=("estimate", "--params", "7B", "--experts", "-1",
                                                "--gpu", "H100"), expect=2,
          says="at least 0"),
