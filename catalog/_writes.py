@@ -71,9 +71,12 @@ def make_directory(path: str | os.PathLike[str], *, what: str) -> Path:
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        blocker = next((q for q in (p, *p.parents) if q.exists() and not q.is_dir()), None)
+        blocker = next((q for q in (p, *p.parents) if q.is_symlink() and not q.exists()
+                        or q.exists() and not q.is_dir()), None)
         if blocker is not None:
-            raise _fail(f"{what} {p}: {blocker} is a file, not a directory. To fix: move it "
+            kind = ("a symbolic link to a missing place or to itself"
+                    if blocker.is_symlink() and not blocker.exists() else "a file")
+            raise _fail(f"{what} {p}: {blocker} is {kind}, not a directory. To fix: move it "
                         "away, or point GPUPLAN_HOME at a directory") from None
         raise _fail(f"{what} {p}: cannot create it ({_os_reason(exc)}). To fix: make it "
                     "writable, or point GPUPLAN_HOME at a writable directory") from None

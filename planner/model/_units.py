@@ -92,6 +92,8 @@ def parse_count(text: str | float | int, field: str = "tokens", *,
 def format_usd(x: float) -> str:
     """Money as every message and report shows it: whole dollars, but cents below $1 (a $0.50
     budget is not "$0"), the sign before the dollar sign."""
+    if 0 < abs(x) < 0.01:  # a tenth of a cent is not "$0.00"
+        return f"-${-x:.2g}" if x < 0 else f"${x:.2g}"
     digits = 2 if 0 < abs(x) < 1 else 0
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 

@@ -61,7 +61,7 @@ class PlanPins:
             if v is not None and (isinstance(v, bool) or not isinstance(v, int)
                                   or not 1 <= v <= top):
                 raise WorkloadError(f"{name} must be a whole number from 1 to {top:,}, got "
-                                    f"{v!r}. To fix: pass e.g. {name}=1 or leave it to the "
+                                    f"{v!r}. To fix: pass e.g. `{name}` 1 or leave it to the "
                                     "search", field=name, value=v)
         if self.zero is not None and self.zero not in ZERO_STAGES:
             raise WorkloadError(f"zero must be one of 0, 1, 2, 3, got {self.zero!r}. To fix: "

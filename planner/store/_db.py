@@ -174,10 +174,9 @@ def _write(db: Path | None, work):
     """Run ``work(conn)`` in one IMMEDIATE transaction, creating the schema if needed;
     retried while another process holds the lock."""
     path = db or db_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _error(exc, path) from None
+    from catalog import make_directory
+
+    make_directory(path.parent, what="probe database")  # says what is in the way
     for attempt in range(RETRIES + 1):
         try:
             conn = _open(path)

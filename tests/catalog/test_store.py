@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -247,3 +248,25 @@ def test_a_marker_that_is_a_directory_says_to_remove_it(small):
                                            r"there\. To fix: remove it \(rmdir "):
         use_catalog("packaged")
     assert load_catalog().name == "packaged"  # loading still works around it
+
+
+def test_a_home_that_is_a_dangling_symlink_says_so(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.symlink_to(tmp_path / "nowhere")
+    monkeypatch.setenv("GPUPLAN_HOME", str(home))
+    with pytest.raises(CatalogError, match="is a symbolic link to a missing place or to itself"):
+        use_catalog("packaged")
+
+
+def test_the_probe_database_under_a_home_that_is_a_file_is_one_clear_error(tmp_path,
+                                                                           monkeypatch):
+    from planner.store import ingest  # the probe store creates its folder the same way
+
+    blocker = tmp_path / "home"
+    blocker.write_text("x\n")
+    monkeypatch.setenv("GPUPLAN_HOME", str(blocker))
+    report = tmp_path / "r.json"
+    fixture = Path(__file__).parents[1] / "probes/fixtures/hostile/cpu_quick_report.json"
+    report.write_bytes(fixture.read_bytes())
+    with pytest.raises(CatalogError, match=rf"{blocker} is a file, not a directory"):
+        ingest(report, load_catalog())

@@ -347,6 +347,13 @@ def test_a_budget_under_one_dollar_is_shown_in_cents():
         ("$0.50", "-$0.25", "$0", "$1,234", "—")
 
 
+def test_money_below_a_cent_is_not_shown_as_zero():
+    from planner.model import format_usd
+
+    assert [format_usd(x) for x in (0.001, 0.5, -0.25, 12_345.6, 0.0)] == [
+        "$0.001", "$0.50", "-$0.25", "$12,346", "$0"]
+
+
 def test_a_huge_difference_from_plan_is_a_short_percentage():
     from planner.reports._rows import pct
 
