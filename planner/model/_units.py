@@ -49,7 +49,7 @@ def parse_count(text: str | float | int, field: str = "tokens", *,
     if maximum is not None:
         upper = maximum
     what = f"`{field}`"
-    example = "2T" if "token" in field else "7B"
+    example = "4M" if field == "global_batch_tokens" else "2T" if "token" in field else "7B"
     fix = f"To fix: write a number with an optional K/M/B/T suffix, e.g. {example}"
 
     def error(message: str) -> PlannerError:
