@@ -133,11 +133,18 @@ def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None
     except catalog.GpuplanError as exc:
         S.show_error(S.error_out(exc))
         return
-    kinds = "; ".join(f"{k}: " + ", ".join(f"{kk} {vv:,.1f}" for kk, vv in v.items())
-                      for k, v in stored.measurements.items())
-    if stored.accelerator and gpu_run:
+    # what the calibration rules take from it (as `gpuplan probe show`), not what it holds
+    cal = store.load_calibration(cat)
+    used = [n for n in cal.used() if stored.id in n.report_ids]
+    refused = {n.reason for n in cal.rejected() if stored.id in n.report_ids}
+    if stored.accelerator and gpu_run and used:
+        kinds = ", ".join(dict.fromkeys(f"{n.kind} {n.key}" for n in used))
         st.success(F.md(f"Stored as probe report {stored.id}. Plans on {stored.accelerator} "
                         f"now use its measurements ({kinds})."), icon=":material/check:")
+    elif stored.accelerator and gpu_run:
+        st.warning(F.md(f"Stored as probe report {stored.id}, but it calibrates nothing: "
+                        + ("; ".join(sorted(refused)) or "no figure passed the calibration "
+                           "rules") + "."), icon=":material/warning:")
     else:
         st.success(F.md(f"Stored as probe report {stored.id}, for reference only: a CPU run "
                         "calibrates no GPU, so plans are unchanged."), icon=":material/check:")

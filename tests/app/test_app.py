@@ -263,3 +263,22 @@ def test_the_team_page_allocates_the_edited_jobs():
     assert at.get("download_button")
     assert {m.label for m in at.metric} >= {"Total cost", "GPU-hours", "Jobs"}
     assert "pretrain-1.5b" in everything(at).replace("\\", "") or len(at.table) >= 3
+
+
+def test_a_report_whose_figures_are_all_refused_is_not_said_to_calibrate():
+    # it said "Plans on H100 now use its measurements" while `probe show` said "calibrates
+    # nothing": every figure was above the datasheet
+    from probe_reports import h100_report
+
+    from probes import report_to_json
+
+    impossible = h100_report(bf16_tflops=1e7, fp16_tflops=1e7, device_type="cuda",
+                             busbw_by_size=((2**20, 1e7), (2**30, 1e7)))
+    at = app("app_pages/probes.py")
+    at.file_uploader(key="probe_file").set_value(
+        ("h100.json", report_to_json(impossible).encode(), "application/json")).run()
+    at.button(key="probe_ingest").click().run()
+    assert not at.exception
+    assert not at.success
+    said = warnings(at)[-1]
+    assert said.startswith("Stored as probe report 1, but it calibrates nothing"), said
