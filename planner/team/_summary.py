@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import freeze, thaw
-from ..search import QuotaRule
+from ..search import DEFAULT_MAX_SPOT_INSTANCES, QuotaRule
 from ._fields import period_months
 from ._milp import month_edges, month_shares, scope_label, scopes
 
@@ -131,7 +131,8 @@ def summarise_allocation(team_plan, options, rec, sol, epoch: dt.date, catalog_i
         name=team_plan.name, source=team_plan.source, jobs=jobs, totals=totals,
         by_team=by_team, by_month=by_month, budgets=budget_rows,
         quotas=_quota_use(team_plan, options, chosen, months),
-        catalog=catalog_info, assumptions=_assumptions(team_plan, catalog_info),
+        catalog=catalog_info,
+        assumptions=[*_assumptions(team_plan, catalog_info), *_spot_fleets(jobs, s, e)],
         solver={**sol.as_dict(), "options": len(options), "epoch": epoch.isoformat()})
 
 
@@ -152,6 +153,27 @@ def _quota_use(team_plan, options, chosen, months) -> list[dict]:
             peak = max(float(g[match & (s <= t) & (t < e)].sum()) for t in points)
             out.append({"scope": scope_label(key), "month": label, "cap_gpus": cap,
                         "peak_gpus": int(peak)})
+    return out
+
+
+def _spot_fleets(jobs: list[dict], s: np.ndarray, e: np.ndarray) -> list[str]:
+    """A warning per (cloud, region, instance type) whose spot instances in use at once exceed
+    the spot fleet limit `plan` warns above (DEFAULT_MAX_SPOT_INSTANCES): the allocation adds
+    up jobs that each fit under it, and clouds publish no spot capacity."""
+    out = []
+    fleets: dict[tuple, list[int]] = {}
+    for j, jb in enumerate(jobs):
+        if jb["pricing"] == "spot":
+            fleets.setdefault((jb["cloud"], jb["region"], jb["instance_type"]), []).append(j)
+    for (cloud, region, itype), idx in sorted(fleets.items()):
+        nodes = np.array([jobs[j]["nodes"] for j in idx])
+        starts, ends = s[idx], e[idx]
+        peak = max(int(nodes[(starts <= t) & (t < ends)].sum()) for t in starts)
+        if peak > DEFAULT_MAX_SPOT_INSTANCES:
+            out.append(f"Capacity: up to {peak:,} spot {itype} in {cloud} {region} at once "
+                       f"(above the {DEFAULT_MAX_SPOT_INSTANCES}-instance spot fleet `gpuplan "
+                       "plan` warns at); clouds publish no spot capacity, so check the "
+                       "cloud's spot placement score or quota before counting on it.")
     return out
 
 

@@ -360,3 +360,17 @@ def test_a_huge_difference_from_plan_is_a_short_percentage():
     # $1e12 spent against a $62 plan printed +1597356488309491200.0%
     assert pct(1.6e14) == "+1.6e+16%"
     assert pct(-0.5) == "-50.0%" and pct(0.0) == "0.0%" and pct(None) == "—"
+
+
+def test_spot_instances_stacked_by_the_allocation_get_a_capacity_warning(catalog):
+    # 500 identical jobs were all put on spot p5 in one region at once, with no note; `plan`
+    # warns above DEFAULT_MAX_SPOT_INSTANCES for a single job
+    spot = [cand("aws", "eu-north-1", H100, 32, 24.0, 50.0, pricing="spot")]  # 4 nodes
+    plan = parse_team_plan(_identical_team(3, offsets=1), catalog=catalog, source="t.yaml")
+    alloc = allocate_candidates(plan, [spot] * 3, catalog_info=CATALOG_INFO)
+    warned = [a for a in alloc.assumptions if a.startswith("Capacity")]
+    assert warned == [warned[0]] and "up to 12 spot h100.8x in aws eu-north-1 at once" in \
+        warned[0], alloc.assumptions
+    two = parse_team_plan(_identical_team(2, offsets=1), catalog=catalog, source="t.yaml")
+    alloc = allocate_candidates(two, [spot] * 2, catalog_info=CATALOG_INFO)
+    assert not [a for a in alloc.assumptions if a.startswith("Capacity")]  # 8: the limit
