@@ -192,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         command = full_command() if only is None else _command(only)
+        _refuse_repeated(command, args)
         command(args=argv, prog_name="gpuplan", standalone_mode=False)
     except GpuplanError as exc:
         print(f"error: {error_line(exc)}", file=sys.stderr)
@@ -214,6 +215,37 @@ def main(argv: list[str] | None = None) -> int:
             return _show_click_error(exc)
         raise
     return 0
+
+
+def _refuse_repeated(command, args: list[str]) -> None:
+    """An option that takes one value, given twice (`--emit skypilot --emit dstack`): click
+    keeps the last silently, so which one the user meant is a guess. Options declared
+    `multiple` (`--gpu`, `--assume`) and flags may repeat. (Duck-typed: Typer brings its own
+    copy of click's classes.)"""
+    from catalog import GpuplanError
+
+    while args and args[0] in (getattr(command, "commands", None) or {}):
+        command, args = command.commands[args[0]], args[1:]
+    single = {name: p for p in getattr(command, "params", ())
+              if getattr(p, "param_type_name", "") == "option"
+              and not (p.multiple or p.is_flag or p.count) for name in p.opts}
+    seen: dict[str, list[str]] = {}
+    i = 0
+    while i < len(args) and args[i] != "--":
+        name, eq, value = args[i].partition("=")
+        p = single.get(name)
+        if p is None:
+            i += 1
+            continue
+        if not eq:
+            value = args[i + 1] if i + 1 < len(args) else ""
+        seen.setdefault(p.opts[0], []).append(value)
+        i += 1 if eq else 2
+    for opt, values in seen.items():
+        if len(values) > 1:
+            given = ", ".join(repr(v) for v in values)
+            raise GpuplanError(f"{opt} is given {len(values)} times ({given}); it takes one "
+                               f"value. To fix: give {opt} once")
 
 
 def _command(only: str):
