@@ -40,6 +40,7 @@ from ._files import (
     load_json_text,
     read_json_file,
     read_user_text,
+    unquoted_hint,
 )
 from ._load import STALE_AFTER_DAYS, Catalog, active_catalog_name, data_dir, load_catalog
 from ._records import (
@@ -98,7 +99,6 @@ __all__ = [
     "active_catalog_name", "aws_bucket_rate", "catalog_status", "check_output_path",
     "close_matches", "data_dir", "decode_user_bytes", "load_catalog", "load_json_text",
     "load_overrides", "load_yaml_text", "make_directory", "parse_overrides", "read_json_file",
-    "read_user_text",
-    "refresh_catalog", "select_offers", "stored_catalogs", "use_catalog", "write_bytes_atomic",
-    "write_snapshot", "write_text_atomic",
+    "read_user_text", "refresh_catalog", "select_offers", "stored_catalogs", "unquoted_hint",
+    "use_catalog", "write_bytes_atomic", "write_snapshot", "write_text_atomic",
 ]

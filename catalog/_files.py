@@ -223,6 +223,15 @@ def _size(n: int) -> str:
     return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
+def unquoted_hint(value: object) -> str:
+    """For a name that YAML read as something else (`name: 1e3`, `yes`, `12:30`): how to
+    keep it text; "" for any other value."""
+    if isinstance(value, bool | int | float):
+        return (f" (YAML read it as {'true/false' if isinstance(value, bool) else 'a number'}: "
+                "write the name in quotes, e.g. \"1e3\")")
+    return ""
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:200] or type(exc).__name__
 

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from ._clouds import CLOUDS
 from ._errors import OverrideError, UnknownNameError
+from ._files import unquoted_hint
 from ._records import (
     OFFERING_CLASSES,
     PRICE_UNUSABLE_FLAGS,
@@ -114,7 +115,9 @@ def _text(source: str, where: str, entry: dict, key: str) -> str | None:
         return None
     value = entry[key]
     if not isinstance(value, str) or not value.strip():
-        raise _fail(source, where, f"{key} must be non-empty text, got {value!r}",
+        hint = unquoted_hint(value)
+        raise _fail(source, where, f"{key} must be non-empty text, got {value!r}{hint}",
+                    f"write {key} in quotes" if hint else
                     f"give {key} a value, or remove the field to match every {key}")
     if value != value.strip():
         raise _fail(source, where, f"{key} {value!r} has leading or trailing spaces")

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from catalog import CLOUDS, Catalog, GpuplanError, UnknownNameError
+from catalog import CLOUDS, Catalog, GpuplanError, UnknownNameError, unquoted_hint
 
 from ..model import PlannerError
 
@@ -135,7 +135,7 @@ def _text(value: Any, at: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise PlannerError(f"{at}: expected a name, got {value!r}. {FIX}")
+        raise PlannerError(f"{at}: expected a name, got {value!r}{unquoted_hint(value)}. {FIX}")
     return value.strip()
 
 

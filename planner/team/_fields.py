@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Iterable
 
-from catalog import Catalog, GpuplanError, UnknownNameError
+from catalog import Catalog, GpuplanError, UnknownNameError, unquoted_hint
 
 from ..model import PlannerError
 from ..search import MAX_BUDGET_USD
@@ -106,7 +106,8 @@ def show(value) -> str:
 def text(value, at: str) -> str:
     """A name shown in reports: one printable line of at most MAX_NAME_CHARS."""
     if not isinstance(value, str) or not value.strip():
-        raise TeamPlanError(f"{at}: expected a non-empty string, got {show(value)}. {FIX}")
+        raise TeamPlanError(f"{at}: expected a non-empty string, got {show(value)}"
+                            f"{unquoted_hint(value)}. {FIX}")
     if len(value) > MAX_NAME_CHARS or not value.isprintable():
         raise TeamPlanError(f"{at}: {show(value)} must be one printable line of at most "
                             f"{MAX_NAME_CHARS} characters. {FIX}")

@@ -45,6 +45,7 @@ from catalog import (
     OverrideError,
     UnknownNameError,
     parse_overrides,
+    unquoted_hint,
 )
 
 from ..model import (
@@ -214,7 +215,8 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, 
                             f"deadline. {FIX}")
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise TeamPlanError(f"{at}: 'name' is required (a non-empty string). {FIX}")
+        got = "" if name is None else f", got {name!r}{unquoted_hint(name)}"
+        raise TeamPlanError(f"{at}: 'name' is required (a non-empty string){got}. {FIX}")
     name = text(name, f"{at}: name")
     at = f"{source}: jobs[{i}] {name!r}"
     no_unknown(entry, JOB_FIELDS, at)
