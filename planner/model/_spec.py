@@ -108,6 +108,13 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         active = parse_count(spec.active_params, "active_params") \
             if spec.active_params not in (None, "") else None
         kwargs = {}
+        if (spec.experts_per_token is not None and spec.experts is None
+                and spec.active_params in (None, "")):  # nothing says it is a mixture
+            raise WorkloadError("`experts_per_token` describes a mixture of experts, but neither "
+                                "`experts` nor `active_params` says the model is one. To fix: "
+                                "add `experts` (and `active_params`), or drop "
+                                "`experts_per_token`", field="experts_per_token",
+                                value=spec.experts_per_token)
         if spec.experts is not None:  # 0 says "dense", not "infer"
             kwargs["experts"] = spec.experts
         if spec.experts_per_token is not None:

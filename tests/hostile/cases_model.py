@@ -190,6 +190,9 @@ CASES: list[Case] = [
          argv=("estimate", "--params", "47B", "--active-params", "13B", "--experts", "0",
                "--experts-per-token", "0", "--gpu", "H100", "--gpus", "64"), expect=2,
          says="--experts (0) must exceed"),  # it inferred "8 experts top-2" from 0
+    Case(id="estimate-experts-per-token-without-a-mixture",
+         argv=("estimate", "--params", "7B", "--experts-per-token", "2", "--gpu", "H100"),
+         expect=2, says="--experts-per-token describes a mixture of experts"),
     Case(id="estimate-experts-negative", argv=("estimate", "--params", "7B", "--experts", "-1",
                                                "--gpu", "H100"), expect=2,
          says="at least 0"),
