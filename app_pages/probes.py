@@ -4,7 +4,6 @@ reference and calibrates nothing."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -35,11 +34,8 @@ MEMORY_COLUMNS = {"copy": ("Copy", "text"), "status": ("Status", "text"),
 @st.cache_data(max_entries=8, show_spinner=False)
 def parse(name: str, data: bytes) -> dict:
     """The uploaded report, validated; ``{"error": line}`` when it is not a probe report."""
-    try:
-        report = probes.parse_report(json.loads(data.decode("utf-8")), source=name)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        return {"error": f"{name} is not a JSON probe report ({exc}). To fix: upload the file "
-                         "`gpuplan probe run` (python -m probes) wrote"}
+    try:  # the reader `probe ingest` stores through: the same checks, the same messages
+        report = probes.report_from_bytes(data, source=name)
     except probes.ReportError as exc:
         return {"error": str(exc)}
     return {"report": report}
