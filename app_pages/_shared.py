@@ -72,6 +72,7 @@ _COMMANDS = {"`gpuplan offers --flagged`": "the Catalog page's price flags",
              "`gpuplan probe show`": "the Probes page", "`gpuplan probe list`": "the Probes page"}
 _FLAG = re.compile(r"--([a-z][a-z0-9-]*)")  # messages from outside the planner (catalog, launch)
 _REFERENCE = re.compile(r"`([a-z][a-z0-9_]*)`")  # the planner's `field` references
+_COMMAND_SPAN = re.compile(r"(`[^`\s]+ [^`]*`)")  # a command to run: backticked, with a space
 
 
 def field_key(field: str | None) -> str | None:
@@ -98,8 +99,12 @@ def app_words(text: str) -> str:
     text = _pages(text)
     text = re.sub(r"\bpass (e\.g\. )?(?=--|`[a-z][a-z0-9_]*`)", r"set \1", text)
     text = re.sub(r"\buse --target (\w+)", r"use the \1 file", text)
-    text = refer_to_fields(text, _label_or_words)
-    return _FLAG.sub(lambda m: _label_or_words(m[1]), text)
+    # a backticked command (`python -m probes --out PATH`) is run as written: its flags stay
+    parts = _COMMAND_SPAN.split(text)
+    for i in range(0, len(parts), 2):
+        parts[i] = _FLAG.sub(lambda m: _label_or_words(m[1]),
+                             refer_to_fields(parts[i], _label_or_words))
+    return "".join(parts)
 
 
 def _pages(text: str) -> str:

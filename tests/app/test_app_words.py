@@ -228,3 +228,13 @@ def test_a_cpu_probe_run_is_stored_for_reference_and_said_to_calibrate_nothing()
     assert_clean(at)
     done = at.success[0].value.replace("\\", "")
     assert "for reference only" in done and "now use" not in done
+
+
+def test_a_command_a_message_suggests_keeps_its_flags():
+    # "re-run `python -m probes --out PATH`" became "`python -m probes “out” PATH`"
+    from app_pages._shared import app_words
+
+    assert app_words("re-run `python -m probes --out PATH` on the node") == \
+        "re-run `python -m probes --out PATH` on the node"
+    assert app_words("(format: `gpuplan plan --help`, --quota-file); pass --seq-len 4096") == \
+        "(format: `gpuplan plan --help`, “quota file”); set “Sequence length” 4096"
