@@ -29,7 +29,7 @@ def estimate_cmd(
     experts_per_token: W.ExpertsPerToken = None, tokens: W.Tokens = None,
     seq_len: W.SeqLen = None, global_batch_tokens: W.GlobalBatch = None,
     precision: W.Precision = "bf16", optimizer: W.Optimizer = "adamw",
-    recompute: W.Recompute = "auto", finetune: W.Finetune = "none", lora_rank: W.LoraRank = 16,
+    recompute: W.Recompute = "auto", finetune: W.Finetune = "none", lora_rank: W.LoraRank = None,
     layers: W.Layers = None, hidden: W.Hidden = None, heads: W.Heads = None,
     kv_heads: W.KvHeads = None, ffn_hidden: W.FfnHidden = None, vocab: W.Vocab = None,
     framework: W.Framework = "megatron", attention: W.Attention = "flash",

@@ -32,8 +32,8 @@ Recompute = Annotated[str, typer.Option("--recompute", help="auto (searched), no
 Finetune = Annotated[str, typer.Option("--finetune", help="none (pre-training), full or lora "
                      "fine-tuning; fine-tuning gets fine-tuning defaults (4,096-token "
                      "sequences, 64-sequence batches) and needs --tokens.")]
-LoraRank = Annotated[int, typer.Option("--lora-rank", help="LoRA adapter rank (with "
-                     "--finetune lora).")]
+LoraRank = Annotated[int | None, typer.Option("--lora-rank", help="LoRA adapter rank (with "
+                     "--finetune lora; default 16).")]
 Framework = Annotated[str, typer.Option("--framework", help="Training stack whose measured "
                       "efficiency to use: megatron (Megatron-LM/NeMo), fsdp (PyTorch FSDP, "
                       "torchtitan, llm-foundry), deepspeed, hf (Hugging Face Trainer).")]
@@ -76,9 +76,14 @@ def workload_spec(*, model, config, params, active_params, experts, experts_per_
                   lora_rank, layers, hidden, heads, kv_heads, ffn_hidden, vocab,
                   framework="megatron", attention="flash", tp=None, pp=None, cp=None, vp=None,
                   zero=None, micro_batch=None, ep=None):
-    from planner.model import PlanPins, WorkloadSpec
+    from planner.model import PlanPins, WorkloadError, WorkloadSpec
 
     from ._files import read_model_config
+
+    if lora_rank is not None and finetune.lower() != "lora":  # it would be ignored
+        raise WorkloadError(f"--lora-rank {lora_rank} sets a LoRA adapter, but --finetune is "
+                            f"{finetune!r}. To fix: add --finetune lora, or drop --lora-rank",
+                            field="lora_rank", value=lora_rank)
 
     overrides = tuple((k, v) for k, v in (("layers", layers), ("hidden", hidden),
                                           ("heads", heads), ("kv_heads", kv_heads),
@@ -92,7 +97,8 @@ def workload_spec(*, model, config, params, active_params, experts, experts_per_
                         seq_len=seq_len, global_batch_tokens=global_batch_tokens,
                         precision=precision.lower(), optimizer=optimizer.lower(),
                         recompute=recompute.lower(), finetune=finetune.lower(),
-                        lora_rank=lora_rank, framework=framework.lower(),
+                        **({} if lora_rank is None else {"lora_rank": lora_rank}),
+                        framework=framework.lower(),
                         attention=attention.lower(),
                         pins=PlanPins(tp=tp, pp=pp, cp=cp, vp=vp, zero=zero,
                                       micro_batch=micro_batch, ep=ep),

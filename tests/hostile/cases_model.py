@@ -184,7 +184,11 @@ CASES: list[Case] = [
     Case(id="estimate-model-empty", argv=("estimate", "--model", "", "--gpu", "H100"), expect=2,
          says="--model is empty"),
     # ---- workload options that the chosen source does not take ------------------------------
-    est("lora-rank-negative-without-lora", "--lora-rank", "-1", says="between 1 and 65,536"),
+    est("lora-rank-without-lora", "--lora-rank", "8", says="but --finetune is 'none'"),
+    Case(id="estimate-lora-rank-negative", argv=("estimate", "--model", "llama2-7b", "--gpu",
+                                                 "H100", "--finetune", "lora", "--tokens", "10M",
+                                                 "--lora-rank", "-1"), expect=2,
+         says="between 1 and the hidden size (4096)"),
     est("experts-with-a-preset", "--experts", "0", says="describes a model given by --params"),
     Case(id="estimate-experts-zero-is-dense-not-inferred",
          argv=("estimate", "--params", "47B", "--active-params", "13B", "--experts", "0",
