@@ -289,7 +289,7 @@ def workload_cmd(
         model=model, config=config, params=params, active_params=active_params,
         experts=experts, experts_per_token=experts_per_token, tokens=None, seq_len=seq_len,
         global_batch_tokens=None, precision=precision, optimizer="adamw", recompute=recompute,
-        finetune="none", lora_rank=16, layers=layers, hidden=hidden, heads=heads,
+        finetune="none", lora_rank=None, layers=layers, hidden=hidden, heads=heads,
         kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=None, framework=framework, tp=tp,
         micro_batch=micro_batch)
     workload = planner.build_workload(spec)
