@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import errno
 import json
-import math
 import os
 import re
 import secrets
@@ -38,12 +37,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from probes._errors import ReportWriteError
+from probes._json_rules import JSON_HOOKS
 from probes._schema import SUPPORTED_SCHEMA_VERSIONS, ProbeReport, ReportError
 
 _FIX_REPORT = "To fix: re-run `python -m probes --out PATH` on the instance and use that file."
 _FIX_OUT = "To fix: give the path of a file to create or replace, e.g. --out report.json."
 MAX_REPORT_BYTES = 16 * 2**20  # ~9 KB for 8 GPUs, ~0.6 MB for 1,024 ranks (as probe ingest)
-MAX_NUMBER_DIGITS = 40  # no figure of a report has more; int() of 5,000 digits raises
 # Every integer of a report is a count, a byte size, a clock or an id: >= 0 and at most 2**53
 # (8 PiB, exact in every JSON reader), so none reaches the store's 64-bit SQLite columns out
 # of range; the records check tighter bounds field by field (probes._spread).
@@ -326,39 +325,18 @@ def report_from_bytes(raw: bytes, *, source: str = "probe report") -> ProbeRepor
         raise ReportError(f"cannot read probe report {source!r}: {exc}. "
                           "To fix: check the path and that the file is a probe report.") from exc
     try:
-        data = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int,
-                          parse_float=_finite_float)
+        data = json.loads(text.removeprefix("\ufeff"), **JSON_HOOKS)  # a BOM is not damage
     except json.JSONDecodeError as exc:
         raise ReportError(f"probe report {source!r} is not valid JSON "
                           f"(line {exc.lineno}, column {exc.colno}: {exc.msg}). "
                           f"{_FIX_REPORT}") from exc
-    except ValueError as exc:  # from the three hooks: a number no report holds
+    except ValueError as exc:  # from the hooks: a number no report holds, a key twice
         raise ReportError(f"probe report {source!r} is not valid JSON as a report ({exc}). "
                           f"{_FIX_REPORT}") from None
     except RecursionError:  # json's parser is recursive; a report is a few levels deep
         raise ReportError(f"probe report {source!r} is not a report: its JSON nests too "
                           f"deeply. {_FIX_REPORT}") from None
     return parse_report(data, source=source)
-
-
-def _no_constant(name: str) -> Any:
-    # report_to_json writes with allow_nan=False: NaN or Infinity in a file means damage.
-    raise ValueError(f"{name} is not a number a report may hold")
-
-
-def _bounded_int(raw: str) -> int:
-    if len(raw.lstrip("-")) > MAX_NUMBER_DIGITS:
-        raise ValueError(f"a {len(raw.lstrip('-'))}-digit number")
-    return int(raw)
-
-
-def _finite_float(raw: str) -> float:
-    if len(raw) > 4 * MAX_NUMBER_DIGITS:
-        raise ValueError(f"a {len(raw)}-character number")
-    value = float(raw)
-    if not math.isfinite(value):
-        raise ValueError(f"{raw} is too large for a number")
-    return value
 
 
 def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:

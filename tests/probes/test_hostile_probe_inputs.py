@@ -318,3 +318,15 @@ def test_a_cpu_run_is_shown_as_a_cpu_run(tmp_path, capsys):
     table = capsys.readouterr().out
     row = next(line for line in table.splitlines() if line.lstrip().startswith("1 "))
     assert "1/0" not in row and " cpu " in row and " - " in row, row
+
+
+def test_a_key_given_twice_is_refused_and_a_bom_is_not_damage():
+    # the app's upload path (report_from_bytes) kept the second schema_version silently
+    from probes import ReportError, report_from_bytes
+
+    good = report_to_json(h100_report()).encode()
+    twice = good.replace(b"{", b'{"schema_version": 1, ', 1)
+    with pytest.raises(ReportError, match="duplicate key 'schema_version'"):
+        report_from_bytes(twice, source="twice.json")
+    assert report_from_bytes(b"\xef\xbb\xbf" + good, source="bom.json").schema_version == \
+        report_from_bytes(good, source="plain.json").schema_version
