@@ -1,7 +1,11 @@
 """How a probe report's JSON is read: the hooks ``json.loads`` gets (``JSON_HOOKS``), so that a
 damaged or hostile file is one clear error and never a value no report holds: no NaN or
 Infinity (reports are written with allow_nan=False), no number longer than a real figure, no
-key given twice (a second ``schema_version`` would silently win)."""
+key given twice (a second ``schema_version`` would silently win).
+
+catalog's ``load_json_text`` applies the same rules to the user's other JSON files; they are
+written again here on purpose: `gpuplan launch` copies only probes/ to a node, which reads and
+writes reports without catalog installed (as ``_report_io`` repeats catalog's file rules)."""
 
 from __future__ import annotations
 

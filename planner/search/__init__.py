@@ -34,6 +34,7 @@ from ._optimizer import (
     MAX_GPUS_LIMIT,
     MAX_SPOT_INSTANCES_LIMIT,
     Constraints,
+    check_exclude,
     plan,
     plan_options,
     spot_rate,
@@ -54,6 +55,7 @@ __all__ = [
     "MAX_GPUS_LIMIT",
     "MAX_QUOTA_FILE_BYTES", "MAX_SPOT_INSTANCES_LIMIT", "MAX_QUOTA_GPUS", "Candidate",
     "Commitment", "Constraints", "FlaggedSkipped", "Infeasible", "Option", "PlanOptions",
-    "PlanPoint", "PlanResult", "QuotaRule", "Quotas", "parse_quota_rules", "parse_quotas",
+    "PlanPoint", "PlanResult", "QuotaRule", "Quotas", "check_exclude", "parse_quota_rules",
+    "parse_quotas",
     "plan", "plan_options", "run_cost_usd", "spot_rate", "usable_offers",
 ]

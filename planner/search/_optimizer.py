@@ -211,6 +211,19 @@ _LAYOUTS = BoundedCache(64, max_bytes=CACHE_BYTES,
                         weigh=lambda hit: sum(evaluation_bytes(t.ev) for t in hit[0]))
 
 
+def check_exclude(names, catalog: Catalog, *, where: str = "",
+                  hint: str = "`exclude` takes instance types, clouds or regions") -> None:
+    """Every name of an `exclude` list is an instance type, a cloud or a region of the catalog;
+    else UnknownNameError with close matches (``where``: the place in a file, for team plans)."""
+    if not names:
+        return
+    known = {t.name for t in catalog.instance_types} | set(catalog.regions()) | set(CLOUDS)
+    for name in names:
+        if name not in known:
+            raise UnknownNameError("instance type, cloud or region", name, known, where=where,
+                                   hint=hint)
+
+
 def _usable_cached(catalog: Catalog, workload: Workload, c: Constraints):
     """``usable_offers`` kept per (catalog, precision, filters): team jobs and repeated plans
     filter the same catalog the same way. Also each offer's key (the ranking's tie-break)."""
@@ -327,14 +340,7 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
     if not 1 <= top_n <= 1000:
         raise PlannerError(f"top must be between 1 and 1,000, got {top_n}. To fix: e.g. 10",
                            field="top", value=top_n)
-    if c.exclude:
-        known = ({t.name for t in catalog.instance_types} | set(catalog.regions())
-                 | set(CLOUDS))
-        for name in c.exclude:
-            if name not in known:
-                raise UnknownNameError("instance type, cloud or region", name, known,
-                                       hint="`exclude` takes instance types, clouds or "
-                                            "regions")
+    check_exclude(c.exclude, catalog)
     check_pins_fit_model(workload)  # what no cluster can run, before searching any
     offers, flagged, offer_keys = _usable_cached(catalog, workload, c)
     ms = ModelScalars.of(workload)

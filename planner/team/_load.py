@@ -38,8 +38,8 @@ def load_team_plan(path_or_text: str | Path, *, catalog: Catalog,
         data = load_yaml_text(text, what=source) if text.strip() else None
     except CatalogFileError as exc:
         raise TeamPlanError(_not_yaml(text, source) or str(exc)) from None
-    if not isinstance(data, dict) and text.strip() and _not_yaml(text, source):
-        raise TeamPlanError(_not_yaml(text, source))
+    if not isinstance(data, dict) and text.strip() and (why := _not_yaml(text, source)):
+        raise TeamPlanError(why)
     if allow_config_paths is None:
         allow_config_paths = base is not None
     configs = {}

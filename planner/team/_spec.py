@@ -61,6 +61,7 @@ from ..search import (
     DEFAULT_MIN_PROBABILITY,
     DEFAULT_PRICING,
     QuotaRule,
+    check_exclude,
     parse_quota_rules,
 )
 from ._fields import (
@@ -299,14 +300,11 @@ def _exclude(value, at: str, catalog: Catalog) -> tuple[str, ...]:
     """Instance types, clouds or regions, checked here so that a typo names the job and the
     key (plan() would check them too, but its message names the CLI's --exclude)."""
     listed = names(value, at, None)
-    if not listed:
-        return listed
-    known = {t.name for t in catalog.instance_types} | set(catalog.regions()) | set(CLOUDS)
-    for name in listed:
-        if name not in known:
-            raise TeamPlanError(str(UnknownNameError(
-                "instance type, cloud or region", name, known, where=at,
-                hint="exclude takes instance types (p4d.24xlarge), clouds or regions")))
+    try:
+        check_exclude(listed, catalog, where=at,
+                      hint="exclude takes instance types (p4d.24xlarge), clouds or regions")
+    except UnknownNameError as exc:
+        raise TeamPlanError(str(exc)) from None
     return listed
 
 
