@@ -150,10 +150,16 @@ def _quota_use(team_plan, options, chosen, months) -> list[dict]:
             if cap is None:
                 continue
             points = [lo, *(t for t in s[match] if lo <= t < hi)]
-            peak = max(float(g[match & (s <= t) & (t < e)].sum()) for t in points)
+            peak = _peak_in_use(g[match], s[match], e[match], points)
             out.append({"scope": scope_label(key), "month": label, "cap_gpus": cap,
                         "peak_gpus": int(peak)})
     return out
+
+
+def _peak_in_use(amount: np.ndarray, start: np.ndarray, end: np.ndarray, points) -> float:
+    """The most of ``amount`` that runs [start, end) hold at once, looked at ``points`` (the
+    total in use only rises where a run starts: those starts are enough)."""
+    return max(float(amount[(start <= t) & (t < end)].sum()) for t in points)
 
 
 def _spot_fleets(jobs: list[dict], s: np.ndarray, e: np.ndarray) -> list[str]:
@@ -167,8 +173,7 @@ def _spot_fleets(jobs: list[dict], s: np.ndarray, e: np.ndarray) -> list[str]:
             fleets.setdefault((jb["cloud"], jb["region"], jb["instance_type"]), []).append(j)
     for (cloud, region, itype), idx in sorted(fleets.items()):
         nodes = np.array([jobs[j]["nodes"] for j in idx])
-        starts, ends = s[idx], e[idx]
-        peak = max(int(nodes[(starts <= t) & (t < ends)].sum()) for t in starts)
+        peak = int(_peak_in_use(nodes, s[idx], e[idx], s[idx]))
         if peak > DEFAULT_MAX_SPOT_INSTANCES:
             out.append(f"Capacity: up to {peak:,} spot {itype} in {cloud} {region} at once "
                        f"(above the {DEFAULT_MAX_SPOT_INSTANCES}-instance spot fleet `gpuplan "
