@@ -162,9 +162,8 @@ def _options_of(command) -> frozenset[str]:
     return long_options(command)
 
 
-def _running_options() -> frozenset[str]:
-    """The long options of the command line being run (`main` registers only the command
-    it runs), empty outside one."""
+def _current_context():
+    """The click context of the gpuplan command line being run, None outside one."""
     ctx = None
     for module in ("typer._click.globals", "click.globals"):  # Typer's own click, or click
         try:
@@ -175,8 +174,29 @@ def _running_options() -> frozenset[str]:
             break
     root = ctx.find_root() if ctx is not None else None
     if root is None or root.info_name != "gpuplan":  # not a gpuplan command line
-        return frozenset()
-    return _options_of(root.command)
+        return None
+    return ctx
+
+
+def _running_options() -> frozenset[str]:
+    """The long options of the command line being run (`main` registers only the command
+    it runs), empty outside one."""
+    ctx = _current_context()
+    return frozenset() if ctx is None else _options_of(ctx.find_root().command)
+
+
+def given_options(*, besides: tuple[str, ...] = ()) -> list[str]:
+    """The options of the running command given on its command line (not left at their
+    defaults), as flags, except the parameters named in ``besides``."""
+    ctx = _current_context()
+    if ctx is None:
+        return []
+    given = []
+    for p in ctx.command.params:
+        source = ctx.get_parameter_source(p.name)
+        if p.name not in besides and getattr(source, "name", "") == "COMMANDLINE":
+            given.append(max(p.opts, key=len))
+    return given
 
 
 def flag_for(field: str | None) -> str | None:

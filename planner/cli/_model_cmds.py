@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from . import _workload_opts as W
-from ._app import console, print_json, say_fields
+from ._app import console, given_options, print_json, say_fields
 
 
 def active_calibration(cat, no_calibration: bool = False):
@@ -56,7 +56,15 @@ def estimate_cmd(
     import planner
 
     if list_assumptions:
+        from catalog import GpuplanError
         from planner.model import describe_assumptions
+
+        ignored = given_options(besides=("list_assumptions", "assume", "json_out"))
+        if ignored:
+            raise GpuplanError(
+                f"--list-assumptions prints the model's constants and exits; it takes only "
+                f"--assume and --json, and {', '.join(ignored)} would be ignored. To fix: "
+                f"drop {', '.join(ignored)}, or drop --list-assumptions to estimate")
 
         rows = describe_assumptions(W.assumptions_from(assume))
         if json_out:

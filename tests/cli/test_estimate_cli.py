@@ -183,6 +183,15 @@ def test_list_assumptions_is_a_table_for_people(capsys):
     assert "matmul_fraction.hopper *" in out and "0.7" in out and "share of peak" in out
 
 
+@pytest.mark.parametrize("argv", [["--model", "llama2-7b"], ["--gpu", "H100", "--gpus", "8"],
+                                  ["--framework", "fsdp"], ["--nodes", "2"]])
+def test_list_assumptions_refuses_options_it_would_ignore(capsys, argv):
+    code, out, err = run(capsys, "estimate", "--list-assumptions", *argv)
+    assert code == 2 and out == ""
+    assert all(a in err for a in argv if a.startswith("--")) and "would be ignored" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("argv", [["--gpus", "0"], ["--seq-len", "0"]])
 def test_zero_is_not_silently_replaced_by_a_default(capsys, argv):
     code, _, err = run(capsys, "estimate", "--model", "llama3-8b", "--gpu", "H100", *argv)
