@@ -9,6 +9,7 @@ scipy, the catalog data) happen inside commands so `gpuplan --help` stays fast.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -95,6 +96,27 @@ def console(stderr: bool = False, *, fit: bool = False):
     else:
         width = None if sys.stdout.isatty() else 200
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
+
+
+@contextlib.contextmanager
+def progress_on_stderr():
+    """A progress display on stderr, shown only on a terminal (pipes, logs and CI get
+    nothing) and gone when the work ends; yields ``update(task, done, total, detail="")``,
+    one bar per task name, in the order first heard."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    err = console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[detail]}"), console=err, transient=True,
+                  disable=not err.is_terminal) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(task: str, done: int, total: int, detail: str = "") -> None:
+            if task not in tasks:
+                tasks[task] = bar.add_task(task, total=max(total, 1), detail="")
+            bar.update(tasks[task], completed=done, total=max(total, 1), detail=detail)
+
+        yield update
 
 
 def version_text() -> str:

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ._app import console, overrides_option_default, print_json
+from ._app import console, overrides_option_default, print_json, progress_on_stderr
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 from ._values import catalog_banner, not_empty, split_csv
 
@@ -306,8 +306,6 @@ def refresh_cmd(
     (public Retail Prices API) need no credentials; GCP needs GOOGLE_CLOUD_API_KEY or
     application-default credentials. Offers a refresh does not fetch keep their price and
     date."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
     from catalog import CLOUDS, GpuplanError, UnknownNameError, refresh_catalog
 
     clouds = split_csv(cloud, "--cloud") or list(CLOUDS)
@@ -321,16 +319,10 @@ def refresh_cmd(
                                f"letters, digits and '-', at most {MAX_NAME_CHARS} "
                                "characters, e.g. us-east-1). To fix: `gpuplan catalog info` "
                                "and `gpuplan offers` show the regions")
-    err = console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[step]}"), console=err, transient=True,
-                  disable=not err.is_terminal) as bar:
-        tasks: dict[str, int] = {}
+    with progress_on_stderr() as update:
 
         def progress(cloud_name: str, step: str, done: int, total: int) -> None:
-            if cloud_name not in tasks:
-                tasks[cloud_name] = bar.add_task(cloud_name, total=max(total, 1), step="")
-            bar.update(tasks[cloud_name], completed=done, total=max(total, 1), step=step)
+            update(cloud_name, done, total, step)
 
         result = refresh_catalog(clouds=clouds, regions=region_names or None,
                                  progress=progress, prune=prune)

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from . import _workload_opts as W
-from ._app import console, print_json
+from ._app import console, print_json, progress_on_stderr
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 _SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
@@ -76,9 +76,10 @@ def report_cmd(
     cat = load_catalog(overrides=overrides or overrides_option_default())
     team = load_team_plan(Path(team_file), catalog=cat)
     spent = load_actuals(Path(actuals), team) if actuals else None
-    allocation = allocate(team, catalog=cat, assumptions=W.assumptions_from(assume),
-                          calibration=active_calibration(cat),
-                          workers=workers or min(4, os.cpu_count() or 1))
+    with progress_on_stderr() as update:  # a large team plan takes a minute or more
+        allocation = allocate(team, catalog=cat, assumptions=W.assumptions_from(assume),
+                              calibration=active_calibration(cat),
+                              workers=workers or min(4, os.cpu_count() or 1), progress=update)
     if json_out:
         data = allocation.as_dict()
         if spent is not None:

@@ -9,7 +9,7 @@ team plan into its run options (once per group of identical jobs) and the soluti
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -22,6 +22,11 @@ from ._solve import solve
 from ._spec import priced_catalog
 from ._summary import Allocation, summarise_allocation
 
+# The steps ``allocate`` reports to its ``progress`` callback.
+PLANNING = "planning jobs"
+SOLVING = "solving the team MILP"
+Progress = Callable[[str, int, int], None]
+
 TOP_N = 200      # candidates asked of plan() per job (describing them is cheap)
 PER_JOB = 24     # the cheapest candidates kept per job …
 PER_SCOPE = 2    # … plus the cheapest few of every (cloud, region, accelerator), so that a
@@ -29,13 +34,24 @@ MAX_PER_JOB = 60  # binding quota leaves the solver somewhere else to go
 
 
 def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
-             time_limit_s: float = DEFAULT_TIME_LIMIT_S, workers: int = 1) -> Allocation:
-    """Candidates for every job from ``plan()``, then the team MILP (see the docstring)."""
+             time_limit_s: float = DEFAULT_TIME_LIMIT_S, workers: int = 1,
+             progress: Progress | None = None) -> Allocation:
+    """Candidates for every job from ``plan()``, then the team MILP (see the docstring).
+
+    ``progress(step, done, total)``, when given, hears how far the work is: "planning jobs"
+    once per distinct job as it finishes (``total`` distinct jobs), then "solving the team
+    MILP" at 0 and 1 of 1 (the solver reports nothing in between)."""
     A = assumptions or Assumptions()
     cat = priced_catalog(team_plan, catalog)
-    cands = job_candidates(team_plan, cat, A, calibration or NO_CALIBRATION, workers=workers)
-    return allocate_candidates(team_plan, cands, catalog_info=cat.provenance(),
-                               assumptions=A, time_limit_s=time_limit_s)
+    cands = job_candidates(team_plan, cat, A, calibration or NO_CALIBRATION, workers=workers,
+                           progress=progress)
+    if progress is not None:
+        progress(SOLVING, 0, 1)
+    allocation = allocate_candidates(team_plan, cands, catalog_info=cat.provenance(),
+                                     assumptions=A, time_limit_s=time_limit_s)
+    if progress is not None:
+        progress(SOLVING, 1, 1)
+    return allocation
 
 
 def _plan_quotas(team_plan):
@@ -48,7 +64,8 @@ def _plan_quotas(team_plan):
     return Quotas(tuple(rules)) if rules else None
 
 
-def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1) -> list[list[dict]]:
+def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1,
+                   progress: Progress | None = None) -> list[list[dict]]:
     """For every job, plan()'s cheapest feasible candidates plus the cheapest of each scope and
     the feasible part of the frontier. Identical (workload, constraints) pairs run once; with
     ``workers`` > 1 distinct ones run in forked processes (Linux; elsewhere one by one)."""
@@ -64,7 +81,7 @@ def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1) -> list[
             raise PlannerError(f"{team_plan.source}: {job.where}: {in_team_terms(str(exc))}") \
                 from None
         keys.append((job.workload, c))
-    results = _run_plans(list(dict.fromkeys(keys)), cat, A, calibration, workers)
+    results = _run_plans(list(dict.fromkeys(keys)), cat, A, calibration, workers, progress)
     out = []
     for job, key in zip(team_plan.jobs, keys, strict=True):
         kind, value = results[key]
@@ -143,17 +160,31 @@ class _Worker:
         return _plan_one(key, cls.state)
 
 
-def _run_plans(keys: list, cat, A, calibration, workers: int) -> dict:
+def _run_plans(keys: list, cat, A, calibration, workers: int,
+               progress: Progress | None = None) -> dict:
     import multiprocessing as mp
 
     state = (cat, A, calibration)
+    results: dict = {}
+
+    def done(key, outcome) -> None:
+        results[key] = outcome
+        if progress is not None:
+            progress(PLANNING, len(results), len(keys))
+
+    if progress is not None:
+        progress(PLANNING, 0, len(keys))
     if workers > 1 and len(keys) > 1 and "fork" in mp.get_all_start_methods():
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(min(workers, len(keys)), mp_context=mp.get_context("fork"),
                                  initializer=_Worker.start, initargs=(state,)) as pool:
-            return dict(zip(keys, pool.map(_Worker.plan, keys), strict=True))
-    return {k: _plan_one(k, state) for k in keys}
+            for key, outcome in zip(keys, pool.map(_Worker.plan, keys), strict=True):
+                done(key, outcome)
+        return results
+    for key in keys:
+        done(key, _plan_one(key, state))
+    return results
 
 
 def _diverse(cands: Sequence[Option]) -> list[Option]:

@@ -68,6 +68,20 @@ def test_offset_probability_matches_plan_at_offset_zero(catalog):
                 c["deadline_probability"], abs=1e-9)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_allocate_reports_its_progress(catalog, workers):
+    from planner.team import allocate, parse_team_plan
+
+    team = {**TEAM, "jobs": [*TEAM["jobs"], {**TEAM["jobs"][0], "name": "small-a-again"}]}
+    heard = []
+    allocation = allocate(parse_team_plan(team, catalog=catalog), catalog=catalog,
+                          workers=workers, progress=lambda *a: heard.append(a))
+    # three jobs, two distinct (workload, constraints): plan() runs twice
+    assert heard == [("planning jobs", 0, 2), ("planning jobs", 1, 2), ("planning jobs", 2, 2),
+                     ("solving the team MILP", 0, 1), ("solving the team MILP", 1, 1)]
+    assert allocation.totals["jobs"] == 3
+
+
 def test_infeasible_quota_exits_2_with_one_line(team_file, capsys):
     data = yaml.safe_load(team_file.read_text())
     data["jobs"][1]["earliest_start"] = "2027-03-01"
