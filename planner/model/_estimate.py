@@ -307,6 +307,9 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
 def _no_grid_message(workload: Workload, cluster: Cluster, ms: ModelScalars) -> str:
     gbs = workload.sequences_per_step(cluster.gpus)
     pins = workload.pins.as_dict()
+    if pins.get("vp", 1) > 1 and cluster.gpus < 2:
+        return (f"vp={pins['vp']} interleaves a pipeline, which needs at least 2 GPUs (pp ≥ 2); "
+                f"this cluster has {cluster.gpus}. To fix: drop vp, or use more GPUs")
     if pins:
         return (f"no parallel plan with {', '.join(f'{k}={v}' for k, v in pins.items())} "
                 f"runs {workload.framework} on {cluster.gpus} GPUs with a global batch of {gbs} "

@@ -178,7 +178,8 @@ def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray, recompute
     layers_stage = np.ceil(ms.L / out["pp"])
     if pin_t[3] is not None:
         vp = np.where(out["pp"] > 1, pin_t[3], 1)
-        keep = (layers_stage % vp == 0)
+        # a pinned vp > 1 asks for an interleaved pipeline: plans without one do not qualify
+        keep = (layers_stage % vp == 0) & ((out["pp"] > 1) | (pin_t[3] == 1))
         out = {k: v[keep] for k, v in out.items()}
         out["vp"] = vp[keep].astype(np.int64)
     else:
