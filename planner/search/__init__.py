@@ -22,18 +22,20 @@ from ._candidates import (
     PlanResult,
     run_cost_usd,
 )
-from ._optimizer import (
+from ._constraints import (
     CONSTRAINT_DEFAULTS,
     DEFAULT_MAX_GPUS,
     DEFAULT_MAX_SPOT_INSTANCES,
     DEFAULT_MIN_PROBABILITY,
     DEFAULT_PRICING,
-    GPU_VENDORS,
     GROUP_BY,
     MAX_BUDGET_USD,
     MAX_GPUS_LIMIT,
     MAX_SPOT_INSTANCES_LIMIT,
     Constraints,
+)
+from ._optimizer import (
+    GPU_VENDORS,
     check_exclude,
     plan,
     plan_options,

@@ -33,7 +33,6 @@ over every candidate within the budget and quotas, whatever the deadline.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -54,6 +53,7 @@ from ..model import (
     range_sigma,
 )
 from ._candidates import FlaggedSkipped, PlanOptions, PlanResult
+from ._constraints import Constraints
 from ._evaluate import (
     CACHE_BYTES,
     BoundedCache,
@@ -61,104 +61,11 @@ from ._evaluate import (
     evaluation_bytes,
     shape_evaluation,
 )
-from ._quota import Quotas
 from ._result import build_options, build_result
 from ._select import select
 from ._space import Layout, Space, TypeEntry
 
 GPU_VENDORS = ("NVIDIA", "AMD")  # the model's kernels and NCCL/RCCL constants apply to these
-DEFAULT_MAX_GPUS = 1024
-MAX_GPUS_LIMIT = 65536  # the largest cluster the search considers (as team plans)
-MAX_BUDGET_USD = 1e12  # a trillion dollars: beyond it a unit mistake (as team budgets)
-DEFAULT_MIN_PROBABILITY = 0.9
-DEFAULT_PRICING = ("on_demand", "spot")
-# Spot capacity: no cloud publishes how many GPU instances a spot pool holds; AWS's Spot
-# placement score is the way to check before launch. Beyond this many instances of one type in
-# one region a spot plan carries a capacity warning (a policy default, --max-spot-instances).
-DEFAULT_MAX_SPOT_INSTANCES = 8
-MAX_SPOT_INSTANCES_LIMIT = 100_000  # far above any spot fleet: a larger value is a typo
-GROUP_BY = ("accelerator", "cloud")
-
-
-# The defaults of the constraints a front end may leave out (None): the one place they live.
-CONSTRAINT_DEFAULTS = {"max_gpus": DEFAULT_MAX_GPUS, "min_probability": DEFAULT_MIN_PROBABILITY,
-            "pricing": DEFAULT_PRICING, "commitment_use": 0.0,
-            "max_spot_instances": DEFAULT_MAX_SPOT_INSTANCES}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Constraints:
-    """What a plan must respect. Fields given as None take their default
-    (``CONSTRAINT_DEFAULTS``)."""
-
-    deadline_hours: float
-    max_gpus: int | None = None
-    budget_usd: float | None = None
-    min_probability: float | None = None  # 0: no probability required (wall ≤ deadline)
-    clouds: tuple[str, ...] = ()
-    regions: tuple[str, ...] = ()
-    pricing: tuple[str, ...] | None = None
-    gpus: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()  # instance types, clouds or regions to leave out
-    quotas: Quotas | None = None
-    checkpoint_storage_usd_per_gb_month: float | None = None
-    commitment_use: float | None = None  # share of a commitment's remaining term used after
-    max_spot_instances: int | None = None
-    allow_flagged: bool = False  # use offers whose price the catalog flagged
-    group_by: str | None = None  # best plan per accelerator or per cloud
-
-    def __post_init__(self) -> None:
-        for name, default in CONSTRAINT_DEFAULTS.items():
-            if getattr(self, name) is None:
-                object.__setattr__(self, name, default)
-
-        def bad(field: str, msg: str) -> PlannerError:
-            return PlannerError(msg, field=field, value=getattr(self, field))
-
-        if not (isinstance(self.deadline_hours, int | float)
-                and math.isfinite(self.deadline_hours) and self.deadline_hours > 0):
-            raise bad("deadline", "the deadline must be in the future. To fix: pass e.g. 14d")
-        if not 1 <= self.max_gpus <= MAX_GPUS_LIMIT:
-            raise bad("max_gpus", f"max GPUs must be between 1 and {MAX_GPUS_LIMIT:,}, got "
-                      f"{self.max_gpus}. To fix: e.g. 256")
-        if self.budget_usd is not None and not (math.isfinite(self.budget_usd)
-                                                and 0 < self.budget_usd <= MAX_BUDGET_USD):
-            raise bad("budget_usd", f"the budget must be a positive number of USD, at most "
-                      f"{MAX_BUDGET_USD:,.0f}, got {self.budget_usd!r}. To fix: e.g. 250000")
-        if not (math.isfinite(self.min_probability) and 0 <= self.min_probability <= 1):
-            raise bad("min_probability", f"the minimum probability must be between 0 and 1, "
-                      f"got {self.min_probability!r}. To fix: e.g. 0.9 (0 disables)")
-        if not (math.isfinite(self.commitment_use) and 0 <= self.commitment_use <= 1):
-            raise bad("commitment_use", f"the commitment use must be a share between 0 and 1,"
-                      f" got {self.commitment_use!r}. To fix: e.g. 0.5 if you will use half "
-                      "of the remaining term")
-        if not 1 <= self.max_spot_instances <= MAX_SPOT_INSTANCES_LIMIT:
-            raise bad("max_spot_instances", "the spot fleet limit must be between 1 and "
-                      f"{MAX_SPOT_INSTANCES_LIMIT:,} instances, got {self.max_spot_instances}. "
-                      "To fix: e.g. 8")
-        s = self.checkpoint_storage_usd_per_gb_month
-        if s is not None and not (math.isfinite(s) and 0 <= s <= 1000):
-            raise bad("checkpoint_storage_usd_per_gb_month", "the checkpoint storage price "
-                      f"must be between 0 and 1,000 USD per GB-month, got {s!r}. To fix: e.g. "
-                      "0.023 (object storage)")
-        if self.group_by is not None and self.group_by not in GROUP_BY:
-            raise bad("group_by", f"group by {self.group_by!r} is not one of "
-                      f"{', '.join(GROUP_BY)}. To fix: pick one of them")
-
-    @property
-    def probability_required(self) -> float | None:
-        return self.min_probability or None
-
-    def as_dict(self) -> dict:
-        return {"deadline_hours": self.deadline_hours, "max_gpus": self.max_gpus,
-                "budget_usd": self.budget_usd, "min_probability": self.min_probability or None,
-                "clouds": list(self.clouds), "regions": list(self.regions),
-                "pricing": list(self.pricing), "gpus": list(self.gpus),
-                "exclude": list(self.exclude), "commitment_use": self.commitment_use,
-                "max_spot_instances": self.max_spot_instances,
-                "allow_flagged": self.allow_flagged, "quotas": self.quotas is not None,
-                "checkpoint_storage_usd_per_gb_month":
-                    self.checkpoint_storage_usd_per_gb_month}
 
 
 def spot_rate(offer: Offer, A: Assumptions) -> float:
@@ -253,7 +160,9 @@ def _types(ctx: CallContext, catalog: Catalog, offers: tuple, max_gpus: int):
     types, used = [], {}
     for key in sorted({(o.cloud, o.instance_type) for o in offers}):
         it = catalog.instance_type_by_key(*key)
-        max_nodes = max_gpus // it.gpu_count if it.inter_node_gbps else 1
+        # without a known inter-node network an instance type runs as one node
+        max_nodes = max_gpus // it.gpu_count if it.inter_node_gbps else int(
+            it.gpu_count <= max_gpus)
         if max_nodes < 1:
             continue
         cluster = cluster_for_instance(catalog, it, 1)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,24 @@ class QuotaRule:
     accelerator: str | None = None
     month: str | None = None  # "2027-03": team plans only (parse_quotas refuses it); None: all
 
+    def __post_init__(self) -> None:
+        """Types and bounds (a rule built in code, not read by ``parse_quotas``, which also
+        checks the names against the catalog)."""
+        g = self.gpus
+        if isinstance(g, bool) or not isinstance(g, numbers.Integral) \
+                or not 0 <= g <= MAX_QUOTA_GPUS:
+            raise PlannerError(f"a quota rule's gpus must be a whole number from 0 to "
+                               f"{MAX_QUOTA_GPUS:,}, got {g!r}. To fix: e.g. gpus=64",
+                               field="quotas", value=g)
+        object.__setattr__(self, "gpus", int(g))
+        for name in ("cloud", "region", "accelerator", "month"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, str) or not v.strip()):
+                raise PlannerError(f"a quota rule's {name} must be a name or None, got {v!r}. "
+                                   f"To fix: e.g. {name}=None", field="quotas", value=v)
+        if self.month is not None:
+            _check_month(self.month, "a quota rule's month")
+
     def matches(self, cloud: str, region: str, accelerator: str) -> bool:
         return ((self.cloud is None or self.cloud == cloud)
                 and (self.region is None or self.region == region)
@@ -52,6 +71,16 @@ class QuotaRule:
 @dataclass(frozen=True, slots=True)
 class Quotas:
     rules: tuple[QuotaRule, ...]
+
+    def __post_init__(self) -> None:
+        rules = self.rules
+        if isinstance(rules, list):
+            rules = tuple(rules)
+        if not isinstance(rules, tuple) or not all(isinstance(r, QuotaRule) for r in rules):
+            raise PlannerError("Quotas takes a tuple of QuotaRule. To fix: build it with "
+                               "parse_quotas, or Quotas((QuotaRule(gpus=64, cloud='aws'),))",
+                               field="quotas", value=self.rules)
+        object.__setattr__(self, "rules", rules)
 
     def limit(self, cloud: str, region: str, accelerator: str) -> float:
         caps = [r.gpus for r in self.rules if r.month is None

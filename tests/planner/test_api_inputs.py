@@ -1,0 +1,87 @@
+"""The search's public inputs built in code (not through the CLI): a wrong value is one
+PlannerError naming the field, and limits hold for every instance type (found by a fuzz of the
+Python API: plan() with max_gpus=1 recommended a 4-GPU instance; Constraints(deadline_hours=0)
+raised AttributeError; clouds="aws" was read as 'a', 'w', 's'; a vp pin without a pp pin was
+dropped)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from small_catalog import packaged
+
+from planner import (
+    Constraints,
+    PlannerError,
+    PlanPins,
+    WorkloadSpec,
+    build_cluster,
+    build_workload,
+    estimate,
+    plan,
+)
+from planner.search import QuotaRule, Quotas
+
+
+@pytest.mark.parametrize("max_gpus", [1, 2, 4])
+def test_no_plan_holds_more_gpus_than_max_gpus(max_gpus):
+    # instance types without an inter-node network run as one node: one of 4 or 8 GPUs must
+    # not slip under a smaller limit
+    w = build_workload(WorkloadSpec(params="1B", tokens="20B"))
+    r = plan(w, packaged(), Constraints(deadline_hours=24 * 60, max_gpus=max_gpus,
+                                        min_probability=0), points=True)
+    shown = [*r.candidates, *r.frontier, *r.points, *r.spot_vs_on_demand.values()]
+    assert r.recommendation is not None and shown
+    assert max(p.gpus for p in shown) <= max_gpus
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("deadline_hours", 0), ("deadline_hours", math.nan), ("deadline_hours", None),
+    ("deadline_hours", True), ("deadline_hours", 1e308), ("deadline_hours", "24"),
+    ("max_gpus", True), ("max_gpus", 1.5), ("max_gpus", 0), ("max_gpus", "8"),
+    ("budget_usd", "8"), ("budget_usd", -1.0), ("budget_usd", math.inf),
+    ("min_probability", True), ("min_probability", 1.5), ("commitment_use", -0.1),
+    ("max_spot_instances", 2.5), ("checkpoint_storage_usd_per_gb_month", math.nan),
+    ("clouds", "aws"), ("regions", "us-east-1"), ("pricing", "spot"), ("gpus", ("H100", None)),
+    ("exclude", ("",)), ("clouds", 5), ("quotas", "x"), ("allow_flagged", "yes"),
+    ("group_by", "region"),
+])
+def test_a_wrong_constraint_is_one_planner_error(field, value):
+    kw = {"deadline_hours": 24.0, field: value}
+    with pytest.raises(PlannerError, match="To fix"):
+        Constraints(**kw)
+
+
+def test_name_lists_and_numpy_numbers_are_taken_as_plain_values():
+    c = Constraints(deadline_hours=np.float64(24), max_gpus=np.int64(64), clouds=["aws"],
+                    gpus={"H100", "A100-80GB"}, exclude=None)
+    assert c.clouds == ("aws",) and c.gpus == ("A100-80GB", "H100") and c.exclude == ()
+    assert type(c.max_gpus) is int and type(c.deadline_hours) is float
+    hash(c)  # a cache key
+
+
+@pytest.mark.parametrize("rule", [dict(gpus=-5), dict(gpus=math.nan), dict(gpus="8"),
+                                  dict(gpus=8.5), dict(gpus=True), dict(gpus=None),
+                                  dict(gpus=8, cloud=""), dict(gpus=8, month="garbage")])
+def test_a_quota_rule_built_in_code_is_checked(rule):
+    with pytest.raises(PlannerError, match="To fix"):
+        QuotaRule(**rule)
+
+
+def test_a_month_quota_is_refused_by_plan():
+    # parse_quotas refuses it from a file; a rule built in code must not be silently ignored
+    quotas = Quotas((QuotaRule(gpus=8, cloud="aws", month="2027-03"),))
+    with pytest.raises(PlannerError, match="month"):
+        Constraints(deadline_hours=24.0, quotas=quotas)
+
+
+def test_a_vp_pin_without_a_pp_pin_gets_an_interleaved_pipeline():
+    cluster, _ = build_cluster(packaged(), gpu="H100", gpus=8)
+    w = build_workload(WorkloadSpec(model="llama2-7b", tokens="1B", pins=PlanPins(vp=2)))
+    p = estimate(w, cluster).plan
+    assert p.pp > 1 and p.virtual_stages == 2
+    one, _ = build_cluster(packaged(), gpu="H100", gpus=1)
+    with pytest.raises(PlannerError, match="at least 2 GPUs"):
+        estimate(w, one)
