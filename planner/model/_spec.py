@@ -78,14 +78,16 @@ def build_workload(spec: WorkloadSpec) -> Workload:
     if len(sources) != 1:
         raise WorkloadError("give exactly one of `model` NAME, `config` config.json or "
                             "`params` N. To fix: e.g. `model` llama3-8b or `params` 7B")
-    for name in ("experts", "experts_per_token"):
+    for name in ("experts", "experts_per_token", "active_params"):
         value = getattr(spec, name)
-        if value is None:
+        if value is None or (name == "active_params" and value == ""):
             continue
         if spec.params in (None, ""):  # a preset or config.json has its own expert counts
             raise WorkloadError(f"`{name}` describes a model given by `params`; with `model` "
                                 "or `config` the architecture has its own. To fix: drop "
                                 f"`{name}`", field=name, value=value)
+        if name == "active_params":
+            continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise WorkloadError(f"`{name}` must be a whole number of at least 0, got "
                                 f"{value!r}. To fix: e.g. `{name}` 8", field=name, value=value)
@@ -115,6 +117,12 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                                 "add `experts` (and `active_params`), or drop "
                                 "`experts_per_token`", field="experts_per_token",
                                 value=spec.experts_per_token)
+        if spec.experts and active is None:  # nothing says how much of the model a token uses
+            raise WorkloadError(f"`experts` {spec.experts} describes a mixture of experts, whose "
+                                "time depends on the parameters each token uses. To fix: add "
+                                "`active_params` (e.g. Mixtral 8x7B: `params` 47B, "
+                                "`active_params` 13B, `experts` 8), or `experts` 0 for a dense "
+                                "model", field="experts", value=spec.experts)
         if spec.experts is not None:  # 0 says "dense", not "infer"
             kwargs["experts"] = spec.experts
         if spec.experts_per_token is not None:

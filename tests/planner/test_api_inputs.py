@@ -85,3 +85,20 @@ def test_a_vp_pin_without_a_pp_pin_gets_an_interleaved_pipeline():
     one, _ = build_cluster(packaged(), gpu="H100", gpus=1)
     with pytest.raises(PlannerError, match="at least 2 GPUs"):
         estimate(w, one)
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    (dict(params="7B", experts=8), "add `active_params`"),
+    (dict(model="llama2-7b", active_params="1B"), "drop `active_params`"),
+    (dict(config={"architectures": ["LlamaForCausalLM"]}, active_params="1B"),
+     "drop `active_params`"),
+])
+def test_mixture_inputs_that_would_be_ignored_are_refused(spec, says):
+    # --params 7B --experts 8 used to build a dense 7B model; a preset ignored active_params
+    with pytest.raises(PlannerError, match=says):
+        build_workload(WorkloadSpec(tokens="1B", **spec))
+
+
+def test_experts_zero_with_params_is_dense():
+    w = build_workload(WorkloadSpec(params="7B", experts=0, tokens="1B"))
+    assert not w.arch.is_moe
