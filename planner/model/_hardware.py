@@ -7,6 +7,8 @@ typical inter-node fabric for its generation — every choice is stated in ``Clu
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 
 from catalog import Accelerator, Catalog, InstanceType
@@ -28,9 +30,26 @@ class Cluster:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.nodes < 1 or self.gpus_per_node < 1:
-            raise HardwareError("nodes and GPUs per node must be at least 1. To fix: pass "
-                                "`nodes` N or `gpus` N with N >= 1")
+        for name in ("nodes", "gpus_per_node"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise HardwareError(f"`{name}` must be a whole number of at least 1, got {v!r}. "
+                                    "To fix: pass `nodes` N or `gpus` N with N >= 1",
+                                    field="gpus" if name == "gpus_per_node" else name, value=v)
+            object.__setattr__(self, name, int(v))
+        if self.gpus > MAX_CLUSTER_GPUS:
+            raise HardwareError(f"{self.gpus:,} GPUs is above the {MAX_CLUSTER_GPUS:,} the model "
+                                "covers. To fix: use fewer nodes or GPUs", field="gpus",
+                                value=self.gpus)
+        for name in ("intra_node_gb_per_s_per_gpu", "inter_node_gbps"):
+            v = getattr(self, name)
+            if v is None and name == "inter_node_gbps":
+                continue
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) \
+                    or not (math.isfinite(v) and v > 0):
+                raise HardwareError(f"`{name}` must be a positive bandwidth, got {v!r}. To fix: "
+                                    "build the cluster with build_cluster or "
+                                    "cluster_for_instance", field=name, value=v)
         if self.nodes > 1 and not self.inter_node_gbps:
             raise HardwareError(
                 f"{self.instance_type or self.accelerator.name} has no known inter-node "

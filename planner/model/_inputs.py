@@ -57,6 +57,11 @@ def can_time(acc, precision: str) -> bool:
     return all(peaks) and bool(acc.memory_gib) and bool(acc.memory_bandwidth_gb_per_s)
 
 
+# Memory per GPU a caller may state (the largest HBM today is 288 GB, B300 / MI355X): far
+# above it is a unit mistake (MiB, bytes), not a GPU.
+MAX_GPU_MEMORY_GIB = 2048
+
+
 def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
                    cal: Calibration = NO_CALIBRATION, *,
                    memory_gib: float | None = None) -> ClusterInputs:
@@ -110,6 +115,12 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
     if not hbm:
         raise HardwareError(f"{acc.name} has no memory bandwidth in the catalog. To fix: "
                             "choose another accelerator")
+    if memory_gib is not None and (isinstance(memory_gib, bool) or not isinstance(
+            memory_gib, int | float) or not 0 < memory_gib <= MAX_GPU_MEMORY_GIB):
+        raise HardwareError(f"`memory_gib` (memory per GPU) must be a number above 0 and at most "
+                            f"{MAX_GPU_MEMORY_GIB:,} GiB, got {memory_gib!r}. To fix: pass the "
+                            "GiB per GPU the cloud reports, or None for the datasheet's",
+                            field="memory_gib", value=memory_gib)
     mem = memory_gib or acc.memory_gib
     if not mem:
         raise HardwareError(f"{acc.name} has no memory size in the catalog")

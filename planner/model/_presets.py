@@ -65,7 +65,8 @@ def preset_names() -> tuple[str, ...]:
 
 
 def preset(name: str) -> tuple[Architecture, int]:
-    key = ALIASES.get(name.lower(), name.lower())
+    key = name.strip().lower()  # " Llama2-7B " is the preset a person meant
+    key = ALIASES.get(key, key)
     if key not in _PRESETS:
         raise UnknownNameError("model preset", name, _PRESETS, field="model",
                                hint=f"use one of {', '.join(_PRESETS)}, or `config` "

@@ -4,6 +4,7 @@ and tests. Data in, records out: a model config arrives parsed (the front ends r
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePath
@@ -25,6 +26,8 @@ from ._workload import (
     DEFAULT_PRECISION,
     DEFAULT_RECOMPUTE,
     FINETUNE_SEQ_LEN,
+    MAX_SEQ_LEN,
+    OPTIONAL_ARCH_LIMITS,
     Architecture,
     PlanPins,
     Workload,
@@ -32,9 +35,6 @@ from ._workload import (
 )
 
 ARCH_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")
-# The longest sequence an estimate models: 16M tokens (published long-context training tops
-# out around 1M; beyond this a value is a typo).
-MAX_SEQ_LEN = 16 * 2**20
 CHINCHILLA_TOKENS_PER_PARAM = 20  # compute-optimal tokens per parameter (arXiv:2203.15556)
 
 
@@ -69,6 +69,10 @@ class WorkloadSpec:
 
 
 def build_workload(spec: WorkloadSpec) -> Workload:
+    if spec.model is not None and not isinstance(spec.model, str):
+        raise WorkloadError(f"`model` must be a preset name, got {spec.model!r}. To fix: pass "
+                            "e.g. `model` llama3-8b (`params` for a parameter count)",
+                            field="model", value=spec.model)
     for name in ("model", "params"):  # "" is a value left out by mistake, not a missing one
         if isinstance(getattr(spec, name), str) and not getattr(spec, name).strip():
             raise WorkloadError(f"`{name}` is empty. To fix: pass e.g. "
@@ -88,8 +92,9 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                                 f"`{name}`", field=name, value=value)
         if name == "active_params":
             continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise WorkloadError(f"`{name}` must be a whole number of at least 0, got "
+        top = OPTIONAL_ARCH_LIMITS[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+            raise WorkloadError(f"`{name}` must be a whole number from 0 to {top:,}, got "
                                 f"{value!r}. To fix: e.g. `{name}` 8", field=name, value=value)
     notes: list[str] = []
     default_seq = None
@@ -134,9 +139,11 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         notes.append("architecture overridden: " + ", ".join(f"{k}={v}"
                                                               for k, v in spec.arch_overrides)
                      + (f" (kept consistent: {', '.join(derived)})" if derived else ""))
-    if spec.seq_len is not None and not 1 <= spec.seq_len <= MAX_SEQ_LEN:
-        raise WorkloadError(f"`seq_len` must be between 1 and {MAX_SEQ_LEN:,} tokens, got "
-                            f"{spec.seq_len}. To fix: pass e.g. `seq_len` 4096",
+    if spec.seq_len is not None and (isinstance(spec.seq_len, bool) or not isinstance(
+            spec.seq_len, numbers.Real) or not 1 <= spec.seq_len <= MAX_SEQ_LEN
+            or spec.seq_len != int(spec.seq_len)):
+        raise WorkloadError(f"`seq_len` must be a whole number between 1 and {MAX_SEQ_LEN:,} "
+                            f"tokens, got {spec.seq_len!r}. To fix: pass e.g. `seq_len` 4096",
                             field="seq_len", value=spec.seq_len)
     finetuning = spec.finetune not in ("none", "")
     if spec.seq_len is not None:
@@ -236,7 +243,16 @@ def build_cluster(catalog: Catalog, *, instance: str | None = None, nodes: int =
         raise HardwareError("give either `instance` TYPE [`nodes` N] or `gpu` NAME `gpus` N. "
                             "To fix: e.g. `instance` p5.48xlarge `nodes` 4, or `gpu` H100 "
                             "`gpus` 32")
+    for name, value in (("nodes", nodes), ("gpus", gpus)):
+        if (value is not None or name == "nodes") and (isinstance(value, bool)
+                                  or not isinstance(value, numbers.Integral)):
+            raise HardwareError(f"`{name}` must be a whole number, got {value!r}. To fix: pass "
+                                f"e.g. `{name}` {4 if name == 'nodes' else 32}", field=name,
+                                value=value)
     if instance:
+        if gpus is not None:
+            raise HardwareError("`gpus` applies to `gpu`; an instance type has its own GPUs. "
+                                "To fix: give the count as `nodes` N", field="gpus", value=gpus)
         it = catalog.instance_type(instance, cloud)
         if not 1 <= nodes * it.gpu_count <= MAX_CLUSTER_GPUS:
             raise HardwareError(f"`nodes` must be between 1 and "

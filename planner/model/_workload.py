@@ -63,7 +63,7 @@ class PlanPins:
                 raise WorkloadError(f"{name} must be a whole number from 1 to {top:,}, got "
                                     f"{v!r}. To fix: pass e.g. `{name}` 1 or leave it to the "
                                     "search", field=name, value=v)
-        if self.zero is not None and self.zero not in ZERO_STAGES:
+        if self.zero is not None and (_not_whole(self.zero) or self.zero not in ZERO_STAGES):
             raise WorkloadError(f"zero must be one of 0, 1, 2, 3, got {self.zero!r}. To fix: "
                                 "pass 0 (plain data parallel), 1 (sharded optimizer), 2 (+ "
                                 "gradients) or 3 (+ weights, FSDP FULL_SHARD)",
@@ -79,10 +79,25 @@ class PlanPins:
         return bool(self.as_dict())
 
 
+def _not_whole(v) -> bool:
+    """Not a plain whole number (a bool, a float or a string is not one)."""
+    return isinstance(v, bool) or not isinstance(v, int)
+
+
 # Upper bounds on architecture sizes: an order of magnitude above the largest published models
 # (Llama 3 405B: 126 layers, hidden 16,384, 128 heads, FFN 53,248; vocabularies ≤ 256K).
 ARCH_LIMITS = {"layers": 10_000, "hidden": 1_048_576, "heads": 65_536, "kv_heads": 65_536,
                "ffn_hidden": 4_194_304, "vocab": 16_777_216}
+
+# The optional sizes (0: not used, or derived): the same order-of-magnitude margins.
+OPTIONAL_ARCH_LIMITS = {"head_dim": 65_536, "experts": 65_536, "experts_per_token": 65_536,
+                        "shared_experts": 65_536, "moe_ffn_hidden": ARCH_LIMITS["ffn_hidden"],
+                        "dense_layers": ARCH_LIMITS["layers"],
+                        "attention_params_per_layer": 10**13}
+# The longest sequence an estimate models: 16M tokens (published long-context training tops
+# out around 1M; beyond this a value is a typo).
+MAX_SEQ_LEN = 16 * 2**20
+MAX_TOKENS = 1e15  # as parse_count's limit for `tokens` (COUNT_LIMITS)
 
 # The largest pins worth checking further: a parallel degree cannot exceed the largest
 # cluster (MAX_CLUSTER_GPUS in _hardware), virtual stages the largest layer count, and a
@@ -120,6 +135,12 @@ class Architecture:
             if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= top:
                 raise WorkloadError(f"{f} must be a whole number between 1 and {top:,}, got "
                                     f"{v!r}. To fix: pass a sensible `{f}`", field=f, value=v)
+        for f, top in OPTIONAL_ARCH_LIMITS.items():
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
+                raise WorkloadError(f"{f} must be a whole number from 0 to {top:,}, got {v!r}. "
+                                    f"To fix: pass a sensible `{f}` (0: not used)", field=f,
+                                    value=v)
         if not self.head_dim and self.hidden < self.heads:  # hidden // heads = 0: NaN times
             raise WorkloadError(f"hidden ({self.hidden}) is smaller than the {self.heads} "
                                 "attention heads: each head needs at least one dimension. To "
@@ -218,14 +239,27 @@ class Workload:
     inferred: tuple[str, ...] = field(default=())  # statements about what was assumed
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.tokens, int | float) and math.isfinite(self.tokens)
-                and self.tokens > 0):
-            raise WorkloadError(f"tokens must be positive, got {self.tokens!r}. To fix: pass "
-                                "`tokens` like 2T, 300B or 2e12", field="tokens",
-                                value=self.tokens)
-        if self.seq_len <= 0:
-            raise WorkloadError("`seq_len` must be positive. To fix: pass e.g. `seq_len` 4096",
+        if not (isinstance(self.tokens, int | float) and not isinstance(self.tokens, bool)
+                and math.isfinite(self.tokens) and 0 < self.tokens <= MAX_TOKENS):
+            raise WorkloadError(f"tokens must be positive and at most {MAX_TOKENS:.0e}, got "
+                                f"{self.tokens!r}. To fix: pass `tokens` like 2T, 300B or 2e12",
+                                field="tokens", value=self.tokens)
+        if not isinstance(self.arch, Architecture):
+            raise WorkloadError(f"`arch` must be an Architecture, got {self.arch!r}. To fix: "
+                                "build the workload with build_workload", field="arch",
+                                value=self.arch)
+        if not isinstance(self.pins, PlanPins):
+            raise WorkloadError(f"`pins` must be a PlanPins, got {self.pins!r}. To fix: pass "
+                                "e.g. PlanPins(tp=8), or PlanPins() for none", field="pins",
+                                value=self.pins)
+        if _not_whole(self.seq_len) or not 1 <= self.seq_len <= MAX_SEQ_LEN:
+            raise WorkloadError(f"`seq_len` must be a whole number from 1 to {MAX_SEQ_LEN:,}, "
+                                f"got {self.seq_len!r}. To fix: pass e.g. `seq_len` 4096",
                                 field="seq_len", value=self.seq_len)
+        g = self.global_batch_tokens
+        if g is not None and _not_whole(g):
+            raise WorkloadError(f"`global_batch_tokens` must be a whole number, got {g!r}. To "
+                                "fix: pass e.g. 4M", field="global_batch_tokens", value=g)
         if self.global_batch_tokens is not None and self.global_batch_tokens < self.seq_len:
             raise WorkloadError(f"`global_batch_tokens` ({self.global_batch_tokens}) must be at "
                                 f"least one sequence ({self.seq_len}). To fix: raise it",

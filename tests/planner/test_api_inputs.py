@@ -102,3 +102,80 @@ def test_mixture_inputs_that_would_be_ignored_are_refused(spec, says):
 def test_experts_zero_with_params_is_dense():
     w = build_workload(WorkloadSpec(params="7B", experts=0, tokens="1B"))
     assert not w.arch.is_moe
+
+
+def _base():
+    import catalog
+
+    cat = catalog.load_catalog("packaged")
+    w = build_workload(WorkloadSpec(model="llama2-7b", tokens="1B"))
+    c8, _ = build_cluster(cat, gpu="H100", gpus=8)
+    return cat, w, c8
+
+
+@pytest.mark.parametrize("change", [
+    dict(attention_params_per_layer=-10**12), dict(moe_ffn_hidden=-100), dict(head_dim=-5),
+    dict(shared_experts=-1), dict(dense_layers=-5), dict(experts=2**40), dict(experts=1.5)])
+def test_an_architecture_with_impossible_sizes_is_refused(change):
+    # attention_params_per_layer=-1e12 used to give -20,356 hours and MFU 33
+    import dataclasses
+
+    _, w, _ = _base()
+    with pytest.raises(PlannerError, match="To fix"):
+        dataclasses.replace(w.arch, **change)
+
+
+@pytest.mark.parametrize("change", [
+    dict(tokens=1e300), dict(tokens=True), dict(seq_len=4096.5), dict(seq_len=math.nan),
+    dict(pins=None), dict(global_batch_tokens=math.inf), dict(global_batch_tokens=math.nan)])
+def test_a_workload_with_impossible_values_is_refused(change):
+    import dataclasses
+
+    _, w, _ = _base()
+    with pytest.raises(PlannerError, match="To fix"):
+        dataclasses.replace(w, **change)
+
+
+@pytest.mark.parametrize("zero", [True, 1.0, 3.0])
+def test_a_zero_stage_is_a_whole_number(zero):
+    with pytest.raises(PlannerError, match="zero must be one of"):
+        PlanPins(zero=zero)
+
+
+@pytest.mark.parametrize("kw", [dict(instance="p5.48xlarge", nodes=2.5),
+                                dict(instance="p5.48xlarge", nodes=True),
+                                dict(instance="p5.48xlarge", nodes=None),
+                                dict(instance="p5.48xlarge", gpus=64),
+                                dict(gpu="H100", gpus=True), dict(gpu="H100", gpus=8.0)])
+def test_build_cluster_takes_whole_counts_and_refuses_what_it_would_ignore(kw):
+    # nodes=2.5 gave a 20.0-GPU cluster and a dp16 plan; gpus with an instance was ignored
+    cat, _, _ = _base()
+    with pytest.raises(PlannerError, match="To fix"):
+        build_cluster(cat, **kw)
+
+
+@pytest.mark.parametrize("change", [dict(intra_node_gb_per_s_per_gpu=0),
+                                    dict(intra_node_gb_per_s_per_gpu=-900),
+                                    dict(inter_node_gbps=math.nan), dict(nodes=1.5),
+                                    dict(gpus_per_node=2**40)])
+def test_a_cluster_with_impossible_links_or_counts_is_refused(change):
+    import dataclasses
+
+    _, _, c8 = _base()
+    with pytest.raises(PlannerError, match="To fix"):
+        dataclasses.replace(c8, **change)
+
+
+@pytest.mark.parametrize("memory", [math.inf, 0, -1, math.nan, True, "80", 1e6])
+def test_estimate_checks_the_stated_memory_per_gpu(memory):
+    # inf planned 305 GiB per GPU on an 80 GB H100; 0 silently meant the datasheet
+    _, w, c8 = _base()
+    with pytest.raises(PlannerError, match="memory_gib"):
+        estimate(w, c8, memory_gib=memory)
+
+
+def test_a_preset_name_is_read_as_a_person_writes_it():
+    assert build_workload(WorkloadSpec(model=" Llama2-7B ", tokens="1B")).arch.name == \
+        "llama2-7b"
+    with pytest.raises(PlannerError, match="preset name"):
+        build_workload(WorkloadSpec(model=7, tokens="1B"))

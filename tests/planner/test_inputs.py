@@ -204,6 +204,10 @@ def test_moe_inference_explains_an_impossible_active_share():
 
 def test_inference_that_cannot_reach_the_count_says_so_instead_of_planning_another_size():
     """10⁸ experts cannot fit in 100B parameters: even 128-wide experts and the router
-    overshoot by orders of magnitude, so the inferred shape would be another model."""
-    with pytest.raises(WorkloadError, match="no Llama-style shape with 100000000 experts"):
+    overshoot by orders of magnitude, so the inferred shape would be another model (and the
+    count is above what an Architecture takes)."""
+    with pytest.raises(WorkloadError, match="100000000 experts|experts must be a whole number "
+                                            "from 0 to 65,536, got 100000000"):
         infer_architecture(100e9, 10e9, experts=100_000_000, experts_per_token=2)
+    with pytest.raises(WorkloadError, match="no Llama-style shape with 60000 experts"):
+        infer_architecture(1e9, 0.9e9, experts=60_000, experts_per_token=2)
