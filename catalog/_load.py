@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -22,6 +21,7 @@ from . import _cache, _paths, _store
 from ._aliases import build_alias_index, resolve
 from ._clouds import CLOUDS
 from ._errors import CatalogError, CatalogFileError, UnknownNameError
+from ._meta import check_meta, read_meta
 from ._records import (
     PCIE_SOURCE,
     PRICING_MODELS,
@@ -33,7 +33,6 @@ from ._records import (
 
 STALE_AFTER_DAYS = 90  # prices older than a quarter are likely wrong (spot moves hourly)
 FILES = _store.FILES
-MAX_META_BYTES = 4 * 2**20
 
 
 def data_dir() -> Path:
@@ -318,21 +317,12 @@ def read_catalog_dir(path: Path, name: str) -> Catalog:
     # the parser and the safe reader (which imports yaml) load only when a catalog is parsed:
     # a command served by the cache (``_cache``) needs neither
     from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, read_table
-    from ._files import read_user_text
 
     missing = [f for f in FILES if not (path / f).is_file()]
     if missing:
         raise CatalogFileError(f"{path}: catalog is missing {missing}. To fix: run "
                                "`gpuplan catalog use packaged` or `gpuplan catalog refresh`")
-    try:
-        meta = json.loads(read_user_text(path / "meta.json", what="catalog meta",
-                                         max_bytes=MAX_META_BYTES))
-    except ValueError as exc:
-        raise CatalogFileError(f"{path / 'meta.json'}: unreadable ({exc}). To fix: run "
-                               "`gpuplan catalog use packaged`") from None
-    if not isinstance(meta, dict):
-        raise CatalogFileError(f"{path / 'meta.json'}: expected a JSON object. To fix: run "
-                               "`gpuplan catalog use packaged`")
+    meta = check_meta(read_meta(path), path / "meta.json")
     accelerators = _with_planning_facts(tuple(read_table(path / "accelerators.csv",
                                                          ACCELERATORS)), path)
     instance_types = tuple(read_table(path / "instance_types.csv", INSTANCE_TYPES))

@@ -4,13 +4,21 @@
 shows), ``oldest_as_of`` the oldest, and ``sources`` lists every source with its date, whether
 that date is approximate, and how many offers it priced — so "AWS on-demand is from
 2026-01-21, its capacity blocks from 2024-12" is visible rather than averaged away.
+
+Reading it back (``read_meta``, ``check_meta``): bounded in size and depth by the rules of
+every JSON file gpuplan reads, and checked for the shape its readers use — a stray or broken
+catalog directory gives one clear error, never a traceback from every command (a 2 KB file of
+nested brackets raised RecursionError in the store's scan; `clouds` as a list raised
+AttributeError). The loader and the store's cheap completeness check both use it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 
+from ._errors import CatalogFileError
 from ._records import Offer
 
 
@@ -32,3 +40,67 @@ def cloud_meta(offers: Iterable[Offer], cloud: str, basis: dict[str, str] | None
         "basis": (basis or {}).get(cloud, ""),
         "sources": sources,
     }
+
+
+MAX_META_BYTES = 4 * 2**20
+
+
+def read_meta(path: Path) -> object:
+    """The parsed meta.json of the catalog directory ``path`` (bounded in size and depth, by
+    the rules of every JSON file gpuplan reads); CatalogFileError when it cannot be read."""
+    from ._files import load_json_text, read_user_text
+
+    where = path / "meta.json"
+    try:
+        text = read_user_text(where, what="catalog meta", max_bytes=MAX_META_BYTES)
+        return load_json_text(text, what=str(where), max_depth=16)
+    except CatalogFileError as exc:
+        raise CatalogFileError(f"{str(exc).split(' To fix')[0].rstrip('.')}. {_META_FIX}") \
+            from None
+
+
+_META_FIX = "To fix: run `gpuplan catalog use packaged` (or `gpuplan catalog refresh`)"
+# meta.json's fields a reader relies on, with their types (absent is allowed: older catalogs)
+_META_TYPES = {"name": str, "source": str, "refreshed_at": str, "clouds": dict}
+_CLOUD_META_TYPES = {"as_of": str, "oldest_as_of": str, "approximate": bool, "basis": str,
+                     "source": str, "sources": list}
+_SOURCE_TYPES = {"as_of": str, "approximate": bool, "offers": int, "source": str}
+
+
+def check_meta(meta: object, where: Path) -> dict:
+    """``meta`` if it has the shape the catalog's readers use, else CatalogFileError naming the
+    first wrong field (a list where `clouds` should be a mapping broke every command)."""
+    def bad(field: str, want: type, got: object) -> CatalogFileError:
+        return CatalogFileError(f"{where}: {field} should be {_TYPE_WORDS[want]}, found "
+                                f"{type(got).__name__}. {_META_FIX}")
+
+    def check(entry: dict, types: dict, prefix: str) -> None:
+        for key, want in types.items():
+            v = entry.get(key)
+            if v is not None and (not isinstance(v, want) or want is int and
+                                  isinstance(v, bool)):
+                raise bad(prefix + key, want, v)
+
+    if not isinstance(meta, dict):
+        raise bad("the file", dict, meta)
+    check(meta, _META_TYPES, "")
+    for cloud, entry in (meta.get("clouds") or {}).items():
+        if not isinstance(entry, dict):
+            raise bad(f"clouds.{cloud}", dict, entry)
+        check(entry, _CLOUD_META_TYPES, f"clouds.{cloud}.")
+        for i, src in enumerate(entry.get("sources") or ()):
+            if not isinstance(src, dict):
+                raise bad(f"clouds.{cloud}.sources[{i}]", dict, src)
+            check(src, _SOURCE_TYPES, f"clouds.{cloud}.sources[{i}].")
+            missing = [k for k in _SOURCE_TYPES if k not in src]
+            if missing:
+                raise CatalogFileError(f"{where}: clouds.{cloud}.sources[{i}] lacks "
+                                       f"{', '.join(missing)}. {_META_FIX}")
+    return meta
+
+
+_TYPE_WORDS = {str: "text", dict: "a JSON object", list: "a list", bool: "true or false",
+               int: "a whole number"}
+
+
+__all__ = ["MAX_META_BYTES", "check_meta", "cloud_meta", "read_meta"]

@@ -33,7 +33,7 @@ from ._anomalies import flag_anomalies
 from ._clouds import CLOUDS
 from ._errors import CatalogError, UnknownNameError
 from ._install import install
-from ._load import Catalog, load_catalog
+from ._load import Catalog, load_catalog, read_catalog_dir
 from ._meta import cloud_meta
 from ._records import NO_PRICE_FLAGS, Accelerator, InstanceType, Offer
 from .sources._common import CloudData, RefreshError, Source, SourceUnavailable
@@ -386,6 +386,15 @@ def use_catalog(name: str) -> Path:
     """Make ``name`` active: "packaged", "refreshed" (the newest), "previous", or any stored
     catalog's name (`gpuplan catalog info` lists them); returns its directory."""
     resolved, path = _store.resolve(name)
+    if resolved != _paths.PACKAGED:  # never point at a catalog every command would refuse
+        try:
+            read_catalog_dir(path, resolved)
+        except CatalogError as exc:
+            raise CatalogError(f"catalog {resolved!r} cannot be used: "
+                               f"{str(exc).split(' To fix')[0].rstrip('.')}. The active catalog "
+                               "is unchanged. To fix: `gpuplan catalog use` another one "
+                               "(`gpuplan catalog info` lists them), or remove "
+                               f"{path}") from None
     _store.switch(resolved)
     return path
 

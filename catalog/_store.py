@@ -23,23 +23,26 @@ info``, selectable with ``gpuplan catalog use NAME``); after 6 the new catalog i
 
 Recovery at the next start (``active()``): if the marker is missing, unreadable or names a
 directory that is not a complete catalog — a crash of an older gpuplan, a directory deleted
-by hand — the catalog named in ``previous-active`` is used if complete, else the newest
-complete refreshed catalog, else the packaged snapshot; the marker is repaired (best effort:
-a read-only data directory just means the repair is done again next time).
+by hand — the catalog named in ``previous-active`` is used if complete (and not the packaged
+snapshot), else the newest complete refreshed catalog, else the packaged snapshot; the marker
+is repaired (best effort: a read-only data directory just means the repair is done again next
+time). A marker that is not a regular file (a named pipe would block its read) reads as
+missing, and switching says to remove it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import _paths
 from ._errors import CatalogError, UnknownNameError
+from ._meta import check_meta, read_meta
 
 FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
 KEEP = 3  # refreshed catalogs kept besides the active and previous ones
@@ -58,15 +61,20 @@ class StoredCatalog:
 
 
 def is_complete(path: Path) -> bool:
-    """All four files present (non-empty) and meta.json a JSON object. The loader does the
-    full validation; this is the cheap check that decides what may be pointed at."""
+    """All four files present (non-empty) and a readable meta.json of the right shape. The
+    loader does the full validation; this is the cheap check that decides what may be
+    pointed at."""
+    return _meta_of(path) is not None
+
+
+def _meta_of(path: Path) -> dict | None:
+    """The meta.json of the complete catalog directory ``path``, None if it is not one."""
     try:
         if not all((path / f).is_file() and (path / f).stat().st_size > 0 for f in FILES):
-            return False
-        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(meta, dict)
+            return None
+        return check_meta(read_meta(path), path / "meta.json")
+    except (OSError, CatalogError):
+        return None
 
 
 def _valid_name(name: str) -> bool:
@@ -85,21 +93,22 @@ def stored_catalogs() -> list[StoredCatalog]:
     for p in entries:
         if p.name.startswith(".") or not p.is_dir() or not _NAME.match(p.name):
             continue
-        if not is_complete(p):
+        meta = _meta_of(p)
+        if meta is None:
             continue
-        try:
-            meta = json.loads((p / "meta.json").read_text(encoding="utf-8"))
-            stamp = str(meta.get("refreshed_at") or "")
-        except (OSError, ValueError, AttributeError):
-            stamp = ""
-        out.append(StoredCatalog(name=p.name, path=p, refreshed_at=stamp))
+        out.append(StoredCatalog(name=p.name, path=p,
+                                 refreshed_at=str(meta.get("refreshed_at") or "")))
     # Names embed the UTC time (refreshed-YYYYmmddTHHMMSSZ-…); refreshed_at breaks ties and
     # orders legacy directories ("refreshed", "previous") by their own timestamps.
     return sorted(out, key=lambda c: (c.refreshed_at, c.name), reverse=True)
 
 
 def _read_marker(path: Path) -> str | None:
+    """The name in a marker file; None when there is none or it is not a small regular file
+    (a named pipe would block the read for ever; a device could be endless)."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None
         with open(path, "rb") as handle:
             raw = handle.read(MARKER_MAX_BYTES + 1)
         name = raw.decode("utf-8").strip()
@@ -112,9 +121,17 @@ def _write_marker(path: Path, name: str) -> None:
     from ._writes import make_directory, write_text_atomic
 
     make_directory(path.parent, what="catalog store")
-    if path.is_dir():  # not the user's output: the fix is to remove it, not to rename ours
-        raise CatalogError(f"catalog marker {path} is a directory; gpuplan keeps a one-line "
-                           f"file there. To fix: remove it (rmdir {path}) and run the command "
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        mode = None  # missing (or a dangling link): written below
+    # not the user's output: the fix is to remove what is in the way, not to rename ours
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else (
+            "a named pipe" if stat.S_ISFIFO(mode) else "not a regular file")
+        remove = f"rmdir {path}" if stat.S_ISDIR(mode) else f"rm {path}"
+        raise CatalogError(f"catalog marker {path} is {kind}; gpuplan keeps a one-line "
+                           f"file there. To fix: remove it ({remove}) and run the command "
                            "again")
     write_text_atomic(path, name + "\n", what="catalog marker")
 
@@ -144,8 +161,8 @@ def active() -> tuple[str, Path]:
 def _recover() -> tuple[str, Path]:
     candidates = []
     previous = _read_marker(_paths.previous_marker())
-    if previous:
-        candidates.append(previous)
+    if previous and previous != _paths.PACKAGED:  # packaged stays the last resort: the first
+        candidates.append(previous)  # refresh records it as previous (`use previous` works)
     candidates += [c.name for c in stored_catalogs()]
     for name in (*candidates, _paths.PACKAGED):
         path = _catalog_path(name)
@@ -191,7 +208,10 @@ def resolve(name: str | None) -> tuple[str, Path]:
 
 def switch(name: str) -> None:
     """Make the complete catalog ``name`` active: previous-active first, active last."""
-    current = _read_marker(_paths.active_marker())
+    marker = _paths.active_marker()
+    current = _read_marker(marker)
+    if current is None and not os.path.lexists(marker):  # no marker yet: packaged is active
+        current = _paths.PACKAGED
     if current and current != name and _catalog_path(current) is not None:
         _write_marker(_paths.previous_marker(), current)
     _write_marker(_paths.active_marker(), name)

@@ -270,3 +270,73 @@ def test_the_probe_database_under_a_home_that_is_a_file_is_one_clear_error(tmp_p
     report.write_bytes(fixture.read_bytes())
     with pytest.raises(CatalogError, match=rf"{blocker} is a file, not a directory"):
         ingest(report, load_catalog())
+
+
+# ---- hostile store contents (a fuzz of the catalog commands found each of these) ----------
+
+def test_a_deeply_nested_meta_in_a_stray_directory_is_skipped_not_a_traceback(small):
+    _install(small, "refreshed-a", "1")
+    junk = _paths.catalogs_dir() / "junk"
+    shutil.copytree(_paths.catalogs_dir() / "refreshed-a", junk)
+    (junk / "meta.json").write_text("[" * 1000 + "]" * 1000)  # RecursionError in json
+    _fresh_process()
+    assert [c.name for c in _store.stored_catalogs()] == ["refreshed-a"]
+    assert load_catalog().name == "refreshed-a"
+    with pytest.raises(UnknownNameError):
+        use_catalog("junk")
+
+
+@pytest.mark.parametrize("clouds", [[1, 2], "abc", {"aws": [1]},
+                                    {"aws": {"sources": "abc"}},
+                                    {"aws": {"sources": [{"x": 1}]}}])
+def test_a_meta_of_the_wrong_shape_is_one_catalog_error(small, clouds):
+    _, path = _install(small, "refreshed-a", "1")
+    meta = json.loads((path / "meta.json").read_text())
+    meta["clouds"] = clouds
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CatalogError, match="meta.json: clouds.*To fix"):
+        _load.read_catalog_dir(path, "refreshed-a")
+    _fresh_process()
+    assert load_catalog().name == "packaged"  # not complete: never pointed at
+
+
+@pytest.mark.parametrize("marker", ["active", "previous-active"])
+def test_a_marker_that_is_a_named_pipe_does_not_hang(small, marker):
+    from time_limit import time_limit
+
+    _install(small, "refreshed-a", "1")
+    _install(small, "refreshed-b", "2")
+    path = _paths.catalogs_dir() / marker
+    path.unlink()
+    os.mkfifo(path)
+    _fresh_process()
+    with time_limit(20, f"a FIFO as {marker}"):
+        load_catalog()
+        _store.status()
+        # switching writes both markers: the error says what to remove
+        with pytest.raises(CatalogError, match=r"is a named pipe.*To fix: remove it"):
+            use_catalog("packaged")
+
+
+def test_use_previous_after_the_first_refresh_goes_back_to_packaged(small):
+    # the refresh output promises `gpuplan catalog use previous` switches back; with no
+    # marker before it (packaged implicitly active) there used to be no previous catalog
+    _install(small, "refreshed-a", "1")
+    assert use_catalog("previous") == _paths.packaged_catalog_dir()
+    _fresh_process()
+    assert load_catalog().name == "packaged"
+
+
+def test_use_refuses_a_catalog_that_cannot_be_loaded_and_keeps_the_active_one(small):
+    _install(small, "refreshed-a", "1")
+    _, broken = _install(small, "refreshed-b", "2")
+    use_catalog("refreshed-a")
+    offers = broken / "offers.csv"
+    lines = offers.read_text().splitlines()
+    head, row = lines[0].split(","), lines[1].split(",")
+    row[head.index("usd_per_hour")] = "-1"
+    offers.write_text("\n".join([lines[0], ",".join(row), *lines[2:]]) + "\n")
+    with pytest.raises(CatalogError, match="cannot be used.*unchanged"):
+        use_catalog("refreshed-b")
+    _fresh_process()
+    assert load_catalog().name == "refreshed-a"
