@@ -19,13 +19,15 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
           before: tuple[str, ...] = (), *, notes_to_stderr: bool = False) -> None:
     """The bundle's files (written, or printed), ``before`` (what it costs), then the commands,
     numbered and never wrapped (they are copied whole). ``notes_to_stderr``: stdout carries
-    JSON (`plan --json --emit … --emit-out FILE`), so what was written goes to stderr."""
+    only the files (`launch probes --out -`: one YAML stream, documents separated by ---) or
+    JSON (`plan --json --emit … --emit-out FILE`), so the notes go to stderr."""
     from catalog import check_output_path, write_text_atomic
 
-    out = sys.stderr if notes_to_stderr and not to_stdout else sys.stdout
+    out = sys.stderr if notes_to_stderr else sys.stdout
     if to_stdout:
-        for f in bundle.files:
-            out.write(f"# ---- {f.path} ----\n{f.text}")
+        for i, f in enumerate(bundle.files):
+            sys.stdout.write(f"{'---' + chr(10) if i else ''}# ---- {f.path} ----\n{f.text}")
+        sys.stdout.flush()
     else:
         for f in bundle.files:  # every path checked before any file is written
             check_output_path(f.path, what="task file")
@@ -34,7 +36,7 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
             out.write(f"wrote {f.path}\n")
     for line in before:
         out.write(f"{line}\n")
-    out.write("# Save the file(s) above under the name(s) shown, then run:\n" if to_stdout
+    out.write("Save the file(s) printed under the name(s) shown, then run:\n" if to_stdout
               else "Then run:\n")
     for i, cmd in enumerate((*bundle.commands, *after), 1):
         out.write(f"  {i}. {cmd}\n")
@@ -101,7 +103,9 @@ def probes_cmd(
     = None,
     spot: Annotated[bool, typer.Option("--spot", help="Spot instead of on-demand.")] = False,
     out: Annotated[str | None, typer.Option("--out", help="Task file to write (default "
-                   "gpuplan-probes.sky.yaml / gpuplan-probes.dstack.yml; - for stdout).")]
+                   "gpuplan-probes.sky.yaml / gpuplan-probes.dstack.yml). - prints the task "
+                   "file(s) on stdout as one YAML stream (dstack's fleet and task as two "
+                   "documents), with the cost and commands on stderr.")]
     = None,
     bucket: Annotated[str | None, typer.Option("--bucket", help="s3://BUCKET[/PREFIX] or "
                       "gs://BUCKET[/PREFIX] to copy the report to (default: fetch it with "
@@ -135,7 +139,7 @@ def probes_cmd(
     lines = cost_lines(cost) if cost else (
         f"Cost before launch: the catalog has no usable {'spot' if spot else 'on-demand'} "
         f"price for {spec.instance_type}; check your cloud's pricing.",)
-    _emit(bundle, to_stdout, before=lines,
+    _emit(bundle, to_stdout, before=lines, notes_to_stderr=to_stdout,
           after=("gpuplan plan … (as before: it now uses the measurements)",))
 
 

@@ -35,7 +35,11 @@ def test_launch_probes_dstack_to_stdout(capsys):
                          "2", "--target", "dstack", "--out", "-", "--spot")
     assert code == 0, err
     assert "placement: cluster" in out and "spot_policy: spot" in out
-    assert "dstack apply -f gpuplan-probes.dstack.yml" in out
+    # stdout is the task files only, one YAML stream (fleet, task); the rest is on stderr
+    docs = list(yaml.safe_load_all(out))
+    assert [d["type"] for d in docs] == ["fleet", "task"]
+    assert "dstack apply -f gpuplan-probes.dstack.yml" in err and "dstack apply" not in out
+    assert "Cost before launch" in err
 
 
 def test_launch_probes_user_errors_exit_2_with_one_line(capsys):
