@@ -140,8 +140,18 @@ def read_table(path: Path, spec: TableSpec, text: str | None = None) -> list[Any
     try:
         return _parse(path, spec, text)
     except csv.Error as exc:  # a NUL byte, an unterminated quote at the end
-        raise CatalogFileError(f"{path}: malformed CSV ({exc}). To fix: run `gpuplan catalog "
-                               "use packaged`, or `gpuplan catalog refresh`") from None
+        raise CatalogFileError(f"{path}: malformed CSV ({exc}). {_FIX}") from None
+    except CatalogFileError as exc:  # one ending for every content error, values cut short
+        message = str(exc)
+        if len(message) > _MAX_MESSAGE:
+            message = message[:_MAX_MESSAGE] + "…"
+        raise CatalogFileError(message if "To fix" in message else f"{message}. {_FIX}") \
+            from None
+
+
+# A catalog file is gpuplan's own output: a wrong one is replaced, not edited.
+_FIX = "To fix: run `gpuplan catalog use packaged`, or `gpuplan catalog refresh`"
+_MAX_MESSAGE = 400  # a 5,000-digit cell is quoted back in part
 
 
 def _parse(path: Path, spec: TableSpec, text: str) -> list[Any]:
@@ -150,8 +160,7 @@ def _parse(path: Path, spec: TableSpec, text: str) -> list[Any]:
         header = next(reader)
     except StopIteration:
         raise CatalogFileError(f"{path}: file is empty; expected a header row "
-                               f"{','.join(spec.header)}. To fix: run `gpuplan catalog use "
-                               "packaged`") from None
+                               f"{','.join(spec.header)}") from None
     missing = [c for c in spec.header if c not in header and c not in spec.defaults]
     if missing:
         raise CatalogFileError(f"{path}:1: missing columns {missing}; expected header "
@@ -175,7 +184,8 @@ def _parse(path: Path, spec: TableSpec, text: str) -> list[Any]:
                 values[name] = codec.parse(raw)
             except (ValueError, TypeError):
                 raise CatalogFileError(
-                    f"{path}:{line}: column {name!r}: expected {codec.expected}, got {raw!r}"
+                    f"{path}:{line}: column {name!r}: expected {codec.expected}, got "
+                    f"{raw[:40]!r}{'…' if len(raw) > 40 else ''}"
                 ) from None
         try:
             records.append(spec.record(**values))

@@ -285,6 +285,10 @@ def check_names(kind: str, given: Iterable[str], known: Iterable[str], hint: str
 
 def _cross_check(path: Path, accelerators, instance_types, offers) -> None:
     acc_names = {a.name for a in accelerators}
+    if len(acc_names) != len(accelerators):
+        twice = sorted(n for n, k in Counter(a.name for a in accelerators).items() if k > 1)
+        raise CatalogFileError(f"{path / 'accelerators.csv'}: duplicate accelerator "
+                               f"{twice[0]!r}. To fix: run `gpuplan catalog use packaged`")
     seen_types = set()
     for t in instance_types:
         if t.accelerator not in acc_names:

@@ -47,6 +47,7 @@ from ._records import (
     UPFRONT_OPTIONS,
     InstanceType,
     Offer,
+    RecordError,
 )
 
 _MATCH_KEYS = ("cloud", "family", "instance_type", "region", "pricing")
@@ -303,13 +304,16 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
                    key=lambda d: d.specificity, default=None)
         if best is not None and offer.usd_per_hour is not None:
             factor = 1 - best.percent / 100
-            offer = dataclasses.replace(
-                offer, usd_per_hour=_scaled(offer.usd_per_hour, factor),
-                usd_per_hour_zone_median=_scaled(offer.usd_per_hour_zone_median, factor),
-                usd_per_hour_zone_mean=_scaled(offer.usd_per_hour_zone_mean, factor),
-                usd_per_hour_zone_max=_scaled(offer.usd_per_hour_zone_max, factor),
-                source=f"{offer.source}; -{best.percent:g}% ({label} {best.where})",
-                flags=tuple(sorted({*offer.flags, "overridden"})))
+            offer = _checked(source, best.where, dataclasses.replace, offer,
+                             usd_per_hour=_scaled(offer.usd_per_hour, factor),
+                             usd_per_hour_zone_median=_scaled(offer.usd_per_hour_zone_median,
+                                                              factor),
+                             usd_per_hour_zone_mean=_scaled(offer.usd_per_hour_zone_mean,
+                                                            factor),
+                             usd_per_hour_zone_max=_scaled(offer.usd_per_hour_zone_max, factor),
+                             source=f"{offer.source}; -{best.percent:g}% ({label} "
+                                    f"{best.where})",
+                             flags=tuple(sorted({*offer.flags, "overridden"})))
         out.append(offer)
     index = {o.key: i for i, o in enumerate(out)}
     for rate in overrides.prices:
@@ -330,6 +334,15 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
             index[new.key] = len(out)
             out.append(new)
     return tuple(out)
+
+
+def _checked(source: str, where: str, make, /, *args, **kwargs) -> Offer:
+    """``make(*args, **kwargs)``, an offer the catalog cannot hold (a 99.99 % discount of a
+    $0.05/h price) reported as the error of the entry at ``where``."""
+    try:
+        return make(*args, **kwargs)
+    except RecordError as exc:
+        raise OverrideError(f"{source}: {where}: {exc}. To fix: correct {where}") from None
 
 
 def _scaled(value: float | None, factor: float) -> float | None:

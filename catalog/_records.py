@@ -105,6 +105,25 @@ def pcie_link_gb_per_s(intra_node_link: str) -> float:
     return PCIE_GEN3_X16_GB_PER_S if "Gen3" in intra_node_link else PCIE_GEN4_X16_GB_PER_S
 
 
+# Bounds that no real record reaches, so that a unit error or a placeholder in a catalog file is
+# refused when it is read (the anomaly rules flag subtler cases when a catalog is built):
+# instance prices from $0.000001/h (list prices start near $0.05/h; an API's test double
+# answers $0.00001) to $100,000/h (the dearest is ~142 $/h); memory per accelerator up to
+# 2,048 GiB (the largest today is 288 GB); any other rate or size (TFLOP/s, GB/s, W, GiB of
+# host RAM) up to 10^7.
+MIN_OFFER_USD_PER_HOUR = 1e-6
+MAX_OFFER_USD_PER_HOUR = 1e5
+MAX_MEMORY_GIB = 2048
+MAX_SPEC_VALUE = 1e7
+MAX_ZONES = 1000
+
+
+def _short(value) -> str:
+    """A value as a message quotes it: a 5,000-digit number is not echoed whole."""
+    text = repr(value)
+    return text if len(text) <= 24 else f"{text[:20]}… ({len(text)} characters)"
+
+
 class RecordError(ValueError):
     """A record violates an invariant; the message says which field and why."""
 
@@ -188,9 +207,11 @@ class Accelerator:
             "achievable_matmul_tflops",
         ):
             value = getattr(self, fname)
+            top = MAX_MEMORY_GIB if fname == "memory_gib" else MAX_SPEC_VALUE
             _require(
-                value is None or value > 0,
-                f"accelerator {self.name}: {fname} must be positive or empty, got {value}",
+                value is None or 0 < value <= top,
+                f"accelerator {self.name}: {fname} must be positive (at most {top:,g}) or "
+                f"empty, got {_short(value)}",
             )
         _require(self.reference_topology in ("", *TOPOLOGIES),
                  f"accelerator {self.name}: reference_topology {self.reference_topology!r} is "
@@ -245,8 +266,10 @@ class InstanceType:
         for fname in ("memory_gib", "gpu_memory_gib", "inter_node_gbps",
                       "intra_node_gb_per_s_per_gpu"):
             value = getattr(self, fname)
-            _require(value is None or value > 0,
-                     f"instance {self.name}: {fname} must be positive or empty, got {value}")
+            top = MAX_MEMORY_GIB if fname == "gpu_memory_gib" else MAX_SPEC_VALUE
+            _require(value is None or 0 < value <= top,
+                     f"instance {self.name}: {fname} must be positive (at most {top:,g}) or "
+                     f"empty, got {_short(value)}")
 
     @property
     def key(self) -> tuple[str, str]:
@@ -312,15 +335,18 @@ class Offer:
             _require(bool(NO_PRICE_FLAGS & set(self.flags)),
                      f"{where}: a missing price needs one of the flags {sorted(NO_PRICE_FLAGS)}")
         else:
-            _require(math.isfinite(self.usd_per_hour) and self.usd_per_hour > 0,
-                     f"{where}: usd_per_hour must be a finite number > 0, got "
-                     f"{self.usd_per_hour}")
+            _require(MIN_OFFER_USD_PER_HOUR <= self.usd_per_hour <= MAX_OFFER_USD_PER_HOUR,
+                     f"{where}: usd_per_hour must be from {MIN_OFFER_USD_PER_HOUR:g} to "
+                     f"{MAX_OFFER_USD_PER_HOUR:,g}, got {_short(self.usd_per_hour)}")
         for name in ("usd_per_hour_zone_median", "usd_per_hour_zone_mean",
                      "usd_per_hour_zone_max"):
             value = getattr(self, name)
-            _require(value is None or (math.isfinite(value) and value > 0),
-                     f"{where}: {name} must be a finite number > 0 or empty, got {value}")
-        _require(self.zone_count >= 0, f"{where}: zone_count must be >= 0")
+            _require(value is None or MIN_OFFER_USD_PER_HOUR <= value <= MAX_OFFER_USD_PER_HOUR,
+                     f"{where}: {name} must be from {MIN_OFFER_USD_PER_HOUR:g} to "
+                     f"{MAX_OFFER_USD_PER_HOUR:,g} or empty, got {_short(value)}")
+        _require(0 <= self.zone_count <= MAX_ZONES,
+                 f"{where}: zone_count must be from 0 to {MAX_ZONES}, got "
+                 f"{_short(self.zone_count)}")
         term = PRICING_TERM_HOURS[self.pricing]
         if self.term_hours is None:
             object.__setattr__(self, "term_hours", term)

@@ -123,8 +123,11 @@ def test_an_entry_that_matches_nothing_is_an_error_naming_close_matches(cat, dat
 
 
 def test_a_discount_below_a_cent_never_becomes_a_zero_price(cat):
-    by = _apply(cat, {"discounts": [{"cloud": "aws", "percent": 99.9999999}]})
+    by = _apply(cat, {"discounts": [{"cloud": "aws", "percent": 99.99}]})
     assert all(o.usd_per_hour is None or o.usd_per_hour > 0 for o in by.values())
+    # a price below what any offer can hold ($0.000001/h) is the entry's error, not a crash
+    with pytest.raises(OverrideError, match=r"discounts\[1\]: .*usd_per_hour.*To fix: correct"):
+        _apply(cat, {"discounts": [{"cloud": "aws", "percent": 99.9999999}]})
 
 
 @pytest.mark.parametrize("content,fragment", [

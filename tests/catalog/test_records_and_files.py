@@ -44,9 +44,35 @@ def test_zero_price_is_rejected_with_line(tmp_path):
     d = _copy_packaged(tmp_path)
     text = (d / "offers.csv").read_text().replace(",on_demand,55.04,", ",on_demand,0,", 1)
     (d / "offers.csv").write_text(text)
-    with pytest.raises(CatalogFileError, match=r"offers\.csv:\d+: .*usd_per_hour must be a "
-                                               r"finite number > 0"):
+    with pytest.raises(CatalogFileError, match=r"offers\.csv:\d+: .*usd_per_hour must be "
+                                               r"from 1e-06 to 100,000, got 0\.0\. To fix"):
         read_catalog_dir(d, "test")
+
+
+@pytest.mark.parametrize(("table", "find", "put", "says"), [
+    ("offers.csv", ",on_demand,55.04,", ",on_demand,1e300,", "usd_per_hour must be from"),
+    ("offers.csv", ",on_demand,55.04,", ",on_demand,1e-300,", "usd_per_hour must be from"),
+])
+def test_absurd_values_in_a_catalog_file_are_refused_on_load(tmp_path, table, find, put, says):
+    # a placeholder or unit error (1e300 $/h) loaded unflagged and counted as usable
+    d = _copy_packaged(tmp_path)
+    text = (d / table).read_text()
+    assert find in text
+    (d / table).write_text(text.replace(find, put, 1))
+    with pytest.raises(CatalogFileError, match=says + ".*To fix"):
+        read_catalog_dir(d, "test")
+
+
+def test_a_huge_cell_is_quoted_back_in_part(tmp_path):
+    d = _copy_packaged(tmp_path)
+    lines = (d / "offers.csv").read_text().splitlines()
+    head = lines[0].split(",")
+    row = lines[1].split(",")
+    row[head.index("zone_count")] = "9" * 5000
+    (d / "offers.csv").write_text("\n".join([lines[0], ",".join(row), *lines[2:]]) + "\n")
+    with pytest.raises(CatalogFileError) as exc:
+        read_catalog_dir(d, "test")
+    assert len(str(exc.value)) < 600 and "To fix" in str(exc.value)
 
 
 @pytest.mark.parametrize("cell", ["nan", "inf", "-inf"])
@@ -150,3 +176,11 @@ def test_format_then_read_round_trips(tmp_path):
     cat = read_catalog_dir(packaged_catalog_dir(), "packaged")
     text = format_table(cat.offers, OFFERS)
     assert tuple(read_table(tmp_path / "x.csv", OFFERS, text=text)) == cat.offers
+
+
+def test_a_duplicate_accelerator_row_is_refused(tmp_path):
+    d = _copy_packaged(tmp_path)
+    lines = (d / "accelerators.csv").read_text().splitlines()
+    (d / "accelerators.csv").write_text("\n".join([lines[0], lines[1], *lines[1:]]) + "\n")
+    with pytest.raises(CatalogFileError, match="duplicate accelerator.*To fix"):
+        read_catalog_dir(d, "test")

@@ -115,7 +115,8 @@ def test_refresh_installs_and_reports_the_diff(packaged):
     assert [o for o in active.offers if o.cloud == "azure"] == \
         [o for o in packaged.offers if o.cloud == "azure"]
     status = catalog_status()
-    assert status["active"] == result.name and status["previous_exists"] is False
+    # the packaged snapshot was active (implicitly): `catalog use previous` goes back to it
+    assert status["active"] == result.name and status["previous"] == "packaged"
     second = refresh_catalog(clouds=["aws"], regions=None, sources={"aws": FakeAws(packaged)})
     status = catalog_status()
     assert status["active"] == second.name and status["previous"] == result.name
