@@ -169,10 +169,17 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
     """
     fix_path = "give the path of an existing file."
     p = _as_path(path, what=what, fix=fix_path)
+
+    def unreadable(exc: OSError) -> CatalogFileError:
+        fix = (f"make it readable for this user (chmod u+r {p}; its folders need u+x), or "
+               "copy it somewhere readable." if exc.errno in (errno.EACCES, errno.EPERM)
+               else fix_path)
+        return _fail(f"{what} {p}: cannot read it ({_os_reason(exc)}). To fix: {fix}")
+
     try:
         st = os.stat(p)
     except OSError as exc:
-        raise _fail(f"{what} {p}: cannot read it ({_os_reason(exc)}). To fix: {fix_path}") from None
+        raise unreadable(exc) from None
     kind = _describe_mode(st.st_mode)
     if kind is not None:
         raise _fail(f"{what} {p}: is {kind}, not a regular file. To fix: {fix_path}")
@@ -185,7 +192,7 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
     try:
         fd = os.open(p, flags)
     except OSError as exc:
-        raise _fail(f"{what} {p}: cannot read it ({_os_reason(exc)}). To fix: {fix_path}") from None
+        raise unreadable(exc) from None
     try:
         kind = _describe_mode(os.fstat(fd).st_mode)
         if kind is not None:
@@ -198,7 +205,7 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
             chunks.append(chunk)
             remaining -= len(chunk)
     except OSError as exc:
-        raise _fail(f"{what} {p}: cannot read it ({_os_reason(exc)}). To fix: {fix_path}") from None
+        raise unreadable(exc) from None
     finally:
         os.close(fd)
     data = b"".join(chunks)

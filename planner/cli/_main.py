@@ -17,7 +17,7 @@ import sys
 
 import typer
 
-from . import _app, _coerce
+from . import _app, _coerce, _stdio
 from ._app import EXIT_USAGE, CliExit, error_line
 
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
@@ -188,12 +188,33 @@ def main(argv: list[str] | None = None) -> int:
     only = args[0] if args and args[0] in TOP_LEVEL else None
     if argv is None:
         process_settings(only)
+        _stdio.make_safe()
+    try:
+        code = _run(argv, args, only)
+        if argv is None:
+            sys.stdout.flush()  # a full disk shows here, not as a silent short file
+        return code
+    except KeyboardInterrupt:  # Ctrl-C before the command ran, or while it printed
+        return _stdio.interrupted()
+    except OSError as exc:
+        code = _stdio.os_error(exc)
+        if code is None:
+            raise
+        return code
+
+
+def _run(argv: list[str] | None, args: list[str], only: str | None) -> int:
     from catalog import GpuplanError
 
     try:
         command = full_command() if only is None else _command(only)
         _refuse_repeated(command, args)
-        command(args=argv, prog_name="gpuplan", standalone_mode=False)
+        # non-standalone, Typer returns (not raises) an exit code: 130 after a Ctrl-C
+        code = command(args=argv, prog_name="gpuplan", standalone_mode=False)
+        if code == 130:
+            return _stdio.interrupted()
+        if isinstance(code, int) and not isinstance(code, bool) and code:
+            return code
     except GpuplanError as exc:
         print(f"error: {error_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
@@ -204,12 +225,6 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         print("aborted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # the reader went away (`gpuplan offers | head`): stop quietly
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
-        return 1
     except Exception as exc:  # usage errors arrive here in non-standalone mode
         if _is_click_exception(exc):
             return _show_click_error(exc)

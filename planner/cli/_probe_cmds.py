@@ -151,7 +151,7 @@ def ingest_cmd(
 ) -> None:
     """Store probe reports; `estimate` and `plan` then use what the calibration rules accept
     (full non-quick runs, figures within the datasheet's bounds, RDMA for the fabric)."""
-    from catalog import load_catalog
+    from catalog import GpuplanError, load_catalog
     from planner.store import db_path, ingest, load_calibration
 
     from ._values import not_empty
@@ -160,7 +160,19 @@ def ingest_cmd(
     for path in reports:  # every file checked before any is stored
         check_report_file(path)
     cat = load_catalog()
-    stored = [ingest(path, cat, accelerator=accelerator) for path in reports]
+    stored = []
+    for path in reports:  # one transaction per report: say which were stored before a failure
+        try:
+            stored.append(ingest(path, cat, accelerator=accelerator))
+        except GpuplanError as exc:
+            if not stored:
+                raise
+            done = ", ".join(f"{p} (report {s.id})" for p, s in zip(reports, stored,
+                                                                    strict=False))
+            what, _, fix = str(exc).partition(" To fix: ")
+            raise GpuplanError(f"{what.rstrip('. ')} (the reports before {path} were stored: "
+                               f"{done}). To fix: {fix.rstrip('. ') + '; then ' if fix else ''}"
+                               f"ingest {path} and the reports after it again") from None
     cal = load_calibration(cat)
     if json_out:
         print_json([_with_calibration(s, cal) for s in stored])

@@ -153,7 +153,12 @@ class _Worker:
 
     @classmethod
     def start(cls, state: tuple) -> None:
+        import signal
+
         cls.state = state
+        # Ctrl-C reaches the whole process group: the parent stops the pool and says so once;
+        # a worker printing its own KeyboardInterrupt traceback would bury that line
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     @classmethod
     def plan(cls, key):
@@ -177,10 +182,15 @@ def _run_plans(keys: list, cat, A, calibration, workers: int,
     if workers > 1 and len(keys) > 1 and "fork" in mp.get_all_start_methods():
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(min(workers, len(keys)), mp_context=mp.get_context("fork"),
-                                 initializer=_Worker.start, initargs=(state,)) as pool:
+        pool = ProcessPoolExecutor(min(workers, len(keys)), mp_context=mp.get_context("fork"),
+                                   initializer=_Worker.start, initargs=(state,))
+        try:
             for key, outcome in zip(keys, pool.map(_Worker.plan, keys), strict=True):
                 done(key, outcome)
+        except BaseException:  # Ctrl-C: do not plan the jobs still queued before stopping
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         return results
     for key in keys:
         done(key, _plan_one(key, state))

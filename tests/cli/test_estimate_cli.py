@@ -150,6 +150,30 @@ def test_probe_ingest_then_show_then_estimate_uses_it(capsys, tmp_path):
     assert code == 0 and "Measured on your instances" in out and "with datasheet defaults" in out
 
 
+def test_an_ingest_that_fails_midway_names_the_reports_it_stored(capsys, tmp_path,
+                                                                   monkeypatch):
+    # one transaction per report: a full disk at the third said "nothing was stored" although
+    # the first two were
+    import planner.store
+    from catalog import GpuplanError
+
+    paths = [write_report_atomic(h100_report(bf16_tflops=600.0 + i), tmp_path / f"r{i}.json")
+             for i in range(3)]
+    real = planner.store.ingest
+
+    def ingest(path, *a, **kw):
+        if str(path).endswith("r2.json"):
+            raise GpuplanError(f"{path}: the disk is full; nothing was stored. To fix: free "
+                               "space")
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(planner.store, "ingest", ingest)
+    code, _, err = run(capsys, "probe", "ingest", *map(str, paths))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "were stored: " in err and "r0.json (report 1)" in err and "r1.json (report 2)" in err
+    assert "To fix: free space; then ingest" in err and str(paths[2]) in err
+
+
 def test_probe_show_with_nothing_ingested(capsys):
     code, out, _ = run(capsys, "probe", "show")
     assert code == 0 and "no probe reports ingested" in out

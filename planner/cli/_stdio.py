@@ -1,0 +1,113 @@
+"""The command line's standard streams when things go wrong around them, so that a failure
+is one line and a non-zero exit, never a traceback or a silent exit 0:
+
+- Ctrl-C: "interrupted" and exit 130 (files are written atomically, so none is half-written);
+- an unbuffered stdout (``python -u``, PYTHONUNBUFFERED, common in containers and CI): Python
+  drops the rest of a short write to a nearly full disk without an error, and the command
+  would exit 0 with its output cut off. stdout gets a buffered layer, whose writes either
+  complete or raise;
+- stdout closed (``>&-``) or unwritable (a full disk, /dev/full): one line, exit 2;
+- a locale whose encoding cannot spell the tables' characters (–, ─, ≥: ISO-8859-1): they
+  print as '?' instead of raising UnicodeEncodeError;
+- a data directory or input the user may not read: the path, and how to get access.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import io
+import os
+import sys
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_USAGE = 2
+# errors of writing a standard stream (no file name: an output file's errors name their file)
+_STREAM_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EBADF, errno.EFBIG, errno.EDQUOT}
+
+
+class _Closed(io.TextIOBase):
+    """Stands in for a closed stdout: writing to it is an error (EBADF), as in a shell."""
+
+    encoding = "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            raise OSError(errno.EBADF, "standard output is closed")
+        return 0
+
+    def isatty(self) -> bool:
+        return False
+
+
+def make_safe() -> None:
+    """Set up sys.stdout and sys.stderr for the command (see the module docstring)."""
+    if sys.stdout is None:
+        sys.stdout = _Closed()
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None or not isinstance(stream, io.TextIOWrapper):
+            continue
+        try:
+            utf8 = codecs.lookup(stream.encoding or "utf-8").name == "utf-8"
+        except LookupError:
+            utf8 = False
+        errors = stream.errors if utf8 else "replace"
+        try:
+            if name == "stdout" and isinstance(stream.buffer, io.FileIO):
+                stream.flush()
+                setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(stream.buffer),
+                                                    encoding=stream.encoding, errors=errors,
+                                                    line_buffering=stream.isatty()))
+            elif not utf8:
+                stream.reconfigure(errors="replace")
+        except (OSError, ValueError):  # its descriptor was closed after start-up
+            if name == "stdout":
+                sys.stdout = _Closed()
+
+
+def interrupted() -> int:
+    _say("interrupted (Ctrl-C); files are written whole or not at all")
+    return EXIT_INTERRUPTED
+
+
+def os_error(exc: OSError) -> int | None:
+    """The exit status for an OSError that reached the top, after one line saying it; None
+    for one that is not the user's to fix (re-raised: a bug)."""
+    if isinstance(exc, BrokenPipeError):  # the reader went away (`gpuplan offers | head`)
+        _silence_stdout()
+        return 1
+    if isinstance(exc, PermissionError) and exc.filename:
+        _say(f"permission denied: {exc.filename}. To fix: make it readable (and its folders "
+             "enterable) for this user, or set GPUPLAN_HOME to a folder you own")
+        return EXIT_USAGE
+    if exc.errno == errno.EBADF and not exc.filename:
+        _say("standard output is closed. To fix: redirect it instead (> FILE, or > /dev/null "
+             "to discard it)")
+        _silence_stdout()
+        return EXIT_USAGE
+    if exc.errno in _STREAM_ERRNOS and not exc.filename:
+        _say(f"cannot write to standard output ({os.strerror(exc.errno)}). To fix: write it "
+             "somewhere with room (or use --out where the command has it)")
+        _silence_stdout()
+        return EXIT_USAGE
+    return None
+
+
+def _say(message: str) -> None:
+    try:
+        print(f"error: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush at exit does not fail again
+    (and print "Exception ignored …")."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        sys.stdout = io.StringIO()

@@ -1,0 +1,96 @@
+"""The command line around its standard streams (found by a fault-injection sweep): Ctrl-C
+exited 0 with nothing said, a full or closed stdout gave a traceback, an unbuffered stdout
+(PYTHONUNBUFFERED, as in many containers) on a nearly full disk exited 0 with the output cut
+at 12 KB, a latin-1 locale crashed every table, a data directory the user may not enter gave
+a PermissionError traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import planner.cli._main as cli_main
+from planner.cli import _stdio, main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _gpuplan(*argv: str, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "planner", *argv], capture_output=True,
+                          text=True, cwd=ROOT, env={**os.environ, **(env or {})}, timeout=120,
+                          **kwargs)
+
+
+def test_a_full_stdout_is_one_line_and_exit_2():
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "planner", "offers", "--csv"],
+                              stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                              timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "error: cannot write to standard output (No space left on device). To fix: write it "
+        "somewhere with room (or use --out where the command has it)"]
+
+
+def test_a_closed_stdout_is_one_line_and_exit_2():
+    proc = subprocess.run([sys.executable, "-c", "import os, sys; os.close(1); "
+                           "from planner.cli import main; sys.exit(main())", "gpus"],
+                          stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
+    # (the interpreter itself sees fd 1 open at start here; sys.stdout fails on write)
+    assert proc.returncode == 2, proc.stderr
+    assert "standard output" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_unbuffered_stdout_gets_a_buffer_whose_writes_complete_or_raise():
+    code = ("import sys; from planner.cli import _stdio; _stdio.make_safe(); "
+            "print(type(sys.stdout.buffer).__name__)")
+    out = subprocess.run([sys.executable, "-u", "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60).stdout
+    assert out.strip() == "BufferedWriter"
+
+
+def test_a_latin1_locale_prints_tables_instead_of_crashing():
+    proc = _gpuplan("gpus", env={"PYTHONIOENCODING": "latin-1"})
+    assert proc.returncode == 0, proc.stderr
+    assert "A100" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_ctrl_c_exits_130_with_one_line(monkeypatch, capsys):
+    # Typer turns a KeyboardInterrupt into a *returned* 130 in non-standalone mode; main
+    # used to drop it and exit 0
+    monkeypatch.setattr(cli_main, "_command", lambda only: lambda **kw: 130)
+    assert main(["gpus"]) == 130
+    assert capsys.readouterr().err.startswith("error: interrupted (Ctrl-C)")
+
+    def interrupted(only):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main, "_command", interrupted)
+    assert main(["gpus"]) == 130
+
+
+def test_a_permission_error_names_the_path_and_the_fix(capsys):
+    code = _stdio.os_error(PermissionError(13, "Permission denied", "/data/catalogs/active"))
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "permission denied: /data/catalogs/active" in err and "GPUPLAN_HOME" in err
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not Path("/usr/bin/setpriv").exists(),
+                    reason="needs root to drop to another user")
+def test_an_input_file_the_user_cannot_read_says_to_make_it_readable(tmp_path):
+    from catalog import CatalogFileError, read_user_text
+
+    path = tmp_path / "team.yaml"
+    path.write_text("jobs: []\n")
+    path.chmod(0)
+    try:
+        os.seteuid(65534)
+        with pytest.raises(CatalogFileError, match=r"permission denied\).*chmod u\+r"):
+            read_user_text(path, what="team plan")
+    finally:
+        os.seteuid(0)
