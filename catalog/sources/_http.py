@@ -25,6 +25,7 @@ from ._common import RefreshError, SourceUnavailable
 USER_AGENT = "gpuplan-catalog-refresh (+https://github.com/; public price files)"
 RETRY_STATUS = (429, 500, 502, 503, 504)
 MAX_JSON_BYTES = 256 * 2**20  # the Spot Instance Advisor file is ~1.2 MB; region indexes KBs
+FIRST_CONTACT_TIMEOUT_S = 20.0
 _sleep = time.sleep  # the backoff between retries (tests replace it)
 
 
@@ -64,6 +65,9 @@ def _body(response) -> io.BufferedIOBase:
 
 def get_json(url: str, *, cloud: str, timeout_s: float = 60.0, attempts: int = 4,
              first: bool = False) -> Any:
+    # the first request only asks whether the endpoint answers: a public price service does
+    # within seconds, and a dead proxy should not hold the refresh for a minute
+    timeout_s = min(timeout_s, FIRST_CONTACT_TIMEOUT_S) if first else timeout_s
     with _open(url, timeout_s=timeout_s, attempts=attempts, cloud=cloud, first=first) as resp:
         data = _body(resp).read(MAX_JSON_BYTES + 1)
     if len(data) > MAX_JSON_BYTES:
@@ -75,7 +79,7 @@ def get_json(url: str, *, cloud: str, timeout_s: float = 60.0, attempts: int = 4
                            f"or leave {cloud} out with --cloud") from None
 
 
-def iter_lines(url: str, *, cloud: str, timeout_s: float = 120.0,
+def iter_lines(url: str, *, cloud: str, timeout_s: float = 60.0,
                attempts: int = 4) -> Iterator[str]:
     """The lines of a (possibly gzip-compressed) UTF-8 text file, streamed."""
     with _open(url, timeout_s=timeout_s, attempts=attempts, cloud=cloud, first=False) as resp:

@@ -28,6 +28,7 @@ the size name (``_names.AZURE_SIZE_PATTERNS``): resource SKUs do not name it.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import replace
@@ -62,7 +63,7 @@ class AzureSource:
     def __init__(self, *, reference, credential: Any = None, subscription_id: str | None = None,
                  base_url: str = MANAGEMENT_URL, prices_url: str = RETAIL_PRICES_URL,
                  client_kwargs: dict | None = None, max_workers: int = 8,
-                 timeout_s: float = 60.0) -> None:
+                 timeout_s: float = 30.0) -> None:
         self.reference = reference
         self._credential = credential
         self._subscription = subscription_id
@@ -120,6 +121,11 @@ class AzureSource:
                                             "pip install 'gpuplan[azure]'"))
             return None
         credential = self._credential
+        # azure-identity logs each credential it tried (13 lines) at WARNING before raising;
+        # the failure arrives as one warning line below, so its log is held back here
+        logger = logging.getLogger("azure")
+        level = logger.level
+        logger.setLevel(logging.CRITICAL)
         try:
             if credential is None:
                 from azure.identity import DefaultAzureCredential
@@ -138,6 +144,8 @@ class AzureSource:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             warnings.append(SKU_HINT.format(why=first[:160]))
             return None
+        finally:
+            logger.setLevel(level)
 
     def _instance_type(self, name: str, spec: dict, warnings: list[str]) -> InstanceType | None:
         try:
@@ -221,7 +229,9 @@ def _session():
     from urllib3.util.retry import Retry
 
     session = requests.Session()
-    retry = Retry(total=5, connect=1, backoff_factor=0.5,
+    # read=1: a proxy that accepts and never answers costs two timeouts, not six per page (a
+    # refresh behind one ran 12.5 minutes in silence); busy answers (429, 5xx) still get 5
+    retry = Retry(total=5, connect=1, read=1, backoff_factor=0.5,
                   status_forcelist=(429, 500, 502, 503, 504), allowed_methods=("GET",))
     session.mount("https://", HTTPAdapter(max_retries=retry, pool_maxsize=16))
     session.mount("http://", HTTPAdapter(max_retries=retry, pool_maxsize=16))
