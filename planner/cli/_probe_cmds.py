@@ -295,7 +295,13 @@ def workload_cmd(
     import shlex
 
     import planner
+    from catalog import GpuplanError
     from planner.model import probe_options, shape_of
+
+    if recompute == "auto":  # estimate and plan search it; a measurement times one setting
+        raise GpuplanError("--recompute auto searches in `estimate` and `plan`; the workload "
+                           "probe times one setting. To fix: pass --recompute none, selective "
+                           "or full (the default here is none)")
 
     spec = W.workload_spec(
         model=model, config=config, params=params, active_params=active_params,

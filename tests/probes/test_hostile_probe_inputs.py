@@ -210,6 +210,12 @@ def test_a_workload_count_out_of_bounds_is_refused_before_anything_is_built(
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+def test_workload_recompute_auto_is_refused_not_silently_none(capsys, nothing_measured):
+    code = main([*WORKLOAD, "--recompute", "auto", "--print-command"])
+    line = _error_line(capsys)
+    assert code == 2 and "--recompute auto" in line and "To fix" in line
+
+
 @pytest.mark.parametrize(("argv", "says"), [
     (["--layers", "99999"], "--layers: '99999' is not a whole number from 1 to 10,000"),
     (["--micro-batch", "99999999999999999999"], "--micro-batch: '99999999999999999999' is not "
