@@ -15,7 +15,6 @@ from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 _SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
 STDOUT = "-"  # --out - : the report on stdout, as `plan --emit-out -` and `launch … --out -`
-MAX_WORKERS = 64  # processes; more only adds fork overhead (a plan is CPU-bound)
 
 
 def report_cmd(
@@ -48,7 +47,7 @@ def report_cmd(
     from catalog import check_output_path, load_catalog, write_bytes_atomic
     from planner.model import format_usd
     from planner.reports import compare_actuals, load_actuals, render
-    from planner.team import TeamPlanError, allocate, load_team_plan
+    from planner.team import MAX_WORKERS, TeamPlanError, allocate, load_team_plan
 
     from ._app import overrides_option_default
     from ._model_cmds import active_calibration

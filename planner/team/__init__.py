@@ -10,6 +10,7 @@ function here that reads files (the team plan and the configs it names).
 """
 
 from ._allocate import (
+    MAX_WORKERS,
     PER_JOB,
     TOP_N,
     allocate,
@@ -33,7 +34,7 @@ from ._spec import Job, TeamPlan, parse_team_plan, priced_catalog
 from ._summary import Allocation
 
 __all__ = [
-    "DEFAULT_TIME_LIMIT_S", "MAX_TEAM_FILE_BYTES", "PER_JOB", "TOP_N", "Allocation",
+    "DEFAULT_TIME_LIMIT_S", "MAX_TEAM_FILE_BYTES", "MAX_WORKERS", "PER_JOB", "TOP_N", "Allocation",
     "AllocationInfeasibleError", "Job", "Options", "Solution", "TeamPlan", "TeamPlanError",
     "allocate", "allocate_candidates", "build_options", "candidate_probability", "job_candidates",
     "load_team_plan", "month_edges", "month_shares", "parse_team_plan", "period_months",

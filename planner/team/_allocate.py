@@ -41,6 +41,8 @@ def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
     ``progress(step, done, total)``, when given, hears how far the work is: "planning jobs"
     once per distinct job as it finishes (``total`` distinct jobs), then "solving the team
     MILP" at 0 and 1 of 1 (the solver reports nothing in between)."""
+    _check_run_options(time_limit_s=time_limit_s, workers=workers, progress=progress,
+                       assumptions=assumptions)
     A = assumptions or Assumptions()
     cat = priced_catalog(team_plan, catalog)
     cands = job_candidates(team_plan, cat, A, calibration or NO_CALIBRATION, workers=workers,
@@ -52,6 +54,30 @@ def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
     if progress is not None:
         progress(SOLVING, 1, 1)
     return allocation
+
+
+MAX_WORKERS = 64  # processes; more only adds fork overhead (a plan is CPU-bound)
+MAX_TIME_LIMIT_S = 86_400.0  # a day: the MILP of the largest team file takes minutes
+
+
+def _check_run_options(*, time_limit_s, workers, progress, assumptions) -> None:
+    """``allocate``'s own arguments, each wrong one a PlannerError (a negative time limit
+    reached HiGHS, which warned and ignored it; workers=0 was taken)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) \
+            or not 1 <= workers <= MAX_WORKERS:
+        raise PlannerError(f"workers must be a whole number from 1 to {MAX_WORKERS}, got "
+                           f"{workers!r}. To fix: e.g. workers=2")
+    if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, int | float) \
+            or not 0 < time_limit_s <= MAX_TIME_LIMIT_S:
+        raise PlannerError(f"time_limit_s must be a number of seconds above 0 and at most "
+                           f"{MAX_TIME_LIMIT_S:,.0f}, got {time_limit_s!r}. To fix: e.g. 60")
+    if progress is not None and not callable(progress):
+        raise PlannerError(f"progress must be a function (step, done, total) or None, got "
+                           f"{type(progress).__name__}. To fix: pass a function")
+    if assumptions is not None and not isinstance(assumptions, Assumptions):
+        raise PlannerError(f"assumptions must be an Assumptions, got "
+                           f"{type(assumptions).__name__}. To fix: pass Assumptions(...) or "
+                           "None")
 
 
 def _plan_quotas(team_plan):

@@ -44,8 +44,12 @@ def number(value):
     unchanged, so the caller's own check refuses it ('1e400', 'nan', 'inf' and garbage stay
     strings and are refused there, quoted back as written)."""
     if isinstance(value, str) and len(value) <= 40 and _EXPONENT_FORM.fullmatch(value.strip()):
-        x = float(value.strip().replace("_", ""))
-        if math.isfinite(x):
+        text = value.strip().replace("_", "")
+        x = float(text)
+        mantissa = text.lower().partition("e")[0]
+        # 1e-400 underflows to 0.0: as 0 it would mean "none" (a min_probability of 0 turns
+        # the requirement off), so it stays a string and is refused as written
+        if math.isfinite(x) and (x != 0 or not any(c in "123456789" for c in mantissa)):
             return x
     return value
 

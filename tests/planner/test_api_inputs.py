@@ -179,3 +179,10 @@ def test_a_preset_name_is_read_as_a_person_writes_it():
         "llama2-7b"
     with pytest.raises(PlannerError, match="preset name"):
         build_workload(WorkloadSpec(model=7, tokens="1B"))
+
+
+def test_money_that_is_not_a_number_is_not_shown_as_one():
+    from planner.model import format_usd
+
+    assert [format_usd(x) for x in (-0.0, math.nan, math.inf, 0.005, 1234.4)] == \
+        ["$0", "—", "—", "$0.005", "$1,234"]

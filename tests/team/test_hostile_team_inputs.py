@@ -374,3 +374,32 @@ def test_spot_instances_stacked_by_the_allocation_get_a_capacity_warning(catalog
     two = parse_team_plan(_identical_team(2, offsets=1), catalog=catalog, source="t.yaml")
     alloc = allocate_candidates(two, [spot] * 2, catalog_info=CATALOG_INFO)
     assert not [a for a in alloc.assumptions if a.startswith("Capacity")]  # 8: the limit
+
+
+@pytest.mark.parametrize("kw", [dict(time_limit_s=-1), dict(time_limit_s=float("nan")),
+                                dict(time_limit_s="5"), dict(workers=0), dict(workers=2.5),
+                                dict(workers=True), dict(progress=5), dict(assumptions="x")])
+def test_allocate_checks_its_own_arguments_before_planning(kw):
+    # time_limit_s=-1 reached HiGHS, which warned and ignored it; workers=0 was taken
+    from catalog import load_catalog
+    from planner import PlannerError
+    from planner.team import allocate, parse_team_plan
+
+    cat = load_catalog()
+    team = parse_team_plan({"jobs": [{"name": "a", "workload": {"params": "1B",
+                                                                  "tokens": "1B"},
+                                      "earliest_start": "2027-03-01",
+                                      "deadline": "2027-03-20"}]}, catalog=cat)
+    with pytest.raises(PlannerError, match="To fix"):
+        allocate(team, catalog=cat, **kw)
+
+
+def test_an_underflowing_exponent_is_refused_not_read_as_zero():
+    # "1e-400" became 0.0, and a min_probability of 0 turns the requirement off
+    from catalog import load_catalog
+    from planner.team import TeamPlanError, parse_team_plan
+
+    job = {"name": "a", "workload": {"params": "1B", "tokens": "1B"}, "min_probability": "1e-400",
+           "earliest_start": "2027-03-01", "deadline": "2027-03-20"}
+    with pytest.raises(TeamPlanError, match="1e-400"):
+        parse_team_plan({"jobs": [job]}, catalog=load_catalog())
