@@ -217,15 +217,30 @@ _COLUMNS = ("id, created_utc, ingested_utc, accelerator, gpu_model, device_type,
 
 
 def _row_to_report(conn, row) -> StoredReport:
+    """A stored report; CalibrationError ("damaged") for a row of the wrong types (a database
+    edited by hand or written by something else: SQLite keeps any type in any column)."""
+    def damaged(why: str) -> CalibrationError:
+        return CalibrationError(f"the probe database is damaged (report {row[0]!r}: {why}). To "
+                                "fix: move it away (see `gpuplan probe show` for its path) "
+                                "and ingest the reports again")
+
     meas: dict = {}
     for kind, key, value in conn.execute(
             "SELECT kind, key, value FROM measurements WHERE report_id = ?", (row[0],)):
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not isinstance(kind, str) or not isinstance(key, str):
+            raise damaged(f"measurement {kind!r}/{key!r} is {value!r}, not a number")
         meas.setdefault(kind, {})[key] = value
     try:
-        data = json.loads(row[13])
+        data = json.loads(row[13]) if isinstance(row[13], str | bytes) else {}
     except json.JSONDecodeError:
         data = {}
-    env = data.get("environment") or {}
+    if not isinstance(data, dict):
+        raise damaged(f"its report is a JSON {type(data).__name__}, not an object")
+    env = data.get("environment") if isinstance(data.get("environment"), dict) else {}
+    for i, name in ((0, "id"), (6, "gpu_count"), (7, "node_count")):
+        if row[i] is not None and (isinstance(row[i], bool) or not isinstance(row[i], int)):
+            raise damaged(f"{name} is {row[i]!r}, not a whole number")
     return StoredReport(id=row[0], created_utc=row[1], ingested_utc=row[2], accelerator=row[3],
                         gpu_model=row[4], device_type=row[5], gpu_count=row[6],
                         node_count=row[7], instance_type=row[8], cloud=row[9], region=row[10],

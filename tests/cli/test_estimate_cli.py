@@ -174,6 +174,23 @@ def test_an_ingest_that_fails_midway_names_the_reports_it_stored(capsys, tmp_pat
     assert "To fix: free space; then ingest" in err and str(paths[2]) in err
 
 
+@pytest.mark.parametrize("edit", ["UPDATE measurements SET value = 'abc'",
+                                  "UPDATE reports SET report_json = '[]'",
+                                  "UPDATE reports SET gpu_count = 'eight'"])
+def test_a_hand_edited_probe_database_is_damaged_not_a_traceback(capsys, tmp_path, edit):
+    import sqlite3
+
+    from planner.store import db_path
+
+    path = write_report_atomic(h100_report(bf16_tflops=600.0), tmp_path / "report.json")
+    assert run(capsys, "probe", "ingest", str(path))[0] == 0
+    with sqlite3.connect(db_path()) as conn:
+        conn.execute(edit)
+    for argv in (["probe", "show"], ["probe", "show", "--json"], ["probe", "show", "1"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and "probe database is damaged" in err and "To fix" in err, argv
+
+
 def test_probe_show_with_nothing_ingested(capsys):
     code, out, _ = run(capsys, "probe", "show")
     assert code == 0 and "no probe reports ingested" in out
