@@ -186,7 +186,7 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
     limit = _size(max_bytes)
     if st.st_size > max_bytes:
         raise _fail(f"{what} {p}: is {st.st_size:,} bytes, more than the {limit} allowed. "
-                    f"To fix: give the right file (this one is too large to be a {what}).")
+                    f"To fix: give the right file (this one is too large for its kind: {what}).")
     # O_NONBLOCK: if the file was swapped for a FIFO after the stat, open must not hang.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -211,7 +211,7 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
     data = b"".join(chunks)
     if len(data) > max_bytes:
         raise _fail(f"{what} {p}: is larger than the {limit} allowed. To fix: give the right "
-                    f"file (this one is too large to be a {what}).")
+                    f"file (this one is too large for its kind: {what}).")
     return decode_user_bytes(data, what=f"{what} {p}")
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._clouds import CLOUDS
-from ._errors import GpuplanError
+from ._errors import GpuplanError, UnknownNameError
 from ._load import Catalog, check_names
 from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer
 
@@ -105,7 +105,8 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
     ``flags`` and ``flag_reasons``.
     """
     if sort not in SORT_KEYS:
-        raise GpuplanError(f"unknown sort {sort!r}. To fix: use one of {', '.join(SORT_KEYS)}")
+        raise UnknownNameError("sort", sort, SORT_KEYS,
+                               hint=f"use one of {', '.join(SORT_KEYS)}")
     if min_gpus is not None and (isinstance(min_gpus, bool) or not isinstance(min_gpus, int)
                                  or not 1 <= min_gpus <= MAX_MIN_GPUS):
         raise GpuplanError(f"--min-gpus must be a whole number from 1 to {MAX_MIN_GPUS}, got "

@@ -282,7 +282,8 @@ def _show_click_error(exc) -> int:
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else "gpuplan"
     message = " ".join(exc.format_message().split()).rstrip(".")
-    print(f"error: {where}: {message}. To fix: see `{where} --help`", file=sys.stderr)
+    end = "" if message.endswith(("?", "!")) else "."  # "Did you mean 'offers'?" ends itself
+    print(f"error: {where}: {message}{end} To fix: see `{where} --help`", file=sys.stderr)
     return exc.exit_code
 
 
