@@ -135,7 +135,7 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         arch, inferred = infer_architecture(total, active, **kwargs)
         notes.extend(inferred)
     if spec.arch_overrides:
-        arch, derived = _override(arch, dict(spec.arch_overrides))
+        arch, derived = _override(arch, _override_pairs(spec.arch_overrides))
         notes.append("architecture overridden: " + ", ".join(f"{k}={v}"
                                                               for k, v in spec.arch_overrides)
                      + (f" (kept consistent: {', '.join(derived)})" if derived else ""))
@@ -195,18 +195,37 @@ def _model_name(source: str) -> str:
     return "" if name in ("", "config", ".") else name
 
 
+def _override_pairs(pairs) -> dict:
+    """``arch_overrides`` as a dict: a sequence of (field, value) pairs, each field once."""
+    fix = "To fix: pass pairs such as (('layers', 32), ('hidden', 4096))"
+    if isinstance(pairs, str | bytes | Mapping) or not isinstance(pairs, tuple | list):
+        raise WorkloadError(f"`arch_overrides` must be a sequence of (field, value) pairs, got "
+                            f"{type(pairs).__name__}. {fix}", field="arch_overrides")
+    values: dict = {}
+    for pair in pairs:
+        if not isinstance(pair, tuple | list) or len(pair) != 2 or not isinstance(pair[0], str):
+            raise WorkloadError(f"`arch_overrides` holds {pair!r}, not a (field, value) pair. "
+                                f"{fix}", field="arch_overrides")
+        if pair[0] in values:
+            raise WorkloadError(f"`arch_overrides` gives {pair[0]} twice ({values[pair[0]]!r} "
+                                f"and {pair[1]!r}). To fix: give it once",
+                                field="arch_overrides")
+        values[pair[0]] = pair[1]
+    return values
+
+
 def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]]:
     """Apply size overrides, deriving what the user did not give so the shape stays
     consistent: a new hidden size keeps the head dimension (heads follow) and the FFN ratio; new
     heads keep the grouped-query ratio (KV heads follow)."""
     unknown = set(values) - set(ARCH_FIELDS)
     if unknown:
-        raise WorkloadError(f"cannot override {sorted(unknown)}; allowed: {ARCH_FIELDS}")
+        raise WorkloadError(f"cannot override {', '.join(sorted(unknown))}. To fix: override "
+                            f"only {', '.join(ARCH_FIELDS)}", field="arch_overrides")
     for k, v in values.items():
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise WorkloadError(f"--{k.replace('_', '-')} must be a positive whole number, "
-                                f"got {v!r}. To fix: pass e.g. --{k.replace('_', '-')} 32",
-                                field=k, value=v)
+            raise WorkloadError(f"`{k}` must be a positive whole number, got {v!r}. To fix: "
+                                f"pass e.g. `{k}` 32", field=k, value=v)
     values = dict(values)
     derived = []
     if "hidden" in values and values["hidden"] != arch.hidden:

@@ -186,3 +186,13 @@ def test_money_that_is_not_a_number_is_not_shown_as_one():
 
     assert [format_usd(x) for x in (-0.0, math.nan, math.inf, 0.005, 1234.4)] == \
         ["$0", "—", "—", "$0.005", "$1,234"]
+
+
+@pytest.mark.parametrize(("overrides", "says"), [
+    ("layers", "sequence of \\(field, value\\) pairs"), ({"layers": 4}, "pairs"),
+    ((("layers",),), "not a \\(field, value\\) pair"), ((("layers", 4), ("layers", 8)), "twice"),
+    ((("foo", 4),), "cannot override foo")])
+def test_architecture_overrides_are_pairs_each_given_once(overrides, says):
+    # a bare string raised "dictionary update sequence element"; a repeat kept the last
+    with pytest.raises(PlannerError, match=says):
+        build_workload(WorkloadSpec(model="llama2-7b", tokens="1B", arch_overrides=overrides))
