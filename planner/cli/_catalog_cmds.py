@@ -160,8 +160,11 @@ def offers_cmd(
                    regions=split_csv(region, "--region"), pricing=split_csv(pricing, "--pricing"),
                    instance_types=split_csv(instance, "--instance"))
     cat = load(overrides)
-    rows = select_offers(cat, **filters, min_gpus=min_gpus, max_price=max_price, sort=sort,
-                         include_flagged=not usable, only_flagged=flagged)
+    rest = dict(min_gpus=min_gpus, max_price=max_price, sort=sort,
+                include_flagged=not usable, only_flagged=flagged)
+    rows = select_offers(cat, **filters, **rest)
+    if not rows:
+        _say_why_none(cat, filters, rest)
     if json_out or csv_out:
         dicts = [r.as_dict() for r in rows]
         if json_out:
@@ -171,6 +174,32 @@ def offers_cmd(
         console(stderr=True).print(catalog_banner(cat))
         return
     _offers_table(rows, limit, cat, show_reasons=flagged, wide=wide)
+
+
+_FILTER_FLAGS = {"gpus": "--gpu", "clouds": "--cloud", "regions": "--region",
+                 "pricing": "--pricing", "instance_types": "--instance",
+                 "min_gpus": "--min-gpus", "max_price": "--max-price"}
+
+
+def _say_why_none(cat, filters: dict, rest: dict) -> None:
+    """No offer matched: which one filter, left out, would let some through (on stderr; the
+    filters may each be right and only disagree, e.g. an AWS instance type with --cloud gcp)."""
+    from catalog import select_offers
+
+    given = {**filters, "min_gpus": rest["min_gpus"], "max_price": rest["max_price"]}
+    hints = []
+    for key, value in given.items():
+        if not value:
+            continue
+        kept = {k: v for k, v in filters.items() if k != key}
+        others = {k: (None if k == key else v) for k, v in rest.items()}
+        n = len(select_offers(cat, **kept, **others))
+        if n:
+            hints.append(f"without {_FILTER_FLAGS[key]}: {n:,}")
+    if hints:
+        console(stderr=True, fit=True).print(
+            "note: no offer matches every filter together ("
+            + "; ".join(hints) + " offers)", markup=False)
 
 
 OFFER_COLUMNS = (

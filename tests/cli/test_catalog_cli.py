@@ -236,3 +236,11 @@ def test_unknown_command_and_option_exit_2_without_traceback(capsys):
     for argv in (["nosuch"], ["offers", "--bogus"]):
         code, _, err = run(capsys, *argv)
         assert code == 2 and "Traceback" not in err and "No such" in err
+
+
+def test_filters_that_only_disagree_say_which_one_to_drop(capsys):
+    # `offers --instance p5.48xlarge --cloud gcp` printed "0 offers" and nothing else
+    code, out, err = run(capsys, "offers", "--instance", "p5.48xlarge", "--cloud", "gcp")
+    assert code == 0 and "0 offers" in out
+    assert "no offer matches every filter together" in err
+    assert "without --cloud:" in err and "without --instance:" in err
