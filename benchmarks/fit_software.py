@@ -56,11 +56,13 @@ from _calibration_rows import DATA, MOE_DATA, ROOT, Row, load_rows
 
 from catalog import load_catalog
 from planner import Assumptions, PlannerError, estimate, reference_cluster
-from planner.model import FRAMEWORKS
+from planner.model import FRAMEWORKS, MAX_GPU_MEMORY_GIB
 
 FITTED = ROOT / "planner" / "model" / "_fitted.py"
 CALIBRATED = ("megatron", "fsdp")  # profiles with calibration rows; the others borrow
-BIG_MEMORY_GIB = 1e6  # the published configurations ran: do not let the memory model veto them
+# the published configurations ran: do not let the memory model veto them (the most memory
+# per GPU an estimate takes; no published configuration's modelled need comes near it)
+BIG_MEMORY_GIB = MAX_GPU_MEMORY_GIB
 
 
 @dataclass(frozen=True)

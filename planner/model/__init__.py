@@ -82,7 +82,14 @@ from ._hfconfig import (
     architecture_from_config,
     config_file_error,
 )
-from ._inputs import ClusterInputs, can_time, cluster_inputs, matmul_dtype, nic_by_nodes
+from ._inputs import (
+    MAX_GPU_MEMORY_GIB,
+    ClusterInputs,
+    can_time,
+    cluster_inputs,
+    matmul_dtype,
+    nic_by_nodes,
+)
 from ._layer_model import (
     LayerHardware,
     LayerModel,
@@ -129,7 +136,8 @@ __all__ = [
     "ARCH_FIELDS", "ARCH_LIMITS", "ATTENTION", "ATTENTION_FRACTION", "CHECKPOINT_BYTES",
     "COUNT_LIMITS", "CP_CHOICES", "FINETUNE", "FRAMEWORKS", "INTER_NODE_EFFICIENCY",
     "INTRA_NODE_EFFICIENCY", "KINDS", "MAMF_FRACTION", "MAX_CLUSTER_GPUS", "MAX_CONFIG_BYTES",
-    "MAX_CONFIG_DEPTH", "MAX_DEADLINE_HOURS", "MAX_SEQ_LEN", "MAX_WORKLOAD_DISTANCE", "MB_CHOICES",
+    "MAX_CONFIG_DEPTH", "MAX_DEADLINE_HOURS", "MAX_GPU_MEMORY_GIB", "MAX_SEQ_LEN",
+    "MAX_WORKLOAD_DISTANCE", "MB_CHOICES",
     "MIN_DEADLINE_HOURS", "NO_CALIBRATION", "OPTIMIZERS", "PP_CHOICES", "PRECISIONS", "PROFILES",
     "RECOMPUTE", "RECOMPUTE_CODES", "RECOMPUTE_NAMES", "SIZE_LIMITS", "TP_CHOICES", "ZERO_STAGES",
     "Architecture", "Assumptions", "Calibration", "CalibrationError", "CalibrationNote", "Cluster",
