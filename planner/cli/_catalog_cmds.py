@@ -313,9 +313,12 @@ def use_cmd(
         raise GpuplanError(f"{name!r} is not a catalog name (letters, digits, '.', '_' and "
                            "'-'; not a path). To fix: give a name that `gpuplan catalog info` "
                            "lists, or packaged")
+    from catalog import active_catalog_name
+
     path = use_catalog(name)
-    console(fit=True).print(f"active catalog: {path.name if name != 'packaged' else name} "
-                            f"({path})", markup=False)
+    # the resolved name: `use previous` may lead back to the packaged snapshot, whose folder
+    # is called "data"
+    console(fit=True).print(f"active catalog: {active_catalog_name()} ({path})", markup=False)
 
 
 def refresh_cmd(

@@ -93,10 +93,10 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
                       f"{c.offer.instance_type} ({c.offer.cloud} {c.offer.region}, "
                       f"{c.offer.pricing}) meets the "
                       f"deadline for ${c.cost_usd:,.0f} (P {c.deadline_probability:.0%})")
-        out.print("To fix: extend --deadline, raise " + ", ".join(
-            flag_for(b) or "--max-gpus" for b in inf.binding if b != "deadline")
-            + (" or " if any(b != "deadline" for b in inf.binding) else "")
-            + "allow more GPUs, clouds, regions or pricing models.")
+        limits = [flag_for(b) or "--max-gpus" for b in inf.binding if b != "deadline"]
+        out.print("To fix: extend --deadline, "
+                  + (f"raise {', '.join(limits)} or " if limits else "")
+                  + "allow more GPUs, clouds, regions or pricing models.")
         _flagged(out, result)
         return
     r = result.recommendation

@@ -164,14 +164,23 @@ def ingest_cmd(
     for path in reports:  # one transaction per report: say which were stored before a failure
         try:
             stored.append(ingest(path, cat, accelerator=accelerator))
+        except KeyboardInterrupt:
+            if stored:
+                done = ", ".join(f"{p} (report {s.id})" for p, s in zip(reports, stored,
+                                                                        strict=False))
+                console(stderr=True, fit=True).print(
+                    f"interrupted: stored before the interrupt: {done}; {path} and the "
+                    "reports after it were not", markup=False)
+            raise
         except GpuplanError as exc:
             if not stored:
                 raise
             done = ", ".join(f"{p} (report {s.id})" for p, s in zip(reports, stored,
                                                                     strict=False))
             what, _, fix = str(exc).partition(" To fix: ")
-            raise GpuplanError(f"{what.rstrip('. ')} (the reports before {path} were stored: "
-                               f"{done}). To fix: {fix.rstrip('. ') + '; then ' if fix else ''}"
+            what = what.replace("nothing was stored", "this report was not stored")
+            raise GpuplanError(f"{what.rstrip('. ')}. The reports before {path} were stored: "
+                               f"{done}. To fix: {fix.rstrip('. ') + ', then ' if fix else ''}"
                                f"ingest {path} and the reports after it again") from None
     cal = load_calibration(cat)
     if json_out:

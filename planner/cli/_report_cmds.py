@@ -87,13 +87,15 @@ def report_cmd(
         if out_path is None:
             return
     body = render(allocation, fmt, actuals=spent)
-    if out_path is None:  # stdout: text as text, a PDF as its bytes (checked: not a terminal)
-        if fmt == "pdf":
-            sys.stdout.flush()
-            sys.stdout.buffer.write(body)
-            sys.stdout.buffer.flush()
+    if out_path is None:  # stdout: the file's own bytes (HTML says it is UTF-8, whatever the
+        # locale's encoding; a PDF was checked not to go to a terminal)
+        sys.stdout.flush()
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:  # a text-only stream (a test's capture)
+            sys.stdout.write(body.decode("utf-8", errors="replace"))
         else:
-            sys.stdout.write(body.decode("utf-8"))
+            buffer.write(body)
+            buffer.flush()
         return
     write_bytes_atomic(out_path, body, what="report")
     t = allocation.totals

@@ -58,10 +58,12 @@ def make_safe() -> None:
         errors = stream.errors if utf8 else "replace"
         try:
             if name == "stdout" and isinstance(stream.buffer, io.FileIO):
+                # line by line, as unbuffered output was asked for: stderr lines keep their
+                # place among stdout's in a `2>&1` log
                 stream.flush()
                 setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(stream.buffer),
                                                     encoding=stream.encoding, errors=errors,
-                                                    line_buffering=stream.isatty()))
+                                                    line_buffering=True))
             elif not utf8:
                 stream.reconfigure(errors="replace")
         except (OSError, ValueError):  # its descriptor was closed after start-up

@@ -132,7 +132,9 @@ def text_width(stream: TextIO | None = None) -> int:
     stream = sys.stdout if stream is None else stream
     try:
         if stream.isatty():
-            return max(MIN_WIDTH, os.get_terminal_size(stream.fileno()).columns)
+            columns = os.get_terminal_size(stream.fileno()).columns
+            if columns > 0:  # 0: a pty that was never sized (`script`, `docker exec -t`)
+                return max(MIN_WIDTH, columns)
     except (AttributeError, OSError, ValueError):
         pass
     return PIPED_WIDTH

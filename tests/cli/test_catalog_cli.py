@@ -201,6 +201,11 @@ def test_catalog_use_selects_any_stored_catalog(capsys):
     code, _, err = run(capsys, "catalog", "use", "refreshed-c")
     assert code == 2 and "Did you mean 'refreshed-a'" in err or "refreshed-b" in err
     assert run(capsys, "catalog", "use", "packaged")[0] == 0
+    # back to refreshed-a, then `previous` to the packaged snapshot: named as such, not after
+    # its folder ("data")
+    assert run(capsys, "catalog", "use", "refreshed-a")[0] == 0
+    code, out, _ = run(capsys, "catalog", "use", "previous")
+    assert code == 0 and out.startswith("active catalog: packaged ("), out
 
 
 def test_the_on_demand_recommendation_uses_no_flagged_price(capsys):

@@ -171,7 +171,7 @@ def test_an_ingest_that_fails_midway_names_the_reports_it_stored(capsys, tmp_pat
     code, _, err = run(capsys, "probe", "ingest", *map(str, paths))
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "were stored: " in err and "r0.json (report 1)" in err and "r1.json (report 2)" in err
-    assert "To fix: free space; then ingest" in err and str(paths[2]) in err
+    assert "To fix: free space, then ingest" in err and str(paths[2]) in err
 
 
 @pytest.mark.parametrize("edit", ["UPDATE measurements SET value = 'abc'",

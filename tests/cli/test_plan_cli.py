@@ -66,6 +66,8 @@ def test_impossible_deadline_is_infeasible_with_fastest_and_cheapest(capsys):
     assert "fastest:" in out and "cheapest:" in out
     prose = " ".join(out.split())  # prose wraps at the terminal's width (100 when piped)
     assert "misses the deadline by" in prose and "To fix:" in prose
+    # only the deadline binds: no dangling "raise" before the generic advice
+    assert "raise allow" not in prose and "To fix: extend --deadline, allow more GPUs" in prose
 
 
 @pytest.mark.parametrize("deadline", ["yesterday", "2X"])

@@ -94,3 +94,28 @@ def test_an_input_file_the_user_cannot_read_says_to_make_it_readable(tmp_path):
             read_user_text(path, what="team plan")
     finally:
         os.seteuid(0)
+
+
+def test_a_report_on_stdout_is_utf8_whatever_the_locale():
+    # a latin-1 locale wrote the HTML (which says charset utf-8) as latin-1 with '?' in it
+    proc = subprocess.run([sys.executable, "-m", "planner", "report", "examples/team.yaml",
+                           "--format", "html"], capture_output=True, cwd=ROOT, timeout=300,
+                          env={**os.environ, "PYTHONIOENCODING": "latin-1"})
+    assert proc.returncode == 0, proc.stderr[-500:]
+    text = proc.stdout.decode("utf-8")  # raises if not UTF-8
+    assert 'charset="utf-8"' in text.lower() or "charset=utf-8" in text.lower()
+
+
+def test_a_terminal_of_zero_columns_is_taken_as_unknown(monkeypatch):
+    from planner.cli import _tables
+
+    class Tty:
+        def isatty(self):
+            return True
+
+        def fileno(self):
+            return 1
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(_tables.os, "get_terminal_size", lambda fd: os.terminal_size((0, 0)))
+    assert _tables.text_width(Tty()) == _tables.PIPED_WIDTH
