@@ -116,6 +116,7 @@ MAX_OFFER_USD_PER_HOUR = 1e5
 MAX_MEMORY_GIB = 2048
 MAX_SPEC_VALUE = 1e7
 MAX_ZONES = 1000
+MAX_GPUS_PER_INSTANCE = 65_536  # GPU instances hold up to 16; a TPU v5p pod slice 8,960 chips
 
 
 def _short(value) -> str:
@@ -253,7 +254,9 @@ class InstanceType:
     def __post_init__(self) -> None:
         _require(self.cloud in CLOUDS, f"instance {self.name}: unknown cloud {self.cloud!r}")
         _require(bool(self.name.strip()), "instance type name is empty")
-        _require(self.gpu_count >= 1, f"instance {self.name}: gpu_count must be >= 1")
+        _require(1 <= self.gpu_count <= MAX_GPUS_PER_INSTANCE,
+                 f"instance {self.name}: gpu_count must be from 1 to {MAX_GPUS_PER_INSTANCE}, "
+                 f"got {_short(self.gpu_count)}")
         _require(
             self.intra_node_topology in TOPOLOGIES,
             f"instance {self.name}: intra_node_topology {self.intra_node_topology!r} "

@@ -52,6 +52,7 @@ def test_zero_price_is_rejected_with_line(tmp_path):
 @pytest.mark.parametrize(("table", "find", "put", "says"), [
     ("offers.csv", ",on_demand,55.04,", ",on_demand,1e300,", "usd_per_hour must be from"),
     ("offers.csv", ",on_demand,55.04,", ",on_demand,1e-300,", "usd_per_hour must be from"),
+    ("offers.csv", ",on_demand,55.04,", ",on_demand,5_5.04,", "expected a number"),
 ])
 def test_absurd_values_in_a_catalog_file_are_refused_on_load(tmp_path, table, find, put, says):
     # a placeholder or unit error (1e300 $/h) loaded unflagged and counted as usable
@@ -183,4 +184,17 @@ def test_a_duplicate_accelerator_row_is_refused(tmp_path):
     lines = (d / "accelerators.csv").read_text().splitlines()
     (d / "accelerators.csv").write_text("\n".join([lines[0], lines[1], *lines[1:]]) + "\n")
     with pytest.raises(CatalogFileError, match="duplicate accelerator.*To fix"):
+        read_catalog_dir(d, "test")
+
+
+def test_an_instance_with_a_huge_gpu_count_is_refused(tmp_path):
+    # 10^21 GPUs loaded and showed $0.000/GPU-h
+    d = _copy_packaged(tmp_path)
+    lines = (d / "instance_types.csv").read_text().splitlines()
+    head = lines[0].split(",")
+    row = lines[1].split(",")
+    row[head.index("gpu_count")] = "1" + "0" * 21
+    (d / "instance_types.csv").write_text("\n".join([lines[0], ",".join(row), *lines[2:]])
+                                          + "\n")
+    with pytest.raises(CatalogFileError, match="gpu_count must be from 1 to 65536.*To fix"):
         read_catalog_dir(d, "test")
