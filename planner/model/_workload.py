@@ -15,6 +15,7 @@ Parameter counts (per layer, no biases, as Llama/Mistral/Qwen/GPT-NeoX-style blo
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field, replace
 
 from ._errors import WorkloadError
@@ -56,6 +57,10 @@ class PlanPins:
     ep: int | None = None
 
     def __post_init__(self) -> None:
+        for name in ("tp", "pp", "cp", "vp", "zero", "ep", "micro_batch"):
+            v = getattr(self, name)  # numpy's integers are taken, as plain ints
+            if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
+                object.__setattr__(self, name, int(v))
         for name in ("tp", "pp", "cp", "vp", "ep", "micro_batch"):
             v, top = getattr(self, name), PIN_LIMITS[name]
             if v is not None and (isinstance(v, bool) or not isinstance(v, int)

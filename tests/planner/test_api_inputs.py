@@ -196,3 +196,9 @@ def test_architecture_overrides_are_pairs_each_given_once(overrides, says):
     # a bare string raised "dictionary update sequence element"; a repeat kept the last
     with pytest.raises(PlannerError, match=says):
         build_workload(WorkloadSpec(model="llama2-7b", tokens="1B", arch_overrides=overrides))
+
+
+def test_pins_take_numpy_integers_as_plain_ones():
+    # PlanPins(tp=np.int64(2)) said "tp must be a whole number …, got np.int64(2)"
+    pins = PlanPins(tp=np.int64(2), zero=np.int64(1))
+    assert pins.tp == 2 and type(pins.tp) is int and type(pins.zero) is int
