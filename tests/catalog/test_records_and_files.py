@@ -64,13 +64,17 @@ def test_absurd_values_in_a_catalog_file_are_refused_on_load(tmp_path, table, fi
         read_catalog_dir(d, "test")
 
 
+def _set_first_row_cell(d, table: str, column: str, value: str) -> None:
+    """Put ``value`` in ``column`` of the first data row of ``table`` (plain CSV rows)."""
+    lines = (d / table).read_text().splitlines()
+    head, row = lines[0].split(","), lines[1].split(",")
+    row[head.index(column)] = value
+    (d / table).write_text("\n".join([lines[0], ",".join(row), *lines[2:]]) + "\n")
+
+
 def test_a_huge_cell_is_quoted_back_in_part(tmp_path):
     d = _copy_packaged(tmp_path)
-    lines = (d / "offers.csv").read_text().splitlines()
-    head = lines[0].split(",")
-    row = lines[1].split(",")
-    row[head.index("zone_count")] = "9" * 5000
-    (d / "offers.csv").write_text("\n".join([lines[0], ",".join(row), *lines[2:]]) + "\n")
+    _set_first_row_cell(d, "offers.csv", "zone_count", "9" * 5000)
     with pytest.raises(CatalogFileError) as exc:
         read_catalog_dir(d, "test")
     assert len(str(exc.value)) < 600 and "To fix" in str(exc.value)
@@ -190,11 +194,6 @@ def test_a_duplicate_accelerator_row_is_refused(tmp_path):
 def test_an_instance_with_a_huge_gpu_count_is_refused(tmp_path):
     # 10^21 GPUs loaded and showed $0.000/GPU-h
     d = _copy_packaged(tmp_path)
-    lines = (d / "instance_types.csv").read_text().splitlines()
-    head = lines[0].split(",")
-    row = lines[1].split(",")
-    row[head.index("gpu_count")] = "1" + "0" * 21
-    (d / "instance_types.csv").write_text("\n".join([lines[0], ",".join(row), *lines[2:]])
-                                          + "\n")
+    _set_first_row_cell(d, "instance_types.csv", "gpu_count", "1" + "0" * 21)
     with pytest.raises(CatalogFileError, match="gpu_count must be from 1 to 65536.*To fix"):
         read_catalog_dir(d, "test")
