@@ -30,13 +30,16 @@ class Cluster:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        # plain ints and floats first (a plan builds one cluster per candidate it describes);
+        # the abstract number types only for what is not one
         for name in ("nodes", "gpus_per_node"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise HardwareError(f"`{name}` must be a whole number of at least 1, got {v!r}. "
-                                    "To fix: pass `nodes` N or `gpus` N with N >= 1",
-                                    field="gpus" if name == "gpus_per_node" else name, value=v)
-            object.__setattr__(self, name, int(v))
+            if type(v) is not int:
+                if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                    raise _not_a_count(name, v)
+                object.__setattr__(self, name, int(v))
+            if v < 1:
+                raise _not_a_count(name, v)
         if self.gpus > MAX_CLUSTER_GPUS:
             raise HardwareError(f"{self.gpus:,} GPUs is above the {MAX_CLUSTER_GPUS:,} the model "
                                 "covers. To fix: use fewer nodes or GPUs", field="gpus",
@@ -45,8 +48,9 @@ class Cluster:
             v = getattr(self, name)
             if v is None and name == "inter_node_gbps":
                 continue
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) \
-                    or not (math.isfinite(v) and v > 0):
+            if (type(v) is not float and type(v) is not int) and (
+                    isinstance(v, bool) or not isinstance(v, numbers.Real)) \
+                    or not 0 < v < math.inf:  # NaN fails this too
                 raise HardwareError(f"`{name}` must be a positive bandwidth, got {v!r}. To fix: "
                                     "build the cluster with build_cluster or "
                                     "cluster_for_instance", field=name, value=v)
@@ -59,6 +63,12 @@ class Cluster:
     @property
     def gpus(self) -> int:
         return self.gpus_per_node * self.nodes
+
+
+def _not_a_count(name: str, v) -> HardwareError:
+    return HardwareError(f"`{name}` must be a whole number of at least 1, got {v!r}. To fix: "
+                         "pass `nodes` N or `gpus` N with N >= 1",
+                         field="gpus" if name == "gpus_per_node" else name, value=v)
 
 
 # The largest cluster an estimate models (xAI's and Meta's largest published clusters are
