@@ -14,7 +14,6 @@ import dataclasses
 import datetime as _dt
 import io
 import math
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -37,11 +36,10 @@ class Codec:
     format: Callable[[Any], str]
 
 
-_DECIMAL = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
-
-
 def _parse_float(raw: str) -> float:
-    if not _DECIMAL.fullmatch(raw):  # Python's float() also takes "1_3.5" and " 1 "
+    # float() also takes "1_3.5" and other scripts' digits; cells arrive stripped. (A check,
+    # not a regex: this runs for every number of every offer when a catalog is parsed.)
+    if "_" in raw or not raw.isascii():
         raise ValueError(raw)
     value = float(raw)
     if not math.isfinite(value):  # "nan", "inf" parse as floats; no catalog value may be one
@@ -71,12 +69,11 @@ def _optional(codec: Codec) -> Codec:
 
 TEXT = Codec("text", lambda raw: raw, str)
 def _parse_int(raw: str) -> int:
-    if not _INTEGER.fullmatch(raw):  # int() also takes "1_000"; 40 digits is past any count
-        raise ValueError(raw)
+    if "_" in raw or not raw.isascii() or len(raw) > 40:  # as _parse_float; 40 digits is
+        raise ValueError(raw)  # past any count
     return int(raw)
 
 
-_INTEGER = re.compile(r"[-+]?[0-9]{1,40}")
 INT = Codec("a whole number", _parse_int, str)
 FLOAT = Codec("a number", _parse_float, _fmt_float)
 DATE = Codec("a date YYYY-MM-DD", _dt.date.fromisoformat, lambda d: d.isoformat())

@@ -129,9 +129,11 @@ class RecordError(ValueError):
     """A record violates an invariant; the message says which field and why."""
 
 
-def _require(ok: bool, message: str) -> None:
+def _require(ok: bool, message) -> None:
+    """RecordError(``message``) unless ``ok``; a callable message is built only then (a
+    catalog load checks every field of ~15,000 records)."""
     if not ok:
-        raise RecordError(message)
+        raise RecordError(message() if callable(message) else message)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -209,11 +211,9 @@ class Accelerator:
         ):
             value = getattr(self, fname)
             top = MAX_MEMORY_GIB if fname == "memory_gib" else MAX_SPEC_VALUE
-            _require(
-                value is None or 0 < value <= top,
-                f"accelerator {self.name}: {fname} must be positive (at most {top:,g}) or "
-                f"empty, got {_short(value)}",
-            )
+            if not (value is None or 0 < value <= top):  # the message only when needed
+                raise RecordError(f"accelerator {self.name}: {fname} must be positive (at most "
+                                  f"{top:,g}) or empty, got {_short(value)}")
         _require(self.reference_topology in ("", *TOPOLOGIES),
                  f"accelerator {self.name}: reference_topology {self.reference_topology!r} is "
                  f"not one of {TOPOLOGIES}")
@@ -255,8 +255,8 @@ class InstanceType:
         _require(self.cloud in CLOUDS, f"instance {self.name}: unknown cloud {self.cloud!r}")
         _require(bool(self.name.strip()), "instance type name is empty")
         _require(1 <= self.gpu_count <= MAX_GPUS_PER_INSTANCE,
-                 f"instance {self.name}: gpu_count must be from 1 to {MAX_GPUS_PER_INSTANCE}, "
-                 f"got {_short(self.gpu_count)}")
+                 lambda: f"instance {self.name}: gpu_count must be from 1 to "
+                 f"{MAX_GPUS_PER_INSTANCE}, got {_short(self.gpu_count)}")
         _require(
             self.intra_node_topology in TOPOLOGIES,
             f"instance {self.name}: intra_node_topology {self.intra_node_topology!r} "
@@ -270,9 +270,9 @@ class InstanceType:
                       "intra_node_gb_per_s_per_gpu"):
             value = getattr(self, fname)
             top = MAX_MEMORY_GIB if fname == "gpu_memory_gib" else MAX_SPEC_VALUE
-            _require(value is None or 0 < value <= top,
-                     f"instance {self.name}: {fname} must be positive (at most {top:,g}) or "
-                     f"empty, got {_short(value)}")
+            if not (value is None or 0 < value <= top):
+                raise RecordError(f"instance {self.name}: {fname} must be positive (at most "
+                                  f"{top:,g}) or empty, got {_short(value)}")
 
     @property
     def key(self) -> tuple[str, str]:
@@ -339,16 +339,16 @@ class Offer:
                      f"{where}: a missing price needs one of the flags {sorted(NO_PRICE_FLAGS)}")
         else:
             _require(MIN_OFFER_USD_PER_HOUR <= self.usd_per_hour <= MAX_OFFER_USD_PER_HOUR,
-                     f"{where}: usd_per_hour must be from {MIN_OFFER_USD_PER_HOUR:g} to "
+                     lambda: f"{where}: usd_per_hour must be from {MIN_OFFER_USD_PER_HOUR:g} to "
                      f"{MAX_OFFER_USD_PER_HOUR:,g}, got {_short(self.usd_per_hour)}")
         for name in ("usd_per_hour_zone_median", "usd_per_hour_zone_mean",
                      "usd_per_hour_zone_max"):
             value = getattr(self, name)
-            _require(value is None or MIN_OFFER_USD_PER_HOUR <= value <= MAX_OFFER_USD_PER_HOUR,
-                     f"{where}: {name} must be from {MIN_OFFER_USD_PER_HOUR:g} to "
-                     f"{MAX_OFFER_USD_PER_HOUR:,g} or empty, got {_short(value)}")
+            if not (value is None or MIN_OFFER_USD_PER_HOUR <= value <= MAX_OFFER_USD_PER_HOUR):
+                raise RecordError(f"{where}: {name} must be from {MIN_OFFER_USD_PER_HOUR:g} to "
+                                  f"{MAX_OFFER_USD_PER_HOUR:,g} or empty, got {_short(value)}")
         _require(0 <= self.zone_count <= MAX_ZONES,
-                 f"{where}: zone_count must be from 0 to {MAX_ZONES}, got "
+                 lambda: f"{where}: zone_count must be from 0 to {MAX_ZONES}, got "
                  f"{_short(self.zone_count)}")
         term = PRICING_TERM_HOURS[self.pricing]
         if self.term_hours is None:
