@@ -180,6 +180,7 @@ class GcpSource:
     def _auth(self) -> tuple[Any, str]:
         credentials, project = self._credentials, self._project
         if credentials is None:
+            _check_credentials_file(os.environ.get("GOOGLE_APPLICATION_CREDENTIALS"))
             import google.auth
             from google.auth.exceptions import DefaultCredentialsError
 
@@ -194,6 +195,26 @@ class GcpSource:
                                     "GOOGLE_CLOUD_PROJECT or run `gcloud config set project "
                                     f"PROJECT_ID`, or set {API_KEY_ENV} instead")
         return credentials, project
+
+
+MAX_CREDENTIALS_BYTES = 1 * 2**20  # a service-account key is ~2.3 KB
+
+
+def _check_credentials_file(path: str | None) -> None:
+    """The file GOOGLE_APPLICATION_CREDENTIALS names, by gpuplan's file rules, before
+    google-auth reads it without bounds (/dev/zero grew to 3.5 GB; a named pipe hung)."""
+    if not path:
+        return
+    from .._errors import CatalogFileError
+    from .._files import read_user_text
+
+    try:
+        read_user_text(path, what="GOOGLE_APPLICATION_CREDENTIALS",
+                       max_bytes=MAX_CREDENTIALS_BYTES)
+    except CatalogFileError as exc:
+        raise SourceUnavailable(CLOUD, str(exc).split(" To fix")[0].rstrip(".") + ". To fix: "
+                                "point GOOGLE_APPLICATION_CREDENTIALS at your key file (JSON), "
+                                f"or unset it and set {API_KEY_ENV}") from None
 
 
 def _zone_counts(zones: Sequence[str]) -> dict[str, int]:

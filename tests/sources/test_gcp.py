@@ -155,6 +155,25 @@ def test_sku_rules():
     assert prices.price(["Nvidia L4 GPU"], "on_demand", "r") == pytest.approx(0.56)
 
 
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo", "big"])
+def test_a_credentials_path_that_is_no_key_file_is_refused_before_google_auth_reads_it(
+        monkeypatch, packaged, tmp_path, target):
+    # google-auth read /dev/zero until 3.5 GB and hung on a named pipe
+    import os
+
+    path = {"/dev/zero": "/dev/zero", "fifo": str(tmp_path / "fifo"),
+            "big": str(tmp_path / "big.json")}[target]
+    if target == "fifo":
+        os.mkfifo(path)
+    if target == "big":
+        with open(path, "wb") as f:
+            f.truncate(2 * 2**20)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
+    monkeypatch.delenv("GOOGLE_CLOUD_API_KEY", raising=False)
+    with pytest.raises(SourceUnavailable, match="GOOGLE_APPLICATION_CREDENTIALS.*To fix"):
+        GcpSource(reference=packaged, project="proj").fetch(None, None)
+
+
 def test_no_credentials_says_how_to_log_in(monkeypatch, packaged):
     import google.auth
     from google.auth.exceptions import DefaultCredentialsError
