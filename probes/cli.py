@@ -245,6 +245,15 @@ def build_workload_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
     return workload_parser(check_out=check_out)
 
 
+def check_workload_config(args: argparse.Namespace) -> None:
+    """The checks `python -m probes workload` makes of the shape before building anything
+    (tp divides the heads, and so on), for `gpuplan probe workload --print-command`, which
+    prints a command for the node instead of running it; ProbesError when one fails."""
+    from probes._workload_cli import config_from_args
+
+    config_from_args(args)
+
+
 _TAKES_VALUE = ("--out", "--device", "--timeout-s", "--sizes", "--shapes", "--dtypes",
                 "--probes")
 

@@ -75,6 +75,15 @@ def check_workload_args(argv: list[str], *, print_command: bool = False) -> None
                              command="workload")
     if not print_command:
         check_output_path(args.out, what="workload report (--out)")
+        return
+    from catalog import GpuplanError
+    from probes import ProbesError
+    from probes.cli import check_workload_config
+
+    try:  # the command is printed for a node: it must not fail there on the shape
+        check_workload_config(args)
+    except ProbesError as exc:
+        raise GpuplanError(f"probe workload: {exc}") from None
 
 
 def _num(v: float | None) -> str:
@@ -334,10 +343,13 @@ def workload_cmd(
                          framework=spec.framework, model=label, tp=tp or 1)
     check_workload_args([*opts, *ctx.args], print_command=print_command)
     if print_command:
+        # the node writes workload-report.json unless the run options name another file
+        out_default = [] if any(a == "--out" or a.startswith("--out=") for a in ctx.args) \
+            else ["--out", "workload-report.json"]
         out = console()
         out.print("torchrun --standalone --nproc-per-node \"$(nvidia-smi -L | wc -l)\" "
                   "-m probes workload "
-                  f"{shlex.join([*opts, '--out', 'workload-report.json', *ctx.args])}",
+                  f"{shlex.join([*opts, *out_default, *ctx.args])}",
                   markup=False, highlight=False, soft_wrap=True)
         out.print(f"# or with `gpuplan launch probes`: sky launch --env GPUPLAN_PROBE_ARGS="
                   f"{shlex.quote(shlex.join(['workload', *opts, *ctx.args]))} …",

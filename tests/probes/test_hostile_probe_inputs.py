@@ -210,6 +210,21 @@ def test_a_workload_count_out_of_bounds_is_refused_before_anything_is_built(
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+def test_print_command_checks_the_shape_the_node_would_refuse(capsys, nothing_measured):
+    # --tp 3 printed a command that failed on the node
+    code = main(["probe", "workload", "--model", "llama3-8b", "--tp", "3", "--print-command"])
+    line = _error_line(capsys)
+    assert code == 2 and "tp=3 must divide heads" in line and "To fix" in line
+
+
+def test_print_command_names_the_report_once(capsys, nothing_measured):
+    code = main(["probe", "workload", "--model", "llama3-8b", "--print-command", "--out",
+                 "mine.json"])
+    out = capsys.readouterr().out
+    assert code == 0 and out.count("--out") == 2  # the torchrun line and the launch hint
+    assert "workload-report.json" not in out and "mine.json" in out
+
+
 def test_workload_recompute_auto_is_refused_not_silently_none(capsys, nothing_measured):
     code = main([*WORKLOAD, "--recompute", "auto", "--print-command"])
     line = _error_line(capsys)
