@@ -48,7 +48,9 @@ FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
 KEEP = 3  # refreshed catalogs kept besides the active and previous ones
 STALE_WORK_SECONDS = 3600  # .tmp/.trash directories older than this are crash leftovers
 MARKER_MAX_BYTES = 4096
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
+# at most 100 characters, as `gpuplan catalog use NAME` takes (a longer one was listed but
+# could not be selected)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -340,3 +340,10 @@ def test_use_refuses_a_catalog_that_cannot_be_loaded_and_keeps_the_active_one(sm
         use_catalog("refreshed-b")
     _fresh_process()
     assert load_catalog().name == "refreshed-a"
+
+
+def test_a_catalog_name_use_cannot_take_is_not_listed(small):
+    # a 115-character directory was listed by `catalog info` but refused by `catalog use`
+    _install(small, "refreshed-a", "1")
+    shutil.copytree(_paths.catalogs_dir() / "refreshed-a", _paths.catalogs_dir() / ("x" * 115))
+    assert [c.name for c in _store.stored_catalogs()] == ["refreshed-a"]
