@@ -113,7 +113,7 @@ def pcie_link_gb_per_s(intra_node_link: str) -> float:
 # host RAM) up to 10^7.
 MIN_OFFER_USD_PER_HOUR = 1e-6
 MAX_OFFER_USD_PER_HOUR = 1e5
-MAX_MEMORY_GIB = 2048
+MAX_GPU_MEMORY_GIB = 2048
 MAX_SPEC_VALUE = 1e7
 MAX_ZONES = 1000
 MAX_GPUS_PER_INSTANCE = 65_536  # GPU instances hold up to 16; a TPU v5p pod slice 8,960 chips
@@ -210,7 +210,7 @@ class Accelerator:
             "achievable_matmul_tflops",
         ):
             value = getattr(self, fname)
-            top = MAX_MEMORY_GIB if fname == "memory_gib" else MAX_SPEC_VALUE
+            top = MAX_GPU_MEMORY_GIB if fname == "memory_gib" else MAX_SPEC_VALUE
             if not (value is None or 0 < value <= top):  # the message only when needed
                 raise RecordError(f"accelerator {self.name}: {fname} must be positive (at most "
                                   f"{top:,g}) or empty, got {_short(value)}")
@@ -269,7 +269,7 @@ class InstanceType:
         for fname in ("memory_gib", "gpu_memory_gib", "inter_node_gbps",
                       "intra_node_gb_per_s_per_gpu"):
             value = getattr(self, fname)
-            top = MAX_MEMORY_GIB if fname == "gpu_memory_gib" else MAX_SPEC_VALUE
+            top = MAX_GPU_MEMORY_GIB if fname == "gpu_memory_gib" else MAX_SPEC_VALUE
             if not (value is None or 0 < value <= top):
                 raise RecordError(f"instance {self.name}: {fname} must be positive (at most "
                                   f"{top:,g}) or empty, got {_short(value)}")

@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from catalog import MAX_GPU_MEMORY_GIB  # memory per accelerator: one bound for both layers
+
 from ._assumptions import (
     FALLBACK_FABRIC,
     FALLBACK_TOPOLOGY,
@@ -55,11 +57,6 @@ def can_time(acc, precision: str) -> bool:
     peaks = (acc.peak_tflops(matmul_dtype(precision)) or acc.peak_stand_in_tflops,
              acc.peak_tflops(half) or acc.peak_stand_in_tflops)
     return all(peaks) and bool(acc.memory_gib) and bool(acc.memory_bandwidth_gb_per_s)
-
-
-# Memory per GPU a caller may state (the largest HBM today is 288 GB, B300 / MI355X): far
-# above it is a unit mistake (MiB, bytes), not a GPU.
-MAX_GPU_MEMORY_GIB = 2048
 
 
 def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,

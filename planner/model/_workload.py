@@ -19,6 +19,7 @@ import numbers
 from dataclasses import dataclass, field, replace
 
 from ._errors import WorkloadError
+from ._units import COUNT_LIMITS
 
 PRECISIONS = ("bf16", "fp16", "fp8")
 OPTIMIZERS = ("adamw", "sgd", "adafactor")
@@ -102,7 +103,7 @@ OPTIONAL_ARCH_LIMITS = {"head_dim": 65_536, "experts": 65_536, "experts_per_toke
 # The longest sequence an estimate models: 16M tokens (published long-context training tops
 # out around 1M; beyond this a value is a typo).
 MAX_SEQ_LEN = 16 * 2**20
-MAX_TOKENS = 1e15  # as parse_count's limit for `tokens` (COUNT_LIMITS)
+MAX_TOKENS = COUNT_LIMITS["tokens"][0]  # parse_count's limit for `tokens`
 
 # The largest pins worth checking further: a parallel degree cannot exceed the largest
 # cluster (MAX_CLUSTER_GPUS in _hardware), virtual stages the largest layer count, and a
@@ -135,17 +136,15 @@ class Architecture:
     name: str = ""
 
     def __post_init__(self) -> None:
-        for f in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"):
-            v, top = getattr(self, f), ARCH_LIMITS[f]
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= top:
-                raise WorkloadError(f"{f} must be a whole number between 1 and {top:,}, got "
-                                    f"{v!r}. To fix: pass a sensible `{f}`", field=f, value=v)
-        for f, top in OPTIONAL_ARCH_LIMITS.items():
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
-                raise WorkloadError(f"{f} must be a whole number from 0 to {top:,}, got {v!r}. "
-                                    f"To fix: pass a sensible `{f}` (0: not used)", field=f,
-                                    value=v)
+        for limits, low in ((ARCH_LIMITS, 1), (OPTIONAL_ARCH_LIMITS, 0)):
+            for f, top in limits.items():
+                v = getattr(self, f)
+                if _not_whole(v) or not low <= v <= top:
+                    raise WorkloadError(
+                        f"{f} must be a whole number between 1 and {top:,}, got {v!r}. To fix: "
+                        f"pass a sensible `{f}`" if low else
+                        f"{f} must be a whole number from 0 to {top:,}, got {v!r}. To fix: "
+                        f"pass a sensible `{f}` (0: not used)", field=f, value=v)
         if not self.head_dim and self.hidden < self.heads:  # hidden // heads = 0: NaN times
             raise WorkloadError(f"hidden ({self.hidden}) is smaller than the {self.heads} "
                                 "attention heads: each head needs at least one dimension. To "
