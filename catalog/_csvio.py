@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from ._errors import CatalogFileError
+from ._errors import REPLACE_CATALOG_FIX, CatalogFileError
 from ._files import read_user_text
 from ._records import Accelerator, InstanceType, Offer, RecordError
 from ._writes import write_text_atomic
@@ -150,17 +150,15 @@ def read_table(path: Path, spec: TableSpec, text: str | None = None) -> list[Any
     try:
         return _parse(path, spec, text)
     except csv.Error as exc:  # a NUL byte, an unterminated quote at the end
-        raise CatalogFileError(f"{path}: malformed CSV ({exc}). {_FIX}") from None
+        raise CatalogFileError(f"{path}: malformed CSV ({exc}). {REPLACE_CATALOG_FIX}") from None
     except CatalogFileError as exc:  # one ending for every content error, values cut short
         message = str(exc)
         if len(message) > _MAX_MESSAGE:
             message = message[:_MAX_MESSAGE] + "…"
-        raise CatalogFileError(message if "To fix" in message else f"{message}. {_FIX}") \
-            from None
+        if "To fix" not in message:
+            message = f"{message}. {REPLACE_CATALOG_FIX}"
+        raise CatalogFileError(message) from None
 
-
-# A catalog file is gpuplan's own output: a wrong one is replaced, not edited.
-_FIX = "To fix: run `gpuplan catalog use packaged`, or `gpuplan catalog refresh`"
 _MAX_MESSAGE = 400  # a 5,000-digit cell is quoted back in part
 
 

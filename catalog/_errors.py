@@ -20,6 +20,15 @@ MATCH_CUTOFF = 0.6  # difflib similarity a suggestion needs (its default; 0.5 su
 MAX_SUGGESTIONS = 3
 MAX_LISTED = 12  # names listed in "use one of …" before "…"
 MAX_NAME_SHOWN = 100  # characters of an unknown name quoted back
+# A catalog file is gpuplan's own output: a wrong one is replaced, not edited.
+REPLACE_CATALOG_FIX = ("To fix: run `gpuplan catalog use packaged`, or `gpuplan catalog "
+                       "refresh`")
+
+
+def without_fix(error: BaseException | str) -> str:
+    """An error's message without its "To fix: …" and final period, for a caller that
+    says what it was doing and gives the fix that applies there."""
+    return str(error).split(" To fix")[0].rstrip(". ")
 
 
 class GpuplanError(Exception):

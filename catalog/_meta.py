@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from ._errors import CatalogFileError
+from ._errors import REPLACE_CATALOG_FIX, CatalogFileError, without_fix
 from ._records import Offer
 
 
@@ -55,11 +55,9 @@ def read_meta(path: Path) -> object:
         text = read_user_text(where, what="catalog meta", max_bytes=MAX_META_BYTES)
         return load_json_text(text, what=str(where), max_depth=16)
     except CatalogFileError as exc:
-        raise CatalogFileError(f"{str(exc).split(' To fix')[0].rstrip('.')}. {_META_FIX}") \
-            from None
+        raise CatalogFileError(f"{without_fix(exc)}. {REPLACE_CATALOG_FIX}") from None
 
 
-_META_FIX = "To fix: run `gpuplan catalog use packaged` (or `gpuplan catalog refresh`)"
 # meta.json's fields a reader relies on, with their types (absent is allowed: older catalogs)
 _META_TYPES = {"name": str, "source": str, "refreshed_at": str, "clouds": dict}
 _CLOUD_META_TYPES = {"as_of": str, "oldest_as_of": str, "approximate": bool, "basis": str,
@@ -72,7 +70,7 @@ def check_meta(meta: object, where: Path) -> dict:
     first wrong field (a list where `clouds` should be a mapping broke every command)."""
     def bad(field: str, want: type, got: object) -> CatalogFileError:
         return CatalogFileError(f"{where}: {field} should be {_TYPE_WORDS[want]}, found "
-                                f"{type(got).__name__}. {_META_FIX}")
+                                f"{type(got).__name__}. {REPLACE_CATALOG_FIX}")
 
     def check(entry: dict, types: dict, prefix: str) -> None:
         for key, want in types.items():
@@ -95,7 +93,7 @@ def check_meta(meta: object, where: Path) -> dict:
             missing = [k for k in _SOURCE_TYPES if k not in src]
             if missing:
                 raise CatalogFileError(f"{where}: clouds.{cloud}.sources[{i}] lacks "
-                                       f"{', '.join(missing)}. {_META_FIX}")
+                                       f"{', '.join(missing)}. {REPLACE_CATALOG_FIX}")
     return meta
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from . import _paths, _store
 from ._anomalies import flag_anomalies
 from ._clouds import CLOUDS
-from ._errors import CatalogError, UnknownNameError
+from ._errors import CatalogError, UnknownNameError, without_fix
 from ._install import install
 from ._load import Catalog, load_catalog, read_catalog_dir
 from ._meta import cloud_meta
@@ -391,7 +391,7 @@ def use_catalog(name: str) -> Path:
             read_catalog_dir(path, resolved)
         except CatalogError as exc:
             raise CatalogError(f"catalog {resolved!r} cannot be used: "
-                               f"{str(exc).split(' To fix')[0].rstrip('.')}. The active catalog "
+                               f"{without_fix(exc)}. The active catalog "
                                "is unchanged. To fix: `gpuplan catalog use` another one "
                                "(`gpuplan catalog info` lists them), or remove "
                                f"{path}") from None

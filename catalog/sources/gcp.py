@@ -205,14 +205,14 @@ def _check_credentials_file(path: str | None) -> None:
     google-auth reads it without bounds (/dev/zero grew to 3.5 GB; a named pipe hung)."""
     if not path:
         return
-    from .._errors import CatalogFileError
+    from .._errors import CatalogFileError, without_fix
     from .._files import read_user_text
 
     try:
         read_user_text(path, what="GOOGLE_APPLICATION_CREDENTIALS",
                        max_bytes=MAX_CREDENTIALS_BYTES)
     except CatalogFileError as exc:
-        raise SourceUnavailable(CLOUD, str(exc).split(" To fix")[0].rstrip(".") + ". To fix: "
+        raise SourceUnavailable(CLOUD, without_fix(exc) + ". To fix: "
                                 "point GOOGLE_APPLICATION_CREDENTIALS at your key file (JSON), "
                                 f"or unset it and set {API_KEY_ENV}") from None
 
