@@ -211,7 +211,7 @@ def _run(argv: list[str] | None, args: list[str], only: str | None) -> int:
         _refuse_repeated(command, args)
         # non-standalone, Typer returns (not raises) an exit code: 130 after a Ctrl-C
         code = command(args=argv, prog_name="gpuplan", standalone_mode=False)
-        if code == 130:
+        if code == _stdio.EXIT_INTERRUPTED:
             return _stdio.interrupted()
         if isinstance(code, int) and not isinstance(code, bool) and code:
             return code

@@ -170,22 +170,23 @@ def ingest_cmd(
         check_report_file(path)
     cat = load_catalog()
     stored = []
+
+    def stored_so_far() -> str:
+        return ", ".join(f"{p} (report {s.id})" for p, s in zip(reports, stored, strict=False))
+
     for path in reports:  # one transaction per report: say which were stored before a failure
         try:
             stored.append(ingest(path, cat, accelerator=accelerator))
         except KeyboardInterrupt:
             if stored:
-                done = ", ".join(f"{p} (report {s.id})" for p, s in zip(reports, stored,
-                                                                        strict=False))
                 console(stderr=True, fit=True).print(
-                    f"interrupted: stored before the interrupt: {done}; {path} and the "
-                    "reports after it were not", markup=False)
+                    f"interrupted: stored before the interrupt: {stored_so_far()}; {path} and "
+                    "the reports after it were not", markup=False)
             raise
         except GpuplanError as exc:
             if not stored:
                 raise
-            done = ", ".join(f"{p} (report {s.id})" for p, s in zip(reports, stored,
-                                                                    strict=False))
+            done = stored_so_far()
             what, _, fix = str(exc).partition(" To fix: ")
             what = what.replace("nothing was stored", "this report was not stored")
             raise GpuplanError(f"{what.rstrip('. ')}. The reports before {path} were stored: "

@@ -20,8 +20,9 @@ import io
 import os
 import sys
 
+from ._app import EXIT_USAGE
+
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
-EXIT_USAGE = 2
 # errors of writing a standard stream (no file name: an output file's errors name their file)
 _STREAM_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EBADF, errno.EFBIG, errno.EDQUOT}
 

@@ -43,17 +43,20 @@ def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
     MILP" at 0 and 1 of 1 (the solver reports nothing in between)."""
     _check_run_options(time_limit_s=time_limit_s, workers=workers, progress=progress,
                        assumptions=assumptions)
+    report = progress or _unheard
     A = assumptions or Assumptions()
     cat = priced_catalog(team_plan, catalog)
     cands = job_candidates(team_plan, cat, A, calibration or NO_CALIBRATION, workers=workers,
-                           progress=progress)
-    if progress is not None:
-        progress(SOLVING, 0, 1)
+                           progress=report)
+    report(SOLVING, 0, 1)
     allocation = allocate_candidates(team_plan, cands, catalog_info=cat.provenance(),
                                      assumptions=A, time_limit_s=time_limit_s)
-    if progress is not None:
-        progress(SOLVING, 1, 1)
+    report(SOLVING, 1, 1)
     return allocation
+
+
+def _unheard(step: str, done: int, total: int) -> None:
+    """The progress callback when nobody listens."""
 
 
 MAX_WORKERS = 64  # processes; more only adds fork overhead (a plan is CPU-bound)
@@ -107,7 +110,8 @@ def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1,
             raise PlannerError(f"{team_plan.source}: {job.where}: {in_team_terms(str(exc))}") \
                 from None
         keys.append((job.workload, c))
-    results = _run_plans(list(dict.fromkeys(keys)), cat, A, calibration, workers, progress)
+    results = _run_plans(list(dict.fromkeys(keys)), cat, A, calibration, workers,
+                         progress or _unheard)
     out = []
     for job, key in zip(team_plan.jobs, keys, strict=True):
         kind, value = results[key]
@@ -192,7 +196,7 @@ class _Worker:
 
 
 def _run_plans(keys: list, cat, A, calibration, workers: int,
-               progress: Progress | None = None) -> dict:
+               progress: Progress = _unheard) -> dict:
     import multiprocessing as mp
 
     state = (cat, A, calibration)
@@ -200,11 +204,9 @@ def _run_plans(keys: list, cat, A, calibration, workers: int,
 
     def done(key, outcome) -> None:
         results[key] = outcome
-        if progress is not None:
-            progress(PLANNING, len(results), len(keys))
+        progress(PLANNING, len(results), len(keys))
 
-    if progress is not None:
-        progress(PLANNING, 0, len(keys))
+    progress(PLANNING, 0, len(keys))
     if workers > 1 and len(keys) > 1 and "fork" in mp.get_all_start_methods():
         from concurrent.futures import ProcessPoolExecutor
 
