@@ -17,6 +17,7 @@ import dataclasses
 import json
 import os
 import re
+import warnings
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
@@ -147,13 +148,22 @@ def overrides_path() -> str | None:
 
 
 def load_catalog_or_stop() -> catalog.Catalog:
-    """The active catalog; on a user-fixable error, the one-line message and the page stops."""
+    """The active catalog; on a user-fixable error, the one-line message and the page stops.
+    A ``CatalogNotice`` (the active catalog could not be read, another is used) is shown."""
     try:
-        return catalog.load_catalog(overrides=overrides_path())
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always", catalog.CatalogNotice)
+            cat = catalog.load_catalog(overrides=overrides_path())
     except catalog.GpuplanError as exc:
         show_error(error_out(exc))
         st.stop()
         raise  # unreachable: st.stop() raises
+    for w in seen:
+        if issubclass(w.category, catalog.CatalogNotice):
+            st.warning(str(w.message))
+        else:  # not ours: shown as it would have been
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return cat
 
 
 def catalog_key(cat: catalog.Catalog) -> tuple:

@@ -29,6 +29,7 @@ from ._clouds import (
 from ._errors import (
     CatalogError,
     CatalogFileError,
+    CatalogNotice,
     GpuplanError,
     OverrideError,
     UnknownNameError,
@@ -95,7 +96,8 @@ __all__ = [
     "OFFERING_CLASSES", "OFFER_FLAGS",
     "OUTLIER_Z", "PRICE_UNUSABLE_FLAGS", "PRICING_MODELS", "PRICING_TERM_HOURS", "REGION_KINDS",
     "SORT_KEYS", "MAX_USER_FILE_BYTES", "STALE_AFTER_DAYS", "TOPOLOGIES", "UPFRONT_OPTIONS",
-    "Accelerator", "AcceleratorSummary", "Catalog", "CatalogError", "CatalogFileError", "Cloud",
+    "Accelerator", "AcceleratorSummary", "Catalog", "CatalogError", "CatalogFileError",
+    "CatalogNotice", "Cloud",
     "GpuplanError", "InstanceType", "Offer", "OfferRow", "OverrideError", "Overrides",
     "RefreshResult", "StoredCatalog", "UnknownNameError", "accelerator_summaries",
     "active_catalog_name", "aws_bucket_rate", "catalog_status", "check_output_path",

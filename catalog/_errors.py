@@ -1,5 +1,7 @@
 """Errors a user can cause, and the one way to say "unknown name, did you mean …".
 
+    CatalogNotice (a UserWarning)  not an error: the catalog in use is not the one chosen
+
     GpuplanError                 every user-fixable error (planner's too); the CLI prints one line
     └── CatalogError
         ├── CatalogFileError     a catalog CSV/JSON is unreadable or malformed (file:line: column)
@@ -51,6 +53,12 @@ class CatalogError(GpuplanError):
 
 class CatalogFileError(CatalogError):
     pass
+
+
+class CatalogNotice(UserWarning):
+    """Something a user must know that is not an error — the active catalog could not be read
+    and another one is used — issued with ``warnings.warn``: a library caller sees it as a
+    warning, the CLI as one ``note:`` line on stderr, the app as a notice."""
 
 
 class OverrideError(CatalogError):

@@ -21,13 +21,15 @@ A crash before step 4 leaves a ``.tmp`` directory nobody reads (removed by a lat
 between 4 and 6 a complete catalog that is not active ("stranded": listed by ``catalog
 info``, selectable with ``gpuplan catalog use NAME``); after 6 the new catalog is active.
 
-Recovery at the next start (``active()``): if the marker is missing, unreadable or names a
-directory that is not a complete catalog — a crash of an older gpuplan, a directory deleted
-by hand — the catalog named in ``previous-active`` is used if complete (and not the packaged
-snapshot), else the newest complete refreshed catalog, else the packaged snapshot; the marker
-is repaired (best effort: a read-only data directory just means the repair is done again next
-time). A marker that is not a regular file (a named pipe would block its read) reads as
-missing, and switching says to remove it.
+No marker means the packaged snapshot (as before the first refresh). Recovery at the next
+start (``active()``): if the marker is unreadable or names a directory that is not a complete
+catalog — a crash of an older gpuplan, a directory deleted by hand — the catalog named in
+``previous-active`` is used if complete (and not the packaged snapshot), else the newest
+complete refreshed catalog, else the packaged snapshot; the marker is repaired (best effort: a
+read-only data directory just means the repair is done again next time), and a
+``CatalogNotice`` warning says which catalog replaced which (the CLI prints it as a note: a
+silent switch could price a plan with years-old prices). A marker that is not a regular file
+(a named pipe would block its read) reads as unreadable, and switching says to remove it.
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ import re
 import shutil
 import stat
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import _paths
-from ._errors import CatalogError, UnknownNameError
+from ._errors import CatalogError, CatalogNotice, UnknownNameError
 from ._meta import check_meta, read_meta
 
 FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
@@ -157,10 +160,12 @@ def active() -> tuple[str, Path]:
     path = _catalog_path(name) if name else None
     if path is not None:
         return name, path
-    return _recover()
+    return _recover(name)
 
 
-def _recover() -> tuple[str, Path]:
+def _recover(lost: str | None) -> tuple[str, Path]:
+    """The catalog to use instead of the marker's ``lost`` one (None: unreadable), said in a
+    ``CatalogNotice``: its prices may be far older than those the user chose."""
     candidates = []
     previous = _read_marker(_paths.previous_marker())
     if previous and previous != _paths.PACKAGED:  # packaged stays the last resort: the first
@@ -171,8 +176,14 @@ def _recover() -> tuple[str, Path]:
         if path is not None:
             try:
                 _write_marker(_paths.active_marker(), name)
-            except (OSError, CatalogError):
-                pass  # read-only data directory: recover again next time
+                kept = "it is now the active catalog"
+            except (OSError, CatalogError):  # read-only data directory: recover again next time
+                kept = "the marker could not be rewritten, so this happens at every start"
+            said = "is missing or incomplete" if lost else "could not be read"
+            warnings.warn(CatalogNotice(
+                f"the active catalog{f' {lost[:100]!r}' if lost else ''} {said}; using "
+                f"{name!r} instead ({kept}). `gpuplan catalog info` lists the catalogs present; "
+                "`gpuplan catalog use NAME` picks another"), stacklevel=2)
             return name, path
     raise AssertionError("the packaged catalog is always complete")  # pragma: no cover
 

@@ -204,6 +204,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None, args: list[str], only: str | None) -> int:
+    import warnings
+
+    from catalog import CatalogNotice
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", CatalogNotice)  # every time it happens, as the CLI runs
+        shown = warnings.showwarning
+
+        def note(message, category, *rest, **kw):
+            if issubclass(category, CatalogNotice):
+                print(f"note: {message}", file=sys.stderr)
+            else:
+                shown(message, category, *rest, **kw)
+
+        warnings.showwarning = note
+        return _run_command(argv, args, only)
+
+
+def _run_command(argv: list[str] | None, args: list[str], only: str | None) -> int:
     from catalog import GpuplanError
 
     try:

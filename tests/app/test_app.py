@@ -206,6 +206,18 @@ def test_the_catalog_banner_gives_the_date_and_source():
     assert "Source:" in banner[0]
 
 
+def test_a_lost_active_catalog_is_named_on_the_page():
+    """The active catalog's folder is gone: the page prices with the fallback and says so."""
+    from catalog import _paths
+
+    _paths.catalogs_dir().mkdir(parents=True, exist_ok=True)
+    _paths.active_marker().write_text("refreshed-gone\n")
+    at = app()  # the first page that loads the catalog says it (the marker is then repaired)
+    assert not at.exception
+    notes = [w for w in warnings(at) if "refreshed-gone" in w]
+    assert len(notes) == 1 and "using 'packaged' instead" in notes[0], warnings(at)
+
+
 # ---- Probes ---------------------------------------------------------------------------------
 
 def test_a_probe_report_is_charted_and_ingested(probe_report):

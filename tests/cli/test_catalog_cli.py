@@ -249,3 +249,21 @@ def test_filters_that_only_disagree_say_which_one_to_drop(capsys):
     assert code == 0 and "0 offers" in out
     assert "no offer matches every filter together" in err
     assert "without --cloud:" in err and "without --instance:" in err
+
+
+def test_a_lost_active_catalog_is_replaced_with_a_note_once(capsys):
+    """A marker naming a catalog that is gone (a folder deleted by hand): the CLI says which
+    catalog it uses instead — silently it could price plans with years-old prices — once, as
+    the marker is repaired."""
+    from catalog import _paths
+
+    _paths.catalogs_dir().mkdir(parents=True, exist_ok=True)
+    _paths.active_marker().write_text("refreshed-gone\n")
+    code, out, err = run(capsys, "offers", "--gpu", "H100", "--json")
+    assert code == 0 and json.loads(out), err
+    notes = [line for line in err.splitlines() if line.startswith("note:")]
+    assert notes == [err.splitlines()[0]] and notes[0].startswith(
+        "note: the active catalog 'refreshed-gone' is missing or incomplete; using 'packaged' "
+        "instead (it is now the active catalog)"), err
+    code, _, err = run(capsys, "offers", "--gpu", "H100", "--json")
+    assert code == 0 and "note:" not in err and err.startswith("Catalog: packaged"), err
