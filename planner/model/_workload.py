@@ -350,7 +350,35 @@ def _round_to(x: float, multiple: int) -> int:
     return max(multiple, int(round(x / multiple)) * multiple)
 
 
-INFERRED_SIZE_TOLERANCE = 1.25  # an inferred shape's total within a factor of the count
+# an inferred shape's total (and active) count within a factor of the one given: dense shapes
+# land within 4%, MoE ones within 2% unless the experts would be almost weightless (active 95%
+# of total with 64 experts: even the narrowest expert overshoots)
+INFERRED_SIZE_TOLERANCE = 1.10
+
+
+# an inferred expert's FFN width is a multiple of 64 (experts are narrow: 768, 1408, 2048), of
+# 16 below 512, where one step of 64 would be more than an eighth of it
+EXPERT_FFN_MULTIPLE, NARROW_EXPERT_MULTIPLE, NARROW_EXPERT_BELOW = 64, 16, 512
+
+
+def _closest_moe(shape, hidden: int, layers_exact: float, expert_share: float,
+                 params_total: float, params_active: float) -> Architecture:
+    """The MoE shape nearest to both counts: the layer count rounded either way, the expert
+    FFN width rounded either way (``EXPERT_FFN_MULTIPLE``), keeping the shape whose worse
+    relative miss (total or active) is the smaller. One rounding of a narrow expert (a few
+    hundred wide) to 128, as before, missed Qwen3-30B-A3B's total by 10%."""
+    best = None
+    for layers in {max(1, math.floor(layers_exact)), max(1, math.ceil(layers_exact))}:
+        width = expert_share / layers / (3 * hidden)
+        step = EXPERT_FFN_MULTIPLE if width >= NARROW_EXPERT_BELOW else NARROW_EXPERT_MULTIPLE
+        for ffn in {max(step, m * step) for m in (math.floor(width / step),
+                                                  math.ceil(width / step))}:
+            arch = shape(hidden, layers, ffn)
+            miss = max(abs(math.log(arch.params_total() / params_total)),
+                       abs(math.log(arch.params_active() / params_active)))
+            if best is None or miss < best[0]:
+                best = (miss, arch)
+    return best[1]
 
 
 def infer_architecture(params_total: float, params_active: float | None = None, *,
@@ -406,23 +434,31 @@ def infer_architecture(params_total: float, params_active: float | None = None, 
             break
         score = abs(math.log(hidden / layers_exact / ASPECT_HIDDEN_PER_LAYER))
         if best is None or score < best[0]:
-            best = (score, hidden, max(1, round(layers_exact)), dense_ffn)
+            best = (score, hidden, layers_exact, dense_ffn)
     if best is None:
         raise WorkloadError(f"`params` {params_total:g} is too small for a transformer with a "
                             f"{vocab}-token vocabulary. To fix: pass a larger count or `config`")
-    _, hidden, layers, ffn = best
+    _, hidden, layers_exact, ffn = best
     if moe:
-        ffn = max(128, _round_to(experts_share / layers / (3 * hidden), 128))
-    arch = shape(hidden, layers, ffn)
-    total = arch.params_total()
-    if abs(math.log(total / params_total)) > math.log(INFERRED_SIZE_TOLERANCE):
-        # e.g. so many experts that even the narrowest expert (128 wide) and the router
-        # overshoot the count: say so rather than plan a model of another size
+        arch = _closest_moe(shape, hidden, layers_exact, experts_share, params_total,
+                            params_active)
+    else:
+        arch = shape(hidden, max(1, round(layers_exact)), ffn)
+    layers, ffn = arch.layers, arch.ffn_hidden
+    total, active = arch.params_total(), arch.params_active()
+    if max(abs(math.log(total / params_total)), abs(math.log(
+            active / params_active)) if moe else 0.0) > math.log(INFERRED_SIZE_TOLERANCE):
+        # e.g. so many experts that even the narrowest expert and the router overshoot the
+        # count: say so rather than plan a model of another size
+        wanted = f"{params_total / 1e9:.3g}B parameters" + (
+            f" ({params_active / 1e9:.3g}B active)" if moe else "")
+        nearest = f"{total / 1e9:.3g}B" + (f" ({active / 1e9:.3g}B active)" if moe else "")
         raise WorkloadError(
-            f"no Llama-style shape with {experts if moe else 0} experts has about "
-            f"{params_total / 1e9:.3g}B parameters (the nearest has {total / 1e9:.3g}B). To "
-            "fix: correct `params`/`active_params`, use fewer `experts`, or give the "
-            "architecture with `config`", field="experts" if moe else "params")
+            f"no Llama-style shape with {experts if moe else 0} experts"
+            + (f" (top-{experts_per_token})" if moe else "") + f" has about {wanted}; the "
+            f"nearest has {nearest}. To fix: correct `params`/`active_params`, use fewer "
+            "`experts`, or give the architecture with `config`",
+            field="experts" if moe else "params")
     heads, kv_heads = arch.heads, arch.kv_heads
     notes = (f"architecture inferred from parameter count: {layers} layers, hidden {hidden}, "
              f"{heads} heads ({kv_heads} KV), gated FFN {ffn}, vocab {vocab}"

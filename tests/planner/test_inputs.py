@@ -78,6 +78,36 @@ def test_inferred_moe_architecture_has_total_and_active_sizes():
     assert "8 experts top-2" in notes[0]
 
 
+# (total, active, experts, top-k) as the models' cards publish them
+PUBLISHED_MOE_COUNTS = [
+    (46.7e9, 12.9e9, 8, 2),      # Mixtral 8x7B
+    (671e9, 37e9, 256, 8),       # DeepSeek-V3
+    (30.5e9, 3.3e9, 128, 8),     # Qwen3-30B-A3B
+    (6.9e9, 1.3e9, 64, 8),       # OLMoE-1B-7B
+    (132e9, 36e9, 16, 4),        # DBRX
+    (117e9, 5.1e9, 128, 4),      # gpt-oss-120b
+    (15.7e9, 2.4e9, 64, 6),      # DeepSeek-V2-Lite
+]
+
+
+@pytest.mark.parametrize("total,active,experts,top", PUBLISHED_MOE_COUNTS)
+def test_inferred_moe_shapes_match_both_published_counts(total, active, experts, top):
+    """Active parameters set the compute (6·N_active), the total the memory: both within 2%
+    (one rounding of a narrow expert to 128 used to miss Qwen3-30B-A3B's total by 10%)."""
+    arch, _ = infer_architecture(total, active, experts=experts, experts_per_token=top)
+    assert arch.params_total() == pytest.approx(total, rel=0.02)
+    assert arch.params_active() == pytest.approx(active, rel=0.02)
+
+
+def test_an_moe_count_no_shape_matches_is_refused_not_planned_as_another_model():
+    """Active 99.9% of the total with top-8 of 256: even 16-wide experts weigh too much (the
+    nearest shape has 289B); before, the check looked at the total only and allowed 25%."""
+    with pytest.raises(WorkloadError, match=r"no Llama-style shape with 256 experts \(top-8\) "
+                                            r"has about 235B parameters \(235B active\); the "
+                                            r"nearest has 289B"):
+        infer_architecture(235e9, 0.999 * 235e9, experts=256, experts_per_token=8)
+
+
 @pytest.mark.parametrize("total,active,fragment", [
     (0, None, "`params` must be positive"), (-7e9, None, "`params` must be positive"),
     (7e9, 8e9, "cannot exceed"), (1e6, None, "too small"),
