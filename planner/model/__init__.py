@@ -67,6 +67,7 @@ from ._grid import (
     plan_grid,
     prune,
     run_model,
+    seconds_per_sequence,
 )
 from ._hardware import (
     MAX_CLUSTER_GPUS,
@@ -82,6 +83,7 @@ from ._hfconfig import (
     architecture_from_config,
     config_file_error,
 )
+from ._inference import infer_architecture
 from ._inputs import (
     MAX_GPU_MEMORY_GIB,
     ClusterInputs,
@@ -129,7 +131,6 @@ from ._workload import (
     PlanPins,
     Workload,
     default_batch_sequences,
-    infer_architecture,
 )
 
 __all__ = [
@@ -155,6 +156,7 @@ __all__ = [
     "least_memory", "matmul_dtype", "memory_terms", "model_attention", "model_layer",
     "nic_by_nodes", "parse_count", "parse_deadline", "plan_grid", "preset", "preset_names",
     "probability_within", "probe_options", "prune", "quantile", "range_sigma", "refer_to_fields",
-    "reference_cluster", "run_model", "shape_distance", "shape_of", "summarise", "thaw",
+    "reference_cluster", "run_model", "seconds_per_sequence", "shape_distance", "shape_of",
+    "summarise", "thaw",
     "virtual_stages", "workload_dict", "workload_scales",
 ]

@@ -23,7 +23,15 @@ from ._assumptions import Assumptions, gpu_family
 from ._calibration import NO_CALIBRATION, Calibration
 from ._errors import NoFitError, WorkloadError
 from ._goodput import goodput
-from ._grid import TP_CHOICES, best_index, least_memory, plan_grid, prune, run_model
+from ._grid import (
+    BATCH_ROUNDING_LIMIT,
+    TP_CHOICES,
+    best_index,
+    least_memory,
+    plan_grid,
+    prune,
+    run_model,
+)
 from ._hardware import Cluster
 from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype
 from ._perf import CHECKPOINT_BYTES, RECOMPUTE_NAMES
@@ -200,7 +208,7 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
         warnings.append(f"the global batch ({wanted} sequences) is smaller than the "
                         f"{cluster.gpus // (plan.tp * plan.pp * plan.cp)} data-parallel ranks "
                         "would need: some GPUs get no sequence")
-    if m * dp * mb > 1.1 * wanted:
+    if m * dp * mb > BATCH_ROUNDING_LIMIT * wanted:
         warnings.append(f"the global batch was rounded up from {wanted} to {m * dp * mb} "
                         f"sequences to give each of the {dp} data-parallel ranks whole "
                         f"micro-batches of {mb}")
@@ -300,7 +308,7 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
                                         least_memory(ms, A, grid, ci)))
     scale, found = workload_scales(calibration, workload, cluster.accelerator.name, pruned)
     res = run_model(ms, A, pruned, ci, cluster.gpus_per_node, layer_scale=scale)
-    i = best_index(res)
+    i = best_index(pruned, res)
     return summarise(workload, cluster, ms, A, ci, pruned, res, i, measurements=found)
 
 
@@ -337,7 +345,7 @@ def no_fit_message(workload, cluster, ms, A, ci, least: float) -> str:
             if len(grid["tp"]) == 0:
                 continue
             r = run_model(ms, A, grid, ci, cluster.gpus_per_node)
-            j = best_index(r)
+            j = best_index(grid, r)
             if j is not None:
                 hint = (f" The smallest setup that fits is {nodes} nodes "
                         f"({nodes * cluster.gpus_per_node} GPUs) with {plan_of(grid, r, j)}.")

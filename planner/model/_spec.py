@@ -15,6 +15,7 @@ from catalog import Catalog
 from ._errors import HardwareError, WorkloadError
 from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, reference_cluster
 from ._hfconfig import architecture_from_config
+from ._inference import infer_architecture
 from ._presets import preset
 from ._units import parse_count
 from ._workload import (
@@ -31,7 +32,6 @@ from ._workload import (
     Architecture,
     PlanPins,
     Workload,
-    infer_architecture,
 )
 
 ARCH_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")

@@ -39,6 +39,7 @@ from ..model import (
     prune,
     range_sigma,
     run_model,
+    seconds_per_sequence,
     workload_scales,
 )
 
@@ -293,7 +294,7 @@ def _evaluate(ctx: CallContext, accelerator: str, gpus_per_node: int, max_nodes:
         found.update(measured)
         nic = None if nic_per_count is None else nic_per_count[part["nodes"] - 1]
         res = run_model(ctx.ms, ctx.A, part, ci, gpus_per_node, layer_scale=scale, nic=nic)
-        best = fastest_per_node(part["nodes"], np.where(res["fits"], res["step_s"], np.inf),
+        best = fastest_per_node(part["nodes"], seconds_per_sequence(part, res),
                                 res["memory_gib"])
         kept_grid.append({k: v[best] for k, v in part.items() if k != "rc_options"})
         kept_res.append({k: res[k][best] for k in RES_KEYS})

@@ -202,3 +202,23 @@ def test_zero_sequence_length_is_an_error_not_the_default():
 
     with pytest.raises(WorkloadError, match="`seq_len`"):
         build_workload(WorkloadSpec(model="llama3-8b", seq_len=0))
+
+
+@pytest.mark.parametrize("pins", [{"tp": 1, "zero": 3}, {"tp": 2}, {"tp": 4}, {"zero": 1}])
+def test_the_chosen_plan_trains_no_slower_than_a_pinned_one(catalog, pins):
+    """Ranked by step time, tp2·dp16 (336 sequences per step, 700.8 h) beat tp1·dp32 zero3
+    (352 sequences, 683.3 h) for a batch of 334: a pin made the answer faster. Ranked by time
+    per sequence trained, no pinned plan that keeps the batch within 1.1× trains faster."""
+    from planner import PlanPins
+
+    spec = WorkloadSpec(model="llama3-70b", tokens="100B")
+    cluster = reference_cluster(catalog, "H200", 32)
+    free = estimate(build_workload(spec), cluster)
+    try:
+        pinned = estimate(dataclasses.replace(build_workload(spec), pins=PlanPins(**pins)),
+                          cluster)
+    except NoFitError:
+        return
+    if pinned.tokens_per_step > 1.1 * free.workload.sequences_per_step(32) * 8192:
+        return  # a larger batch than the recipe: not comparable
+    assert free.ideal_hours <= pinned.ideal_hours * (1 + 1e-9), (free.plan, pinned.plan)
