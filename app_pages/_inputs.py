@@ -105,6 +105,16 @@ def _unusable(raw: list[str], value) -> list[str] | None:
 UPLOAD_LIMIT_MB = {"config": 1, "probe report": 4, "team plan": 1}
 
 
+def for_upload(key: str, data: bytes) -> str:
+    """``key`` made new for every uploaded content, for a widget whose default depends on the
+    upload: Streamlit ignores a widget's default once its key holds a value, so the probe
+    report's accelerator box kept the choice made for the previous report (and ingesting
+    calibrated the wrong GPU)."""
+    import hashlib
+
+    return f"{key}_{hashlib.sha256(data).hexdigest()[:16]}"
+
+
 def upload(label: str, *, key: str, what: str, types: list[str], container=st):
     """A file uploader limited to ``UPLOAD_LIMIT_MB[what]``: (file name, bytes) or None.
 

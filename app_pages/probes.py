@@ -176,7 +176,7 @@ def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
     acc_name = st.selectbox("Catalog accelerator (for the datasheet comparison and "
                             "calibration)", names,
                             index=names.index(found) if found in names else None,
-                            key="probe_accelerator", disabled=not gpu_run,
+                            key=I.for_upload("probe_accelerator", data), disabled=not gpu_run,
                             help=None if gpu_run else "A CPU run has no GPU to compare")
     acc = cat.accelerator(acc_name) if acc_name and gpu_run else None
     left, right = st.columns(2)

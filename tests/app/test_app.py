@@ -220,15 +220,37 @@ def test_a_lost_active_catalog_is_named_on_the_page():
 
 # ---- Probes ---------------------------------------------------------------------------------
 
+def test_a_new_report_picks_its_own_accelerator_again(probe_report):
+    """An accelerator chosen by hand for one report must not stay chosen for the next: the
+    box kept 'A100' for a later H100 report and ingesting calibrated A100 plans with H100
+    figures."""
+    from app_pages._inputs import for_upload
+
+    at = app("app_pages/probes.py")
+    at.file_uploader(key="probe_file").set_value(
+        ("h100.json", probe_report, "application/json")).run()
+    box = at.selectbox(key=for_upload("probe_accelerator", probe_report))
+    box.set_value("A100-SXM4-80GB").run()
+    assert_clean(at)
+    second = probe_report_json(bf16_tflops=650.0)
+    at.file_uploader(key="probe_file").set_value(("h100-b.json", second,
+                                                   "application/json")).run()
+    assert_clean(at)
+    assert at.selectbox(key=for_upload("probe_accelerator", second)).value == "H100-SXM5-80GB"
+    at.button(key="probe_ingest").click().run()
+    assert "Plans on H100-SXM5-80GB now use" in at.success[0].value.replace("\\", "")
+
+
 def test_a_probe_report_is_charted_and_ingested(probe_report):
     import planner.store
+    from app_pages._inputs import for_upload
 
     at = app("app_pages/probes.py")
     assert "None yet" in " ".join(c.value for c in at.caption)
     at.file_uploader(key="probe_file").set_value(
         ("h100.json", probe_report, "application/json")).run()
     assert_clean(at)
-    assert at.selectbox(key="probe_accelerator").value == "H100-SXM5-80GB"
+    assert at.selectbox(key=for_upload("probe_accelerator", probe_report)).value == "H100-SXM5-80GB"
     charts = at.get("plotly_chart")
     assert len(charts) == 2  # matmul measured vs datasheet; busbw vs message size
     at.button(key="probe_ingest").click().run()
