@@ -63,31 +63,38 @@ def default_jobs(today: dt.date) -> pd.DataFrame:
     ])
 
 
-def _date_text(value) -> str:
-    return str(value)[:10]
+def _cell(value) -> str:
+    """A table cell as text; '' for an empty one (None, or the NaN/NaT an added row's blank
+    cells hold — str() made those 'nan', read as a cloud or a date)."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return ""
+    return str(value).strip()
 
 
 def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
-    """The edited tables as the team-plan mapping (docs/team.md's format)."""
+    """The edited tables as the team-plan mapping (docs/team.md's format). Rows without a
+    name are skipped; an empty cell is left out of the job, so the plan's own default (all
+    clouds, every pricing model) or its "missing" message applies."""
     out = []
     for row in jobs.to_dict("records"):
-        if not str(row.get("name") or "").strip():
+        if not _cell(row.get("name")):
             continue
-        job = {"name": str(row["name"]).strip(),
-               "workload": {"model": str(row.get("model") or "").strip(),
-                            "tokens": str(row.get("tokens") or "").strip()},
-               "earliest_start": _date_text(row.get("earliest_start")),
-               "deadline": _date_text(row.get("deadline"))}
+        job = {"name": _cell(row["name"]),
+               "workload": {"model": _cell(row.get("model")),
+                            "tokens": _cell(row.get("tokens"))}}
+        for key in ("earliest_start", "deadline"):
+            if _cell(row.get(key)):
+                job[key] = _cell(row[key])[:10]
         for key in ("team", "clouds", "pricing"):
-            if str(row.get(key) or "").strip():
-                job[key] = str(row[key]).strip()
+            if _cell(row.get(key)):
+                job[key] = _cell(row[key])
         for key in ("priority", "max_gpus"):
-            if pd.notna(row.get(key)):
+            if _cell(row.get(key)):
                 job[key] = int(row[key])
         out.append(job)
     data = {"name": "team plan (edited in the app)", "jobs": out}
-    periods = {str(r["period"]).strip(): float(r["usd"]) for r in budgets.to_dict("records")
-               if str(r.get("period") or "").strip() and pd.notna(r.get("usd"))}
+    periods = {_cell(r["period"]): float(r["usd"]) for r in budgets.to_dict("records")
+               if _cell(r.get("period")) and _cell(r.get("usd"))}
     if periods:
         data["budgets"] = periods
     return data

@@ -299,6 +299,19 @@ def test_the_team_page_allocates_the_edited_jobs():
     assert "pretrain-1.5b" in everything(at).replace("\\", "") or len(at.table) >= 3
 
 
+def test_added_table_rows_with_blank_cells_mean_what_the_caption_says():
+    """'Add row' gives blank (NaN) cells: an empty row is skipped and empty clouds mean every
+    cloud (they were read as the text 'nan': "unknown cloud 'nan'", "'None' is not a date")."""
+    at = app("app_pages/team.py")
+    at.session_state["team_jobs"] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [
+        {}, {"name": "new", "model": "gpt2", "tokens": "1B", "earliest_start": "2027-01-01",
+             "deadline": "2027-01-10"}]}
+    at.run()
+    at.button(key="team_run").click().run()
+    assert_clean(at)
+    assert {m.label: m.value for m in at.metric}["Jobs"] == "3"  # the two given and 'new'
+
+
 def test_a_report_whose_figures_are_all_refused_is_not_said_to_calibrate():
     # it said "Plans on H100 now use its measurements" while `probe show` said "calibrates
     # nothing": every figure was above the datasheet
