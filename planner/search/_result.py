@@ -88,6 +88,14 @@ def build_options(*, workload, catalog, constraints, A, ms, space: Space,
         fastest_hours=float(C.wall[inf["fastest"]]) if inf else None, describer=describe)
 
 
+# Where each cloud says how likely spot capacity is (the capacity warning names its own cloud's)
+SPOT_CAPACITY_CHECK = {
+    "aws": "AWS's Spot placement score / your quota",
+    "gcp": "your region's preemptible GPU quota",
+    "azure": "Azure's Spot placement score / eviction rates and your spot quota",
+}
+
+
 def _with_regions(cand: Candidate, regions: tuple[str, ...]) -> Candidate:
     if regions == cand.regions:
         return cand
@@ -153,7 +161,7 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
             f"capacity: {n} spot {o.instance_type} in {o.region} for "
             f"{wall[i]:,.0f} h is above the {c.max_spot_instances}-instance spot fleet "
             "limit (`max_spot_instances`); clouds publish no spot capacity, so check "
-            "AWS's Spot placement score / your quota before counting on it")
+            f"{SPOT_CAPACITY_CHECK[o.cloud]} before counting on it")
     if not o.price_usable:
         why = o.flag_reasons or ", ".join(o.flags)
         warnings.append(f"flagged price used (`allow_flagged`): {why}")

@@ -189,3 +189,14 @@ def test_bad_constraints_name_their_field(kw, field):
     with pytest.raises(PlannerError) as err:
         Constraints(deadline_hours=10.0, **kw)
     assert err.value.field == field
+
+
+def test_the_spot_capacity_warning_names_the_offer_s_own_cloud(catalog):
+    """An Azure spot fleet was told to check AWS's Spot placement score."""
+    from planner import Constraints, WorkloadSpec, build_workload, plan
+
+    result = plan(build_workload(WorkloadSpec(model="llama2-7b", tokens="1T")), catalog,
+                  Constraints(deadline_hours=24 * 14, clouds=("azure",), pricing=("spot",),
+                              max_spot_instances=1))
+    said = [w for c in result.candidates for w in c.warnings if w.startswith("capacity:")]
+    assert said and all("Azure's Spot placement score" in w and "AWS" not in w for w in said)
