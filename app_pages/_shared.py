@@ -73,7 +73,10 @@ _COMMANDS = {"`gpuplan offers --flagged`": "the Catalog page's price flags",
              "`gpuplan probe show`": "the Probes page", "`gpuplan probe list`": "the Probes page"}
 _FLAG = re.compile(r"--([a-z][a-z0-9-]*)")  # messages from outside the planner (catalog, launch)
 _REFERENCE = re.compile(r"`([a-z][a-z0-9_]*)`")  # the planner's `field` references
-_COMMAND_SPAN = re.compile(r"(`[^`\s]+ [^`]*`)")  # a command to run: backticked, with a space
+# a command to run: backticked, starting with a word, with a space; its opening backtick is
+# not the closing one of a `field` (",` allow GPUs … use `" read as a command left both
+# fields of "raise `max_gpus`, … or use `recompute` full" untranslated)
+_COMMAND_SPAN = re.compile(r"((?<![\w`])`[a-z][^`\s]* [^`]*`)")
 
 
 def field_key(field: str | None) -> str | None:

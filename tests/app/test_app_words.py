@@ -238,3 +238,11 @@ def test_a_command_a_message_suggests_keeps_its_flags():
         "re-run `python -m probes --out PATH` on the node"
     assert app_words("(format: `gpuplan plan --help`, --quota-file); pass --seq-len 4096") == \
         "(format: `gpuplan plan --help`, “quota file”); set “Sequence length” 4096"
+
+
+def test_fields_between_two_backticked_names_are_translated_too():
+    """The text between `max_gpus` and `recompute` was read as a command (backtick, a word,
+    a space …, backtick) and both names stayed untranslated on the page."""
+    at = app(source="params", params="1e14")
+    said = " ".join(errors(at))
+    assert "“Max GPUs”" in said and "`max_gpus`" not in said and "`recompute`" not in said, said
