@@ -369,7 +369,7 @@ def _spec(request: dict, config: dict | None = None,
     return planner.WorkloadSpec(
         model=request["model"] if request["source"] == "preset" else None,
         config=config, config_name=config_name,
-        params=_text(request["params"]) if by_params else None,
+        params=(_text(request["params"]) or "") if by_params else None,  # "": "is empty"
         active_params=_text(request["active_params"]) if by_params else None,
         experts=request.get("experts") if by_params else None,
         experts_per_token=request.get("experts_per_token") if by_params else None,

@@ -63,9 +63,10 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
                      placeholder="dense", help="Mixture of experts: parameters used per token, "
                      "e.g. 13B of 47B. Empty for a dense model.")
         c = sb.columns(2)
-        experts = url(c[0].number_input, L["experts"], min_value=1, max_value=1024,
+        experts = url(c[0].number_input, L["experts"], min_value=0, max_value=1024,
                       value=None, step=1, key="experts", placeholder="inferred",
-                      help="Experts per MoE layer (empty: inferred from the active count)")
+                      help="Experts per MoE layer (empty: inferred from the active count; "
+                      "0: a dense model, as the planner's messages suggest)")
         per_token = url(c[1].number_input, L["experts_per_token"], min_value=1,
                         max_value=64, value=None, step=1, key="experts_per_token",
                         placeholder="inferred", help="Experts each token is routed to")
@@ -126,7 +127,7 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
                   help="The best plan of each accelerator or each cloud, side by side")
     top_n = url(sb.number_input, L["top"], min_value=1, max_value=50, value=10, key="top")
     request = {"source": source, "model": model, "params": params, "active_params": active,
-               "experts": int(experts) if experts else None,
+               "experts": int(experts) if experts is not None else None,
                "experts_per_token": int(per_token) if per_token else None,
                "tokens": tokens, "seq_len": int(seq_len) if seq_len else None,
                "global_batch_tokens": batch, "precision": precision, "recompute": recompute,

@@ -78,6 +78,10 @@ def build_workload(spec: WorkloadSpec) -> Workload:
             raise WorkloadError(f"`{name}` is empty. To fix: pass e.g. "
                                 f"{'`model` llama3-8b' if name == 'model' else '`params` 7B'}",
                                 field=name, value=getattr(spec, name))
+    if spec.config is None and spec.config_name:  # a config file whose JSON is `null`
+        raise WorkloadError(f"{spec.config_name}: expected a JSON object of model settings, "
+                            "found null. To fix: pass a Hugging Face config.json",
+                            field="config")
     sources = [x for x in (spec.model, spec.config, spec.params) if x not in (None, "")]
     if len(sources) != 1:
         raise WorkloadError("give exactly one of `model` NAME, `config` config.json or "

@@ -246,3 +246,19 @@ def test_fields_between_two_backticked_names_are_translated_too():
     at = app(source="params", params="1e14")
     said = " ".join(errors(at))
     assert "“Max GPUs”" in said and "`max_gpus`" not in said and "`recompute`" not in said, said
+
+
+def test_the_model_boxes_say_what_is_wrong_in_the_page_s_words():
+    """An emptied "Total parameters" and a config.json of `null` were "give exactly one of
+    “Model preset” NAME, … or “Total parameters” N"; the dense-model advice ("Experts" 0) could
+    not be typed (the box started at 1)."""
+    assert errors(app(source="params", params="")) == [
+        "“Total parameters” is empty. To fix: set e.g. “Total parameters” 7B"]
+    at = app(source="config")
+    at.file_uploader(key="config_file").set_value(("config.json", b"null",
+                                                   "application/json")).run()
+    assert "expected a JSON object of model settings, found null" in errors(at)[0]
+    at = app(source="params", params="47B", experts="8")
+    assert "or “Experts” 0 for a dense model" in errors(at)[0]
+    at.number_input(key="experts").set_value(0).run()
+    assert_clean(at)

@@ -241,3 +241,13 @@ def test_inference_that_cannot_reach_the_count_says_so_instead_of_planning_anoth
         infer_architecture(100e9, 10e9, experts=100_000_000, experts_per_token=2)
     with pytest.raises(WorkloadError, match="no Llama-style shape with 60000 experts"):
         infer_architecture(1e9, 0.9e9, experts=60_000, experts_per_token=2)
+
+
+def test_a_config_file_of_json_null_is_named_not_taken_for_no_config():
+    """`--config f.json` holding `null` said "give exactly one of --model, --config or
+    --params" although --config was given."""
+    from planner import WorkloadSpec, build_workload
+
+    with pytest.raises(WorkloadError, match=r"^f\.json: expected a JSON object of model "
+                                            r"settings, found null\. To fix"):
+        build_workload(WorkloadSpec(config=None, config_name="f.json", tokens="1B"))
