@@ -256,7 +256,7 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
     ctx = CallContext.of(workload, ms, A, calibration)
     types, evaluated = _types_cached(ctx, catalog, offers, c.max_gpus)
     if not types:
-        raise PlannerError(_nothing_fits(workload, offers, flagged))
+        raise PlannerError(_nothing_fits(workload, offers, flagged, catalog, c))
     key = (id(types), ctx.assumptions_key, c.quotas)
     hit = _LAYOUTS.get(key)
     if hit is None or hit[0] is not types:
@@ -278,8 +278,28 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
                    notes=notes)
 
 
-def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedSkipped) -> str:
+def _untimed_accelerators(workload: Workload, catalog: Catalog, c: Constraints) -> list[str]:
+    """The accelerators of priced offers matching the filters that the model cannot time at
+    the workload's precision (`usable_offers` drops them; only asked when nothing is left)."""
+    from catalog import select_offers
+
+    rows = select_offers(catalog, gpus=c.gpus, clouds=c.clouds, regions=c.regions,
+                         pricing=c.pricing, include_unpriced=False, include_flagged=True)
+    return sorted({r.accelerator.name for r in rows
+                   if (c.gpus or r.accelerator.vendor in GPU_VENDORS)
+                   and not can_time(r.accelerator, workload.precision)})
+
+
+def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedSkipped,
+                  catalog: Catalog, c: Constraints) -> str:
     if not offers:
+        untimed = _untimed_accelerators(workload, catalog, c)
+        if untimed and not flagged.count:  # the filters match: the precision is what fails
+            names = ", ".join(untimed[:6]) + (", …" if len(untimed) > 6 else "")
+            return (f"the offers that match the filters are on accelerators that cannot run "
+                    f"{workload.precision} training ({names}: no {workload.precision} or "
+                    "half-precision peak, memory or bandwidth in the catalog). To fix: choose "
+                    "another `precision`, or accelerators that support it with `gpu`")
         extra = (f" ({flagged.count} offers match but their prices are flagged: see `gpuplan "
                  "offers --flagged`, or pass `allow_flagged`)") if flagged.count else ""
         return ("no offer matches the filters" + extra + ". To fix: widen `clouds`/`regions`/"

@@ -200,3 +200,15 @@ def test_the_spot_capacity_warning_names_the_offer_s_own_cloud(catalog):
                               max_spot_instances=1))
     said = [w for c in result.candidates for w in c.warnings if w.startswith("capacity:")]
     assert said and all("Azure's Spot placement score" in w and "AWS" not in w for w in said)
+
+
+def test_fp8_on_accelerators_without_it_says_so_not_that_no_offer_matches(catalog):
+    """`--precision fp8 --gpu A100-SXM4-40GB` said "no offer matches the filters … widen
+    clouds/regions/pricing/gpu" although A100 offers exist."""
+    from planner import Constraints, PlannerError, WorkloadSpec, build_workload, plan
+
+    workload = build_workload(WorkloadSpec(model="llama3-8b", tokens="1T", precision="fp8"))
+    with pytest.raises(PlannerError, match=r"accelerators that cannot run fp8 training "
+                                           r"\(A100-SXM4-40GB: .*To fix: choose another "
+                                           r"`precision`"):
+        plan(workload, catalog, Constraints(deadline_hours=336, gpus=("A100-SXM4-40GB",)))
