@@ -126,8 +126,10 @@ def upload(label: str, *, key: str, what: str, types: list[str], container=st):
         return None
     data = up.getvalue()
     if len(data) > limit * 2**20:
-        container.error(md(f"{up.name} is {len(data) / 2**20:,.1f} MB; a {what} is at most "
-                           f"{limit} MB. To fix: upload the right file"),
+        # in bytes: "1.0 MB; at most 1 MB" for a file 10 bytes over the limit read as no reason
+        container.error(md(f"{up.name} is {len(data):,} bytes; a {what} is at most "
+                           f"{limit * 2**20:,} bytes ({limit} MB). To fix: upload the right "
+                           "file"),
                         icon=":material/error:")
         return None
     return up.name, data

@@ -165,7 +165,15 @@ def test_uploads_larger_than_the_limit_are_refused():
     at.file_uploader(key="config_file").set_value(("config.json", big,
                                                    "application/json")).run()
     assert not at.exception
-    assert any("a config is at most 1 MB" in e for e in errors(at))
+    # in bytes: "is 1.0 MB; a config is at most 1 MB" gave no reason for a file 12 bytes over
+    assert any("config.json is 1,048,588 bytes; a config is at most 1,048,576 bytes (1 MB)"
+               in e for e in errors(at)), errors(at)
+
+
+def test_token_counts_beyond_a_thousand_trillion_read_as_numbers():
+    from app_pages._format import count
+
+    assert [count(x) for x in (5e10, 1.5e12, 1e15)] == ["50B", "1.5T", "1,000T"]  # not 1e+03T
 
 
 # ---- the team page: an upload may not name server files -------------------------------------
