@@ -105,6 +105,28 @@ def pct(x: float | None, digits: int = 0) -> str:
     return MISSING if missing(x) else f"{x:.{digits}%}"
 
 
+def chance(p: float | None) -> str:
+    """A probability as a whole percentage, with decimals where rounding would say 100% of a
+    chance below 1 (or 0% of one above 0): "would cost less … with probability 100%" read as
+    no risk at all."""
+    if missing(p):
+        return MISSING
+    for digits in (0, 1, 2):
+        text = f"{p:.{digits}%}"
+        if not ((p < 1 and float(text[:-1]) >= 100) or (p > 0 and float(text[:-1]) <= 0)):
+            return text
+    return "> 99.99%" if p > 0.5 else "< 0.01%"
+
+
+def duration_beside(h: float, other: float) -> str:
+    """``duration(h)``, with two decimals where one would read the same as ``other``'s (a
+    plan 1.04 h long past a 1.0 h deadline read "1.0 h")."""
+    text = duration(h)
+    if text == duration(other) and h != other and h < 48:
+        return f"{h:,.2f} h"
+    return text
+
+
 def usd_md(x: float | None, digits: int = 0) -> str:
     """A dollar amount for markdown: ``\\$`` so that two amounts on a line are not maths."""
     return usd(x, digits).replace("$", r"\$")

@@ -159,14 +159,15 @@ def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
     riskier = [(p, saved) for p, saved in cheaper if p["wall_clock_hours"] <= deadline_hours]
     if later:
         st.markdown("**A later deadline would cost less:** " + "; ".join(
-            f"{F.duration(p['wall_clock_hours'])} for {F.usd_md(p['total_cost_usd'])} "
+            f"{F.duration_beside(p['wall_clock_hours'], deadline_hours)} for "
+            f"{F.usd_md(p['total_cost_usd'])} "
             f"({F.usd_md(saved)} less, {F.md(F.config_line(p).split(' · ')[0])})"
             for p, saved in later))
     if riskier:
         st.markdown(f"**A lower “{L['min_probability']}” would cost less:** " + "; ".join(
             f"{F.usd_md(p['total_cost_usd'])} ({F.usd_md(saved)} less, "
             f"{F.md(F.config_line(p).split(' · ')[0])}) finishes in time with probability "
-            f"{p['deadline_probability']:.0%}" for p, saved in riskier))
+            f"{F.chance(p['deadline_probability'])}" for p, saved in riskier))
 
 
 def breakdown_charts(r: dict) -> None:

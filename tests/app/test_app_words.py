@@ -270,3 +270,15 @@ def test_the_model_boxes_say_what_is_wrong_in_the_page_s_words():
     assert "or “Experts” 0 for a dense model" in errors(at)[0]
     at.number_input(key="experts").set_value(0).run()
     assert_clean(at)
+
+
+def test_rounded_figures_do_not_contradict_the_sentence_they_are_in():
+    """"would cost less … finishes in time with probability 100%" (99.97%), and a later plan of
+    1.04 h shown as "1.0 h" beside a 1.0 h deadline."""
+    from app_pages._format import chance, duration_beside
+
+    assert [chance(p) for p in (0.5, 0.9997, 1.0, 0.99999999, 0.004, 1e-5)] == [
+        "50%", "99.97%", "100%", "> 99.99%", "0.4%", "< 0.01%"]
+    assert duration_beside(1.04, 1.0) == "1.04 h" and duration_beside(30.0, 1.0) == "30.0 h"
+    said = " ".join(texts(app(min_prob="1")))
+    assert "with probability 100%" not in said
