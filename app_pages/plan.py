@@ -321,8 +321,10 @@ def main() -> None:
     with tabs[4]:
         launch_tab(out["launch"])
     with tabs[5]:
-        for note in (w["inferred"] + result["notes"]
-                     + [S.app_words(a) for a in (shown or {}).get("assumptions", [])]):
+        # the estimate's assumptions begin with the workload's inferred notes: each once
+        notes = [S.app_words(n) for n in (*w["inferred"], *result["notes"],
+                                         *(shown or {}).get("assumptions", []))]
+        for note in dict.fromkeys(notes):
             st.markdown(f"- {F.md(note)}")
     downloads(result, out["launch"])
     S.catalog_banner(cat)

@@ -282,3 +282,10 @@ def test_rounded_figures_do_not_contradict_the_sentence_they_are_in():
     assert duration_beside(1.04, 1.0) == "1.04 h" and duration_beside(30.0, 1.0) == "30.0 h"
     said = " ".join(texts(app(min_prob="1")))
     assert "with probability 100%" not in said
+
+
+def test_the_assumptions_tab_says_each_assumption_once():
+    at = app(source="params", params="7B")
+    shown = [m.value for m in at.markdown if m.value.startswith("- ")]
+    assert any("inferred from parameter count" in s for s in shown)
+    assert len(shown) == len(set(shown)), [s for s in shown if shown.count(s) > 1]
