@@ -289,3 +289,10 @@ def test_the_assumptions_tab_says_each_assumption_once():
     shown = [m.value for m in at.markdown if m.value.startswith("- ")]
     assert any("inferred from parameter count" in s for s in shown)
     assert len(shown) == len(set(shown)), [s for s in shown if shown.count(s) > 1]
+
+
+def test_a_budget_of_zero_is_refused_as_the_cli_refuses_it():
+    """0 in the Budget box silently meant "no budget" (`budget or None`)."""
+    at = app(budget="0")
+    said = errors(at)
+    assert said and "must be a number above 0" in said[0], said
