@@ -332,24 +332,42 @@ def no_fit_message(workload, cluster, ms, A, ci, least: float) -> str:
     import numpy as np
 
     capacity = ci.memory_gib * A.usable_memory_fraction
+
+    def fitting(nodes: int):
+        """(grid, results, best row) of the plan that fits on ``nodes`` nodes, or None."""
+        grid = plan_grid(ms, cluster.gpus_per_node, np.array([nodes]), workload.recompute,
+                         workload=workload)
+        if len(grid["tp"]) == 0:
+            return None
+        grid = prune(ms, A, grid, ci)
+        if len(grid["tp"]) == 0:
+            return None
+        r = run_model(ms, A, grid, ci, cluster.gpus_per_node)
+        j = best_index(grid, r)
+        return None if j is None else (grid, r, j)
+
     hint = ""
-    if cluster.inter_node_gbps or cluster.nodes == 1:
+    if cluster.inter_node_gbps:
+        # doubling finds a node count that fits, halving between it and the last one that did
+        # not finds the smallest (it said 16 nodes where 11 fit)
+        below, found = cluster.nodes, None
         for nodes in (2, 4, 8, 16, 32, 64, 128, 256, 512):
-            if nodes <= cluster.nodes or not cluster.inter_node_gbps:
+            if nodes <= cluster.nodes:
                 continue
-            grid = plan_grid(ms, cluster.gpus_per_node, np.array([nodes]), workload.recompute,
-                             workload=workload)
-            if len(grid["tp"]) == 0:
-                continue
-            grid = prune(ms, A, grid, ci)
-            if len(grid["tp"]) == 0:
-                continue
-            r = run_model(ms, A, grid, ci, cluster.gpus_per_node)
-            j = best_index(grid, r)
-            if j is not None:
-                hint = (f" The smallest setup that fits is {nodes} nodes "
-                        f"({nodes * cluster.gpus_per_node} GPUs) with {plan_of(grid, r, j)}.")
+            hit = fitting(nodes)
+            if hit is not None:
+                found = (nodes, hit)
                 break
+            below = nodes
+        if found is not None:
+            above, hit = found
+            while above - below > 1:
+                mid = (below + above) // 2
+                got = fitting(mid)
+                below, above, hit = (below, mid, got) if got is not None else (mid, above, hit)
+            grid, r, j = hit
+            hint = (f" The smallest setup that fits is {above} nodes "
+                    f"({above * cluster.gpus_per_node} GPUs) with {plan_of(grid, r, j)}.")
     pins = workload.pins.as_dict()
     pinned = (f" with {', '.join(f'{k}={v}' for k, v in pins.items())} pinned" if pins else "")
     return (f"{ms.params_total / 1e9:.1f}B parameters do not fit on {cluster.gpus}x "

@@ -4,6 +4,7 @@ calibration, sequence length, fabric and instance types move the answer."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -58,6 +59,18 @@ def test_llama2_70b_does_not_fit_on_one_h100_node_and_says_what_would(catalog):
     # and the setup it names does fit
     est = estimate(workload("llama2-70b"), reference_cluster(catalog, "H100", 16))
     assert est.memory["total_gib"] <= 80 * 0.95
+
+
+def test_the_smallest_setup_named_is_the_smallest_not_the_next_power_of_two(catalog):
+    """Only 2, 4, 8, 16 … nodes were tried: llama3-8b on g5.xlarge (one A10G each) was told
+    16 nodes where 11 fit."""
+    it = catalog.instance_type("g5.xlarge", "aws")
+    with pytest.raises(NoFitError, match=r"The smallest setup that fits is (\d+) nodes") as info:
+        estimate(workload("llama3-8b"), cluster_for_instance(catalog, it, 4))
+    n = int(re.search(r"fits is (\d+) nodes", str(info.value))[1])
+    estimate(workload("llama3-8b"), cluster_for_instance(catalog, it, n))  # fits
+    with pytest.raises(NoFitError):
+        estimate(workload("llama3-8b"), cluster_for_instance(catalog, it, n - 1))
 
 
 def test_a_single_node_instance_that_cannot_grow_names_no_larger_setup(catalog):
