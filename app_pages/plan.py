@@ -84,7 +84,8 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
                     help="auto: the planner searches none, selective and full")
     sb.header("Deadline and limits")
     deadline = url(sb.text_input, L["deadline"], value=DEFAULT_DEADLINE, key="deadline",
-                   help="14d, 36h, 2w, or a date such as 2027-03-31 (UTC)")
+                   help="14d, 36h, 2w, or a date such as 2027-03-31 (by 00:00 UTC that "
+                   "day)")
     budget = url(sb.number_input, L["budget"], min_value=0.0, max_value=search.MAX_BUDGET_USD,
                  value=None, step=1000.0, key="budget", placeholder="no budget")
     max_gpus = url(sb.number_input, L["max_gpus"], min_value=1, max_value=search.MAX_GPUS_LIMIT,

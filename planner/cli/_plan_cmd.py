@@ -34,7 +34,7 @@ def plan_cmd(
     tp: W.Tp = None, pp: W.Pp = None, cp: W.Cp = None, vp: W.Vp = None, zero: W.Zero = None,
     micro_batch: W.MicroBatch = None, ep: W.Ep = None,
     deadline: Annotated[str, typer.Option("--deadline", help="14d, 36h, 2w or a date "
-                        "(2027-03-31, UTC).")] = "30d",
+                        "(2027-03-31: by 00:00 UTC that day).")] = "30d",
     budget: Annotated[float | None, typer.Option("--budget", help="Total USD limit.")] = None,
     max_gpus: Annotated[int | None, typer.Option(
         "--max-gpus", help="Largest cluster to consider (default: the planner's, "
