@@ -73,9 +73,10 @@ def infer_architecture(params_total: float, params_active: float | None = None, 
                             "`experts` or lower `experts_per_token`")
     if moe and params_active / params_total <= experts_per_token / experts:
         raise WorkloadError(
-            f"`active_params` is {params_active / params_total:.0%} of `params`, but top-"
-            f"{experts_per_token} of {experts} experts activates more than "
-            f"{experts_per_token / experts:.0%} of the parameters. To fix: raise "
+            f"`active_params` is {params_active / params_total:.1%} of `params`, but top-"
+            f"{experts_per_token} of {experts} experts needs more than "
+            f"{experts_per_token / experts:.1%} active (attention and embeddings are always "
+            "active). To fix: raise "
             "`active_params`, or set `experts`/`experts_per_token` to match the model")
     if moe:
         # total = A + E·x and active = A + k·x, x = one expert's parameters summed over layers

@@ -168,7 +168,12 @@ def build_workload(spec: WorkloadSpec) -> Workload:
     if spec.global_batch_tokens is None:
         gbt = None  # the default rule, which depends on the cluster: stated per estimate
     else:
-        gbt = int(parse_count(spec.global_batch_tokens, "global_batch_tokens"))
+        given = parse_count(spec.global_batch_tokens, "global_batch_tokens")
+        if given != int(given):  # 1.5 was cut to 1 and reported back as "(1)"
+            raise WorkloadError(f"`global_batch_tokens` must be a whole number of tokens, got "
+                                f"{given:g}. To fix: e.g. 4M", field="global_batch_tokens",
+                                value=spec.global_batch_tokens)
+        gbt = int(given)
     if spec.tokens == "":
         raise WorkloadError("`tokens` is empty. To fix: pass a count such as 2T or 300B, or "
                             "leave `tokens` out for the stated default", field="tokens",

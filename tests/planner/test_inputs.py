@@ -251,3 +251,12 @@ def test_a_config_file_of_json_null_is_named_not_taken_for_no_config():
     with pytest.raises(WorkloadError, match=r"^f\.json: expected a JSON object of model "
                                             r"settings, found null\. To fix"):
         build_workload(WorkloadSpec(config=None, config_name="f.json", tokens="1B"))
+
+
+def test_a_fractional_global_batch_is_refused_not_truncated():
+    from planner import WorkloadSpec, build_workload
+
+    with pytest.raises(WorkloadError, match="whole number of tokens, got 1.5"):
+        build_workload(WorkloadSpec(model="llama2-7b", tokens="1B", global_batch_tokens="1.5"))
+    assert build_workload(WorkloadSpec(model="llama2-7b", tokens="1B",
+                                       global_batch_tokens="4.5M")).global_batch_tokens == 4_500_000
