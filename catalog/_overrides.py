@@ -317,10 +317,12 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
         out.append(offer)
     index = {o.key: i for i, o in enumerate(out)}
     for rate in overrides.prices:
-        new = Offer(cloud=rate.cloud, instance_type=rate.instance_type, region=rate.region,
-                    pricing=rate.pricing, usd_per_hour=rate.usd_per_hour, as_of=today,
-                    offering_class=rate.offering_class, upfront=rate.upfront,
-                    source=f"{label} {rate.where}", flags=("overridden",))
+        # the catalog's own record bounds (a rate below $0.000001/h) as this entry's error
+        new = _checked(source, rate.where, Offer, cloud=rate.cloud,
+                       instance_type=rate.instance_type, region=rate.region,
+                       pricing=rate.pricing, usd_per_hour=rate.usd_per_hour, as_of=today,
+                       offering_class=rate.offering_class, upfront=rate.upfront,
+                       source=f"{label} {rate.where}", flags=("overridden",))
         old = by_key.get(new.key)
         if old is not None:  # keep what the rate does not replace; a private rate is trusted
             new = dataclasses.replace(

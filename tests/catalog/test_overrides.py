@@ -128,6 +128,11 @@ def test_a_discount_below_a_cent_never_becomes_a_zero_price(cat):
     # a price below what any offer can hold ($0.000001/h) is the entry's error, not a crash
     with pytest.raises(OverrideError, match=r"discounts\[1\]: .*usd_per_hour.*To fix: correct"):
         _apply(cat, {"discounts": [{"cloud": "aws", "percent": 99.9999999}]})
+    # and a private rate below it (it was a RecordError traceback in plan, offers and report)
+    with pytest.raises(OverrideError, match=r"prices\[1\]: .*usd_per_hour must be from 1e-06"):
+        _apply(cat, {"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge",
+                                 "region": "us-east-1", "pricing": "on_demand",
+                                 "usd_per_hour": 1e-7}]})
 
 
 @pytest.mark.parametrize("content,fragment", [
