@@ -78,6 +78,11 @@ def spot_rate(offer: Offer, A: Assumptions) -> float:
     return A.spot_interruptions_per_hour[offer.cloud]
 
 
+def _excluded(offer: Offer, exclude: set[str]) -> bool:
+    """Whether `exclude` names the offer's instance type, cloud or region."""
+    return bool({offer.instance_type, offer.cloud, offer.region} & exclude)
+
+
 def usable_offers(catalog: Catalog, workload: Workload,
                   c: Constraints) -> tuple[list[Offer], FlaggedSkipped]:
     """Offers that pass the filters and whose accelerator the model can cost, and what the
@@ -92,7 +97,7 @@ def usable_offers(catalog: Catalog, workload: Workload,
     timed: dict[str, bool] = {}  # can_time per accelerator (thousands of offers, ~40 of them)
     for r in rows:
         o, acc = r.offer, r.accelerator
-        if o.usd_per_hour is None or {o.instance_type, o.cloud, o.region} & exclude:
+        if o.usd_per_hour is None or _excluded(o, exclude):
             continue
         if not explicit and acc.vendor not in GPU_VENDORS:
             continue  # TPU/Trainium/Gaudi only when asked for by --gpu
@@ -283,10 +288,12 @@ def _untimed_accelerators(workload: Workload, catalog: Catalog, c: Constraints) 
     the workload's precision (`usable_offers` drops them; only asked when nothing is left)."""
     from catalog import select_offers
 
+    exclude = set(c.exclude)
     rows = select_offers(catalog, gpus=c.gpus, clouds=c.clouds, regions=c.regions,
                          pricing=c.pricing, include_unpriced=False, include_flagged=True)
     return sorted({r.accelerator.name for r in rows
-                   if (c.gpus or r.accelerator.vendor in GPU_VENDORS)
+                   if not _excluded(r.offer, exclude)
+                   and (c.gpus or r.accelerator.vendor in GPU_VENDORS)
                    and not can_time(r.accelerator, workload.precision)})
 
 
@@ -303,7 +310,8 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
         extra = (f" ({flagged.count} offers match but their prices are flagged: see `gpuplan "
                  "offers --flagged`, or pass `allow_flagged`)") if flagged.count else ""
         return ("no offer matches the filters" + extra + ". To fix: widen `clouds`/`regions`/"
-                "`pricing`/`gpu` or check `gpuplan offers`")
+                "`pricing`/`gpu`" + (", exclude less (`exclude`)" if c.exclude else "")
+                + " or check `gpuplan offers`")
     pins = workload.pins.as_dict()
     if pins:
         pinned = ", ".join(f"{k}={v}" for k, v in pins.items())

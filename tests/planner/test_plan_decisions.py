@@ -212,3 +212,12 @@ def test_fp8_on_accelerators_without_it_says_so_not_that_no_offer_matches(catalo
                                            r"\(A100-SXM4-40GB: .*To fix: choose another "
                                            r"`precision`"):
         plan(workload, catalog, Constraints(deadline_hours=336, gpus=("A100-SXM4-40GB",)))
+
+
+def test_excluding_every_matching_offer_says_so_not_that_the_precision_fails(catalog):
+    """`--clouds aws --exclude aws` was told the accelerators "cannot run bf16 training"."""
+    from planner import Constraints, PlannerError, WorkloadSpec, build_workload, plan
+
+    with pytest.raises(PlannerError, match=r"no offer matches the filters.*exclude less"):
+        plan(build_workload(WorkloadSpec(model="gpt2", tokens="1B")), catalog,
+             Constraints(deadline_hours=24, clouds=("aws",), exclude=("aws",)))
