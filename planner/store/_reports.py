@@ -202,7 +202,7 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
              env.gpu_count if env else None, env.node_count if env else None,
              env.world_size if env else None, env.cloud if env else None,
              env.instance_type if env else None, env.region if env else None,
-             raw.decode("utf-8")))
+             raw.decode("utf-8").removeprefix("\ufeff")))  # parsed as validated: no BOM
         rid = cur.lastrowid
         conn.executemany("INSERT INTO measurements VALUES (?,?,?,?,?)",
                          [(rid, *r) for r in rows])
@@ -220,9 +220,7 @@ def _row_to_report(conn, row) -> StoredReport:
     """A stored report; CalibrationError ("damaged") for a row of the wrong types (a database
     edited by hand or written by something else: SQLite keeps any type in any column)."""
     def damaged(why: str) -> CalibrationError:
-        return CalibrationError(f"the probe database is damaged (report {row[0]!r}: {why}). To "
-                                "fix: move it away (see `gpuplan probe show` for its path) "
-                                "and ingest the reports again")
+        return _damaged(row[0], why)
 
     meas: dict = {}
     for kind, key, value in conn.execute(
@@ -275,4 +273,13 @@ def report_json(report_id: int, *, db: Path | None = None) -> dict:
         if row is None:
             raise CalibrationError(f"no probe report {report_id}. To fix: see `gpuplan probe "
                                    "show`")
-        return json.loads(row[0])
+        try:
+            return json.loads(row[0])
+        except (TypeError, json.JSONDecodeError) as exc:  # a hand-edited or older database
+            raise _damaged(report_id, f"its report does not parse: {exc}") from None
+
+
+def _damaged(report_id, why: str) -> CalibrationError:
+    return CalibrationError(f"the probe database is damaged (report {report_id!r}: {why}). To "
+                            "fix: move it away (see `gpuplan probe show` for its path) and "
+                            "ingest the reports again")

@@ -597,3 +597,14 @@ def test_shape_distance_is_stated_in_log2_steps():
                   _layer(precision="fp16"), _layer(gated=False), _layer(head_dim=64),
                   _layer(experts=8, experts_per_token=2)):
         assert shape_distance(_layer(), other) is None
+
+
+def test_a_report_file_with_a_byte_order_mark_is_stored_usable(tmp_path, catalog, make_report):
+    """Validation strips a UTF-8 BOM; the store kept it, so the report calibrated nothing
+    ("Unexpected UTF-8 BOM") and `probe show N --json` was a traceback."""
+    from planner.store import ingest_bytes, report_json
+
+    path = write_report_atomic(make_report(bf16_tflops=650.0), tmp_path / "h100.json")
+    stored = ingest_bytes(b"\xef\xbb\xbf" + path.read_bytes(), catalog, source="bom.json")
+    assert load_calibration(catalog).matmul(H100, "bf16").value == 650.0
+    assert report_json(stored.id)["environment"]["instance_type"] == "p5.48xlarge"
