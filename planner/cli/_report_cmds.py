@@ -62,7 +62,8 @@ def report_cmd(
                                 "out")
     to_stdout = out is None or out == STDOUT
     # Where first (a directory, a device, a missing folder), then what (the format rules).
-    out_path = None if to_stdout else check_output_path(Path(out).expanduser(), what="report")
+    # the text as given: Path() drops a trailing '/' ("new/" wrote a file "new", exit 0)
+    out_path = None if to_stdout else check_output_path(os.path.expanduser(out), what="report")
     fmt = report_format(fmt, out, json_out=json_out)
     # A PDF goes to stdout only when asked for by name (--out -) and not onto a terminal,
     # where its bytes would be garbage.

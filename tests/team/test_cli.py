@@ -134,3 +134,15 @@ def test_a_missing_output_directory_fails_before_planning(team_file, tmp_path, c
     err = capsys.readouterr().err
     assert "does not exist. To fix: create it (mkdir -p" in err
     assert not out.parent.exists()
+
+
+def test_an_out_path_ending_in_a_slash_is_refused_not_written_as_a_file(team_file, tmp_path,
+                                                                         capsys):
+    """`--out newname/` wrote a file 'newname' and said "wrote newname/" (Path() drops the
+    slash); an existing x.md was replaced by `--out x.md/`."""
+    existing = tmp_path / "x.md"
+    existing.write_text("keep\n")
+    for out in (tmp_path / "newname", existing):
+        assert main(["report", str(team_file), "--out", f"{out}/"]) == 2
+        assert "ends with '/', which names a directory" in capsys.readouterr().err
+    assert not (tmp_path / "newname").exists() and existing.read_text() == "keep\n"
