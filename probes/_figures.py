@@ -15,7 +15,8 @@ Four kinds of figure, each the statistic the planner's default replaces:
 - ``inter`` (GB/s): the same for the world group of a multi-node run, with the transport.
 
 A refusal here is a fact about the report alone: schema 1, a CPU run, quick mode, MIG, custom
-shapes, a probe that failed on some rank, a missing rank, a partial node, fp8 that failed its
+shapes, a probe that failed on some rank, a missing or repeated rank, ranks on different GPUs,
+a partial node, fp8 that failed its
 accuracy check, a message size short of the plateau.
 
 The workload probe's layer (`workload_refusal`) is refused for the same facts about the report
@@ -74,9 +75,18 @@ def _report_refusal(report: ProbeReport) -> str | None:
                 "re-run without --quick to calibrate")
     if env.idle is not None and (env.idle.mig_mode or "").lower() == "enabled":
         return "MIG mode was on: a GPU slice is not the whole GPU"
-    if report.ranks and len(report.ranks) < env.world_size:
-        return (f"only {len(report.ranks)} of {env.world_size} ranks reported: a GPU that did "
-                "not answer may be the slow one")
+    if report.ranks:
+        ids = sorted(r.rank for r in report.ranks)
+        if len(set(ids)) < env.world_size:
+            return (f"only {len(set(ids))} of {env.world_size} ranks reported: a GPU that did "
+                    "not answer may be the slow one")
+        if ids != list(range(env.world_size)):  # a rank twice, or one the run did not have
+            return (f"the ranks reported ({len(ids)} entries) are not ranks 0–"
+                    f"{env.world_size - 1} once each: the report was edited or merged")
+        gpus = sorted({r.gpu_name for r in report.ranks if r.gpu_name})
+        if len(gpus) > 1:
+            return (f"the ranks ran on different GPUs ({', '.join(gpus)}): one accelerator's "
+                    "figures cannot come from another's")
     if any(e.probe == "gather" for e in report.errors):
         return "the ranks' results could not be gathered: the other GPUs are unknown"
     return None

@@ -608,3 +608,29 @@ def test_a_report_file_with_a_byte_order_mark_is_stored_usable(tmp_path, catalog
     stored = ingest_bytes(b"\xef\xbb\xbf" + path.read_bytes(), catalog, source="bom.json")
     assert load_calibration(catalog).matmul(H100, "bf16").value == 650.0
     assert report_json(stored.id)["environment"]["instance_type"] == "p5.48xlarge"
+
+
+def test_gpus_above_the_datasheet_refuse_the_report_though_the_median_is_fine(
+        tmp_path, catalog, make_report):
+    """Only the median was bounded: three of eight GPUs at 5,000 bf16 TFLOP/s (H100: 989.5)
+    calibrated, and `probe show` listed the report as used with "p90 5,000.0"."""
+    report = make_report(bf16_tflops=650.0)
+    bf16 = next(d for d in report.matmul.dtypes if d.dtype == "bf16")
+    edited = dataclasses.replace(bf16, across_ranks=dataclasses.replace(
+        bf16.across_ranks, p90=5000.0, max=5000.0))
+    report = dataclasses.replace(report, matmul=dataclasses.replace(
+        report.matmul, dtypes=tuple(edited if d is bf16 else d for d in report.matmul.dtypes)))
+    stored = put(tmp_path, catalog, report)
+    cal = load_calibration(catalog)
+    assert cal.matmul(H100, "bf16") is None
+    assert any("P90 over GPUs, 5,000 TFLOP/s, is above the datasheet 989.5" in r
+               for r in refused(cal, stored.id))
+
+
+def test_an_accelerator_other_than_the_one_the_report_measured_is_refused(tmp_path, catalog,
+                                                                          make_report):
+    """`--accelerator H200` on an H100 report turned H100 figures into H200 calibration."""
+    with pytest.raises(CalibrationError, match=r"measured 'NVIDIA H100 80GB HBM3' "
+                                               r"\(H100-SXM5-80GB\), not H200"):
+        put(tmp_path, catalog, make_report(), accelerator="H200")
+    assert put(tmp_path, catalog, make_report(), accelerator="H100").accelerator == H100

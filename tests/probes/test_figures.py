@@ -58,6 +58,22 @@ def test_mig_a_missing_rank_and_a_failed_probe_are_refusals():
     assert figures[("matmul", "bf16")].refusal is None
 
 
+def test_repeated_ranks_and_ranks_on_other_gpus_are_refusals():
+    """Only the count of rank entries was checked: ranks [0, 0, 2 … 7] or 8,000 entries for 8
+    GPUs calibrated, and 4 H100 + 4 A100 ranks calibrated H100 from all eight."""
+    report = h100_report()
+    repeated = dataclasses.replace(report, ranks=(*report.ranks, report.ranks[0]))
+    assert all("not ranks 0–7 once each" in f.refusal for f in report_figures(repeated))
+    hole = dataclasses.replace(report, ranks=(report.ranks[0], *report.ranks[:1],
+                                              *report.ranks[2:]))
+    assert all("only 7 of 8 ranks" in f.refusal for f in report_figures(hole))
+    mixed = dataclasses.replace(report, ranks=tuple(
+        dataclasses.replace(r, gpu_name="NVIDIA A100-SXM4-80GB") if r.rank >= 4 else r
+        for r in report.ranks))
+    assert all("ranks ran on different GPUs (NVIDIA A100-SXM4-80GB, NVIDIA H100 80GB HBM3)"
+               in f.refusal for f in report_figures(mixed))
+
+
 def test_partial_nodes_custom_shapes_fast_fp8_and_short_messages():
     partial = by_kind(h100_report(world_size=2, local_world_size=2))
     assert "used 2 of the node's 8 GPUs" in partial[("intra", "all_reduce")].refusal
