@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ._app import CliExit, console, print_json, say_fields
-from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
+from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, clean_cell, print_table
 
 MAX_REPORT_ID = 1_000_000_000
 
@@ -205,13 +205,16 @@ def ingest_cmd(
             use = f"calibrates {s.accelerator} ({len(used)} figure(s))"
         else:
             use = "stored; calibrates nothing"
-        out.print(f"report {s.id}: {_machine(s)}"
-                  f"{' on ' + s.instance_type if s.instance_type else ''}; {use}", markup=False)
-        out.print(f"  matmul TFLOP/s: {what or '-'}", markup=False)
+        # a report's own text (GPU name, instance, error messages) may carry terminal control
+        # sequences: shown as visible escapes, as `probe show`'s table shows them
+        out.print(clean_cell(f"report {s.id}: {_machine(s)}"
+                             f"{' on ' + s.instance_type if s.instance_type else ''}; {use}"),
+                  markup=False)
+        out.print(clean_cell(f"  matmul TFLOP/s: {what or '-'}"), markup=False)
         if s.ingest_status != "stored":
-            out.print(f"  {say_fields(s.ingest_status)}", markup=False)
+            out.print(clean_cell(f"  {say_fields(s.ingest_status)}"), markup=False)
         for line in _reasons(refused):
-            out.print(f"  not used: {say_fields(line)}", markup=False)
+            out.print(clean_cell(f"  not used: {say_fields(line)}"), markup=False)
     out.print(f"database: {db_path()}", markup=False)
 
 
@@ -276,11 +279,11 @@ def show_cmd(
     out.print("Used by the planner:" if cal.used() else "Used by the planner: nothing; "
               "estimates use datasheet x published fractions.", markup=False)
     for n in cal.used():
-        out.print(f"  {say_fields(n.line())}", markup=False)
+        out.print(clean_cell(f"  {say_fields(n.line())}"), markup=False)
     if cal.rejected():
         out.print("Not used:", markup=False)
         for n in cal.rejected():
-            out.print(f"  {say_fields(n.line())}", markup=False)
+            out.print(clean_cell(f"  {say_fields(n.line())}"), markup=False)
 
 
 # -- `probe workload` (issue #20): the user's own layers, timed on this machine ------------------

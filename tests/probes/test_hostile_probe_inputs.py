@@ -351,3 +351,22 @@ def test_a_key_given_twice_is_refused_and_a_bom_is_not_damage():
         report_from_bytes(twice, source="twice.json")
     assert report_from_bytes(b"\xef\xbb\xbf" + good, source="bom.json").schema_version == \
         report_from_bytes(good, source="plain.json").schema_version
+
+
+def test_terminal_control_sequences_in_a_report_are_shown_escaped(tmp_path, capsys):
+    """An error message (or instance type) in a report could clear the screen or retitle the
+    terminal through `probe ingest` and `probe show`'s "Not used" lines."""
+    import dataclasses
+
+    from probes._schema import ProbeFailure
+
+    evil = "\x1b[2J\x1b]0;pwn\x07"
+    report = dataclasses.replace(h100_report(), errors=(ProbeFailure(
+        probe="memory", error_type="RuntimeError", message=f"boom{evil}", rank=1),))
+    path = tmp_path / "evil.json"
+    path.write_text(report_to_json(report))
+    assert main(["probe", "ingest", str(path)]) == 0
+    assert main(["probe", "show"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b[2J" in out  # visible, not acted on
