@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 from catalog import CatalogFileError, UnknownNameError, read_user_text
@@ -25,6 +26,8 @@ MAX_ACTUAL_GPU_HOURS = 1e10
 MAX_ACTUAL_USD = 1e12
 
 ACTUALS_COLUMNS = ("job", "gpu_hours", "cost_usd")
+
+_THOUSANDS = re.compile(r"\$?\d{1,3}(,\d{3})+(\.\d*)?")
 
 
 def load_actuals(path_or_text: str | Path, team_plan) -> dict[str, dict]:
@@ -72,12 +75,15 @@ def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, di
         for col, limit in limits.items():
             raw = (row[col] or "").strip()
             try:
-                if len(raw) > 40:
+                # commas only between thousands: "21.050,40" (a European 21,050.40) was read
+                # as 21.0504 and "21,05" as 2105, silently
+                if len(raw) > 40 or ("," in raw and not _THOUSANDS.fullmatch(raw)):
                     raise ValueError(raw)
                 v = float(raw.replace(",", "").replace("$", ""))
             except ValueError:
                 raise TeamPlanError(f"{at} (job {name!r}): {col} {raw[:40]!r} is not a number. "
-                                    "To fix: write e.g. 1234.5") from None
+                                    "To fix: write e.g. 1234.5 or 1,234.5 (a decimal point; "
+                                    "commas only between thousands)") from None
             if not 0 <= v <= limit:  # NaN fails this too
                 raise TeamPlanError(f"{at} (job {name!r}): {col} must be a number from 0 to "
                                     f"{limit:,.0f}, got {raw!r}. To fix: correct the row")

@@ -184,6 +184,16 @@ def test_actuals_text_is_parsed_and_bad_csv_is_one_line(catalog):
         parse_actuals('job,gpu_hours,cost_usd\npretrain-8b,1,"' + "x" * 200_000 + '"\n', plan)
 
 
+@pytest.mark.parametrize("cost", ['"21.050,40"', '"21,05"', '"1,2,3"'])
+def test_actuals_with_a_decimal_comma_are_refused_not_misread(catalog, cost):
+    """"21.050,40" (21,050.40 written the European way) was read as 21.0504: 1000x too small."""
+    plan = parse_team_plan(team_dict(), catalog=catalog)
+    with pytest.raises(TeamPlanError, match="is not a number.*commas only between thousands"):
+        parse_actuals(f"job,gpu_hours,cost_usd\npretrain-8b,1,{cost}\n", plan)
+    assert parse_actuals('job,gpu_hours,cost_usd\npretrain-8b,"1,000","$21,050.40"\n',
+                         plan) == {"pretrain-8b": {"gpu_hours": 1000.0, "cost_usd": 21050.4}}
+
+
 # ---- CSV formula injection ----------------------------------------------------------------------
 
 @pytest.mark.parametrize(("cell", "safe"), [
