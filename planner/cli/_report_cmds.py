@@ -47,7 +47,13 @@ def report_cmd(
     from catalog import check_output_path, load_catalog, write_bytes_atomic
     from planner.model import format_usd
     from planner.reports import compare_actuals, load_actuals, render
-    from planner.team import MAX_WORKERS, TeamPlanError, allocate, load_team_plan
+    from planner.team import (
+        MAX_WORKERS,
+        AllocationInfeasibleError,
+        TeamPlanError,
+        allocate,
+        load_team_plan,
+    )
 
     from ._app import overrides_option_default
     from ._model_cmds import active_calibration
@@ -76,10 +82,17 @@ def report_cmd(
     cat = load_catalog(overrides=overrides or overrides_option_default())
     team = load_team_plan(Path(team_file), catalog=cat)
     spent = load_actuals(Path(actuals), team) if actuals else None
-    with progress_on_stderr() as update:  # a large team plan takes a minute or more
-        allocation = allocate(team, catalog=cat, assumptions=W.assumptions_from(assume),
-                              calibration=active_calibration(cat),
-                              workers=workers or min(4, os.cpu_count() or 1), progress=update)
+    try:
+        with progress_on_stderr() as update:  # a large team plan takes a minute or more
+            allocation = allocate(team, catalog=cat, assumptions=W.assumptions_from(assume),
+                                  calibration=active_calibration(cat),
+                                  workers=workers or min(4, os.cpu_count() or 1),
+                                  progress=update)
+    except AllocationInfeasibleError as exc:
+        if json_out:  # scripts get every relaxation (the error line cuts a long list short)
+            print_json({"infeasible": True, "error": str(exc),
+                        "relaxations": list(exc.relaxations)})
+        raise
     if json_out:
         data = allocation.as_dict()
         if spent is not None:

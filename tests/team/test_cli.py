@@ -96,6 +96,12 @@ def test_infeasible_quota_exits_2_with_one_line(team_file, capsys):
     assert len(err.splitlines()) == 1
     assert err.startswith("error: ") and "To fix" in err
     assert "binding: quota aws/*/H100-SXM5-80GB in 2027-03" in err
+    # --json: the relaxations for scripts on stdout (it printed nothing), the same error line
+    assert main(["report", str(team_file), "--json"]) == 2
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert data["infeasible"] is True and data["relaxations"] and err.startswith("error: ")
+    assert data["error"] in err
 
 
 def test_bad_format_and_pdf_without_out(team_file, capsys):
