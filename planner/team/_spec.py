@@ -254,14 +254,20 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, 
     if not isinstance(team, str) or not team.strip():
         raise TeamPlanError(f"{at}: team must be a non-empty string, got {show(team)}. {FIX}")
     team = text(team, f"{at}: team")
+    starts_here = offsets(entry.get("start_offsets_days", starts), f"{at}: start_offsets_days")
+    window = (deadline - start).days
+    if min(starts_here) >= window:  # no start inside the window: "no plan finishes" misled
+        raise TeamPlanError(f"{at}: every start offset {list(starts_here)} is on or after the "
+                            f"deadline: the window {start} – {deadline} is {window} days. To "
+                            f"fix: give start_offsets_days below {window} (0 starts on "
+                            "earliest_start)")
     return Job(index=i, name=name, team=team, spec=spec, workload=workload,
                earliest_start=start, deadline=deadline, priority=priority, clouds=clouds,
                regions=regions, pricing=pricing, accelerators=accs, exclude=exclude,
                max_gpus=max_gpus,
                min_probability=_or(probability(entry.get("min_probability"),
                                                f"{at}: min_probability"), min_p),
-               start_offsets_days=offsets(entry.get("start_offsets_days", starts),
-                                          f"{at}: start_offsets_days"))
+               start_offsets_days=starts_here)
 
 
 def _or(value, default):

@@ -215,3 +215,17 @@ def test_team_csv_report_neutralises_user_text(catalog):
     csv = render(allocation, "csv").decode()
     assert "'=HYPERLINK" in csv and ",'@evil," in csv
     assert ",=HYPERLINK" not in csv and ",@evil," not in csv
+
+
+def test_start_offsets_that_all_fall_after_the_deadline_are_named(catalog):
+    """Offsets [20] in a 9-day window gave "no plan finishes … raise max_gpus", naming
+    neither the offsets nor the window; offsets partly beyond it (the team-wide default on a
+    short job) are fine."""
+    data = team_dict()
+    data["jobs"][1]["start_offsets_days"] = [21, 30]  # window 2027-03-20 – 04-10: 21 days
+    with pytest.raises(TeamPlanError, match=r"jobs\[2\] 'eval\|sweep <b>': every start offset "
+                                            r"\[21, 30\] is on or after the deadline: the "
+                                            r"window 2027-03-20 – 2027-04-10 is 21 days"):
+        parse_team_plan(data, catalog=catalog)
+    data["jobs"][1]["start_offsets_days"] = [0, 30]
+    assert parse_team_plan(data, catalog=catalog).jobs[1].start_offsets_days == (0, 30)
