@@ -115,7 +115,8 @@ def report_cmd(
     t = allocation.totals
     # markup=False: the path and the overrides path are user text, not rich markup.
     console(stderr=True, fit=True).print(
-        f"wrote {out}: {t['jobs']} jobs, {format_usd(t['cost_usd'])} expected. "
+        f"wrote {out}: {t['jobs']:,} job{'' if t['jobs'] == 1 else 's'}, "
+        f"{format_usd(t['cost_usd'])} expected. "
         f"{catalog_banner(cat)}", markup=False)
     if not json_out:  # the report is in the file: on the terminal, one line per job
         print_jobs(allocation.as_dict()["jobs"], wide=wide)

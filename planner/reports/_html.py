@@ -38,7 +38,7 @@ def html_report(allocation, comparison: dict | None = None) -> str:
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>GPU budget: {escape(a.name)}</title><style>{CSS}</style></head><body>",
         f"<h1>GPU budget: {escape(a.name)}</h1>",
-        f'<p class="lead">{t["jobs"]} jobs, <strong>{escape(R.usd(t["cost_usd"]))}</strong> '
+        f'<p class="lead">{R.jobs(t["jobs"])}, <strong>{escape(R.usd(t["cost_usd"]))}</strong> '
         f"expected, {escape(R.num(t['gpu_hours']))} GPU-hours, {escape(t['start'])} → "
         f"{escape(t['end'])} UTC.</p>",
         f'<p class="muted">Source: {escape(a.source)}; {escape(R.catalog_line(a))}.</p>',

@@ -32,7 +32,7 @@ def _lines(a, comparison: dict | None) -> list[tuple[str, str]]:
     """(style, text) lines: style 'h1', 'h2' or 'mono'."""
     t = a.totals
     out = [("h1", f"GPU budget: {a.name}"),
-           ("mono", f"{t['jobs']} jobs, {R.usd(t['cost_usd'])} expected, "
+           ("mono", f"{R.jobs(t['jobs'])}, {R.usd(t['cost_usd'])} expected, "
                     f"{R.num(t['gpu_hours'])} GPU-hours, {t['start']} -> {t['end']} UTC"),
            ("mono", f"Source: {a.source}; {R.catalog_line(a)}"), ("mono", "")]
 

@@ -13,6 +13,11 @@ def usd(x: float | None) -> str:
     return "—" if x is None else format_usd(x)
 
 
+def jobs(n: int) -> str:
+    """'1 job', '3 jobs'."""
+    return f"{n:,} job{'' if n == 1 else 's'}"
+
+
 def num(x: float | None, digits: int = 0) -> str:
     return "—" if x is None else f"{x:,.{digits}f}"
 

@@ -54,7 +54,7 @@ def markdown(allocation, comparison: dict | None = None) -> str:
     a = allocation
     t = a.totals
     lines = [f"# GPU budget: {_md_cell(a.name)}", "",
-             f"{t['jobs']} jobs, **{R.usd(t['cost_usd'])}** expected, {R.num(t['gpu_hours'])} "
+             f"{R.jobs(t['jobs'])}, **{R.usd(t['cost_usd'])}** expected, {R.num(t['gpu_hours'])} "
              f"GPU-hours, {t['start']} → {t['end']} UTC. Source: `{_md_code(a.source)}`; "
              f"{_md_cell(R.catalog_line(a))}.", "", "## Totals", ""]
     lines += _md_table(R.TOTALS_HEAD, R.totals_rows(a))

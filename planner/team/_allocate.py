@@ -105,7 +105,8 @@ def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1,
             c = Constraints(deadline_hours=job.window_hours, max_gpus=job.max_gpus,
                             min_probability=job.min_probability, clouds=job.clouds,
                             regions=job.regions, pricing=job.pricing, gpus=job.accelerators,
-                            exclude=job.exclude, quotas=quotas)
+                            exclude=job.exclude, allow_flagged=job.allow_flagged,
+                            quotas=quotas)
         except PlannerError as exc:
             raise PlannerError(f"{team_plan.source}: {job.where}: {in_team_terms(str(exc))}") \
                 from None

@@ -88,7 +88,7 @@ TOP_FIELDS = ("name", "jobs", "quotas", "budgets", "overrides", "start_offsets_d
               "min_probability")
 JOB_FIELDS = ("name", "team", "workload", "earliest_start", "deadline", "priority", "clouds",
               "regions", "pricing", "accelerators", "exclude", "max_gpus", "min_probability",
-              "start_offsets_days")
+              "start_offsets_days", "allow_flagged")
 WORKLOAD_FIELDS = ("model", "config", "params", "active_params", "experts",
                    "experts_per_token", "tokens", "seq_len", "global_batch_tokens",
                    "precision", "optimizer", "recompute", "finetune", "lora_rank",
@@ -133,6 +133,7 @@ class Job:
     max_gpus: int = DEFAULT_MAX_GPUS
     min_probability: float = DEFAULT_MIN_PROBABILITY  # 0: none required
     start_offsets_days: tuple[int, ...] = DEFAULT_START_OFFSETS_DAYS
+    allow_flagged: bool = False  # use flagged catalog prices (`gpuplan plan --allow-flagged`)
 
     def __post_init__(self) -> None:
         if self.deadline <= self.earliest_start:
@@ -254,6 +255,10 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, 
     if not isinstance(team, str) or not team.strip():
         raise TeamPlanError(f"{at}: team must be a non-empty string, got {show(team)}. {FIX}")
     team = text(team, f"{at}: team")
+    allow_flagged = entry.get("allow_flagged", False)
+    if not isinstance(allow_flagged, bool):  # "yes" as a string would otherwise be true
+        raise TeamPlanError(f"{at}: allow_flagged must be true or false, got "
+                            f"{show(allow_flagged)}. To fix: allow_flagged: true")
     starts_here = offsets(entry.get("start_offsets_days", starts), f"{at}: start_offsets_days")
     window = (deadline - start).days
     if min(starts_here) >= window:  # no start inside the window: "no plan finishes" misled
@@ -267,7 +272,7 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, 
                max_gpus=max_gpus,
                min_probability=_or(probability(entry.get("min_probability"),
                                                f"{at}: min_probability"), min_p),
-               start_offsets_days=starts_here)
+               start_offsets_days=starts_here, allow_flagged=allow_flagged)
 
 
 def _or(value, default):

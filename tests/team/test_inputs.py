@@ -229,3 +229,14 @@ def test_start_offsets_that_all_fall_after_the_deadline_are_named(catalog):
         parse_team_plan(data, catalog=catalog)
     data["jobs"][1]["start_offsets_days"] = [0, 30]
     assert parse_team_plan(data, catalog=catalog).jobs[1].start_offsets_days == (0, 30)
+
+
+def test_a_job_may_allow_flagged_prices_as_the_message_suggests(catalog):
+    """'… prices are flagged: … or pass allow_flagged' named a key a team file did not have."""
+    data = team_dict()
+    data["jobs"][0]["allow_flagged"] = True
+    assert parse_team_plan(data, catalog=catalog).jobs[0].allow_flagged is True
+    assert parse_team_plan(team_dict(), catalog=catalog).jobs[0].allow_flagged is False
+    data["jobs"][0]["allow_flagged"] = "yes"
+    with pytest.raises(TeamPlanError, match="allow_flagged must be true or false, got 'yes'"):
+        parse_team_plan(data, catalog=catalog)
