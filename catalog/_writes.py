@@ -25,8 +25,10 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
     """
     fix = "give the path of a file to create or replace."
     p = _as_path(path, what=what, fix=fix)
-    if os.fspath(path).endswith((os.sep, "/")):  # Path() drops the slash: "x.yaml/" → x.yaml
-        raise _fail(f"{what} {os.fspath(path)}: ends with '/', which names a directory. To fix: "
+    # Path() drops the slash ("x.yaml/" → x.yaml) and a last "." ("x/." → x)
+    text = os.fspath(path)
+    if text.endswith((os.sep, "/")) or os.path.basename(text) in (".", ".."):
+        raise _fail(f"{what} {text}: ends with '/', which names a directory. To fix: "
                     "give a file name without the trailing '/'.")
     try:
         if p.is_symlink():

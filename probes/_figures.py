@@ -75,18 +75,18 @@ def _report_refusal(report: ProbeReport) -> str | None:
                 "re-run without --quick to calibrate")
     if env.idle is not None and (env.idle.mig_mode or "").lower() == "enabled":
         return "MIG mode was on: a GPU slice is not the whole GPU"
-    if report.ranks:
-        ids = sorted(r.rank for r in report.ranks)
-        if len(set(ids)) < env.world_size:
-            return (f"only {len(set(ids))} of {env.world_size} ranks reported: a GPU that did "
-                    "not answer may be the slow one")
-        if ids != list(range(env.world_size)):  # a rank twice, or one the run did not have
-            return (f"the ranks reported ({len(ids)} entries) are not ranks 0–"
-                    f"{env.world_size - 1} once each: the report was edited or merged")
-        gpus = sorted({r.gpu_name for r in report.ranks if r.gpu_name})
-        if len(gpus) > 1:
-            return (f"the ranks ran on different GPUs ({', '.join(gpus)}): one accelerator's "
-                    "figures cannot come from another's")
+    ids = sorted(r.rank for r in report.ranks)
+    if len(set(ids)) < env.world_size:  # none at all too: the summaries would be unchecked
+        return (f"only {len(set(ids))} of {env.world_size} ranks reported: a GPU that did "
+                "not answer may be the slow one")
+    if ids != list(range(env.world_size)):  # a rank twice, or one the run did not have
+        return (f"the ranks reported ({len(ids)} entries) are not ranks 0–"
+                f"{env.world_size - 1} once each: the report was edited or merged")
+    gpus = sorted({r.gpu_name or "unnamed" for r in report.ranks}
+                  | ({env.gpu_model} if env.gpu_model else set()))
+    if len(gpus) > 1:  # between ranks, or against the environment's GPU
+        return (f"the ranks and the environment name different GPUs ({', '.join(gpus)}): one "
+                "accelerator's figures cannot come from another's")
     if any(e.probe == "gather" for e in report.errors):
         return "the ranks' results could not be gathered: the other GPUs are unknown"
     return None

@@ -210,11 +210,13 @@ def _run(argv: list[str] | None, args: list[str], only: str | None) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", CatalogNotice)  # every time it happens, as the CLI runs
-        shown = warnings.showwarning
+        shown, said = warnings.showwarning, set()
 
         def note(message, category, *rest, **kw):
             if issubclass(category, CatalogNotice):
-                print(f"note: {message}", file=sys.stderr)
+                if str(message) not in said:  # a command that asks the store twice: once
+                    said.add(str(message))
+                    print(f"note: {message}", file=sys.stderr)
             else:
                 shown(message, category, *rest, **kw)
 

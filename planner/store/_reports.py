@@ -133,29 +133,30 @@ def workload_figures(report) -> dict | None:
 
 def _accelerator_of(report, catalog: Catalog, override: str | None) -> str | None:
     env = report.environment
-    named = None  # the catalog accelerator the report's own GPU name resolves to
-    if env is not None and env.device_type == "cuda" and env.gpu_model:
+    named = where = None  # the catalog accelerator the report's GPU name (or instance) is
+    if env is not None and env.device_type == "cuda":
         try:
-            named = catalog.resolve_accelerator(env.gpu_model)
+            named = catalog.resolve_accelerator(env.gpu_model or "")
+            where = repr(env.gpu_model)
         except GpuplanError:
-            pass
+            try:  # an unknown type just means "not from the catalog"
+                named = catalog.instance_type(env.instance_type or "", env.cloud).accelerator
+                where = f"the GPUs of a {env.instance_type}"
+            except GpuplanError:
+                pass
     if override:
         chosen = catalog.resolve_accelerator(override)
         if named is not None and chosen != named:  # H100 figures would calibrate H200 plans
             raise CalibrationError(
-                f"the report measured {env.gpu_model!r} ({named}), not {chosen}: its figures "
-                f"would calibrate {chosen} plans. To fix: drop `accelerator` (it is for GPUs "
-                "whose name the catalog does not know)", field="accelerator", value=override)
+                f"the report measured {where} ({named}), not {chosen}: its figures would "
+                f"calibrate {chosen} plans. To fix: drop `accelerator` (it is for GPUs whose "
+                "name and instance the catalog does not know)", field="accelerator",
+                value=override)
         return chosen
     if env is None or env.device_type != "cuda":
         return None
     if named is not None:
         return named
-    if env.instance_type:
-        try:
-            return catalog.instance_type(env.instance_type, env.cloud).accelerator
-        except GpuplanError:  # an unknown type just means "not from the catalog"
-            pass
     raise CalibrationError(
         f"cannot tell which catalog accelerator {env.gpu_model!r} is. To fix: pass "
         "`accelerator` NAME (see `gpuplan gpus`)", field="accelerator", value=env.gpu_model)

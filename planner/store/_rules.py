@@ -139,8 +139,8 @@ def _bounds_refusal(c: Candidate) -> tuple[str | None, bool]:
         return (f"{c.value:,.4g} {c.unit} is above the datasheet {c.bound:,.4g} {c.unit} "
                 f"({c.bound_source}): impossible", True)
     if c.p90 is not None and c.p90 > c.bound:  # a median can hide GPUs reporting the impossible
-        return (f"its P90 over GPUs, {c.p90:,.4g} {c.unit}, is above the datasheet "
-                f"{c.bound:,.4g} {c.unit} ({c.bound_source}): impossible", True)
+        return (f"its P90 (over GPUs, or one GPU's repeats), {c.p90:,.4g} {c.unit}, is above "
+                f"the datasheet {c.bound:,.4g} {c.unit} ({c.bound_source}): impossible", True)
     if c.value < MIN_FRACTION_OF_PEAK * c.bound:
         return (f"{c.value:,.4g} {c.unit} is below {MIN_FRACTION_OF_PEAK:.0%} of the datasheet "
                 f"{c.bound:,.4g} {c.unit} ({c.bound_source}): a broken measurement", True)

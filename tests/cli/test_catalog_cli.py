@@ -267,3 +267,14 @@ def test_a_lost_active_catalog_is_replaced_with_a_note_once(capsys):
         "instead (it is now the active catalog)"), err
     code, _, err = run(capsys, "offers", "--gpu", "H100", "--json")
     assert code == 0 and "note:" not in err and err.startswith("Catalog: packaged"), err
+
+
+def test_the_lost_catalog_note_is_said_once_per_command_even_when_it_cannot_be_repaired(
+        capsys):
+    """A marker that is a directory cannot be rewritten: `catalog info` asks the store twice
+    and printed the note twice."""
+    from catalog import _paths
+
+    _paths.active_marker().mkdir(parents=True)
+    code, _, err = run(capsys, "catalog", "info")
+    assert code == 0 and err.count("note: the active catalog could not be read") == 1, err

@@ -256,8 +256,10 @@ def test_reingesting_the_same_file_is_a_no_op(tmp_path, catalog, make_report):
 
 
 def test_reingesting_with_another_accelerator_is_not_ignored(tmp_path, catalog, make_report):
-    path = write_report_atomic(make_report(gpu_model="NVIDIA H100"), tmp_path / "r.json")
-    first = ingest(path, catalog)
+    # "NVIDIA H100" alone does not say SXM or NVL (on a p5.48xlarge the instance would)
+    path = write_report_atomic(make_report(gpu_model="NVIDIA H100", instance_type=None,
+                                           cloud=None), tmp_path / "r.json")
+    first = ingest(path, catalog, accelerator="H100")
     again = ingest(path, catalog, accelerator="H100-NVL-94GB")
     assert again.id == first.id and again.accelerator == "H100-NVL-94GB"
     assert f"was {first.accelerator}" in again.ingest_status
@@ -623,7 +625,8 @@ def test_gpus_above_the_datasheet_refuse_the_report_though_the_median_is_fine(
     stored = put(tmp_path, catalog, report)
     cal = load_calibration(catalog)
     assert cal.matmul(H100, "bf16") is None
-    assert any("P90 over GPUs, 5,000 TFLOP/s, is above the datasheet 989.5" in r
+    assert any("P90 (over GPUs, or one GPU's repeats), 5,000 TFLOP/s, is above the datasheet "
+               "989.5" in r
                for r in refused(cal, stored.id))
 
 
@@ -634,3 +637,8 @@ def test_an_accelerator_other_than_the_one_the_report_measured_is_refused(tmp_pa
                                                r"\(H100-SXM5-80GB\), not H200"):
         put(tmp_path, catalog, make_report(), accelerator="H200")
     assert put(tmp_path, catalog, make_report(), accelerator="H100").accelerator == H100
+    # without a GPU name the instance type says which GPU it was
+    nameless = make_report(gpu_model=None)
+    with pytest.raises(CalibrationError, match=r"measured the GPUs of a p5.48xlarge "
+                                               r"\(H100-SXM5-80GB\), not H200"):
+        put(tmp_path, catalog, nameless, "nameless.json", accelerator="H200")

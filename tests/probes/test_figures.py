@@ -70,8 +70,18 @@ def test_repeated_ranks_and_ranks_on_other_gpus_are_refusals():
     mixed = dataclasses.replace(report, ranks=tuple(
         dataclasses.replace(r, gpu_name="NVIDIA A100-SXM4-80GB") if r.rank >= 4 else r
         for r in report.ranks))
-    assert all("ranks ran on different GPUs (NVIDIA A100-SXM4-80GB, NVIDIA H100 80GB HBM3)"
-               in f.refusal for f in report_figures(mixed))
+    different = "the ranks and the environment name different GPUs"
+    assert all(f"{different} (NVIDIA A100-SXM4-80GB, NVIDIA H100 80GB HBM3)" in f.refusal
+               for f in report_figures(mixed))
+    # every rank on another GPU than the environment says, a rank without a name, no ranks
+    others = dataclasses.replace(report, ranks=tuple(
+        dataclasses.replace(r, gpu_name="NVIDIA A100-SXM4-80GB") for r in report.ranks))
+    assert all(different in f.refusal for f in report_figures(others))
+    unnamed = dataclasses.replace(report, ranks=tuple(
+        dataclasses.replace(r, gpu_name=None) if r.rank == 3 else r for r in report.ranks))
+    assert all("unnamed" in f.refusal for f in report_figures(unnamed))
+    none = dataclasses.replace(report, ranks=())
+    assert all("only 0 of 8 ranks reported" in f.refusal for f in report_figures(none))
 
 
 def test_partial_nodes_custom_shapes_fast_fp8_and_short_messages():

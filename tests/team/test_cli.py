@@ -148,7 +148,7 @@ def test_an_out_path_ending_in_a_slash_is_refused_not_written_as_a_file(team_fil
     slash); an existing x.md was replaced by `--out x.md/`."""
     existing = tmp_path / "x.md"
     existing.write_text("keep\n")
-    for out in (tmp_path / "newname", existing):
-        assert main(["report", str(team_file), "--out", f"{out}/"]) == 2
+    for out in (f"{tmp_path / 'newname'}/", f"{existing}/", f"{tmp_path / 'newname'}/."):
+        assert main(["report", str(team_file), "--out", out]) == 2
         assert "ends with '/', which names a directory" in capsys.readouterr().err
     assert not (tmp_path / "newname").exists() and existing.read_text() == "keep\n"
