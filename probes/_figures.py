@@ -16,8 +16,8 @@ Four kinds of figure, each the statistic the planner's default replaces:
 
 A refusal here is a fact about the report alone: schema 1, a CPU run, quick mode, MIG, custom
 shapes, a probe that failed on some rank, a missing or repeated rank, ranks on different GPUs,
-a partial node, fp8 that failed its
-accuracy check, a message size short of the plateau.
+a summary over GPUs that is not what the ranks' figures give, a partial node, fp8 that
+failed its accuracy check, a message size short of the plateau.
 
 The workload probe's layer (`workload_refusal`) is refused for the same facts about the report
 and, for its own, a failed or partial run (not every GPU of the node), and tensor parallelism
@@ -87,8 +87,39 @@ def _report_refusal(report: ProbeReport) -> str | None:
     if len(gpus) > 1:  # between ranks, or against the environment's GPU
         return (f"the ranks and the environment name different GPUs ({', '.join(gpus)}): one "
                 "accelerator's figures cannot come from another's")
+    edited = _summary_not_from_ranks(report)
+    if edited:
+        return edited
     if any(e.probe == "gather" for e in report.errors):
         return "the ranks' results could not be gathered: the other GPUs are unknown"
+    return None
+
+
+def _summary_not_from_ranks(report: ProbeReport) -> str | None:
+    """The across-GPU summaries (what calibrates) recomputed from the ranks' own figures, as
+    the probe computed them (``with_spreads``): a summary that differs was edited, and could
+    hide outlier GPUs behind tidy numbers."""
+    import math
+
+    from probes._gather import with_spreads
+
+    matmul, memory = with_spreads(report.matmul, report.memory, report.ranks)
+    pairs = [(f"matmul {d.dtype}", d.across_ranks, e.across_ranks) for d, e in zip(
+        report.matmul.dtypes if report.matmul else (), matmul.dtypes if matmul else (),
+        strict=True)]
+    pairs += [(f"memory {p.name}", p.across_ranks, e.across_ranks) for p, e in zip(
+        report.memory.points if report.memory else (), memory.points if memory else (),
+        strict=True)]
+    for what, given, ranks in pairs:
+        if given is None or ranks is None:
+            continue
+        same = given.n == ranks.n and all(
+            math.isclose(getattr(given, k), getattr(ranks, k), rel_tol=1e-9, abs_tol=1e-9)
+            for k in ("min", "p10", "p50", "p90", "max"))
+        if not same:
+            return (f"the {what} summary over GPUs (median {given.p50:,.4g}, n {given.n}) is "
+                    f"not what the ranks' own figures give (median {ranks.p50:,.4g}, n "
+                    f"{ranks.n}): the report was edited")
     return None
 
 

@@ -616,18 +616,38 @@ def test_gpus_above_the_datasheet_refuse_the_report_though_the_median_is_fine(
         tmp_path, catalog, make_report):
     """Only the median was bounded: three of eight GPUs at 5,000 bf16 TFLOP/s (H100: 989.5)
     calibrated, and `probe show` listed the report as used with "p90 5,000.0"."""
+    from probes._gather import with_spreads
+    from probes._schema import NamedValue
+
     report = make_report(bf16_tflops=650.0)
-    bf16 = next(d for d in report.matmul.dtypes if d.dtype == "bf16")
-    edited = dataclasses.replace(bf16, across_ranks=dataclasses.replace(
-        bf16.across_ranks, p90=5000.0, max=5000.0))
-    report = dataclasses.replace(report, matmul=dataclasses.replace(
-        report.matmul, dtypes=tuple(edited if d is bf16 else d for d in report.matmul.dtypes)))
+    ranks = tuple(dataclasses.replace(r, matmul_best_tflops=tuple(
+        NamedValue(name=v.name, value=5000.0) if v.name == "bf16" and r.rank < 3 else v
+        for v in r.matmul_best_tflops)) for r in report.ranks)
+    matmul, memory = with_spreads(report.matmul, report.memory, ranks)  # as the probe would
+    report = dataclasses.replace(report, ranks=ranks, matmul=matmul, memory=memory)
     stored = put(tmp_path, catalog, report)
     cal = load_calibration(catalog)
     assert cal.matmul(H100, "bf16") is None
     assert any("P90 (over GPUs, or one GPU's repeats), 5,000 TFLOP/s, is above the datasheet "
                "989.5" in r
                for r in refused(cal, stored.id))
+
+
+def test_a_summary_that_is_not_what_the_ranks_measured_refuses_the_report(tmp_path, catalog,
+                                                                          make_report):
+    """The summaries over GPUs were trusted as written: an edited report could hide outlier
+    GPUs behind a tidy median and P90."""
+    report = make_report(bf16_tflops=650.0)
+    bf16 = next(d for d in report.matmul.dtypes if d.dtype == "bf16")
+    tidy = dataclasses.replace(bf16, across_ranks=dataclasses.replace(
+        bf16.across_ranks, p50=700.0, p90=700.0, max=700.0))
+    report = dataclasses.replace(report, matmul=dataclasses.replace(
+        report.matmul, dtypes=tuple(tidy if d is bf16 else d for d in report.matmul.dtypes)))
+    stored = put(tmp_path, catalog, report)
+    cal = load_calibration(catalog)
+    assert cal.matmul(H100, "bf16") is None
+    assert any("matmul bf16 summary over GPUs (median 700, n 8) is not what the ranks' own "
+               "figures give (median 650" in r for r in refused(cal, stored.id))
 
 
 def test_an_accelerator_other_than_the_one_the_report_measured_is_refused(tmp_path, catalog,
