@@ -67,7 +67,7 @@ def plot_text(text: object) -> str:
 def count(n: float) -> str:
     """50e9 → '50B', 1.5e12 → '1.5T', 1e15 → '1,000T' (as people write token counts)."""
     for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= scale:
+        if n >= 0.9995 * scale:  # 999.6e9 rounds to 1T, not "1,000B"
             v = n / scale
             return (f"{v:,.3g}" if v < 999.5 else f"{v:,.0f}") + suffix
     return f"{n:,.0f}"
@@ -120,10 +120,10 @@ def chance(p: float | None) -> str:
 
 def duration_beside(h: float, other: float) -> str:
     """``duration(h)``, with two decimals where one would read the same as ``other``'s (a
-    plan 1.04 h long past a 1.0 h deadline read "1.0 h")."""
+    plan 1.04 h long past a 1.0 h deadline read "1.0 h"; 96.4 h past 96 h read "4.0 days")."""
     text = duration(h)
-    if text == duration(other) and h != other and h < 48:
-        return f"{h:,.2f} h"
+    if text == duration(other) and h != other:
+        return f"{h:,.2f} h" if h < 48 else f"{h / 24:,.2f} days"
     return text
 
 

@@ -96,30 +96,36 @@ def _report_refusal(report: ProbeReport) -> str | None:
 
 
 def _summary_not_from_ranks(report: ProbeReport) -> str | None:
-    """The across-GPU summaries (what calibrates) recomputed from the ranks' own figures, as
-    the probe computed them (``with_spreads``): a summary that differs was edited, and could
-    hide outlier GPUs behind tidy numbers."""
+    """Every measured figure's summary over GPUs (what calibrates) recomputed from the ranks'
+    own figures, as the probe computes it (``spread``): each rank must report the figure and
+    the summary must be what they give. An edited, deleted or rank-less summary could hide
+    outlier GPUs behind tidy numbers (or fall back to one GPU's)."""
     import math
 
-    from probes._gather import with_spreads
+    from probes._gather import _values
+    from probes._stats import spread
 
-    matmul, memory = with_spreads(report.matmul, report.memory, report.ranks)
-    pairs = [(f"matmul {d.dtype}", d.across_ranks, e.across_ranks) for d, e in zip(
-        report.matmul.dtypes if report.matmul else (), matmul.dtypes if matmul else (),
-        strict=True)]
-    pairs += [(f"memory {p.name}", p.across_ranks, e.across_ranks) for p, e in zip(
-        report.memory.points if report.memory else (), memory.points if memory else (),
-        strict=True)]
-    for what, given, ranks in pairs:
-        if given is None or ranks is None:
-            continue
-        same = given.n == ranks.n and all(
+    world = report.environment.world_size
+    items = [(f"matmul {d.dtype}", "matmul_best_tflops", d.dtype, d.across_ranks)
+             for d in (report.matmul.dtypes if report.matmul else ())
+             if d.status == "measured" and d.best_tflops]
+    items += [(f"memory {p.name}", "memory_gb_per_s", p.name, p.across_ranks)
+              for p in (report.memory.points if report.memory else ())
+              if p.status == "measured" and p.gb_per_s]
+    for what, attr, name, given in items:
+        values, who = _values(report.ranks, attr, name)
+        if len(values) != world:
+            return (f"{len(values)} of {world} ranks report their {what} figure: the summary "
+                    "over GPUs cannot be checked")
+        ranks = spread(values, who)
+        same = given is not None and given.n == ranks.n and all(
             math.isclose(getattr(given, k), getattr(ranks, k), rel_tol=1e-9, abs_tol=1e-9)
             for k in ("min", "p10", "p50", "p90", "max"))
         if not same:
-            return (f"the {what} summary over GPUs (median {given.p50:,.4g}, n {given.n}) is "
-                    f"not what the ranks' own figures give (median {ranks.p50:,.4g}, n "
-                    f"{ranks.n}): the report was edited")
+            shown = "missing" if given is None else f"median {given.p50:,.4g}, n {given.n}"
+            return (f"the {what} summary over GPUs ({shown}) is not what the ranks' own "
+                    f"figures give (median {ranks.p50:,.4g}, n {ranks.n}): the report was "
+                    "edited")
     return None
 
 

@@ -161,7 +161,8 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
             f"capacity: {n} spot {o.instance_type} in {o.region} for "
             f"{wall[i]:,.0f} h is above the {c.max_spot_instances}-instance spot fleet "
             "limit (`max_spot_instances`); clouds publish no spot capacity, so check "
-            f"{SPOT_CAPACITY_CHECK[o.cloud]} before counting on it")
+            f"{SPOT_CAPACITY_CHECK.get(o.cloud, 'the cloud spot signals and your quota')} "
+            "before counting on it")
     if not o.price_usable:
         why = o.flag_reasons or ", ".join(o.flags)
         warnings.append(f"flagged price used (`allow_flagged`): {why}")

@@ -187,6 +187,7 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
         report = report_from_bytes(raw, source=source)
     except ReportError as exc:
         raise CalibrationError(str(exc)) from None
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # the same report with a BOM is the same report
     digest = hashlib.sha256(raw).hexdigest()
     acc = _accelerator_of(report, catalog, accelerator)
     env = report.environment
@@ -212,7 +213,7 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
              env.gpu_count if env else None, env.node_count if env else None,
              env.world_size if env else None, env.cloud if env else None,
              env.instance_type if env else None, env.region if env else None,
-             raw.decode("utf-8").removeprefix("\ufeff")))  # parsed as validated: no BOM
+             raw.decode("utf-8")))
         rid = cur.lastrowid
         conn.executemany("INSERT INTO measurements VALUES (?,?,?,?,?)",
                          [(rid, *r) for r in rows])

@@ -173,7 +173,8 @@ def test_uploads_larger_than_the_limit_are_refused():
 def test_token_counts_beyond_a_thousand_trillion_read_as_numbers():
     from app_pages._format import count
 
-    assert [count(x) for x in (5e10, 1.5e12, 1e15)] == ["50B", "1.5T", "1,000T"]  # not 1e+03T
+    assert [count(x) for x in (5e10, 1.5e12, 1e15, 999.6e9)] == [
+        "50B", "1.5T", "1,000T", "1T"]  # not 1e+03T, not 1,000B
 
 
 # ---- the team page: an upload may not name server files -------------------------------------
@@ -280,6 +281,7 @@ def test_rounded_figures_do_not_contradict_the_sentence_they_are_in():
     assert [chance(p) for p in (0.5, 0.9997, 1.0, 0.99999999, 0.004, 1e-5)] == [
         "50%", "99.97%", "100%", "> 99.99%", "0.4%", "< 0.01%"]
     assert duration_beside(1.04, 1.0) == "1.04 h" and duration_beside(30.0, 1.0) == "30.0 h"
+    assert duration_beside(96.4, 96.0) == "4.02 days"  # "4.0 days" beside a 96 h deadline
     said = " ".join(texts(app(min_prob="1")))
     assert "with probability 100%" not in said
 

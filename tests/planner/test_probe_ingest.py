@@ -610,6 +610,8 @@ def test_a_report_file_with_a_byte_order_mark_is_stored_usable(tmp_path, catalog
     stored = ingest_bytes(b"\xef\xbb\xbf" + path.read_bytes(), catalog, source="bom.json")
     assert load_calibration(catalog).matmul(H100, "bf16").value == 650.0
     assert report_json(stored.id)["environment"]["instance_type"] == "p5.48xlarge"
+    # the same report without the BOM is the same report (it was stored twice, counted twice)
+    assert ingest_bytes(path.read_bytes(), catalog, source="plain.json").id == stored.id
 
 
 def test_gpus_above_the_datasheet_refuse_the_report_though_the_median_is_fine(

@@ -13,7 +13,7 @@ from probe_reports import h100_report
 
 from probes._figures import report_figures
 from probes._gather import merge_failures, rank_result, with_spreads
-from probes._schema import ProbeFailure
+from probes._schema import NamedValue, ProbeFailure
 from probes._stats import percentile, spread
 
 
@@ -94,8 +94,12 @@ def test_partial_nodes_custom_shapes_fast_fp8_and_short_messages():
     assert "custom shapes" in by_kind(custom)[("matmul", "bf16")].refusal
     assert "short of the busbw plateau" in by_kind(report)[("intra", "all_reduce")].refusal
     fast = dataclasses.replace(report.matmul.dtypes[1], dtype="fp8_e4m3_fast")
-    report = dataclasses.replace(report, matmul=dataclasses.replace(
-        report.matmul, dtypes=(*report.matmul.dtypes, fast)))
+    ranks = tuple(dataclasses.replace(r, matmul_best_tflops=(
+        *r.matmul_best_tflops, NamedValue(name="fp8_e4m3_fast", value=1300.0)))
+        for r in report.ranks)  # every rank reports it, as the probe's gather does
+    matmul, memory = with_spreads(dataclasses.replace(
+        report.matmul, dtypes=(*report.matmul.dtypes, fast)), report.memory, ranks)
+    report = dataclasses.replace(report, matmul=matmul, memory=memory, ranks=ranks)
     assert "fast accumulation" in by_kind(report)[("matmul", "fp8_e4m3_fast")].refusal
 
 
@@ -138,3 +142,23 @@ def test_percentile_interpolates_linearly():
     assert percentile([0, 10], 10) == pytest.approx(1.0)
     with pytest.raises(ValueError):
         percentile([], 50)
+
+
+def test_a_summary_without_rank_figures_or_ranks_without_a_summary_is_refused():
+    """Both bypassed the summary check: a bf16 summary of 900 with no rank reporting bf16
+    calibrated 900, and a deleted summary fell back to rank 0 while ranks 1–7 said 5,000."""
+    report = h100_report(bf16_tflops=650.0)
+    no_figures = dataclasses.replace(report, ranks=tuple(dataclasses.replace(
+        r, matmul_best_tflops=tuple(v for v in r.matmul_best_tflops if v.name != "bf16"))
+        for r in report.ranks))
+    assert all("0 of 8 ranks report their matmul bf16 figure" in f.refusal
+               for f in report_figures(no_figures))
+    outliers = tuple(dataclasses.replace(r, matmul_best_tflops=tuple(
+        NamedValue(name=v.name, value=5000.0) if v.name == "bf16" and r.rank else v
+        for v in r.matmul_best_tflops)) for r in report.ranks)
+    deleted = dataclasses.replace(report, ranks=outliers, matmul=dataclasses.replace(
+        report.matmul, dtypes=tuple(dataclasses.replace(d, across_ranks=None)
+                                    if d.dtype == "bf16" else d
+                                    for d in report.matmul.dtypes)))
+    assert all("matmul bf16 summary over GPUs (missing) is not what the ranks' own figures "
+               "give (median 5,000" in f.refusal for f in report_figures(deleted))
