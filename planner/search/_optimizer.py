@@ -78,29 +78,30 @@ def spot_rate(offer: Offer, A: Assumptions) -> float:
     return A.spot_interruptions_per_hour[offer.cloud]
 
 
-def _excluded(offer: Offer, exclude: set[str]) -> bool:
-    """Whether `exclude` names the offer's instance type, cloud or region."""
-    return bool({offer.instance_type, offer.cloud, offer.region} & exclude)
+def _considered(catalog: Catalog, c: Constraints):
+    """The priced offer rows the filters and `exclude` keep, GPUs only unless `gpu` names
+    accelerators: what ``usable_offers`` times (and, when none can be timed, what
+    ``_untimed_accelerators`` names)."""
+    from catalog import select_offers
+
+    exclude, explicit = set(c.exclude), bool(c.gpus)
+    for r in select_offers(catalog, gpus=c.gpus, clouds=c.clouds, regions=c.regions,
+                           pricing=c.pricing, include_unpriced=False, include_flagged=True):
+        o = r.offer
+        if o.usd_per_hour is None or {o.instance_type, o.cloud, o.region} & exclude:
+            continue
+        if explicit or r.accelerator.vendor in GPU_VENDORS:  # TPU/Trainium/Gaudi by --gpu only
+            yield r
 
 
 def usable_offers(catalog: Catalog, workload: Workload,
                   c: Constraints) -> tuple[list[Offer], FlaggedSkipped]:
     """Offers that pass the filters and whose accelerator the model can cost, and what the
     catalog's flags kept out (or let in, with ``allow_flagged``)."""
-    from catalog import select_offers
-
-    exclude = set(c.exclude)
-    explicit = bool(c.gpus)
-    rows = select_offers(catalog, gpus=c.gpus, clouds=c.clouds, regions=c.regions,
-                         pricing=c.pricing, include_unpriced=False, include_flagged=True)
     out, skipped = [], []
     timed: dict[str, bool] = {}  # can_time per accelerator (thousands of offers, ~40 of them)
-    for r in rows:
+    for r in _considered(catalog, c):
         o, acc = r.offer, r.accelerator
-        if o.usd_per_hour is None or _excluded(o, exclude):
-            continue
-        if not explicit and acc.vendor not in GPU_VENDORS:
-            continue  # TPU/Trainium/Gaudi only when asked for by --gpu
         if acc.name not in timed:
             timed[acc.name] = can_time(acc, workload.precision)
         if not timed[acc.name]:
@@ -284,17 +285,11 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
 
 
 def _untimed_accelerators(workload: Workload, catalog: Catalog, c: Constraints) -> list[str]:
-    """The accelerators of priced offers matching the filters that the model cannot time at
-    the workload's precision (`usable_offers` drops them; only asked when nothing is left)."""
-    from catalog import select_offers
-
-    exclude = set(c.exclude)
-    rows = select_offers(catalog, gpus=c.gpus, clouds=c.clouds, regions=c.regions,
-                         pricing=c.pricing, include_unpriced=False, include_flagged=True)
-    return sorted({r.accelerator.name for r in rows
-                   if not _excluded(r.offer, exclude)
-                   and (c.gpus or r.accelerator.vendor in GPU_VENDORS)
-                   and not can_time(r.accelerator, workload.precision)})
+    """The accelerators of the offers ``usable_offers`` considers that the model cannot time
+    at the workload's precision (only asked when no offer is left)."""
+    accelerators = {r.accelerator.name: r.accelerator for r in _considered(catalog, c)}
+    return sorted(name for name, acc in accelerators.items()
+                  if not can_time(acc, workload.precision))
 
 
 def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedSkipped,
