@@ -31,6 +31,15 @@ INFERRED_SIZE_TOLERANCE = 1.10
 EXPERT_FFN_MULTIPLE, NARROW_EXPERT_MULTIPLE, NARROW_EXPERT_BELOW = 64, 16, 512
 
 
+def _miss(arch: Architecture, params_total: float, params_active: float | None) -> float:
+    """How far ``arch`` is from the counts: the worse |log ratio| of total and (for a mixture
+    of experts) active parameters."""
+    miss = abs(math.log(arch.params_total() / params_total))
+    if params_active is not None:
+        miss = max(miss, abs(math.log(arch.params_active() / params_active)))
+    return miss
+
+
 def _closest_moe(shape, hidden: int, layers_exact: float, expert_share: float,
                  params_total: float, params_active: float) -> Architecture:
     """The MoE shape nearest to both counts: the layer count rounded either way, the expert
@@ -44,8 +53,7 @@ def _closest_moe(shape, hidden: int, layers_exact: float, expert_share: float,
         for ffn in {max(step, m * step) for m in (math.floor(width / step),
                                                   math.ceil(width / step))}:
             arch = shape(hidden, layers, ffn)
-            miss = max(abs(math.log(arch.params_total() / params_total)),
-                       abs(math.log(arch.params_active() / params_active)))
+            miss = _miss(arch, params_total, params_active)
             if best is None or miss < best[0]:
                 best = (miss, arch)
     return best[1]
@@ -117,8 +125,8 @@ def infer_architecture(params_total: float, params_active: float | None = None, 
         arch = shape(hidden, max(1, round(layers_exact)), ffn)
     layers, ffn = arch.layers, arch.ffn_hidden
     total, active = arch.params_total(), arch.params_active()
-    if max(abs(math.log(total / params_total)), abs(math.log(
-            active / params_active)) if moe else 0.0) > math.log(INFERRED_SIZE_TOLERANCE):
+    if _miss(arch, params_total, params_active if moe else None) > math.log(
+            INFERRED_SIZE_TOLERANCE):
         # e.g. so many experts that even the narrowest expert and the router overshoot the
         # count: say so rather than plan a model of another size
         wanted = f"{params_total / 1e9:.3g}B parameters" + (
@@ -134,6 +142,6 @@ def infer_architecture(params_total: float, params_active: float | None = None, 
     notes = (f"architecture inferred from parameter count: {layers} layers, hidden {hidden}, "
              f"{heads} heads ({kv_heads} KV), gated FFN {ffn}, vocab {vocab}"
              + (f", {experts} experts top-{experts_per_token}" if moe else "")
-             + f" → {arch.params_total() / 1e9:.2f}B total"
-             + (f", {arch.params_active() / 1e9:.2f}B active" if moe else ""),)
+             + f" → {total / 1e9:.2f}B total"
+             + (f", {active / 1e9:.2f}B active" if moe else ""),)
     return arch, notes
