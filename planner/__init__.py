@@ -13,61 +13,38 @@ data in, data out, no files, no printing, no mutation of inputs. numpy loads on 
     planner.cli       the ``gpuplan`` command line
 """
 
-from .model import (
-    FRAMEWORKS,
-    NO_CALIBRATION,
-    PROFILES,
-    Architecture,
-    Assumptions,
-    Calibration,
-    CalibrationError,
-    Cluster,
-    Estimate,
-    FrameworkProfile,
-    HardwareError,
-    Measurement,
-    NoFitError,
-    ParallelPlan,
-    PlannerError,
-    PlanPins,
-    TimeRange,
-    Workload,
-    WorkloadError,
-    WorkloadSpec,
-    architecture_from_config,
-    build_cluster,
-    build_workload,
-    can_time,
-    cluster_for_instance,
-    estimate,
-    infer_architecture,
-    parse_count,
-    parse_deadline,
-    preset,
-    preset_names,
-    reference_cluster,
-)
-
-# The optimizer's names load on first use: `gpuplan estimate` never needs planner.search
-# (~20 ms of imports). `from planner import plan` works the same (PEP 562).
+# Every name loads on first use (PEP 562): `import planner` is only this file, so `gpuplan
+# offers` never imports the model (numpy) and a Ctrl-C while `gpuplan` starts is caught by
+# `planner.cli.main`, not shown as a traceback from an import. `from planner import plan`
+# works the same.
+_FROM_MODEL = frozenset({
+    "FRAMEWORKS", "NO_CALIBRATION", "PROFILES", "Architecture", "Assumptions", "Calibration",
+    "CalibrationError", "Cluster", "Estimate", "FrameworkProfile", "HardwareError",
+    "Measurement", "NoFitError", "ParallelPlan", "PlannerError", "PlanPins", "TimeRange",
+    "Workload", "WorkloadError", "WorkloadSpec", "architecture_from_config", "build_cluster",
+    "build_workload", "can_time", "cluster_for_instance", "estimate", "infer_architecture",
+    "parse_count", "parse_deadline", "preset", "preset_names", "reference_cluster"})
 _FROM_SEARCH = frozenset({"Candidate", "Constraints", "PlanResult", "QuotaRule", "Quotas",
                           "parse_quotas", "plan"})
+_ALIASES = {"framework_profiles": "PROFILES"}  # the framework profiles by name
 
 
 def __getattr__(name: str):
-    if name in _FROM_SEARCH:
-        from . import search
-
-        value = getattr(search, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'planner' has no attribute {name!r}")
+    source = _ALIASES.get(name, name)
+    if source in _FROM_MODEL:
+        from . import model as module
+    elif source in _FROM_SEARCH:
+        from . import search as module
+    else:
+        raise AttributeError(f"module 'planner' has no attribute {name!r}")
+    value = getattr(module, source)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_FROM_SEARCH})
+    return sorted({*globals(), *_FROM_MODEL, *_FROM_SEARCH, *_ALIASES})
 
-framework_profiles = PROFILES  # the framework profiles by name
 
 __all__ = [
     "FRAMEWORKS", "NO_CALIBRATION", "Architecture", "Assumptions", "Calibration",

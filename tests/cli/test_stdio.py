@@ -119,3 +119,33 @@ def test_a_terminal_of_zero_columns_is_taken_as_unknown(monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.setattr(_tables.os, "get_terminal_size", lambda fd: os.terminal_size((0, 0)))
     assert _tables.text_width(Tty()) == _tables.PIPED_WIDTH
+
+
+def test_ctrl_c_while_the_cli_imports_exits_130_with_one_line():
+    # `gpuplan` spends ~0.1 s importing typer and numpy; a Ctrl-C there was a traceback from
+    # an import. The import now happens inside planner.cli.main (an import hook stands in for
+    # the key press, deterministically).
+    code = (
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'planner.cli._main':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "from planner.cli import main\n"
+        "sys.exit(main(['gpus']))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert proc.returncode == 130
+    assert proc.stderr.strip() == ("error: interrupted (Ctrl-C); files are written whole or "
+                                   "not at all")
+
+
+def test_import_planner_loads_neither_numpy_nor_the_cli():
+    # what makes the window above small, and `gpuplan offers` skip the model's imports
+    code = ("import sys, planner, planner.cli\n"
+            "print(sorted(m for m in ('numpy', 'typer', 'planner.model', 'planner.cli._main')"
+            " if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60, check=True).stdout
+    assert out.strip() == "[]"
