@@ -6,6 +6,7 @@
     select_offers, OfferRow        filtered, sorted, joined views (flagged offers on request)
     accelerator_summaries          one row per accelerator with its cheapest usable price
     Offer, InstanceType, Accelerator, CLOUDS, PRICING_MODELS, OFFER_FLAGS   the data model
+    canonical_pricing              'On-Demand' → 'on_demand' (the catalog's spelling)
     parse_overrides, load_overrides, Overrides   negotiated discounts and private rates
     refresh_catalog, use_catalog, catalog_status, stored_catalogs   catalogs on disk
     write_snapshot                 the packaged snapshot, from the shared reference (developers)
@@ -59,6 +60,7 @@ from ._records import (
     Accelerator,
     InstanceType,
     Offer,
+    canonical_pricing,
 )
 from ._writes import check_output_path, make_directory, write_bytes_atomic, write_text_atomic
 
@@ -92,17 +94,16 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ANOMALY_FLAGS", "AWS_ADVISOR_BUCKETS", "CEILING_USD_PER_GPU_HOUR", "CLOUDS", "DTYPES",
-    "FABRICS", "HOURS_PER_MONTH", "INFORMATIONAL_FLAGS", "MAX_GPU_MEMORY_GIB",
-    "OFFERING_CLASSES", "OFFER_FLAGS",
-    "OUTLIER_Z", "PRICE_UNUSABLE_FLAGS", "PRICING_MODELS", "PRICING_TERM_HOURS", "REGION_KINDS",
-    "SORT_KEYS", "MAX_USER_FILE_BYTES", "STALE_AFTER_DAYS", "TOPOLOGIES", "UPFRONT_OPTIONS",
-    "Accelerator", "AcceleratorSummary", "Catalog", "CatalogError", "CatalogFileError",
-    "CatalogNotice", "Cloud",
-    "GpuplanError", "InstanceType", "Offer", "OfferRow", "OverrideError", "Overrides",
-    "RefreshResult", "StoredCatalog", "UnknownNameError", "accelerator_summaries",
-    "active_catalog_name", "aws_bucket_rate", "catalog_status", "check_output_path",
-    "close_matches", "data_dir", "decode_user_bytes", "load_catalog", "load_json_text",
-    "load_overrides", "load_yaml_text", "make_directory", "parse_overrides", "read_json_file",
-    "read_user_text", "refresh_catalog", "select_offers", "stored_catalogs", "unquoted_hint",
-    "use_catalog", "write_bytes_atomic", "write_snapshot", "write_text_atomic",
+    "FABRICS", "HOURS_PER_MONTH", "INFORMATIONAL_FLAGS", "MAX_GPU_MEMORY_GIB", "OFFERING_CLASSES",
+    "OFFER_FLAGS", "OUTLIER_Z", "PRICE_UNUSABLE_FLAGS", "PRICING_MODELS", "PRICING_TERM_HOURS",
+    "REGION_KINDS", "SORT_KEYS", "MAX_USER_FILE_BYTES", "STALE_AFTER_DAYS", "TOPOLOGIES",
+    "UPFRONT_OPTIONS", "Accelerator", "AcceleratorSummary", "Catalog", "CatalogError",
+    "CatalogFileError", "CatalogNotice", "Cloud", "GpuplanError", "InstanceType", "Offer",
+    "OfferRow", "OverrideError", "Overrides", "RefreshResult", "StoredCatalog", "UnknownNameError",
+    "accelerator_summaries", "active_catalog_name", "aws_bucket_rate", "canonical_pricing",
+    "catalog_status", "check_output_path", "close_matches", "data_dir", "decode_user_bytes",
+    "load_catalog", "load_json_text", "load_overrides", "load_yaml_text", "make_directory",
+    "parse_overrides", "read_json_file", "read_user_text", "refresh_catalog", "select_offers",
+    "stored_catalogs", "unquoted_hint", "use_catalog", "write_bytes_atomic", "write_snapshot",
+    "write_text_atomic",
 ]

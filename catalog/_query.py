@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ._clouds import CLOUDS
 from ._errors import GpuplanError, UnknownNameError
 from ._load import Catalog, check_names
-from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer
+from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer, canonical_pricing
 
 SORT_KEYS = ("price", "gpu_price", "pflop_price")
 
@@ -70,9 +70,10 @@ def _round(x: float | None) -> float | None:
 
 
 def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
-    clouds = tuple(c.lower() for c in clouds or ())
+    clouds = tuple(c.strip().lower() for c in clouds or ())
     check_names("cloud", clouds, CLOUDS)
-    check_names("pricing model", pricing or (), PRICING_MODELS)
+    pricing = tuple(canonical_pricing(p) for p in pricing or ())
+    check_names("pricing model", pricing, PRICING_MODELS)
     known_regions = catalog.regions()
     check_names("region", regions or (), known_regions,
                 hint="run `gpuplan offers --json | jq '.[].region'` or see `gpuplan catalog info`")
@@ -85,7 +86,7 @@ def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
                                    f"{','.join(clouds)}. To fix: add --cloud "
                                    f"{owners[0]} or drop --region {r}")
     accs = tuple(catalog.resolve_accelerator(g) for g in gpus or ())
-    return clouds, tuple(regions or ()), tuple(pricing or ()), accs
+    return clouds, tuple(regions or ()), pricing, accs
 
 
 MAX_PRICE_LIMIT_USD_PER_HOUR = 100_000.0  # no instance costs more; beyond it, a unit mistake

@@ -36,6 +36,14 @@ PRICING_TERM_HOURS: dict[str, float | None] = {
     "capacity_block": 24.0,
 }
 PRICING_MODELS: tuple[str, ...] = tuple(PRICING_TERM_HOURS)
+
+
+def canonical_pricing(name: str) -> str:
+    """A pricing model as people write it ('On-Demand', 'SPOT', 'reserved 1y') in the
+    catalog's spelling ('on_demand', 'spot', 'reserved_1y'); whether it exists is the
+    caller's check (an unknown name keeps its close-match message)."""
+    return "_".join(name.strip().lower().replace("-", " ").split())
+
 RESERVED_MODELS: tuple[str, ...] = ("reserved_1y", "reserved_3y")
 OFFERING_CLASSES: tuple[str, ...] = ("standard", "convertible")  # AWS RI offering classes
 UPFRONT_OPTIONS: tuple[str, ...] = ("none", "partial", "all")  # No/Partial/All Upfront

@@ -5,8 +5,9 @@ read letter by letter, or a silently odd answer.
 Numbers must be real numbers (numpy's too), not bools; counts whole numbers. Name lists
 (``clouds``, ``regions``, ``pricing``, ``gpus``, ``exclude``) take a tuple, list or set of
 non-empty strings and are kept as a tuple (a set in sorted order); a single string is refused
-(``clouds="aws"`` would otherwise be read as 'a', 'w', 's'). Whether the names exist is the
-catalog's question, asked by ``plan``.
+(``clouds="aws"`` would otherwise be read as 'a', 'w', 's'); clouds are kept lower-case and
+pricing models in the catalog's spelling ('On-Demand' → 'on_demand', ``canonical_pricing``).
+Whether the names exist is the catalog's question, asked by ``plan``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+
+from catalog import canonical_pricing
 
 from ..model import PlannerError
 from ._quota import Quotas
@@ -68,6 +71,9 @@ class Constraints:
                 object.__setattr__(self, name, default)
         for name in _NAME_LISTS:
             object.__setattr__(self, name, _names(name, getattr(self, name)))
+        # as the catalog spells them: the answer's constraints echo 'on_demand', not 'ON-DEMAND'
+        object.__setattr__(self, "clouds", tuple(c.strip().lower() for c in self.clouds))
+        object.__setattr__(self, "pricing", tuple(canonical_pricing(p) for p in self.pricing))
         num = self._number
         num("deadline_hours", lo=0, hi=DEADLINE_HOURS_LIMIT, lo_open=True, field="deadline",
             fix="pass the hours until the deadline, e.g. 336 (14 days)",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from catalog import Catalog, GpuplanError, UnknownNameError, unquoted_hint
 
@@ -145,14 +145,18 @@ def offsets(value, at: str) -> tuple[int, ...]:
     return tuple(sorted(set(value)))
 
 
-def names(value, at: str, allowed: Iterable[str] | None, kind: str = "name") -> tuple[str, ...]:
-    """A list (or comma-separated string) of names, each one of ``allowed`` when given."""
+def names(value, at: str, allowed: Iterable[str] | None, kind: str = "name", *,
+          spell: Callable[[str], str] | None = None) -> tuple[str, ...]:
+    """A list (or comma-separated string) of names, each one of ``allowed`` when given;
+    ``spell`` puts each in the spelling ``allowed`` uses (e.g. lower-case clouds)."""
     if value is None:
         return ()
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise TeamPlanError(f"{at}: expected a list of names, got {show(value)}. {FIX}")
+    if spell is not None:
+        value = [spell(v.strip()) for v in value]
     if allowed is not None:
         allowed = tuple(allowed)
         for v in value:

@@ -44,6 +44,7 @@ from catalog import (
     GpuplanError,
     OverrideError,
     UnknownNameError,
+    canonical_pricing,
     parse_overrides,
     unquoted_hint,
 )
@@ -235,10 +236,10 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, 
         raise TeamPlanError(f"{at}: deadline {deadline} is more than 10 years after "
                             f"earliest_start {start}. To fix: check the dates")
     spec, workload = _workload(entry["workload"], f"{at}: workload", configs)
-    clouds = names(entry.get("clouds"), f"{at}: clouds", CLOUDS, "cloud")
+    clouds = names(entry.get("clouds"), f"{at}: clouds", CLOUDS, "cloud", spell=str.lower)
     regions = names(entry.get("regions"), f"{at}: regions", catalog.regions(), "region")
     pricing = names(entry.get("pricing"), f"{at}: pricing", PRICING_MODELS,
-                    "pricing model") or DEFAULT_PRICING
+                    "pricing model", spell=canonical_pricing) or DEFAULT_PRICING
     accs = tuple(accelerator(catalog, a, f"{at}: accelerators")
                  for a in names(entry.get("accelerators"), f"{at}: accelerators", None))
     exclude = _exclude(entry.get("exclude"), f"{at}: exclude", catalog)

@@ -38,6 +38,19 @@ def test_bad_filters_are_named(cat, kwargs, fragment):
         select_offers(cat, **kwargs)
 
 
+@pytest.mark.parametrize("written,spelled", [
+    ("ON_DEMAND", "on_demand"), ("On-Demand", "on_demand"), (" on demand ", "on_demand"),
+    ("SPOT", "spot"), ("Reserved-1Y", "reserved_1y"), ("capacity block", "capacity_block"),
+    ("spott", "spott"),  # unknown stays unknown: its close match is the caller's message
+])
+def test_pricing_models_are_taken_as_people_write_them(cat, written, spelled):
+    assert catalog.canonical_pricing(written) == spelled
+    if spelled in catalog.PRICING_MODELS:
+        rows = select_offers(cat, pricing=[written], clouds=["AWS"])
+        assert rows and {r.offer.pricing for r in rows} == {spelled}
+        assert {r.offer.cloud for r in rows} == {"aws"}
+
+
 def test_filters_combine(cat):
     rows = select_offers(cat, gpus=["A100-80GB"], clouds=["gcp"], pricing=["spot"], min_gpus=8,
                          max_price=50)

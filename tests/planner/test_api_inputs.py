@@ -60,6 +60,9 @@ def test_name_lists_and_numpy_numbers_are_taken_as_plain_values():
     assert c.clouds == ("aws",) and c.gpus == ("A100-80GB", "H100") and c.exclude == ()
     assert type(c.max_gpus) is int and type(c.deadline_hours) is float
     hash(c)  # a cache key
+    # as the catalog spells them, so the answer's constraints echo the canonical names
+    c = Constraints(deadline_hours=24, clouds=("AWS", " gcp"), pricing=("ON-DEMAND", "Spot"))
+    assert c.clouds == ("aws", "gcp") and c.pricing == ("on_demand", "spot")
 
 
 @pytest.mark.parametrize("rule", [dict(gpus=-5), dict(gpus=math.nan), dict(gpus="8"),

@@ -32,6 +32,13 @@ def _third(catalog, **changes) -> str:
     return _error(catalog, data)
 
 
+def test_clouds_and_pricing_are_taken_as_people_write_them(catalog):
+    data = team_dict()
+    data["jobs"] = data["jobs"][:2] + [_job(clouds=["AWS"], pricing="On-Demand, SPOT")]
+    job = parse_team_plan(data, catalog=catalog, source="team.yaml").jobs[2]
+    assert job.clouds == ("aws",) and job.pricing == ("on_demand", "spot")
+
+
 def test_deadline_before_earliest_start(catalog):
     msg = _third(catalog, deadline="2027-02-01")
     assert msg.startswith("team.yaml: jobs[3] 'pretrain-70b': deadline 2027-02-01 is before "
