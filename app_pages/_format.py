@@ -106,16 +106,13 @@ def pct(x: float | None, digits: int = 0) -> str:
 
 
 def chance(p: float | None) -> str:
-    """A probability as a whole percentage, with decimals where rounding would say 100% of a
-    chance below 1 (or 0% of one above 0): "would cost less … with probability 100%" read as
-    no risk at all."""
+    """A probability as ``planner.model.format_chance`` shows it ("would cost less … with
+    probability 100%" for 99.97% read as no risk at all)."""
     if missing(p):
         return MISSING
-    for digits in (0, 1, 2):
-        text = f"{p:.{digits}%}"
-        if not ((p < 1 and float(text[:-1]) >= 100) or (p > 0 and float(text[:-1]) <= 0)):
-            return text
-    return "> 99.99%" if p > 0.5 else "< 0.01%"
+    from planner.model import format_chance  # loaded already where a plan is shown
+
+    return format_chance(p)
 
 
 def duration_beside(h: float, other: float) -> str:

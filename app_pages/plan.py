@@ -90,10 +90,11 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
                  value=None, step=1000.0, key="budget", placeholder="no budget")
     max_gpus = url(sb.number_input, L["max_gpus"], min_value=1, max_value=search.MAX_GPUS_LIMIT,
                    value=DEFAULT_MAX_GPUS, step=8, key="max_gpus")
-    min_prob = url(sb.slider, L["min_probability"], 0.0, 1.0,
-                   S.constraint_default("min_probability"), 0.05,
+    min_prob = url(sb.slider, L["min_probability"], 0.0, 0.99,
+                   S.constraint_default("min_probability"), 0.01,
                    key="min_prob", help="The chance of finishing by the deadline, from the "
-                   "model's range and interruptions together; 0 disables the check")
+                   "model's range and interruptions together; 0 disables the check (below 1: "
+                   "the range makes no finish certain)")
     max_spot = url(sb.number_input, L["max_spot_instances"], min_value=1,
                    max_value=search.MAX_SPOT_INSTANCES_LIMIT,
                    value=S.constraint_default("max_spot_instances"), step=1, key="max_spot",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..model import format_chance
 from ._app import console, flag_for, say_fields
 
 
@@ -28,7 +29,7 @@ def candidate_table(title: str, rows, *, width: int | None) -> str:
                Column("plan"), Column("recompute", OPTIONAL))
     cells = [(c.offer.cloud, _regions(c), c.offer.instance_type, c.nodes, c.offer.pricing,
               f"{c.cost_usd:,.0f}", f"{c.wall_clock_hours:,.0f} ({c.wall_clock_hours_p90:,.0f})",
-              f"{c.deadline_probability:.0%}", c.estimate.plan.layout(),
+              format_chance(c.deadline_probability), c.estimate.plan.layout(),
               c.estimate.plan.recompute) for c in rows]
     return render_table(columns, cells, width=width, title=title, gap=" ").text
 
@@ -43,7 +44,7 @@ def _card(c, constraints) -> str:
         f"${c.cost_usd_p90:,.0f}) at ${c.usd_per_hour_cluster:,.2f}/h",
         f"wall-clock {_hours(c.wall_clock_hours)}, P10–P90 {c.wall_clock_hours_p10:,.0f}–"
         f"{c.wall_clock_hours_p90:,.0f} h · {c.gpu_hours:,.0f} GPU-h",
-        f"P(finish by the deadline) {c.deadline_probability:.1%} (model range and "
+        f"P(finish by the deadline) {format_chance(c.deadline_probability)} (model range and "
         f"{c.expected_interruptions:,.1f} expected interruptions) · MFU {e.mfu:.1%} · "
         f"goodput {e.goodput.fraction:.1%}",
         f"plan {p} (tensor × pipeline×virtual × data parallel, ZeRO stage, micro-batch × "
@@ -87,12 +88,13 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
                       f"{c.offer.region}, {c.offer.pricing}) — {_hours(c.wall_clock_hours)}, "
                       f"${c.cost_usd:,.0f}; "
                       + (f"misses the deadline by {_hours(miss)}" if miss > 0 else
-                         f"P(deadline) {c.deadline_probability:.0%}"))
+                         f"P(deadline) {format_chance(c.deadline_probability)}"))
         for limit, c in inf.relaxed.items():
             out.print(f"  without {flag_for(limit) or limit}: {c.nodes}x "
                       f"{c.offer.instance_type} ({c.offer.cloud} {c.offer.region}, "
                       f"{c.offer.pricing}) meets the "
-                      f"deadline for ${c.cost_usd:,.0f} (P {c.deadline_probability:.0%})")
+                      f"deadline for ${c.cost_usd:,.0f} "
+                      f"(P {format_chance(c.deadline_probability)})")
         limits = [flag_for(b) or "--max-gpus" for b in inf.binding if b != "deadline"]
         out.print("To fix: extend --deadline, "
                   + (f"raise {', '.join(limits)} or " if limits else "")
@@ -102,7 +104,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     r = result.recommendation
     out.print(Panel(_card(r, constraints),
                     title=f"Recommendation (deadline {_hours(constraints.deadline_hours)}, "
-                          f"P ≥ {constraints.min_probability or 0:.0%})"))
+                          f"P ≥ {format_chance(constraints.min_probability or 0)})"))
     for w in r.warnings:
         out.print(f"[yellow]warning:[/yellow] {say_fields(w)}")
     if result.group_by:
@@ -115,7 +117,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     if len(sv) > 1:
         out.print("Best per pricing model — " + " | ".join(
             f"{k}: ${c.cost_usd:,.0f}, {_hours(c.wall_clock_hours)}, "
-            f"P={c.deadline_probability:.0%} ({c.nodes}x {c.offer.instance_type})"
+            f"P={format_chance(c.deadline_probability)} ({c.nodes}x {c.offer.instance_type})"
             for k, c in sv.items()))
     _flagged(out, result)
     for note in result.notes:

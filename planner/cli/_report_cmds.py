@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from ..model import format_chance
 from . import _workload_opts as W
 from ._app import console, print_json, progress_on_stderr
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
@@ -179,5 +180,5 @@ def print_jobs(jobs: list[dict], *, wide: bool = False) -> None:
     print_table(JOB_COLUMNS, [
         (j["job"], j["team"], j["nodes"], j["instance_type"], j["cloud"], j["region"],
          j["pricing"], f"{j['usd_per_hour_cluster']:,.2f}", f"{j['cost_usd']:,.0f}",
-         j["start"][:10], j["end"][:10], f"{j['deadline_probability']:.0%}") for j in jobs],
+         j["start"][:10], j["end"][:10], format_chance(j["deadline_probability"])) for j in jobs],
         title=f"{len(jobs)} jobs ($/h: the job's whole cluster)", wide=wide)

@@ -11,7 +11,7 @@ software, operations), the range and the calibration are described in docs/desig
     estimate, Estimate, ParallelPlan, TimeRange                     the answer for one cluster
     Calibration, Measurement, NO_CALIBRATION                        probe measurements
     WorkloadShape, shape_of, model_layer, hardware_for              one layer, as probed
-    parse_count, parse_deadline, format_usd                         quantities people type/read
+    parse_count, parse_deadline, format_usd, format_chance          quantities people type/read
     PlannerError and its kinds                                      errors with field and fix
 
 The vectorised pieces the optimizer and the benchmarks build on (``ModelScalars``,
@@ -114,6 +114,7 @@ from ._units import (
     COUNT_LIMITS,
     MAX_DEADLINE_HOURS,
     MIN_DEADLINE_HOURS,
+    format_chance,
     format_usd,
     parse_count,
     parse_deadline,
@@ -150,8 +151,8 @@ __all__ = [
     "can_time", "config_file_error", "check_pins", "check_pins_fit_cluster",
     "check_pins_fit_model", "checkpoint_bytes",
     "cluster_for_instance", "cluster_inputs", "comparable", "default_batch_sequences",
-    "describe_assumptions", "estimate", "evaluate", "format_usd", "freeze", "goodput",
-    "goodput_arrays",
+    "describe_assumptions", "estimate", "evaluate", "format_chance", "format_usd", "freeze",
+    "goodput", "goodput_arrays",
     "gpu_family", "hardware_for", "infer_architecture", "intra_link_for", "layer_flops",
     "least_memory", "matmul_dtype", "memory_terms", "model_attention", "model_layer",
     "nic_by_nodes", "parse_count", "parse_deadline", "plan_grid", "preset", "preset_names",

@@ -102,6 +102,19 @@ def format_usd(x: float) -> str:
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 
 
+def format_chance(p: float) -> str:
+    """A probability as a whole percentage, with decimals where rounding would say 100% of a
+    chance below 1 (or 0% of one above 0): "P ≥ 100%" for a 99.9% requirement, or a plan
+    "with probability 100%", read as no risk at all; "—" for NaN."""
+    if not math.isfinite(p):
+        return "—"
+    for digits in (0, 1, 2):
+        text = f"{p:.{digits}%}"
+        if not ((p < 1 and float(text[:-1]) >= 100) or (p > 0 and float(text[:-1]) <= 0)):
+            return text
+    return "> 99.99%" if p > 0.5 else "< 0.01%"
+
+
 def _bound(x: float) -> str:
     if x < 1e6:
         return f"{x:,.0f}"

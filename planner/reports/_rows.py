@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from ..model import ParallelPlan, format_usd
+from ..model import ParallelPlan, format_chance, format_usd
 
 
 def usd(x: float | None) -> str:
@@ -58,7 +58,7 @@ JOB_COLUMNS: tuple[tuple[str, Callable[[dict], str]], ...] = (
     ("Plan", lambda j: plan_text(j["plan"])),
     ("GPU-hours", lambda j: num(j["gpu_hours"])),
     ("Cost", lambda j: usd(j["cost_usd"])),
-    ("P(deadline)", lambda j: f"{j['deadline_probability']:.2f}"),
+    ("P(deadline)", lambda j: format_chance(j["deadline_probability"])),
 )
 
 

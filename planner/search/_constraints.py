@@ -32,6 +32,11 @@ DEFAULT_PRICING = ("on_demand", "spot")
 DEFAULT_MAX_SPOT_INSTANCES = 8
 MAX_SPOT_INSTANCES_LIMIT = 100_000  # far above any spot fleet: a larger value is a typo
 GROUP_BY = ("accelerator", "cloud")
+# A probability of 1 is never reached: the model's range is log-normal, so only a plan whose
+# probability rounds to 1.0 in floating point would qualify (one ~9x faster than the deadline).
+CERTAINTY_REFUSED = ("the minimum probability must be below 1 (0 disables): the model's own "
+                     "range never makes a finish certain, and 100% would only pick plans whose "
+                     "probability rounds to 1. To fix: e.g. 0.99")
 # The CLI takes deadlines up to 10 years (MAX_DEADLINE_HOURS); code may pass a far one to mean
 # "no deadline". Beyond ~114 years a number is a unit mistake (and would print as one).
 DEADLINE_HOURS_LIMIT = 1e6
@@ -84,6 +89,8 @@ class Constraints:
                 what="the budget (USD)")
         num("min_probability", lo=0, hi=1, fix="e.g. 0.9 (0 disables)",
             what="the minimum probability")
+        if self.min_probability == 1:
+            raise _bad("min_probability", self.min_probability, CERTAINTY_REFUSED)
         num("commitment_use", lo=0, hi=1, what="the commitment use (a share of the term)",
             fix="e.g. 0.5 if you will use half of the remaining term")
         num("max_spot_instances", lo=1, hi=MAX_SPOT_INSTANCES_LIMIT, whole=True,

@@ -119,15 +119,17 @@ def text(value, at: str) -> str:
 
 
 def probability(value, at: str) -> float | None:
-    """A probability in (0, 1]; 0 disables the requirement (0.0), None when not given."""
+    """A probability in (0, 1); 0 disables the requirement (0.0), None when not given. 1 is
+    refused as ``Constraints`` refuses it: the model's range never makes a finish certain."""
     if value is None:
         return None
     value = number(value)
     if isinstance(value, int | float) and not isinstance(value, bool) and value == 0:
         return 0.0
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
-        raise TeamPlanError(f"{at}: must be a number in (0, 1] (0 disables), got "
-                            f"{show(value)}. To fix: e.g. 0.9")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise TeamPlanError(f"{at}: must be a number in (0, 1) (0 disables; 1 is never met: "
+                            f"the model's range makes no finish certain), got {show(value)}. "
+                            "To fix: e.g. 0.9")
     return float(value)
 
 

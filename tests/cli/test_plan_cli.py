@@ -70,6 +70,17 @@ def test_impossible_deadline_is_infeasible_with_fastest_and_cheapest(capsys):
     assert "raise allow" not in prose and "To fix: extend --deadline, allow more GPUs" in prose
 
 
+def test_a_probability_close_to_one_is_not_shown_as_certain(capsys):
+    # "P ≥ 100%" for a 99.9% requirement, and 1 itself, met only where the probability
+    # rounds to 1.0 (a plan ~9x faster than the deadline, at 1.6x the cost)
+    code, out, _ = run(capsys, *LLAMA3_8B, "--deadline", "14d", "--min-probability", "0.999")
+    assert code == 0 and "P ≥ 99.9%)" in out and "P ≥ 100%" not in out
+    code, out, err = run(capsys, *LLAMA3_8B, "--deadline", "14d", "--min-probability", "1")
+    assert code == 2 and out == ""
+    assert err.startswith("error: --min-probability: the minimum probability must be below 1")
+    assert "To fix: e.g. 0.99" in err
+
+
 @pytest.mark.parametrize("deadline", ["yesterday", "2X"])
 def test_bad_deadline_is_one_line_and_exit_2(capsys, deadline):
     code, out, err = run(capsys, *LLAMA3_8B, "--deadline", deadline)

@@ -42,7 +42,7 @@ def test_no_plan_holds_more_gpus_than_max_gpus(max_gpus):
     ("deadline_hours", True), ("deadline_hours", 1e308), ("deadline_hours", "24"),
     ("max_gpus", True), ("max_gpus", 1.5), ("max_gpus", 0), ("max_gpus", "8"),
     ("budget_usd", "8"), ("budget_usd", -1.0), ("budget_usd", math.inf),
-    ("min_probability", True), ("min_probability", 1.5), ("commitment_use", -0.1),
+    ("min_probability", True), ("min_probability", 1.5), ("min_probability", 1), ("commitment_use", -0.1),
     ("max_spot_instances", 2.5), ("checkpoint_storage_usd_per_gb_month", math.nan),
     ("clouds", "aws"), ("regions", "us-east-1"), ("pricing", "spot"), ("gpus", ("H100", None)),
     ("exclude", ("",)), ("clouds", 5), ("quotas", "x"), ("allow_flagged", "yes"),
@@ -189,6 +189,14 @@ def test_money_that_is_not_a_number_is_not_shown_as_one():
 
     assert [format_usd(x) for x in (-0.0, math.nan, math.inf, 0.005, 1234.4)] == \
         ["$0", "—", "—", "$0.005", "$1,234"]
+
+
+def test_a_probability_is_never_rounded_to_certainty_or_to_none():
+    from planner.model import format_chance
+
+    assert [format_chance(p) for p in (0.5, 0.999, 0.9997, 1.0, 0.99999999, 0.004, 1e-5, 0.0,
+                                       math.nan)] == [
+        "50%", "99.9%", "99.97%", "100%", "> 99.99%", "0.4%", "< 0.01%", "0%", "—"]
 
 
 @pytest.mark.parametrize(("overrides", "says"), [
