@@ -207,7 +207,7 @@ CASES: list[Case] = [
     # ---- plan limits ----------------------------------------------------------------------
     *[pln(f"budget-{v or 'empty'}", "--budget", v) for v in ("nan", "inf", "-5", "0", "")],
     *[pln(f"min-probability-{v}", "--min-probability", v) for v in ("nan", "2", "-0.1",
-                                                                     "inf")],
+                                                                     "inf", "1", "1.0")],
     *[pln(f"top-{v}", "--top", v) for v in ("0", "-1", "100000000", "nan")],
     *[Case(id=f"plan-max-gpus-{v}", argv=(*PLAN[:-1], v), expect=2)
       for v in ("0", "-1", "1000000000000", "nan")],
