@@ -75,7 +75,7 @@ def regions_line(p: dict) -> str | None:
 def summary(p: dict) -> str:
     """'$313 · 42.7 h · P(deadline) 99.9%' for a plan in a card."""
     return (f"{F.usd_md(p['total_cost_usd'])} · {F.duration(p['wall_clock_hours'])} · "
-            f"P(deadline) {p['deadline_probability']:.1%}")
+            f"P(deadline) {F.chance(p['deadline_probability'])}")
 
 
 # ---- the recommendation -----------------------------------------------------------------------
@@ -89,7 +89,7 @@ def recommendation_card(r: dict, deadline_hours: float) -> None:
         c[1].metric("Wall-clock", F.duration(r["wall_clock_hours"]),
                     help=f"{F.hours(r['wall_clock_hours'])}; deadline "
                          f"{F.hours(deadline_hours)}")
-        c[2].metric("P(finish by deadline)", f"{r['deadline_probability']:.1%}",
+        c[2].metric("P(finish by deadline)", F.chance(r["deadline_probability"]),
                     help="The model's range and interruptions together")
         c[3].metric("MFU", f"{r['mfu']:.1%}", help=f"goodput {r['goodput']:.1%}")
         wall = F.duration_range(r["wall_clock_hours_p10"], r["wall_clock_hours_p90"],
@@ -141,7 +141,7 @@ def infeasible_view(inf: dict, constraints: dict) -> None:
             st.markdown(f"**Without {LIMIT_WORDS.get(limit, limit)}:** "
                         f"{F.md(F.config_line(p))} for {F.usd_md(p['total_cost_usd'])} in "
                         f"{F.duration(p['wall_clock_hours'])}, P(deadline) "
-                        f"{p['deadline_probability']:.1%}")
+                        f"{F.chance(p['deadline_probability'])}")
             st.caption(F.md(F.range_line(p)) + " · " + _relaxed_needs(limit, p, constraints))
             show_warnings(p)
     if not relaxed and inf.get("binding") == ["deadline"]:
@@ -165,8 +165,9 @@ def _relaxed_needs(limit: str, p: dict, constraints: dict) -> str:
         return (f"needs a budget of {F.usd_md(p['total_cost_usd'])} "
                 f"(“{L['budget']}” is {F.usd_md(constraints.get('budget_usd'))})")
     if limit == "min_probability":
-        return (f"finishes in time with probability {p['deadline_probability']:.0%}, below "
-                f"“{L['min_probability']}” ({constraints.get('min_probability') or 0:.0%})")
+        return (f"finishes in time with probability {F.chance(p['deadline_probability'])}, "
+                f"below “{L['min_probability']}” "
+                f"({F.chance(constraints.get('min_probability') or 0)})")
     return "above the quotas"
 
 
@@ -176,7 +177,7 @@ def _fix(inf: dict, relaxed: dict) -> str:
         ways.append(f"raise “{L['budget']}” to {F.usd_md(relaxed['budget']['total_cost_usd'])}")
     if "min_probability" in relaxed:
         ways.append(f"lower “{L['min_probability']}” to "
-                    f"{relaxed['min_probability']['deadline_probability']:.0%}")
+                    f"{F.chance(relaxed['min_probability']['deadline_probability'])}")
     ways.append("extend the deadline, raise the max GPUs, or allow more clouds, regions or "
                 "pricing models")
     return "; ".join(ways) + "."
@@ -207,7 +208,7 @@ def by_group_view(result: dict) -> None:
                                 + (f"+{more:.0%}" if more >= 0.005 else "the cheapest"))
                     st.markdown(f"**{F.usd_md(p['total_cost_usd'])}** in "
                                 f"{F.duration(p['wall_clock_hours'])}  \nP(deadline) "
-                                f"{p['deadline_probability']:.1%}")
+                                f"{F.chance(p['deadline_probability'])}")
                     st.caption(F.md(_where(p, group)) + "  \n" + F.md(F.range_line(p)))
                     lines = warning_lines(p)
                     if lines:

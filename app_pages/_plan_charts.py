@@ -84,7 +84,7 @@ def _hover(p: dict) -> list[str]:
             F.duration_range(p["wall_clock_hours_p10"], p["wall_clock_hours_p90"],
                              p["wall_clock_hours"]),
             F.usd_range(p["total_cost_usd_p10"], p["total_cost_usd_p90"]),
-            f"{p['deadline_probability']:.0%}", STATUS[status(p)][2]]
+            F.chance(p["deadline_probability"]), STATUS[status(p)][2]]
 
 
 HOVER = ("%{customdata[0]}<br>total cost %{customdata[1]} · wall-clock %{customdata[2]}"

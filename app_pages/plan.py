@@ -205,7 +205,7 @@ def spot_vs_on_demand(side: dict) -> None:
                 continue
             st.markdown(f"{F.md(F.config_line(p))}\n\n{F.usd_md(p['total_cost_usd'])} · "
                         f"{F.hours(p['wall_clock_hours'])} · P(deadline) "
-                        f"{p['deadline_probability']:.1%}")
+                        f"{F.chance(p['deadline_probability'])}")
             st.caption(F.md(F.range_line(p)))
             P.show_warnings(p)
     if len(side) == 2:

@@ -92,7 +92,7 @@ def plan_cmd(
     from catalog import load_catalog
     from planner.search import Constraints, plan
 
-    from ._app import EXIT_USAGE, CliExit, flag_for, overrides_option_default
+    from ._app import EXIT_USAGE, CliExit, overrides_option_default
     from ._files import load_quota_file
     from ._values import catalog_banner, split_csv
 
@@ -132,10 +132,10 @@ def plan_cmd(
         console(fit=not wide).print(catalog_banner(cat))
     if result.infeasible is not None:
         inf = result.infeasible
-        sys.stderr.write(f"error: infeasible: {inf.reason}. To fix: relax "
-                         f"{' or '.join(flag_for(b) or b for b in inf.binding)}, or allow "
-                         "more GPUs, "
-                         "clouds or pricing models (details above)\n")
+        from ._plan_view import infeasible_fixes
+
+        sys.stderr.write(f"error: infeasible: {inf.reason}. To fix: "
+                         f"{infeasible_fixes(inf, constraints)} (details above)\n")
         raise CliExit(EXIT_USAGE)
     if emit is not None:
         from ._launch_cmds import emit_for_plan

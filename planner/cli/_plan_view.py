@@ -10,28 +10,95 @@ def _hours(h: float) -> str:
     return f"{h:,.0f} h ({h / 24:,.1f} d)" if h >= 48 else f"{h:,.1f} h"
 
 
+FRONTIER_ROWS = 15  # frontier plans a table shows (spread over the whole frontier)
+_CLASS = {"standard": "std", "convertible": "conv"}  # AWS RI offering classes, short
+
+
 def _regions(c) -> str:
     return c.offer.region + (f" +{len(c.regions) - 1}" if len(c.regions) > 1 else "")
 
 
-def candidate_table(title: str, rows, *, width: int | None) -> str:
-    """Top plans or frontier, one line per plan in ``width`` columns (None: every column).
+def _pricing(o) -> str:
+    """The pricing model, with a reservation's class and upfront option ("reserved_1y
+    conv/all"): without them three reservations of one instance read as one plan thrice."""
+    if not o.offering_class and not o.upfront:
+        return o.pricing
+    return f"{o.pricing} {_CLASS.get(o.offering_class, o.offering_class or '')}/" \
+        f"{o.upfront or '?'}"
+
+
+def _table_hours(h: float) -> str:
+    # a decimal below 100 h: on the frontier 4.4 h and 4.0 h both read "4", so a dearer plan
+    # looked no faster
+    return f"{h:,.1f}" if h < 100 else f"{h:,.0f}"
+
+
+def candidate_table(title: str, rows, *, width: int | None,
+                    group: tuple[str, list[str]] | None = None) -> str:
+    """Top plans or frontier, one line per plan in ``width`` columns (None: every column);
+    ``group``: (its name, each row's value), a first column (the best plan per accelerator).
 
     What goes first when the terminal is narrow: the cloud (the instance type names it),
     then recomputation (both are in the recommendation card and in --json); instance, region,
-    pricing and cost are never left out."""
+    pricing, cost and the probability are never left out."""
     from ._tables import ESSENTIAL, OPTIONAL, Column, render_table
 
     columns = (Column("cloud", OPTIONAL), Column("region", ESSENTIAL),
                Column("instance", ESSENTIAL), Column("n", align="right"),
                Column("pricing", ESSENTIAL), Column("cost $", ESSENTIAL, align="right"),
-               Column("hours (P90)", align="right"), Column("P", align="right"),
+               Column("hours (P90)", align="right"), Column("P", ESSENTIAL, align="right"),
                Column("plan"), Column("recompute", OPTIONAL))
-    cells = [(c.offer.cloud, _regions(c), c.offer.instance_type, c.nodes, c.offer.pricing,
-              f"{c.cost_usd:,.0f}", f"{c.wall_clock_hours:,.0f} ({c.wall_clock_hours_p90:,.0f})",
+    cells = [(c.offer.cloud, _regions(c), c.offer.instance_type, c.nodes, _pricing(c.offer),
+              f"{c.cost_usd:,.0f}", f"{_table_hours(c.wall_clock_hours)} "
+              f"({_table_hours(c.wall_clock_hours_p90)})",
               format_chance(c.deadline_probability), c.estimate.plan.layout(),
               c.estimate.plan.recompute) for c in rows]
+    if group is not None:
+        columns = (Column(group[0], ESSENTIAL), *columns)
+        cells = [(g, *row) for g, row in zip(group[1], cells, strict=True)]
     return render_table(columns, cells, width=width, title=title, gap=" ").text
+
+
+def frontier_rows(frontier, recommendation) -> list:
+    """At most ``FRONTIER_ROWS`` plans of the frontier (cheapest first), spread evenly over
+    all of it and including the recommendation where it lies on it: its 15 cheapest plans
+    were often all too slow, never reaching the plan recommended."""
+    rows = list(frontier)
+    n = len(rows)
+    if n <= FRONTIER_ROWS:
+        return rows
+    picks = {round(i * (n - 1) / (FRONTIER_ROWS - 1)) for i in range(FRONTIER_ROWS)}
+    if recommendation is not None:
+        key = _key(recommendation)
+        at = next((i for i, c in enumerate(rows) if _key(c) == key), None)
+        if at is not None and at not in picks:
+            picks.remove(min(sorted(picks - {0, n - 1}), key=lambda i: abs(i - at)))
+            picks.add(at)
+    return [rows[i] for i in sorted(picks)]
+
+
+def _key(c) -> tuple:
+    return (c.offer.key, c.nodes)
+
+
+def infeasible_fixes(inf, constraints) -> str:
+    """What would make some plan feasible, as the flags to change: the limits that bind
+    (a probability is lowered, the others raised), the GPU limit where the fastest plan is
+    at it, the user's pins, and the filters."""
+    parts = ["extend --deadline"]
+    for limit in inf.binding:
+        if limit == "min_probability":
+            parts.append("lower --min-probability")
+        elif limit != "deadline":
+            parts.append(f"raise {flag_for(limit) or limit}")
+    fastest = inf.fastest
+    if fastest.gpus + fastest.gpus // fastest.nodes > constraints.max_gpus:
+        parts.append(f"raise --max-gpus (now {constraints.max_gpus:,})")
+    pins = fastest.estimate.workload.pins.as_dict()
+    if pins:
+        parts.append("change or drop the pins (" + ", ".join(
+            f"{flag_for(k) or k} {v}" for k, v in pins.items()) + ")")
+    return ", ".join(parts) + " or allow more clouds, regions, GPU types or pricing models"
 
 
 def _card(c, constraints) -> str:
@@ -74,9 +141,9 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     out = console(fit=not wide)
     width = terminal_width(wide=wide)
 
-    def table(title: str, rows) -> None:
+    def table(title: str, rows, group=None) -> None:
         out.file.flush()
-        sys.stdout.write(candidate_table(title, rows, width=width))
+        sys.stdout.write(candidate_table(title, rows, width=width, group=group))
         sys.stdout.flush()
 
     if result.infeasible is not None:
@@ -95,10 +162,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
                       f"{c.offer.pricing}) meets the "
                       f"deadline for ${c.cost_usd:,.0f} "
                       f"(P {format_chance(c.deadline_probability)})")
-        limits = [flag_for(b) or "--max-gpus" for b in inf.binding if b != "deadline"]
-        out.print("To fix: extend --deadline, "
-                  + (f"raise {', '.join(limits)} or " if limits else "")
-                  + "allow more GPUs, clouds, regions or pricing models.")
+        out.print(f"To fix: {infeasible_fixes(inf, constraints)}.")
         _flagged(out, result)
         return
     r = result.recommendation
@@ -108,11 +172,14 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     for w in r.warnings:
         out.print(f"[yellow]warning:[/yellow] {say_fields(w)}")
     if result.group_by:
-        table(f"Best plan per {result.group_by}", list(result.by_group.values()))
+        table(f"Best plan per {result.group_by}", list(result.by_group.values()),
+              group=(result.group_by, list(result.by_group)))
     table(f"Top {len(result.candidates)} distinct plans meeting the deadline",
           list(result.candidates))
-    table("Cost/time frontier (no plan is both cheaper and faster)",
-          list(result.frontier)[:15])
+    shown = frontier_rows(result.frontier, r)
+    table("Cost/time frontier (no plan is both cheaper and faster"
+          + (f"; {len(shown)} of its {len(result.frontier)} plans, spread over it; --json lists"
+             " all)" if len(shown) < len(result.frontier) else ")"), shown)
     sv = result.spot_vs_on_demand
     if len(sv) > 1:
         out.print("Best per pricing model — " + " | ".join(
