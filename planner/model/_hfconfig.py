@@ -1,8 +1,18 @@
 """A Hugging Face ``config.json``, as parsed data, turned into an Architecture.
 
 Understands the Llama family (llama, mistral, qwen2, qwen3, gemma-style keys), Mixtral-style
-MoE (num_local_experts / num_experts_per_tok), Qwen-MoE / DeepSeek (n_routed_experts,
-moe_intermediate_size, n_shared_experts, first_k_dense_replace) and GPT-2 (n_layer, n_embd).
+MoE (num_local_experts / num_experts_per_tok), Qwen-MoE (shared_expert_intermediate_size) and
+DeepSeek (n_routed_experts, moe_intermediate_size, n_shared_experts, first_k_dense_replace;
+multi-head latent attention from q_lora_rank / kv_lora_rank), GPT-2 (n_layer, n_embd), MPT and
+GPT-Neo (n_layers, n_heads, num_heads), and the key/value heads of multi-query models (Falcon's
+multi_query / num_kv_heads, GPT-BigCode). Families whose MLP is two matrices (GPT-2, Phi-1/2,
+StarCoder, Falcon, …: ``NOT_GATED``) are read so; every other family as gated (SwiGLU/GeGLU),
+which the workload note states.
+
+A missing ``tie_word_embeddings`` means tied: transformers writes a config.json with only the
+values that differ from ``PretrainedConfig``'s defaults (``to_diff_dict``), whose default is
+True — so an untied model always says false (Llama does), and a tied one may say nothing
+(Gemma, GPT-2, Falcon).
 
 ``architecture_from_config`` takes the parsed JSON mapping: the front ends read the file
 (``catalog.read_json_file``: regular files only, at most MAX_CONFIG_BYTES — a real
@@ -25,6 +35,10 @@ FIX = "To fix: correct the config.json, or give `params` instead"
 # Hugging Face model types whose layers are not attention + MLP: their time is not this model's
 NOT_TRANSFORMERS = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv5", "rwkv6",
                               "recurrent_gemma", "xlstm"})
+# Hugging Face model types whose MLP is up + down (GELU, ReLU²), not gated (their modeling
+# files: c_fc/c_proj, fc1/fc2, dense_h_to_4h/dense_4h_to_h, up_proj/down_proj only)
+NOT_GATED = frozenset({"gpt2", "gpt_neox", "gptj", "gpt_neo", "opt", "bloom", "falcon", "phi",
+                       "starcoder2", "gpt_bigcode", "mpt", "codegen", "nemotron", "persimmon"})
 
 # Generous upper bounds (the largest published models are 10–100× below each) that catch
 # typos and hostile values before they reach the performance model.
@@ -65,9 +79,9 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     if isinstance(text_config, Mapping):  # multimodal wrappers keep the LM inside
         cfg = {**cfg, **text_config}
     found = {name: _get(cfg, *keys) for name, keys in (
-        ("layers", ("num_hidden_layers", "n_layer", "num_layers")),
+        ("layers", ("num_hidden_layers", "n_layer", "num_layers", "n_layers")),
         ("hidden", ("hidden_size", "n_embd", "d_model")),
-        ("heads", ("num_attention_heads", "n_head")),
+        ("heads", ("num_attention_heads", "n_head", "n_heads", "num_heads")),
         ("vocab", ("vocab_size",)))}
     missing = [keys for keys, (key, _) in zip(("num_hidden_layers", "hidden_size",
                                                "num_attention_heads", "vocab_size"),
@@ -89,21 +103,22 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
                             "recurrent model; gpuplan times decoder-only transformers only. "
                             "To fix: give `params` for a transformer of the same size (a "
                             "rough stand-in), or use a transformer's config.json")
-    gpt2_like = model_type in ("gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon")
-    # absent: 4 × hidden (GPT-2's rule); present, it must be a real size (0 is not "absent")
+    gated = model_type.lower() not in NOT_GATED
+    # absent: 4 × hidden (GPT-2's rule; MPT's expansion_ratio); present, it must be a real size
+    # (0 is not "absent")
+    ratio = optional("ffn_hidden", "expansion_ratio", minimum=1)
     ffn = optional("ffn_hidden", "intermediate_size", "n_inner", "ffn_dim",
-                   minimum=1) or 4 * sizes["hidden"]
-    kv_key, kv_value = _get(cfg, "num_key_value_heads")
-    kv_heads = sizes["heads"] if kv_key is None else _size(source, kv_key, kv_value, "kv_heads",
-                                                           minimum=1)
+                   minimum=1) or (ratio or 4) * sizes["hidden"]
+    kv_heads = _kv_heads(cfg, source, model_type.lower(), sizes["heads"])
     experts = optional("experts", "num_local_experts", "n_routed_experts", "num_experts")
     per_token = optional("experts_per_token", "num_experts_per_tok", "moe_top_k") \
         if experts else 0
-    tied = cfg.get("tie_word_embeddings", gpt2_like)
+    tied = cfg.get("tie_word_embeddings", True)
     if not isinstance(tied, bool):
         raise WorkloadError(f"{source}: tie_word_embeddings must be true or false, got "
                             f"{_show(tied)}. {FIX}")
-    seq_key, seq_value = _get(cfg, "max_position_embeddings", "n_positions", "n_ctx")
+    seq_key, seq_value = _get(cfg, "max_position_embeddings", "n_positions", "n_ctx",
+                              "max_seq_len", "seq_length")
     context = None if seq_key is None else _size(source, seq_key, seq_value, "context",
                                                  minimum=1)
     # read outside the try below: their errors already name the file
@@ -111,10 +126,18 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
             "shared_experts": optional("shared_experts", "n_shared_experts"),
             "moe_ffn_hidden": optional("moe_ffn_hidden", "moe_intermediate_size"),
             "dense_layers": optional("dense_layers", "first_k_dense_replace")}
+    shared_width = optional("moe_ffn_hidden", "shared_expert_intermediate_size")
+    if experts and shared_width and not more["shared_experts"]:
+        # Qwen-MoE: one shared expert as wide as n routed ones (Qwen1.5-MoE-A2.7B 5632 =
+        # 4 × 1408); counted as that many experts of the routed width (nearest when it does
+        # not divide: the shared gate, hidden → 1, is left out either way)
+        more["shared_experts"] = max(1, round(shared_width / (more["moe_ffn_hidden"] or ffn)))
+    if _get(cfg, "kv_lora_rank")[0] is not None:
+        more.update(_latent_attention(cfg, source, sizes["hidden"], sizes["heads"]))
     try:
         arch = Architecture(
             layers=sizes["layers"], hidden=sizes["hidden"], heads=sizes["heads"],
-            kv_heads=kv_heads, ffn_hidden=ffn, vocab=sizes["vocab"], gated_ffn=not gpt2_like,
+            kv_heads=kv_heads, ffn_hidden=ffn, vocab=sizes["vocab"], gated_ffn=gated,
             tied_embeddings=tied, experts=experts, experts_per_token=per_token, **more,
             name=_name(cfg.get("_name_or_path")) or default_name or "config",
         )
@@ -122,6 +145,47 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
         # The Architecture speaks of CLI options; here the sizes came from the file.
         raise WorkloadError(f"{source}: {str(exc).split(' To fix')[0]} {FIX}") from None
     return arch, context
+
+
+def _kv_heads(cfg: dict, source: str, model_type: str, heads: int) -> int:
+    """Key/value heads: num_key_value_heads (Llama), num_kv_heads / n_head_kv (Falcon's new
+    decoder), or 1 for a multi-query model (Falcon-7B, GPT-BigCode: ``multi_query``); all
+    heads otherwise. Falcon reads num_kv_heads only with its new decoder architecture, as its
+    modeling file does."""
+    keys = ["num_key_value_heads", "n_head_kv"]
+    if model_type != "falcon" or cfg.get("new_decoder_architecture") is True:
+        keys.append("num_kv_heads")
+    key, value = _get(cfg, *keys)
+    if key is not None:
+        return _size(source, key, value, "kv_heads", minimum=1)
+    multi_query = cfg.get("multi_query", False)
+    if not isinstance(multi_query, bool):
+        raise WorkloadError(f"{source}: multi_query must be true or false, got "
+                            f"{_show(multi_query)}. {FIX}")
+    return 1 if multi_query else heads
+
+
+def _latent_attention(cfg: dict, source: str, hidden: int, heads: int) -> dict:
+    """DeepSeek-V2/V3's multi-head latent attention: the score head dimension (nope + rope)
+    and the parameters of one layer's attention, as ``_presets`` documents for deepseek-v3:
+    q (through q_lora_rank when given) + kv_a (kv_lora_rank + rope) + kv_b + o."""
+    def size(key: str, default: int | None = None) -> int:
+        k, value = _get(cfg, key)
+        if k is None:
+            if default is not None:
+                return default
+            raise WorkloadError(f"{source}: kv_lora_rank (latent attention) needs {key}. {FIX}")
+        return _size(source, k, value, "head_dim", minimum=1)
+
+    kv_rank, nope, rope = size("kv_lora_rank"), size("qk_nope_head_dim"), size("qk_rope_head_dim")
+    v_dim = size("v_head_dim", nope)
+    q_key, q_value = _get(cfg, "q_lora_rank")
+    q_rank = 0 if q_key is None else _size(source, q_key, q_value, "head_dim", minimum=1)
+    q = hidden * q_rank + q_rank * heads * (nope + rope) if q_rank else \
+        hidden * heads * (nope + rope)
+    params = (q + hidden * (kv_rank + rope) + kv_rank * heads * (nope + v_dim)
+              + heads * v_dim * hidden)
+    return {"head_dim": nope + rope, "attention_params_per_layer": params}
 
 
 def _size(source: str, key: str, value: Any, name: str, *, minimum: int) -> int:

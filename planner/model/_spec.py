@@ -109,11 +109,17 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         arch, default_seq = architecture_from_config(spec.config, source=source,
                                                      default_name=_model_name(source))
         default_seq = min(default_seq or 4096, 8192)
+        # the family-dependent readings (gated MLP, tied embeddings, latent attention) are
+        # said, so a misread family shows
         notes.append(f"architecture from {source}: {arch.layers} layers, hidden "
-                     f"{arch.hidden}, {arch.heads} heads ({arch.kv_heads} KV), FFN "
-                     f"{arch.ffn_hidden}, vocab {arch.vocab}"
+                     f"{arch.hidden}, {arch.heads} heads ({arch.kv_heads} KV"
+                     + (", latent attention" if arch.attention_params_per_layer else "")
+                     + f"), FFN {arch.ffn_hidden} ({'gated' if arch.gated_ffn else 'two-matrix'})"
+                     f", vocab {arch.vocab} ({'tied' if arch.tied_embeddings else 'untied'})"
                      + (f", {arch.experts} experts top-{arch.experts_per_token}"
-                        if arch.experts else ""))
+                        + (f" + {arch.shared_experts} shared" if arch.shared_experts else "")
+                        if arch.experts else "")
+                     + f": {arch.params_total() / 1e9:,.2f}B parameters")
     else:
         total = parse_count(spec.params, "params")
         active = parse_count(spec.active_params, "active_params") \
