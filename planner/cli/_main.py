@@ -186,10 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     planner's commands get their ``process_settings``."""
     args = sys.argv[1:] if argv is None else list(argv)
     only = args[0] if args and args[0] in TOP_LEVEL else None
-    if argv is None:
-        process_settings(only)
-        _stdio.make_safe()
     try:
+        if argv is None:  # inside the Ctrl-C handling too: an interrupt can come here
+            process_settings(only)
+            _stdio.make_safe()
         code = _run(argv, args, only)
         if argv is None:
             sys.stdout.flush()  # a full disk shows here, not as a silent short file

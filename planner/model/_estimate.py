@@ -245,8 +245,13 @@ def check_pins_fit_cluster(workload: Workload, cluster: Cluster) -> None:
     _check_model_pins(workload)
     split = (p.tp or 1) * (p.pp or 1) * (p.cp or 1)
     if N % split:
-        raise WorkloadError(f"tp·pp·cp = {split} does not divide the {N} GPUs. To fix: change "
-                            "the pins or the GPU count", field="tp", value=p.tp)
+        # named by the pins given (the error's field is the last of them: its flag leads)
+        given = [(k, v) for k, v in (("tp", p.tp), ("pp", p.pp), ("cp", p.cp)) if v]
+        what = " · ".join(f"{k}={v}" for k, v in given)
+        product = f" = {split}" if len(given) > 1 else ""
+        raise WorkloadError(f"{what}{product} does not divide the {N} GPUs (tp·pp·cp must "
+                            f"divide the GPU count). To fix: pin a divisor of {N}, or change "
+                            "the GPU count", field=given[-1][0], value=given[-1][1])
 
 
 def check_pins_fit_model(workload: Workload) -> None:

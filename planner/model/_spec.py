@@ -180,6 +180,13 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                                 f"{given:g}. To fix: e.g. 4M", field="global_batch_tokens",
                                 value=spec.global_batch_tokens)
         gbt = int(given)
+        # a step trains whole sequences: 16,383 tokens of 8,192 was 1 (floored); below one
+        # sequence the Workload refuses it
+        if gbt % seq and gbt > seq:
+            sequences = max(1, round(gbt / seq))
+            notes.append(f"global batch {gbt:,} tokens is {gbt / seq:,.6g} sequences of {seq:,}:"
+                         f" {sequences:,} sequences ({sequences * seq:,} tokens) are used")
+            gbt = sequences * seq
     if spec.tokens == "":
         raise WorkloadError("`tokens` is empty. To fix: pass a count such as 2T or 300B, or "
                             "leave `tokens` out for the stated default", field="tokens",

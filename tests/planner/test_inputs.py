@@ -259,4 +259,4 @@ def test_a_fractional_global_batch_is_refused_not_truncated():
     with pytest.raises(WorkloadError, match="whole number of tokens, got 1.5"):
         build_workload(WorkloadSpec(model="llama2-7b", tokens="1B", global_batch_tokens="1.5"))
     assert build_workload(WorkloadSpec(model="llama2-7b", tokens="1B",
-                                       global_batch_tokens="4.5M")).global_batch_tokens == 4_500_000
+                                       global_batch_tokens="4.5M")).global_batch_tokens == 4_501_504

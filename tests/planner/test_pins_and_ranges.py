@@ -112,6 +112,31 @@ def test_a_pin_that_cannot_work_says_why(cat, pins, fragment):
     assert err.value.field in ("tp", "pp", "cp", "vp", "zero", "ep")
 
 
+@pytest.mark.parametrize("pins,field,says", [
+    (PlanPins(pp=3), "pp", "pp=3 does not divide the 64 GPUs"),
+    (PlanPins(cp=128), "cp", "cp=128 does not divide the 64 GPUs"),
+    (PlanPins(tp=2, pp=3), "pp", "tp=2 · pp=3 = 6 does not divide the 64 GPUs"),
+])
+def test_a_split_that_does_not_divide_the_gpus_names_the_pins_given(cat, pins, field, says):
+    # it said "--tp: tp·pp·cp = 3 …" for a --pp 3 the user gave without --tp
+    with pytest.raises(WorkloadError) as err:
+        estimate(wl(pins=pins), reference_cluster(cat, "H100", 64))
+    assert str(err.value).startswith(says) and err.value.field == field
+
+
+@pytest.mark.parametrize("given,used", [(16383, 16384), (12_000, 8192),
+                                        (4_500_000, 4_497_408), (16384, 16384)])
+def test_a_global_batch_is_whole_sequences_nearest_what_was_given(given, used):
+    # 16,383 tokens of 8,192-token sequences was floored to one sequence, silently
+    from planner import WorkloadSpec, build_workload
+
+    w = build_workload(WorkloadSpec(model="llama3-8b", tokens="1T",
+                                    global_batch_tokens=given))
+    assert w.global_batch_tokens == used
+    said = [n for n in w.inferred if n.startswith("global batch")]
+    assert bool(said) == (given != used)
+
+
 @pytest.mark.parametrize("framework,ep,fragment", [
     ("megatron", 3, "ep=3 must divide the 8 experts. To fix: pin one of 1, 2, 4, 8"),
     ("hf", 2, "has no expert parallelism"),
