@@ -21,6 +21,8 @@ once since, on 2026-12-03, when plans began to be ranked by time per sequence tr
 step time (``planner.model.seconds_per_sequence``: a wrong answer, not a speed change), on the
 packaged catalog whose SHA-256 is in ``benchmarks/data/golden_plans/catalog.sha256``: a different
 catalog is reported as such (the answers are expected to differ), not as a regression.
+The two team cases were rewritten alone on 2026-12-03 for a wording fix in their assumptions (the
+probability also covers the model's range, not only interruptions); their allocations are unchanged.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

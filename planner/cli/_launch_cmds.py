@@ -15,12 +15,37 @@ import typer
 MAX_INSTALL_CHARS = 500  # --install: a pip spec or a git URL, not a script
 
 
+def _unnamed(bundle) -> tuple[str, tuple[str, ...]]:
+    """The heading and commands for files printed on stdout to be saved under a name of the
+    user's choosing (`launch probes --out - > probes.sky.yaml`): the commands say FILE (FILE1,
+    FILE2: one per YAML document) instead of the default names the user may not have used."""
+    import re
+
+    files = bundle.files
+    names = ["FILE"] if len(files) == 1 else [f"FILE{i}" for i in range(1, len(files) + 1)]
+    commands = []
+    for cmd in bundle.commands:
+        for f, name in zip(files, names, strict=True):
+            cmd = re.sub(rf"(?<!\S){re.escape(f.path)}(?!\S)", name, cmd)
+        commands.append(cmd)
+    if len(files) == 1:
+        head = "Save the YAML printed on stdout to a file; FILE below is that file. Then run:"
+    else:
+        which = " and ".join(f"{n} document {i} (headed # ---- {f.path} ----)"
+                             for i, (n, f) in enumerate(zip(names, files, strict=True), 1))
+        head = (f"Save each of the {len(files)} YAML documents printed on stdout to its own "
+                f"file; below, {which.replace(' document', ' is document', 1)}. Then run:")
+    return head, tuple(commands)
+
+
 def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
-          before: tuple[str, ...] = (), *, notes_to_stderr: bool = False) -> None:
+          before: tuple[str, ...] = (), *, notes_to_stderr: bool = False,
+          unnamed: bool = False) -> None:
     """The bundle's files (written, or printed), ``before`` (what it costs), then the commands,
     numbered and never wrapped (they are copied whole). ``notes_to_stderr``: stdout carries
     only the files (`launch probes --out -`: one YAML stream, documents separated by ---) or
-    JSON (`plan --json --emit … --emit-out FILE`), so the notes go to stderr."""
+    JSON (`plan --json --emit … --emit-out FILE`), so the notes go to stderr. ``unnamed``
+    (with ``to_stdout``): the user saves stdout under a name of their own (``_unnamed``)."""
     from catalog import check_output_path, write_text_atomic
 
     out = sys.stderr if notes_to_stderr else sys.stdout
@@ -36,9 +61,11 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
             out.write(f"wrote {f.path}\n")
     for line in before:
         out.write(f"{line}\n")
-    out.write("Save the file(s) printed under the name(s) shown, then run:\n" if to_stdout
-              else "Then run:\n")
-    for i, cmd in enumerate((*bundle.commands, *after), 1):
+    head, commands = _unnamed(bundle) if to_stdout and unnamed else (
+        "Save the file(s) printed under the name(s) shown, then run:" if to_stdout
+        else "Then run:", bundle.commands)
+    out.write(f"{head}\n")
+    for i, cmd in enumerate((*commands, *after), 1):
         out.write(f"  {i}. {cmd}\n")
     out.flush()
 
@@ -139,7 +166,7 @@ def probes_cmd(
     lines = cost_lines(cost) if cost else (
         f"Cost before launch: the catalog has no usable {'spot' if spot else 'on-demand'} "
         f"price for {spec.instance_type}; check your cloud's pricing.",)
-    _emit(bundle, to_stdout, before=lines, notes_to_stderr=to_stdout,
+    _emit(bundle, to_stdout, before=lines, notes_to_stderr=to_stdout, unnamed=to_stdout,
           after=("gpuplan plan … (as before: it now uses the measurements)",))
 
 

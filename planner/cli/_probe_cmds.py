@@ -295,10 +295,10 @@ def workload_cmd(
     model: W.Model = None, config: W.Config = None, params: W.Params = None,
     active_params: W.ActiveParams = None, experts: W.Experts = None,
     experts_per_token: W.ExpertsPerToken = None, seq_len: W.SeqLen = None,
-    precision: W.Precision = "bf16", recompute: W.Recompute = "none",
+    precision: W.Precision = "bf16", recompute: W.ProbeRecompute = "none",
     layers: W.Layers = None, hidden: W.Hidden = None, heads: W.Heads = None,
     kv_heads: W.KvHeads = None, ffn_hidden: W.FfnHidden = None,
-    framework: W.Framework = "fsdp", tp: W.Tp = None, micro_batch: W.MicroBatch = None,
+    framework: W.Framework = "fsdp", tp: W.ProbeTp = None, micro_batch: W.ProbeMicroBatch = None,
     print_command: Annotated[bool, typer.Option(
         "--print-command", help="Print the torchrun command that runs this on every GPU of a "
         "node (the shape spelled out: the node needs only the probes package) and exit.")]

@@ -1,4 +1,5 @@
-"""Workload and hardware options shared by `estimate` and `plan` (one definition each)."""
+"""Workload and hardware options shared by `estimate` and `plan` (one definition each), and
+by `probe workload` (its own help where it times one setting instead of searching)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,14 @@ Zero = Annotated[int | None, typer.Option("--zero", help="Pin the ZeRO/FSDP stag
                  "weights (FSDP FULL_SHARD).")]
 MicroBatch = Annotated[int | None, typer.Option("--micro-batch", help="Pin the sequences "
                        "per micro-batch per data-parallel rank.")]
+# `probe workload` times one setting: nothing is searched there, so its help says what it times
+ProbeRecompute = Annotated[str, typer.Option("--recompute", help="none, selective or full: "
+                           "the activation recomputation timed (auto, which `estimate` and "
+                           "`plan` search, is not taken here).")]
+ProbeTp = Annotated[int | None, typer.Option("--tp", help="Tensor-parallel degree the layers "
+                    "are split by (default: 1; the other processes are data parallel).")]
+ProbeMicroBatch = Annotated[int | None, typer.Option("--micro-batch", help="Sequences per "
+                            "micro-batch per data-parallel rank (default: 1).")]
 Layers = Annotated[int | None, typer.Option("--layers", help="Override the layer count.")]
 Hidden = Annotated[int | None, typer.Option("--hidden", help="Override the hidden size.")]
 Heads = Annotated[int | None, typer.Option("--heads", help="Override the attention heads "

@@ -91,12 +91,27 @@ def quota_rows(allocation) -> list[list[str]]:
 
 
 def actual_rows(comparison: dict) -> list[list[str]]:
-    labelled = [*((r["job"], r) for r in comparison["jobs"]),
-                *((f"team {r['team']}", r) for r in comparison["teams"]),
-                ("Total", comparison["total"])]
-    return [[label, num(r["planned_gpu_hours"]), num(r["actual_gpu_hours"]),
+    """One row per job, then per team and the total. A team's or the total's planned figures
+    are those of its jobs that reported actuals, as its Δ (``compare_actuals``) compares: on
+    every row Δ = actual − planned; the label says "(1 of 3 jobs reported)" when some did not
+    (the whole plan's figures are in the Totals and Per team tables)."""
+    rows = [[r["job"], num(r["planned_gpu_hours"]), num(r["actual_gpu_hours"]),
              usd(r["planned_cost_usd"]), usd(r["actual_cost_usd"]), usd(r["delta_cost_usd"]),
-             pct(r["delta_pct"])] for label, r in labelled]
+             pct(r["delta_pct"])] for r in comparison["jobs"]]
+    summaries = [*((f"team {r['team']}", r, [j for j in comparison["jobs"]
+                                             if j["team"] == r["team"]])
+                   for r in comparison["teams"]),
+                 ("Total", comparison["total"], comparison["jobs"])]
+    for label, r, mine in summaries:
+        done = [j for j in mine if j["actual_cost_usd"] is not None]
+        if len(done) < len(mine):
+            label += f" ({len(done)} of {jobs(len(mine))} reported)"
+        # summed in the order compare_actuals sums them: Δ is this sum's own difference
+        planned_h = sum(j["planned_gpu_hours"] for j in done) if done else None
+        planned_usd = sum(j["planned_cost_usd"] for j in done) if done else None
+        rows.append([label, num(planned_h), num(r["actual_gpu_hours"]), usd(planned_usd),
+                     usd(r["actual_cost_usd"]), usd(r["delta_cost_usd"]), pct(r["delta_pct"])])
+    return rows
 
 
 TOTALS_HEAD = ["", "Jobs", "GPU-hours", "Cost", "Budget"]

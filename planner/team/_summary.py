@@ -199,7 +199,9 @@ def _assumptions(team_plan, catalog_info: dict) -> list[str]:
     ]
     if probs:
         out.append("Only plans at least " + "/".join(f"{p:g}" for p in probs) + " likely to "
-                   "finish by the deadline (Poisson interruptions) were considered.")
+                   "finish by the deadline were considered; the probability includes the "
+                   "model's log-normal range as well as Poisson interruptions (hardware "
+                   "failures, and reclaims of spot capacity), as in `gpuplan plan`.")
     if catalog_info.get("overrides"):
         out.append(f"Price overrides applied: {catalog_info['overrides']}.")
     return out

@@ -38,8 +38,24 @@ def test_launch_probes_dstack_to_stdout(capsys):
     # stdout is the task files only, one YAML stream (fleet, task); the rest is on stderr
     docs = list(yaml.safe_load_all(out))
     assert [d["type"] for d in docs] == ["fleet", "task"]
-    assert "dstack apply -f gpuplan-probes.dstack.yml" in err and "dstack apply" not in out
+    # the user saves each document under a name of their own: the commands name no default
+    # file they may not have (docs/launch.md: `--out - > probes.sky.yaml`)
+    assert "dstack apply -f FILE1\n" in err and "dstack apply -f FILE2\n" in err
+    assert "dstack apply" not in out and ".dstack.yml\n" not in err
+    assert ("FILE1 is document 1 (headed # ---- gpuplan-probes-fleet.dstack.yml ----) and "
+            "FILE2 document 2 (headed # ---- gpuplan-probes.dstack.yml ----)") in err
     assert "Cost before launch" in err
+
+
+def test_launch_probes_to_stdout_names_the_file_the_user_saved(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "launch", "probes", "--instance", "p5.48xlarge", "--target",
+                         "skypilot", "--out", "-")
+    assert code == 0, err
+    assert yaml.safe_load(out)["run"] and "sky launch" not in out
+    assert "Save the YAML printed on stdout to a file; FILE below is that file. Then run:" in err
+    assert "1. sky launch -c gpuplan-probes-p5-48xlarge-1n -i 30 --down FILE\n" in err
+    assert "gpuplan-probes.sky.yaml" not in err and os.listdir(tmp_path) == []
 
 
 def test_launch_probes_user_errors_exit_2_with_one_line(capsys):

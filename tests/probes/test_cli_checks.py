@@ -184,3 +184,27 @@ def test_run_probes_refuses_an_unwritable_report_before_measuring(tmp_path, monk
     monkeypatch.setattr(timing, "resolve_device", measured)
     with pytest.raises(ProbesError, match="is a directory; refusing"):
         probes.run_probes(ProbeConfig(device="cpu", probes=("environment",)), out=tmp_path)
+
+
+def _help(capsys, *argv: str) -> str:
+    from planner.cli import main as gpuplan
+
+    assert gpuplan([*argv, "--help"]) == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_probe_workload_help_states_what_it_times(capsys, monkeypatch):
+    """`probe workload` times one setting: its help offers no --recompute auto (refused there)
+    and says --tp defaults to 1 and --micro-batch to 1, not "searched"; `estimate` and `plan`,
+    which search, keep saying so."""
+    monkeypatch.setenv("COLUMNS", "200")
+    text = _help(capsys, "probe", "workload")
+    assert "auto (searched)" not in text and "searched" not in text
+    assert "--recompute <str> none, selective or full" in text
+    assert "--tp <int> Tensor-parallel degree the layers are split by (default: 1;" in text
+    assert "--micro-batch <int> Sequences per micro-batch per data-parallel rank (default: 1)" \
+        in text
+    for command in ("estimate", "plan"):
+        text = _help(capsys, command)
+        assert "--recompute <str> auto (searched), none, selective, full." in text, command
+        assert "Pin the tensor-parallel degree (default: searched)." in text, command

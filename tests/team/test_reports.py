@@ -169,6 +169,37 @@ def test_actuals_compare_per_job_and_team(golden_allocation):
     assert got["reported_jobs"] == 1
 
 
+def _dollars(cell: str) -> float | None:
+    return None if cell == "—" else float(cell.replace("$", "").replace(",", ""))
+
+
+def test_estimate_vs_actual_delta_is_actual_minus_planned_on_every_row(golden_allocation):
+    """The team and Total rows' planned figures cover the jobs that reported, as their Δ does:
+    the Total row read $81,200 planned, $70,123 actual and Δ +$6,123."""
+    from planner.reports._rows import actual_rows
+
+    got = compare_actuals(golden_allocation, {"pretrain-8b": {"gpu_hours": 50000,
+                                                              "cost_usd": 70123.45}})
+    rows = {r[0]: r for r in actual_rows(got)}
+    for label, row in rows.items():
+        planned, actual, delta = (_dollars(c) for c in row[3:6])
+        if delta is not None:
+            assert actual - planned == pytest.approx(delta, abs=1), (label, row)
+    assert rows["Total (1 of 3 jobs reported)"][1:6] == ["51,200", "50,000", "$64,000",
+                                                        "$70,123", "$6,123"]
+    assert rows["team research (1 of 2 jobs reported)"][3] == "$64,000"
+    assert rows["team product (0 of 1 job reported)"][1:] == ["—"] * 6
+    everyone = {j["job"]: {"gpu_hours": 1, "cost_usd": 100} for j in golden_allocation.jobs}
+    labels = [r[0] for r in actual_rows(compare_actuals(golden_allocation, everyone))]
+    assert labels[-3:] == ["team product", "team research", "Total"]  # all reported
+
+
+def test_the_deadline_probability_is_described_with_the_model_range(golden_allocation):
+    line = next(x for x in golden_allocation.assumptions if "likely to finish" in x)
+    assert "(Poisson interruptions) were considered" not in line
+    assert "includes the model's log-normal range as well as Poisson interruptions" in line
+
+
 def test_unknown_format_is_a_clear_error(golden_allocation):
     from catalog import GpuplanError
 
