@@ -65,12 +65,10 @@ def plot_text(text: object) -> str:
 # ---- numbers -----------------------------------------------------------------------------------
 
 def count(n: float) -> str:
-    """50e9 → '50B', 1.5e12 → '1.5T', 1e15 → '1,000T' (as people write token counts)."""
-    for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= 0.9995 * scale:  # 999.6e9 rounds to 1T, not "1,000B"
-            v = n / scale
-            return (f"{v:,.3g}" if v < 999.5 else f"{v:,.0f}") + suffix
-    return f"{n:,.0f}"
+    """``planner.model.format_count``: 50e9 → '50B', 1.5e12 → '1.5T'."""
+    from planner.model import format_count
+
+    return format_count(n)
 
 
 def usd(x: float | None, digits: int = 0) -> str:

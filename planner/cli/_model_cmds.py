@@ -123,13 +123,15 @@ def _h(hours: float) -> str:
 def print_estimate(est, without=None) -> None:
     from rich.table import Table
 
+    from planner.model import format_count
+
     out = console()
     c, p, w = est.cluster, est.plan, est.workload
     hw = (f"{c.nodes}x {c.instance_type} ({c.gpus}x {c.accelerator.name})" if c.instance_type
           else f"{c.gpus}x {c.accelerator.name} (reference node)")
     a = w.arch
     out.print(f"[bold]{a.name or 'model'}[/bold] {a.params_total() / 1e9:.2f}B params, "
-              f"{w.tokens:.3g} tokens on {hw}; framework {w.framework}")
+              f"{format_count(w.tokens)} tokens on {hw}; framework {w.framework}")
     t = Table(show_header=False)
     t.add_column("metric")
     t.add_column("value", justify="right", overflow="fold")

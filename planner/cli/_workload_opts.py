@@ -88,6 +88,7 @@ def workload_spec(*, model, config, params, active_params, experts, experts_per_
     from planner.model import PlanPins, WorkloadError, WorkloadSpec
 
     from ._files import read_model_config
+    from ._values import not_empty
 
     if lora_rank is not None and finetune.lower() != "lora":  # it would be ignored
         raise WorkloadError(f"--lora-rank {lora_rank} sets a LoRA adapter, but --finetune is "
@@ -98,8 +99,10 @@ def workload_spec(*, model, config, params, active_params, experts, experts_per_
                                           ("heads", heads), ("kv_heads", kv_heads),
                                           ("ffn_hidden", ffn_hidden), ("vocab", vocab))
                       if v is not None)
-    # the file is read only when it is the one source (two sources are one error, below)
-    cfg = None if not config else {} if (model or params) else read_model_config(config)
+    # the file is read only when it is the one source (two sources are one error, below);
+    # --config '' is an error of its own, not "not given" (it was ignored beside --model)
+    not_empty("--config", config)
+    cfg = None if config is None else {} if (model or params) else read_model_config(config)
     return WorkloadSpec(model=model, config=cfg, config_name=config or "", params=params,
                         active_params=active_params,
                         experts=experts, experts_per_token=experts_per_token, tokens=tokens,

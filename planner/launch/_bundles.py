@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..model import ParallelPlan
+from ..model import ParallelPlan, format_count
 from . import _dstack, _skypilot
 from ._probes import EXPECTED_MINUTES, ProbeRunCost, parse_bucket, probes_source_dir
 from ._spec import (
@@ -83,7 +83,8 @@ def training_launch(rec: dict, target: str, *, task_path: str, catalog, workload
     spec = spec_for_recommendation(rec, catalog)
     plan = rec["plan"]
     env = plan_env(plan, workload, rec.get("tokens_per_step"))
-    what = f"{workload.arch.name or 'model'}, {workload.tokens:.3g} tokens" if workload else ""
+    what = f"{workload.arch.name or 'model'}, {format_count(workload.tokens)} tokens" \
+        if workload else ""
     header = (f"gpuplan plan{' for ' + what if what else ''}: {spec.nodes} x "
               f"{spec.instance_type} ({spec.cloud} {spec.region or ''}, "
               f"{rec.get('pricing', 'on_demand')}), {spec.nodes * spec.gpus_per_node} GPUs; "

@@ -11,7 +11,8 @@ software, operations), the range and the calibration are described in docs/desig
     estimate, Estimate, ParallelPlan, TimeRange                     the answer for one cluster
     Calibration, Measurement, NO_CALIBRATION                        probe measurements
     WorkloadShape, shape_of, model_layer, hardware_for              one layer, as probed
-    parse_count, parse_deadline, format_usd, format_chance          quantities people type/read
+    parse_count, parse_deadline                                     quantities people type
+    format_usd, format_chance, format_count                         … and read
     PlannerError and its kinds                                      errors with field and fix
 
 The vectorised pieces the optimizer and the benchmarks build on (``ModelScalars``,
@@ -115,6 +116,7 @@ from ._units import (
     MAX_DEADLINE_HOURS,
     MIN_DEADLINE_HOURS,
     format_chance,
+    format_count,
     format_usd,
     parse_count,
     parse_deadline,
@@ -139,25 +141,22 @@ __all__ = [
     "COUNT_LIMITS", "CP_CHOICES", "FINETUNE", "FRAMEWORKS", "INTER_NODE_EFFICIENCY",
     "INTRA_NODE_EFFICIENCY", "KINDS", "MAMF_FRACTION", "MAX_CLUSTER_GPUS", "MAX_CONFIG_BYTES",
     "MAX_CONFIG_DEPTH", "MAX_DEADLINE_HOURS", "MAX_GPU_MEMORY_GIB", "MAX_SEQ_LEN",
-    "MAX_WORKLOAD_DISTANCE", "MB_CHOICES",
-    "MIN_DEADLINE_HOURS", "NO_CALIBRATION", "OPTIMIZERS", "PP_CHOICES", "PRECISIONS", "PROFILES",
-    "RECOMPUTE", "RECOMPUTE_CODES", "RECOMPUTE_NAMES", "SIZE_LIMITS", "TP_CHOICES", "ZERO_STAGES",
-    "Architecture", "Assumptions", "Calibration", "CalibrationError", "CalibrationNote", "Cluster",
-    "ClusterInputs", "Estimate", "FrameworkProfile", "Goodput", "HardwareError", "LayerHardware",
-    "LayerModel", "Measurement", "ModelScalars", "NoFitError", "ParallelPlan", "PlanPins",
-    "PlannerError", "SoftwareConstants", "TimeRange", "Workload", "WorkloadError",
-    "WorkloadMeasurement", "WorkloadShape", "WorkloadSpec", "architecture_from_config",
-    "assumption_names", "attention_key", "best_index", "build_cluster", "build_workload",
-    "can_time", "config_file_error", "check_pins", "check_pins_fit_cluster",
-    "check_pins_fit_model", "checkpoint_bytes",
-    "cluster_for_instance", "cluster_inputs", "comparable", "default_batch_sequences",
-    "describe_assumptions", "estimate", "evaluate", "format_chance", "format_usd", "freeze",
-    "goodput", "goodput_arrays",
-    "gpu_family", "hardware_for", "infer_architecture", "intra_link_for", "layer_flops",
-    "least_memory", "matmul_dtype", "memory_terms", "model_attention", "model_layer",
-    "nic_by_nodes", "parse_count", "parse_deadline", "plan_grid", "preset", "preset_names",
-    "probability_within", "probe_options", "prune", "quantile", "range_sigma", "refer_to_fields",
-    "reference_cluster", "run_model", "seconds_per_sequence", "shape_distance", "shape_of",
-    "summarise", "thaw",
-    "virtual_stages", "workload_dict", "workload_scales",
+    "MAX_WORKLOAD_DISTANCE", "MB_CHOICES", "MIN_DEADLINE_HOURS", "NO_CALIBRATION", "OPTIMIZERS",
+    "PP_CHOICES", "PRECISIONS", "PROFILES", "RECOMPUTE", "RECOMPUTE_CODES", "RECOMPUTE_NAMES",
+    "SIZE_LIMITS", "TP_CHOICES", "ZERO_STAGES", "Architecture", "Assumptions", "Calibration",
+    "CalibrationError", "CalibrationNote", "Cluster", "ClusterInputs", "Estimate",
+    "FrameworkProfile", "Goodput", "HardwareError", "LayerHardware", "LayerModel", "Measurement",
+    "ModelScalars", "NoFitError", "ParallelPlan", "PlanPins", "PlannerError", "SoftwareConstants",
+    "TimeRange", "Workload", "WorkloadError", "WorkloadMeasurement", "WorkloadShape",
+    "WorkloadSpec", "architecture_from_config", "assumption_names", "attention_key", "best_index",
+    "build_cluster", "build_workload", "can_time", "config_file_error", "check_pins",
+    "check_pins_fit_cluster", "check_pins_fit_model", "checkpoint_bytes", "cluster_for_instance",
+    "cluster_inputs", "comparable", "default_batch_sequences", "describe_assumptions", "estimate",
+    "evaluate", "format_chance", "format_count", "format_usd", "freeze", "goodput",
+    "goodput_arrays", "gpu_family", "hardware_for", "infer_architecture", "intra_link_for",
+    "layer_flops", "least_memory", "matmul_dtype", "memory_terms", "model_attention",
+    "model_layer", "nic_by_nodes", "parse_count", "parse_deadline", "plan_grid", "preset",
+    "preset_names", "probability_within", "probe_options", "prune", "quantile", "range_sigma",
+    "refer_to_fields", "reference_cluster", "run_model", "seconds_per_sequence", "shape_distance",
+    "shape_of", "summarise", "thaw", "virtual_stages", "workload_dict", "workload_scales",
 ]

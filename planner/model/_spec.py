@@ -17,7 +17,7 @@ from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, referenc
 from ._hfconfig import architecture_from_config
 from ._inference import infer_architecture
 from ._presets import preset
-from ._units import parse_count
+from ._units import format_count, parse_count
 from ._workload import (
     DEFAULT_ATTENTION,
     DEFAULT_FINETUNE,
@@ -138,6 +138,16 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                                 "`active_params` (e.g. Mixtral 8x7B: `params` 47B, "
                                 "`active_params` 13B, `experts` 8), or `experts` 0 for a dense "
                                 "model", field="experts", value=spec.experts)
+        if spec.experts and active is not None and active >= total:  # it ran dense, silently
+            raise WorkloadError(f"`experts` {spec.experts} describes a mixture of experts, but "
+                                "`active_params` equals `params` (every parameter active: a "
+                                "dense model). To fix: give the parameters one token uses as "
+                                "`active_params`, or drop `experts`", field="experts",
+                                value=spec.experts)
+        if spec.experts == 0 and active is not None and active < total:
+            raise WorkloadError("`experts` 0 says the model is dense, but `active_params` is "
+                                "below `params` (a mixture of experts). To fix: drop `experts` "
+                                "0, or drop `active_params`", field="experts", value=0)
         if spec.experts is not None:  # 0 says "dense", not "infer"
             kwargs["experts"] = spec.experts
         if spec.experts_per_token is not None:
@@ -197,7 +207,8 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                                 "fix: pass `tokens`, e.g. 3 epochs of a 50M-token dataset is "
                                 "`tokens` 150M", field="tokens", value=None)
         tokens = CHINCHILLA_TOKENS_PER_PARAM * arch.params_active()
-        notes.append(f"tokens {tokens:.3g}: {CHINCHILLA_TOKENS_PER_PARAM} per active parameter, "
+        notes.append(f"tokens {format_count(tokens)}: {CHINCHILLA_TOKENS_PER_PARAM} per active "
+                     "parameter, "
                      "compute-optimal per Hoffmann et al. 2022 (`tokens` to change)")
     else:
         tokens = parse_count(spec.tokens)

@@ -102,6 +102,16 @@ def format_usd(x: float) -> str:
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 
 
+def format_count(n: float) -> str:
+    """A count as people write token counts: 50e9 → '50B', 1.5e12 → '1.5T', 1e15 →
+    '1,000T' (not Python's '1e+12')."""
+    for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= 0.9995 * scale:  # 999.6e9 rounds to 1T, not "1,000B"
+            v = n / scale
+            return (f"{v:,.3g}" if v < 999.5 else f"{v:,.0f}") + suffix
+    return f"{n:,.0f}"
+
+
 def format_chance(p: float) -> str:
     """A probability as a whole percentage, with decimals where rounding would say 100% of a
     chance below 1 (or 0% of one above 0): "P ≥ 100%" for a 99.9% requirement, or a plan

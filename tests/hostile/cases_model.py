@@ -132,6 +132,11 @@ CASES: list[Case] = [
                                               "ffn-hidden", "vocab")
       for v in ("0", "-1", "1000000000000")],
     est("kv-heads-not-dividing", "--kv-heads", "5", says="multiple of kv_heads"),
+    # beside --model an empty --config was ignored (exit 0); alone it blamed the sources
+    est("config-empty-beside-model", "--config", "", says="--config is empty"),
+    Case(id="estimate-config-empty-alone", argv=("estimate", "--config", "", "--gpu", "H100",
+                                                 "--gpus", "8"), expect=2,
+         says="--config is empty"),
     *[Case(id=f"estimate-gpus-{v or 'empty'}", argv=("estimate", "--model", "gpt2", "--gpu",
                                                      "H100", "--gpus", v, "--tokens", "1B"),
            expect=2) for v in ("0", "-8", "1000000000", "nan", "12", "")],
@@ -197,7 +202,12 @@ CASES: list[Case] = [
     Case(id="estimate-experts-zero-is-dense-not-inferred",
          argv=("estimate", "--params", "47B", "--active-params", "13B", "--experts", "0",
                "--experts-per-token", "0", "--gpu", "H100", "--gpus", "64"), expect=2,
-         says="--experts (0) must exceed"),  # it inferred "8 experts top-2" from 0
+         says="--experts 0 says the model is dense, but --active-params is below"),
+    # it inferred "8 experts top-2" from 0, and then blamed a default --experts-per-token
+    Case(id="estimate-experts-for-a-dense-count",
+         argv=("estimate", "--params", "47B", "--active-params", "47B", "--experts", "8",
+               "--gpu", "H100", "--gpus", "64"), expect=2,
+         says="--experts 8 describes a mixture of experts, but --active-params equals"),
     Case(id="estimate-experts-per-token-without-a-mixture",
          argv=("estimate", "--params", "7B", "--experts-per-token", "2", "--gpu", "H100"),
          expect=2, says="--experts-per-token describes a mixture of experts"),
