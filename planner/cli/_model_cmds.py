@@ -102,18 +102,38 @@ def estimate_cmd(
     print_estimate(est, without)
 
 
+NARROW_COLUMNS = 100  # below this the constants are a list: a 4-column table squeezes them
+
+
 def print_assumption_table(rows: list[dict]) -> None:
     from rich.table import Table
 
+    out = console(fit=True)  # the terminal's width, 100 when piped (as README says)
+    if out.width < NARROW_COLUMNS:
+        import textwrap
+
+        from rich.text import Text
+
+        out.print("[bold]Model constants[/bold] (override with --assume NAME=VALUE)")
+        for r in rows:
+            v = r["value"]
+            text = f"{v:.4g}" if isinstance(v, float) else str(v)
+            line = Text(r["name"], style="bold")
+            line.append(f"{' *' if r['overridden'] else ''} = {text} {r['unit']}")
+            out.print(line, soft_wrap=True)  # the name whole, as --assume takes it
+            out.print(Text(textwrap.fill(r["about"], out.width, initial_indent="    ",
+                                         subsequent_indent="    ")))
+        return
     t = Table(title="Model constants (override with --assume NAME=VALUE)")
-    for col, just in (("name", "left"), ("value", "right"), ("unit", "left"),
-                      ("what and where from", "left")):
+    # a name is what --assume takes: never broken across lines (the prose column wraps)
+    t.add_column("name", no_wrap=True)
+    for col, just in (("value", "right"), ("unit", "left"), ("what and where from", "left")):
         t.add_column(col, justify=just, overflow="fold")
     for r in rows:
         v = r["value"]
         text = f"{v:.4g}" if isinstance(v, float) else str(v)
         t.add_row(r["name"] + (" *" if r["overridden"] else ""), text, r["unit"], r["about"])
-    console().print(t)
+    out.print(t)
 
 
 def _h(hours: float) -> str:
@@ -125,7 +145,7 @@ def print_estimate(est, without=None) -> None:
 
     from planner.model import format_count
 
-    out = console()
+    out = console(fit=True)  # the terminal's width, 100 when piped (as README says)
     c, p, w = est.cluster, est.plan, est.workload
     hw = (f"{c.nodes}x {c.instance_type} ({c.gpus}x {c.accelerator.name})" if c.instance_type
           else f"{c.gpus}x {c.accelerator.name} (reference node)")
@@ -134,7 +154,7 @@ def print_estimate(est, without=None) -> None:
               f"{format_count(w.tokens)} tokens on {hw}; framework {w.framework}")
     t = Table(show_header=False)
     t.add_column("metric")
-    t.add_column("value", justify="right", overflow="fold")
+    t.add_column("value", overflow="fold")  # left: a wrapped line stays beside its label
     r = est.wall_clock
     t.add_row("wall-clock (calendar)", f"{_h(r.p50)}  P10–P90 {r.p10:,.0f}–{r.p90:,.0f} h")
     t.add_row("training time", f"{_h(est.training_hours)} (steps × step time)")

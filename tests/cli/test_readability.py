@@ -148,6 +148,26 @@ def test_piped_output_is_laid_out_in_100_columns(monkeypatch):
     assert widest(out) <= 100
 
 
+@pytest.mark.parametrize("argv", [
+    ["estimate", "--model", "llama3-70b", "--tokens", "15T", "--gpu", "H100", "--gpus", "2048"],
+    ["estimate", "--list-assumptions"],
+])
+def test_a_piped_estimate_and_its_constants_fit_100_columns(argv):
+    # they were laid out 200 wide when piped (README promises 100)
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    out = subprocess.run([sys.executable, "-m", "planner", *argv], capture_output=True,
+                         text=True, env=env, check=True).stdout
+    assert widest(out) <= 100, max(out.splitlines(), key=cell_len)
+
+
+def test_a_narrow_terminal_lists_the_constants_with_their_names_whole():
+    # a 60-column table broke 'matmul_fraction.blackwell' into 'blackwe' / 'll': the name
+    # --assume takes
+    text = in_terminal(["estimate", "--list-assumptions"], 60)
+    assert widest(text) <= 60
+    assert "matmul_fraction.blackwell = " in text and "restart_minutes = " in text
+
+
 def test_wide_shows_every_column(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
     _, narrow, _ = run(capsys, "offers", "--gpu", "H100", "--cloud", "azure")
