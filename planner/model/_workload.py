@@ -66,11 +66,11 @@ class PlanPins:
             v, top = getattr(self, name), PIN_LIMITS[name]
             if v is not None and (isinstance(v, bool) or not isinstance(v, int)
                                   or not 1 <= v <= top):
-                raise WorkloadError(f"{name} must be a whole number from 1 to {top:,}, got "
+                raise WorkloadError(f"`{name}` must be a whole number from 1 to {top:,}, got "
                                     f"{v!r}. To fix: pass e.g. `{name}` 1 or leave it to the "
                                     "search", field=name, value=v)
         if self.zero is not None and (_not_whole(self.zero) or self.zero not in ZERO_STAGES):
-            raise WorkloadError(f"zero must be one of 0, 1, 2, 3, got {self.zero!r}. To fix: "
+            raise WorkloadError(f"`zero` must be one of 0, 1, 2, 3, got {self.zero!r}. To fix: "
                                 "pass 0 (plain data parallel), 1 (sharded optimizer), 2 (+ "
                                 "gradients) or 3 (+ weights, FSDP FULL_SHARD)",
                                 field="zero", value=self.zero)

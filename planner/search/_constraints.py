@@ -87,10 +87,10 @@ class Constraints:
         if self.budget_usd is not None:
             num("budget_usd", lo=0, hi=MAX_BUDGET_USD, lo_open=True, fix="e.g. 250000",
                 what="the budget (USD)")
-        num("min_probability", lo=0, hi=1, fix="e.g. 0.9 (0 disables)",
-            what="the minimum probability")
-        if self.min_probability == 1:
+        if self.min_probability == 1:  # before the range check, to say why 1 is not taken
             raise _bad("min_probability", self.min_probability, CERTAINTY_REFUSED)
+        num("min_probability", lo=0, hi=1, hi_open=True, fix="e.g. 0.9 (0 disables)",
+            what="the minimum probability")
         num("commitment_use", lo=0, hi=1, what="the commitment use (a share of the term)",
             fix="e.g. 0.5 if you will use half of the remaining term")
         num("max_spot_instances", lo=1, hi=MAX_SPOT_INSTANCES_LIMIT, whole=True,
@@ -115,7 +115,8 @@ class Constraints:
                            "plans; a single plan has no start date. To fix: leave `month` out")
 
     def _number(self, name: str, *, lo: float, hi: float, what: str, fix: str,
-                whole: bool = False, lo_open: bool = False, field: str | None = None) -> None:
+                whole: bool = False, lo_open: bool = False, hi_open: bool = False,
+                field: str | None = None) -> None:
         """Check the field ``name`` (a numpy number is stored as a plain one); errors name
         ``field`` (default ``name``), the input a front end knows."""
         value = getattr(self, name)
@@ -125,12 +126,14 @@ class Constraints:
             if type(value) not in (int, float):  # numpy's numbers: plain ones (JSON, hashing)
                 value = int(value) if whole else float(value)
             ok = math.isfinite(value) and (lo < value if lo_open else lo <= value) \
-                and value <= hi
+                and (value < hi if hi_open else value <= hi)
         if not ok:
             kind_text = "a whole number" if whole else "a number"
+            upper = f"up to (not including) {hi:,.0f}" if hi_open else \
+                f"{'up ' if lo_open else ''}to {hi:,.0f}"
             raise _bad(field or name, getattr(self, name), f"{what} must be {kind_text} "
-                       f"{'above' if lo_open else 'from'} {lo:,g} {'up ' if lo_open else ''}"
-                       f"to {hi:,.0f}, got {getattr(self, name)!r}. To fix: {fix}")
+                       f"{'above' if lo_open else 'from'} {lo:,g} {upper}, got "
+                       f"{getattr(self, name)!r}. To fix: {fix}")
         object.__setattr__(self, name, value)
 
     @property

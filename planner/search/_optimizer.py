@@ -253,7 +253,8 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
     (``Space``)."""
     A = assumptions or Assumptions()
     if not 1 <= top_n <= 1000:
-        raise PlannerError(f"top must be between 1 and 1,000, got {top_n}. To fix: e.g. 10",
+        raise PlannerError(f"`top` must be between 1 and 1,000, got {top_n}. To fix: e.g. "
+                           "`top` 10",
                            field="top", value=top_n)
     check_exclude(c.exclude, catalog)
     check_pins_fit_model(workload)  # what no cluster can run, before searching any

@@ -96,3 +96,16 @@ def test_unknown_cloud_is_one_line_and_exit_2(capsys):
     assert code == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "unknown cloud" in lines[0]
+
+
+@pytest.mark.parametrize("flag,value,says", [
+    ("--micro-batch", "0", "error: --micro-batch must be a whole number from 1"),
+    ("--top", "0", "error: --top must be between 1 and 1,000, got 0. To fix: e.g. --top 10"),
+    ("--zero", "5", "error: --zero must be one of 0, 1, 2, 3"),
+    ("--min-probability", "1.5", "from 0 up to (not including) 1, got 1.5"),
+])
+def test_a_bad_number_is_named_by_its_flag_only(capsys, flag, value, says):
+    # '--micro-batch: micro_batch must be …' named the input twice, once by an internal name
+    code, out, err = run(capsys, *LLAMA3_8B, "--deadline", "14d", flag, value)
+    assert code == 2 and out == "" and says in err
+    assert f" {flag.removeprefix('--').replace('-', '_')} " not in err.replace(flag, "")

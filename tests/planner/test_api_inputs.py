@@ -142,7 +142,7 @@ def test_a_workload_with_impossible_values_is_refused(change):
 
 @pytest.mark.parametrize("zero", [True, 1.0, 3.0])
 def test_a_zero_stage_is_a_whole_number(zero):
-    with pytest.raises(PlannerError, match="zero must be one of"):
+    with pytest.raises(PlannerError, match="`zero` must be one of"):
         PlanPins(zero=zero)
 
 
