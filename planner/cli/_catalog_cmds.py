@@ -205,7 +205,9 @@ def _say_why_none(cat, filters: dict, rest: dict) -> None:
 OFFER_COLUMNS = (
     Column("cloud"), Column("instance", ESSENTIAL), Column("region", ESSENTIAL),
     Column("accelerator", ESSENTIAL), Column("GPUs", align="right"),
-    Column("pricing", ESSENTIAL), Column("term", OPTIONAL),
+    # the term tells reservations of one instance apart (three rows otherwise read as one
+    # offer at three prices): shown whenever a row has one
+    Column("pricing", ESSENTIAL), Column("term", ESSENTIAL),
     Column("$/h", ESSENTIAL, align="right"), Column("$/GPU-h", align="right"),
     Column("$/PFLOP-h", OPTIONAL, align="right"), Column("as of", OPTIONAL),
     Column("flags", wrap=True, min_width=14),
@@ -214,15 +216,17 @@ OFFER_COLUMNS = (
 
 def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> None:
     shown = rows[: limit or None]
-    columns = OFFER_COLUMNS
-    if not any(r.offer.option for r in shown):  # the term tells reservations apart only
-        columns = tuple(c for c in columns if c.header != "term")
+    # columns no shown row fills are left out (an empty flags column kept the term out)
+    empty = {"term": not any(r.offer.option for r in shown),
+             "flags": not any(r.offer.flags for r in shown)}
+    columns = tuple(c for c in OFFER_COLUMNS if not empty.get(c.header))
     print_table(columns, [
-        (o.cloud, o.instance_type, o.region, r.accelerator.name, r.instance.gpu_count,
-         o.pricing, *((o.option,) if len(columns) == len(OFFER_COLUMNS) else ()),
-         _money(o.usd_per_hour, 3), _money(r.usd_per_gpu_hour, 3),
-         _money(r.usd_per_bf16_pflop_hour, 2),
-         ("~" if o.as_of_approximate else "") + o.as_of.isoformat(), ", ".join(o.flags))
+        tuple(cell for c, cell in zip(OFFER_COLUMNS, (
+            o.cloud, o.instance_type, o.region, r.accelerator.name, r.instance.gpu_count,
+            o.pricing, o.option, _money(o.usd_per_hour, 3), _money(r.usd_per_gpu_hour, 3),
+            _money(r.usd_per_bf16_pflop_hour, 2),
+            ("~" if o.as_of_approximate else "") + o.as_of.isoformat(), ", ".join(o.flags)),
+            strict=True) if not empty.get(c.header))
         for r in shown for o in (r.offer,)],
         title=f"{len(rows)} offers" + (f" (the first {limit}; --limit 0 lists all)"
                                        if 0 < limit < len(rows) else ""), wide=wide)

@@ -100,6 +100,18 @@ def test_no_line_is_wider_than_100_columns_and_no_cell_is_cut(argv):
     assert "…" not in text
 
 
+def test_reservations_keep_their_term_and_an_empty_flags_column_goes(capsys):
+    # piped, the term (what tells three reservations of one instance apart) was dropped while
+    # an empty flags column stayed
+    code, out, _ = run(capsys, "offers", "--gpu", "H100", "--cloud", "aws", "--pricing",
+                       "reserved_3y", "--limit", "10")
+    assert code == 0
+    header = out.splitlines()[1]
+    assert "term" in header and "flags" not in header
+    rows = [line.split() for line in out.splitlines()[3:13]]
+    assert len({(r[1], r[2], r[6]) for r in rows}) == len(rows)  # no two rows read the same
+
+
 def test_a_narrower_terminal_drops_columns_but_keeps_essential_ones_whole():
     text = in_terminal(["offers", "--gpu", "H100", "--min-gpus", "8", "--cloud", "azure"], 72)
     assert "Standard_ND96isr_H100_v5" in text and "H100-SXM5-80GB" in text
