@@ -24,6 +24,7 @@ def new_apps() -> dict[str, typer.Typer]:
     """Fresh Typer applications with no commands: the root ("") and its groups ("catalog",
     "probe", "launch"). ``_main`` registers the commands (all of them, or only those of the
     command being run); the root's options are here."""
+    _help_keeps_hyphenated_words()
     app = typer.Typer(
         name="gpuplan",
         help="Which cloud GPU configuration trains your model by the deadline for the least "
@@ -40,8 +41,31 @@ def new_apps() -> dict[str, typer.Typer]:
                             no_args_is_help=True)
     launch_app = typer.Typer(help="Task files for SkyPilot or dstack that provision instances "
                              "and run the probes (or a plan) under torchrun.",
+                             short_help="SkyPilot or dstack task files that run the probes.",
                              no_args_is_help=True)
     return {"": app, "catalog": catalog_app, "probe": probe_app, "launch": launch_app}
+
+
+def _help_keeps_hyphenated_words() -> None:
+    """Help text wraps between words only: click's wrapper broke '--warmup-steps' after
+    '--warmup-' and 'pre-training' after 'pre-', so a flag could not be copied from --help.
+    (The wrapper click's help formatter builds, in typer's bundled click and in click itself
+    where it is installed, is given break_on_hyphens=False; in this process only, once.)"""
+    for module in ("typer._click._textwrap", "click._textwrap"):
+        try:
+            wrapper = __import__(module, fromlist=["TextWrapper"]).TextWrapper
+        except ImportError:
+            continue
+        if getattr(wrapper, "_gpuplan_whole_words", False):
+            continue
+        plain_init = wrapper.__init__
+
+        def init(self, *args, _init=plain_init, **kwargs):
+            kwargs.setdefault("break_on_hyphens", False)
+            _init(self, *args, **kwargs)
+
+        wrapper.__init__ = init
+        wrapper._gpuplan_whole_words = True
 
 
 EXIT_USAGE = 2

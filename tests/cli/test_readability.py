@@ -352,3 +352,21 @@ def test_json_never_holds_nan_or_infinity(capsys):
                                                    "c": "Infinity Fabric"}
     code, out, _ = run(capsys, "gpus", "--all", "--json")
     assert code == 0 and json.loads(out, parse_constant=lambda c: pytest.fail(c))
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["catalog", "--help"], ["probe", "--help"],
+                                  ["launch", "--help"]])
+def test_command_lists_are_never_cut_short(argv):
+    # click cut every summary with "..." even 140 columns wide
+    text = in_terminal(argv, 140)
+    listed = text.split("Commands:", 1)[1]
+    assert "..." not in listed and len(listed.strip().splitlines()) >= 1
+
+
+@pytest.mark.parametrize("argv", [["probe", "workload", "--help"], ["plan", "--help"],
+                                  ["estimate", "--help"]])
+def test_help_never_breaks_a_flag_or_word_at_its_hyphen(argv):
+    # '--warmup-' / 'steps', 'pre-' / 'training': a flag could not be copied from --help
+    text = in_terminal(argv, 80)
+    broken = [line for line in text.splitlines() if re.search(r"\w-$", line.rstrip())]
+    assert broken == []
