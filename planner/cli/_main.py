@@ -317,9 +317,23 @@ def _show_click_error(exc) -> int:
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else "gpuplan"
     message = " ".join(exc.format_message().split()).rstrip(".")
+    for typer_words, ours in _VALUE_WORDS.items():  # pydantic's words: what is taken, in ours
+        message = message.replace(typer_words, ours)
     end = "" if message.endswith(("?", "!")) else "."  # "Did you mean 'offers'?" ends itself
     print(f"error: {where}: {message}{end} To fix: see `{where} --help`", file=sys.stderr)
     return exc.exit_code
+
+
+# "--seq-len 8K" was "Input should be a valid integer, unable to parse string as an integer",
+# which does not say what is taken (counts such as --tokens take 8K; these options do not)
+_VALUE_WORDS = {
+    "Input should be a valid integer, unable to parse string as an integer":
+        "it takes a whole number in digits (e.g. 64; not 1.5, 8K or 1e4)",
+    "Input should be a valid integer, got a number with a fractional part":
+        "it takes a whole number in digits (e.g. 64; not 1.5)",
+    "Input should be a valid number, unable to parse string as a number":
+        "it takes a number in digits (e.g. 250000 or 0.5)",
+}
 
 
 if __name__ == "__main__":

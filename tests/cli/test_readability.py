@@ -341,6 +341,20 @@ def test_a_usage_error_is_one_line_that_says_where_the_help_is(capsys):
         assert err.startswith("error: ") and fragment in err and "To fix: see `gpuplan" in err
 
 
+@pytest.mark.parametrize("argv,says", [
+    (["estimate", "--model", "gpt2", "--gpu", "H100", "--gpus", "8", "--seq-len", "8K"],
+     "'--seq-len': it takes a whole number in digits (e.g. 64; not 1.5, 8K or 1e4)"),
+    (["plan", "--model", "gpt2", "--deadline", "1d", "--max-gpus", "1.5"],
+     "'--max-gpus': it takes a whole number in digits"),
+    (["plan", "--model", "gpt2", "--deadline", "1d", "--budget", "lots"],
+     "'--budget': it takes a number in digits (e.g. 250000 or 0.5)"),
+])
+def test_a_value_that_is_not_a_number_says_what_is_taken(capsys, argv, says):
+    # it said "Input should be a valid integer, unable to parse string as an integer"
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and says in err and "Input should be" not in err
+
+
 def test_a_bare_group_still_shows_its_help(capsys):
     code, _, err = run(capsys, "catalog")
     assert code == 2 and "Usage:" in err and "refresh" in err
