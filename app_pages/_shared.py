@@ -146,8 +146,8 @@ def show_error(out: dict) -> None:
 # ---- the catalog -------------------------------------------------------------------------------
 
 def overrides_path() -> str | None:
-    """Price overrides, as the CLI reads them (``GPUPLAN_OVERRIDES``)."""
-    return os.environ.get("GPUPLAN_OVERRIDES") or None
+    """Price overrides, as the CLI reads them (``GPUPLAN_OVERRIDES``; empty or spaces: unset)."""
+    return os.environ.get("GPUPLAN_OVERRIDES", "").strip() or None
 
 
 def load_catalog_or_stop() -> catalog.Catalog:

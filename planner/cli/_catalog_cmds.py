@@ -10,9 +10,9 @@ from typing import Annotated
 
 import typer
 
-from ._app import console, overrides_option_default, print_json, progress_on_stderr
+from ._app import console, load_priced_catalog, print_json, progress_on_stderr
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
-from ._values import catalog_banner, not_empty, split_csv
+from ._values import catalog_banner, split_csv
 
 OverridesOpt = Annotated[
     str | None,
@@ -33,10 +33,7 @@ REGION_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # us-east-1, us-central1, e
 
 
 def load(overrides: str | None):
-    from catalog import load_catalog
-
-    return load_catalog(overrides=not_empty("--overrides", overrides)
-                        or overrides_option_default())
+    return load_priced_catalog(overrides)
 
 
 def safe_cell(value) -> str:

@@ -89,10 +89,9 @@ def plan_cmd(
     """The cheapest cloud configuration that trains the workload by the deadline, the
     cost/time frontier, and the odds of finishing in time."""
     import planner
-    from catalog import load_catalog
     from planner.search import Constraints, plan
 
-    from ._app import EXIT_USAGE, CliExit, overrides_option_default
+    from ._app import EXIT_USAGE, CliExit, load_priced_catalog
     from ._files import load_quota_file
     from ._values import catalog_banner, split_csv
 
@@ -100,7 +99,7 @@ def plan_cmd(
         from ._launch_cmds import check_emit_options
 
         check_emit_options(emit, emit_out, json_out=json_out)  # before the search
-    cat = load_catalog(overrides=overrides or overrides_option_default())
+    cat = load_priced_catalog(overrides)
     spec = W.workload_spec(model=model, config=config, params=params,
                            active_params=active_params, experts=experts,
                            experts_per_token=experts_per_token, tokens=tokens, seq_len=seq_len,

@@ -45,7 +45,7 @@ def report_cmd(
     --json prints the allocation (JSON) on stdout; with --out FILE the report is also
     written to FILE, in the format of --format or FILE's suffix. --format without --out, or
     --out -, cannot go with --json (both would be stdout)."""
-    from catalog import check_output_path, load_catalog, write_bytes_atomic
+    from catalog import check_output_path, write_bytes_atomic
     from planner.model import format_usd
     from planner.reports import compare_actuals, load_actuals, render
     from planner.team import (
@@ -56,7 +56,7 @@ def report_cmd(
         load_team_plan,
     )
 
-    from ._app import overrides_option_default
+    from ._app import load_priced_catalog
     from ._model_cmds import active_calibration
     from ._values import catalog_banner
 
@@ -80,7 +80,7 @@ def report_cmd(
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise TeamPlanError(f"--workers must be from 1 to {MAX_WORKERS}, got {workers}. To fix: "
                             "e.g. --workers 2")
-    cat = load_catalog(overrides=overrides or overrides_option_default())
+    cat = load_priced_catalog(overrides)
     team = load_team_plan(Path(team_file), catalog=cat)
     spent = load_actuals(Path(actuals), team) if actuals else None
     try:

@@ -278,3 +278,18 @@ def test_the_lost_catalog_note_is_said_once_per_command_even_when_it_cannot_be_r
     _paths.active_marker().mkdir(parents=True)
     code, _, err = run(capsys, "catalog", "info")
     assert code == 0 and err.count("note: the active catalog could not be read") == 1, err
+
+
+def test_an_overrides_file_from_the_environment_is_named_by_its_variable(monkeypatch, capsys,
+                                                                         tmp_path):
+    # "overrides file …: cannot read it. To fix: give the path of an existing file", when the
+    # user gave no path: the variable did
+    monkeypatch.setenv("GPUPLAN_OVERRIDES", str(tmp_path / "none.yaml"))
+    for argv in (["gpus"], ["offers", "--limit", "1"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: GPUPLAN_OVERRIDES={tmp_path / 'none.yaml'}: ")
+        assert "To fix: correct the file, or unset GPUPLAN_OVERRIDES" in err
+    monkeypatch.setenv("GPUPLAN_OVERRIDES", " ")  # exported empty: unset, as shells mean it
+    assert main(["offers", "--limit", "1", "--json"]) == 0
+    capsys.readouterr()
