@@ -103,9 +103,10 @@ def gpus_cmd(
     out.print(catalog_banner(cat), markup=False)
 
 
-def _offers_csv(dicts: list[dict]) -> str:
+def _offers_csv(dicts: list[dict], fields: list[str]) -> str:
+    """``dicts`` as CSV under ``fields`` (every offer's columns, also when none matched: a
+    script reading it sees one header whatever the filters)."""
     buf = io.StringIO()
-    fields = list(dicts[0]) if dicts else ["cloud", "instance_type", "region"]
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for d in dicts:
@@ -167,7 +168,8 @@ def offers_cmd(
         if json_out:
             print_json(dicts)
         else:
-            sys.stdout.write(_offers_csv(dicts))
+            every = dicts or [r.as_dict() for r in select_offers(cat)[:1]]
+            sys.stdout.write(_offers_csv(dicts, list(every[0]) if every else ["cloud"]))
         console(stderr=True).print(catalog_banner(cat))
         return
     _offers_table(rows, limit, cat, show_reasons=flagged, wide=wide)

@@ -293,3 +293,12 @@ def test_an_overrides_file_from_the_environment_is_named_by_its_variable(monkeyp
     monkeypatch.setenv("GPUPLAN_OVERRIDES", " ")  # exported empty: unset, as shells mean it
     assert main(["offers", "--limit", "1", "--json"]) == 0
     capsys.readouterr()
+
+
+def test_offers_csv_has_one_header_whatever_matches(capsys):
+    # with nothing matching it printed 'cloud,instance_type,region' (31 columns otherwise)
+    assert main(["offers", "--csv", "--limit", "1"]) == 0
+    some = capsys.readouterr().out.splitlines()[0]
+    main(["offers", "--csv", "--max-price", "0.0001"])
+    none = capsys.readouterr().out.splitlines()
+    assert none == [some] and len(some.split(",")) > 20
