@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from ._errors import REPLACE_CATALOG_FIX, CatalogFileError
+from ._errors import REPLACE_CATALOG_FIX, CatalogFileError, without_fix
 from ._files import read_user_text
 from ._records import Accelerator, InstanceType, Offer, RecordError
 from ._writes import write_text_atomic
@@ -145,8 +145,11 @@ OFFERS = _spec(Offer, {
 
 def read_table(path: Path, spec: TableSpec, text: str | None = None) -> list[Any]:
     """Parse ``path`` (or ``text``, reported as ``path``) into records of ``spec``."""
-    if text is None:
-        text = read_user_text(path, what="catalog file", max_bytes=MAX_TABLE_BYTES)
+    try:
+        if text is None:  # gpuplan's own file: the fix is another catalog, not a re-save
+            text = read_user_text(path, what="catalog file", max_bytes=MAX_TABLE_BYTES)
+    except CatalogFileError as exc:
+        raise CatalogFileError(f"{without_fix(exc)}. {REPLACE_CATALOG_FIX}") from None
     try:
         return _parse(path, spec, text)
     except csv.Error as exc:  # a NUL byte, an unterminated quote at the end

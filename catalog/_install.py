@@ -13,6 +13,7 @@ from . import _store
 from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, write_table
 from ._errors import CatalogError
 from ._load import read_catalog_dir
+from ._meta import cloud_meta
 from ._paths import catalogs_dir
 from ._writes import make_directory, write_text_atomic
 
@@ -28,6 +29,7 @@ def install(accelerators, instance_types, offers, meta: dict, *, name: str | Non
     if not _store._valid_name(name):
         raise CatalogError(f"invalid catalog name {name!r}. To fix: use letters, digits, '.', "
                            "'_' and '-'")
+    meta = with_cloud_meta(meta, offers)
     tmp = base / f".tmp-{name}"
     final = base / name
     os.mkdir(tmp)
@@ -48,3 +50,16 @@ def install(accelerators, instance_types, offers, meta: dict, *, name: str | Non
         _store.switch(name)
         _store._prune_old(base)
     return name, final
+
+
+def with_cloud_meta(meta: dict, offers) -> dict:
+    """``meta`` with an entry under ``clouds`` (``cloud_meta``) for every cloud that has offers
+    and none yet: the loader refuses offers whose dates and counts meta.json does not state."""
+    clouds = dict(meta.get("clouds") or {})
+    present = {o.cloud for o in offers}
+    missing = [c for c in sorted(present) if c not in clouds]
+    if not missing:
+        return meta
+    for cloud in missing:
+        clouds[cloud] = cloud_meta(offers, cloud)
+    return {**meta, "clouds": clouds}

@@ -316,8 +316,10 @@ def _cross_check(path: Path, accelerators, instance_types, offers) -> None:
                                "catalog use packaged`") from None
 
 
-def read_catalog_dir(path: Path, name: str) -> Catalog:
-    """Read and validate one catalog directory (no caching, no overrides)."""
+def read_catalog_dir(path: Path, name: str, *, notice: bool = False) -> Catalog:
+    """Read and validate one catalog directory (no caching, no overrides). A stored catalog
+    is also checked as a whole and its anomaly flags recomputed (``_checks``; ``notice``:
+    say which offers gained a flag)."""
     # the parser and the safe reader (which imports yaml) load only when a catalog is parsed:
     # a command served by the cache (``_cache``) needs neither
     from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, read_table
@@ -332,6 +334,11 @@ def read_catalog_dir(path: Path, name: str) -> Catalog:
     instance_types = tuple(read_table(path / "instance_types.csv", INSTANCE_TYPES))
     offers = tuple(read_table(path / "offers.csv", OFFERS))
     _cross_check(path, accelerators, instance_types, offers)
+    if path.resolve() != _paths.packaged_catalog_dir():
+        from ._checks import check_stored
+
+        offers = check_stored(path, meta, accelerators, instance_types, offers, name=name,
+                              notice=notice)
     return Catalog(name=name, path=path, meta=meta, accelerators=accelerators,
                    instance_types=instance_types, offers=offers)
 

@@ -14,6 +14,7 @@ AttributeError). The loader and the store's cheap completeness check both use it
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -58,7 +59,8 @@ def read_meta(path: Path) -> object:
         raise CatalogFileError(f"{without_fix(exc)}. {REPLACE_CATALOG_FIX}") from None
 
 
-# meta.json's fields a reader relies on, with their types (absent is allowed: older catalogs)
+# meta.json's fields a reader relies on, with their types (absent is allowed here; the loader
+# requires `clouds` with dates and counts for every cloud a stored catalog has offers of)
 _META_TYPES = {"name": str, "source": str, "refreshed_at": str, "clouds": dict}
 _CLOUD_META_TYPES = {"as_of": str, "oldest_as_of": str, "approximate": bool, "basis": str,
                      "source": str, "sources": list}
@@ -78,6 +80,12 @@ def check_meta(meta: object, where: Path) -> dict:
             if v is not None and (not isinstance(v, want) or want is int and
                                   isinstance(v, bool)):
                 raise bad(prefix + key, want, v)
+        for key in _DATES:  # a date no reader can parse lost its cloud from every banner
+            v = entry.get(key)
+            if isinstance(v, str) and key in types and not _is_date(v):
+                raise CatalogFileError(f"{where}: {prefix}{key} should be a date "
+                                       f"(YYYY-MM-DD), found {v[:40]!r}. "
+                                       f"{REPLACE_CATALOG_FIX}")
 
     if not isinstance(meta, dict):
         raise bad("the file", dict, meta)
@@ -95,6 +103,17 @@ def check_meta(meta: object, where: Path) -> dict:
                 raise CatalogFileError(f"{where}: clouds.{cloud}.sources[{i}] lacks "
                                        f"{', '.join(missing)}. {REPLACE_CATALOG_FIX}")
     return meta
+
+
+_DATES = ("as_of", "oldest_as_of")
+
+
+def _is_date(text: str) -> bool:
+    try:
+        _dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) == 10  # YYYY-MM-DD, as cloud_meta writes (3.11 also takes 20260121)
 
 
 _TYPE_WORDS = {str: "text", dict: "a JSON object", list: "a list", bool: "true or false",

@@ -253,6 +253,14 @@ def _unknown(source: str, where: str, kind: str, name: str, known: Iterable[str]
                          "catalog has)")
 
 
+def _other_cloud(source: str, where: str, name: str, cloud: str | None,
+                 elsewhere: list[str]) -> OverrideError:
+    """The instance type exists, on another cloud than ``where`` names."""
+    return OverrideError(f"{source}: {where}: instance type {name!r} is on "
+                         f"{' and '.join(elsewhere)}, not {cloud}. To fix: set cloud: "
+                         f"{elsewhere[0]} in {where}, or name an instance type of {cloud}")
+
+
 def _families(names: Iterable[str]) -> set[str]:
     out = set()
     for n in names:
@@ -266,6 +274,9 @@ def _explain_no_match(source: str, d: Discount, offers: tuple[Offer, ...]) -> Ov
     pool = [o for o in offers if d.cloud is None or o.cloud == d.cloud]
     names = {o.instance_type for o in pool}
     if d.instance_type is not None and d.instance_type not in names:
+        elsewhere = sorted({o.cloud for o in offers if o.instance_type == d.instance_type})
+        if elsewhere:
+            return _other_cloud(source, d.where, d.instance_type, d.cloud, elsewhere)
         return _unknown(source, d.where, "instance type", d.instance_type, names)
     if d.family is not None and not any(n.startswith(d.family) for n in names):
         return _unknown(source, d.where, "family", d.family, _families(names))
@@ -289,6 +300,9 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
     label = f"overrides: {source}"
     for rate in overrides.prices:
         if (rate.cloud, rate.instance_type) not in instance_types:
+            elsewhere = sorted(c for c, n in instance_types if n == rate.instance_type)
+            if elsewhere:
+                raise _other_cloud(source, rate.where, rate.instance_type, rate.cloud, elsewhere)
             known = [n for c, n in instance_types if c == rate.cloud]
             raise _unknown(source, rate.where, "instance type", rate.instance_type, known)
         regions = {o.region for o in offers if o.cloud == rate.cloud}

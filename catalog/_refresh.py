@@ -30,6 +30,7 @@ from pathlib import Path
 
 from . import _paths, _store
 from ._anomalies import flag_anomalies
+from ._checks import spec_problems
 from ._clouds import CLOUDS
 from ._errors import CatalogError, UnknownNameError, without_fix
 from ._install import install
@@ -37,7 +38,6 @@ from ._load import Catalog, load_catalog, read_catalog_dir
 from ._meta import cloud_meta
 from ._records import NO_PRICE_FLAGS, Accelerator, InstanceType, Offer
 from .sources._common import CloudData, RefreshError, Source, SourceUnavailable
-from .sources._names import memory_agrees
 
 PRICE_CHANGE_THRESHOLD = 0.10  # changes above 10 % are listed first and shown by the CLI
 MAX_PROBLEMS_SHOWN = 5
@@ -316,14 +316,11 @@ def check_integrity(accelerators: Sequence[Accelerator], instance_types: Sequenc
         if t.key in types:
             problems.append(f"duplicate instance type {t.cloud}/{t.name}")
         types[t.key] = t
-        a = acc.get(t.accelerator)
-        if a is None:
+        if t.accelerator not in acc:
             problems.append(f"{t.cloud}/{t.name} names unknown accelerator {t.accelerator!r}")
         elif t.gpu_count < 1:
             problems.append(f"{t.cloud}/{t.name}: gpu_count {t.gpu_count} < 1")
-        elif not memory_agrees(a.memory_gib, t.gpu_memory_gib):
-            problems.append(f"{t.cloud}/{t.name}: {t.gpu_memory_gib} GiB per GPU disagrees "
-                            f"with {a.name}'s {a.memory_gib} GiB")
+    problems += spec_problems(accelerators, instance_types)  # what loading refuses too
     seen: set[tuple] = set()
     on_demand: dict[tuple[str, str, str], float] = {}
     for o in offers:
@@ -388,7 +385,7 @@ def use_catalog(name: str) -> Path:
     resolved, path = _store.resolve(name)
     if resolved != _paths.PACKAGED:  # never point at a catalog every command would refuse
         try:
-            read_catalog_dir(path, resolved)
+            read_catalog_dir(path, resolved, notice=True)
         except CatalogError as exc:
             raise CatalogError(f"catalog {resolved!r} cannot be used: "
                                f"{without_fix(exc)}. The active catalog "

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import _paths
-from ._errors import CatalogError, CatalogNotice, UnknownNameError
+from ._errors import CatalogError, CatalogNotice, UnknownNameError, without_fix
 from ._meta import check_meta, read_meta
 
 FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
@@ -127,9 +127,21 @@ def _write_marker(path: Path, name: str) -> None:
 
     make_directory(path.parent, what="catalog store")
     try:
-        mode = path.stat().st_mode
+        mode = os.lstat(path).st_mode
     except OSError:
-        mode = None  # missing (or a dangling link): written below
+        mode = None  # missing: written below
+    if mode is not None and stat.S_ISLNK(mode):
+        # gpuplan's own marker, never a link it made: replaced by a file (writing through a
+        # dangling link created its target; a loop could not be written at all)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise CatalogError(f"catalog marker {path} is a symbolic link gpuplan cannot "
+                               f"replace ({exc.strerror or exc}). To fix: remove it (rm "
+                               f"{path}) and run the command again") from None
+        mode = None
     # not the user's output: the fix is to remove what is in the way, not to rename ours
     if mode is not None and not stat.S_ISREG(mode):
         kind = "a directory" if stat.S_ISDIR(mode) else (
@@ -138,7 +150,15 @@ def _write_marker(path: Path, name: str) -> None:
         raise CatalogError(f"catalog marker {path} is {kind}; gpuplan keeps a one-line "
                            f"file there. To fix: remove it ({remove}) and run the command "
                            "again")
-    write_text_atomic(path, name + "\n", what="catalog marker")
+    try:
+        write_text_atomic(path, name + "\n", what="catalog marker")
+    except CatalogError as exc:
+        if "To fix: choose a writable location" not in str(exc):
+            raise
+        # nothing in `gpuplan catalog use` chooses a location: say what the user can change
+        raise CatalogError(f"{without_fix(exc)}. To fix: make {path.parent} writable (chmod "
+                           f"u+w {path.parent}), or set GPUPLAN_HOME to a writable "
+                           "folder") from None
 
 
 def _catalog_path(name: str) -> Path | None:
@@ -155,7 +175,9 @@ def active() -> tuple[str, Path]:
     """(name, directory) of the active catalog, recovering a stranded marker (see above)."""
     marker = _paths.active_marker()
     name = _read_marker(marker)
-    if name is None and not marker.exists():
+    # lexists: a dangling or looping link is a marker that cannot be read (recovered, with a
+    # notice), not "no marker" (which silently meant the packaged snapshot)
+    if name is None and not os.path.lexists(marker):
         return _paths.PACKAGED, _paths.packaged_catalog_dir()
     path = _catalog_path(name) if name else None
     if path is not None:
@@ -214,9 +236,36 @@ def resolve(name: str | None) -> tuple[str, Path]:
         return previous, path
     path = _catalog_path(name)
     if path is None:
+        where = _paths.catalogs_dir() / name if _NAME.match(name) else None
+        if (where is not None and os.path.lexists(where)  # there, but not a catalog
+                and where not in (_paths.active_marker(), _paths.previous_marker())):
+            raise CatalogError(f"catalog {name!r} is incomplete ({_why_incomplete(where)}). "
+                               f"To fix: remove {where}, or run `gpuplan catalog use "
+                               "packaged` or `gpuplan catalog refresh`")
         raise UnknownNameError("catalog", name, known_names(),
                                hint="`gpuplan catalog info` lists the catalogs present")
     return name, path
+
+
+def _why_incomplete(path: Path) -> str:
+    """Why ``path`` is not a complete catalog (``_meta_of`` returned None), in a few words."""
+    if not path.is_dir():
+        return "it is not a directory"
+    for f in FILES:
+        try:
+            st = os.stat(path / f)
+        except OSError as exc:
+            return f"{f} is missing" if isinstance(exc, FileNotFoundError) else (
+                f"{f} cannot be read: {exc.strerror or exc}")
+        if not stat.S_ISREG(st.st_mode):
+            return f"{f} is not a regular file"
+        if not st.st_size:
+            return f"{f} is empty"
+    try:
+        check_meta(read_meta(path), path / "meta.json")
+    except CatalogError as exc:
+        return without_fix(exc).replace(f"{path / 'meta.json'}: ", "meta.json: ")
+    return "it changed while it was read"
 
 
 def switch(name: str) -> None:

@@ -8,6 +8,7 @@ does."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -17,6 +18,8 @@ import pytest
 
 import catalog
 from catalog import _cache, _load
+from catalog._csvio import OFFERS, read_table
+from catalog._meta import cloud_meta
 from catalog._paths import catalogs_dir, packaged_catalog_dir
 
 NAME = "cachetest"
@@ -41,6 +44,11 @@ def stored():
         shutil.copy(packaged_catalog_dir() / f, d / f)
     lines = (packaged_catalog_dir() / "offers.csv").read_text().splitlines(keepends=True)
     (d / "offers.csv").write_text("".join(lines[:OFFER_ROWS + 1]))
+    # meta.json states the dates and counts of these 300 offers (the loader compares them)
+    offers = read_table(d / "offers.csv", OFFERS)
+    meta = json.loads((d / "meta.json").read_text())
+    meta["clouds"] = {c: cloud_meta(offers, c) for c in sorted({o.cloud for o in offers})}
+    (d / "meta.json").write_text(json.dumps(meta))
     return d
 
 

@@ -107,8 +107,9 @@ def test_bad_entries_are_explained(data, fragment):
      "family 'p55' matches nothing"),
     ({"discounts": [{"cloud": "aws", "region": "us-east-9", "percent": 10}]},
      "region 'us-east-9' matches nothing in the catalog. Did you mean"),
+    # the name is right, the cloud is not: say so (it did say "matches nothing")
     ({"discounts": [{"cloud": "azure", "instance_type": "p5.48xlarge", "percent": 10}]},
-     "instance type 'p5.48xlarge' matches nothing"),
+     "instance type 'p5.48xlarge' is on aws, not azure. To fix: set cloud: aws in discounts[1]"),
     ({"discounts": [{"instance_type": "p5.48xlarge", "region": "eastus", "percent": 10}]},
      "no offer has instance_type=p5.48xlarge, region=eastus"),
     ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarg", "region": "us-east-1",

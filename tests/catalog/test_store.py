@@ -179,8 +179,13 @@ def test_an_incomplete_directory_is_never_pointed_at(small):
     broken.mkdir()
     (broken / "offers.csv").write_text("half")
     assert [c.name for c in _store.stored_catalogs()] == ["refreshed-a"]
-    with pytest.raises(UnknownNameError, match="catalog 'refreshed-z'"):
+    # there on disk, so not "unknown": what is wrong with it, and what to do
+    with pytest.raises(CatalogError, match=r"catalog 'refreshed-z' is incomplete "
+                       r"\(accelerators.csv is missing\). To fix: remove .*refreshed-z, or "
+                       "run `gpuplan catalog use packaged`"):
         use_catalog("refreshed-z")
+    with pytest.raises(UnknownNameError, match="unknown catalog 'refreshed-y'"):
+        use_catalog("refreshed-y")
 
 
 def test_catalog_use_selects_any_complete_catalog(small):
@@ -290,7 +295,8 @@ def test_a_deeply_nested_meta_in_a_stray_directory_is_skipped_not_a_traceback(sm
     _fresh_process()
     assert [c.name for c in _store.stored_catalogs()] == ["refreshed-a"]
     assert load_catalog().name == "refreshed-a"
-    with pytest.raises(UnknownNameError):
+    with pytest.raises(CatalogError, match=r"catalog 'junk' is incomplete \(meta.json: nesting "
+                       "deeper than 16 levels"):
         use_catalog("junk")
 
 
