@@ -194,7 +194,7 @@ def catalog_banner(cat: catalog.Catalog) -> None:
         text += f" Overrides from {md(Path(cat.overrides_path).name)}."
     age = cat.age_days()
     if age is not None and age > catalog.STALE_AFTER_DAYS:
-        st.warning(f"{text}\n\nPrices are up to {age} days old: run `gpuplan catalog refresh` "
+        st.warning(f"{text}\n\nPrices are up to {age:,} days old: run `gpuplan catalog refresh` "
                    "or apply your own rates with `GPUPLAN_OVERRIDES`.",
                    icon=":material/warning:")
     else:

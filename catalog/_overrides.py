@@ -309,8 +309,17 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
         if rate.region not in regions:
             raise _unknown(source, rate.where, "region", rate.region, regions)
     for d in overrides.discounts:
-        if not any(d.matches(o) for o in offers):
+        matched = [o for o in offers if d.matches(o)]
+        if not matched:
             raise _explain_no_match(source, d, offers)
+        if all(o.usd_per_hour is None for o in matched):  # the discount would change nothing
+            raise OverrideError(
+                f"{source}: {d.where}: the {len(matched):,} offer"
+                f"{'s' if len(matched) > 1 else ''} it matches "
+                f"{'have' if len(matched) > 1 else 'has'} no price to discount (e.g. "
+                f"{matched[0].instance_type} {matched[0].region} {matched[0].pricing}). To "
+                "fix: give your rate under prices: (cloud, instance_type, region, pricing, "
+                f"usd_per_hour), or remove {d.where}")
     by_key = {o.key: o for o in offers}
     out = []
     for offer in offers:

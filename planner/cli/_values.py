@@ -44,6 +44,6 @@ def catalog_banner(cat, today: dt.date | None = None) -> str:
     if cat.overrides_path:
         line += f"; overrides from {cat.overrides_path}"
     if age is not None and age > STALE_AFTER_DAYS:
-        line += (f". Prices are up to {age} days old: run `gpuplan catalog refresh` (AWS and "
+        line += (f". Prices are up to {age:,} days old: run `gpuplan catalog refresh` (AWS and "
                  "Azure need no credentials) or apply your own rates with --overrides")
     return line

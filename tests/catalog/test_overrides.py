@@ -123,6 +123,16 @@ def test_an_entry_that_matches_nothing_is_an_error_naming_close_matches(cat, dat
     assert fragment in str(exc.value) and "To fix:" in str(exc.value)
 
 
+def test_a_discount_of_offers_without_a_price_is_an_error_not_a_no_op(cat):
+    # a4-highgpu-8g's packaged offers have no price: 30% off nothing changed nothing, exit 0
+    unpriced = [o for o in cat.offers if o.instance_type == "a4-highgpu-8g"]
+    assert unpriced and all(o.usd_per_hour is None for o in unpriced)
+    with pytest.raises(OverrideError, match=r"discounts\[1\]: the \d+ offers it matches have "
+                                            r"no price to discount.*To fix: give your rate"):
+        _apply(cat, {"discounts": [{"cloud": "gcp", "instance_type": "a4-highgpu-8g",
+                                    "percent": 30}]})
+
+
 def test_a_discount_below_a_cent_never_becomes_a_zero_price(cat):
     by = _apply(cat, {"discounts": [{"cloud": "aws", "percent": 99.99}]})
     assert all(o.usd_per_hour is None or o.usd_per_hour > 0 for o in by.values())

@@ -302,3 +302,15 @@ def test_offers_csv_has_one_header_whatever_matches(capsys):
     main(["offers", "--csv", "--max-price", "0.0001"])
     none = capsys.readouterr().out.splitlines()
     assert none == [some] and len(some.split(",")) > 20
+
+
+def test_the_stale_price_banner_writes_the_age_with_thousands_separators():
+    import datetime as dt
+
+    from catalog import load_catalog
+    from planner.cli._values import catalog_banner
+
+    cat = load_catalog("packaged")
+    oldest = min(o.as_of for o in cat.offers)
+    line = catalog_banner(cat, today=oldest + dt.timedelta(days=1234))
+    assert "Prices are up to 1,234 days old" in line
