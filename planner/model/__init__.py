@@ -83,6 +83,7 @@ from ._hfconfig import (
     SIZE_LIMITS,
     architecture_from_config,
     config_file_error,
+    family_note,
 )
 from ._inference import infer_architecture
 from ._inputs import (
@@ -152,7 +153,7 @@ __all__ = [
     "build_cluster", "build_workload", "can_time", "config_file_error", "check_pins",
     "check_pins_fit_cluster", "check_pins_fit_model", "checkpoint_bytes", "cluster_for_instance",
     "cluster_inputs", "comparable", "default_batch_sequences", "describe_assumptions", "estimate",
-    "evaluate", "format_chance", "format_count", "format_usd", "freeze", "goodput",
+    "evaluate", "family_note", "format_chance", "format_count", "format_usd", "freeze", "goodput",
     "goodput_arrays", "gpu_family", "hardware_for", "infer_architecture", "intra_link_for",
     "layer_flops", "least_memory", "matmul_dtype", "memory_terms", "model_attention",
     "model_layer", "nic_by_nodes", "parse_count", "parse_deadline", "plan_grid", "preset",

@@ -34,7 +34,17 @@ MAX_CONFIG_DEPTH = 32  # nesting of a config.json (multimodal wrappers nest two 
 FIX = "To fix: correct the config.json, or give `params` instead"
 # Hugging Face model types whose layers are not attention + MLP: their time is not this model's
 NOT_TRANSFORMERS = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv5", "rwkv6",
-                              "recurrent_gemma", "xlstm"})
+                              "recurrent_gemma", "xlstm",
+                              # hybrids: state-space layers between attention layers
+                              "jamba", "zamba", "zamba2", "bamba", "falcon_h1"})
+# Model types whose config.json keys this module reads as their modeling files mean them; any
+# other is read as a Llama-style decoder, and the workload note says so (``family_note``)
+KNOWN_MODEL_TYPES = frozenset({
+    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
+    "gemma2", "gemma3", "gemma3_text", "phi3", "phimoe", "olmo", "olmo2", "olmoe", "granite",
+    "granitemoe", "cohere", "cohere2", "stablelm", "internlm2", "minicpm", "deepseek_v2",
+    "deepseek_v3", "dbrx", "gpt2", "gpt_neox", "gptj", "gpt_neo", "opt", "bloom", "falcon",
+    "phi", "starcoder2", "gpt_bigcode", "mpt", "codegen", "nemotron", "persimmon"})
 # Hugging Face model types whose MLP is up + down (GELU, ReLU²), not gated (their modeling
 # files: c_fc/c_proj, fc1/fc2, dense_h_to_4h/dense_4h_to_h, up_proj/down_proj only)
 NOT_GATED = frozenset({"gpt2", "gpt_neox", "gptj", "gpt_neo", "opt", "bloom", "falcon", "phi",
@@ -78,6 +88,8 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     text_config = cfg.get("text_config")
     if isinstance(text_config, Mapping):  # multimodal wrappers keep the LM inside
         cfg = {**cfg, **text_config}
+    if cfg.get("model_type") == "dbrx":  # DBRX nests its attention and MoE sizes
+        cfg = {**cfg, **_dbrx_keys(cfg)}
     found = {name: _get(cfg, *keys) for name, keys in (
         ("layers", ("num_hidden_layers", "n_layer", "num_layers", "n_layers")),
         ("hidden", ("hidden_size", "n_embd", "d_model")),
@@ -100,7 +112,8 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     model_type = model_type if isinstance(model_type, str) else ""
     if model_type.lower() in NOT_TRANSFORMERS:
         raise WorkloadError(f"{source}: model_type {model_type!r} is a state-space or "
-                            "recurrent model; gpuplan times decoder-only transformers only. "
+                            "recurrent model (or a hybrid with such layers); gpuplan times "
+                            "decoder-only transformers only. "
                             "To fix: give `params` for a transformer of the same size (a "
                             "rough stand-in), or use a transformer's config.json")
     gated = model_type.lower() not in NOT_GATED
@@ -145,6 +158,36 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
         # The Architecture speaks of CLI options; here the sizes came from the file.
         raise WorkloadError(f"{source}: {str(exc).split(' To fix')[0]} {FIX}") from None
     return arch, context
+
+
+def family_note(cfg: Any) -> str:
+    """'' for a model type read as its modeling file means it, else what was assumed."""
+    if not isinstance(cfg, Mapping):
+        return ""
+    inner = cfg.get("text_config")
+    model_type = (inner if isinstance(inner, Mapping) and "model_type" in inner
+                  else cfg).get("model_type")
+    if isinstance(model_type, str) and model_type.lower() in KNOWN_MODEL_TYPES:
+        return ""
+    named = f"model_type {model_type!r}" if isinstance(model_type, str) and model_type \
+        else "no model_type"
+    return (f"{named} is not a family gpuplan knows: read as a Llama-style decoder (the keys "
+            "above; compare the parameter count with the model card, or give `params`)")
+
+
+def _dbrx_keys(cfg: dict) -> dict:
+    """DBRX's nested attn_config / ffn_config as the flat keys read below."""
+    attn, ffn = cfg.get("attn_config"), cfg.get("ffn_config")
+    out = {}
+    if isinstance(attn, Mapping) and "kv_n_heads" in attn:
+        out["num_key_value_heads"] = attn["kv_n_heads"]
+    if isinstance(ffn, Mapping):
+        for theirs, ours in (("ffn_hidden_size", "intermediate_size"),
+                             ("moe_num_experts", "num_local_experts"),
+                             ("moe_top_k", "num_experts_per_tok")):
+            if theirs in ffn:
+                out[ours] = ffn[theirs]
+    return out
 
 
 def _kv_heads(cfg: dict, source: str, model_type: str, heads: int) -> int:

@@ -14,7 +14,7 @@ from catalog import Catalog
 
 from ._errors import HardwareError, WorkloadError
 from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, reference_cluster
-from ._hfconfig import architecture_from_config
+from ._hfconfig import architecture_from_config, family_note
 from ._inference import infer_architecture
 from ._presets import preset
 from ._units import format_count, parse_count
@@ -120,6 +120,8 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                         + (f" + {arch.shared_experts} shared" if arch.shared_experts else "")
                         if arch.experts else "")
                      + f": {arch.params_total() / 1e9:,.2f}B parameters")
+        if family_note(spec.config):
+            notes.append(family_note(spec.config))
     else:
         total = parse_count(spec.params, "params")
         active = parse_count(spec.active_params, "active_params") \

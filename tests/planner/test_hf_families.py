@@ -42,6 +42,12 @@ GEMMA_7B = {  # google/gemma-7b: tied embeddings, so transformers wrote no tie k
     "hidden_size": 3072, "intermediate_size": 24576, "max_position_embeddings": 8192,
     "model_type": "gemma", "num_attention_heads": 16, "num_hidden_layers": 28,
     "num_key_value_heads": 16, "vocab_size": 256000}
+DBRX = {  # databricks/dbrx-base: attention and MoE sizes nested
+    "architectures": ["DbrxForCausalLM"], "model_type": "dbrx", "d_model": 6144,
+    "n_heads": 48, "n_layers": 40, "max_seq_len": 32768, "vocab_size": 100352,
+    "tie_word_embeddings": False,
+    "attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000},
+    "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4}}
 DEEPSEEK_V3 = {  # deepseek-ai/DeepSeek-V3
     "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
     "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
@@ -60,8 +66,9 @@ DEEPSEEK_V3 = {  # deepseek-ai/DeepSeek-V3
     (FALCON_40B, 41.3, 41.3, False, 8, True),   # 40B
     (GEMMA_7B, 8.54, 8.54, True, 16, True),     # 8.54B
     (DEEPSEEK_V3, 671, 37, True, 128, False),   # 671B total, 37B activated
+    (DBRX, 132, 36, True, 8, False),            # 132B total, 36B active
 ], ids=["qwen1.5-moe", "phi-2", "starcoder", "falcon-7b", "falcon-40b", "gemma-7b",
-        "deepseek-v3"])
+        "deepseek-v3", "dbrx"])
 def test_a_family_config_is_read_to_its_published_size(cfg, total_b, active_b, gated,
                                                        kv_heads, tied):
     arch, _ = architecture_from_config(cfg)
@@ -105,3 +112,21 @@ def test_a_family_key_that_cannot_be_read_is_named(cfg, says):
 
     with pytest.raises(WorkloadError, match=says):
         architecture_from_config(cfg)
+
+
+def test_a_hybrid_with_state_space_layers_is_refused():
+    from planner import WorkloadError
+
+    with pytest.raises(WorkloadError, match="'jamba' is a state-space or recurrent model"):
+        architecture_from_config({**GEMMA_7B, "model_type": "jamba"})
+
+
+def test_an_unknown_family_is_read_as_llama_style_and_the_note_says_so():
+    from planner import WorkloadSpec, build_workload
+    from planner.model import family_note
+
+    assert family_note(GEMMA_7B) == "" and family_note(DBRX) == ""
+    odd = {**GEMMA_7B, "model_type": "weirdlm"}
+    w = build_workload(WorkloadSpec(config=odd, config_name="config.json", tokens="1T"))
+    assert any(n.startswith("model_type 'weirdlm' is not a family gpuplan knows: read as a "
+                            "Llama-style decoder") for n in w.inferred)
