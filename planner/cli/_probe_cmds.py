@@ -141,6 +141,36 @@ def _machine(s) -> str:
     return f"{s.device_type} (no GPU), {n} process{'es' if n > 1 else ''}"
 
 
+def _print_report(r, cal) -> None:
+    """One stored report for people: where it was measured, every figure, and what the
+    planner does with it (the JSON, for scripts, is --json)."""
+    out = console(fit=True)
+    where = " ".join(x for x in (r.cloud, r.region, r.instance_type) if x) or "-"
+    gpus = (f"{r.node_count or 1} node(s) × {r.gpus_per_node or 0} of {r.gpu_count or 0} GPUs"
+            if r.device_type == "cuda" else f"{r.device_type} (no GPU)")
+    for label, value in (
+            ("report", f"{r.id} ({'quick' if r.quick else 'full'} run, schema "
+                       f"{r.schema_version})"),
+            ("measured", f"{r.created_utc[:19]} UTC; ingested {r.ingested_utc[:19]} UTC"),
+            ("accelerator", f"{r.accelerator or '-'} (the GPU said: {r.gpu_model or '-'})"),
+            ("on", f"{where}; {gpus}"), ("file", r.source_path or "-")):
+        out.print(clean_cell(f"{label:<12} {value}"), markup=False)
+    out.print("Measured:", markup=False)
+    for kind, figures in r.measurements.items():
+        shown = ", ".join(f"{k} {_num(v) if isinstance(v, int | float) else v}"
+                          for k, v in figures.items())
+        out.print(clean_cell(f"  {kind}: {shown}"), markup=False)
+    used, rejected = _for_report(cal, r.id)
+    out.print("Used by the planner:" + ("" if used else " nothing from this report"),
+              markup=False)
+    for n in used:
+        out.print(clean_cell(f"  {say_fields(n.line())}"), markup=False)
+    if rejected:
+        out.print("Not used:", markup=False)
+        for n in rejected:
+            out.print(clean_cell(f"  {say_fields(n.line())}"), markup=False)
+
+
 def _gpus_per_node(s) -> str:
     """The show table's "GPUs/node": processes per node / GPUs the node has; "-" for a run
     without a GPU (not "1/0")."""
@@ -230,7 +260,9 @@ SHOW_COLUMNS = (
 
 def show_cmd(
     report_id: Annotated[int | None, typer.Argument(help="Show one report in full (its id "
-                                                    "from the list).")] = None,
+                                                    "from the list): where it was measured, "
+                                                    "every figure, and what the planner uses."
+                                                    )] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON: the list with what each "
                         "report calibrates, or one report's file as ingested.")] = False,
     wide: Wide = False,
@@ -247,7 +279,7 @@ def show_cmd(
         if json_out:
             print_json(report_json(report_id))
         else:
-            print_json(get_report(report_id).as_dict())
+            _print_report(get_report(report_id), load_calibration())
         return
     reports = list_reports()
     if not reports:

@@ -132,6 +132,13 @@ def test_probe_ingest_then_show_then_estimate_uses_it(capsys, tmp_path):
     code, out, _ = run(capsys, "probe", "show", "1", "--json")
     assert code == 0 and json.loads(out)["schema_version"] == SCHEMA_VERSION
 
+    # for people (it printed the stored record as raw JSON): where, every figure, what is used
+    code, out, _ = run(capsys, "probe", "show", "1")
+    assert code == 0 and not out.lstrip().startswith("{")
+    assert "accelerator  H100-SXM5-80GB" in out and "matmul_tflops: bf16 600.0" in out
+    used = out.split("Used by the planner:", 1)[1]
+    assert "matmul H100-SXM5-80GB bf16: 600.0 TFLOP/s (report 1)" in used
+
     code, out, _ = run(capsys, "estimate", "--model", "llama3-8b", "--gpu", "H100", "--gpus",
                        "8", "--json")
     assert code == 0
