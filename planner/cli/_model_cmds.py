@@ -168,7 +168,9 @@ def print_estimate(est, without=None) -> None:
     t.add_row("step time", f"{est.step_time_s:.3f} s × {est.steps:,} steps of "
               f"{est.tokens_per_step:,} tokens")
     g = est.goodput
-    t.add_row("goodput", f"{g.fraction:.1%} (~{g.expected_interruptions:.1f} interruptions)")
+    n = g.expected_interruptions  # '~318.9' claimed a precision, '~0.0' hid 0.04
+    count = f"{n:,.0f}" if n >= 10 else f"{n:.2g}"
+    t.add_row("goodput", f"{g.fraction:.1%} (~{count} interruptions expected)")
     pinned = w.pins.as_dict()
     t.add_row("plan", str(p) + (f"  (pinned: {', '.join(f'{k}={v}' for k, v in pinned.items())})"
                                 if pinned else ""))
