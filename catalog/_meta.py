@@ -98,7 +98,7 @@ def check_meta(meta: object, where: Path) -> dict:
             if not isinstance(src, dict):
                 raise bad(f"clouds.{cloud}.sources[{i}]", dict, src)
             check(src, _SOURCE_TYPES, f"clouds.{cloud}.sources[{i}].")
-            missing = [k for k in _SOURCE_TYPES if k not in src]
+            missing = [k for k in _SOURCE_TYPES if src.get(k) is None]  # null is missing
             if missing:
                 raise CatalogFileError(f"{where}: clouds.{cloud}.sources[{i}] lacks "
                                        f"{', '.join(missing)}. {REPLACE_CATALOG_FIX}")

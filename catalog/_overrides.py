@@ -48,6 +48,7 @@ from ._records import (
     InstanceType,
     Offer,
     RecordError,
+    canonical_pricing,
 )
 
 _MATCH_KEYS = ("cloud", "family", "instance_type", "region", "pricing")
@@ -144,11 +145,16 @@ def _check_common(source: str, where: str, entry: object, allowed: Iterable[str]
     if unknown:
         raise _fail(source, where, f"unknown field(s) {unknown}; allowed: {sorted(allowed)}")
     cloud = _text(source, where, entry, "cloud")
-    if cloud is not None and cloud not in CLOUDS:
-        raise _fail(source, where, f"cloud {cloud!r} is not one of {list(CLOUDS)}")
+    if cloud is not None:  # as the CLI takes them: AWS, On-Demand
+        entry = {**entry, "cloud": cloud.strip().lower()}
+        if entry["cloud"] not in CLOUDS:
+            raise _fail(source, where, f"cloud {cloud!r} is not one of {list(CLOUDS)}")
     pricing = _text(source, where, entry, "pricing")
-    if pricing is not None and pricing not in PRICING_MODELS:
-        raise _fail(source, where, f"pricing {pricing!r} is not one of {list(PRICING_MODELS)}")
+    if pricing is not None:
+        entry = {**entry, "pricing": canonical_pricing(pricing)}
+        if entry["pricing"] not in PRICING_MODELS:
+            raise _fail(source, where, f"pricing {pricing!r} is not one of "
+                        f"{list(PRICING_MODELS)}")
     return entry
 
 

@@ -32,7 +32,7 @@ from . import _paths, _store
 from ._anomalies import flag_anomalies
 from ._checks import spec_problems
 from ._clouds import CLOUDS
-from ._errors import CatalogError, UnknownNameError, without_fix
+from ._errors import CatalogError, CatalogNotice, UnknownNameError, without_fix
 from ._install import install
 from ._load import Catalog, load_catalog, read_catalog_dir
 from ._meta import cloud_meta
@@ -127,8 +127,19 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
     must not cost minutes of downloads first, nor hide behind "no network").
     """
     clouds = _check_clouds(clouds)
-    current = load_catalog()
     packaged = load_catalog(_paths.PACKAGED)
+    try:
+        current = load_catalog()
+    except CatalogError as exc:
+        # a damaged active catalog is refused by every command, whose fix names this one:
+        # refresh onto the packaged snapshot instead of failing the same way
+        import warnings
+
+        current = packaged
+        warnings.warn(CatalogNotice(
+            f"the active catalog cannot be read ({without_fix(exc)}); this refresh starts "
+            "from the packaged snapshot, so clouds it does not fetch have the packaged "
+            "prices"), stacklevel=2)
     regions = _check_regions(clouds, regions, (current, packaged))
     # Specs the APIs do not give (topology, network notes) come from the active catalog, with
     # datasheet accelerators from the packaged one.

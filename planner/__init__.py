@@ -29,7 +29,14 @@ _FROM_SEARCH = frozenset({"Candidate", "Constraints", "PlanResult", "QuotaRule",
 _ALIASES = {"framework_profiles": "PROFILES"}  # the framework profiles by name
 
 
+_SUBPACKAGES = frozenset({"model", "search", "team", "reports", "launch", "store", "cli"})
+
+
 def __getattr__(name: str):
+    if name in _SUBPACKAGES:  # `import planner; planner.model` worked when this file
+        import importlib  # imported the model eagerly: it still does
+
+        return importlib.import_module(f".{name}", __name__)
     source = _ALIASES.get(name, name)
     if source in _FROM_MODEL:
         from . import model as module

@@ -27,6 +27,15 @@ def _pricing(o) -> str:
         f"{o.upfront or '?'}"
 
 
+def _requirement(p: float) -> str:
+    """The user's minimum probability as given (0.99999 → "99.999%", 0.9 → "90%")."""
+    for digits in range(6):
+        text = f"{p:.{digits}%}"
+        if abs(float(text[:-1]) / 100 - p) < 1e-12:
+            return text
+    return f"{p:.6%}"
+
+
 def _table_hours(h: float) -> str:
     # a decimal below 100 h: on the frontier 4.4 h and 4.0 h both read "4", so a dearer plan
     # looked no faster
@@ -168,7 +177,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     r = result.recommendation
     out.print(Panel(_card(r, constraints),
                     title=f"Recommendation (deadline {_hours(constraints.deadline_hours)}, "
-                          f"P ≥ {format_chance(constraints.min_probability or 0)})"))
+                          f"P ≥ {_requirement(constraints.min_probability or 0)})"))
     for w in r.warnings:
         out.print(f"[yellow]warning:[/yellow] {say_fields(w)}")
     if result.group_by:

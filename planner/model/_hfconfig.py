@@ -9,10 +9,11 @@ multi_query / num_kv_heads, GPT-BigCode). Families whose MLP is two matrices (GP
 StarCoder, Falcon, …: ``NOT_GATED``) are read so; every other family as gated (SwiGLU/GeGLU),
 which the workload note states.
 
-A missing ``tie_word_embeddings`` means tied: transformers writes a config.json with only the
-values that differ from ``PretrainedConfig``'s defaults (``to_diff_dict``), whose default is
-True — so an untied model always says false (Llama does), and a tied one may say nothing
-(Gemma, GPT-2, Falcon).
+A missing ``tie_word_embeddings`` means what transformers reads it as: the default of that
+model type's config class (``TIED_BY_DEFAULT``: Gemma, GPT-2, Falcon, StarCoder2 … tie; Llama,
+Mistral, Qwen, GPT-NeoX … do not). save_pretrained leaves the key out when it equals both
+that default and ``PretrainedConfig``'s (True), so Gemma-7B's file says nothing and is tied.
+An unknown model type is read Llama-style: untied.
 
 ``architecture_from_config`` takes the parsed JSON mapping: the front ends read the file
 (``catalog.read_json_file``: regular files only, at most MAX_CONFIG_BYTES — a real
@@ -42,9 +43,14 @@ NOT_TRANSFORMERS = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv5"
 KNOWN_MODEL_TYPES = frozenset({
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
     "gemma2", "gemma3", "gemma3_text", "phi3", "phimoe", "olmo", "olmo2", "olmoe", "granite",
-    "granitemoe", "cohere", "cohere2", "stablelm", "internlm2", "minicpm", "deepseek_v2",
+    "granitemoe", "cohere", "cohere2", "stablelm", "deepseek_v2",
     "deepseek_v3", "dbrx", "gpt2", "gpt_neox", "gptj", "gpt_neo", "opt", "bloom", "falcon",
     "phi", "starcoder2", "gpt_bigcode", "mpt", "codegen", "nemotron", "persimmon"})
+# Model types whose config class defaults to tied input/output embeddings (transformers 5.25:
+# CONFIG_MAPPING[t]().tie_word_embeddings); every other known type defaults to untied
+TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text", "cohere", "cohere2",
+                             "gpt2", "gpt_neo", "opt", "bloom", "falcon", "starcoder2",
+                             "gpt_bigcode", "mpt"})
 # Hugging Face model types whose MLP is up + down (GELU, ReLU²), not gated (their modeling
 # files: c_fc/c_proj, fc1/fc2, dense_h_to_4h/dense_4h_to_h, up_proj/down_proj only)
 NOT_GATED = frozenset({"gpt2", "gpt_neox", "gptj", "gpt_neo", "opt", "bloom", "falcon", "phi",
@@ -126,7 +132,7 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     experts = optional("experts", "num_local_experts", "n_routed_experts", "num_experts")
     per_token = optional("experts_per_token", "num_experts_per_tok", "moe_top_k") \
         if experts else 0
-    tied = cfg.get("tie_word_embeddings", True)
+    tied = cfg.get("tie_word_embeddings", model_type.lower() in TIED_BY_DEFAULT)
     if not isinstance(tied, bool):
         raise WorkloadError(f"{source}: tie_word_embeddings must be true or false, got "
                             f"{_show(tied)}. {FIX}")

@@ -140,7 +140,7 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                                 "`active_params` (e.g. Mixtral 8x7B: `params` 47B, "
                                 "`active_params` 13B, `experts` 8), or `experts` 0 for a dense "
                                 "model", field="experts", value=spec.experts)
-        if spec.experts and active is not None and active >= total:  # it ran dense, silently
+        if spec.experts and active is not None and active == total:  # it ran dense, silently
             raise WorkloadError(f"`experts` {spec.experts} describes a mixture of experts, but "
                                 "`active_params` equals `params` (every parameter active: a "
                                 "dense model). To fix: give the parameters one token uses as "
@@ -195,8 +195,8 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         # a step trains whole sequences: 16,383 tokens of 8,192 was 1 (floored); below one
         # sequence the Workload refuses it
         if gbt % seq and gbt > seq:
-            sequences = max(1, round(gbt / seq))
-            notes.append(f"global batch {gbt:,} tokens is {gbt / seq:,.6g} sequences of {seq:,}:"
+            sequences = max(1, math.floor(gbt / seq + 0.5))  # halves up (round() goes to even)
+            notes.append(f"global batch {gbt:,} tokens is {gbt / seq:,.2f} sequences of {seq:,}:"
                          f" {sequences:,} sequences ({sequences * seq:,} tokens) are used")
             gbt = sequences * seq
     if spec.tokens == "":

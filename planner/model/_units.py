@@ -114,10 +114,13 @@ def format_count(n: float) -> str:
 
 def format_chance(p: float) -> str:
     """A probability as a whole percentage, with decimals where rounding would say 100% of a
-    chance below 1 (or 0% of one above 0): "P ≥ 100%" for a 99.9% requirement, or a plan
-    "with probability 100%", read as no risk at all; "—" for NaN."""
+    chance below 1 (or 0% of one above 0): a plan "with probability 100%" read as no risk at
+    all; "—" for NaN. 1.0 itself is "> 99.99%": the model's range makes no finish certain, so
+    a computed 1.0 is a rounding of the distribution's tail."""
     if not math.isfinite(p):
         return "—"
+    if p >= 1:
+        return "> 99.99%"
     for digits in (0, 1, 2):
         text = f"{p:.{digits}%}"
         if not ((p < 1 and float(text[:-1]) >= 100) or (p > 0 and float(text[:-1]) <= 0)):

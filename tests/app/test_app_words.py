@@ -279,7 +279,7 @@ def test_rounded_figures_do_not_contradict_the_sentence_they_are_in():
     from app_pages._format import chance, duration_beside
 
     assert [chance(p) for p in (0.5, 0.9997, 1.0, 0.99999999, 0.004, 1e-5)] == [
-        "50%", "99.97%", "100%", "> 99.99%", "0.4%", "< 0.01%"]
+        "50%", "99.97%", "> 99.99%", "> 99.99%", "0.4%", "< 0.01%"]
     assert duration_beside(1.04, 1.0) == "1.04 h" and duration_beside(30.0, 1.0) == "30.0 h"
     assert duration_beside(96.4, 96.0) == "4.02 days"  # "4.0 days" beside a 96 h deadline
     said = " ".join(texts(app(min_prob="1")))

@@ -123,6 +123,13 @@ def test_an_entry_that_matches_nothing_is_an_error_naming_close_matches(cat, dat
     assert fragment in str(exc.value) and "To fix:" in str(exc.value)
 
 
+def test_an_overrides_file_takes_clouds_and_pricing_as_the_cli_does(cat):
+    by = _apply(cat, {"prices": [{"cloud": "AWS", "instance_type": "p5.48xlarge",
+                                  "region": "us-east-1", "pricing": "On-Demand",
+                                  "usd_per_hour": 40}]})
+    assert by[("aws", "p5.48xlarge", "us-east-1", "on_demand")].usd_per_hour == 40
+
+
 def test_a_discount_of_offers_without_a_price_is_an_error_not_a_no_op(cat):
     # a4-highgpu-8g's packaged offers have no price: 30% off nothing changed nothing, exit 0
     unpriced = [o for o in cat.offers if o.instance_type == "a4-highgpu-8g"]

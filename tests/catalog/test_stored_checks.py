@@ -125,18 +125,6 @@ def test_one_missing_row_is_named_by_its_source():
                       "lists 0: the catalog is damaged or was edited")
 
 
-def test_a_refresh_merging_onto_a_cut_catalog_cannot_start():
-    """`catalog refresh` merges onto the active catalog: a cut one is refused, not spread."""
-    path = _stored("cut")
-    lines = (path / "offers.csv").read_text().splitlines(keepends=True)
-    (path / "offers.csv").write_text("".join(lines[:-5]))
-    _activate_bypassing_checks("cut")
-    from catalog import refresh_catalog
-
-    with pytest.raises(CatalogFileError, match="incomplete"):
-        refresh_catalog(clouds=["azure"], regions=None, sources={})
-
-
 # -- finding 2: prices a refresh would flag, specs it would reject -------------------------------
 
 def _offer(cat, key):
@@ -241,6 +229,16 @@ def test_an_unreadable_date_in_meta_is_refused(field):
     _refused("baddate", rf"catalog 'baddate' is incomplete \(meta.json: clouds.azure.{field} "
                         r"should be a date \(YYYY-MM-DD\), found 'yesterday'\). To fix: remove "
                         ".*baddate, or run `gpuplan catalog use packaged`", unchanged=False)
+
+
+@pytest.mark.parametrize("field", ["as_of", "offers", "source", "approximate"])
+def test_a_null_source_field_in_meta_is_refused_not_a_traceback(field):
+    # null got past the shape check and was a TypeError in every command
+    path = _stored("nullsrc")
+    meta = json.loads((path / "meta.json").read_text())
+    meta["clouds"]["gcp"]["sources"][0][field] = None
+    (path / "meta.json").write_text(json.dumps(meta))
+    _refused("nullsrc", rf"meta.json: clouds.gcp.sources\[0\] lacks {field}", unchanged=False)
 
 
 def test_a_moved_date_cannot_hide_stale_prices():

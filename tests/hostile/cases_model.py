@@ -208,6 +208,10 @@ CASES: list[Case] = [
          argv=("estimate", "--params", "47B", "--active-params", "47B", "--experts", "8",
                "--gpu", "H100", "--gpus", "64"), expect=2,
          says="--experts 8 describes a mixture of experts, but --active-params equals"),
+    Case(id="estimate-experts-active-above-total",  # still "cannot exceed", not "equals"
+         argv=("estimate", "--params", "47B", "--active-params", "50B", "--experts", "8",
+               "--gpu", "H100", "--gpus", "64"), expect=2,
+         says="--active-params cannot exceed --params"),
     Case(id="estimate-experts-per-token-without-a-mixture",
          argv=("estimate", "--params", "7B", "--experts-per-token", "2", "--gpu", "H100"),
          expect=2, says="--experts-per-token describes a mixture of experts"),

@@ -197,7 +197,7 @@ def test_a_probability_is_never_rounded_to_certainty_or_to_none():
 
     assert [format_chance(p) for p in (0.5, 0.999, 0.9997, 1.0, 0.99999999, 0.004, 1e-5, 0.0,
                                        math.nan)] == [
-        "50%", "99.9%", "99.97%", "100%", "> 99.99%", "0.4%", "< 0.01%", "0%", "—"]
+        "50%", "99.9%", "99.97%", "> 99.99%", "> 99.99%", "0.4%", "< 0.01%", "0%", "—"]
 
 
 @pytest.mark.parametrize(("overrides", "says"), [

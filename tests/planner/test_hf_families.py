@@ -87,10 +87,20 @@ def test_deepseek_v3s_own_config_is_its_preset():
     assert arch.params_active() == ref.params_active()
 
 
-def test_an_untied_model_says_so_and_a_missing_key_means_tied():
+def test_a_missing_tie_key_is_read_as_transformers_reads_it_by_the_model_types_default():
     untied = {**GEMMA_7B, "tie_word_embeddings": False}
     assert architecture_from_config(untied)[0].tied_embeddings is False
-    assert architecture_from_config(GEMMA_7B)[0].tied_embeddings is True
+    assert architecture_from_config(GEMMA_7B)[0].tied_embeddings is True  # GemmaConfig: tied
+    # LlamaConfig defaults to untied: a Llama-3-8B file without the key is still 8.03B
+    llama = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+             "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+             "vocab_size": 128256}
+    arch = architecture_from_config(llama)[0]
+    assert arch.tied_embeddings is False and arch.params_total() / 1e9 == pytest.approx(8.03,
+                                                                                     rel=0.005)
+    # an unknown family is read Llama-style: untied
+    assert architecture_from_config({**llama, "model_type": "weirdlm"})[0].tied_embeddings \
+        is False
 
 
 def test_the_workload_note_states_the_family_readings():

@@ -124,7 +124,7 @@ def test_a_split_that_does_not_divide_the_gpus_names_the_pins_given(cat, pins, f
     assert str(err.value).startswith(says) and err.value.field == field
 
 
-@pytest.mark.parametrize("given,used", [(16383, 16384), (12_000, 8192),
+@pytest.mark.parametrize("given,used", [(16383, 16384), (12_000, 8192), (20_480, 24_576),
                                         (4_500_000, 4_497_408), (16384, 16384)])
 def test_a_global_batch_is_whole_sequences_nearest_what_was_given(given, used):
     # 16,383 tokens of 8,192-token sequences was floored to one sequence, silently

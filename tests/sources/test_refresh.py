@@ -166,6 +166,25 @@ def test_the_anomaly_rules_run_over_the_merged_catalog(packaged):
     assert not spot.price_usable
 
 
+def test_a_refresh_onto_a_damaged_active_catalog_starts_from_the_packaged_one(packaged):
+    # every command refuses a damaged active catalog and names `catalog refresh` as a fix;
+    # the refresh itself loaded the active catalog first and failed the same way
+    refresh_catalog(clouds=["aws"], regions=None, sources={"aws": FakeAws(packaged)})
+    active = load_catalog()
+    offers = active.path / "offers.csv"
+    lines = offers.read_text().splitlines(keepends=True)
+    offers.write_text("".join(lines[:-5]))  # cut at a row boundary
+    from catalog import CatalogNotice
+
+    with pytest.warns(CatalogNotice, match="the active catalog cannot be read .*incomplete.*"
+                                           "starts from the packaged snapshot"):
+        refresh_catalog(clouds=["aws"], regions=None, sources={"aws": FakeAws(packaged)})
+    now = load_catalog()
+    assert now.name != active.name
+    assert ({o.key for o in now.offers if o.cloud == "gcp"}
+            == {o.key for o in packaged.offers if o.cloud == "gcp"})
+
+
 def test_region_failing_mid_refresh_leaves_everything_untouched(packaged):
     refresh_catalog(clouds=["aws"], regions=None, sources={"aws": FakeAws(packaged)})
     refresh_catalog(clouds=["aws"], regions=None, sources={"aws": FakeAws(packaged)})
