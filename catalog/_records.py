@@ -42,7 +42,7 @@ def canonical_pricing(name: str) -> str:
     """A pricing model as people write it ('On-Demand', 'SPOT', 'reserved 1y') in the
     catalog's spelling ('on_demand', 'spot', 'reserved_1y'); whether it exists is the
     caller's check (an unknown name keeps its close-match message)."""
-    return "_".join(name.strip().lower().replace("-", " ").split())
+    return "_".join(name.strip().lower().replace("-", " ").split()) or name.strip()
 
 RESERVED_MODELS: tuple[str, ...] = ("reserved_1y", "reserved_3y")
 OFFERING_CLASSES: tuple[str, ...] = ("standard", "convertible")  # AWS RI offering classes

@@ -94,7 +94,7 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     text_config = cfg.get("text_config")
     if isinstance(text_config, Mapping):  # multimodal wrappers keep the LM inside
         cfg = {**cfg, **text_config}
-    if cfg.get("model_type") == "dbrx":  # DBRX nests its attention and MoE sizes
+    if str(cfg.get("model_type", "")).lower() == "dbrx":  # DBRX nests attention, MoE sizes
         cfg = {**cfg, **_dbrx_keys(cfg)}
     found = {name: _get(cfg, *keys) for name, keys in (
         ("layers", ("num_hidden_layers", "n_layer", "num_layers", "n_layers")),
@@ -175,10 +175,10 @@ def family_note(cfg: Any) -> str:
                   else cfg).get("model_type")
     if isinstance(model_type, str) and model_type.lower() in KNOWN_MODEL_TYPES:
         return ""
-    named = f"model_type {model_type!r}" if isinstance(model_type, str) and model_type \
-        else "no model_type"
-    return (f"{named} is not a family gpuplan knows: read as a Llama-style decoder (the keys "
-            "above; compare the parameter count with the model card, or give `params`)")
+    said = (f"model_type {model_type!r} is not a family gpuplan knows" if
+            isinstance(model_type, str) and model_type else "the config.json names no model_type")
+    return (f"{said}: read as a Llama-style decoder (the keys above; compare the parameter "
+            "count with the model card, or give `params`)")
 
 
 def _dbrx_keys(cfg: dict) -> dict:
