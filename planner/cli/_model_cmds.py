@@ -136,6 +136,18 @@ def print_assumption_table(rows: list[dict]) -> None:
     out.print(t)
 
 
+def _bullet(out, text: str) -> None:
+    """'  • text', wrapped to the console with the continuation under the text (not at
+    column 0), printed as text (a note's brackets are not markup)."""
+    import textwrap
+
+    from rich.text import Text
+
+    out.print(Text(textwrap.fill(text, out.width, initial_indent="  • ",
+                                 subsequent_indent="    ", break_on_hyphens=False,
+                                 break_long_words=False)))
+
+
 def _h(hours: float) -> str:
     return f"{hours:,.1f} h ({hours / 24:,.1f} d)" if hours >= 48 else f"{hours:,.1f} h"
 
@@ -189,11 +201,11 @@ def print_estimate(est, without=None) -> None:
         out.print("[bold]Measured on your instances[/bold] (`gpuplan probe show`; "
                   "--no-calibration to ignore)")
         for line in est.calibrated:
-            out.print(f"  • {say_fields(line)}")
+            _bullet(out, say_fields(line))
         if without is not None:
             change = est.wall_clock_hours / without.wall_clock_hours - 1
             out.print(f"  → wall-clock {_h(est.wall_clock_hours)} with the measurements, "
                       f"{_h(without.wall_clock_hours)} with datasheet defaults ({change:+.1%})")
     out.print("[bold]Assumptions[/bold]")
     for note in est.assumptions:
-        out.print(f"  • {say_fields(note)}")
+        _bullet(out, say_fields(note))
