@@ -75,6 +75,12 @@ def compare_actuals(allocation, actuals: Mapping[str, Mapping]) -> dict:
                          sum(r["actual_gpu_hours"] for r in done) if done else None,
                          sum(r["actual_cost_usd"] for r in done) if done else None,
                          sum(r["planned_cost_usd"] for r in done))
+        # what Δ compares the spend with: the plan of the jobs that reported
+        teams[key].update(
+            jobs=len(mine), reported_jobs=len(done),
+            planned_gpu_hours_reported=sum(r["planned_gpu_hours"] for r in done)
+            if done else None,
+            planned_cost_usd_reported=sum(r["planned_cost_usd"] for r in done) if done else None)
     total = teams.pop(None)
     return {"jobs": jobs, "teams": [teams[k] for k in sorted(teams)], "total": total,
             "reported_jobs": sum(r["actual_cost_usd"] is not None for r in jobs),

@@ -98,19 +98,14 @@ def actual_rows(comparison: dict) -> list[list[str]]:
     rows = [[r["job"], num(r["planned_gpu_hours"]), num(r["actual_gpu_hours"]),
              usd(r["planned_cost_usd"]), usd(r["actual_cost_usd"]), usd(r["delta_cost_usd"]),
              pct(r["delta_pct"])] for r in comparison["jobs"]]
-    summaries = [*((f"team {r['team']}", r, [j for j in comparison["jobs"]
-                                             if j["team"] == r["team"]])
-                   for r in comparison["teams"]),
-                 ("Total", comparison["total"], comparison["jobs"])]
-    for label, r, mine in summaries:
-        done = [j for j in mine if j["actual_cost_usd"] is not None]
-        if len(done) < len(mine):
-            label += f" ({len(done)} of {jobs(len(mine))} reported)"
-        # summed in the order compare_actuals sums them: Δ is this sum's own difference
-        planned_h = sum(j["planned_gpu_hours"] for j in done) if done else None
-        planned_usd = sum(j["planned_cost_usd"] for j in done) if done else None
-        rows.append([label, num(planned_h), num(r["actual_gpu_hours"]), usd(planned_usd),
-                     usd(r["actual_cost_usd"]), usd(r["delta_cost_usd"]), pct(r["delta_pct"])])
+    summaries = [*((f"team {r['team']}", r) for r in comparison["teams"]),
+                 ("Total", comparison["total"])]
+    for label, r in summaries:
+        if r["reported_jobs"] < r["jobs"]:
+            label += f" ({r['reported_jobs']} of {jobs(r['jobs'])} reported)"
+        rows.append([label, num(r["planned_gpu_hours_reported"]), num(r["actual_gpu_hours"]),
+                     usd(r["planned_cost_usd_reported"]), usd(r["actual_cost_usd"]),
+                     usd(r["delta_cost_usd"]), pct(r["delta_pct"])])
     return rows
 
 

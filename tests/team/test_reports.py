@@ -205,3 +205,15 @@ def test_unknown_format_is_a_clear_error(golden_allocation):
 
     with pytest.raises(GpuplanError, match="unknown report format 'docx'.*To fix"):
         render(golden_allocation, "docx")
+
+
+def test_the_json_total_says_what_its_delta_compares_with(golden_allocation):
+    # delta_cost_usd compared the reported jobs' plan, while planned_cost_usd was every job's
+    from planner.reports import compare_actuals
+
+    alloc = golden_allocation
+    first = alloc.jobs[0]
+    total = compare_actuals(alloc, {first["job"]: {"gpu_hours": 1.0, "cost_usd": 100.0}})["total"]
+    assert total["jobs"] == len(alloc.jobs) > 1 and total["reported_jobs"] == 1
+    assert total["planned_cost_usd_reported"] == first["cost_usd"] < total["planned_cost_usd"]
+    assert total["delta_cost_usd"] == 100.0 - total["planned_cost_usd_reported"]
