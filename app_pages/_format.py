@@ -83,13 +83,18 @@ def hours(h: float) -> str:
 
 
 def duration(h: float) -> str:
-    """Short enough for a metric: '36.0 h' up to two days, '13.5 days' beyond."""
+    """Short enough for a metric: '36.0 h' up to two days, '13.5 days' beyond, '4.2 min'
+    below 0.1 h (a short run read "0.0 h")."""
+    if h < 0.1:
+        return f"{h * 60:,.1f} min"
     return f"{h:,.1f} h" if h < 48 else f"{h / 24:,.1f} days"
 
 
 def duration_range(lo: float, hi: float, like: float | None = None) -> str:
     """'30.3–60.0 h', '9.8–19.6 days': a P10–P90 range in the unit ``duration`` picks for
     ``like`` (the expected time it goes with; default the upper end)."""
+    if (hi if like is None else like) < 0.1:
+        return f"{lo * 60:,.1f}–{hi * 60:,.1f} min"
     if (hi if like is None else like) < 48:
         return f"{lo:,.1f}–{hi:,.1f} h"
     return f"{lo / 24:,.1f}–{hi / 24:,.1f} days"
@@ -120,6 +125,11 @@ def duration_beside(h: float, other: float) -> str:
     if text == duration(other) and h != other:
         return f"{h:,.2f} h" if h < 48 else f"{h / 24:,.2f} days"
     return text
+
+
+def cents_below(x: float | None, limit: float = 100.0) -> int:
+    """The decimals a total shows: cents below ``limit`` dollars (a $0.31 run read "$0")."""
+    return 2 if x is not None and not missing(x) and abs(x) < limit else 0
 
 
 def usd_md(x: float | None, digits: int = 0) -> str:
@@ -229,6 +239,10 @@ CELL: dict[str, Callable[[object], str]] = {
     "num2": lambda v: f"{v:,.2f}",
     "pct": lambda v: pct(v),
     "pct1": lambda v: pct(v, 1),
+    # a probability: text, so 0.99996 is "> 99.99%", not the "100.0%" a percent column rounds
+    # it to (the card above said "> 99.99%"); the column sorts as text. A static table formats
+    # text kinds twice (``_cells``, then ``show_static_table``): text stays as it is
+    "chance": lambda v: v if isinstance(v, str) else chance(float(v)),
     "pricing": lambda v: PRICING_LABELS.get(str(v), str(v)),
     "list": lambda v: ", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v),
 }

@@ -84,7 +84,7 @@ def recommendation_card(r: dict, deadline_hours: float) -> None:
     with st.container(border=True, key="recommendation"):
         st.markdown(f"### Recommendation: {F.md(F.config_line(r))}")
         c = st.columns(4)
-        c[0].metric("Total cost", F.usd(r["total_cost_usd"]),
+        c[0].metric("Total cost", F.usd(r["total_cost_usd"], F.cents_below(r["total_cost_usd"])),
                     help=f"{F.usd(r['usd_per_hour_cluster'], 2)} per hour for the cluster")
         c[1].metric("Wall-clock", F.duration(r["wall_clock_hours"]),
                     help=f"{F.hours(r['wall_clock_hours'])}; deadline "
@@ -96,8 +96,11 @@ def recommendation_card(r: dict, deadline_hours: float) -> None:
                                 r["wall_clock_hours"])
         n = r["expected_interruptions"]
         lo, hi = r["total_cost_usd_p10"], r["total_cost_usd_p90"]
-        c[0].caption(f"P10–P90 {F.usd_md(lo)}–{F.usd_md(hi)}" if hi - lo >= 0.5 else
-                     "the same whatever the run's length (whole terms)")
+        cents = F.cents_below(hi)
+        # a commitment pays whole terms: its cost does not move with the run's length
+        c[0].caption("the same whatever the run's length (whole terms)"
+                     if r.get("commitment") and hi - lo < 0.5 else
+                     f"P10–P90 {F.usd_md(lo, cents)}–{F.usd_md(hi, cents)}")
         c[1].caption(f"P10–P90 {wall}")
         c[2].caption(f"{n:.2f} interruptions expected" if n < 1 else
                      f"{n:,.0f} interruptions expected")
@@ -237,7 +240,7 @@ CANDIDATE_COLUMNS = {
     "offering": ("Offering", "text"), "total_cost_usd": ("Total cost", "usd"),
     "cost_range": ("Cost P10–P90", "text"), "wall_clock_hours": ("Wall-clock (h)", "num1"),
     "wall_range": ("Wall-clock P10–P90", "text"),
-    "deadline_probability": ("P(deadline)", "pct1"), "warning_kinds": ("Warnings", "text"),
+    "deadline_probability": ("P(deadline)", "chance"), "warning_kinds": ("Warnings", "text"),
     "usd_per_hour_cluster": ("$/h (cluster)", "usd2"), "mfu": ("MFU", "pct1"),
     "memory_per_gpu_gib": ("GiB per GPU", "num1"), "gpu_hours": ("GPU-hours", "int"),
     "plan": ("Parallel plan", "text"), "price_as_of": ("Price as of", "text"),

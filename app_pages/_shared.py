@@ -373,7 +373,9 @@ def _spec(request: dict, config: dict | None = None,
         active_params=_text(request["active_params"]) if by_params else None,
         experts=request.get("experts") if by_params else None,
         experts_per_token=request.get("experts_per_token") if by_params else None,
-        tokens=_text(request["tokens"]) or "", precision=request["precision"],
+        # empty: 20 per active parameter (Chinchilla), as the CLI without --tokens; the
+        # workload's assumptions say so ("is empty … leave it out" was the answer before)
+        tokens=_text(request["tokens"]) or None, precision=request["precision"],
         seq_len=request.get("seq_len"),
         global_batch_tokens=_text(request.get("global_batch_tokens")),
         recompute=request.get("recompute") or "auto")

@@ -71,7 +71,9 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
                         max_value=64, value=None, step=1, key="experts_per_token",
                         placeholder="inferred", help="Experts each token is routed to")
     tokens = url(sb.text_input, L["tokens"], value=DEFAULT_TOKENS, key="tokens",
-                 help="e.g. 2T, 300B, 2e12")
+                 placeholder="20 per parameter",
+                 help="e.g. 2T, 300B, 2e12; empty: 20 per active parameter (compute-optimal, "
+                 "Hoffmann et al. 2022)")
     c = sb.columns(2)
     seq_len = url(c[0].number_input, L["seq_len"], min_value=1, max_value=1_048_576,
                   value=None, step=1024, key="seq_len", placeholder="model's",

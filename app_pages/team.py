@@ -38,7 +38,7 @@ JOB_COLUMNS = {
     "region": ("Region", "text"), "instance_type": ("Instance type", "text"),
     "nodes": ("Nodes", "int"), "gpus_text": ("GPUs", "text"), "pricing": ("Pricing", "pricing"),
     "usd_per_hour": ("$/instance-h", "usd4"), "gpu_hours": ("GPU-hours", "int"),
-    "cost_usd": ("Cost", "usd"), "deadline_probability": ("P(deadline)", "pct1"),
+    "cost_usd": ("Cost", "usd"), "deadline_probability": ("P(deadline)", "chance"),
 }
 MONTH_COLUMNS = {"month": ("Month", "text"), "gpu_hours": ("GPU-hours", "int"),
                  "cost_usd": ("Cost", "usd"), "budget_usd": ("Budget", "usd"),

@@ -23,6 +23,8 @@ packaged catalog whose SHA-256 is in ``benchmarks/data/golden_plans/catalog.sha2
 catalog is reported as such (the answers are expected to differ), not as a regression.
 The two team cases were rewritten alone on 2026-12-03 for a wording fix in their assumptions (the
 probability also covers the model's range, not only interruptions); their allocations are unchanged.
+``70b-infeasible-deadline-quotas`` was rewritten alone the same day: its reason said "best 0.0%"
+for a best probability of 0.02% (now "best 0.02%"); nothing else in it changed.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

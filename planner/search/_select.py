@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import format_usd
+from ..model import format_chance, format_usd
 
 if TYPE_CHECKING:
     import numpy as np
@@ -216,6 +216,13 @@ def select(*, constraints, space: Space, top_n: int, points: bool) -> Selection:
                      within=within, ref_cost=ref_cost, space=space)
 
 
+def _best(p: float) -> str:
+    """The best probability to one decimal, unless that reads 0.0% (or 100.0%) for a chance
+    that is not: then as ``format_chance`` says it ("< 0.01%", beside a card saying so)."""
+    text = f"{p:.1%}"
+    return format_chance(p) if text in ("0.0%", "100.0%") and 0 < p < 1 else text
+
+
 def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
     """Nothing is feasible: the fastest and cheapest candidates, the cheapest plan without
     each limit and why (indices into ``C``; described by the caller)."""
@@ -244,8 +251,8 @@ def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
         if c.probability_required and by_time.any():
             binding = ("min_probability",)
         reason = (f"no candidate finishes within {c.deadline_hours:,.1f} h"
-                  + (f" with probability ≥ {c.min_probability:.0%} (best "
-                     f"{space.max_probability():.1%})" if c.probability_required else "")
+                  + (f" with probability ≥ {c.min_probability * 100:g}% (best "
+                     f"{_best(space.max_probability())})" if c.probability_required else "")
                   + f"; the fastest takes {wall.min():,.1f} h")
     else:
         binding = tuple(relaxed) or tuple(masks)

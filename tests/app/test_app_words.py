@@ -298,3 +298,33 @@ def test_a_budget_of_zero_is_refused_as_the_cli_refuses_it():
     at = app(budget="0")
     said = errors(at)
     assert said and "must be a number above 0" in said[0], said
+
+
+def test_a_cheap_short_run_shows_cents_and_minutes_not_a_fixed_zero():
+    # gpt2 on 500M tokens (about $0.31 on spot) read "$0", "0.0 h", and "the same whatever
+    # the run's length (whole terms)" — a commitment's caption, on a spot plan
+    at = app(model="gpt2", tokens="500M")
+    assert_clean(at)
+    cost = next(m for m in at.metric if m.label == "Total cost").value
+    wall = next(m for m in at.metric if m.label == "Wall-clock").value
+    assert re.fullmatch(r"\$\d+\.\d\d", cost) and cost != "$0.00"
+    assert wall.endswith("min")
+    assert "whole terms" not in everything(at)
+
+
+def test_empty_training_tokens_means_twenty_per_parameter_as_the_cli():
+    # it said "“Training tokens” is empty. To fix: … leave “Training tokens” out"
+    at = app(model="gpt2", tokens="")
+    assert_clean(at)
+    assert "20 per active parameter" in everything(at)
+
+
+def test_probabilities_in_tables_are_never_rounded_to_certainty():
+    from app_pages._format import CELL
+
+    assert [CELL["chance"](p) for p in (0.99996, 1.0, 0.5, 3.5e-5)] == [
+        "> 99.99%", "> 99.99%", "50%", "< 0.01%"]
+    from app_pages import _plan_cards, team
+
+    assert _plan_cards.CANDIDATE_COLUMNS["deadline_probability"][1] == "chance"
+    assert team.JOB_COLUMNS["deadline_probability"][1] == "chance"

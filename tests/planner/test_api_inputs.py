@@ -214,3 +214,11 @@ def test_pins_take_numpy_integers_as_plain_ones():
     # PlanPins(tp=np.int64(2)) said "tp must be a whole number …, got np.int64(2)"
     pins = PlanPins(tp=np.int64(2), zero=np.int64(1))
     assert pins.tp == 2 and type(pins.tp) is int and type(pins.zero) is int
+
+
+def test_an_infeasible_reason_never_rounds_the_best_chance_to_zero():
+    # "(best 0.0%)" for a best probability of 0.02%, beside a card saying "< 0.01%"
+    from planner.search._select import _best
+
+    assert [_best(p) for p in (0.563, 0.0002, 3.5e-5, 0.0, 0.9996)] == [
+        "56.3%", "0.02%", "< 0.01%", "0.0%", "99.96%"]
