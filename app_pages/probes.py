@@ -19,7 +19,10 @@ from app_pages import _shared as S
 from planner import store
 
 REPORT_COLUMNS = {
-    "id": ("Report", "int"), "file": ("File", "text"), "accelerator": ("Calibrates", "text"),
+    # the accelerator it was stored for; "Figures used" says whether it calibrates anything
+    # (a rejected report read "Calibrates H100")
+    "id": ("Report", "int"), "file": ("File", "text"), "accelerator": ("Accelerator", "text"),
+    "used": ("Figures used", "int"),
     "gpu_model": ("GPU model", "text"), "device_type": ("Device", "text"),
     "instance_type": ("Instance type", "text"), "gpu_count": ("GPUs", "int"),
     "node_count": ("Nodes", "int"), "cloud": ("Cloud", "text"), "region": ("Region", "text"),
@@ -156,9 +159,14 @@ def stored_reports() -> None:
     if not reports:
         st.caption("None yet: plans use datasheet peaks × published achievable fractions.")
         return
+    try:
+        used = [n.report_ids for n in store.load_calibration().used()]
+    except catalog.GpuplanError:
+        used = []
     rows = []
     for r in reports:
         d = r.as_dict()
+        d["used"] = sum(r.id in ids for ids in used)
         d["file"] = Path(d.pop("source_path") or "").name or None  # never the server's path
         d["measurements"] = "; ".join(
             f"{k}: " + ", ".join(f"{kk} {vv:,.1f}" for kk, vv in v.items())

@@ -263,6 +263,7 @@ def test_a_probe_report_is_charted_and_ingested(probe_report):
     reports = at.dataframe[-1].value
     assert len(reports) == 1 and list(reports["file"]) == ["h100.json"]  # not the temp path
     assert "source_path" not in reports.columns
+    assert list(reports["used"]) == [len(planner.store.load_calibration().used())] != [0]
 
 
 def test_a_file_that_is_not_a_probe_report_is_an_error():
