@@ -17,7 +17,7 @@ from app_pages import _shared as S
 L = S.FIELD_LABELS
 LIMIT_WORDS = {"deadline": "the deadline", "budget": "the budget",
                "min_probability": "the minimum probability", "quotas": "the quotas"}
-CARDS_PER_ROW = 4
+CARDS_PER_ROW = 3  # at 4 an 800-px window broke "Warnings: capacity" one letter a line
 
 
 # ---- pieces every plan shows ----------------------------------------------------------------
@@ -83,7 +83,8 @@ def summary(p: dict) -> str:
 def recommendation_card(r: dict, deadline_hours: float) -> None:
     with st.container(border=True, key="recommendation"):
         st.markdown(f"### Recommendation: {F.md(F.config_line(r))}")
-        c = st.columns(4)
+        # two rows of two: four across cut "$25,381" to "$25,…" in an 800-px window
+        c = [*st.columns(2), *st.columns(2)]
         c[0].metric("Total cost", F.usd(r["total_cost_usd"], F.cents_below(r["total_cost_usd"])),
                     help=f"{F.usd(r['usd_per_hour_cluster'], 2)} per hour for the cluster")
         c[1].metric("Wall-clock", F.duration(r["wall_clock_hours"]),
@@ -215,8 +216,8 @@ def by_group_view(result: dict) -> None:
                     st.caption(F.md(_where(p, group)) + "  \n" + F.md(F.range_line(p)))
                     lines = warning_lines(p)
                     if lines:
-                        with st.popover(f"Warnings: {warning_kinds(p)}",
-                                        icon=":material/warning:"):
+                        with st.popover(f"{len(lines)} warning{'s' if len(lines) > 1 else ''}",
+                                        icon=":material/warning:", help=warning_kinds(p)):
                             st.markdown("\n".join(f"- {x}" for x in lines))
 
 
