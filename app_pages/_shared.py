@@ -102,6 +102,7 @@ def app_words(text: str) -> str:
 
     text = _pages(text)
     text = re.sub(r"\bpass (e\.g\. )?(?=--|`[a-z][a-z0-9_]*`)", r"set \1", text)
+    text = re.sub(r"To fix: pass\b", "To fix: give", text)  # "pass e.g. 14d": the CLI's verb
     text = re.sub(r"\buse --target (\w+)", r"use the \1 file", text)
     # a backticked command (`python -m probes --out PATH`) is run as written: its flags stay
     parts = _COMMAND_SPAN.split(text)
@@ -332,8 +333,10 @@ def config_data(data: bytes, name: str) -> dict:
         return catalog.load_json_text(text, what=f"model config {PurePath(name).name}",
                                       max_depth=MAX_CONFIG_DEPTH)
     except catalog.CatalogFileError as exc:
-        raise config_file_error(exc, fix="upload the model's Hugging Face config.json") \
-            from None
+        # not UTF-8 (a UTF-16 save) is the file's encoding, not the wrong file
+        fix = ("save it as UTF-8 and upload it again" if "UTF-8" in str(exc) else
+               "upload the model's Hugging Face config.json")
+        raise config_file_error(exc, fix=fix) from None
 
 
 def launch_files(recommendation: dict | None, workload, cat: catalog.Catalog) -> dict:

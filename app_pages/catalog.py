@@ -50,8 +50,9 @@ def filters(cat: catalog.Catalog, url: I.UrlInputs) -> dict:
     pricing = url(c[3].multiselect, L["pricing"], list(catalog.PRICING_MODELS),
                   key="offers_pricing", placeholder="All pricing models")
     c = st.columns(4)
-    min_gpus = url(c[0].number_input, L["min_gpus"], min_value=1, value=None, step=1,
-                   key="offers_min_gpus", placeholder="any")
+    # the filter's own bounds (1 to 1,024: no instance holds more), so the box refuses more
+    min_gpus = url(c[0].number_input, L["min_gpus"], min_value=1, max_value=1024, value=None,
+                   step=1, key="offers_min_gpus", placeholder="any")
     max_price = url(c[1].number_input, L["max_price"], min_value=0.01, value=None, step=1.0,
                     key="offers_max_price", placeholder="any")
     sort = url(c[2].selectbox, L["sort"], list(catalog.SORT_KEYS), key="offers_sort",

@@ -328,3 +328,25 @@ def test_probabilities_in_tables_are_never_rounded_to_certainty():
 
     assert _plan_cards.CANDIDATE_COLUMNS["deadline_probability"][1] == "chance"
     assert team.JOB_COLUMNS["deadline_probability"][1] == "chance"
+
+
+def test_a_utf16_config_is_told_to_be_saved_as_utf8():
+    # it was told to "upload the model's Hugging Face config.json", which it is
+    at = app(source="config")
+    data = json.dumps({"model_type": "llama", "num_hidden_layers": 2}).encode("utf-16")
+    at.file_uploader(key="config_file").set_value(("c.json", data, "application/json")).run()
+    assert not at.exception
+    assert "To fix: save it as UTF-8 and upload it again" in errors(at)[0]
+
+
+def test_app_messages_never_say_the_clis_pass():
+    at = app(deadline="")
+    assert not at.exception
+    said = " ".join(errors(at))
+    assert "To fix: give e.g. 14d" in said and "pass" not in said
+
+
+def test_a_min_gpus_link_above_any_instance_is_named_as_a_link_problem():
+    at = app("app_pages/catalog.py", offers_min_gpus="99999")
+    assert not at.exception and not at.error  # the box refuses it; the page does not fail
+    assert any("offers_min_gpus=99999" in w for w in warnings(at))
