@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 
 import pandas as pd
 import plotly.express as px
@@ -126,7 +127,32 @@ def run_allocation(source_kind: str, payload: str, name: str, catalog_id: tuple,
                 continue  # e.g. PDF without matplotlib (the report extra): offer the others
         return {"allocation": allocation.as_dict(), "reports": reports}
     except catalog.GpuplanError as exc:
-        return S.error_out(exc)
+        out = S.error_out(exc)
+        if source_kind == "table":
+            out["error"] = table_words(out["error"])
+        return out
+
+
+# A team file's words for the edited tables' (a table has rows and cells, not fields)
+_TABLE_WORDS = (
+    (re.compile(r"^[^:]*: jobs\[(\d+)\] '([^']*)': "), r"Jobs table, row \1 (\2): "),
+    (re.compile(r"^[^:]*: budgets\[(\d+)\]: "), r"Budgets table, row \1: "),
+    (re.compile(r"missing '(\w+)'\. To fix: correct the team plan \(format: docs/team\.md\)"),
+     r"the \1 cell is empty. To fix: fill it in"),
+    (re.compile(r"To fix: give a value or remove the field"), "To fix: fill in the cell"),
+    (re.compile(r"To fix: correct the team plan \(format: docs/team\.md\)"),
+     "To fix: correct the cell"),
+    (re.compile(r"e\.g\. \w+: "), "e.g. "),
+)
+
+
+def table_words(message: str) -> str:
+    """An error about the edited tables in their words: "Jobs table, row 3 (newjob): the
+    earliest_start cell is empty. To fix: fill it in", not "jobs[3] 'newjob': missing
+    'earliest_start'. To fix: correct the team plan (format: docs/team.md)"."""
+    for pattern, words in _TABLE_WORDS:
+        message = pattern.sub(words, message)
+    return message
 
 
 def team_colours(a: dict) -> dict[str, str]:

@@ -350,3 +350,15 @@ def test_a_min_gpus_link_above_any_instance_is_named_as_a_link_problem():
     at = app("app_pages/catalog.py", offers_min_gpus="99999")
     assert not at.exception and not at.error  # the box refuses it; the page does not fail
     assert any("offers_min_gpus=99999" in w for w in warnings(at))
+
+
+def test_team_table_errors_speak_of_rows_and_cells_not_yaml_fields():
+    from app_pages.team import table_words
+
+    assert table_words("table: jobs[3] 'newjob': missing 'earliest_start'. To fix: correct the "
+                       "team plan (format: docs/team.md)") == (
+        "Jobs table, row 3 (newjob): the earliest_start cell is empty. To fix: fill it in")
+    assert table_words("table: jobs[1] 'a': workload: model is empty. To fix: give a value or "
+                       "remove the field").endswith("To fix: fill in the cell")
+    assert table_words("table: jobs[1] 'a': max_gpus must be … got 0. To fix: e.g. "
+                       "max_gpus: 256").endswith("To fix: e.g. 256")
