@@ -234,14 +234,16 @@ def _where(p: dict, group: str) -> str:
 
 # ---- the candidates -----------------------------------------------------------------------------
 
+# cost, time and probability before the ranges: a 1280-px page cut the table after wall-clock
 CANDIDATE_COLUMNS = {
     "rank": ("#", "int"), "cloud": ("Cloud", "text"), "regions_shown": ("Regions", "text"),
     "instance_type": ("Instance type", "text"), "accelerator": ("Accelerator", "text"),
     "nodes": ("Nodes", "int"), "gpus": ("GPUs", "int"), "pricing": ("Pricing", "pricing"),
     "offering": ("Offering", "text"), "total_cost_usd": ("Total cost", "usd"),
-    "cost_range": ("Cost P10–P90", "text"), "wall_clock_hours": ("Wall-clock (h)", "num1"),
-    "wall_range": ("Wall-clock P10–P90", "text"),
-    "deadline_probability": ("P(deadline)", "chance"), "warning_kinds": ("Warnings", "text"),
+    "wall_clock_hours": ("Wall-clock (h)", "num1"),
+    "deadline_probability": ("P(deadline)", "chance"),
+    "cost_range": ("Cost P10–P90", "text"), "wall_range": ("Wall-clock P10–P90", "text"),
+    "warning_kinds": ("Warnings", "text"),
     "usd_per_hour_cluster": ("$/h (cluster)", "usd2"), "mfu": ("MFU", "pct1"),
     "memory_per_gpu_gib": ("GiB per GPU", "num1"), "gpu_hours": ("GPU-hours", "int"),
     "plan": ("Parallel plan", "text"), "price_as_of": ("Price as of", "text"),

@@ -32,14 +32,15 @@ MIME = {"html": "text/html", "pdf": "application/pdf", "md": "text/markdown",
 # the HTML report's palette, so that a team has the same colour in the app and the report
 TEAM_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3",
                 "#8C8C8C", "#CCB974", "#64B5CD")
+# what each job costs and how sure it is come first: at 800 px the last columns are off-screen
 JOB_COLUMNS = {
-    "job": ("Job", "text"), "team": ("Team", "text"), "workload": ("Workload", "text"),
-    "run": ("Run (UTC)", "text"), "deadline": ("Deadline", "text"),
-    "slack_hours": ("Slack (h)", "num1"), "cloud": ("Cloud", "text"),
+    "job": ("Job", "text"), "team": ("Team", "text"), "cost_usd": ("Cost", "usd"),
+    "deadline_probability": ("P(deadline)", "chance"), "run": ("Run (UTC)", "text"),
+    "deadline": ("Deadline", "text"), "slack_hours": ("Slack (h)", "num1"),
+    "workload": ("Workload", "text"), "cloud": ("Cloud", "text"),
     "region": ("Region", "text"), "instance_type": ("Instance type", "text"),
     "nodes": ("Nodes", "int"), "gpus_text": ("GPUs", "text"), "pricing": ("Pricing", "pricing"),
     "usd_per_hour": ("$/instance-h", "usd4"), "gpu_hours": ("GPU-hours", "int"),
-    "cost_usd": ("Cost", "usd"), "deadline_probability": ("P(deadline)", "chance"),
 }
 MONTH_COLUMNS = {"month": ("Month", "text"), "gpu_hours": ("GPU-hours", "int"),
                  "cost_usd": ("Cost", "usd"), "budget_usd": ("Budget", "usd"),
