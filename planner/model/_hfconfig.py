@@ -95,7 +95,7 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     if isinstance(text_config, Mapping):  # multimodal wrappers keep the LM inside
         cfg = {**cfg, **text_config}
     if str(cfg.get("model_type", "")).lower() == "dbrx":  # DBRX nests attention, MoE sizes
-        cfg = {**cfg, **_dbrx_keys(cfg)}
+        cfg = {**cfg, **_dbrx_keys(cfg, source)}
     found = {name: _get(cfg, *keys) for name, keys in (
         ("layers", ("num_hidden_layers", "n_layer", "num_layers", "n_layers")),
         ("hidden", ("hidden_size", "n_embd", "d_model")),
@@ -145,6 +145,19 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
             "shared_experts": optional("shared_experts", "n_shared_experts"),
             "moe_ffn_hidden": optional("moe_ffn_hidden", "moe_intermediate_size"),
             "dense_layers": optional("dense_layers", "first_k_dense_replace")}
+    # Families whose experts have a width of their own (DeepSeek's n_routed_experts, Qwen-MoE)
+    # need it stated: the dense width in its place read DeepSeek-V3 as 5.9T parameters
+    # (transformers writes model-specific keys always, so a missing one is a hand edit).
+    # Mixtral, OLMoE and the like give each expert intermediate_size: nothing to check.
+    if experts and not more["moe_ffn_hidden"] and (
+            _get(cfg, "n_routed_experts")[0] is not None
+            or model_type.lower() in ("qwen2_moe", "qwen3_moe")):
+        raise WorkloadError(f"{source}: this config has routed experts, but "
+                            f"moe_intermediate_size (each expert's width) is missing. {FIX}")
+    if model_type.lower() == "qwen2_moe" and _get(cfg, "shared_expert_intermediate_size")[0] \
+            is None:
+        raise WorkloadError(f"{source}: a qwen2_moe config needs "
+                            f"shared_expert_intermediate_size (its shared expert). {FIX}")
     shared_width = optional("moe_ffn_hidden", "shared_expert_intermediate_size")
     if experts and shared_width and not more["shared_experts"]:
         # Qwen-MoE: one shared expert as wide as n routed ones (Qwen1.5-MoE-A2.7B 5632 =
@@ -181,18 +194,20 @@ def family_note(cfg: Any) -> str:
             "count with the model card, or give `params`)")
 
 
-def _dbrx_keys(cfg: dict) -> dict:
-    """DBRX's nested attn_config / ffn_config as the flat keys read below."""
+def _dbrx_keys(cfg: dict, source: str) -> dict:
+    """DBRX's nested attn_config / ffn_config as the flat keys read below; every one must be
+    there (without them DBRX read as a dense model of another size, in silence)."""
     attn, ffn = cfg.get("attn_config"), cfg.get("ffn_config")
     out = {}
-    if isinstance(attn, Mapping) and "kv_n_heads" in attn:
-        out["num_key_value_heads"] = attn["kv_n_heads"]
-    if isinstance(ffn, Mapping):
-        for theirs, ours in (("ffn_hidden_size", "intermediate_size"),
-                             ("moe_num_experts", "num_local_experts"),
-                             ("moe_top_k", "num_experts_per_tok")):
-            if theirs in ffn:
-                out[ours] = ffn[theirs]
+    for section, value, pairs in (
+            ("attn_config", attn, (("kv_n_heads", "num_key_value_heads"),)),
+            ("ffn_config", ffn, (("ffn_hidden_size", "intermediate_size"),
+                                 ("moe_num_experts", "num_local_experts"),
+                                 ("moe_top_k", "num_experts_per_tok")))):
+        for theirs, ours in pairs:
+            if not isinstance(value, Mapping) or value.get(theirs) is None:
+                raise WorkloadError(f"{source}: a dbrx config needs {section}.{theirs}. {FIX}")
+            out[ours] = value[theirs]
     return out
 
 

@@ -146,6 +146,13 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                                 "dense model). To fix: give the parameters one token uses as "
                                 "`active_params`, or drop `experts`", field="experts",
                                 value=spec.experts)
+        if spec.experts and spec.experts_per_token is None and 0 < spec.experts <= 2:
+            # the default top-2 was blamed as if the user had given it
+            raise WorkloadError(f"`experts` {spec.experts}: a mixture routes each token to "
+                                "fewer experts than it has, and the default is 2 per token. "
+                                "To fix: give more `experts`" + (
+                                    ", or `experts_per_token` 1" if spec.experts == 2 else
+                                    ""), field="experts", value=spec.experts)
         if spec.experts == 0 and active is not None and active < total:
             raise WorkloadError("`experts` 0 says the model is dense, but `active_params` is "
                                 "below `params` (a mixture of experts). To fix: drop `experts` "

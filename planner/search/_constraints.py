@@ -77,8 +77,13 @@ class Constraints:
         for name in _NAME_LISTS:
             object.__setattr__(self, name, _names(name, getattr(self, name)))
         # as the catalog spells them: the answer's constraints echo 'on_demand', not 'ON-DEMAND'
-        object.__setattr__(self, "clouds", tuple(c.strip().lower() for c in self.clouds))
-        object.__setattr__(self, "pricing", tuple(canonical_pricing(p) for p in self.pricing))
+        object.__setattr__(self, "clouds", tuple(dict.fromkeys(c.strip().lower()
+                                                               for c in self.clouds)))
+        object.__setattr__(self, "pricing", tuple(dict.fromkeys(canonical_pricing(p)
+                                                                for p in self.pricing)))
+        if not self.pricing:  # () searched all seven models, reserved and committed included
+            raise _bad("pricing", (), "`pricing` is empty: no pricing model to search. To "
+                       "fix: leave it out for the default (on_demand, spot), or name some")
         num = self._number
         num("deadline_hours", lo=0, hi=DEADLINE_HOURS_LIMIT, lo_open=True, field="deadline",
             fix="pass the hours until the deadline, e.g. 336 (14 days)",

@@ -208,6 +208,12 @@ CASES: list[Case] = [
          argv=("estimate", "--params", "47B", "--active-params", "47B", "--experts", "8",
                "--gpu", "H100", "--gpus", "64"), expect=2,
          says="--experts 8 describes a mixture of experts, but --active-params equals"),
+    # the default top-2 was blamed as if given: "--experts (1) must exceed --experts-per-token"
+    Case(id="estimate-experts-one-with-the-default-top-2",
+         argv=("estimate", "--params", "47B", "--active-params", "13B", "--experts", "1",
+               "--gpu", "H100", "--gpus", "64"), expect=2,
+         says="--experts 1: a mixture routes each token to fewer experts than it has, and "
+              "the default is 2 per token. To fix: give more --experts"),
     Case(id="estimate-experts-active-above-total",  # still "cannot exceed", not "equals"
          argv=("estimate", "--params", "47B", "--active-params", "50B", "--experts", "8",
                "--gpu", "H100", "--gpus", "64"), expect=2,

@@ -62,8 +62,12 @@ def test_name_lists_and_numpy_numbers_are_taken_as_plain_values():
     assert type(c.max_gpus) is int and type(c.deadline_hours) is float
     hash(c)  # a cache key
     # as the catalog spells them, so the answer's constraints echo the canonical names
-    c = Constraints(deadline_hours=24, clouds=("AWS", " gcp"), pricing=("ON-DEMAND", "Spot"))
-    assert c.clouds == ("aws", "gcp") and c.pricing == ("on_demand", "spot")
+    c = Constraints(deadline_hours=24, clouds=("AWS", " gcp", "aws"),
+                    pricing=("ON-DEMAND", "Spot", "spot"))
+    assert c.clouds == ("aws", "gcp") and c.pricing == ("on_demand", "spot")  # once each
+    # () searched all seven pricing models (reserved and committed too): refused
+    with pytest.raises(PlannerError, match="`pricing` is empty.*To fix: leave it out"):
+        Constraints(deadline_hours=24, pricing=())
 
 
 @pytest.mark.parametrize("rule", [dict(gpus=-5), dict(gpus=math.nan), dict(gpus="8"),

@@ -140,3 +140,34 @@ def test_an_unknown_family_is_read_as_llama_style_and_the_note_says_so():
     w = build_workload(WorkloadSpec(config=odd, config_name="config.json", tokens="1T"))
     assert any(n.startswith("model_type 'weirdlm' is not a family gpuplan knows: read as a "
                             "Llama-style decoder") for n in w.inferred)
+
+
+OLMOE = {  # allenai/OLMoE-1B-7B-0924: each expert is intermediate_size wide
+    "model_type": "olmoe", "hidden_size": 2048, "intermediate_size": 1024,
+    "num_attention_heads": 16, "num_hidden_layers": 16, "num_key_value_heads": 16,
+    "num_experts": 64, "num_experts_per_tok": 8, "vocab_size": 50304,
+    "tie_word_embeddings": False}
+
+
+def test_olmoe_experts_are_intermediate_size_wide():
+    arch, _ = architecture_from_config(OLMOE)
+    assert arch.params_total() / 1e9 == pytest.approx(6.9, rel=0.01)   # 6.9B total
+    assert arch.params_active() / 1e9 == pytest.approx(1.3, rel=0.02)  # 1.3B active
+
+
+@pytest.mark.parametrize("cfg,says", [
+    # without them: DeepSeek-V3 as 5.9T parameters, DBRX as a dense 22.9B (or 12.7B, 294.7B)
+    ({k: v for k, v in DEEPSEEK_V3.items() if k != "moe_intermediate_size"},
+     "moe_intermediate_size .each expert's width. is missing"),
+    ({k: v for k, v in QWEN15_MOE.items() if k != "shared_expert_intermediate_size"},
+     "qwen2_moe config needs shared_expert_intermediate_size"),
+    ({k: v for k, v in DBRX.items() if k != "ffn_config"}, "needs ffn_config.ffn_hidden_size"),
+    ({**DBRX, "ffn_config": {"ffn_hidden_size": 10752, "moe_top_k": 4}},
+     "needs ffn_config.moe_num_experts"),
+    ({**DBRX, "attn_config": None}, "needs attn_config.kv_n_heads"),
+])
+def test_a_moe_config_missing_its_family_keys_is_refused_not_misread(cfg, says):
+    from planner import WorkloadError
+
+    with pytest.raises(WorkloadError, match=says):
+        architecture_from_config(cfg)
