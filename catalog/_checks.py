@@ -12,7 +12,9 @@ passed them (it is written after them, keyed by the files' bytes and this module
 - **dated** — every cloud with offers has its ``meta.json`` entry, whose ``as_of`` (and
   ``oldest_as_of``) are its offers' newest (and oldest) dates: the "prices as of" line and
   the stale-price warning are read from them and must not go missing or be moved;
-- **possible** — the specs ``check_integrity`` holds a refresh to (``spec_problems``);
+- **possible** — the specs ``check_integrity`` holds a refresh to (``spec_problems``), and
+  each accelerator's datasheet figures within 2× of the packaged datasheet's (a refresh takes
+  them from there; a hand-edited 100× bf16 peak priced a run at a fifth of its cost);
 - **flagged** — the anomaly rules a refresh runs (``_anomalies.flag_anomalies``) run again,
   so a price a refresh would have flagged (a hand-edited $0.00001/h, a spot price above
   on-demand, 99,999 $/h) is flagged, and the planner skips it like every flagged price.
@@ -65,6 +67,32 @@ def spec_problems(accelerators: Sequence[Accelerator],
     return problems
 
 
+# datasheet figures a stored catalog must keep (within DATASHEET_FACTOR of the packaged ones)
+DATASHEET_FIELDS = ("memory_gib", "memory_bandwidth_gb_per_s", "tflops_fp32", "tflops_tf32",
+                    "tflops_bf16", "tflops_fp16", "tflops_fp8", "intra_node_gb_per_s_per_gpu",
+                    "reference_inter_node_gbps")
+DATASHEET_FACTOR = 2.0  # a corrected datasheet moves a figure by far less
+
+
+def datasheet_problems(accelerators: Sequence[Accelerator]) -> list[str]:
+    """Accelerators whose datasheet figures are more than ``DATASHEET_FACTOR`` away from the
+    packaged snapshot's for the same accelerator (those the snapshot lacks are not compared)."""
+    from ._csvio import ACCELERATORS, read_table
+    from ._paths import packaged_catalog_dir
+
+    # the packaged datasheets alone (one small file, not the whole snapshot)
+    packaged = {a.name: a for a in read_table(packaged_catalog_dir() / "accelerators.csv",
+                                              ACCELERATORS)}
+    problems = []
+    for a in accelerators:
+        ref = packaged.get(a.name)
+        for f in DATASHEET_FIELDS if ref is not None else ():
+            mine, theirs = getattr(a, f), getattr(ref, f)
+            if mine and theirs and not 1 / DATASHEET_FACTOR <= mine / theirs <= DATASHEET_FACTOR:
+                problems.append(f"{a.name}: {f} {mine:g} against the datasheet's {theirs:g}")
+    return problems
+
+
 def check_stored(path: Path, meta: dict, accelerators: Sequence[Accelerator],
                  instance_types: Sequence[InstanceType], offers: Sequence[Offer], *,
                  name: str = "", notice: bool = False) -> tuple[Offer, ...]:
@@ -76,6 +104,11 @@ def check_stored(path: Path, meta: dict, accelerators: Sequence[Accelerator],
                                f"incomplete. {REPLACE_CATALOG_FIX}")
     _check_counts(path, meta, offers)
     _check_dates(path, meta, offers)
+    problems = datasheet_problems(accelerators)
+    if problems:
+        raise CatalogFileError(f"{path / 'accelerators.csv'}: "
+                               f"{'; '.join(problems[:MAX_PROBLEMS_SHOWN])}: the file is "
+                               f"damaged or was edited. {REPLACE_CATALOG_FIX}")
     problems = spec_problems(accelerators, instance_types)
     if problems:
         more = (f" (and {len(problems) - MAX_PROBLEMS_SHOWN} more)"

@@ -188,6 +188,28 @@ def test_gpu_memory_far_from_the_datasheet_is_refused():
         load_catalog()
 
 
+@pytest.mark.parametrize("factor,refused", [(100.0, True), (2.5, True), (1.5, False)])
+def test_a_datasheet_figure_far_from_the_packaged_one_is_refused(factor, refused):
+    # H100's bf16 peak × 100 passed and priced a llama3-8b plan at $885 instead of $3,899
+    import csv
+
+    path = _stored("sheet")
+    rows = list(csv.DictReader((path / "accelerators.csv").open()))
+    for r in rows:
+        if r["name"] == "H100-SXM5-80GB":
+            r["tflops_bf16"] = f"{float(r['tflops_bf16']) * factor:g}"
+    with (path / "accelerators.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    if refused:
+        _refused("sheet", r"accelerators.csv: H100-SXM5-80GB: tflops_bf16 [\d.]+ against the "
+                          r"datasheet's 989.5: the file is damaged or was edited")
+    else:  # a corrected datasheet moves a figure by less: still taken
+        use_catalog("sheet")
+        assert _store.active()[0] == "sheet"
+
+
 def test_an_impossible_gpu_count_is_refused_here_and_by_a_refresh():
     path = _stored("many")
     _edit_line(path, "instance_types.csv", r"aws,p5\.48xlarge,",
