@@ -276,8 +276,9 @@ def show_cmd(
         if not 1 <= report_id <= MAX_REPORT_ID:
             raise GpuplanError(f"a report id is a whole number from 1 to {MAX_REPORT_ID:,}, got "
                                f"{report_id}. To fix: `gpuplan probe show` lists the ids")
+        stored = report_json(report_id)  # a damaged record is refused here, in both forms
         if json_out:
-            print_json(report_json(report_id))
+            print_json(stored)
         else:
             _print_report(get_report(report_id), load_calibration())
         return

@@ -183,6 +183,7 @@ def test_an_ingest_that_fails_midway_names_the_reports_it_stored(capsys, tmp_pat
 
 @pytest.mark.parametrize("edit", ["UPDATE measurements SET value = 'abc'",
                                   "UPDATE reports SET report_json = '[]'",
+                                  "UPDATE reports SET report_json = 'not json'",
                                   "UPDATE reports SET gpu_count = 'eight'"])
 def test_a_hand_edited_probe_database_is_damaged_not_a_traceback(capsys, tmp_path, edit):
     import sqlite3
