@@ -183,7 +183,6 @@ def test_an_ingest_that_fails_midway_names_the_reports_it_stored(capsys, tmp_pat
 
 @pytest.mark.parametrize("edit", ["UPDATE measurements SET value = 'abc'",
                                   "UPDATE reports SET report_json = '[]'",
-                                  "UPDATE reports SET report_json = 'not json'",
                                   "UPDATE reports SET gpu_count = 'eight'"])
 def test_a_hand_edited_probe_database_is_damaged_not_a_traceback(capsys, tmp_path, edit):
     import sqlite3
@@ -265,3 +264,21 @@ def test_an_expert_parallel_pin_that_cannot_work_is_one_line_exit_2(capsys, argv
                          "--gpus", "64")
     assert code == 2 and out == ""
     assert fragment in err and "To fix" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_stored_report_that_does_not_parse_is_refused_by_show_id_in_both_forms(capsys,
+                                                                                 tmp_path):
+    # `probe show 1` showed invented values (schema 1, "0 of 8 GPUs") and exited 0
+    import sqlite3
+
+    from planner.store import db_path
+
+    path = write_report_atomic(h100_report(bf16_tflops=600.0), tmp_path / "report.json")
+    assert run(capsys, "probe", "ingest", str(path))[0] == 0
+    with sqlite3.connect(db_path()) as conn:
+        conn.execute("UPDATE reports SET report_json = 'not json'")
+    for argv in (["probe", "show", "1"], ["probe", "show", "1", "--json"]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == "" and "probe database is damaged" in err, argv
+    code, out, _ = run(capsys, "probe", "show")  # the list says it cannot be read
+    assert code == 0 and "cannot read it" in out
