@@ -38,10 +38,11 @@ def new_apps() -> dict[str, typer.Typer]:
     catalog_app = typer.Typer(help="Show, refresh or switch the price catalog.",
                               no_args_is_help=True)
     probe_app = typer.Typer(help="Measure this machine, and feed measurements to the planner.",
+                            short_help="Measure this machine; feed the planner.",
                             no_args_is_help=True)
     launch_app = typer.Typer(help="Task files for SkyPilot or dstack that provision instances "
                              "and run the probes (or a plan) under torchrun.",
-                             short_help="SkyPilot or dstack task files that run the probes.",
+                             short_help="Task files that run the probes.",
                              no_args_is_help=True)
     return {"": app, "catalog": catalog_app, "probe": probe_app, "launch": launch_app}
 

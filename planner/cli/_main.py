@@ -23,36 +23,36 @@ from ._app import EXIT_USAGE, CliExit, error_line
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 # (group, name, module, function, Typer options), in the order `gpuplan --help` lists them;
-# group "" is the root. Each has a short_help that fits a list line (click cut the docstrings'
-# first sentences with "..." even 140 columns wide).
+# group "" is the root. Each has a short_help that fits a list line at 60 columns (click cut
+# the docstrings' first sentences with "..." even 140 columns wide).
 COMMANDS = (
     ("", "app", "_app_cmd", "app_cmd", {"context_settings": PASS_THROUGH,
                                          "short_help": "Open the Streamlit app."}),
     ("", "gpus", "_catalog_cmds", "gpus_cmd",
-     {"short_help": "Accelerators: specs and the cheapest price of each."}),
+     {"short_help": "Accelerators: specs and cheapest prices."}),
     ("", "offers", "_catalog_cmds", "offers_cmd",
      {"short_help": "Priced offers, filtered and sorted."}),
     ("catalog", "info", "_catalog_cmds", "info_cmd",
-     {"short_help": "The active catalog and how old its prices are."}),
+     {"short_help": "The active catalog and its price dates."}),
     ("catalog", "use", "_catalog_cmds", "use_cmd", {}),
     ("catalog", "refresh", "_catalog_cmds", "refresh_cmd",
      {"short_help": "Fetch current prices into a new catalog."}),
     ("launch", "probes", "_launch_cmds", "probes_cmd",
-     {"short_help": "Task files that run the probes on rented instances."}),
+     {"short_help": "Task files that run the probes on instances."}),
     ("", "estimate", "_model_cmds", "estimate_cmd",
-     {"short_help": "Time, GPU-hours and memory of one run on one cluster."}),
+     {"short_help": "Time, GPU-hours and memory of one run."}),
     ("", "plan", "_plan_cmd", "plan_cmd",
-     {"short_help": "The cheapest configuration that meets the deadline."}),
+     {"short_help": "The cheapest setup that meets the deadline."}),
     ("probe", "run", "_probe_cmds", "run_cmd", {"context_settings": PASS_THROUGH,
                                             "short_help": "Measure this machine."}),
     ("probe", "ingest", "_probe_cmds", "ingest_cmd",
      {"short_help": "Store probe reports for estimate and plan."}),
     ("probe", "show", "_probe_cmds", "show_cmd",
-     {"short_help": "List the stored reports and what they calibrate."}),
+     {"short_help": "List stored reports, what they calibrate."}),
     ("probe", "workload", "_probe_cmds", "workload_cmd",
      {"context_settings": PASS_THROUGH, "short_help": "Time your model's layers here."}),
     ("", "report", "_report_cmds", "report_cmd",
-     {"short_help": "One plan per job under shared quotas and budgets."}),
+     {"short_help": "One plan per job under shared budgets."}),
 )
 # Groups join the root in this order (catalog and probe before launch, as `--help` lists them).
 GROUPS = ("catalog", "probe", "launch")

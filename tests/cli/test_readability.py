@@ -370,9 +370,10 @@ def test_json_never_holds_nan_or_infinity(capsys):
 
 @pytest.mark.parametrize("argv", [["--help"], ["catalog", "--help"], ["probe", "--help"],
                                   ["launch", "--help"]])
-def test_command_lists_are_never_cut_short(argv):
+@pytest.mark.parametrize("columns", [60, 140])
+def test_command_lists_are_never_cut_short(argv, columns):
     # click cut every summary with "..." even 140 columns wide
-    text = in_terminal(argv, 140)
+    text = in_terminal(argv, columns)
     listed = text.split("Commands:", 1)[1]
     assert "..." not in listed and len(listed.strip().splitlines()) >= 1
 
