@@ -204,7 +204,8 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         if gbt % seq and gbt > seq:
             sequences = max(1, math.floor(gbt / seq + 0.5))  # halves up (round() goes to even)
             notes.append(f"global batch {gbt:,} tokens is {gbt / seq:,.2f} sequences of {seq:,}:"
-                         f" {sequences:,} sequences ({sequences * seq:,} tokens) are used")
+                         f" taken as {sequences:,} ({sequences * seq:,} tokens; a plan may round "
+                         "it up to fill its data-parallel ranks, and says so)")
             gbt = sequences * seq
     if spec.tokens == "":
         raise WorkloadError("`tokens` is empty. To fix: pass a count such as 2T or 300B, or "
