@@ -264,7 +264,17 @@ def info_cmd(
     wide: Wide = False,
 ) -> None:
     """Which catalog is active, how old each cloud's prices are, and what it holds."""
-    cat = load(overrides)
+    from catalog import CatalogError, OverrideError, stored_catalogs
+
+    try:
+        cat = load(overrides)
+    except OverrideError:
+        raise
+    except CatalogError as exc:
+        # the command other errors point to for the list: it still gives it
+        names = ", ".join(["packaged", *(s.name for s in stored_catalogs())])
+        raise CatalogError(f"{str(exc).rstrip('.')}. The catalogs present: {names} "
+                           "(`gpuplan catalog use NAME`)") from None
     info = cat.info()
     if json_out:
         print_json(info)

@@ -358,3 +358,17 @@ def test_the_cache_key_covers_the_code_that_checks_a_stored_catalog():
     names = {p.name for p in _cache._code_files()}
     assert {"_checks.py", "_anomalies.py", "_meta.py", "_names.py", "_load.py"} <= names
     assert all(p.is_file() for p in _cache._code_files())
+
+
+def test_catalog_info_still_lists_the_catalogs_when_the_active_one_is_damaged(capsys):
+    # the command other errors point to for the list failed with the same error
+    from planner.cli import main
+
+    path = _stored("cutinfo")
+    lines = (path / "offers.csv").read_text().splitlines(keepends=True)
+    (path / "offers.csv").write_text("".join(lines[:-5]))
+    _activate_bypassing_checks("cutinfo")
+    assert main(["catalog", "info"]) == 2
+    err = capsys.readouterr().err
+    assert "the catalog is incomplete" in err
+    assert "The catalogs present: packaged, cutinfo (`gpuplan catalog use NAME`)" in err
