@@ -29,6 +29,12 @@ def _torchrun(tmp_path, *argv):
            "--nproc_per_node=2", "-m", "probes", "workload", *TINY, *argv, "--out", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env,
                           cwd=tmp_path)
+    if proc.returncode and "report written to" in proc.stdout and "(SIGABRT)" in proc.stderr:
+        # CPU gloo can abort one rank while it tears down, after the report is written (seen
+        # once in ~30 CI runs; 12 of 12 reruns passed): one more run, not a pass on its own
+        out.unlink(missing_ok=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env,
+                              cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     report = load_report(out)
     assert parse_report(json.loads(report_to_json(report))) == report
