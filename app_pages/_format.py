@@ -240,9 +240,8 @@ CELL: dict[str, Callable[[object], str]] = {
     "pct": lambda v: pct(v),
     "pct1": lambda v: pct(v, 1),
     # a probability: text, so 0.99996 is "> 99.99%", not the "100.0%" a percent column rounds
-    # it to (the card above said "> 99.99%"); the column sorts as text. A static table formats
-    # text kinds twice (``_cells``, then ``show_static_table``): text stays as it is
-    "chance": lambda v: v if isinstance(v, str) else chance(float(v)),
+    # it to (the card above said "> 99.99%"); the column sorts as text
+    "chance": lambda v: chance(float(v)),
     "pricing": lambda v: PRICING_LABELS.get(str(v), str(v)),
     "list": lambda v: ", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v),
 }
@@ -300,7 +299,11 @@ def show_static_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]]) 
     does): for the few rows of a team allocation. Cells are escaped markdown."""
     import pandas as pd
 
-    data = _cells(df, columns)
-    out = pd.DataFrame({columns[c][0]: [md(CELL[columns[c][1]](v)) if _present(v) else MISSING
-                                        for v in data[c]] for c in data.columns})
+    data = _cells(df, columns)  # text kinds are text already; numbers are formatted here
+
+    def shown(v, kind: str) -> str:
+        return md(CELL[kind](v) if kind in FORMAT else v) if _present(v) else MISSING
+
+    out = pd.DataFrame({columns[c][0]: [shown(v, columns[c][1]) for v in data[c]]
+                        for c in data.columns})
     st.table(out, hide_index=True)
