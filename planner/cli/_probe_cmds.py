@@ -160,9 +160,13 @@ def _print_report(r, cal) -> None:
         shown = ", ".join(f"{k} {_num(v) if isinstance(v, int | float) else v}"
                           for k, v in figures.items())
         out.print(clean_cell(f"  {kind}: {shown}"), markup=False)
-    used, rejected = _for_report(cal, r.id)
-    out.print("Used by the planner:" + ("" if used else " nothing from this report"),
-              markup=False)
+    _print_notes(out, *_for_report(cal, r.id), nothing=" nothing from this report")
+
+
+def _print_notes(out, used, rejected, *, nothing: str) -> None:
+    """What the planner uses, one line each ("Used by the planner:" + ``nothing`` when it
+    uses none), then what it does not use, with why."""
+    out.print("Used by the planner:" + ("" if used else nothing), markup=False)
     for n in used:
         out.print(clean_cell(f"  {say_fields(n.line())}"), markup=False)
     if rejected:
@@ -308,15 +312,8 @@ def show_cmd(
                 _num(m.get("busbw_world_gb_per_s", {}).get("all_reduce")), len(used))
 
     print_table(SHOW_COLUMNS, [row(r) for r in reports], wide=wide)
-    out = console(fit=True)
-    out.print("Used by the planner:" if cal.used() else "Used by the planner: nothing; "
-              "estimates use datasheet x published fractions.", markup=False)
-    for n in cal.used():
-        out.print(clean_cell(f"  {say_fields(n.line())}"), markup=False)
-    if cal.rejected():
-        out.print("Not used:", markup=False)
-        for n in cal.rejected():
-            out.print(clean_cell(f"  {say_fields(n.line())}"), markup=False)
+    _print_notes(console(fit=True), cal.used(), cal.rejected(),
+                 nothing=" nothing; estimates use datasheet x published fractions.")
 
 
 # -- `probe workload` (issue #20): the user's own layers, timed on this machine ------------------
