@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model import format_chance
+from ..model import format_chance, format_requirement
 from ._app import console, flag_for, say_fields
 
 
@@ -25,15 +25,6 @@ def _pricing(o) -> str:
         return o.pricing
     return f"{o.pricing} {_CLASS.get(o.offering_class, o.offering_class or '')}/" \
         f"{o.upfront or '?'}"
-
-
-def _requirement(p: float) -> str:
-    """The user's minimum probability as given (0.99999 → "99.999%", 0.9 → "90%")."""
-    for digits in range(6):
-        text = f"{p:.{digits}%}"
-        if abs(float(text[:-1]) / 100 - p) < 1e-12:
-            return text
-    return f"{p:.6%}"
 
 
 def _table_hours(h: float) -> str:
@@ -177,7 +168,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     r = result.recommendation
     out.print(Panel(_card(r, constraints),
                     title=f"Recommendation (deadline {_hours(constraints.deadline_hours)}, "
-                          f"P ≥ {_requirement(constraints.min_probability or 0)})"))
+                          f"P ≥ {format_requirement(constraints.min_probability or 0)})"))
     for w in r.warnings:
         out.print(f"[yellow]warning:[/yellow] {say_fields(w)}")
     if result.group_by:

@@ -12,7 +12,7 @@ software, operations), the range and the calibration are described in docs/desig
     Calibration, Measurement, NO_CALIBRATION                        probe measurements
     WorkloadShape, shape_of, model_layer, hardware_for              one layer, as probed
     parse_count, parse_deadline                                     quantities people type
-    format_usd, format_chance, format_count                         … and read
+    format_usd, format_chance, format_count, format_requirement     … and read
     PlannerError and its kinds                                      errors with field and fix
 
 The vectorised pieces the optimizer and the benchmarks build on (``ModelScalars``,
@@ -118,6 +118,7 @@ from ._units import (
     MIN_DEADLINE_HOURS,
     format_chance,
     format_count,
+    format_requirement,
     format_usd,
     parse_count,
     parse_deadline,
@@ -153,11 +154,12 @@ __all__ = [
     "build_cluster", "build_workload", "can_time", "config_file_error", "check_pins",
     "check_pins_fit_cluster", "check_pins_fit_model", "checkpoint_bytes", "cluster_for_instance",
     "cluster_inputs", "comparable", "default_batch_sequences", "describe_assumptions", "estimate",
-    "evaluate", "family_note", "format_chance", "format_count", "format_usd", "freeze", "goodput",
-    "goodput_arrays", "gpu_family", "hardware_for", "infer_architecture", "intra_link_for",
-    "layer_flops", "least_memory", "matmul_dtype", "memory_terms", "model_attention",
-    "model_layer", "nic_by_nodes", "parse_count", "parse_deadline", "plan_grid", "preset",
-    "preset_names", "probability_within", "probe_options", "prune", "quantile", "range_sigma",
-    "refer_to_fields", "reference_cluster", "run_model", "seconds_per_sequence", "shape_distance",
-    "shape_of", "summarise", "thaw", "virtual_stages", "workload_dict", "workload_scales",
+    "evaluate", "family_note", "format_chance", "format_count", "format_requirement", "format_usd",
+    "freeze", "goodput", "goodput_arrays", "gpu_family", "hardware_for", "infer_architecture",
+    "intra_link_for", "layer_flops", "least_memory", "matmul_dtype", "memory_terms",
+    "model_attention", "model_layer", "nic_by_nodes", "parse_count", "parse_deadline", "plan_grid",
+    "preset", "preset_names", "probability_within", "probe_options", "prune", "quantile",
+    "range_sigma", "refer_to_fields", "reference_cluster", "run_model", "seconds_per_sequence",
+    "shape_distance", "shape_of", "summarise", "thaw", "virtual_stages", "workload_dict",
+    "workload_scales",
 ]

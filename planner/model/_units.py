@@ -112,6 +112,16 @@ def format_count(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def format_requirement(p: float) -> str:
+    """A probability the user asked for, as given: 0.9 → "90%", 0.99999 → "99.999%" (not
+    ``format_chance``'s "> 99.99%", which describes a computed one)."""
+    for digits in range(6):
+        text = f"{p:.{digits}%}"
+        if abs(float(text[:-1]) / 100 - p) < 1e-12:
+            return text
+    return f"{p:.6%}"
+
+
 def format_chance(p: float) -> str:
     """A probability as a whole percentage, with decimals where rounding would say 100% of a
     chance below 1 (or 0% of one above 0): a plan "with probability 100%" read as no risk at

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import format_chance, format_usd
+from ..model import format_chance, format_requirement, format_usd
 
 if TYPE_CHECKING:
     import numpy as np
@@ -251,7 +251,7 @@ def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
         if c.probability_required and by_time.any():
             binding = ("min_probability",)
         reason = (f"no candidate finishes within {c.deadline_hours:,.1f} h"
-                  + (f" with probability ≥ {c.min_probability * 100:g}% (best "
+                  + (f" with probability ≥ {format_requirement(c.min_probability)} (best "
                      f"{_best(space.max_probability())})" if c.probability_required else "")
                   + f"; the fastest takes {wall.min():,.1f} h")
     else:

@@ -220,6 +220,13 @@ def test_pins_take_numpy_integers_as_plain_ones():
     assert pins.tp == 2 and type(pins.tp) is int and type(pins.zero) is int
 
 
+def test_a_required_probability_is_shown_as_given():
+    from planner.model import format_requirement
+
+    assert [format_requirement(p) for p in (0.9, 0.95, 0.999, 0.99999, 0.0)] == [
+        "90%", "95%", "99.9%", "99.999%", "0%"]
+
+
 def test_an_infeasible_reason_never_rounds_the_best_chance_to_zero():
     # "(best 0.0%)" for a best probability of 0.02%, beside a card saying "< 0.01%"
     from planner.search._select import _best
