@@ -15,7 +15,7 @@
     check_output_path, write_bytes_atomic, write_text_atomic   safe reading and writing of
                                    the user's files; make_directory for gpuplan's own
     GpuplanError, UnknownNameError, close_matches   errors (with the input's ``field``), and
-                                   the one "did you mean"
+                                   the one "did you mean"; without_fix: a message, its fix cut
 """
 
 from ._anomalies import ANOMALY_FLAGS, CEILING_USD_PER_GPU_HOUR, OUTLIER_Z
@@ -35,6 +35,7 @@ from ._errors import (
     OverrideError,
     UnknownNameError,
     close_matches,
+    without_fix,
 )
 from ._files import (
     MAX_USER_FILE_BYTES,
@@ -104,6 +105,6 @@ __all__ = [
     "catalog_status", "check_output_path", "close_matches", "data_dir", "decode_user_bytes",
     "load_catalog", "load_json_text", "load_overrides", "load_yaml_text", "make_directory",
     "parse_overrides", "read_json_file", "read_user_text", "refresh_catalog", "select_offers",
-    "stored_catalogs", "unquoted_hint", "use_catalog", "write_bytes_atomic", "write_snapshot",
-    "write_text_atomic",
+    "stored_catalogs", "unquoted_hint", "use_catalog", "without_fix", "write_bytes_atomic",
+    "write_snapshot", "write_text_atomic",
 ]

@@ -173,7 +173,7 @@ def load_priced_catalog(overrides: str | None):
     """The active catalog with the --overrides file applied, else GPUPLAN_OVERRIDES's (an
     exported empty variable is unset, as shells treat it; --overrides '' is an error). An
     error in the variable's file names the variable: the user passed no option to look at."""
-    from catalog import OverrideError, load_catalog
+    from catalog import OverrideError, load_catalog, without_fix
 
     from ._values import not_empty
 
@@ -185,9 +185,8 @@ def load_priced_catalog(overrides: str | None):
     try:
         return load_catalog(overrides=path)
     except OverrideError as exc:
-        what = str(exc).split(" To fix:")[0].rstrip(".")
-        raise OverrideError(f"GPUPLAN_OVERRIDES={path}: {what}. To fix: correct the file, or "
-                            "unset GPUPLAN_OVERRIDES") from None
+        raise OverrideError(f"GPUPLAN_OVERRIDES={path}: {without_fix(exc)}. To fix: correct "
+                            "the file, or unset GPUPLAN_OVERRIDES") from None
 
 
 # Inputs whose flag is not "--" + the field with "-" for "_" (the planner's field names are

@@ -173,10 +173,6 @@ def test_spot_above_on_demand_and_a_price_above_the_ceiling_are_flagged():
     assert "price_above_ceiling" in dear.flags and not dear.price_usable
 
 
-def _p5_type(line):
-    return line.startswith("aws,p5.48xlarge,")
-
-
 def test_gpu_memory_far_from_the_datasheet_is_refused():
     path = _stored("mem")
     _edit_line(path, "instance_types.csv", r"aws,p5\.48xlarge,",
