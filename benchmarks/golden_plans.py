@@ -25,6 +25,10 @@ The two team cases were rewritten alone on 2026-12-03 for a wording fix in their
 probability also covers the model's range, not only interruptions); their allocations are unchanged.
 ``70b-infeasible-deadline-quotas`` was rewritten alone the same day: its reason said "best 0.0%"
 for a best probability of 0.02% (now "best 0.02%"); nothing else in it changed.
+The thirteen plan cases were rewritten on 2026-12-03 for text alone: thousands separators in
+the notes ("1,343 offers", "up to 1,024 GPUs", "MTBF 2,023.9 h") and the commitment warning's
+last clause (it now says how the unused hours are charged); a comparison with the separators
+and that clause normalised away found every file otherwise identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

@@ -65,7 +65,7 @@ def goodput(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: floa
     fraction = kept / (1 + overhead)
     wall = ideal_hours / fraction
     notes = (f"goodput {fraction:.3f}: training time × {1 + overhead:.3f} for failures and "
-             f"checkpoints — MTBF {mtbf:.1f} h ({A.failure_rate_per_gpu_hour:.2e} failures per "
+             f"checkpoints — MTBF {mtbf:,.1f} h ({A.failure_rate_per_gpu_hour:.2e} failures per "
              "GPU-hour, failure_rate_per_gpu_hour"
              + (f"; spot {interruption_rate_per_node_hour:.3f}/node-h" if
                 interruption_rate_per_node_hour else "")

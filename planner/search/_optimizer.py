@@ -274,9 +274,9 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
     cat_info = {"name": catalog.name, "as_of": {cl: catalog.as_of(cl).isoformat()
                                                for cl in CLOUDS if catalog.as_of(cl)},
                 "source": catalog.source, "overrides": catalog.overrides_path}
-    notes = (f"deadline {c.deadline_hours:,.1f} h; {len(offers)} offers"
+    notes = (f"deadline {c.deadline_hours:,.1f} h; {len(offers):,} offers"
              + (f" ({flagged.count} flagged offers skipped)" if flagged.count else "")
-             + f"; up to {c.max_gpus} GPUs; model evaluated {evaluated:,} (instance type × "
+             + f"; up to {c.max_gpus:,} GPUs; model evaluated {evaluated:,} (instance type × "
              f"nodes × plan); probability includes the model's range (σ {base_sigma:.3f}"
              + (", narrowed where a workload probe measured the layers" if
                 (space.e_sigma != base_sigma).any() else "") + ")",)

@@ -170,7 +170,9 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
         warnings.append(
             f"commitment: pays {commitment.terms} × {o.term_hours:,.0f} h per instance for "
             f"a {wall[i]:,.0f} h run (effective ${commitment.effective_usd_per_hour:,.2f}/"
-            f"instance-h); `commitment_use` says how much of the rest you will use")
+            f"instance-h); the {commitment.paid_hours - wall[i]:,.0f} h left per instance "
+            f"are charged at {1 - c.commitment_use:.0%} (`commitment_use` "
+            f"{c.commitment_use:.0%}: the share of them you will use afterwards)")
     gp = space.gp
     dist = {"base_hours": float(gp["checkpointed_hours"][e]),
             "loss_hours": float(gp["loss_hours"][e]), "rate": float(gp["rate"][e]),

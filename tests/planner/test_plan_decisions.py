@@ -87,6 +87,11 @@ def test_commitment_use_credits_the_rest_of_the_term():
     wall = half.wall_clock_hours
     assert half.cost_usd == pytest.approx(half.nodes * 60.0 * (wall + (8760 - wall) * 0.5),
                                           rel=1e-9)
+    # the warning says how the unused hours were charged (it asked for `commitment_use`
+    # even when it had been given)
+    left = 8760 - wall
+    assert any(f"the {left:,.0f} h left per instance are charged at 50% (`commitment_use` 50%"
+               in w for w in half.warnings), half.warnings
     full = run([reserved(8760, 60.0)], deadline_hours=48.0, pricing=("reserved_1y",),
                min_probability=0, commitment_use=1.0).recommendation
     assert full.cost_usd == pytest.approx(full.nodes * 60.0 * full.wall_clock_hours, rel=1e-9)
