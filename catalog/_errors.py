@@ -83,14 +83,16 @@ def close_matches(name: str, known: Iterable[str]) -> tuple[str, ...]:
 class UnknownNameError(CatalogError):
     """``kind`` ``name`` is not one of ``known``: the message suggests close matches and ends
     with ``hint`` (default: the names to use). ``where`` prefixes the message (a file and
-    entry, e.g. "team.yaml: jobs[2]")."""
+    entry, e.g. "team.yaml: jobs[2]"). ``match_as`` is the name in ``known``'s spelling
+    ('spot_instance' for 'Spot-Instance'): matched against them, while the message quotes
+    ``name`` as the user wrote it."""
 
     def __init__(self, kind: str, name: object, known: Iterable[str], hint: str = "", *,
-                 where: str = "", field: str | None = None) -> None:
+                 where: str = "", field: str | None = None, match_as: str | None = None) -> None:
         known = sorted(set(known))
         shown = str(name) if len(str(name)) <= MAX_NAME_SHOWN else \
             str(name)[:MAX_NAME_SHOWN - 1] + "…"
-        close = close_matches(shown, known)
+        close = close_matches(shown if match_as is None else match_as, known)
         suggestion = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         fix = hint or (f"use one of: {', '.join(known[:MAX_LISTED])}"
                        f"{' …' if len(known) > MAX_LISTED else ''}")

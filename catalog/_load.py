@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -275,12 +275,19 @@ Catalog.offers = property(_get_offers, _OFFERS_SLOT.__set__,
                           doc="Every offer of the catalog (built on first use).")
 
 
-def check_names(kind: str, given: Iterable[str], known: Iterable[str], hint: str = "") -> None:
-    """Raise UnknownNameError for the first name in ``given`` that is not in ``known``."""
+def check_names(kind: str, given: Iterable[str], known: Iterable[str], hint: str = "", *,
+                spell: Callable[[str], str] | None = None) -> tuple[str, ...]:
+    """``given`` in ``known``'s spelling (``spell``, e.g. 'On-Demand' → 'on_demand'); raise
+    UnknownNameError for the first that is not in ``known``, quoting it as it was given."""
     known = set(known)
+    out = []
     for name in given:
-        if name not in known:
-            raise UnknownNameError(kind, name, known, hint)
+        spelled = name if spell is None else spell(name)
+        if spelled not in known:
+            raise UnknownNameError(kind, name, known, hint,
+                                   match_as=None if spell is None else spelled)
+        out.append(spelled)
+    return tuple(out)
 
 
 def _cross_check(path: Path, accelerators, instance_types, offers) -> None:

@@ -70,10 +70,8 @@ def _round(x: float | None) -> float | None:
 
 
 def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
-    clouds = tuple(c.strip().lower() for c in clouds or ())
-    check_names("cloud", clouds, CLOUDS)
-    pricing = tuple(canonical_pricing(p) for p in pricing or ())
-    check_names("pricing model", pricing, PRICING_MODELS)
+    clouds = check_names("cloud", clouds or (), CLOUDS, spell=lambda c: c.strip().lower())
+    pricing = check_names("pricing model", pricing or (), PRICING_MODELS, spell=canonical_pricing)
     known_regions = catalog.regions()
     check_names("region", regions or (), known_regions,
                 hint="run `gpuplan offers --json | jq '.[].region'` or see `gpuplan catalog info`")

@@ -16,7 +16,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from catalog import canonical_pricing
+from catalog import CLOUDS, PRICING_MODELS, UnknownNameError, canonical_pricing
 
 from ..model import PlannerError
 from ._quota import Quotas
@@ -77,10 +77,17 @@ class Constraints:
         for name in _NAME_LISTS:
             object.__setattr__(self, name, _names(name, getattr(self, name)))
         # as the catalog spells them: the answer's constraints echo 'on_demand', not 'ON-DEMAND'
-        object.__setattr__(self, "clouds", tuple(dict.fromkeys(c.strip().lower()
-                                                               for c in self.clouds)))
-        object.__setattr__(self, "pricing", tuple(dict.fromkeys(canonical_pricing(p)
-                                                                for p in self.pricing)))
+        # (an unknown name is refused here, quoted as written, not later in the catalog's
+        # spelling)
+        for name, kind, known, spell in (("clouds", "cloud", CLOUDS, str.lower),
+                                         ("pricing", "pricing model", PRICING_MODELS,
+                                          canonical_pricing)):
+            given = getattr(self, name)
+            spelled = tuple(spell(v.strip()) for v in given)
+            for v, s in zip(given, spelled, strict=True):
+                if s not in known:
+                    raise _bad(name, v, str(UnknownNameError(kind, v, known, match_as=s)))
+            object.__setattr__(self, name, tuple(dict.fromkeys(spelled)))
         if not self.pricing:  # () searched all seven models, reserved and committed included
             raise _bad("pricing", (), "`pricing` is empty: no pricing model to search. To "
                        "fix: leave it out for the default (on_demand, spot), or name some")

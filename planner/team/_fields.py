@@ -157,14 +157,14 @@ def names(value, at: str, allowed: Iterable[str] | None, kind: str = "name", *,
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise TeamPlanError(f"{at}: expected a list of names, got {show(value)}. {FIX}")
-    if spell is not None:
-        value = [spell(v.strip()) for v in value]
+    spelled = [v if spell is None else spell(v.strip()) for v in value]
     if allowed is not None:
         allowed = tuple(allowed)
-        for v in value:
-            if v not in allowed:
-                raise TeamPlanError(str(UnknownNameError(kind, v, allowed, where=at)))
-    return tuple(value)
+        for v, s in zip(value, spelled, strict=True):
+            if s not in allowed:  # quoted as written, matched as spelled
+                raise TeamPlanError(str(UnknownNameError(
+                    kind, v, allowed, where=at, match_as=None if spell is None else s)))
+    return tuple(spelled)
 
 
 def accelerator(catalog: Catalog, name: str, at: str) -> str:

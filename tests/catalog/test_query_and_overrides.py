@@ -32,6 +32,10 @@ def test_typo_suggests_close_match(cat):
     ({"clouds": ["awz"]}, "unknown cloud 'awz'. Did you mean 'aws'"),
     ({"regions": ["us-east-9"]}, "unknown region 'us-east-9'"),
     ({"pricing": ["spott"]}, "Did you mean 'spot'"),
+    # quoted as written, matched in the catalog's spelling (it echoed 'spot_instance')
+    ({"pricing": ["Spot-Instance"]}, "unknown pricing model 'Spot-Instance'"),
+    ({"pricing": ["ONDEMAND"]}, "unknown pricing model 'ONDEMAND'. Did you mean 'on_demand'"),
+    ({"clouds": ["GCPP"]}, "unknown cloud 'GCPP'. Did you mean 'gcp'"),
 ])
 def test_bad_filters_are_named(cat, kwargs, fragment):
     with pytest.raises(UnknownNameError, match=fragment):

@@ -65,6 +65,12 @@ def test_name_lists_and_numpy_numbers_are_taken_as_plain_values():
     c = Constraints(deadline_hours=24, clouds=("AWS", " gcp", "aws"),
                     pricing=("ON-DEMAND", "Spot", "spot"))
     assert c.clouds == ("aws", "gcp") and c.pricing == ("on_demand", "spot")  # once each
+    # an unknown name is refused here, quoted as written (the catalog echoed 'spot_instance')
+    with pytest.raises(PlannerError, match="unknown pricing model 'Spot-Instance'") as exc:
+        Constraints(deadline_hours=24, pricing=("spot", "Spot-Instance"))
+    assert exc.value.field == "pricing"
+    with pytest.raises(PlannerError, match="unknown cloud 'AWSS'. Did you mean 'aws'"):
+        Constraints(deadline_hours=24, clouds=("AWSS",))
     # () searched all seven pricing models (reserved and committed too): refused
     with pytest.raises(PlannerError, match="`pricing` is empty.*To fix: leave it out"):
         Constraints(deadline_hours=24, pricing=())

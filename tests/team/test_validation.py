@@ -52,6 +52,8 @@ def test_deadline_before_earliest_start(catalog):
     ({"clouds": ["aws", "oracle"]}, "jobs[3] 'pretrain-70b': clouds: unknown cloud 'oracle'"),
     ({"pricing": ["spt"]},
      "jobs[3] 'pretrain-70b': pricing: unknown pricing model 'spt'. Did you mean 'spot'"),
+    ({"pricing": ["On-Demnd"]},  # as written (it echoed 'on_demnd'), matched as spelled
+     "pricing: unknown pricing model 'On-Demnd'. Did you mean 'on_demand'"),
     ({"accelerators": ["H1000"]}, "jobs[3] 'pretrain-70b': accelerators: unknown GPU 'H1000'"),
     ({"max_gpus": 0}, "jobs[3] 'pretrain-70b': max_gpus must be a whole number >= 1"),
     ({"priority": "high"}, "jobs[3] 'pretrain-70b': priority must be a whole number"),
