@@ -403,9 +403,11 @@ def cached_accelerator_summaries(catalog_id: tuple) -> list[dict]:
     return [s.as_dict() for s in catalog.accelerator_summaries(cat)]
 
 
-def parse_team_plan_no_paths(data, *, catalog: catalog.Catalog, source: str):
+def parse_team_plan_no_paths(data, *, catalog: catalog.Catalog, source: str,
+                             configs: dict | None = None):
     """``planner.team.parse_team_plan`` for a plan that came from the browser: given as data
-    alone, it cannot make the server read a file (``workload.config`` is refused)."""
+    alone, it cannot make the server read a file (a ``workload.config`` not in ``configs``,
+    the uploaded config.json files by the name the plan gives, is refused)."""
     from planner import team
 
-    return team.parse_team_plan(data, catalog=catalog, source=source)
+    return team.parse_team_plan(data, catalog=catalog, source=source, configs=configs)

@@ -3,7 +3,9 @@ monthly burn against the budgets and a report to download — drawn as the HTML 
 
 Uses the planner's public team functions only: ``planner.team`` (parse_team_plan, allocate),
 ``planner.reports.render`` and ``catalog.load_yaml_text`` for an uploaded file. An uploaded
-plan is data: it cannot make the server read a file.
+plan is data: it cannot make the server read a file; the config.json files its jobs name
+(``workload: config: PATH``) are uploaded beside it, one per name, and handed to the parser as
+``configs`` (as `gpuplan report` reads them from the files next to the plan).
 """
 
 from __future__ import annotations
@@ -103,12 +105,13 @@ def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
 
 
 @st.cache_data(max_entries=16, show_spinner="Allocating…")
-def run_allocation(source_kind: str, payload: str, name: str, catalog_id: tuple,
+def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, catalog_id: tuple,
                    calibration_id: tuple) -> dict:
     """Parse, allocate and render; ``{"error": line}`` when the plan cannot be used.
 
     ``payload`` is the uploaded YAML text (``source_kind`` "yaml", named ``name``) or the
-    edited tables as JSON ("table"). Neither may name a file on the server.
+    edited tables as JSON ("table"). Neither may name a file on the server: ``configs`` holds
+    (the name a job gives, the uploaded bytes) of each config.json the plan names.
     """
     del catalog_id, calibration_id
     try:
@@ -117,7 +120,13 @@ def run_allocation(source_kind: str, payload: str, name: str, catalog_id: tuple,
             data = catalog.load_yaml_text(payload, what=name)
         else:
             data = json.loads(payload)
-        team_plan = S.parse_team_plan_no_paths(data, catalog=cat, source=name)
+        parsed = {}
+        for config_name, raw in configs:
+            try:
+                parsed[config_name] = S.config_data(raw, config_name)
+            except catalog.GpuplanError as exc:
+                raise teams_.TeamPlanError(f"{name}: {config_name}: {exc}") from None
+        team_plan = S.parse_team_plan_no_paths(data, catalog=cat, source=name, configs=parsed)
         allocation = teams_.allocate(team_plan, catalog=cat,
                                    calibration=store.load_calibration(cat))
         reports = {}
@@ -288,8 +297,45 @@ def show_allocation(out: dict) -> None:
     S.catalog_line(a["catalog"])
 
 
-def jobs_input(how: str) -> tuple[str, str] | None:
-    """(payload, name) for ``run_allocation``, or None while there is nothing to run."""
+def named_configs(text: str, name: str) -> list[str]:
+    """The ``workload: config:`` names of a team plan's jobs, in order, once each (none when
+    the text does not parse: ``run_allocation`` says why)."""
+    try:
+        data = catalog.load_yaml_text(text, what=name)
+    except catalog.GpuplanError:
+        return []
+    jobs = data.get("jobs") if isinstance(data, dict) else None
+    out = []
+    for job in jobs if isinstance(jobs, list) else ():
+        workload = job.get("workload") if isinstance(job, dict) else None
+        config = workload.get("config") if isinstance(workload, dict) else None
+        if isinstance(config, str) and config.strip() and config not in out:
+            out.append(config)
+    return out
+
+
+def config_uploads(names: list[str]) -> tuple | None:
+    """One uploader per config.json the plan names: ((name, bytes), …), or None while one is
+    missing (the plan cannot be allocated without it)."""
+    got, missing = [], []
+    for i, config in enumerate(names):
+        up = I.upload(f"{config} (named by the plan)", key=f"team_config_{i}",
+                      what="config", types=["json"])
+        if up is None:
+            missing.append(config)
+        else:
+            got.append((config, up[1]))
+    if missing:
+        what = "a model config" if len(names) == 1 else f"{len(names)} model configs"
+        st.info(F.md(f"The plan names {what} by path: upload {', '.join(missing)} (the "
+                     "model's Hugging Face config.json) to allocate it."))
+        return None
+    return tuple(got)
+
+
+def jobs_input(how: str) -> tuple[str, str, tuple] | None:
+    """(payload, name, configs) for ``run_allocation``, or None while there is nothing to
+    run."""
     if how == "yaml":
         up = I.upload("Team plan (YAML, format: docs/team.md)", key="team_yaml",
                       what="team plan", types=["yaml", "yml"])
@@ -298,11 +344,13 @@ def jobs_input(how: str) -> tuple[str, str] | None:
             return None
         name, data = up
         try:
-            return data.decode("utf-8-sig"), name
+            text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             st.error(F.md(f"{name}: not UTF-8 text (byte {exc.start}). To fix: save the file "
                           "as UTF-8"), icon=":material/error:")
             return None
+        configs = config_uploads(named_configs(text, name))
+        return None if configs is None else (text, name, configs)
     st.caption("One row per job; clouds and pricing are comma-separated (empty = all).")
     jobs = st.data_editor(default_jobs(dt.date.today()), num_rows="dynamic", key="team_jobs",
                           column_config={
@@ -316,7 +364,7 @@ def jobs_input(how: str) -> tuple[str, str] | None:
                              num_rows="dynamic", key="team_budgets",
                              column_config={"usd": st.column_config.NumberColumn(
                                  "USD", format="dollar", min_value=0)})
-    return json.dumps(plan_from_table(jobs, budgets), default=str), "table"
+    return json.dumps(plan_from_table(jobs, budgets), default=str), "table", ()
 
 
 def main() -> None:

@@ -96,17 +96,6 @@ def probe_report_file(folder: Path) -> Path:
     return path
 
 
-def team_plan_without_config(folder: Path) -> Path:
-    """examples/team.yaml less its job that reads a config.json (uploads may not)."""
-    import yaml
-
-    data = yaml.safe_load((ROOT / "examples" / "team.yaml").read_text(encoding="utf-8"))
-    data["jobs"] = [j for j in data["jobs"] if "config" not in j["workload"]]
-    path = folder / "team.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path
-
-
 def main() -> None:
     from playwright.sync_api import sync_playwright
 
@@ -185,18 +174,16 @@ def main() -> None:
         page.locator(".stPlotlyChart").first.wait_for(timeout=WAIT_MS)
         settle(page)
         shot(page, "team")
-        # Team: examples/team.yaml uploaded; it names a config.json, which an upload may not
+        # Team: examples/team.yaml uploaded; it names a config.json, which the page asks for
         page.get_by_text("Upload team YAML").click()
         settle(page)
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
             str(ROOT / "examples" / "team.yaml"))
         settle(page)
-        page.get_by_role("button", name="Run the allocation").click()
-        settle(page)
-        shot(page, "team-upload-refused", '[data-testid="stAlert"]')
-        # … and the same plan without that job: several months, budgets, quotas
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
-            str(team_plan_without_config(Path(tmp))))
+        shot(page, "team-config-asked", '[data-testid="stAlert"]')
+        # … uploaded: several months, budgets, quotas
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').nth(1).set_input_files(
+            str(ROOT / "examples" / "llama-3.2-1b" / "config.json"))
         settle(page)
         page.get_by_role("button", name="Run the allocation").click()
         page.locator(".st-key-team_burn").wait_for(timeout=WAIT_MS)

@@ -300,6 +300,34 @@ def test_the_team_page_allocates_the_edited_jobs():
     assert "pretrain-1.5b" in everything(at).replace("\\", "") or len(at.table) >= 3
 
 
+def test_the_shipped_team_example_allocates_once_its_config_is_uploaded():
+    """examples/team.yaml names a config.json (sft-1b): the page refused it ("cannot name
+    files on this machine"); now it asks for that file by the name the plan gives."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    at = app("app_pages/team.py")
+    at.radio(key="team_source").set_value("yaml").run()
+    at.file_uploader(key="team_yaml").set_value(
+        ("team.yaml", (root / "examples" / "team.yaml").read_bytes(), "text/yaml")).run()
+    assert not at.exception and not at.error
+    assert "upload llama-3.2-1b/config.json (the model's" in at.info[0].value.replace("\\", "")
+    assert not at.button  # nothing to run until it is there
+    at.file_uploader(key="team_config_0").set_value(("config.json", b"{not json",
+                                                    "application/json")).run()
+    at.button(key="team_run").click().run()
+    assert not at.exception
+    assert "llama-3.2-1b/config.json" in errors(at)[0] and "not valid JSON" in errors(at)[0]
+    at.file_uploader(key="team_config_0").set_value(
+        ("config.json", (root / "examples" / "llama-3.2-1b" / "config.json").read_bytes(),
+         "application/json")).run()
+    at.button(key="team_run").click().run()
+    assert_clean(at)
+    assert {m.label: m.value for m in at.metric}["Jobs"] == "5"
+    cells = [str(v).replace("\\", "") for t in at.table for v in t.value.to_numpy().ravel()]
+    assert "sft-1b" in cells
+
+
 def test_added_table_rows_with_blank_cells_mean_what_the_caption_says():
     """'Add row' gives blank (NaN) cells: an empty row is skipped and empty clouds mean every
     cloud (they were read as the text 'nan': "unknown cloud 'nan'", "'None' is not a date")."""

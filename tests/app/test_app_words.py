@@ -197,10 +197,20 @@ def upload_team(text: str, name: str = "team.yaml"):
 
 
 def test_an_uploaded_team_plan_cannot_name_a_server_file():
-    at = upload_team(TEAM_WITH_CONFIG)
+    """The file a job names is asked for as an upload, never read on the server."""
+    at = app("app_pages/team.py")
+    at.radio(key="team_source").set_value("yaml").run()
+    at.file_uploader(key="team_yaml").set_value(("team.yaml", TEAM_WITH_CONFIG.encode(),
+                                                 "text/yaml")).run()
+    assert not at.exception and not at.button
+    assert "upload /dev/zero" in at.info[0].value.replace("\\", "")
+    # what is uploaded under that name is what is read (/dev/zero would never end)
+    at.file_uploader(key="team_config_0").set_value(("config.json", b"[]",
+                                                    "application/json")).run()
+    at.button(key="team_run").click().run()
     assert not at.exception
     message = errors(at)[0]
-    assert "config" in message and "To fix" in message
+    assert "/dev/zero" in message and "To fix" in message
     assert not at.get("plotly_chart")
 
 
