@@ -12,6 +12,7 @@ All failures are ``CatalogFileError`` (a ``GpuplanError``), whose message ends "
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 from pathlib import Path
 
@@ -45,7 +46,7 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
             raise _fail(f"{what} {p}: is {kind}; refusing to replace it. To fix: {hint}")
         if not os.access(p, os.W_OK):
             raise _fail(f"{what} {p}: the file is read-only. To fix: make it writable "
-                        f"(chmod u+w {p}) or choose another path.")
+                        f"(chmod u+w {shlex.quote(str(p))}) or choose another path.")
     parent = p.parent
     try:
         parent_st = os.stat(parent)
@@ -53,7 +54,7 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
         raise _fail(f"{what} {p}: a part of {parent} is not a directory. To fix: {fix}") from None
     except FileNotFoundError:
         raise _fail(f"{what} {p}: the directory {parent} does not exist. To fix: create it "
-                    f"(mkdir -p {parent}) or choose another path.") from None
+                    f"(mkdir -p {shlex.quote(str(parent))}) or choose another path.") from None
     except OSError as exc:
         raise _fail(f"{what} {p}: cannot use the directory {parent} ({_os_reason(exc)}). "
                     f"To fix: {fix}") from None

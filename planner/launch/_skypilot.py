@@ -21,6 +21,7 @@ from ._spec import (
     LaunchFile,
     LaunchSpec,
     dump_yaml,
+    shell_path,
 )
 from ._torchrun import torchrun_command
 
@@ -71,8 +72,9 @@ def probes_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
                                   SKY_SRC.replace("~", "$HOME")))
     fetch = (b.copy_command(b.object_uri(report), "report.json") if b
              else f"scp {spec.name}:~/gpuplan-probes/report.json report.json")
-    commands = ((f"sky launch -c {spec.name} --down {task_path}", fetch) if b else
-                (f"sky launch -c {spec.name} -i {IDLE_MINUTES} --down {task_path}", fetch,
+    task_arg = shell_path(task_path)
+    commands = ((f"sky launch -c {spec.name} --down {task_arg}", fetch) if b else
+                (f"sky launch -c {spec.name} -i {IDLE_MINUTES} --down {task_arg}", fetch,
                  f"sky down {spec.name}"))
     return LaunchBundle(target="skypilot", commands=(*commands, INGEST),
                         files=(LaunchFile(path=task_path, text=dump_yaml(task, header)),))
@@ -88,7 +90,8 @@ def training_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
     task = {"name": spec.name, "num_nodes": spec.nodes, "resources": resources(spec),
             "envs": env, "setup": setup_line,
             "run": 'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)\n' + run + "\n"}
-    launch = (f"sky jobs launch -n {spec.name} {task_path}  # spot: managed job, recovers "
-              "from preemption" if spec.spot else f"sky launch -c {spec.name} {task_path}")
+    task_arg = shell_path(task_path)
+    launch = (f"sky jobs launch -n {spec.name} {task_arg}  # spot: managed job, recovers "
+              "from preemption" if spec.spot else f"sky launch -c {spec.name} {task_arg}")
     return LaunchBundle(target="skypilot", commands=(launch,),
                         files=(LaunchFile(path=task_path, text=dump_yaml(task, header)),))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 
-from ._spec import LaunchBundle, LaunchFile, LaunchSpec
+from ._spec import LaunchBundle, LaunchFile, LaunchSpec, shell_path
 
 MASTER_PORT = 29500  # torchrun's default rendezvous port
 
@@ -44,4 +44,4 @@ def training_script(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...]
               body]
     return LaunchBundle(target="torchrun", files=(LaunchFile(path=task_path,
                                                              text="\n".join(lines) + "\n"),),
-                        commands=(f"bash {task_path}",))
+                        commands=(f"bash {shell_path(task_path)}",))

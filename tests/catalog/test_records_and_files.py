@@ -209,3 +209,12 @@ def test_an_instance_with_a_huge_gpu_count_is_refused(tmp_path):
     _set_first_row_cell(d, "instance_types.csv", "gpu_count", "1" + "0" * 21)
     with pytest.raises(CatalogFileError, match="gpu_count must be from 1 to 65536.*To fix"):
         read_catalog_dir(d, "test")
+
+
+def test_the_fix_for_a_missing_directory_is_one_shell_command(tmp_path):
+    """'a b/c.yaml' said "mkdir -p a b" (two directories when pasted)."""
+    import catalog
+
+    with pytest.raises(catalog.GpuplanError) as exc:
+        catalog.check_output_path(tmp_path / "a b" / "c.yaml", what="task file")
+    assert f"(mkdir -p '{tmp_path}/a b')" in str(exc.value)

@@ -94,3 +94,23 @@ def test_plan_emit_bad_target(capsys):
     code, out, err = run(capsys, "plan", "--model", "gpt2", "--tokens", "1B", "--deadline",
                          "2d", "--emit", "slurm")
     assert code == 2 and "--emit target" in err
+
+
+def test_printed_commands_quote_the_file_names(capsys, tmp_path, monkeypatch):
+    """A file name is one shell word in the commands to paste: `--out '$(id).yaml'` printed
+    `--down $(id).yaml` (the substitution ran when pasted), '-x.yaml' read as an option."""
+    monkeypatch.chdir(tmp_path)
+    for target, name, printed in (
+            ("skypilot", "$(id).yaml", "--down '$(id).yaml'"),
+            ("skypilot", "my file;ls.yaml", "--down 'my file;ls.yaml'"),
+            ("skypilot", "-x.yaml", "--down ./-x.yaml"),
+            ("dstack", "$(id).dstack.yml", "dstack apply -f '$(id)-fleet.dstack.yml'")):
+        code, out, err = run(capsys, "launch", "probes", "--instance", "p5.48xlarge",
+                             "--nodes", "2", "--target", target, "--out", name)
+        assert code == 0, err
+        assert printed in out, out
+        assert (tmp_path / name).exists()
+    code, out, err = run(capsys, "plan", "--model", "gpt2", "--tokens", "1B", "--deadline",
+                         "1d", "--emit", "torchrun", "--emit-out", "$(id).sh")
+    assert code == 0, err
+    assert "bash '$(id).sh'" in out + err
