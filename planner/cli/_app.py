@@ -82,30 +82,38 @@ class CliExit(Exception):
 def print_json(data: Any) -> None:
     """``data`` as JSON on stdout. JSON has no NaN or infinity: a float that is not finite is
     written as null (never as the invalid tokens NaN/Infinity that json.dumps would emit). The
-    planner's notes name inputs as flags, as everything else the CLI prints does."""
+    planner's notes name inputs as flags, as everything else the CLI prints does; the user's
+    own text (job and team names, regions) is copied as given."""
     sys.stdout.write(json.dumps(_finite(data), indent=2, default=str, allow_nan=False) + "\n")
 
 
-def _finite(data: Any) -> Any:
+# The keys whose strings are the planner's prose (notes, warnings, reasons): only these name
+# inputs as flags. Elsewhere a backtick is the user's (a job named "exp `tokens` v2" stayed
+# "exp --tokens v2" in --json, so a script could not match it against the team file).
+_PROSE_KEYS = frozenset({"assumptions", "warnings", "warning", "notes", "note", "reason",
+                         "reasons", "fix", "message", "error", "inferred", "calibrated"})
+
+
+def _finite(data: Any, prose: bool = False) -> Any:
     kind = type(data)  # the exact types first: a plan's JSON has ~15,000 values
     if kind is str:
-        return say_fields(data) if "`" in data else data
+        return say_fields(data) if prose and "`" in data else data
     if kind is dict:
-        return {k: _finite(v) for k, v in data.items()}
+        return {k: _finite(v, k in _PROSE_KEYS) for k, v in data.items()}
     if kind is float:
         return data if math.isfinite(data) else None
     if kind is int or kind is bool or data is None:
         return data
     if kind is list or kind is tuple:
-        return [_finite(v) for v in data]
+        return [_finite(v, prose) for v in data]
     if isinstance(data, float):
         return data if math.isfinite(data) else None
     if isinstance(data, str):
-        return say_fields(data) if "`" in data else data
+        return say_fields(data) if prose and "`" in data else data
     if isinstance(data, dict):
-        return {k: _finite(v) for k, v in data.items()}
+        return {k: _finite(v, k in _PROSE_KEYS) for k, v in data.items()}
     if isinstance(data, list | tuple):
-        return [_finite(v) for v in data]
+        return [_finite(v, prose) for v in data]
     return data
 
 

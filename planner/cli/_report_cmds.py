@@ -71,6 +71,8 @@ def report_cmd(
     # Where first (a directory, a device, a missing folder), then what (the format rules).
     # the text as given: Path() drops a trailing '/' ("new/" wrote a file "new", exit 0)
     out_path = None if to_stdout else check_output_path(os.path.expanduser(out), what="report")
+    _not_an_input(out_path, {"the team file": team_file, "--actuals": actuals,
+                             "--overrides": overrides})
     fmt = report_format(fmt, out, json_out=json_out)
     # A PDF goes to stdout only when asked for by name (--out -) and not onto a terminal,
     # where its bytes would be garbage.
@@ -182,3 +184,20 @@ def print_jobs(jobs: list[dict], *, wide: bool = False) -> None:
          j["pricing"], f"{j['usd_per_hour_cluster']:,.2f}", f"{j['cost_usd']:,.0f}",
          j["start"][:10], j["end"][:10], format_chance(j["deadline_probability"])) for j in jobs],
         title=f"{len(jobs)} jobs ($/h: the job's whole cluster)", wide=wide)
+
+
+def _not_an_input(out_path, inputs: dict) -> None:
+    """Refuse an --out that is one of the report's own inputs: the report replaced the team
+    plan (or the actuals CSV) it had just read, exit 0."""
+    from planner.team import TeamPlanError
+
+    if out_path is None or not out_path.exists():
+        return
+    for option, value in inputs.items():
+        try:
+            same = value is not None and os.path.samefile(out_path, os.path.expanduser(value))
+        except OSError:  # an input that does not exist is that option's own error
+            same = False
+        if same:
+            raise TeamPlanError(f"--out {out_path} is {option}: the report would replace it. "
+                                "To fix: choose another --out")

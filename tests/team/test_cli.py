@@ -152,3 +152,27 @@ def test_an_out_path_ending_in_a_slash_is_refused_not_written_as_a_file(team_fil
         assert main(["report", str(team_file), "--out", out]) == 2
         assert "ends with '/', which names a directory" in capsys.readouterr().err
     assert not (tmp_path / "newname").exists() and existing.read_text() == "keep\n"
+
+
+def test_json_keeps_user_names_and_out_never_replaces_an_input(team_file, tmp_path, capsys):
+    """A job named "exp `tokens` v2" came back as "exp --tokens v2" in --json (the planner's
+    notes name inputs as flags; user text is not a note); `--out` naming the team file or the
+    actuals replaced the input it had just read (exit 0)."""
+    data = yaml.safe_load(team_file.read_text())
+    data["jobs"][0]["name"] = "exp `tokens` `out` v2"
+    data["jobs"][0]["team"] = "`workers`"
+    team_file.write_text(yaml.safe_dump(data))
+    assert main(["report", str(team_file), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["jobs"][0]["job"] == "exp `tokens` `out` v2"
+    assert out["jobs"][0]["team"] == "`workers`" and "`workers`" in out["by_team"]
+    before = team_file.read_text()
+    actuals = tmp_path / "actuals.csv"
+    actuals.write_text("job,gpu_hours,cost_usd\nsmall-b,100,2500\n")
+    for target in (team_file, actuals):
+        assert main(["report", str(team_file), "--actuals", str(actuals), "--format", "csv",
+                     "--out", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert "the report would replace it. To fix: choose another --out" in err
+    assert team_file.read_text() == before
+    assert actuals.read_text().startswith("job,gpu_hours")
