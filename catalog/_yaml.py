@@ -60,8 +60,15 @@ class _SafeLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
     def construct_yaml_int(self, node):  # noqa: ANN001
+        # YAML 1.2's integers (docs/team.md): 010 is ten, not YAML 1.1's octal eight; octal
+        # and hex are written 0o17 and 0x1f. Only _YAML12_INT's forms reach here.
         _check_digits(node)
-        return super().construct_yaml_int(node)
+        text = str(node.value).replace("_", "")
+        sign = -1 if text.startswith("-") else 1
+        body = text.lstrip("+-")
+        if body[:2] in ("0o", "0x"):
+            return sign * int(body[2:], 8 if body[1] == "o" else 16)
+        return sign * int(body, 10)
 
     def construct_yaml_float(self, node):  # noqa: ANN001
         _check_digits(node)
@@ -77,10 +84,22 @@ def _check_digits(node: yaml.ScalarNode) -> None:
 
 
 # Copy the resolver table before editing it: it is shared with yaml.SafeLoader otherwise.
+# YAML 1.1's integers and floats go too: they read 010 as 8 (octal), 1:30 as 90 (base 60) and
+# 0b11 as 3, where YAML 1.2 reads ten and text; a budget of 0600000 was $196,608, silently.
+_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
 _SafeLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_TIMESTAMP, _INT, _FLOAT)]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+# YAML 1.2 core integers (underscores between digits kept, as the CLI's 1_000), and floats
+# without 1.1's base-60 form.
+_YAML12_INT = re.compile(r"^(?:[-+]?[0-9][0-9_]*|0o[0-7][0-7_]*|0x[0-9a-fA-F][0-9a-fA-F_]*)$")
+_YAML12_FLOAT = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.X)
+_SafeLoader.add_implicit_resolver(_INT, _YAML12_INT, list("-+0123456789"))
+_SafeLoader.add_implicit_resolver(_FLOAT, _YAML12_FLOAT, list("-+.0123456789"))
 # YAML 1.2 floats that YAML 1.1 reads as text: an exponent without a dot or without a sign
 # (1e13, 2.5e9 — what the CLI accepts for --tokens); 1.1's own float forms stay as they are.
 _EXPONENT_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")

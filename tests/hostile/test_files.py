@@ -4,6 +4,7 @@ promise of issue 16 (a regression test is named after the bug it pins)."""
 from __future__ import annotations
 
 import errno
+import math
 import os
 import stat
 
@@ -82,6 +83,18 @@ def test_an_impossible_unquoted_date_stays_a_string_issue16():
     data = load_yaml_text("deadline: 2027-02-30\nstart: 2027-03-01\nat: !!timestamp 2027-03-01",
                           what="team plan")
     assert data == {"deadline": "2027-02-30", "start": "2027-03-01", "at": "2027-03-01"}
+
+
+def test_numbers_are_read_as_yaml_1_2_reads_them():
+    """YAML 1.1 read a budget of 0600000 as octal ($196,608), max_gpus 010 as 8 and priority
+    1:30 as 90 (base 60), silently."""
+    text = ("a: 010\nb: 0600000\nc: 1:30\nd: 0o17\ne: 0x1f\nf: 1_000\ng: 190:20:30.15\n"
+            "h: 0b11\ni: -5\nj: 2.5e9\nk: 1e13\nl: .inf\nm: -.5\nn: '010'\no: 0x_\n")
+    data = load_yaml_text(text, what="f")
+    assert data == {"a": 10, "b": 600000, "c": "1:30", "d": 15, "e": 31, "f": 1000,
+                    "g": "190:20:30.15", "h": "0b11", "i": -5, "j": 2.5e9, "k": 1e13,
+                    "l": math.inf, "m": -0.5, "n": "010", "o": "0x_"}
+    assert type(data["a"]) is int and type(data["j"]) is float
 
 
 def test_yaml_depth_limit_is_exact():
