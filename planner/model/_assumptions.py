@@ -367,6 +367,17 @@ def _with_overrides(a: Assumptions, values: Mapping[str, object]) -> Assumptions
         else:
             scalars[name] = value
     changes = {**scalars, **{k: MappingProxyType(v) for k, v in tables.items()}}
+    # Each share is checked alone above; these two are taken from the same calendar time, so
+    # together they must leave some of it (0.5 + 0.5 gave "the fastest takes inf h").
+    lost = {k: scalars.get(k, getattr(a, k))
+            for k in ("evaluation_fraction", "operational_loss_fraction")}
+    if sum(lost.values()) > _bounds("evaluation_fraction")[1]:
+        key = next(k for k in reversed(list(values)) if k in lost)
+        raise PlannerError(
+            "assumptions evaluation_fraction + operational_loss_fraction = "
+            f"{' + '.join(f'{v:g}' for v in lost.values())} leave no calendar time for "
+            f"training (together at most {_bounds('evaluation_fraction')[1]:g}). To fix: lower "
+            "one of them", field="assume", value=key)
     return dataclasses.replace(a, **changes,
                                overridden=tuple(dict.fromkeys((*a.overridden, *values))))
 

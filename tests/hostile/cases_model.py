@@ -187,6 +187,11 @@ CASES: list[Case] = [
         ("fraction-zero", "memory_bandwidth_efficiency=0", "outside"))],
     est("assume-twice", "--assume", "restart_minutes=1", "--assume", "restart_minutes=2",
         says="--assume restart_minutes is given twice"),
+    # each share is in range alone; together they left no time ("the fastest takes inf h")
+    pln("assume-lost-time-sums-to-one", "--assume", "evaluation_fraction=0.5", "--assume",
+        "operational_loss_fraction=0.5", says="leave no calendar time for training"),
+    pln("assume-lost-time-above-one", "--assume", "operational_loss_fraction=0.999",
+        says="0.0075 + 0.999 leave no calendar time"),
     Case(id="estimate-fewer-tokens-than-one-step",
          argv=("estimate", "--model", "gpt2", "--gpu", "H100", "--gpus", "8", "--tokens", "1.5",
                "--json"), expect=0, says="the run (1.5 tokens) is shorter than one optimizer"),
