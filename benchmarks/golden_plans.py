@@ -28,7 +28,11 @@ for a best probability of 0.02% (now "best 0.02%"); nothing else in it changed.
 The thirteen plan cases were rewritten on 2026-12-03 for text alone: thousands separators in
 the notes ("1,343 offers", "up to 1,024 GPUs", "MTBF 2,023.9 h") and the commitment warning's
 last clause (it now says how the unused hours are charged); a comparison with the separators
-and that clause normalised away found every file otherwise identical.
+and that clause normalised away found every file otherwise identical. Eleven were rewritten
+again that day for the goodput note alone: a spot plan's restart names spot_restart_minutes
+(the constant it uses; it said restart_minutes) and the spot interruption rate keeps two
+significant digits ("spot 7e-05/node-h", not "spot 0.000/node-h"); with those two normalised
+away every file is identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

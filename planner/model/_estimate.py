@@ -115,7 +115,7 @@ def plan_of(grid: dict, res: dict, i: int) -> ParallelPlan:
 def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumptions,
               ci: ClusterInputs, grid: dict, res: dict, i: int,
               interruption_rate_per_node_hour: float = 0.0,
-              restart_minutes: float | None = None,
+              restart_minutes: float | None = None, restart_constant: str = "restart_minutes",
               measurements: dict | None = None) -> Estimate:
     step = float(res["step_s"][i])
     mb = int(grid["mb"][i])
@@ -130,7 +130,7 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
     gp = goodput(ideal_hours=ideal_h, gpus=cluster.gpus, nodes=cluster.nodes,
                  checkpoint_bytes=checkpoint_bytes(ms), A=A,
                  interruption_rate_per_node_hour=interruption_rate_per_node_hour,
-                 restart_minutes=restart_minutes)
+                 restart_minutes=restart_minutes, restart_constant=restart_constant)
     plan = plan_of(grid, res, i)
     breakdown = {k: float(res[k][i]) for k in ("compute_s", "tp_comm_s", "dp_comm_s",
                                                "pp_bubble_s", "other_s")}

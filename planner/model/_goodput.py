@@ -46,7 +46,11 @@ class Goodput:
 
 def goodput(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: float,
             A: Assumptions, interruption_rate_per_node_hour: float = 0.0,
-            restart_minutes: float | None = None) -> Goodput:
+            restart_minutes: float | None = None,
+            restart_constant: str = "restart_minutes") -> Goodput:
+    """``restart_minutes`` (default ``A.restart_minutes``) is named ``restart_constant`` in
+    the note: a spot plan restarts after ``spot_restart_minutes``, and the note named the
+    other constant, which --assume then changed to no effect."""
     rate = A.failure_rate_per_gpu_hour * gpus + interruption_rate_per_node_hour * nodes
     write_h = checkpoint_bytes / (A.checkpoint_write_gb_per_s_per_node * 1e9 * nodes) / 3600
     read_h = checkpoint_bytes / (A.checkpoint_read_gb_per_s_per_node * 1e9 * nodes) / 3600
@@ -67,11 +71,11 @@ def goodput(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: floa
     notes = (f"goodput {fraction:.3f}: training time × {1 + overhead:.3f} for failures and "
              f"checkpoints — MTBF {mtbf:,.1f} h ({A.failure_rate_per_gpu_hour:.2e} failures per "
              "GPU-hour, failure_rate_per_gpu_hour"
-             + (f"; spot {interruption_rate_per_node_hour:.3f}/node-h" if
+             + (f"; spot {interruption_rate_per_node_hour:.2g}/node-h" if
                 interruption_rate_per_node_hour else "")
              + f"), checkpoint {write_h * 3600:.0f} s every {tau:.2f} h (Young/Daly; "
              f"checkpoint_write_gb_per_s_per_node), restart {restart_h * 60:.0f} min "
-             "(restart_minutes)", ops_note)
+             f"({restart_constant})", ops_note)
     return Goodput(fraction=fraction, mtbf_hours=mtbf, checkpoint_interval_hours=tau,
                    checkpoint_write_hours=write_h, restart_hours=restart_h,
                    expected_interruptions=wall / mtbf, notes=notes)

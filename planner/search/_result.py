@@ -147,7 +147,9 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
     rate, restart = float(space.e_rate[e]), float(space.e_restart[e])
     est = summarise(workload, cluster_for_instance(catalog, entry.it, n), ms, A, entry.ci,
                     ev.grid, ev.res, int(C.j[i]), interruption_rate_per_node_hour=rate,
-                    restart_minutes=restart, measurements=ev.found)
+                    restart_minutes=restart, measurements=ev.found,
+                    restart_constant="spot_restart_minutes" if o.pricing == "spot"
+                    else "restart_minutes")
     commitment = None
     if o.term_hours:
         commitment = Commitment(

@@ -120,6 +120,18 @@ def test_a_spot_fleet_above_the_limit_carries_a_capacity_warning():
     assert not any(w.startswith("capacity:") for w in wide.recommendation.warnings)
 
 
+def test_the_goodput_note_names_the_restart_constant_the_plan_used():
+    """A spot plan restarts after spot_restart_minutes; its note said restart_minutes (which
+    --assume then changed to no effect) and printed a small spot rate as 0.000/node-h."""
+    spot = [make_offer(*r) for r in OFFERS if r[3] == "spot"][:1]
+    r = run(spot, deadline_hours=1e4, min_probability=0).recommendation
+    note = next(n for n in r.estimate.assumptions if n.startswith("goodput"))
+    assert "(spot_restart_minutes)" in note and "spot 0.000/node-h" not in note
+    r = run([on_demand()], deadline_hours=1e4, min_probability=0).recommendation
+    note = next(n for n in r.estimate.assumptions if n.startswith("goodput"))
+    assert "(restart_minutes)" in note and "spot_restart" not in note
+
+
 def test_spot_interruptions_grow_with_the_fleet():
     spot = [make_offer(*r) for r in OFFERS if r[3] == "spot"][:1]
     res = run(spot, deadline_hours=1e4, min_probability=0, top_n=100)
