@@ -195,14 +195,23 @@ def budgets(value, source: str) -> tuple[tuple[str, float], ...]:
         raise TeamPlanError(f"{source}: budgets must be a mapping of period to USD, e.g. "
                             "{\"2027-03\": 120000, \"2027Q2\": 300000}. " + FIX)
     out = []
+    seen: dict[str, str] = {}
     for period, usd in value.items():
         period = str(period)[:40]
         at = f"{source}: budgets[{period!r}]"
         try:
-            period_months(period)
+            months = period_months(period)
         except ValueError:
             raise TeamPlanError(f"{at}: not a period. To fix: use a month \"2027-03\", a "
                                 "quarter 2027Q2, or total") from None
+        if months and not MIN_YEAR <= int(months[0][:4]) <= MAX_YEAR:
+            raise TeamPlanError(f"{at}: the year is outside {MIN_YEAR}–{MAX_YEAR}, as job "
+                                "dates are. To fix: check the year")
+        written, period = period, period.upper() if len(period) == 6 else period  # 2027q1
+        if period in seen:  # two budgets for one quarter: which binds was a guess
+            raise TeamPlanError(f"{at}: the same period as budgets[{seen[period]!r}]. To fix: "
+                                "keep one of them")
+        seen[period] = written
         usd = number(usd)
         # Compared before float(): float(10**400) raises, and NaN fails every comparison.
         if isinstance(usd, bool) or not isinstance(usd, int | float) \
