@@ -10,7 +10,7 @@ import datetime as dt
 import warnings
 
 from ..model import PlannerError
-from ._svg import TEAM_COLOURS
+from ._svg import MAX_LABEL_PX, TEAM_COLOURS, _fit
 
 
 def _mpl():
@@ -45,6 +45,12 @@ def _d(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text)
 
 
+def _label(text: str) -> str:
+    """A job or team name cut as the HTML timeline cuts its labels: a 200-character name left
+    the axes no width (constrained_layout gave up with a warning) and ran off the page."""
+    return _plain(_fit(text, MAX_LABEL_PX))
+
+
 def gantt_figure(allocation):
     _, Figure = _mpl()  # first: a missing matplotlib is the PlannerError that says what to do
     import matplotlib.dates as mdates
@@ -62,16 +68,26 @@ def gantt_figure(allocation):
         colour = TEAM_COLOURS[teams.index(j["team"]) % len(TEAM_COLOURS)]
         ax.barh(y, e - s, left=s, height=0.5, color=colour)
         ax.plot([hi, hi], [y - 0.4, y + 0.4], color="#8B0000", linewidth=1.2)
-    ax.set_yticks(range(len(jobs)), [_plain(j["job"]) for j in reversed(jobs)], fontsize=8)
+    ax.set_yticks(range(len(jobs)), [_label(j["job"]) for j in reversed(jobs)], fontsize=8)
     ax.xaxis_date()
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
-    ax.tick_params(axis="x", labelsize=8)
+    # At most 7 dates, slanted (fixed ticks so that the slant holds with matplotlib 3.8): with
+    # long names the axes are narrow, and the default of up to ~10 upright dates ran together.
+    first = min(min(_d(j["earliest_start"]), _t(j["start"])) for j in jobs) if jobs else None
+    last = max(max(_d(j["deadline"]), _t(j["end"])) for j in jobs) if jobs else None
+    if first is not None and last > first:
+        ticks = [t for t in mdates.AutoDateLocator(minticks=3, maxticks=7).tick_values(first, last)
+                 if mdates.date2num(first) <= t <= mdates.date2num(last)]
+        ax.set_xticks(ticks, [f"{mdates.num2date(t):%Y-%m-%d}" for t in ticks], fontsize=8,
+                      rotation=30, ha="right")
+    else:
+        ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
+        ax.tick_params(axis="x", labelsize=8)
     ax.set_xlabel("date (UTC)", fontsize=8)
     ax.grid(axis="x", color="#DDDDDD", linewidth=0.5)
     ax.set_axisbelow(True)
     from matplotlib.patches import Patch
 
-    handles = [Patch(color=TEAM_COLOURS[k % len(TEAM_COLOURS)], label=_plain(t))
+    handles = [Patch(color=TEAM_COLOURS[k % len(TEAM_COLOURS)], label=_label(t))
                for k, t in enumerate(teams)]
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1),
               title="team", title_fontsize=8)

@@ -3,6 +3,7 @@ columns and the summary tables' rows (all text), so the three say the same thing
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Mapping
 
 from ..model import ParallelPlan, format_chance, format_usd
@@ -13,6 +14,11 @@ def usd(x: float | None) -> str:
     return "—" if x is None else format_usd(x)
 
 
+def delta_usd(x: float | None) -> str:
+    """A difference in USD, signed as its percentage beside it is ("+$6,123", "-$512")."""
+    return f"+{usd(x)}" if x is not None and x > 0 else usd(x)
+
+
 def jobs(n: int) -> str:
     """'1 job', '3 jobs'."""
     return f"{n:,} job{'' if n == 1 else 's'}"
@@ -20,6 +26,38 @@ def jobs(n: int) -> str:
 
 def num(x: float | None, digits: int = 0) -> str:
     return "—" if x is None else f"{x:,.{digits}f}"
+
+
+def used(x: float | None) -> str:
+    """Share of a budget used: whole percent from 10%, one decimal below it (0.41% is "0.4%",
+    not "0%", which reads as nothing planned), "< 0.1%" for less but not none."""
+    if x is None:
+        return "—"
+    if 0 < x < 0.001:
+        return "< 0.1%"
+    return f"{x:.0%}" if x >= 0.1 or x == 0 else f"{x:.1%}"
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a monospace font: 2 for a wide (CJK, full-width) character, 0
+    for a combining mark or an invisible format character, 1 otherwise (``len`` would let a
+    full-width name overrun its column)."""
+    return sum(0 if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf")
+               else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
+def cut(text: str, columns: int) -> str:
+    """``text`` cut with "…" to at most ``columns`` display columns (``display_width``): the
+    one rule for a name that does not fit, in the PDF's tables and both reports' charts."""
+    if display_width(text) <= columns:
+        return text
+    out, room = [], max(0, columns - 1)
+    for c in text:
+        room -= display_width(c)
+        if room < 0:
+            break
+        out.append(c)
+    return "".join(out) + "…"
 
 
 def pct(x: float | None) -> str:
@@ -76,13 +114,13 @@ def team_rows(allocation) -> list[list[str]]:
 
 def month_rows(allocation) -> list[list[str]]:
     return [[m, num(v["gpu_hours"]), usd(v["cost_usd"]), usd(v.get("budget_usd")),
-             "—" if not v.get("budget_usd") else f"{v['cost_usd'] / v['budget_usd']:.0%}",
+             "—" if not v.get("budget_usd") else used(v["cost_usd"] / v["budget_usd"]),
              ", ".join(v["jobs"])] for m, v in allocation.by_month.items()]
 
 
 def budget_rows(allocation) -> list[list[str]]:
     return [[b["period"], usd(b["budget_usd"]), usd(b["planned_usd"]), usd(b["headroom_usd"]),
-             "—" if b["used"] is None else f"{b['used']:.0%}"] for b in allocation.budgets]
+             used(b["used"])] for b in allocation.budgets]
 
 
 def quota_rows(allocation) -> list[list[str]]:
@@ -96,8 +134,8 @@ def actual_rows(comparison: dict) -> list[list[str]]:
     every row Δ = actual − planned; the label says "(1 of 3 jobs reported)" when some did not
     (the whole plan's figures are in the Totals and Per team tables)."""
     rows = [[r["job"], num(r["planned_gpu_hours"]), num(r["actual_gpu_hours"]),
-             usd(r["planned_cost_usd"]), usd(r["actual_cost_usd"]), usd(r["delta_cost_usd"]),
-             pct(r["delta_pct"])] for r in comparison["jobs"]]
+             usd(r["planned_cost_usd"]), usd(r["actual_cost_usd"]),
+             delta_usd(r["delta_cost_usd"]), pct(r["delta_pct"])] for r in comparison["jobs"]]
     summaries = [*((f"team {r['team']}", r) for r in comparison["teams"]),
                  ("Total", comparison["total"])]
     for label, r in summaries:
@@ -105,7 +143,7 @@ def actual_rows(comparison: dict) -> list[list[str]]:
             label += f" ({r['reported_jobs']} of {jobs(r['jobs'])} reported)"
         rows.append([label, num(r["planned_gpu_hours_reported"]), num(r["actual_gpu_hours"]),
                      usd(r["planned_cost_usd_reported"]), usd(r["actual_cost_usd"]),
-                     usd(r["delta_cost_usd"]), pct(r["delta_pct"])])
+                     delta_usd(r["delta_cost_usd"]), pct(r["delta_pct"])])
     return rows
 
 

@@ -15,7 +15,7 @@ import datetime as dt
 import math
 from html import escape
 
-from ._rows import usd
+from ._rows import cut, display_width, usd
 
 TEAM_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3",
                 "#8C8C8C", "#CCB974", "#64B5CD")
@@ -36,13 +36,13 @@ def _n(x: float) -> str:
 
 
 def _text_px(text: str, px: int = FONT_PX) -> float:
-    return len(text) * px * CHAR_EM
+    return display_width(text) * px * CHAR_EM
 
 
 def _fit(text: str, max_px: float, px: int = FONT_PX) -> str:
-    """``text`` cut with "…" to what fits in ``max_px``."""
-    room = max(1, int(max_px / (px * CHAR_EM)))
-    return text if len(text) <= room else text[:max(0, room - 1)] + "…"
+    """``text`` cut with "…" to what fits in ``max_px`` (the PDF's chart cuts its labels the
+    same way)."""
+    return cut(text, max(1, int(max_px / (px * CHAR_EM))))
 
 
 def _t(text: str, x: float, y: float, *, anchor: str = "start", px: int = FONT_PX,

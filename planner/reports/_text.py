@@ -10,15 +10,17 @@ per job and summary rows, told apart by the first column ``kind``:
     budget       one per budget period: budget_usd and the planned cost_usd
     total        the whole plan
 Numbers are plain (no thousands separators): money to the cent, hours to 0.1, probabilities
-to 0.0001. With actuals, actual_gpu_hours and actual_cost_usd are filled where known. Text
-cells that a spreadsheet would run as a formula (``=…``, ``+…``, ``-…``, ``@…``) get a leading
-apostrophe (``_csvsafe``).
+to 0.0001 within [0.0001, 0.9999] (``_chance``: no finish is certain). With actuals,
+actual_gpu_hours and actual_cost_usd are filled where known. Text cells that a spreadsheet
+would run as a formula (``=…``, ``+…``, ``-…``, ``@…``) get a leading apostrophe
+(``_csvsafe``).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 
 from . import _rows as R
@@ -46,8 +48,27 @@ def _md_table(head: list[str], rows: list[list[str]], right_from: int = 1,
     return out
 
 
-def _mermaid_name(text: str) -> str:
-    return re.sub(r"[:;#\n\r<>{}\"`]", " ", text).strip() or "job"
+# What Mermaid's Gantt lexer (gantt.jison, case-insensitive, no word boundary) reads at the
+# start of a line before it tries a task name: a job named "excludes weekends" or "title x"
+# would set the chart's options instead of drawing a bar, and "2027-03-01 rerun" lexes as a
+# date. Such a task name gets a prefix (``_mermaid_task``); a section line needs none, as
+# "section" takes the rest of its line.
+_MERMAID_KEYWORD = re.compile(
+    r"(?i)(gantt|dateformat|inclusiveenddates|topaxis|axisformat|tickinterval|includes|"
+    r"excludes|todaymarker|weekday|weekend|title|acctitle|accdescr|section|click|href|call|"
+    r"\d{4}-\d{2}-\d{2})")
+
+
+def _mermaid_name(text: str, fallback: str = "job") -> str:
+    """A name Mermaid reads as text: no ``:``/``;``/``#`` (they end a task name), no ``%``
+    (``%%`` starts a comment anywhere on a line, which would drop the task's dates), no
+    markup."""
+    return re.sub(r"[:;#%\n\r<>{}\"`]", " ", text).strip() or fallback
+
+
+def _mermaid_task(text: str) -> str:
+    name = _mermaid_name(text)
+    return f"job {name}" if _MERMAID_KEYWORD.match(name) else name
 
 
 def markdown(allocation, comparison: dict | None = None) -> str:
@@ -68,10 +89,10 @@ def markdown(allocation, comparison: dict | None = None) -> str:
     lines += ["", "## Timeline", "", "```mermaid", "gantt", "  dateFormat YYYY-MM-DD HH:mm",
               "  axisFormat %Y-%m-%d"]
     for team in a.by_team:
-        lines.append(f"  section {_mermaid_name(team)}")
+        lines.append(f"  section {_mermaid_name(team, 'team')}")
         for i, j in enumerate(a.jobs):
             if j["team"] == team:
-                lines.append(f"  {_mermaid_name(j['job'])} :j{i + 1}, {j['start']}, {j['end']}")
+                lines.append(f"  {_mermaid_task(j['job'])} :j{i + 1}, {j['start']}, {j['end']}")
     lines += ["```", "", "## Jobs", ""]
     lines += _md_table([h for h, _ in R.JOB_COLUMNS],
                        [[f(j) for _, f in R.JOB_COLUMNS] for j in a.jobs], 7, (9, 11))
@@ -97,6 +118,17 @@ CSV_COLUMNS = ("kind", "job", "team", "month", "period", "workload", "earliest_s
 
 def _f(x, digits: int) -> str:
     return "" if x is None else f"{x:.{digits}f}"
+
+
+def _chance(p: float | None) -> str:
+    """A deadline probability for the CSV, as ``planner.model.format_chance`` words it: the
+    model's range makes no finish certain, so a computed 1.0 (or 0.99996) is 0.9999, as the
+    other reports' "> 99.99%", and a chance above 0 is at least 0.0001 ("< 0.01%"); 0 is 0."""
+    if p is None or not math.isfinite(p):
+        return ""
+    if p <= 0:
+        return f"{0.0:.4f}"
+    return f"{min(max(p, 0.0001), 0.9999):.4f}"
 
 
 def csv_text(allocation, comparison: dict | None = None) -> str:
@@ -125,7 +157,7 @@ def csv_text(allocation, comparison: dict | None = None) -> str:
              "zero_stage": p.get("zero_stage", ""),
              "wall_clock_hours": _f(j["wall_clock_hours"], 1),
              "gpu_hours": _f(j["gpu_hours"], 1), "cost_usd": _f(j["cost_usd"], 2),
-             "deadline_probability": _f(j["deadline_probability"], 4),
+             "deadline_probability": _chance(j["deadline_probability"]),
              "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
              "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
     for team, v in a.by_team.items():

@@ -186,7 +186,7 @@ def test_estimate_vs_actual_delta_is_actual_minus_planned_on_every_row(golden_al
         if delta is not None:
             assert actual - planned == pytest.approx(delta, abs=1), (label, row)
     assert rows["Total (1 of 3 jobs reported)"][1:6] == ["51,200", "50,000", "$64,000",
-                                                        "$70,123", "$6,123"]
+                                                        "$70,123", "+$6,123"]
     assert rows["team research (1 of 2 jobs reported)"][3] == "$64,000"
     assert rows["team product (0 of 1 job reported)"][1:] == ["—"] * 6
     everyone = {j["job"]: {"gpu_hours": 1, "cost_usd": 100} for j in golden_allocation.jobs}
