@@ -16,8 +16,11 @@ Four kinds of figure, each the statistic the planner's default replaces:
 
 A refusal here is a fact about the report alone: schema 1, a CPU run, quick mode, MIG, custom
 shapes, a probe that failed on some rank, a missing or repeated rank, ranks on different GPUs,
-a summary over GPUs that is not what the ranks' figures give, a partial node, fp8 that
-failed its accuracy check, a message size short of the plateau.
+a summary over GPUs (matmul, memory, workload) that is not what the ranks' figures give, figures
+that contradict each other (a matmul point or median above the stated best, an fp8 check whose
+verdict, limit or accumulation is not what the probe writes), a partial node, fp8 that failed
+its accuracy check, a message size short of the plateau. Whether a link is RDMA is derived from
+the network and transport NCCL named, never taken from the report's ``rdma`` flag.
 
 The workload probe's layer (`workload_refusal`) is refused for the same facts about the report
 and, for its own, a failed or partial run (not every GPU of the node), and tensor parallelism
@@ -27,11 +30,19 @@ and, for its own, a failed or partial run (not every GPU of the node), and tenso
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
-from probes._schema import CollectiveSeries, ProbeReport
+from probes._nccl_log import is_rdma
+from probes._schema import CollectiveSeries, MatmulDtype, ProbeReport
 
 PLATEAU_BYTES = 64 * 2**20  # busbw reaches its plateau at tens of MiB (nccl-tests curves)
+# What the matmul probe writes for fp8 (probes._matmul, which imports torch, so they are
+# repeated here; tests/probes/test_report_trust.py pins them): the limit of its check against
+# bf16, and each fp8 dtype's accumulation. Any other value was not written by the probe.
+FP8_MAX_REL_ERROR = 0.05
+FP8_ACCUMULATION = {"fp8_e4m3": "split (full precision)", "fp8_e4m3_fast": "fast"}
+_EDITED = "the report was edited. To fix: re-run the probes and ingest the file they write"
 KINDS: tuple[str, ...] = ("matmul", "hbm", "intra", "inter")
 _PROBE_OF = {"matmul": "matmul", "hbm": "memory", "intra": "collectives",
              "inter": "collectives"}
@@ -87,7 +98,7 @@ def _report_refusal(report: ProbeReport) -> str | None:
     if len(gpus) > 1:  # between ranks, or against the environment's GPU
         return (f"the ranks and the environment name different GPUs ({', '.join(gpus)}): one "
                 "accelerator's figures cannot come from another's")
-    edited = _summary_not_from_ranks(report)
+    edited = _summary_not_from_ranks(report) or _contradiction(report)
     if edited:
         return edited
     if any(e.probe == "gather" for e in report.errors):
@@ -95,37 +106,97 @@ def _report_refusal(report: ProbeReport) -> str | None:
     return None
 
 
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)  # as written, up to float rounding
+
+
 def _summary_not_from_ranks(report: ProbeReport) -> str | None:
     """Every measured figure's summary over GPUs (what calibrates) recomputed from the ranks'
     own figures, as the probe computes it (``spread``): each rank must report the figure and
-    the summary must be what they give. An edited, deleted or rank-less summary could hide
-    outlier GPUs behind tidy numbers (or fall back to one GPU's)."""
-    import math
-
+    the summary must be what they give; with one GPU, the section's own figure (rank 0's)
+    must be that rank's entry. An edited, deleted or rank-less summary could hide outlier
+    GPUs behind tidy numbers (or fall back to one GPU's)."""
     from probes._gather import _values
     from probes._stats import spread
 
     world = report.environment.world_size
-    items = [(f"matmul {d.dtype}", "matmul_best_tflops", d.dtype, d.across_ranks)
+    items = [(f"matmul {d.dtype}", "matmul_best_tflops", d.dtype, d.across_ranks, d.best_tflops)
              for d in (report.matmul.dtypes if report.matmul else ())
              if d.status == "measured" and d.best_tflops]
-    items += [(f"memory {p.name}", "memory_gb_per_s", p.name, p.across_ranks)
+    items += [(f"memory {p.name}", "memory_gb_per_s", p.name, p.across_ranks, p.gb_per_s)
               for p in (report.memory.points if report.memory else ())
               if p.status == "measured" and p.gb_per_s]
-    for what, attr, name, given in items:
+    w = report.workload
+    # a rank whose workload probe failed has no figure: that failure is the reason given
+    if w is not None and w.status == "measured" and not _failed(report, "workload"):
+        items.append(("workload layer_fwd_bwd_seconds", "workload", "layer_fwd_bwd_seconds",
+                      w.across_ranks, w.layer_fwd_bwd_seconds))
+    for what, attr, name, given, own in items:
         values, who = _values(report.ranks, attr, name)
-        if len(values) != world:
-            return (f"{len(values)} of {world} ranks report their {what} figure: the summary "
-                    "over GPUs cannot be checked")
+        if sorted(who) != list(range(world)):  # a rank without the figure, or with it twice
+            return (f"{len(set(who))} of {world} ranks report their {what} figure once: the "
+                    "summary over GPUs cannot be checked")
         ranks = spread(values, who)
         same = given is not None and given.n == ranks.n and all(
-            math.isclose(getattr(given, k), getattr(ranks, k), rel_tol=1e-9, abs_tol=1e-9)
-            for k in ("min", "p10", "p50", "p90", "max"))
+            _same(getattr(given, k), getattr(ranks, k)) for k in ("min", "p10", "p50", "p90",
+                                                                  "max"))
         if not same:
             shown = "missing" if given is None else f"median {given.p50:,.4g}, n {given.n}"
             return (f"the {what} summary over GPUs ({shown}) is not what the ranks' own "
-                    f"figures give (median {ranks.p50:,.4g}, n {ranks.n}): the report was "
-                    "edited")
+                    f"figures give (median {ranks.p50:,.4g}, n {ranks.n}): {_EDITED}")
+        rank0 = values[who.index(0)]
+        # one GPU: the section's own figure calibrates (a spread of one value is not used)
+        if world == 1 and own is not None and not _same(own, rank0):
+            return (f"the report's own {what} figure ({own:,.4g}) is not rank 0's "
+                    f"({rank0:,.4g}), whose figures the sections hold: {_EDITED}")
+    return None
+
+
+def _contradiction(report: ProbeReport) -> str | None:
+    """Matmul figures that cannot all be what the probe wrote: ``best_tflops`` is the max over
+    the dtype's points and ``median_tflops`` their median, so neither a point nor the median
+    can exceed it; an fp8 check holds the probe's limit, accumulation and verdict."""
+    sec = report.matmul
+    for d in sec.dtypes if sec else ():
+        if d.status != "measured" or not d.best_tflops:
+            continue
+        above = [p for p in sec.points if p.dtype == d.dtype and p.tflops > d.best_tflops
+                 and not _same(p.tflops, d.best_tflops)]
+        if above:
+            p = max(above, key=lambda p: p.tflops)
+            return (f"matmul {d.dtype}: a point ({p.m}x{p.n}x{p.k}, {p.tflops:,.4g} TFLOP/s) is "
+                    f"above the stated best {d.best_tflops:,.4g}, the max over the points: "
+                    f"{_EDITED}")
+        if d.median_tflops and d.median_tflops > d.best_tflops \
+                and not _same(d.median_tflops, d.best_tflops):
+            return (f"matmul {d.dtype}: the median over shapes ({d.median_tflops:,.4g} TFLOP/s) "
+                    f"is above the best ({d.best_tflops:,.4g}): {_EDITED}")
+        # fp8_e4m3_fast never calibrates (it is recorded for comparison): not checked
+        if d.dtype.startswith("fp8") and d.dtype != "fp8_e4m3_fast":
+            why = _fp8_edited(d)
+            if why:
+                return why
+    return None
+
+
+def _fp8_edited(d: MatmulDtype) -> str | None:
+    """An fp8 check the probe could not have written (None: consistent, passed or not)."""
+    expected = FP8_ACCUMULATION.get(d.dtype)
+    if d.accumulation != expected:
+        return (f"matmul {d.dtype}: accumulation {d.accumulation!r} is not what the probe "
+                f"records for it ({expected!r}): {_EDITED}")
+    if d.check_rel_error is None and d.check_passed is None:
+        return None  # no check: refused in _matmul as unchecked
+    if d.check_max_rel_error is not None and not _same(d.check_max_rel_error,
+                                                       FP8_MAX_REL_ERROR):
+        return (f"matmul {d.dtype}: the accuracy check's limit {d.check_max_rel_error:g} is not "
+                f"the probe's {FP8_MAX_REL_ERROR:g}: {_EDITED}")
+    passed = d.check_rel_error is not None and d.check_rel_error <= FP8_MAX_REL_ERROR
+    if d.check_passed is not passed:
+        error = "none" if d.check_rel_error is None else f"{d.check_rel_error:.3g}"
+        return (f"matmul {d.dtype}: the accuracy check says passed={d.check_passed} with "
+                f"relative error {error} against the probe's limit {FP8_MAX_REL_ERROR:g}: "
+                f"{_EDITED}")
     return None
 
 
@@ -149,12 +220,12 @@ def _matmul(report: ProbeReport, base: dict) -> list[Figure]:
         elif d.dtype == "fp8_e4m3_fast":
             why = ("fast accumulation is recorded for comparison; the anchors (mamf-finder.py) "
                    "use the default accumulation, measured as fp8_e4m3")
-        elif d.dtype.startswith("fp8") and not d.check_passed:
-            why = ("fp8 failed its accuracy check against bf16" if d.check_passed is False
-                   else "fp8 has no accuracy check")
-            if d.check_rel_error is not None:
-                why += (f" (relative error {d.check_rel_error:.3g}, limit "
-                        f"{d.check_max_rel_error:g})")
+        elif d.dtype.startswith("fp8") and not (
+                d.check_rel_error is not None and d.check_rel_error <= FP8_MAX_REL_ERROR):
+            # the verdict from the numbers and the probe's limit (_fp8_edited: the flag agrees)
+            why = ("fp8 has no accuracy check" if d.check_rel_error is None else
+                   f"fp8 failed its accuracy check against bf16 (relative error "
+                   f"{d.check_rel_error:.3g}, limit {FP8_MAX_REL_ERROR:g})")
         spread = d.across_ranks
         best = next((p for p in sec.points if p.dtype == d.dtype and p.tflops == d.best_tflops),
                     None)
@@ -206,8 +277,19 @@ def _collective(report: ProbeReport, base: dict) -> list[Figure]:
         if why is None and kind == "intra" and s.group_size != base["gpus_per_node"]:
             why = f"intra-node group of {s.group_size}, not the node's {base['gpus_per_node']}"
         out.append(Figure(kind=kind, name=s.op, value=value, unit="GB/s", p10=p10, p90=p90,
-                          net=s.net, rdma=s.rdma, transport=s.transport, refusal=why, **base))
+                          net=s.net, rdma=_rdma(s), transport=s.transport, refusal=why, **base))
     return out
+
+
+def _rdma(s: CollectiveSeries) -> bool | None:
+    """RDMA as the probe derives it (probes._collectives): every network NCCL named is one
+    is_rdma accepts, and no channel went over NET/Socket. The report's ``rdma`` flag is not
+    read: a TCP socket labelled rdma true would otherwise pass for the fabric."""
+    if s.net is None:
+        return None
+    sockets = any(t.strip().upper().startswith("NET/SOCKET")
+                  for t in (s.transport or "").split("+"))
+    return not sockets and all(is_rdma(n) for n in s.net.split("+"))
 
 
 def report_figures(report: ProbeReport) -> tuple[Figure, ...]:

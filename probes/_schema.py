@@ -423,7 +423,7 @@ class ProbeReport:
 
     schema_version: int
     tool_version: str
-    created_utc: str  # ISO 8601, e.g. "2025-01-31T12:00:00Z"
+    created_utc: str  # ISO 8601 in UTC, e.g. "2025-01-31T12:00:00Z" (others converted)
     quick: bool
     duration_seconds: float
     environment: Environment | None = None
@@ -435,7 +435,7 @@ class ProbeReport:
     workload: WorkloadSection | None = None  # v3
 
     def __post_init__(self) -> None:
-        check_timestamp("created_utc", self.created_utc)
+        object.__setattr__(self, "created_utc", check_timestamp("created_utc", self.created_utc))
         check_non_negative("report", duration_seconds=self.duration_seconds)
 
 

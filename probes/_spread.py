@@ -55,15 +55,37 @@ def check_shape(where: str, shape: tuple[int, ...] | None) -> None:
         raise ValueError(f"{where} must be 3 whole numbers >= 1 (M, N, K), got {list(shape)}")
 
 
-def check_timestamp(where: str, text: str) -> None:
-    """An ISO 8601 date or time, as the probes write it ("2026-01-31T12:00:00Z"): the store
-    sorts and labels reports by it."""
+# A report's time must be one a probe run could have: none ran before 2020 (no GPU the catalog
+# lists had shipped; a clock reset to 1970 or a year-1 date is damage), and none after now,
+# give or take a day of clock skew between the measuring node and this machine.
+EARLIEST_REPORT = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
+CLOCK_SKEW = dt.timedelta(days=1)
+
+
+def check_timestamp(where: str, text: str, *, now: dt.datetime | None = None) -> str:
+    """An ISO 8601 time with its zone, as the probes write it ("2026-01-31T12:00:00Z"), from
+    2020 to ``now`` (+ CLOCK_SKEW); returns it in UTC in that form. The store sorts and shows
+    reports by it as UTC, so "12:00+14:00" is 22:00 the day before, and a time without a zone
+    (or a date alone) is refused: it names no moment."""
+    shown = text if len(text) <= 40 else text[:39] + "…"
     try:
-        dt.datetime.fromisoformat(text)
+        when = dt.datetime.fromisoformat(text)
     except ValueError:
-        shown = text if len(text) <= 40 else text[:39] + "…"
         raise ValueError(f"{where} must be an ISO 8601 time such as 2026-01-31T12:00:00Z, "
                          f"got {shown!r}") from None
+    if when.tzinfo is None:
+        raise ValueError(f"{where} {shown!r} has no time zone, so the moment it names is "
+                         "unknown; the probes write UTC such as 2026-01-31T12:00:00Z")
+    when = when.astimezone(dt.UTC)
+    now = now or dt.datetime.now(dt.UTC)
+    if when > now + CLOCK_SKEW:
+        raise ValueError(f"{where} {shown!r} is after now ({now:%Y-%m-%d %H:%M} UTC): no run "
+                         "measured it yet; check the measuring node's clock")
+    if when < EARLIEST_REPORT:
+        raise ValueError(f"{where} {shown!r} is before {EARLIEST_REPORT:%Y-%m-%d}, older than "
+                         "any GPU the planner calibrates: a reset or edited clock")
+    fraction = f".{when.microsecond:06d}" if when.microsecond else ""
+    return f"{when:%Y-%m-%dT%H:%M:%S}{fraction}Z"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

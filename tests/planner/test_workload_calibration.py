@@ -117,8 +117,12 @@ def test_an_impossible_or_broken_layer_refuses_the_whole_report(tmp_path, catalo
                                                                 make_report):
     fast = put(tmp_path, catalog, h100_workload_report(layer_ms=5.0), "fast.json")
     slow = put(tmp_path, catalog, h100_workload_report(layer_ms=2000.0), "slow.json")
-    both = dataclasses.replace(make_report(), workload=h100_workload_report(
-        layer_ms=5.0).workload)  # hardware figures and an impossible layer in one report
+    hw, wl = make_report(), h100_workload_report(layer_ms=5.0)
+    # hardware figures and an impossible layer in one report (each rank carries its layer
+    # time: a summary no rank reports is refused as edited before any bound is checked)
+    both = dataclasses.replace(hw, workload=wl.workload, ranks=tuple(
+        dataclasses.replace(r, workload=w.workload)
+        for r, w in zip(hw.ranks, wl.ranks, strict=True)))
     mixed = put(tmp_path, catalog, both, "mixed.json")
     cal = load_calibration(catalog)
     assert cal.workload(H100, "fsdp", _layer()) is None and cal.empty
