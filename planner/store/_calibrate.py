@@ -26,8 +26,13 @@ from ..model import (
     model_layer,
 )
 from ._db import _reading
-from ._reports import DTYPE_NAMES, workload_figures
-from ._rules import Candidate, WorkloadCandidate, calibrate
+from ._reports import (
+    DTYPE_NAMES,
+    instance_contradiction,
+    measurement_fingerprint,
+    workload_figures,
+)
+from ._rules import Candidate, PerGpu, WorkloadCandidate, calibrate
 
 PCIE_BIDIR_GB_PER_S = 128.0  # PCIe 5.0 x16, both directions: the bound without a GPU link
 
@@ -44,8 +49,9 @@ def load_calibration(catalog: Catalog | None = None, *, db: Path | None = None) 
 
         catalog = load_catalog()
     found, layers = [], []
+    runs: dict[str, int] = {}  # measurement fingerprint -> the first report with it
     for rid, created, acc, text in rows:
-        figures, layer = _candidates(rid, created, acc, text, catalog)
+        figures, layer = _candidates(rid, created, acc, text, catalog, runs)
         found.extend(figures)
         if layer is not None:
             layers.append(layer)
@@ -134,10 +140,17 @@ def _workload_candidate(rid: int, created: str, acc, acc_name: str | None, repor
             "seconds": float("nan"), "p10": None, "p90": None, "memory_bytes": None,
             "optimizer_seconds": None, "attention_backend": sec.attention_backend}
     refusal = workload_refusal(report)
+    env = report.environment
+    if refusal is None and instance is not None and env.local_world_size != instance.gpu_count:
+        # the report's own GPU count may say "a node of one": the catalog knows the node
+        refusal = (f"the run used {env.local_world_size} of {instance.name}'s "
+                   f"{instance.gpu_count} GPUs: only a full node shows the power and heat of a "
+                   "training step. To fix: run torchrun with --nproc-per-node "
+                   f"{instance.gpu_count}")
     if refusal is None and acc is None:
         refusal = (f"accelerator {acc_name!r} is not in the catalog" if acc_name else
                    "no catalog accelerator: re-ingest with `accelerator` NAME")
-    env = report.environment
+    ranks = sorted(report.ranks, key=lambda r: r.rank)
     return WorkloadCandidate(
         report_id=rid, created_utc=created,
         accelerator=acc.name if acc else (acc_name or (env.device_type if env else "-")),
@@ -146,7 +159,13 @@ def _workload_candidate(rid: int, created: str, acc, acc_name: str | None, repor
         measured_layer_seconds=w["seconds"], p10=w["p10"], p90=w["p90"],
         measured_layer_memory_bytes=w["memory_bytes"],
         measured_optimizer_seconds=w["optimizer_seconds"],
+        per_gpu_seconds=PerGpu.of(_rank_values(ranks, "layer_fwd_bwd_seconds")),
+        per_gpu_memory_bytes=PerGpu.of(_rank_values(ranks, "layer_activation_bytes")),
         attention_backend=w["attention_backend"], refusal=refusal)
+
+
+def _rank_values(ranks, name: str) -> list[tuple[int, float]]:
+    return [(r.rank, nv.value) for r in ranks for nv in r.workload if nv.name == name]
 
 
 def _modelled(c: WorkloadCandidate, catalog: Catalog, hardware: Calibration
@@ -167,27 +186,46 @@ def _modelled(c: WorkloadCandidate, catalog: Catalog, hardware: Calibration
                                memory_bytes=hw.memory_gib * 2**30)
 
 
-def _candidates(rid: int, created: str, acc_name: str | None, text: str,
-                catalog: Catalog) -> tuple[list[Candidate], WorkloadCandidate | None]:
+def _per_gpu(report, f) -> PerGpu | None:
+    """Each rank's own figure behind ``f`` (the summary over GPUs is only their median)."""
+    attr = {"matmul": "matmul_best_tflops", "hbm": "memory_gb_per_s"}.get(f.kind)
+    return PerGpu.of((r.rank, nv.value) for r in report.ranks
+                     for nv in (getattr(r, attr) if attr else ()) if nv.name == f.name)
+
+
+def _candidates(rid: int, created: str, acc_name: str | None, text: str, catalog: Catalog,
+                runs: dict[str, int]) -> tuple[list[Candidate], WorkloadCandidate | None]:
     """Every figure of one stored report as a Candidate for the rules, and its workload
-    layer (None when it has none)."""
+    layer (None when it has none). ``runs``: the measurement fingerprints of the reports
+    before it (a copy of one of them is refused; added to when it is not)."""
     from probes import ReportError, parse_report, report_figures
+
+    def whole(why: str) -> tuple[list[Candidate], None]:
+        return [Candidate(report_id=rid, created_utc=created, kind="report",
+                          accelerator=acc_name or "-", value=None, unit="",
+                          refusal=why)], None
 
     try:
         report = parse_report(json.loads(text), source=f"probe report {rid}")
     except (ReportError, json.JSONDecodeError) as exc:
-        return [Candidate(report_id=rid, created_utc=created, kind="report",
-                          accelerator=acc_name or "-", value=None, unit="",
-                          refusal=f"this gpuplan cannot read it: {exc}")], None
+        return whole(f"this gpuplan cannot read it: {exc}")
+    fingerprint = measurement_fingerprint(report)
+    if fingerprint in runs:  # stored before copies were recognised at ingest
+        return whole(f"the same measurements as report {runs[fingerprint]} (a copy of that "
+                     "run, re-saved, renamed or re-dated): one run counts once")
+    if fingerprint is not None:
+        runs[fingerprint] = rid
     acc = None
     if acc_name:
         try:
             acc = catalog.accelerator(acc_name)
         except GpuplanError:
             acc = None
-    instance = _instance(catalog, report.environment)
+    env = report.environment
+    instance = _instance(catalog, env)
     if instance is not None and acc is not None and instance.accelerator != acc.name:
-        instance = None  # the report was re-labelled: its instance type no longer applies
+        return whole(instance_contradiction(env.gpu_model, env.instance_type, acc.name,
+                                            instance.accelerator))
     out = []
     for f in report_figures(report):
         dtype = DTYPE_NAMES.get(f.name) if f.kind == "matmul" else None
@@ -204,7 +242,8 @@ def _candidates(rid: int, created: str, acc_name: str | None, text: str,
                 report.environment.device_type if report.environment else "-")),
             dtype=dtype, instance_type=instance.name if instance else None,
             gpus_per_node=f.gpus_per_node, nodes=f.nodes, value=f.value, unit=f.unit,
-            p10=f.p10, p90=f.p90, bound=bound, bound_source=bound_source, refusal=refusal))
+            p10=f.p10, p90=f.p90, bound=bound, bound_source=bound_source,
+            per_gpu=_per_gpu(report, f), refusal=refusal))
     return out, _workload_candidate(rid, created, acc, acc_name, report, instance)
 
 

@@ -3,7 +3,8 @@ and the figures a report offers (the measurements table; the workload layer it m
 
 A report is validated by the probes' own parser, its accelerator resolved against the catalog
 (or given), and stored whole (its JSON) with one row per measured figure. Re-ingesting the same
-bytes stores nothing new; a different ``accelerator`` relabels the stored report.
+bytes, or another copy of the same run's measurements, stores nothing new; a different
+``accelerator`` relabels the stored report.
 """
 
 from __future__ import annotations
@@ -131,19 +132,97 @@ def workload_figures(report) -> dict | None:
             "attention_backend": w.attention_backend}
 
 
+def instance_contradiction(gpu_model: str | None, instance_type: str | None,
+                           gpu_accelerator: str | None, instance_accelerator: str) -> str:
+    """The refusal of a report whose GPU name is not the GPU its catalog instance type has:
+    one of the two facts is wrong, so neither can key its figures."""
+    return (f"the report names the GPU {gpu_model!r} ({gpu_accelerator}) on a {instance_type}, "
+            f"whose GPUs are {instance_accelerator}: one of the two is wrong, so its figures "
+            "calibrate neither. To fix: re-run the probes on the instance (they record both "
+            "as measured)")
+
+
+def _canonical(value):
+    """``value`` (a section as ``dataclasses.asdict`` gives it) with every number a float, so
+    650 and 650.0 (a file re-saved by hand) are the same figure."""
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def measurement_fingerprint(report) -> str | None:
+    """sha256 of what the run measured: each rank's own figures (matmul, memory, workload)
+    and the probes' sections (their points, spreads and checks); not the file's formatting,
+    nor the facts that name the run — the environment (hostname, instance, versions), the
+    ranks' hosts, devices and GPU UUIDs, timestamps, duration, quick flag, errors. So a copy
+    of one run re-saved, renamed, re-dated or relabelled has the same fingerprint and counts
+    once, while two real runs never agree: their timed figures differ in the last bits.
+    None when the report measured nothing (then only identical bytes are the same report)."""
+    ranks = [[r.rank, *(sorted([nv.name, float(nv.value)] for nv in values)
+                        for values in (r.matmul_best_tflops, r.memory_gb_per_s, r.workload))]
+             for r in sorted(report.ranks, key=lambda r: r.rank)]
+    sections = [report.matmul, report.memory, report.collectives, report.workload]
+    mm, mem, col, w = sections
+    if not (any(r[1] or r[2] or r[3] for r in ranks) or (mm and mm.points)
+            or (mem and mem.points) or (col and any(s.points for s in col.series))
+            or (w and w.status == "measured")):
+        return None
+    content = [ranks, *(None if s is None else _canonical(dataclasses.asdict(s))
+                        for s in sections)]
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _same_run(conn: sqlite3.Connection, fingerprint: str | None,
+              rows: list[tuple[str, str, float, str]]) -> tuple[int, str] | None:
+    """(id, accelerator) of a stored report with the same measurements, if any. Only reports
+    whose measurement rows are the same as ``rows`` (a copy's are) are parsed, so an ingest
+    does not re-read every stored report."""
+    from probes import ReportError, parse_report
+
+    if fingerprint is None:
+        return None
+    want = sorted((kind, key, float(value)) for kind, key, value, _ in rows)
+    stored: dict[int, list] = {}
+    for rid, kind, key, value in conn.execute("SELECT report_id, kind, key, value FROM "
+                                              "measurements"):
+        stored.setdefault(rid, []).append((kind, key, value))
+    for rid, acc in conn.execute("SELECT id, accelerator FROM reports ORDER BY id").fetchall():
+        try:
+            if sorted(stored.get(rid, [])) != want:
+                continue
+        except TypeError:  # a hand-edited row of another type: not a copy of this report
+            continue
+        text = conn.execute("SELECT report_json FROM reports WHERE id = ?", (rid,)).fetchone()[0]
+        try:
+            report = parse_report(json.loads(text), source=f"probe report {rid}")
+        except (ReportError, TypeError, ValueError):  # JSONDecodeError is a ValueError
+            continue  # an unreadable row is refused when the calibration loads
+        if measurement_fingerprint(report) == fingerprint:
+            return rid, acc
+    return None
+
+
 def _accelerator_of(report, catalog: Catalog, override: str | None) -> str | None:
     env = report.environment
     named = where = None  # the catalog accelerator the report's GPU name (or instance) is
     if env is not None and env.device_type == "cuda":
+        try:  # an unknown type just means "not from the catalog"
+            on = catalog.instance_type(env.instance_type or "", env.cloud).accelerator
+        except GpuplanError:
+            on = None
         try:
             named = catalog.resolve_accelerator(env.gpu_model or "")
             where = repr(env.gpu_model)
         except GpuplanError:
-            try:  # an unknown type just means "not from the catalog"
-                named = catalog.instance_type(env.instance_type or "", env.cloud).accelerator
-                where = f"the GPUs of a {env.instance_type}"
-            except GpuplanError:
-                pass
+            named, where = on, f"the GPUs of a {env.instance_type}"
+        if on is not None and named != on:  # an A100 on a p5 would calibrate A100 plans
+            raise CalibrationError(instance_contradiction(env.gpu_model, env.instance_type,
+                                                          named, on))
     if override:
         chosen = catalog.resolve_accelerator(override)
         if named is not None and chosen != named:  # H100 figures would calibrate H200 plans
@@ -179,8 +258,9 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
                  accelerator: str | None = None, db: Path | None = None) -> StoredReport:
     """Validate a probe report (its file's bytes, e.g. an upload) and store it. ``source``
     names where it came from (a path, an upload's name). Re-ingesting the same bytes stores
-    nothing new, but an ``accelerator`` that differs from the stored one replaces it (and says
-    so in ``ingest_status``)."""
+    nothing new, and so does a copy of a stored run (the same measurements, re-saved or with
+    another hostname or time: ``measurement_fingerprint``), but an ``accelerator`` that
+    differs from the stored one replaces it (and says so in ``ingest_status``)."""
     from probes import ReportError, report_from_bytes
 
     try:
@@ -192,17 +272,21 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
     acc = _accelerator_of(report, catalog, accelerator)
     env = report.environment
     rows = _measurements(report)
+    fingerprint = measurement_fingerprint(report)
 
     def work(conn: sqlite3.Connection) -> tuple[int, str]:
         existing = conn.execute("SELECT id, accelerator FROM reports WHERE sha256 = ?",
                                 (digest,)).fetchone()
+        same = "same file"
+        if existing is None:  # a copy of a stored run (re-saved, renamed, re-dated)
+            existing, same = _same_run(conn, fingerprint, rows), "same measurements"
         if existing:
             rid, old = existing
             if accelerator and acc != old:
                 conn.execute("UPDATE reports SET accelerator = ? WHERE id = ?", (acc, rid))
-                return rid, (f"already stored as report {rid}; its accelerator is now {acc} "
-                             f"(was {old or 'none'}), as `accelerator` asked")
-            return rid, f"already stored as report {rid} (same file)"
+                return rid, (f"already stored as report {rid} ({same}); its accelerator is "
+                             f"now {acc} (was {old or 'none'}), as `accelerator` asked")
+            return rid, f"already stored as report {rid} ({same})"
         cur = conn.execute(
             "INSERT INTO reports (sha256, ingested_utc, created_utc, source_path, "
             "accelerator, gpu_model, device_type, gpu_count, node_count, world_size, cloud,"

@@ -12,11 +12,18 @@ The rules (`calibrate`), applied to every figure a stored report offers (probes.
    that failed on any rank, a missing rank, fp8 that failed its check against bf16, fast-
    accumulation fp8, a message size short of the bus-bandwidth plateau, a run that did not
    use every GPU of its node (for bus bandwidth) — each refuses the figure, with the reason.
+   A report whose GPU name is not its catalog instance type's GPU, and a copy of an earlier
+   report's measurements (``_reports.measurement_fingerprint``: re-saved, renamed, re-dated),
+   are refused whole (ingest refuses both too; this covers reports stored before it did).
 2. Physical bounds: a figure above the datasheet peak is impossible, and one below
    MIN_FRACTION_OF_PEAK of it says the measurement is broken (a wrong device, a unit error),
    not that the hardware is slow. Either refuses *every* figure of that report: a report that
    contains an impossible number is not trusted for its other numbers either. A figure whose
-   datasheet bound is unknown is refused alone.
+   datasheet bound is unknown is refused alone. The bounds hold for every GPU of the run, not
+   only for the median over them: one GPU above the peak (or under the floor) is as impossible
+   as the median there. And a run whose slowest GPU is under MIN_GPU_FRACTION_OF_MEDIAN of the
+   median GPU measured a faulty node: the median describes neither its GPUs nor a job on
+   them (which waits for the slowest), so the report is refused as a whole as well.
 3. The fabric: only multi-node runs whose world collective went over RDMA (InfiniBand/RoCE
    verbs, EFA through libfabric) calibrate the cross-node bandwidth — or GCP's GPUDirect-TCPX
    plugin on instances whose catalog fabric is gpudirect_tcpx; plain TCP sockets never do.
@@ -28,12 +35,15 @@ The rules (`calibrate`), applied to every figure a stored report offers (probes.
 6. Workload layers (`gpuplan probe workload`): keyed by (accelerator, framework, layer shape —
    hidden, heads, KV heads, head dim, FFN width and kind, experts, sequence, micro-batch,
    precision, recomputation). Only full runs count: a GPU report, not quick, every GPU of the
-   node running the layers, every rank reporting, the probe failing nowhere, and tp = 1 (the
-   modelled reference is one GPU; a tensor-parallel shard adds communication it does not
-   have). Bounds: a layer faster than its model FLOPs at the datasheet peak is impossible, one
-   more than MAX_WORKLOAD_RATIO times slower than the model is a broken run (a wrong device, a
-   CPU fallback); activations above the GPU's memory are impossible — each refuses the whole
-   report, as rule 2. Several reports of one key combine by the median. The modelled figures
+   node running the layers (the catalog instance's GPU count where it knows the instance, not
+   the report's), every rank reporting, the probe failing nowhere, and tp = 1 (the modelled
+   reference is one GPU; a tensor-parallel shard adds communication it does not have).
+   Bounds, on the median GPU and on every GPU: a layer faster than its model FLOPs at the
+   datasheet peak is impossible, one more than MAX_WORKLOAD_RATIO times slower than the model
+   is a broken run (a wrong device, a CPU fallback), activations above the GPU's memory are
+   impossible, and a slowest GPU over 1/MIN_GPU_FRACTION_OF_MEDIAN times the median GPU's
+   time is a faulty node — each refuses the whole report, as rule 2. Several reports of one
+   key combine by the median. The modelled figures
    (``planner.model.model_layer``) are computed when the calibration is built, with the same
    hardware figures `estimate` uses (the probes' measurements where there are some), so
    measured/modelled is always against the current model. `Calibration.workload` returns the
@@ -64,6 +74,41 @@ from ..model import (
 MIN_FRACTION_OF_PEAK = 0.05
 # A layer this many times slower than the model is a broken run, the same 1/20 as above.
 MAX_WORKLOAD_RATIO = 1 / MIN_FRACTION_OF_PEAK
+# A GPU under this fraction of the median GPU of its run is faulty (stuck at a low clock, HW
+# slowdown, a degraded GPU or link): healthy GPUs of one model differ by a few percent (Sinha
+# et al., SC'22; the model's gpu_speed_cv is 2%), and a power- or heat-capped one loses tens
+# of percent, not half. A judgement, set wide so that no healthy node is refused for its
+# spread; inside it the median still stands for the node (the model adds the straggler).
+MIN_GPU_FRACTION_OF_MEDIAN = 0.5
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PerGpu:
+    """One figure on each GPU of a run (each rank's own figure): the extremes, with the ranks
+    that measured them, and the median over the GPUs."""
+
+    n: int
+    low: float
+    low_rank: int
+    high: float
+    high_rank: int
+    median: float
+
+    def __post_init__(self) -> None:
+        if not (self.n >= 1 and self.low <= self.median <= self.high):
+            raise ValueError(f"per-GPU figures: expected n >= 1 and low <= median <= high, got "
+                             f"n {self.n}, {self.low}, {self.median}, {self.high}")
+
+    @classmethod
+    def of(cls, values: Iterable[tuple[int, float]]) -> PerGpu | None:
+        """From (rank, value) pairs; None without any."""
+        pairs = sorted(values, key=lambda rv: (rv[1], rv[0]))
+        if not pairs:
+            return None
+        mid = len(pairs) // 2  # (a + b) / 2 overflows for b near 1e308: halve first
+        median = pairs[mid][1] if len(pairs) % 2 else pairs[mid - 1][1] / 2 + pairs[mid][1] / 2
+        return cls(n=len(pairs), low=pairs[0][1], low_rank=pairs[0][0], high=pairs[-1][1],
+                   high_rank=pairs[-1][0], median=min(max(median, pairs[0][1]), pairs[-1][1]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,6 +129,7 @@ class Candidate:
     p90: float | None = None
     bound: float | None = None  # the datasheet figure the value may not exceed
     bound_source: str = ""
+    per_gpu: PerGpu | None = None  # each GPU's figure (matmul, hbm), when the ranks gave one
     refusal: str | None = None  # the report's or the instance's reason, if any
 
     @property
@@ -116,6 +162,8 @@ class WorkloadCandidate:
     p90: float | None = None
     measured_layer_memory_bytes: float | None = None
     measured_optimizer_seconds: float | None = None
+    per_gpu_seconds: PerGpu | None = None  # each GPU's forward + backward seconds per layer
+    per_gpu_memory_bytes: PerGpu | None = None  # each GPU's activation bytes per layer
     attention_backend: str | None = None
     modelled: LayerModel | None = None
     peak_tflops: float | None = None  # datasheet dense peak of the precision
@@ -135,15 +183,30 @@ def _bounds_refusal(c: Candidate) -> tuple[str | None, bool]:
         return "no value", False
     if c.bound is None:
         return f"no datasheet figure ({c.bound_source}) to bound it", False
+    bound = f"the datasheet {c.bound:,.4g} {c.unit} ({c.bound_source})"
     if c.value > c.bound:
-        return (f"{c.value:,.4g} {c.unit} is above the datasheet {c.bound:,.4g} {c.unit} "
-                f"({c.bound_source}): impossible", True)
+        return f"{c.value:,.4g} {c.unit} is above {bound}: impossible", True
     if c.p90 is not None and c.p90 > c.bound:  # a median can hide GPUs reporting the impossible
         return (f"its P90 (over GPUs, or one GPU's repeats), {c.p90:,.4g} {c.unit}, is above "
-                f"the datasheet {c.bound:,.4g} {c.unit} ({c.bound_source}): impossible", True)
-    if c.value < MIN_FRACTION_OF_PEAK * c.bound:
-        return (f"{c.value:,.4g} {c.unit} is below {MIN_FRACTION_OF_PEAK:.0%} of the datasheet "
-                f"{c.bound:,.4g} {c.unit} ({c.bound_source}): a broken measurement", True)
+                f"{bound}: impossible", True)
+    g = c.per_gpu  # a P90 still hides the fastest GPU or two of ten: bound each GPU
+    if g is not None and g.high > c.bound:
+        return (f"rank {g.high_rank}'s {g.high:,.4g} {c.unit} is above {bound}: impossible "
+                "(an edited report or a broken timer). To fix: re-run the probes", True)
+    floor = MIN_FRACTION_OF_PEAK * c.bound
+    if c.value < floor:
+        return (f"{c.value:,.4g} {c.unit} is below {MIN_FRACTION_OF_PEAK:.0%} of {bound}: a "
+                "broken measurement", True)
+    if g is not None and g.low < floor:
+        return (f"rank {g.low_rank}'s {g.low:,.4g} {c.unit} is below {MIN_FRACTION_OF_PEAK:.0%} "
+                f"of {bound}: a broken GPU or measurement. To fix: check that GPU "
+                "(nvidia-smi -q: clocks, XID errors) and re-run the probes", True)
+    if g is not None and g.low < MIN_GPU_FRACTION_OF_MEDIAN * g.median:
+        return (f"rank {g.low_rank}'s {g.low:,.4g} {c.unit} is under "
+                f"{MIN_GPU_FRACTION_OF_MEDIAN:.0%} of the median GPU's {g.median:,.4g}: the "
+                "report describes a faulty node, not this GPU model. To fix: check that GPU "
+                "(nvidia-smi -q: clocks, XID errors) and re-run the probes on a healthy node",
+                True)
     return None, False
 
 
@@ -205,25 +268,40 @@ def _median(values: list[float]) -> float:
 
 
 def _workload_bounds(c: WorkloadCandidate) -> tuple[str | None, bool]:
-    """(reason, whole_report) for a workload layer outside what the hardware allows."""
+    """(reason, whole_report) for a workload layer outside what the hardware allows, on the
+    median GPU or on any one GPU."""
     if c.modelled is None:
         return "the planner cannot model this layer here (no datasheet figures)", False
-    ms = c.measured_layer_seconds * 1e3
+    g = c.per_gpu_seconds
+    # (seconds, who): the median, then the fastest and the slowest GPU
+    fast = [(c.measured_layer_seconds, "")] + ([(g.low, f"rank {g.low_rank}: ")] if g else [])
+    slow = [(c.measured_layer_seconds, "")] + ([(g.high, f"rank {g.high_rank}: ")] if g else [])
     if c.peak_tflops:
         fastest = c.modelled.flops / (c.peak_tflops * 1e12)
-        if c.measured_layer_seconds < fastest:
-            return (f"{ms:,.4g} ms per layer is faster than its {c.modelled.flops:.3g} FLOPs at "
-                    f"the datasheet peak {c.peak_tflops:,.4g} TFLOP/s ({fastest * 1e3:,.4g} ms): "
-                    "impossible", True)
+        for seconds, who in fast:
+            if seconds < fastest:
+                return (f"{who}{seconds * 1e3:,.4g} ms per layer is faster than its "
+                        f"{c.modelled.flops:.3g} FLOPs at the datasheet peak "
+                        f"{c.peak_tflops:,.4g} TFLOP/s ({fastest * 1e3:,.4g} ms): impossible",
+                        True)
     slowest = MAX_WORKLOAD_RATIO * c.modelled.layer_seconds
-    if c.measured_layer_seconds > slowest:
-        return (f"{ms:,.4g} ms per layer is over {MAX_WORKLOAD_RATIO:g}x the modelled "
-                f"{c.modelled.layer_seconds * 1e3:,.4g} ms: a broken measurement (a wrong "
-                "device, a CPU fallback)", True)
-    mem = c.measured_layer_memory_bytes
-    if mem is not None and c.memory_bytes and mem > c.memory_bytes:
-        return (f"{mem / 2**30:,.1f} GiB of activations per layer is above the GPU's "
-                f"{c.memory_bytes / 2**30:,.0f} GiB: impossible", True)
+    for seconds, who in slow:
+        if seconds > slowest:
+            return (f"{who}{seconds * 1e3:,.4g} ms per layer is over {MAX_WORKLOAD_RATIO:g}x "
+                    f"the modelled {c.modelled.layer_seconds * 1e3:,.4g} ms: a broken "
+                    "measurement (a wrong device, a CPU fallback)", True)
+    if g is not None and g.high * MIN_GPU_FRACTION_OF_MEDIAN > g.median:
+        return (f"rank {g.high_rank}'s {g.high * 1e3:,.4g} ms per layer is over "
+                f"{1 / MIN_GPU_FRACTION_OF_MEDIAN:g}x the median GPU's {g.median * 1e3:,.4g} "
+                "ms: the report describes a faulty node, not this GPU model. To fix: check "
+                "that GPU (nvidia-smi -q: clocks, XID errors) and re-run on a healthy node",
+                True)
+    m = c.per_gpu_memory_bytes
+    for value, who in ((c.measured_layer_memory_bytes, ""),
+                       (m.high if m else None, f"rank {m.high_rank if m else 0}: ")):
+        if value is not None and c.memory_bytes and value > c.memory_bytes:
+            return (f"{who}{value / 2**30:,.1f} GiB of activations per layer is above the "
+                    f"GPU's {c.memory_bytes / 2**30:,.0f} GiB: impossible", True)
     return None, False
 
 

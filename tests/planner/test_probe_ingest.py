@@ -327,7 +327,9 @@ def test_eight_processes_ingesting_at_once_keep_every_report(tmp_path, make_repo
                                                              _isolated_home):
     # Issue #16: 8 ingests starting together on a fresh store lost 20 of 96 reports.
     per, procs = 6, 8
-    paths = [[str(write_report_atomic(make_report(created_utc=f"2026-01-01T00:{p:02d}:{i:02d}Z"),
+    # each its own measurements: copies of one run (only created_utc differing) count once
+    paths = [[str(write_report_atomic(make_report(bf16_tflops=600.0 + p * per + i,
+                                                  created_utc=f"2026-01-01T00:{p:02d}:{i:02d}Z"),
                                       tmp_path / f"{p}-{i}.json")) for i in range(per)]
              for p in range(procs)]
     ctx = mp.get_context("fork")

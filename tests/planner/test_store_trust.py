@@ -1,0 +1,246 @@
+"""Trust in stored probe reports, from the hostile sweep fuzz22 (items 2, 4 and 7): every GPU's
+figure is bounded, not only the median; a spread that says "faulty node" refuses the report;
+copies of one run count once; a GPU name that contradicts the instance type is refused; and a
+workload run is a full node by the catalog's GPU count, not the report's.
+
+Reports are the builders' (tests/probe_reports.py) with one rank's figures changed and the
+summaries over GPUs recomputed as the probe's gather does (``with_spreads``), so only the
+figure under test is wrong. Rank 0 keeps the sections' own figures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+
+import pytest
+from probe_reports import h100_report, h100_workload_report
+from probe_store import H100, put, refused
+
+from planner import CalibrationError
+from planner.store import db_path, ingest, ingest_bytes, list_reports, load_calibration
+from probes import report_to_json, write_report_atomic
+from probes._gather import with_spreads
+from probes._schema import NamedValue
+from probes._stats import spread
+
+
+def with_rank_figures(report, attr: str, name: str, values: dict[int, float]):
+    """``report`` with ranks' ``attr`` figure ``name`` set from {rank: value}, summaries redone."""
+    ranks = tuple(dataclasses.replace(r, **{attr: tuple(
+        NamedValue(name=v.name, value=values[r.rank])
+        if v.name == name and r.rank in values else v for v in getattr(r, attr))})
+        for r in report.ranks)
+    matmul, memory = with_spreads(report.matmul, report.memory, ranks)
+    return dataclasses.replace(report, ranks=ranks, matmul=matmul, memory=memory)
+
+
+def workload_with_rank_ms(rank_ms: tuple[float, ...]):
+    """A workload report whose ranks time ``rank_ms``; the section's own figures are rank 0's."""
+    report = h100_workload_report(rank_ms=rank_ms)
+    assert report.workload.across_ranks == spread(
+        [ms / 1e3 for ms in rank_ms], list(range(len(rank_ms))))
+    return report
+
+
+def whole_report_refused(cal, report_id: int, why: str) -> None:
+    reasons = refused(cal, report_id)
+    assert reasons and any(why in r for r in reasons), reasons
+    assert all(why in r for r in reasons), reasons  # every figure, not only the bad one
+
+
+# -- item 2: every GPU's figure is bounded, not only the median -------------------------------
+@pytest.mark.parametrize("rank_ms, why", [
+    # half the GPUs 12,500x faster than the layer's FLOPs at peak allow: accepted as 15 ms
+    ((30.0,) * 4 + (1e-3,) * 4, "rank 4: 0.001 ms per layer is faster than its"),
+    # one GPU
+    ((30.0,) * 7 + (1e-3,), "rank 7: 0.001 ms per layer is faster than its"),
+    # one GPU over 20x the model: broken
+    ((30.0,) * 7 + (2000.0,), "rank 7: 2,000 ms per layer is over 20x the modelled"),
+])
+def test_an_impossible_layer_on_any_gpu_refuses_the_report(tmp_path, catalog, rank_ms, why):
+    stored = put(tmp_path, catalog, workload_with_rank_ms(rank_ms))
+    cal = load_calibration(catalog)
+    assert cal.workload(H100, "fsdp", _layer()) is None
+    whole_report_refused(cal, stored.id, why)
+
+
+def test_one_gpu_above_the_datasheet_peak_refuses_the_report(tmp_path, catalog):
+    # rank 7 at 1,700 TFLOP/s (H100 bf16 peak 989.5): the P90 over 8 GPUs was 965, accepted
+    report = with_rank_figures(h100_report(), "matmul_best_tflops", "bf16", {7: 1700.0})
+    assert report.matmul.dtypes[0].across_ranks.p90 < 989.5
+    stored = put(tmp_path, catalog, report)
+    cal = load_calibration(catalog)
+    assert cal.empty
+    whole_report_refused(cal, stored.id, "rank 7's 1,700 TFLOP/s is above the datasheet 989.5")
+
+
+def test_one_of_sixteen_gpus_at_a_million_tflops_refuses_the_report(tmp_path, catalog):
+    report = h100_report(world_size=16, node_count=2)
+    report = with_rank_figures(report, "matmul_best_tflops", "bf16", {15: 1e6})
+    stored = put(tmp_path, catalog, report)
+    cal = load_calibration(catalog)
+    assert cal.empty and cal.inter("p5.48xlarge", 2) is None
+    whole_report_refused(cal, stored.id, "rank 15's 1e+06 TFLOP/s is above")
+
+
+def test_one_gpu_copying_above_the_hbm_bandwidth_refuses_the_report(tmp_path, catalog):
+    # one of 16 GPUs at 1e7 GB/s: the P90 over them was the honest 2,983
+    report = with_rank_figures(h100_report(world_size=16, node_count=2), "memory_gb_per_s",
+                               "device_copy", {5: 1e7})
+    assert report.memory.points[0].across_ranks.p90 < 3350
+    stored = put(tmp_path, catalog, report)
+    cal = load_calibration(catalog)
+    assert cal.hbm(H100) is None and cal.empty
+    whole_report_refused(cal, stored.id, "rank 5's 1e+07 GB/s is above the datasheet 3,350")
+
+
+def test_half_the_gpus_broken_is_not_averaged_into_the_median(tmp_path, catalog):
+    # 4 GPUs at 980 and 4 at 0.01 TFLOP/s were used as 490
+    report = with_rank_figures(h100_report(bf16_tflops=980.0), "matmul_best_tflops", "bf16",
+                               dict.fromkeys(range(4, 8), 0.01))
+    assert report.matmul.dtypes[0].across_ranks.p50 == pytest.approx(490.0, rel=1e-3)
+    stored = put(tmp_path, catalog, report)
+    cal = load_calibration(catalog)
+    assert cal.matmul(H100, "bf16") is None and cal.empty
+    whole_report_refused(cal, stored.id, "rank 4's 0.01 TFLOP/s is below 5% of the datasheet")
+
+
+def test_a_gpu_under_half_the_median_is_a_faulty_node(tmp_path, catalog):
+    faulty = with_rank_figures(h100_report(), "matmul_best_tflops", "bf16", {6: 300.0})
+    stored = put(tmp_path, catalog, faulty)
+    cal = load_calibration(catalog)
+    assert cal.empty
+    whole_report_refused(cal, stored.id, "rank 6's 300 TFLOP/s is under 50% of the median "
+                                         "GPU's 650: the report describes a faulty node")
+    assert "To fix:" in refused(cal, stored.id)[0]
+
+
+def test_a_layer_over_twice_the_median_gpu_is_a_faulty_node(tmp_path, catalog):
+    stored = put(tmp_path, catalog, workload_with_rank_ms((30.0,) * 7 + (70.0,)))
+    cal = load_calibration(catalog)
+    assert cal.workload(H100, "fsdp", _layer()) is None
+    whole_report_refused(cal, stored.id, "rank 7's 70 ms per layer is over 2x the median "
+                                         "GPU's 30 ms: the report describes a faulty node")
+
+
+def test_activations_above_the_gpu_memory_on_one_gpu_refuse_the_report(tmp_path, catalog):
+    report = h100_workload_report()
+    ranks = tuple(dataclasses.replace(r, workload=tuple(
+        NamedValue(name=v.name, value=200 * 2**30)
+        if v.name == "layer_activation_bytes" and r.rank == 3 else v for v in r.workload))
+        for r in report.ranks)
+    stored = put(tmp_path, catalog, dataclasses.replace(report, ranks=ranks))
+    cal = load_calibration(catalog)
+    assert cal.workload(H100, "fsdp", _layer()) is None
+    whole_report_refused(cal, stored.id, "rank 3: 200.0 GiB of activations per layer is above")
+
+
+def test_an_honest_spread_between_gpus_calibrates_by_its_median(tmp_path, catalog):
+    # GPUs of one model differ by a few percent, a throttled one by 10-30%: all believed
+    report = with_rank_figures(h100_report(), "matmul_best_tflops", "bf16",
+                               {1: 640.0, 2: 660.0, 3: 600.0, 4: 455.0, 5: 700.0})
+    stored = put(tmp_path, catalog, report)
+    cal = load_calibration(catalog)
+    assert refused(cal, stored.id) == []
+    assert cal.matmul(H100, "bf16").value == report.matmul.dtypes[0].across_ranks.p50 == 650.0
+    layers = put(tmp_path, catalog, workload_with_rank_ms((30.0, 29.0, 31.0, 33.0, 30.0, 30.5,
+                                                           30.0, 45.0)), "w.json")
+    cal = load_calibration(catalog)
+    assert refused(cal, layers.id) == []
+    assert cal.workload(H100, "fsdp", _layer()).measured_layer_seconds == 0.03025
+
+
+# -- item 4: copies of one run count once ------------------------------------------------------
+def _compact(report) -> bytes:
+    return json.dumps(json.loads(report_to_json(report))).encode()
+
+
+@pytest.mark.parametrize("copy", [
+    pytest.param(lambda r: _compact(r), id="re-saved as compact JSON"),
+    pytest.param(lambda r: report_to_json(dataclasses.replace(
+        r, environment=dataclasses.replace(r.environment, hostname="elsewhere"),
+        ranks=tuple(dataclasses.replace(x, hostname="elsewhere") for x in r.ranks))).encode(),
+        id="another hostname"),
+    pytest.param(lambda r: report_to_json(dataclasses.replace(
+        r, created_utc="2026-01-31T12:00:01Z")).encode(), id="created 1 s later"),
+])
+def test_a_copy_of_a_stored_run_is_already_stored(tmp_path, catalog, copy):
+    report = h100_report(bf16_tflops=980.0)
+    first = put(tmp_path, catalog, report)
+    again = ingest_bytes(copy(report), catalog, source="copy.json")
+    assert again.id == first.id
+    assert again.ingest_status == "already stored as report 1 (same measurements)"
+    assert len(list_reports()) == 1
+    m = load_calibration(catalog).matmul(H100, "bf16")
+    assert (m.value, m.n_reports) == (980.0, 1)
+
+
+def test_copies_do_not_decide_the_median_but_other_runs_do(tmp_path, catalog):
+    put(tmp_path, catalog, h100_report(bf16_tflops=650.0), "honest.json")
+    put(tmp_path, catalog, h100_report(bf16_tflops=980.0), "forged.json")
+    copy = h100_report(bf16_tflops=980.0, hostname="node-9")
+    assert ingest_bytes(_compact(copy), catalog, source="c.json").ingest_status.startswith(
+        "already stored as report 2")
+    assert load_calibration(catalog).matmul(H100, "bf16").value == 815.0  # 650 and 980
+    put(tmp_path, catalog, h100_report(bf16_tflops=700.0), "another-run.json")
+    assert load_calibration(catalog).matmul(H100, "bf16").n_reports == 3
+
+
+def test_a_copy_stored_before_ingest_knew_counts_once(tmp_path, catalog):
+    first = put(tmp_path, catalog, h100_report(bf16_tflops=980.0))
+    with sqlite3.connect(db_path()) as conn:  # as an older gpuplan stored it: other bytes
+        conn.execute("INSERT INTO reports (sha256, ingested_utc, created_utc, accelerator, "
+                     "device_type, report_json) SELECT 'other', ingested_utc, created_utc, "
+                     "accelerator, device_type, ? FROM reports WHERE id = 1",
+                     (_compact(h100_report(bf16_tflops=980.0)).decode(),))
+    cal = load_calibration(catalog)
+    assert cal.matmul(H100, "bf16").report_ids == (first.id,)
+    (why,) = refused(cal, 2)
+    assert why.startswith("the same measurements as report 1")
+
+
+# -- item 7: facts that contradict the catalog ------------------------------------------------
+def test_a_gpu_name_that_contradicts_the_instance_type_is_refused(tmp_path, catalog):
+    # an A100 name on a p5.48xlarge (H100) calibrated A100 plans: $38,414 became $32,309
+    path = write_report_atomic(h100_report(gpu_model="NVIDIA A100-SXM4-80GB"),
+                               tmp_path / "r.json")
+    with pytest.raises(CalibrationError) as info:
+        ingest(path, catalog)
+    text = str(info.value)
+    assert "'NVIDIA A100-SXM4-80GB' (A100-SXM4-80GB) on a p5.48xlarge" in text
+    assert "whose GPUs are H100-SXM5-80GB" in text and "To fix:" in text
+    assert "\n" not in text and list_reports() == []
+
+
+def test_a_contradicting_report_stored_before_ingest_knew_is_refused(tmp_path, catalog):
+    put(tmp_path, catalog, h100_report())
+    with sqlite3.connect(db_path()) as conn:
+        conn.execute("INSERT INTO reports (sha256, ingested_utc, created_utc, accelerator, "
+                     "device_type, report_json) SELECT 'other', ingested_utc, created_utc, "
+                     "'A100-SXM4-80GB', device_type, ? FROM reports WHERE id = 1",
+                     (report_to_json(h100_report(bf16_tflops=600.0,
+                                                 gpu_model="NVIDIA A100-SXM4-80GB")),))
+    cal = load_calibration(catalog)
+    assert cal.matmul("A100-SXM4-80GB", "bf16") is None
+    (why,) = refused(cal, 2)
+    assert "on a p5.48xlarge, whose GPUs are H100-SXM5-80GB" in why
+
+
+def test_a_one_gpu_workload_run_on_an_eight_gpu_instance_is_not_a_full_node(tmp_path, catalog):
+    # the report's own count says "a node of one GPU"; the catalog says p5.48xlarge has 8
+    stored = put(tmp_path, catalog, h100_workload_report(
+        world_size=1, local_world_size=1, gpu_count=1, gpu_count_smi=None))
+    cal = load_calibration(catalog)
+    assert cal.workload(H100, "fsdp", _layer()) is None
+    (why,) = refused(cal, stored.id)
+    assert "the run used 1 of p5.48xlarge's 8 GPUs" in why and "To fix:" in why
+
+
+def _layer():
+    from probe_reports import LLAMA3_8B_LAYER
+
+    from planner.model import WorkloadShape
+
+    return WorkloadShape(**LLAMA3_8B_LAYER)
