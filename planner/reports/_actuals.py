@@ -55,12 +55,20 @@ def parse_actuals(text: str, team_plan, *,
 
 
 def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, dict]:
-    fields = [str(f).strip() for f in reader.fieldnames or ()]
+    # " GPU_Hours" in a hand-edited header is gpu_hours
+    fields = [str(f).strip().lower() for f in reader.fieldnames or ()]
     missing = [c for c in ACTUALS_COLUMNS if c not in fields]
     if missing:
-        raise TeamPlanError(f"{source}: missing column(s) {missing}. To fix: the header must "
-                            f"include {', '.join(ACTUALS_COLUMNS)}")
-    reader.fieldnames = fields  # " gpu_hours" in a hand-edited header is gpu_hours
+        sep = next((s for s in (";", "\t", "|") if len(fields) == 1 and s in fields[0]), None)
+        why = (f" (the header is one column: the file separates columns with {sep!r})"
+               if sep else "")
+        raise TeamPlanError(f"{source}: missing column(s) {missing}{why}. To fix: the header "
+                            f"must include {', '.join(ACTUALS_COLUMNS)}, separated by commas")
+    twice = [c for c in ACTUALS_COLUMNS if fields.count(c) > 1]
+    if twice:  # csv keeps the last: the spend went to the second job column, silently
+        raise TeamPlanError(f"{source}: column {twice[0]!r} appears {fields.count(twice[0])} "
+                            "times in the header. To fix: keep one")
+    reader.fieldnames = fields
     known = [j.name for j in team_plan.jobs]
     out: dict[str, dict] = {}
     limits = {"gpu_hours": MAX_ACTUAL_GPU_HOURS, "cost_usd": MAX_ACTUAL_USD}
@@ -68,6 +76,10 @@ def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, di
         n = reader.line_num
         name = (row["job"] or "").strip()
         at = f"{source}: row {n}"
+        if row.get(None):  # csv puts cells beyond the header under None
+            raise TeamPlanError(f"{at}: {len(fields) + len(row[None])} cells for a header of "
+                                f"{len(fields)} columns. To fix: correct the row (a comma in a "
+                                "number or name must be quoted)")
         if name not in known:
             raise TeamPlanError(str(UnknownNameError("job", name, known, where=at,
                                                      hint="use a job name from the team plan")))

@@ -150,3 +150,17 @@ def test_actuals_unknown_job_names_the_row(catalog, tmp_path):
         load_actuals(path, plan)
     path.write_text("job,gpu_hours,cost_usd,invoice\npretrain-8b,10,100,a\npretrain-8b,5,50,b\n")
     assert load_actuals(path, plan) == {"pretrain-8b": {"gpu_hours": 15.0, "cost_usd": 150.0}}
+    # a header as a spreadsheet writes it is the same columns
+    path.write_text("JOB, GPU_Hours ,Cost_USD\npretrain-8b,10,100\n")
+    assert load_actuals(path, plan) == {"pretrain-8b": {"gpu_hours": 10.0, "cost_usd": 100.0}}
+    # the spend went to the last of two job columns; an unquoted 1,234.5 split into cells
+    # (gpu_hours 1, cost_usd 234.5), silently; ';' between columns was "missing column(s)"
+    path.write_text("job,job,gpu_hours,cost_usd\nsft-70b,pretrain-8b,100,200\n")
+    with pytest.raises(TeamPlanError, match=r"column 'job' appears 2 times in the header"):
+        load_actuals(path, plan)
+    path.write_text("job,gpu_hours,cost_usd\npretrain-8b,1,234.5,100\n")
+    with pytest.raises(TeamPlanError, match=r"row 2: 4 cells for a header of 3 columns"):
+        load_actuals(path, plan)
+    path.write_text("job;gpu_hours;cost_usd\npretrain-8b;1;2\n")
+    with pytest.raises(TeamPlanError, match=r"separates columns with ';'"):
+        load_actuals(path, plan)
