@@ -7,6 +7,7 @@ style). `launch probes` prints what the run will cost, from the catalog, before 
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Annotated
 
@@ -117,6 +118,15 @@ def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: 
             raise GpuplanError("--install must be one line of printable text (one pip spec or "
                                "git URL). To fix: e.g. --install 'gpuplan @ "
                                "git+https://example.com/gpuplan.git'")
+        # One requirement, as pip reads one argument: an option (--index-url …), a second
+        # word or an environment marker (;) would fail on the node, after it is paid for.
+        name, at, url = (part.strip() for part in install.partition(" @ "))
+        name = re.sub(r"\s*([<>=!~]=*|,)\s*", r"\1", name)  # 'gpuplan >= 0.3' is one spec
+        if (install.strip().startswith("-") or ";" in install or not name or (at and not url)
+                or any(c.isspace() for c in name + url)):
+            raise GpuplanError(f"--install {install!r} is not one pip requirement (a name, a "
+                               "name with a version, 'NAME @ URL' or a git/https URL). To fix: "
+                               "e.g. --install 'gpuplan @ git+https://example.com/gpuplan.git'")
 
 
 def probes_cmd(
