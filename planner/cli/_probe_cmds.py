@@ -233,10 +233,8 @@ def ingest_cmd(
     out = console(fit=True)
     for s in stored:
         used, refused = _for_report(cal, s.id)
-        what = ", ".join(f"{k} {_num(v)}" for k, v in s.measurements.get("matmul_tflops",
-                                                                          {}).items())
         if used:
-            use = f"calibrates {s.accelerator} ({len(used)} figure(s))"
+            use = f"calibrates {s.accelerator} ({len(used)} figure{'' if len(used) == 1 else 's'})"
         else:
             use = "stored; calibrates nothing"
         # a report's own text (GPU name, instance, error messages) may carry terminal control
@@ -244,9 +242,14 @@ def ingest_cmd(
         out.print(clean_cell(f"report {s.id}: {_machine(s)}"
                              f"{' on ' + s.instance_type if s.instance_type else ''}; {use}"),
                   markup=False)
-        out.print(clean_cell(f"  matmul TFLOP/s: {what or '-'}"), markup=False)
         if s.ingest_status != "stored":
             out.print(clean_cell(f"  {say_fields(s.ingest_status)}"), markup=False)
+        for n in used:  # each figure it counted (the matmul line alone under-said "4 figures")
+            out.print(clean_cell(f"  used: {say_fields(n.line())}"), markup=False)
+        matmul = s.measurements.get("matmul_tflops", {})
+        if not used and matmul:  # what it measured, for reference (a CPU run, a quick run)
+            out.print(clean_cell("  measured matmul TFLOP/s: " + ", ".join(
+                f"{k} {_num(v)}" for k, v in matmul.items())), markup=False)
         for line in _reasons(refused):
             out.print(clean_cell(f"  not used: {say_fields(line)}"), markup=False)
     out.print(f"database: {db_path()}", markup=False)
