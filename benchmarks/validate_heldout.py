@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Held-out check: predicted vs published training throughput on rows no constant was fitted on.
+
+    python benchmarks/validate_heldout.py [--rows] [--json]
+
+Rows: benchmarks/data/heldout_throughput.csv (50 published measurements gathered on
+2026-12-03 from sources *not* in the calibration sets of benchmarks/fit_software.py: the NeMo
+25.02 / 25.04 / 25.07 performance summaries, NeMo 24.07's fine-tuning table and 24.03's
+long-sequence table, the Megatron MoE ModelZoo's Qwen3-235B layouts, the Llama 3 paper's 405B
+rows, MT-NLG 530B and the OLMo-core README; the URL of each is in its ``reference`` column).
+Models that are not presets are HF-style configs in benchmarks/data/heldout_configs/, written
+from the published architectures. Never use these rows to fit anything: they are what the
+model has not seen.
+
+Each row runs `gpuplan estimate --json` (in process) with the published configuration pinned:
+accelerator and GPU count (a reference node), sequence, global batch, micro-batch, tp/pp/cp/vp/
+ep, ZeRO stage, recomputation, precision, framework, attention, fine-tuning. When the memory
+model refuses the published recomputation (three rows: activation offloading and FP8 weights
+are not modelled), recomputation is searched and the row says so. ``measure`` says what was
+published: tokens/s per GPU; NeMo's TFLOP/s per GPU under its own Llama 2 FLOP formula (full,
+non-causal attention), converted to tokens/s with that formula; or model TFLOP/s per GPU
+(the Llama 3 paper), compared with the estimate's. ``confidence`` "weak" marks rows whose
+source leaves a configuration fact or its FLOP convention unstated (see ``notes``); the summary
+is printed for all rows and for the "stated" ones alone.
+
+Error = predicted / measured − 1 (positive: the model is too optimistic).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import io
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data" / "heldout_throughput.csv"
+CONFIGS = ROOT / "benchmarks" / "data"
+
+
+def nemo_llama2_flops_per_token(seq: int, L: int = 32, h: int = 4096, kv: int = 32,
+                                heads: int = 32, ffn: int = 11008, V: int = 32000) -> float:
+    """NeMo's Llama 2 FLOPs per token (nemo/utils/flops_formulas.py, llama2): attention counted
+    in full (non-causal), as the long-sequence table's TFLOP/s were computed."""
+    return L * h * h * (12 + 12 * kv / heads + 18 * ffn / h + 12 * seq / h + 6 * V / (L * h))
+
+
+def argv_for(r: dict, recompute: str | None = None) -> list[str]:
+    model = r["model"]
+    a = ["estimate", "--json", "--tokens", "1e10"]
+    a += ["--config", str(CONFIGS / model)] if model.endswith(".json") else ["--model", model]
+    a += ["--gpu", r["accelerator"], "--gpus", r["gpus"], "--seq-len", r["seq_len"],
+          "--global-batch-tokens", str(int(r["global_batch_seqs"]) * int(r["seq_len"])),
+          "--micro-batch", r["micro_batch"], "--tp", r["tp"], "--pp", r["pp"], "--cp", r["cp"],
+          "--zero", r["zero"], "--precision", r["precision"], "--framework", r["framework"],
+          "--attention", r["attention"], "--recompute", recompute or r["recompute"]]
+    if r["vp"] and int(r["pp"]) > 1:
+        a += ["--vp", r["vp"]]
+    if r["ep"]:
+        a += ["--ep", r["ep"]]
+    if r["finetune"] != "none":
+        a += ["--finetune", r["finetune"]]
+    return a
+
+
+def run_estimate(argv: list[str]) -> tuple[int, str]:
+    from planner.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue() if code == 0 else err.getvalue().strip()
+
+
+def evaluate(r: dict) -> dict:
+    res = {k: r[k] for k in ("source", "label", "accelerator", "gpus", "precision", "framework",
+                             "confidence")}
+    code, text = run_estimate(argv_for(r))
+    res["status"] = "pinned"
+    if code != 0 and r["recompute"] != "auto":
+        code, text = run_estimate(argv_for(r, "auto"))
+        res["status"] = "recompute searched"
+    if code != 0:
+        res["status"], res["error"] = "not expressible", text.splitlines()[-1][:200]
+        return res
+    est = json.loads(text)
+    pred_tps, pred_tflops = est["tokens_per_second_per_gpu"], est["model_tflops_per_gpu"]
+    measured = float(r["measured"])
+    if r["measure"] == "tokens_per_s_per_gpu":
+        res["measured_tps"], res["error"] = measured, pred_tps / measured - 1
+    elif r["measure"] == "nemo_llama2_tflops_per_gpu":
+        res["measured_tps"] = measured * 1e12 / nemo_llama2_flops_per_token(int(r["seq_len"]))
+        res["error"] = pred_tps / res["measured_tps"] - 1
+    else:  # model TFLOP/s per GPU, compared as published
+        res["measured_tps"] = measured / pred_tflops * pred_tps
+        res["error"] = pred_tflops / measured - 1
+    res["predicted_tps"] = pred_tps
+    return res
+
+
+def summary(rows: list[dict]) -> dict:
+    e = [r["error"] for r in rows if "predicted_tps" in r]
+    if not e:
+        return {"rows": 0}
+    a = [abs(x) for x in e]
+    return {"rows": len(e), "median_abs": statistics.median(a),
+            "median_signed": statistics.median(e),
+            "within_20": sum(x <= 0.20 for x in a) / len(a),
+            "within_35": sum(x <= 0.35 for x in a) / len(a), "max_abs": max(a)}
+
+
+def _line(label: str, s: dict) -> str:
+    if not s["rows"]:
+        return f"  {label:28s}      0"
+    return (f"  {label:28s} {s['rows']:6d} {s['median_abs']:8.1%} {s['median_signed']:+8.1%} "
+            f"{s['within_20']:8.0%} {s['within_35']:8.0%} {s['max_abs']:8.1%}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", action="store_true", help="print every row")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    with DATA.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    results = [evaluate(r) for r in rows]
+    groups: dict[str, dict] = {"all": summary(results),
+                               "stated only": summary([r for r in results
+                                                       if r["confidence"] == "stated"])}
+    for key in ("source", "accelerator", "precision", "framework"):
+        by = defaultdict(list)
+        for r in results:
+            by[r[key]].append(r)
+        for k in sorted(by):
+            groups[f"{key}: {k}"] = summary(by[k])
+    if args.json:
+        print(json.dumps({"summary": groups, "rows": results}, indent=1))
+        return 0
+    if args.rows:
+        for r in results:
+            err = f"{r['error']:+7.1%}" if "predicted_tps" in r else "   —   "
+            meas = f"{r['measured_tps']:10,.0f}" if "measured_tps" in r else " " * 10
+            pred = f"{r['predicted_tps']:10,.0f}" if "predicted_tps" in r else " " * 10
+            print(f"{r['source']:18s} {r['accelerator']:14s} {r['label'][:44]:44s} {meas} "
+                  f"{pred} {err}  {r['status']}" + (f": {r['error']}" if r["status"] ==
+                                                    "not expressible" else ""))
+        print()
+    print(f"Held-out published throughput ({len(rows)} rows, none used in any fit): "
+          "error = predicted / measured − 1")
+    print(f"  {'group':28s} {'rows':>6s} {'med |e|':>8s} {'signed':>8s} {'±20%':>8s} "
+          f"{'±35%':>8s} {'max':>8s}")
+    for label, s in groups.items():
+        print(_line(label, s))
+    skipped = [r for r in results if r["status"] == "not expressible"]
+    searched = sum(r["status"] == "recompute searched" for r in results)
+    print(f"{searched} rows with recomputation searched (the memory model refused the "
+          f"published one); {len(skipped)} not expressible"
+          + "".join(f"\n  {r['label']} on {r['accelerator']}: {r['error']}" for r in skipped))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
