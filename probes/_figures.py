@@ -18,23 +18,33 @@ A refusal here is a fact about the report alone: schema 1, a CPU run, quick mode
 shapes, a probe that failed on some rank, a missing or repeated rank, ranks on different GPUs,
 a summary over GPUs (matmul, memory, workload) that is not what the ranks' figures give, figures
 that contradict each other (a matmul point or median above the stated best, an fp8 check whose
-verdict, limit or accumulation is not what the probe writes), a partial node, fp8 that failed
-its accuracy check, a message size short of the plateau. Whether a link is RDMA is derived from
+verdict, limit or accumulation is not what the probe writes), a run whose shape disagrees with
+itself (world size not nodes x GPUs per node, in the environment and every section; ranks not on
+that many hosts; two ranks on one device or GPU UUID), GPU facts no CUDA GPU has (under 1 GiB,
+compute capability outside 3.0-15.0), a partial node, fp8 that failed its accuracy check, a
+message size short of the plateau. Whether a link is RDMA is derived from
 the network and transport NCCL named, never taken from the report's ``rdma`` flag.
 
 The workload probe's layer (`workload_refusal`) is refused for the same facts about the report
-and, for its own, a failed or partial run (not every GPU of the node), and tensor parallelism
-(the planner's per-layer reference is one GPU).
+and, for its own, a failed or partial run (not every GPU of the node), fewer than MIN_STEPS
+timed steps or MIN_WARMUP_STEPS warm-up steps, a byte count <= 0, and tensor parallelism (the
+planner's per-layer reference is one GPU).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 from probes._nccl_log import is_rdma
-from probes._schema import CollectiveSeries, MatmulDtype, ProbeReport
+from probes._schema import CollectiveSeries, Environment, MatmulDtype, ProbeReport
+
+# A run's own --steps/--warmup-steps may be smaller than the defaults (30 after 5), not this
+# small: the median of fewer than 10 steps, or steps timed before 2 warm-up steps settled
+# the clocks and allocator, says little (--quick's 5 after 2 is refused as quick).
+MIN_STEPS, MIN_WARMUP_STEPS = 10, 2
 
 PLATEAU_BYTES = 64 * 2**20  # busbw reaches its plateau at tens of MiB (nccl-tests curves)
 # What the matmul probe writes for fp8 (probes._matmul, which imports torch, so they are
@@ -42,6 +52,11 @@ PLATEAU_BYTES = 64 * 2**20  # busbw reaches its plateau at tens of MiB (nccl-tes
 # bf16, and each fp8 dtype's accumulation. Any other value was not written by the probe.
 FP8_MAX_REL_ERROR = 0.05
 FP8_ACCUMULATION = {"fp8_e4m3": "split (full precision)", "fp8_e4m3_fast": "fast"}
+# What a CUDA GPU has: the catalog's smallest has several GiB of memory (no GPU the planner
+# calibrates has under 1 GiB), and compute capabilities run from 3.0 (Kepler, the oldest any
+# CUDA 11+ torch build targets) to 12.x (Blackwell); 15.0 leaves room for the next few.
+MIN_GPU_MEMORY_BYTES = 2**30
+COMPUTE_CAPABILITY_RANGE = (3.0, 15.0)
 _EDITED = "the report was edited. To fix: re-run the probes and ingest the file they write"
 KINDS: tuple[str, ...] = ("matmul", "hbm", "intra", "inter")
 _PROBE_OF = {"matmul": "matmul", "hbm": "memory", "intra": "collectives",
@@ -98,11 +113,70 @@ def _report_refusal(report: ProbeReport) -> str | None:
     if len(gpus) > 1:  # between ranks, or against the environment's GPU
         return (f"the ranks and the environment name different GPUs ({', '.join(gpus)}): one "
                 "accelerator's figures cannot come from another's")
-    edited = _summary_not_from_ranks(report) or _contradiction(report)
+    edited = (_environment_edited(env) or _topology_edited(report)
+              or _summary_not_from_ranks(report) or _contradiction(report))
     if edited:
         return edited
     if any(e.probe == "gather" for e in report.errors):
         return "the ranks' results could not be gathered: the other GPUs are unknown"
+    return None
+
+
+def _environment_edited(env: Environment) -> str | None:
+    """GPU facts no CUDA GPU has: under MIN_GPU_MEMORY_BYTES of memory, or a compute
+    capability outside COMPUTE_CAPABILITY_RANGE (or not a number)."""
+    if env.gpu_memory_bytes is not None and env.gpu_memory_bytes < MIN_GPU_MEMORY_BYTES:
+        return (f"the environment gives the GPU {env.gpu_memory_bytes:,} bytes of memory, "
+                f"below the {MIN_GPU_MEMORY_BYTES >> 30} GiB of any GPU the planner calibrates: "
+                f"{_EDITED}")
+    low, high = COMPUTE_CAPABILITY_RANGE
+    cc = env.compute_capability
+    try:
+        known = cc is None or low <= float(cc) <= high
+    except ValueError:
+        known = False
+    if not known:
+        return (f"compute capability {cc!r} is no CUDA GPU's ({low:g} to {high:g}): {_EDITED}")
+    return None
+
+
+def _topology_edited(report: ProbeReport) -> str | None:
+    """The run's shape stated once: world size = nodes x GPUs per node, in the environment and
+    in every section that states it (collectives' counts, the workload's tp x dp); the ranks on
+    as many distinct hosts as nodes, each host holding GPUs-per-node ranks, each rank on its own
+    device and local rank there, and no GPU UUID twice (CPU runs and old drivers have none)."""
+    env = report.environment
+    world, local, nodes = env.world_size, env.local_world_size, env.node_count
+    if world != nodes * local:
+        return (f"the environment's world size {world} is not its {nodes} node(s) x {local} "
+                f"GPUs per node: {_EDITED}")
+    col, w = report.collectives, report.workload
+    stated = [("collectives", (col.world_size, col.local_world_size, col.node_count))
+              ] if col is not None else []
+    if w is not None and w.status == "measured":  # a failed run may not have divided by tp
+        stated.append(("workload", (w.tp * w.dp, local, nodes)))
+    for name, (s_world, s_local, s_nodes) in stated:
+        if (s_world, s_local, s_nodes) != (world, local, nodes):
+            return (f"the {name} section's run ({s_world} ranks, {s_local} per node, {s_nodes} "
+                    f"node(s)) is not the environment's ({world}, {local}, {nodes}): {_EDITED}")
+    hosts = Counter(r.hostname for r in report.ranks)
+    if len(hosts) != nodes or set(hosts.values()) != {local}:
+        shown = ", ".join(f"{h}: {n}" for h, n in sorted(hosts.items())[:4])
+        return (f"the ranks are on {len(hosts)} host(s) ({shown}{', ...' if len(hosts) > 4 else ''}"
+                f" ranks), not {nodes} node(s) of {local} GPUs (nodes that share a hostname "
+                f"cannot be told apart): {_EDITED}")
+    seen: dict[object, int] = {}
+    for r in sorted(report.ranks, key=lambda r: r.rank):
+        for key, what in (((r.hostname, "device", r.device), f"{r.hostname} {r.device}"),
+                          ((r.hostname, "local rank", r.local_rank),
+                           f"{r.hostname} local rank {r.local_rank}"),
+                          (("uuid", r.gpu_uuid), f"GPU {r.gpu_uuid}")):
+            if key[-1] is None:
+                continue
+            if key in seen:
+                return (f"ranks {seen[key]} and {r.rank} both ran on {what}: one GPU counted "
+                        f"twice: {_EDITED}")
+            seen[key] = r.rank
     return None
 
 
@@ -321,6 +395,14 @@ def workload_refusal(report: ProbeReport) -> str | None:
         return why
     if w.status != "measured":
         return f"the workload probe did not measure ({w.reason})"
+    if w.steps < MIN_STEPS or w.warmup_steps < MIN_WARMUP_STEPS:
+        return (f"{w.steps} timed step(s) after {w.warmup_steps} warm-up step(s), fewer than "
+                f"{MIN_STEPS} after {MIN_WARMUP_STEPS}: the clocks and allocator had not "
+                "settled, or the median is of too few steps. To fix: re-run without "
+                "--steps/--warmup-steps (the defaults: 30 after 5)")
+    why = _bytes_edited(report)
+    if why:
+        return why
     gpus_visible = max(env.gpu_count, env.gpu_count_smi or 0) or env.local_world_size
     if env.local_world_size != gpus_visible:
         return (f"the run used {env.local_world_size} of the node's {gpus_visible} GPUs: only a "
@@ -329,4 +411,23 @@ def workload_refusal(report: ProbeReport) -> str | None:
     if w.tp > 1:
         return (f"tensor parallel (tp={w.tp}): a shard's time includes its all-reduces, and the "
                 "planner's per-layer reference is one GPU (tp=1); re-run with --tp 1")
+    return None
+
+
+_WORKLOAD_BYTES = ("static_memory_bytes", "peak_memory_bytes", "layer_activation_bytes",
+                   "layer_saved_bytes")
+
+
+def _bytes_edited(report: ProbeReport) -> str | None:
+    """A measured layer holds its weights, keeps activations for backward and peaks above
+    nothing: a byte count of the section or of a rank that is zero or negative was not
+    measured (None: not reported, as on CPU)."""
+    w = report.workload
+    counts = [(f"the workload {n}", getattr(w, n)) for n in _WORKLOAD_BYTES]
+    counts += [(f"rank {r.rank}'s workload {v.name}", v.value)
+               for r in sorted(report.ranks, key=lambda r: r.rank) for v in r.workload
+               if v.name in _WORKLOAD_BYTES]
+    for what, value in counts:
+        if value is not None and value <= 0:
+            return f"{what} is {value:,.4g} bytes; a measured layer has more: {_EDITED}"
     return None

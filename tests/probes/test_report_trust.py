@@ -1,8 +1,8 @@
 """Reports whose figures contradict each other are not trusted (hostile-input sweep fuzz22,
-items 1, 3, 5, 6 and 8): each test is named after the forgery it pins, built from the valid
+items 1, 3, 5, 6, 7 and 8): each test is named after the forgery it pins, built from the valid
 reports of tests/probe_reports.py with one field edited as the sweep's reproduction files did
-(named in each test: L1_wl_summary_forged, P3_socket_rdma_true_45, K1-K3, B1, B5, E1-E7). The
-unedited reports must still be trusted."""
+(named in each test: L1_wl_summary_forged, P3_socket_rdma_true_45, K1-K3, B1, B5, E1-E7, F3,
+G1-G4, L5, L6). The unedited reports must still be trusted."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ from probes import ReportError, report_from_bytes, report_to_json
 from probes._figures import (
     FP8_ACCUMULATION,
     FP8_MAX_REL_ERROR,
+    MIN_STEPS,
+    MIN_WARMUP_STEPS,
     report_figures,
     workload_refusal,
 )
@@ -231,3 +233,138 @@ def test_clock_skew_of_less_than_a_day_is_allowed():
     assert h100_report(created_utc=_soon(0.5)).created_utc.endswith("Z")
     assert h100_report(created_utc="2020-01-01T00:00:00Z").created_utc == \
         "2020-01-01T00:00:00Z"
+
+
+# -- 7. the run's own facts agree: GPUs, nodes, hosts, devices, steps, bytes -----------------------
+def _refusals(report):
+    """Every figure's refusal (all the same when the report itself is refused)."""
+    return {f.refusal for f in report_figures(report)}
+
+
+def _with_ranks(report, **changes):
+    return dataclasses.replace(report, ranks=tuple(dataclasses.replace(r, **changes)
+                                                   for r in report.ranks))
+
+
+def _with_env(report, **changes):
+    return dataclasses.replace(report, environment=dataclasses.replace(report.environment,
+                                                                       **changes))
+
+
+@pytest.mark.parametrize(("changes", "says"), [
+    ({"gpu_memory_bytes": 1024}, "the environment gives the GPU 1,024 bytes of memory, below "
+                                 "the 1 GiB of any GPU the planner calibrates"),
+    ({"gpu_memory_bytes": 2**30 - 1}, "below the 1 GiB"),
+    ({"compute_capability": "1.0"}, "compute capability '1.0' is no CUDA GPU's (3 to 15)"),
+    ({"compute_capability": "99.0"}, "compute capability '99.0' is no CUDA GPU's"),
+    ({"compute_capability": "nine"}, "compute capability 'nine' is no CUDA GPU's"),
+])
+def test_gpu_facts_no_cuda_gpu_has_are_refused(changes, says):
+    """F3_env_nonsense: an "H100" with 1 KB of memory and compute capability 1.0 calibrated."""
+    (why,) = _refusals(_with_env(h100_report(), **changes))
+    assert says in why and EDITED in why
+
+
+def test_gpu_facts_of_real_gpus_are_trusted():
+    for changes in ({"compute_capability": "3.0"}, {"compute_capability": "12.0"},
+                    {"compute_capability": None, "gpu_memory_bytes": None},
+                    {"gpu_memory_bytes": 16 * 2**30}):
+        assert _refusals(_with_env(h100_report(), **changes)) == {None}
+
+
+def test_a_world_size_that_is_not_nodes_times_gpus_per_node_is_refused():
+    """G1_nodes2_world8: 2 nodes of 8 GPUs said the environment, 8 ranks in all."""
+    (why,) = _refusals(_with_env(h100_report(), node_count=2))
+    assert why.startswith("the environment's world size 8 is not its 2 node(s) x 8 GPUs per "
+                          "node") and EDITED in why
+
+
+def test_a_section_that_states_another_run_is_refused():
+    """G2_coll_local2: the collectives said 2 GPUs per node, the environment 8. The workload
+    section's tp x dp is its world size too."""
+    honest = h100_report()
+    forged = dataclasses.replace(honest, collectives=dataclasses.replace(
+        honest.collectives, local_world_size=2))
+    (why,) = _refusals(forged)
+    assert why.startswith("the collectives section's run (8 ranks, 2 per node, 1 node(s)) is "
+                          "not the environment's (8, 8, 1)") and EDITED in why
+    wl = h100_workload_report()
+    wl_forged = dataclasses.replace(wl, workload=dataclasses.replace(wl.workload, dp=4))
+    assert "the workload section's run (4 ranks, 8 per node, 1 node(s))" in \
+        workload_refusal(wl_forged)
+    # a failed run may not have divided the world by --tp: its failure is the reason given
+    failed = h100_workload_report(status="failed")
+    failed = dataclasses.replace(failed, workload=dataclasses.replace(failed.workload, tp=3,
+                                                                      dp=2))
+    assert "the workload probe failed on rank 0" in workload_refusal(failed)
+
+
+def test_a_multi_node_run_on_one_host_is_refused(tmp_path, catalog):
+    """G4_2n_one_host: 2 nodes said the run, all 16 ranks said host node-0, and the cross-node
+    all-reduce calibrated the fabric."""
+    honest = h100_report(world_size=16, node_count=2)
+    assert by_kind(honest)[("inter", "all_reduce")].refusal is None
+    forged = _with_ranks(honest, hostname="node-0")
+    (why,) = _refusals(forged)
+    assert why.startswith("the ranks are on 1 host(s) (node-0: 16 ranks), not 2 node(s) of 8 "
+                          "GPUs") and EDITED in why
+    put(tmp_path, catalog, forged)
+    cal = load_calibration(catalog)
+    assert cal.inter("p5.48xlarge", 2) is None
+    # a third host, or a host holding a rank too many, is no more the run stated
+    moved = dataclasses.replace(honest, ranks=tuple(
+        dataclasses.replace(r, hostname="node-2") if r.rank == 15 else r
+        for r in honest.ranks))
+    assert "the ranks are on 3 host(s)" in _refusals(moved).pop()
+
+
+def test_ranks_on_one_gpu_are_refused():
+    """G3_all_ranks_cuda0: all 8 ranks on cuda:0, local rank 0, one GPU UUID: one GPU measured
+    8 times (timesliced), with its intra-node busbw used."""
+    honest = h100_report()
+    (why,) = _refusals(_with_ranks(honest, device="cuda:0", local_rank=0, gpu_uuid="GPU-aaaa"))
+    assert why.startswith("ranks 0 and 1 both ran on node-0 cuda:0: one GPU counted twice")
+    assert EDITED in why
+    # distinct device indices but one UUID (each rank's CUDA_VISIBLE_DEVICES the same GPU)
+    (why,) = _refusals(_with_ranks(honest, gpu_uuid="GPU-aaaa"))
+    assert "ranks 0 and 1 both ran on GPU GPU-aaaa" in why
+    one_local = _with_ranks(honest, local_rank=0)
+    assert "both ran on node-0 local rank 0" in _refusals(one_local).pop()
+    uuids = dataclasses.replace(honest, ranks=tuple(
+        dataclasses.replace(r, gpu_uuid=f"GPU-{r.rank:04d}") for r in honest.ranks))
+    assert _refusals(uuids) == {None}  # UUIDs of distinct GPUs; none at all (CPU) is fine too
+
+
+def test_a_workload_run_of_too_few_steps_is_refused():
+    """L6_wl_steps1: 1 timed step after no warm-up (not --quick) calibrated as a full run.
+    A shorter run than the defaults (20 after 3) is the user's choice and still counts."""
+    assert (MIN_STEPS, MIN_WARMUP_STEPS) == (10, 2)  # docs/probes.md states them
+    honest = h100_workload_report()
+    for steps, warmup in ((1, 0), (MIN_STEPS - 1, MIN_WARMUP_STEPS),
+                          (MIN_STEPS, MIN_WARMUP_STEPS - 1)):
+        short = dataclasses.replace(honest, workload=dataclasses.replace(
+            honest.workload, steps=steps, warmup_steps=warmup))
+        assert workload_refusal(short).startswith(
+            f"{steps} timed step(s) after {warmup} warm-up step(s), fewer than 10 after 2")
+    for steps, warmup in ((20, 3), (100, 10)):
+        enough = dataclasses.replace(honest, workload=dataclasses.replace(
+            honest.workload, steps=steps, warmup_steps=warmup))
+        assert workload_refusal(enough) is None
+
+
+@pytest.mark.parametrize("value", [-1e12, 0.0])
+def test_a_workload_byte_count_of_nothing_or_less_is_refused(value):
+    """L5_wl_neg_act: layer_activation_bytes -1e12 on every rank and in the section was
+    accepted (the allocator figures calibrate the memory ratio)."""
+    honest = h100_workload_report()
+    section = dataclasses.replace(honest.workload, layer_activation_bytes=value)
+    why = workload_refusal(dataclasses.replace(honest, workload=section))
+    assert why.startswith(f"the workload layer_activation_bytes is {value:,.4g} bytes")
+    assert EDITED in why
+    ranks = tuple(dataclasses.replace(r, workload=tuple(
+        NamedValue(name=v.name, value=value) if v.name == "layer_activation_bytes" else v
+        for v in r.workload)) for r in honest.ranks)
+    why = workload_refusal(dataclasses.replace(honest, ranks=ranks))
+    assert why.startswith(f"rank 0's workload layer_activation_bytes is {value:,.4g}")
+    # CPU runs have no allocator figures: not reported is not refused for it
+    assert workload_refusal(h100_workload_report(activation_mib=None)) is None
