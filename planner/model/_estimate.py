@@ -226,20 +226,24 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
                     calibrated=tuple(calibrated))
 
 
-def check_pins_fit_cluster(workload: Workload, cluster: Cluster) -> None:
-    """Pins that cannot work on this cluster → one error saying why (before any search)."""
+def check_pins_fit_cluster(workload: Workload, cluster: Cluster,
+                           nvlink_domain_gpus: float | None = None) -> None:
+    """Pins that cannot work on this cluster → one error saying why (before any search).
+    ``nvlink_domain_gpus``: the GPUs NVLink joins (``ClusterInputs``; default the node)."""
     p, a = workload.pins, workload.arch
     check_pins(p, workload.framework)
     G, N = cluster.gpus_per_node, cluster.gpus
+    D = max(G, int(nvlink_domain_gpus or G))
+    where = f"the {G} GPUs per node" if D == G else f"the {D} GPUs NVLink joins"
     if p.tp is not None:
-        if p.tp > G:
-            raise WorkloadError(f"tp={p.tp} is above the {G} GPUs per node: tensor parallelism "
-                                "stays inside a node (its all-reduces run every layer). To "
-                                f"fix: pin tp to a divisor of {G}", field="tp", value=p.tp)
-        if G % p.tp or a.heads % p.tp:
+        if p.tp > D:
+            raise WorkloadError(f"tp={p.tp} is above {where}: tensor parallelism stays inside "
+                                "an NVLink domain (its all-reduces run every layer). To fix: "
+                                f"pin tp to a divisor of {D}", field="tp", value=p.tp)
+        if D % p.tp or a.heads % p.tp:
             fitting = ", ".join(str(t) for t in TP_CHOICES
-                                if t <= G and not G % t and not a.heads % t)
-            raise WorkloadError(f"tp={p.tp} must divide both the {G} GPUs per node and the "
+                                if t <= D and not D % t and not a.heads % t)
+            raise WorkloadError(f"tp={p.tp} must divide both {where} and the "
                                 f"{a.heads} attention heads. To fix: pin one of {fitting}",
                                 field="tp", value=p.tp)
     _check_model_pins(workload)
@@ -300,11 +304,12 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
     import numpy as np
 
     A = assumptions or Assumptions()
-    check_pins_fit_cluster(workload, cluster)
-    ms = ModelScalars.of(workload)
+    check_pins(workload.pins, workload.framework)
     ci = cluster_inputs(cluster, workload, A, calibration, memory_gib=memory_gib)
+    check_pins_fit_cluster(workload, cluster, ci.nvlink_domain_gpus)
+    ms = ModelScalars.of(workload)
     grid = plan_grid(ms, cluster.gpus_per_node, np.array([cluster.nodes]), workload.recompute,
-                     workload=workload)
+                     workload=workload, nvlink_domain_gpus=ci.nvlink_domain_gpus)
     if len(grid["tp"]) == 0:
         raise NoFitError(_no_grid_message(workload, cluster, ms))
     pruned = prune(ms, A, grid, ci)
@@ -341,7 +346,7 @@ def no_fit_message(workload, cluster, ms, A, ci, least: float) -> str:
     def fitting(nodes: int):
         """(grid, results, best row) of the plan that fits on ``nodes`` nodes, or None."""
         grid = plan_grid(ms, cluster.gpus_per_node, np.array([nodes]), workload.recompute,
-                         workload=workload)
+                         workload=workload, nvlink_domain_gpus=ci.nvlink_domain_gpus)
         if len(grid["tp"]) == 0:
             return None
         grid = prune(ms, A, grid, ci)

@@ -45,9 +45,11 @@ def _cp_options(ms: ModelScalars, profile) -> tuple[int, ...]:
 
 
 @functools.lru_cache(maxsize=64)
-def _base_grid(gpus_per_node: int, heads: int, layers: int, seq_len: int, framework: str,
+def _base_grid(tp_domain: int, heads: int, layers: int, seq_len: int, framework: str,
                pins: tuple, cp_options: tuple[int, ...]) -> np.ndarray:
-    """(tp, pp, cp, zero, mb) rows the framework can run, before the cluster size is known."""
+    """(tp, pp, cp, zero, mb) rows the framework can run, before the cluster size is known.
+    Tensor parallelism stays inside ``tp_domain`` GPUs joined by NVLink (a node, or a GB200
+    NVL72 rack) and divides it, so no group straddles two domains."""
     import numpy as np
 
     p = PROFILES[framework]
@@ -59,7 +61,7 @@ def _base_grid(gpus_per_node: int, heads: int, layers: int, seq_len: int, framew
     mbs = _choices(mb_pin, MB_CHOICES)
     rows = [(tp, pp, cp, z, mb) for tp in tps for pp in pps for cp in cps for z in zs
             for mb in mbs
-            if tp <= gpus_per_node and gpus_per_node % tp == 0 and heads % tp == 0
+            if tp <= tp_domain and tp_domain % tp == 0 and heads % tp == 0
             and pp <= layers and seq_len % cp == 0
             and (pp == 1 or z in p.zero_with_pipeline or z_pin is not None)]
     return np.array(rows, dtype=np.int64).reshape(-1, 5)
@@ -123,7 +125,8 @@ def batch_sequences(workload: Workload, gpus: np.ndarray) -> np.ndarray:
 
 
 def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray, recompute: str, *,
-              workload: Workload | None = None) -> dict[str, np.ndarray]:
+              workload: Workload | None = None,
+              nvlink_domain_gpus: int | None = None) -> dict[str, np.ndarray]:
     """Every valid (tp, pp, cp, dp, zero, mb) for each node count in ``nodes``; ``prune`` then
     picks the recomputation (from ``recompute``) per row.
 
@@ -139,7 +142,10 @@ def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray, recompute
     pin_t = (pins.tp, pins.pp, pins.cp, pins.vp, pins.zero, pins.micro_batch) if pins \
         else (None,) * 6
     profile = PROFILES[framework]
-    base = _base_grid(gpus_per_node, ms.a, ms.L, ms.s, framework, pin_t,
+    # ``nvlink_domain_gpus`` (default: the node) bounds tensor parallelism: a GB200 NVL72 rack
+    # runs tp 8 across two 4-GPU nodes over NVLink, as NeMo's GB200 recipes do
+    tp_domain = max(gpus_per_node, int(nvlink_domain_gpus or gpus_per_node))
+    base = _base_grid(tp_domain, ms.a, ms.L, ms.s, framework, pin_t,
                       _cp_options(ms, profile))
     n = np.asarray(nodes, dtype=np.int64)
     total = n * gpus_per_node

@@ -221,11 +221,12 @@ def _grid(ctx: CallContext, gpus_per_node: int, max_nodes: int, ci: ClusterInput
     of whole node counts (it is row by row)."""
     import numpy as np
 
-    full_key = (gpus_per_node, max_nodes)
+    full_key = (gpus_per_node, max_nodes, ci.nvlink_domain_gpus)
     if full_key not in ctx.grids:
         ctx.grids[full_key] = plan_grid(ctx.ms, gpus_per_node, np.arange(1, max_nodes + 1),
-                                        ctx.workload.recompute, workload=ctx.workload)
-    key = (gpus_per_node, max_nodes, ci.memory_gib)
+                                        ctx.workload.recompute, workload=ctx.workload,
+                                        nvlink_domain_gpus=ci.nvlink_domain_gpus)
+    key = (*full_key, ci.memory_gib)
     if key not in ctx.grids:
         parts = [prune(ctx.ms, ctx.A, part, ci) for part in _slices(ctx.grids[full_key])]
         ctx.grids[key] = parts[0] if len(parts) == 1 else {

@@ -44,8 +44,8 @@ def test_published_configurations_are_timed_not_refused(fit_software, data):
 
 def test_every_held_out_row_is_still_estimated():
     """benchmarks/validate_heldout.py: each published configuration runs through
-    `gpuplan estimate` (only the GB200 TP8 row, which the CLI cannot express, errs), with a
-    finite error from the published figure."""
+    `gpuplan estimate` (the GB200 TP8 row too: tensor parallelism spans the NVL72 rack), with
+    a finite error from the published figure."""
     spec = importlib.util.spec_from_file_location("validate_heldout",
                                                   ROOT / "benchmarks" / "validate_heldout.py")
     module = importlib.util.module_from_spec(spec)
@@ -57,6 +57,6 @@ def test_every_held_out_row_is_still_estimated():
     assert len(rows) == 50 and all(r["reference"] and r["source"] for r in rows)
     results = [module.evaluate(r) for r in rows]
     missing = [(r["label"], r["accelerator"]) for r in results if "predicted_tps" not in r]
-    assert missing == [("Nemotron-340B", "GB200")]
+    assert missing == []
     assert all(np.isfinite(r["error"]) and r["measured_tps"] > 0 for r in results
                if "predicted_tps" in r)

@@ -28,7 +28,7 @@ from planner import (
     preset,
     reference_cluster,
 )
-from planner.model import ModelScalars, evaluate
+from planner.model import ModelScalars, evaluate, plan_grid
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_context_parallel_divides_activations_and_adds_a_ring_exchange(cat):
 
 
 @pytest.mark.parametrize("pins,fragment", [
-    (PlanPins(tp=16), "above the 8 GPUs per node"),
+    (PlanPins(tp=16), "above the 8 GPUs per node: tensor parallelism stays inside an NVLink"),
     (PlanPins(tp=3), "must divide both"),
     (PlanPins(pp=33), "above the model's 32 layers"),
     (PlanPins(tp=8, pp=8, cp=2), "does not divide the 64 GPUs"),
@@ -110,6 +110,26 @@ def test_a_pin_that_cannot_work_says_why(cat, pins, fragment):
         estimate(wl(pins=pins), reference_cluster(cat, "H100", 64))
     assert fragment in str(err.value) and "To fix" in str(err.value)
     assert err.value.field in ("tp", "pp", "cp", "vp", "zero", "ep")
+
+
+def test_tensor_parallelism_spans_the_nvlink_domain_not_the_node(cat):
+    """A GB200 NVL72 rack joins its 4-GPU nodes over NVLink: tp 8 across two of them (as
+    NeMo's GB200 recipes run Nemotron-340B) was refused as "above the 4 GPUs per node"."""
+    ms = wl(pins=PlanPins(tp=8))
+    rack = reference_cluster(cat, "GB200", 64)
+    assert rack.gpus_per_node == 4
+    e = estimate(ms, rack)
+    assert e.plan.tp == 8 and any("NVLink domain 64 GPUs" in n for n in e.assumptions)
+    # the domain bounds it: 8 GPUs are all NVLink joins there
+    with pytest.raises(WorkloadError, match="tp=16 is above the 8 GPUs NVLink joins"):
+        estimate(wl(pins=PlanPins(tp=16)), reference_cluster(cat, "GB200", 8))
+    # a searched plan may use it too, in groups that divide the 72-GPU rack (not 16); a
+    # 4-GPU node alone still bounds tp at 4
+    searched = plan_grid(ModelScalars.of(wl()), 4, np.array([16]), "auto", workload=wl(),
+                         nvlink_domain_gpus=72)
+    assert 8 in set(searched["tp"]) and 16 not in set(searched["tp"])
+    assert 8 not in set(plan_grid(ModelScalars.of(wl()), 4, np.array([16]), "auto",
+                                  workload=wl())["tp"])
 
 
 @pytest.mark.parametrize("pins,field,says", [
