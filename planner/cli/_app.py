@@ -288,6 +288,10 @@ def error_line(exc: BaseException) -> str:
     wrong first (``--seq-len: …``) unless the message already starts with it."""
     from planner.model import refer_to_fields
 
+    if type(exc).__module__.startswith("planner.team."):
+        # a team plan's errors already name its YAML keys (``in_team_terms``); a backtick
+        # left is the user's own text (a job named "exp `tokens`" read "exp --tokens")
+        return str(exc)
     text = refer_to_fields(str(exc), flag_for)
     flag = flag_for(getattr(exc, "field", None))
     if flag and not text.startswith(flag):

@@ -166,6 +166,13 @@ def test_json_keeps_user_names_and_out_never_replaces_an_input(team_file, tmp_pa
     out = json.loads(capsys.readouterr().out)
     assert out["jobs"][0]["job"] == "exp `tokens` `out` v2"
     assert out["jobs"][0]["team"] == "`workers`" and "`workers`" in out["by_team"]
+    # and in an error line: the name as written, not turned into flags
+    dup = yaml.safe_load(team_file.read_text())
+    dup["jobs"][1]["name"] = dup["jobs"][0]["name"]
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(yaml.safe_dump(dup))
+    assert main(["report", str(twice)]) == 2
+    assert "jobs[2] 'exp `tokens` `out` v2': name already used" in capsys.readouterr().err
     before = team_file.read_text()
     actuals = tmp_path / "actuals.csv"
     actuals.write_text("job,gpu_hours,cost_usd\nsmall-b,100,2500\n")
