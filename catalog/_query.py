@@ -80,9 +80,10 @@ def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
         for r in regions:
             if r not in in_clouds:
                 owners = [c for c in CLOUDS if r in catalog.regions(c)]
-                raise GpuplanError(f"region {r!r} is {'/'.join(owners)}'s, not in --cloud "
-                                   f"{','.join(clouds)}. To fix: add --cloud "
-                                   f"{owners[0]} or drop --region {r}")
+                # fields, not flags: the CLI, the app and a team plan each name them theirs
+                raise GpuplanError(f"region {r!r} is {'/'.join(owners)}'s, not in `clouds` "
+                                   f"{','.join(clouds)}. To fix: add {owners[0]} to `clouds` "
+                                   f"or drop {r} from `regions`", field="regions", value=r)
     accs = tuple(catalog.resolve_accelerator(g) for g in gpus or ())
     return clouds, tuple(regions or ()), pricing, accs
 

@@ -183,3 +183,14 @@ def test_json_keeps_user_names_and_out_never_replaces_an_input(team_file, tmp_pa
         assert "the report would replace it. To fix: choose another --out" in err
     assert team_file.read_text() == before
     assert actuals.read_text().startswith("job,gpu_hours")
+
+
+def test_a_region_of_another_cloud_is_named_in_the_files_words(team_file, capsys):
+    """It said "add --cloud gcp or drop --region europe-west4": flags `report` does not take."""
+    data = yaml.safe_load(team_file.read_text())
+    data["jobs"][0]["regions"] = ["europe-west4"]  # the job's clouds are [aws]
+    team_file.write_text(yaml.safe_dump(data))
+    assert main(["report", str(team_file)]) == 2
+    err = capsys.readouterr().err
+    assert ("region 'europe-west4' is gcp's, not in clouds aws. To fix: add gcp to clouds or "
+            "drop europe-west4 from regions") in err and "--" not in err
