@@ -1,9 +1,10 @@
 """`estimate`: the best parallel plan for one workload on one cluster, and what it costs in time.
 
-The plan search enumerates tensor (within a node), pipeline, context and data parallel degrees,
-ZeRO stage, micro-batch size and recomputation — only what the workload's framework profile can
-run, and only the values the user did not pin — evaluates them all at once with the vectorised
-model (``_perf.evaluate``) and keeps the fastest plan that fits in memory.
+The plan search enumerates tensor (within an NVLink domain), pipeline, context and data
+parallel degrees, ZeRO stage, micro-batch size and recomputation — only what the workload's
+framework profile can run, and only the values the user did not pin — evaluates them all at
+once with the vectorised model (``_perf.evaluate``) and keeps the fastest plan that fits in
+memory.
 
 Time has three layers: the step time (physics × the framework's fitted software constants),
 *training time* = steps × step time, and *calendar time* = training time / goodput (failures,

@@ -235,16 +235,22 @@ def least_memory(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs
 
 def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
               gpus_per_node: int, nic: np.ndarray | None = None,
-              layer_scale: np.ndarray | None = None) -> dict[str, np.ndarray]:
+              layer_scale: np.ndarray | None = None,
+              nvlink_domain_gpus: float | None = None) -> dict[str, np.ndarray]:
     """The model on every row of ``grid``; ``nic`` (per row) overrides the per-GPU
     inter-node bandwidth, for measured figures that depend on the node count; ``layer_scale``
-    (per row) applies a workload probe's per-layer measurement."""
+    (per row) applies a workload probe's per-layer measurement; ``nvlink_domain_gpus`` (the
+    accelerator's whole domain, for a grid of many node counts) is capped per row by the
+    row's GPUs — default ``ci``'s, which is its own cluster's."""
     import numpy as np
 
     k = len(grid["tp"])
 
     def full(x):
         return np.full(k, x, dtype=np.float64)
+
+    domain = full(ci.nvlink_domain_gpus) if nvlink_domain_gpus is None else np.minimum(
+        float(nvlink_domain_gpus), grid["nodes"] * float(gpus_per_node))
 
     return evaluate(ms, A, tp=grid["tp"], pp=grid["pp"], dp=grid["dp"], zero=grid["zero"],
                     mb=grid["mb"], rc=grid["rc"], cp=grid["cp"], vp=grid["vp"],
@@ -257,7 +263,7 @@ def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
                     else nic,
                     sm_count=None if math.isnan(ci.sm_count) else full(ci.sm_count),
                     hop_latency_s=full(ci.hop_latency_s), layer_scale=layer_scale,
-                    ep=grid.get("ep"), nvlink_domain_gpus=full(ci.nvlink_domain_gpus))
+                    ep=grid.get("ep"), nvlink_domain_gpus=domain)
 
 
 BATCH_ROUNDING_LIMIT = 1.1  # a global batch rounded up beyond this × the wanted one is warned

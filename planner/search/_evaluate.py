@@ -215,17 +215,18 @@ def shape_evaluation(ctx: CallContext, it, cluster, ci: ClusterInputs,
     return found
 
 
-def _grid(ctx: CallContext, gpus_per_node: int, max_nodes: int, ci: ClusterInputs) -> dict:
+def _grid(ctx: CallContext, gpus_per_node: int, max_nodes: int, ci: ClusterInputs,
+          domain: float) -> dict:
     """The grid pruned by memory, built once per call for each (GPUs per node, node range,
     memory) — the unpruned grid once per (GPUs per node, node range); pruning runs on slices
     of whole node counts (it is row by row)."""
     import numpy as np
 
-    full_key = (gpus_per_node, max_nodes, ci.nvlink_domain_gpus)
+    full_key = (gpus_per_node, max_nodes, domain)
     if full_key not in ctx.grids:
         ctx.grids[full_key] = plan_grid(ctx.ms, gpus_per_node, np.arange(1, max_nodes + 1),
                                         ctx.workload.recompute, workload=ctx.workload,
-                                        nvlink_domain_gpus=ci.nvlink_domain_gpus)
+                                        nvlink_domain_gpus=domain)
     key = (*full_key, ci.memory_gib)
     if key not in ctx.grids:
         parts = [prune(ctx.ms, ctx.A, part, ci) for part in _slices(ctx.grids[full_key])]
@@ -286,7 +287,10 @@ def _evaluate(ctx: CallContext, accelerator: str, gpus_per_node: int, max_nodes:
               ci: ClusterInputs, nic_per_count) -> ShapeEvaluation | None:
     import numpy as np
 
-    grid = _grid(ctx, gpus_per_node, max_nodes, ci)
+    # the accelerator's whole NVLink domain (a GB200 NVL72 rack): ``ci`` is a one-node
+    # cluster's, and each row's is capped by its own GPUs (``run_model``)
+    domain = float(ctx.A.nvlink_domain_gpus.get(accelerator, gpus_per_node))
+    grid = _grid(ctx, gpus_per_node, max_nodes, ci, domain)
     if not grid or len(grid["tp"]) == 0:
         return None
     kept_grid, kept_res, found = [], [], {}
@@ -294,7 +298,8 @@ def _evaluate(ctx: CallContext, accelerator: str, gpus_per_node: int, max_nodes:
         scale, measured = workload_scales(ctx.calibration, ctx.workload, accelerator, part)
         found.update(measured)
         nic = None if nic_per_count is None else nic_per_count[part["nodes"] - 1]
-        res = run_model(ctx.ms, ctx.A, part, ci, gpus_per_node, layer_scale=scale, nic=nic)
+        res = run_model(ctx.ms, ctx.A, part, ci, gpus_per_node, layer_scale=scale, nic=nic,
+                        nvlink_domain_gpus=domain)
         best = fastest_per_node(part["nodes"], seconds_per_sequence(part, res),
                                 res["memory_gib"])
         kept_grid.append({k: v[best] for k, v in part.items() if k != "rc_options"})

@@ -312,9 +312,9 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
     if pins:
         pinned = ", ".join(f"{k}={v}" for k, v in pins.items())
         return (f"no matching offer can run the pinned plan ({pinned}) for this model within "
-                f"the GPU limit (tensor parallelism must divide a node's GPUs and the heads; "
-                f"the model must fit). To fix: change or drop the pins, or "
-                "raise `max_gpus`")
+                "the GPU limit (tensor parallelism must divide the GPUs NVLink joins and the "
+                "heads; the model must fit). To fix: change or drop the pins, or raise "
+                "`max_gpus`")
     return (f"the model ({workload.arch.params_total() / 1e9:.1f}B parameters) fits on none of "
             f"the {len(offers)} matching offers within the GPU limit. To fix: raise `max_gpus`, "
             "allow GPUs with more memory, or use `recompute` full")

@@ -28,7 +28,7 @@ from planner import (
     preset,
     reference_cluster,
 )
-from planner.model import ModelScalars, evaluate, plan_grid
+from planner.model import ModelScalars, cluster_for_instance, evaluate, plan_grid
 
 
 @pytest.fixture(scope="module")
@@ -123,13 +123,35 @@ def test_tensor_parallelism_spans_the_nvlink_domain_not_the_node(cat):
     # the domain bounds it: 8 GPUs are all NVLink joins there
     with pytest.raises(WorkloadError, match="tp=16 is above the 8 GPUs NVLink joins"):
         estimate(wl(pins=PlanPins(tp=16)), reference_cluster(cat, "GB200", 8))
-    # a searched plan may use it too, in groups that divide the 72-GPU rack (not 16); a
-    # 4-GPU node alone still bounds tp at 4
+    # the grid: groups that divide the 72-GPU rack (not 16); a 4-GPU node alone bounds tp at 4
     searched = plan_grid(ModelScalars.of(wl()), 4, np.array([16]), "auto", workload=wl(),
                          nvlink_domain_gpus=72)
     assert 8 in set(searched["tp"]) and 16 not in set(searched["tp"])
     assert 8 not in set(plan_grid(ModelScalars.of(wl()), 4, np.array([16]), "auto",
                                   workload=wl())["tp"])
+
+
+def test_the_plan_search_also_spans_the_rack_with_tensor_parallelism(cat):
+    """plan() built its grid from a one-node cluster, so tp stayed at 4 on GB200 while
+    `estimate` took 8 (review of the change above): now the same, and costed the same."""
+    import dataclasses
+
+    from planner import Constraints, plan
+
+    it = next(t for t in cat.instance_types if t.accelerator.startswith("GB200"))
+    base = next(o for o in cat.offers if o.cloud == it.cloud and o.pricing == "on_demand")
+    offer = dataclasses.replace(base, instance_type=it.name, usd_per_hour=60.0, flags=(),
+                                flag_reasons="", term_hours=None)
+    gb200 = dataclasses.replace(cat, offers=(offer,))
+    work = build_workload(WorkloadSpec(model="llama3-70b", tokens="100B", pins=PlanPins(tp=8)))
+    res = plan(work, gb200, Constraints(deadline_hours=24 * 90, max_gpus=64,
+                                        min_probability=0), top_n=3)
+    best = res.recommendation
+    assert best is not None and best.estimate.plan.tp == 8 and best.nodes >= 2
+    # the estimate of that very cluster agrees with what the search ranked it by
+    same = estimate(work, cluster_for_instance(gb200, it, best.nodes))
+    assert same.plan.tp == 8
+    assert same.step_time_s == pytest.approx(best.estimate.step_time_s, rel=1e-9)
 
 
 @pytest.mark.parametrize("pins,field,says", [
