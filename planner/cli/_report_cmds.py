@@ -84,6 +84,9 @@ def report_cmd(
                             "e.g. --workers 2")
     cat = load_priced_catalog(overrides)
     team = load_team_plan(Path(team_file), catalog=cat)
+    # the config.json files its jobs read are inputs too (known once the plan is read)
+    _not_an_input(out_path, {f"the config of job {j.name!r}": j.spec.config_name
+                             for j in team.jobs if j.spec.config_name})
     spent = load_actuals(Path(actuals), team) if actuals else None
     try:
         with progress_on_stderr() as update:  # a large team plan takes a minute or more

@@ -194,3 +194,19 @@ def test_a_region_of_another_cloud_is_named_in_the_files_words(team_file, capsys
     err = capsys.readouterr().err
     assert ("region 'europe-west4' is gcp's, not in clouds aws. To fix: add gcp to clouds or "
             "drop europe-west4 from regions") in err and "--" not in err
+
+
+def test_out_never_replaces_a_config_the_plan_reads(tmp_path, capsys):
+    """`--out llama-3.2-1b/config.json` replaced the model config a job reads (exit 0)."""
+    import shutil
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    shutil.copytree(examples, tmp_path / "ex")
+    config = tmp_path / "ex" / "llama-3.2-1b" / "config.json"
+    before = config.read_text()
+    assert main(["report", str(tmp_path / "ex" / "team.yaml"), "--format", "md", "--out",
+                 str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "is the config of job 'sft-1b': the report would replace it" in err
+    assert config.read_text() == before
