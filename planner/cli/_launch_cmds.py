@@ -118,15 +118,33 @@ def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: 
             raise GpuplanError("--install must be one line of printable text (one pip spec or "
                                "git URL). To fix: e.g. --install 'gpuplan @ "
                                "git+https://example.com/gpuplan.git'")
-        # One requirement, as pip reads one argument: an option (--index-url …), a second
-        # word or an environment marker (;) would fail on the node, after it is paid for.
-        name, at, url = (part.strip() for part in install.partition(" @ "))
-        name = re.sub(r"\s*([<>=!~]=*|,)\s*", r"\1", name)  # 'gpuplan >= 0.3' is one spec
-        if (install.strip().startswith("-") or ";" in install or not name or (at and not url)
-                or any(c.isspace() for c in name + url)):
+        if not _one_requirement(install):
             raise GpuplanError(f"--install {install!r} is not one pip requirement (a name, a "
-                               "name with a version, 'NAME @ URL' or a git/https URL). To fix: "
-                               "e.g. --install 'gpuplan @ git+https://example.com/gpuplan.git'")
+                               "name with versions or extras, 'NAME @ URL', a URL or a path "
+                               "to a wheel, optionally '; MARKER'). To fix: e.g. --install "
+                               "'gpuplan @ git+https://example.com/gpuplan.git'")
+
+
+# One pip requirement (PEP 508 as pip takes one argument), written out because `packaging` is
+# not a dependency: an option (--index-url …), a second word or a shell command after ';' would
+# only fail on the node, after the instances are paid for.
+_OP = r"(?:===|==|!=|<=|>=|~=|<|>)"
+_VERSION = r"[A-Za-z0-9.*+!_-]+"
+_NAMED = re.compile(
+    r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"  # the project name
+    r"(?:\s*\[[A-Za-z0-9._,\s-]*\])?"  # [extras]
+    rf"(?:\s*@\s*\S+|\s*\(?\s*(?:{_OP}\s*{_VERSION}(?:\s*,\s*{_OP}\s*{_VERSION})*)?\s*\)?)")
+_URL_OR_PATH = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+|\.{0,2}/\S+|\S+\.(?:whl|zip|tar\.gz)")
+_MARKER = re.compile(r"[\sA-Za-z0-9_.'\"<>=!~(),-]+")
+
+
+def _one_requirement(text: str) -> bool:
+    requirement, semicolon, marker = (part.strip() for part in text.partition(";"))
+    if semicolon and not (_MARKER.fullmatch(marker) and re.search(r"['\"]", marker)
+                          and re.search(rf"{_OP}|\bin\b", marker)):
+        return False
+    return bool(requirement) and not requirement.startswith("-") and bool(
+        _NAMED.fullmatch(requirement) or _URL_OR_PATH.fullmatch(requirement))
 
 
 def probes_cmd(

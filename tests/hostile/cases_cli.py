@@ -410,6 +410,13 @@ LAUNCH_CASES = [
     launch("install-spaced-version", "--install", "gpuplan >= 0.3", "--out", "-", expect=0),
     launch("install-git-url", "--install", "git+https://example.com/gpuplan.git", "--out", "-",
            expect=0),
+    # valid PEP 508 forms the first rule refused (review of the change)
+    *[launch(f"install-valid-{i}", "--install", spec, "--out", "-", expect=0)
+      for i, spec in enumerate(("gpuplan@ https://example.com/x.whl",
+                                'gpuplan; python_version >= "3.10"', "gpuplan (>=0.1)",
+                                "pkg[extra] >= 1, < 2", "git+ssh://git@example.com/o/g.git",
+                                "./local.whl"))],
+    launch("install-a-pipe", "--install", "gpuplan | sh", says="is not one pip requirement"),
     out("empty", "", says="--out is empty"),
     out("directory", "{tmp}", says="is a directory"),
     out("dev-null", "/dev/null", says="is a device", check=still_char_device("/dev/null")),
