@@ -76,7 +76,8 @@ def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, di
         n = reader.line_num
         name = (row["job"] or "").strip()
         at = f"{source}: row {n}"
-        if row.get(None):  # csv puts cells beyond the header under None
+        if any((c or "").strip() for c in row.get(None) or ()):  # cells beyond the header
+            # (csv puts them under None; an empty one is a trailing comma, nothing shifted)
             raise TeamPlanError(f"{at}: {len(fields) + len(row[None])} cells for a header of "
                                 f"{len(fields)} columns. To fix: correct the row (a comma in a "
                                 "number or name must be quoted)")
@@ -94,8 +95,8 @@ def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, di
                 v = float(raw.replace(",", "").replace("$", ""))
             except ValueError:
                 raise TeamPlanError(f"{at} (job {name!r}): {col} {raw[:40]!r} is not a number. "
-                                    "To fix: write e.g. 1234.5 or 1,234.5 (a decimal point; "
-                                    "commas only between thousands)") from None
+                                    "To fix: write e.g. 1234.5 or \"1,234.5\" (a decimal "
+                                    "point; commas only between thousands, quoted)") from None
             if not 0 <= v <= limit:  # NaN fails this too
                 raise TeamPlanError(f"{at} (job {name!r}): {col} must be a number from 0 to "
                                     f"{limit:,.0f}, got {raw!r}. To fix: correct the row")

@@ -161,6 +161,9 @@ def test_actuals_unknown_job_names_the_row(catalog, tmp_path):
     path.write_text("job,gpu_hours,cost_usd\npretrain-8b,1,234.5,100\n")
     with pytest.raises(TeamPlanError, match=r"row 2: 4 cells for a header of 3 columns"):
         load_actuals(path, plan)
+    # a trailing comma is an empty cell: nothing shifted, accepted
+    path.write_text("job,gpu_hours,cost_usd\npretrain-8b,1,2,\n")
+    assert load_actuals(path, plan) == {"pretrain-8b": {"gpu_hours": 1.0, "cost_usd": 2.0}}
     path.write_text("job;gpu_hours;cost_usd\npretrain-8b;1;2\n")
     with pytest.raises(TeamPlanError, match=r"separates columns with ';'"):
         load_actuals(path, plan)
