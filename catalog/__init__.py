@@ -13,7 +13,8 @@
     data_dir                       where gpuplan keeps per-user state
     read_user_text, decode_user_bytes, load_yaml_text, load_json_text, read_json_file,
     check_output_path, write_bytes_atomic, write_text_atomic   safe reading and writing of
-                                   the user's files; make_directory for gpuplan's own
+                                   the user's files; make_directory for gpuplan's own;
+                                   shell_word: a path as one word of a command to paste
     GpuplanError, UnknownNameError, close_matches   errors (with the input's ``field``), and
                                    the one "did you mean"; without_fix: a message, its fix cut
 """
@@ -63,7 +64,13 @@ from ._records import (
     Offer,
     canonical_pricing,
 )
-from ._writes import check_output_path, make_directory, write_bytes_atomic, write_text_atomic
+from ._writes import (
+    check_output_path,
+    make_directory,
+    shell_word,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 
 # Catalogs on disk, the snapshot builder and the YAML loader (PyYAML) load on first use:
 # planning never needs them (~25 ms of imports per command); nor does `estimate` need the
@@ -105,6 +112,6 @@ __all__ = [
     "catalog_status", "check_output_path", "close_matches", "data_dir", "decode_user_bytes",
     "load_catalog", "load_json_text", "load_overrides", "load_yaml_text", "make_directory",
     "parse_overrides", "read_json_file", "read_user_text", "refresh_catalog", "select_offers",
-    "stored_catalogs", "unquoted_hint", "use_catalog", "without_fix", "write_bytes_atomic",
-    "write_snapshot", "write_text_atomic",
+    "shell_word", "stored_catalogs", "unquoted_hint", "use_catalog", "without_fix",
+    "write_bytes_atomic", "write_snapshot", "write_text_atomic",
 ]

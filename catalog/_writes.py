@@ -19,6 +19,14 @@ from pathlib import Path
 from ._files import _as_path, _describe_mode, _fail, _os_reason
 
 
+def shell_word(path: str | os.PathLike[str]) -> str:
+    """A path as one word of a command to paste: quoted for the shell (``$(…)``, spaces and
+    ``;`` would run or split) and, when it starts with '-', with ``./`` so the command does not
+    read it as an option."""
+    text = str(path)
+    return shlex.quote(f"./{text}" if text.startswith("-") else text)
+
+
 def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
     """The path to write ``what`` to, after refusing what cannot (or must not) be replaced.
 
@@ -46,7 +54,7 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
             raise _fail(f"{what} {p}: is {kind}; refusing to replace it. To fix: {hint}")
         if not os.access(p, os.W_OK):
             raise _fail(f"{what} {p}: the file is read-only. To fix: make it writable "
-                        f"(chmod u+w {shlex.quote(str(p))}) or choose another path.")
+                        f"(chmod u+w {shell_word(p)}) or choose another path.")
     parent = p.parent
     try:
         parent_st = os.stat(parent)
@@ -54,7 +62,7 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
         raise _fail(f"{what} {p}: a part of {parent} is not a directory. To fix: {fix}") from None
     except FileNotFoundError:
         raise _fail(f"{what} {p}: the directory {parent} does not exist. To fix: create it "
-                    f"(mkdir -p {shlex.quote(str(parent))}) or choose another path.") from None
+                    f"(mkdir -p {shell_word(parent)}) or choose another path.") from None
     except OSError as exc:
         raise _fail(f"{what} {p}: cannot use the directory {parent} ({_os_reason(exc)}). "
                     f"To fix: {fix}") from None

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+from catalog import shell_word
+
 from ._probes import INGEST, Bucket, probe_script, setup
 from ._spec import (
     LaunchBundle,
@@ -24,7 +26,6 @@ from ._spec import (
     LaunchFile,
     LaunchSpec,
     dump_yaml,
-    shell_path,
 )
 from ._torchrun import torchrun_command
 
@@ -91,13 +92,13 @@ def probes_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
                  **profile(spec),
                  "max_duration": f"{DSTACK_MAX_DURATION_MINUTES // 60}h"})
     files = [LaunchFile(path=task_path, text=dump_yaml(task, header))]
-    commands = [f"dstack apply -f {shell_path(task_path)}"]
+    commands = [f"dstack apply -f {shell_word(task_path)}"]
     if spec.nodes > 1:
         task["fleets"] = [spec.name]
         files = [LaunchFile(path=fleet_path(task_path),
                             text=dump_yaml(fleet(spec, PROBE_FLEET_IDLE), header)),
                  LaunchFile(path=task_path, text=dump_yaml(task, header))]
-        commands.insert(0, f"dstack apply -f {shell_path(fleet_path(task_path))}")
+        commands.insert(0, f"dstack apply -f {shell_word(fleet_path(task_path))}")
     if b:
         commands.append(b.copy_command(b.object_uri(report), "report.json"))
     else:
@@ -122,11 +123,11 @@ def training_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
     if spec.spot:
         task["retry"] = {"on_events": ["interruption", "no-capacity"], "duration": "1d"}
     files = [LaunchFile(path=task_path, text="")]
-    commands = [f"dstack apply -f {shell_path(task_path)}"]
+    commands = [f"dstack apply -f {shell_word(task_path)}"]
     if spec.nodes > 1:
         task["fleets"] = [spec.name]
         files.insert(0, LaunchFile(path=fleet_path(task_path),
                                    text=dump_yaml(fleet(spec, TRAIN_FLEET_IDLE), header)))
-        commands.insert(0, f"dstack apply -f {shell_path(fleet_path(task_path))}")
+        commands.insert(0, f"dstack apply -f {shell_word(fleet_path(task_path))}")
     files[-1] = LaunchFile(path=task_path, text=dump_yaml(task, header))
     return LaunchBundle(target="dstack", files=tuple(files), commands=tuple(commands))

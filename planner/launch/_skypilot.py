@@ -14,6 +14,8 @@ using the cluster name as the SSH host (…/examples/syncing-code-artifacts.html
 
 from __future__ import annotations
 
+from catalog import shell_word
+
 from ._probes import INGEST, Bucket, probe_script, setup
 from ._spec import (
     LaunchBundle,
@@ -21,7 +23,6 @@ from ._spec import (
     LaunchFile,
     LaunchSpec,
     dump_yaml,
-    shell_path,
 )
 from ._torchrun import torchrun_command
 
@@ -72,7 +73,7 @@ def probes_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
                                   SKY_SRC.replace("~", "$HOME")))
     fetch = (b.copy_command(b.object_uri(report), "report.json") if b
              else f"scp {spec.name}:~/gpuplan-probes/report.json report.json")
-    task_arg = shell_path(task_path)
+    task_arg = shell_word(task_path)
     commands = ((f"sky launch -c {spec.name} --down {task_arg}", fetch) if b else
                 (f"sky launch -c {spec.name} -i {IDLE_MINUTES} --down {task_arg}", fetch,
                  f"sky down {spec.name}"))
@@ -90,7 +91,7 @@ def training_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
     task = {"name": spec.name, "num_nodes": spec.nodes, "resources": resources(spec),
             "envs": env, "setup": setup_line,
             "run": 'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)\n' + run + "\n"}
-    task_arg = shell_path(task_path)
+    task_arg = shell_word(task_path)
     launch = (f"sky jobs launch -n {spec.name} {task_arg}  # spot: managed job, recovers "
               "from preemption" if spec.spot else f"sky launch -c {spec.name} {task_arg}")
     return LaunchBundle(target="skypilot", commands=(launch,),

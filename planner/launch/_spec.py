@@ -147,15 +147,6 @@ def dump_yaml(data: dict, header: tuple[str, ...] = ()) -> str:
     return "".join(f"# {line}\n".replace("# \n", "#\n") for line in header) + body
 
 
-def shell_path(path: str) -> str:
-    """A file path as one word of a printed command: quoted for the shell (a name with
-    ``$(…)``, spaces or ``;`` would run or split when the command is pasted) and, when it
-    starts with '-', with ``./`` so the tool does not read it as an option."""
-    import shlex
-
-    return shlex.quote(f"./{path}" if path.startswith("-") else path)
-
-
 def default_path(target: str, what: str) -> str:
     return {"skypilot": f"gpuplan-{what}.sky.yaml", "dstack": f"gpuplan-{what}.dstack.yml",
             "torchrun": f"gpuplan-{what}.sh"}[target]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import shlex
 
-from ._spec import LaunchBundle, LaunchFile, LaunchSpec, shell_path
+from catalog import shell_word
+
+from ._spec import LaunchBundle, LaunchFile, LaunchSpec
 
 MASTER_PORT = 29500  # torchrun's default rendezvous port
 
@@ -44,4 +46,4 @@ def training_script(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...]
               body]
     return LaunchBundle(target="torchrun", files=(LaunchFile(path=task_path,
                                                              text="\n".join(lines) + "\n"),),
-                        commands=(f"bash {shell_path(task_path)}",))
+                        commands=(f"bash {shell_word(task_path)}",))

@@ -218,3 +218,7 @@ def test_the_fix_for_a_missing_directory_is_one_shell_command(tmp_path):
     with pytest.raises(catalog.GpuplanError) as exc:
         catalog.check_output_path(tmp_path / "a b" / "c.yaml", what="task file")
     assert f"(mkdir -p '{tmp_path}/a b')" in str(exc.value)
+    # a relative path starting with '-' would be read as an option of mkdir
+    with pytest.raises(catalog.GpuplanError) as exc:
+        catalog.check_output_path("-d/t.yaml", what="task file")
+    assert "(mkdir -p ./-d)" in str(exc.value)
