@@ -89,8 +89,8 @@ def test_the_url_query_parameters_are_the_inputs():
 def test_filters_that_match_no_offer_say_how_to_widen_them():
     at = app(clouds="aws", regions="eastus")  # eastus is an Azure region
     assert not at.exception
-    assert "region 'eastus' is azure's, not in “Clouds” aws. To fix: add “Clouds” azure" \
-        in errors(at)[0]
+    assert ("region 'eastus' is azure's, not in “Clouds” aws. To fix: add azure to “Clouds” "
+            "or drop eastus from “Regions”") in errors(at)[0]
 
 
 def test_an_impossible_deadline_shows_the_fastest_and_cheapest_alternatives():
