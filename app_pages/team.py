@@ -318,9 +318,12 @@ def config_uploads(names: list[str]) -> tuple | None:
     """One uploader per config.json the plan names: ((name, bytes), …), or None while one is
     missing (the plan cannot be allocated without it)."""
     got, missing = [], []
-    for i, config in enumerate(names):
-        up = I.upload(f"{config} (named by the plan)", key=f"team_config_{i}",
-                      what="config", types=["json"])
+    for config in names:
+        # the label is the plan's text (escaped: a name is not markup); the key follows the
+        # name, so another plan's file is never kept for this one
+        up = I.upload(f"{F.md(config)} (named by the plan)",
+                      key=I.for_upload("team_config", config.encode()), what="config",
+                      types=["json"])
         if up is None:
             missing.append(config)
         else:

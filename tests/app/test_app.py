@@ -305,6 +305,8 @@ def test_the_shipped_team_example_allocates_once_its_config_is_uploaded():
     files on this machine"); now it asks for that file by the name the plan gives."""
     from pathlib import Path
 
+    from app_pages._inputs import for_upload
+
     root = Path(__file__).resolve().parents[2]
     at = app("app_pages/team.py")
     at.radio(key="team_source").set_value("yaml").run()
@@ -313,12 +315,13 @@ def test_the_shipped_team_example_allocates_once_its_config_is_uploaded():
     assert not at.exception and not at.error
     assert "upload llama-3.2-1b/config.json (the model's" in at.info[0].value.replace("\\", "")
     assert not at.button  # nothing to run until it is there
-    at.file_uploader(key="team_config_0").set_value(("config.json", b"{not json",
+    key = for_upload("team_config", b"llama-3.2-1b/config.json")
+    at.file_uploader(key=key).set_value(("config.json", b"{not json",
                                                     "application/json")).run()
     at.button(key="team_run").click().run()
     assert not at.exception
     assert "llama-3.2-1b/config.json" in errors(at)[0] and "not valid JSON" in errors(at)[0]
-    at.file_uploader(key="team_config_0").set_value(
+    at.file_uploader(key=key).set_value(
         ("config.json", (root / "examples" / "llama-3.2-1b" / "config.json").read_bytes(),
          "application/json")).run()
     at.button(key="team_run").click().run()

@@ -198,6 +198,8 @@ def upload_team(text: str, name: str = "team.yaml"):
 
 def test_an_uploaded_team_plan_cannot_name_a_server_file():
     """The file a job names is asked for as an upload, never read on the server."""
+    from app_pages._inputs import for_upload
+
     at = app("app_pages/team.py")
     at.radio(key="team_source").set_value("yaml").run()
     at.file_uploader(key="team_yaml").set_value(("team.yaml", TEAM_WITH_CONFIG.encode(),
@@ -205,8 +207,8 @@ def test_an_uploaded_team_plan_cannot_name_a_server_file():
     assert not at.exception and not at.button
     assert "upload /dev/zero" in at.info[0].value.replace("\\", "")
     # what is uploaded under that name is what is read (/dev/zero would never end)
-    at.file_uploader(key="team_config_0").set_value(("config.json", b"[]",
-                                                    "application/json")).run()
+    at.file_uploader(key=for_upload("team_config", b"/dev/zero")).set_value(
+        ("config.json", b"[]", "application/json")).run()
     at.button(key="team_run").click().run()
     assert not at.exception
     message = errors(at)[0]
@@ -372,3 +374,14 @@ def test_team_table_errors_speak_of_rows_and_cells_not_yaml_fields():
                        "remove the field").endswith("To fix: fill in the cell")
     assert table_words("table: jobs[1] 'a': max_gpus must be … got 0. To fix: e.g. "
                        "max_gpus: 256").endswith("To fix: e.g. 256")
+
+
+def test_a_config_name_in_a_team_plan_is_shown_literally():
+    """The uploader's label is the plan's text: markdown in it was rendered (a link)."""
+    text = TEAM_WITH_CONFIG.replace("/dev/zero", "'[x](http://evil.example/a.json)'")
+    at = app("app_pages/team.py")
+    at.radio(key="team_source").set_value("yaml").run()
+    at.file_uploader(key="team_yaml").set_value(("team.yaml", text.encode(), "text/yaml")).run()
+    assert not at.exception
+    (uploader,) = [u for u in at.get("file_uploader") if u.key != "team_yaml"]
+    assert uploader.label.startswith("\\[x\\]\\(http") and "named by the plan" in uploader.label
