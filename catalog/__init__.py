@@ -16,7 +16,9 @@
                                    the user's files; make_directory for gpuplan's own;
                                    shell_word: a path as one word of a command to paste
     GpuplanError, UnknownNameError, close_matches   errors (with the input's ``field``), and
-                                   the one "did you mean"; without_fix: a message, its fix cut
+                                   the one "did you mean"; check_names: a list of names
+                                   checked against the known ones; without_fix: a message,
+                                   its fix cut
 """
 
 from ._anomalies import ANOMALY_FLAGS, CEILING_USD_PER_GPU_HOUR, OUTLIER_Z
@@ -46,7 +48,14 @@ from ._files import (
     read_user_text,
     unquoted_hint,
 )
-from ._load import STALE_AFTER_DAYS, Catalog, active_catalog_name, data_dir, load_catalog
+from ._load import (
+    STALE_AFTER_DAYS,
+    Catalog,
+    active_catalog_name,
+    check_names,
+    data_dir,
+    load_catalog,
+)
 from ._records import (
     DTYPES,
     FABRICS,
@@ -109,9 +118,9 @@ __all__ = [
     "CatalogFileError", "CatalogNotice", "Cloud", "GpuplanError", "InstanceType", "Offer",
     "OfferRow", "OverrideError", "Overrides", "RefreshResult", "StoredCatalog", "UnknownNameError",
     "accelerator_summaries", "active_catalog_name", "aws_bucket_rate", "canonical_pricing",
-    "catalog_status", "check_output_path", "close_matches", "data_dir", "decode_user_bytes",
-    "load_catalog", "load_json_text", "load_overrides", "load_yaml_text", "make_directory",
-    "parse_overrides", "read_json_file", "read_user_text", "refresh_catalog", "select_offers",
-    "shell_word", "stored_catalogs", "unquoted_hint", "use_catalog", "without_fix",
-    "write_bytes_atomic", "write_snapshot", "write_text_atomic",
+    "catalog_status", "check_names", "check_output_path", "close_matches", "data_dir",
+    "decode_user_bytes", "load_catalog", "load_json_text", "load_overrides", "load_yaml_text",
+    "make_directory", "parse_overrides", "read_json_file", "read_user_text", "refresh_catalog",
+    "select_offers", "shell_word", "stored_catalogs", "unquoted_hint", "use_catalog",
+    "without_fix", "write_bytes_atomic", "write_snapshot", "write_text_atomic",
 ]

@@ -276,15 +276,17 @@ Catalog.offers = property(_get_offers, _OFFERS_SLOT.__set__,
 
 
 def check_names(kind: str, given: Iterable[str], known: Iterable[str], hint: str = "", *,
-                spell: Callable[[str], str] | None = None) -> tuple[str, ...]:
+                spell: Callable[[str], str] | None = None, where: str = "") -> tuple[str, ...]:
     """``given`` in ``known``'s spelling (``spell``, e.g. 'On-Demand' → 'on_demand'); raise
-    UnknownNameError for the first that is not in ``known``, quoting it as it was given."""
+    UnknownNameError (prefixed by ``where``) for the first that is not in ``known``, quoting it
+    as it was given and matching it as spelled. The one check of a list of names: the catalog's
+    filters, ``Constraints`` and a team plan's lists."""
     known = set(known)
     out = []
     for name in given:
         spelled = name if spell is None else spell(name)
         if spelled not in known:
-            raise UnknownNameError(kind, name, known, hint,
+            raise UnknownNameError(kind, name, known, hint, where=where,
                                    match_as=None if spell is None else spelled)
         out.append(spelled)
     return tuple(out)

@@ -16,7 +16,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from catalog import CLOUDS, PRICING_MODELS, UnknownNameError, canonical_pricing
+from catalog import CLOUDS, PRICING_MODELS, UnknownNameError, canonical_pricing, check_names
 
 from ..model import PlannerError
 from ._quota import Quotas
@@ -82,11 +82,11 @@ class Constraints:
         for name, kind, known, spell in (("clouds", "cloud", CLOUDS, str.lower),
                                          ("pricing", "pricing model", PRICING_MODELS,
                                           canonical_pricing)):
-            given = getattr(self, name)
-            spelled = tuple(spell(v.strip()) for v in given)
-            for v, s in zip(given, spelled, strict=True):
-                if s not in known:
-                    raise _bad(name, v, str(UnknownNameError(kind, v, known, match_as=s)))
+            try:
+                spelled = check_names(kind, getattr(self, name), known,
+                                      spell=lambda v, spell=spell: spell(v.strip()))
+            except UnknownNameError as exc:
+                raise _bad(name, exc.name, str(exc)) from None
             object.__setattr__(self, name, tuple(dict.fromkeys(spelled)))
         if not self.pricing:  # () searched all seven models, reserved and committed included
             raise _bad("pricing", (), "`pricing` is empty: no pricing model to search. To "

@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 
-from catalog import Catalog, GpuplanError, UnknownNameError, unquoted_hint
+from catalog import Catalog, GpuplanError, UnknownNameError, check_names, unquoted_hint
 
 from ..model import PlannerError
 from ..search import MAX_BUDGET_USD
@@ -157,14 +157,13 @@ def names(value, at: str, allowed: Iterable[str] | None, kind: str = "name", *,
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise TeamPlanError(f"{at}: expected a list of names, got {show(value)}. {FIX}")
-    spelled = [v if spell is None else spell(v.strip()) for v in value]
-    if allowed is not None:
-        allowed = tuple(allowed)
-        for v, s in zip(value, spelled, strict=True):
-            if s not in allowed:  # quoted as written, matched as spelled
-                raise TeamPlanError(str(UnknownNameError(
-                    kind, v, allowed, where=at, match_as=None if spell is None else s)))
-    return tuple(spelled)
+    spelling = None if spell is None else (lambda v: spell(v.strip()))
+    if allowed is None:
+        return tuple(value if spelling is None else map(spelling, value))
+    try:  # quoted as written, matched as spelled
+        return check_names(kind, value, allowed, spell=spelling, where=at)
+    except UnknownNameError as exc:
+        raise TeamPlanError(str(exc)) from None
 
 
 def accelerator(catalog: Catalog, name: str, at: str) -> str:
