@@ -297,24 +297,16 @@ def show_allocation(out: dict) -> None:
     S.catalog_line(a["catalog"])
 
 
-def named_configs(text: str, name: str) -> list[str]:
-    """The ``workload: config:`` names of a team plan's jobs, in order, once each (none when
-    the text does not parse: ``run_allocation`` says why)."""
+def named_configs(text: str, name: str) -> tuple[str, ...]:
+    """The config.json names a team plan's jobs give (none when the text does not parse:
+    ``run_allocation`` says why)."""
     try:
-        data = catalog.load_yaml_text(text, what=name)
+        return teams_.named_configs(catalog.load_yaml_text(text, what=name))
     except catalog.GpuplanError:
-        return []
-    jobs = data.get("jobs") if isinstance(data, dict) else None
-    out = []
-    for job in jobs if isinstance(jobs, list) else ():
-        workload = job.get("workload") if isinstance(job, dict) else None
-        config = workload.get("config") if isinstance(workload, dict) else None
-        if isinstance(config, str) and config.strip() and config not in out:
-            out.append(config)
-    return out
+        return ()
 
 
-def config_uploads(names: list[str]) -> tuple | None:
+def config_uploads(names: tuple[str, ...]) -> tuple | None:
     """One uploader per config.json the plan names: ((name, bytes), …), or None while one is
     missing (the plan cannot be allocated without it)."""
     got, missing = [], []

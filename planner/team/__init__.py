@@ -1,6 +1,7 @@
 """Team budgets: several jobs sharing GPU quotas and budgets over time, allocated at least cost.
 
-    load_team_plan, parse_team_plan, TeamPlan, Job, TeamPlanError   the team plan (docs/team.md)
+    load_team_plan, parse_team_plan, TeamPlan, Job, TeamPlanError   the team plan (docs/team.md);
+    named_configs   the config.json names its jobs give
     allocate, allocate_candidates, Allocation, AllocationInfeasibleError   the allocation
     solve, Options, Solution, month_edges, month_shares   the MILP (``_milp``, ``_solve``)
 
@@ -20,7 +21,7 @@ from ._allocate import (
     job_candidates,
 )
 from ._fields import TeamPlanError, period_months
-from ._load import MAX_TEAM_FILE_BYTES, load_team_plan
+from ._load import MAX_TEAM_FILE_BYTES, load_team_plan, named_configs
 from ._milp import (
     DEFAULT_TIME_LIMIT_S,
     AllocationInfeasibleError,
@@ -37,6 +38,6 @@ __all__ = [
     "DEFAULT_TIME_LIMIT_S", "MAX_TEAM_FILE_BYTES", "MAX_WORKERS", "PER_JOB", "TOP_N", "Allocation",
     "AllocationInfeasibleError", "Job", "Options", "Solution", "TeamPlan", "TeamPlanError",
     "allocate", "allocate_candidates", "build_options", "candidate_probability", "job_candidates",
-    "load_team_plan", "month_edges", "month_shares", "parse_team_plan", "period_months",
-    "priced_catalog", "solve",
+    "load_team_plan", "month_edges", "month_shares", "named_configs", "parse_team_plan",
+    "period_months", "priced_catalog", "solve",
 ]

@@ -84,19 +84,36 @@ def _exists(text: str) -> bool:
         return False
 
 
+def _config_name(job) -> str | None:
+    """The ``workload: config:`` a job entry names (None when it names none, or not as text:
+    ``parse_team_plan`` refuses that)."""
+    workload = job.get("workload") if isinstance(job, dict) else None
+    name = workload.get("config") if isinstance(workload, dict) else None
+    return name if isinstance(name, str) and name.strip() else None
+
+
+def _jobs(data) -> list:
+    jobs = data.get("jobs") if isinstance(data, dict) else None
+    return jobs if isinstance(jobs, list) else []
+
+
+def named_configs(data) -> tuple[str, ...]:
+    """The config.json names a team plan's jobs give (``workload: config:``), once each, in
+    order: what ``parse_team_plan``'s ``configs`` must hold (the app asks for their uploads)."""
+    return tuple(dict.fromkeys(n for n in map(_config_name, _jobs(data)) if n is not None))
+
+
 def _configs(data, base: Path, source: str) -> tuple[object, dict[str, dict]]:
     """(the plan with every job's ``workload: config:`` path made relative to where gpuplan
     runs, the parsed config.json of each such path). Entries that are not paths are left to
     ``parse_team_plan`` to refuse."""
-    jobs = data.get("jobs") if isinstance(data, dict) else None
-    if not isinstance(jobs, list):
+    if not named_configs(data):
         return data, {}
     out: dict[str, dict] = {}
     resolved_jobs = []
-    for i, job in enumerate(jobs, start=1):
-        workload = job.get("workload") if isinstance(job, dict) else None
-        name = workload.get("config") if isinstance(workload, dict) else None
-        if not isinstance(name, str) or not name.strip():
+    for i, job in enumerate(_jobs(data), start=1):
+        name = _config_name(job)
+        if name is None:
             resolved_jobs.append(job)
             continue
         path = str(Path(name) if Path(name).is_absolute() else base / name)
@@ -109,5 +126,5 @@ def _configs(data, base: Path, source: str) -> tuple[object, dict[str, dict]]:
                 why = config_file_error(exc, fix="give the path of the model's config.json, "
                                                  "relative to the team plan")
                 raise TeamPlanError(f"{source}: jobs[{i}]{label}: workload: {why}") from None
-        resolved_jobs.append({**job, "workload": {**workload, "config": path}})
+        resolved_jobs.append({**job, "workload": {**job["workload"], "config": path}})
     return {**data, "jobs": resolved_jobs}, out
