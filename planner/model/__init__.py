@@ -93,6 +93,7 @@ from ._inputs import (
     cluster_inputs,
     matmul_dtype,
     nic_by_nodes,
+    nvlink_domain,
 )
 from ._layer_model import (
     LayerHardware,
@@ -157,9 +158,9 @@ __all__ = [
     "evaluate", "family_note", "format_chance", "format_count", "format_requirement", "format_usd",
     "freeze", "goodput", "goodput_arrays", "gpu_family", "hardware_for", "infer_architecture",
     "intra_link_for", "layer_flops", "least_memory", "matmul_dtype", "memory_terms",
-    "model_attention", "model_layer", "nic_by_nodes", "parse_count", "parse_deadline", "plan_grid",
-    "preset", "preset_names", "probability_within", "probe_options", "prune", "quantile",
-    "range_sigma", "refer_to_fields", "reference_cluster", "run_model", "seconds_per_sequence",
-    "shape_distance", "shape_of", "summarise", "thaw", "virtual_stages", "workload_dict",
-    "workload_scales",
+    "model_attention", "model_layer", "nic_by_nodes", "nvlink_domain", "parse_count",
+    "parse_deadline", "plan_grid", "preset", "preset_names", "probability_within",
+    "probe_options", "prune", "quantile", "range_sigma", "refer_to_fields", "reference_cluster",
+    "run_model", "seconds_per_sequence", "shape_distance", "shape_of", "summarise", "thaw",
+    "virtual_stages", "workload_dict", "workload_scales",
 ]

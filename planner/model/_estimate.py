@@ -34,7 +34,7 @@ from ._grid import (
     run_model,
 )
 from ._hardware import Cluster
-from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype
+from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype, nvlink_domain
 from ._perf import CHECKPOINT_BYTES, RECOMPUTE_NAMES
 from ._records import Estimate, ParallelPlan, TimeRange
 from ._scalars import ModelScalars
@@ -305,9 +305,9 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
     import numpy as np
 
     A = assumptions or Assumptions()
-    check_pins(workload.pins, workload.framework)
+    check_pins_fit_cluster(workload, cluster, nvlink_domain(
+        A, cluster.accelerator.name, cluster.gpus_per_node, cluster.gpus))
     ci = cluster_inputs(cluster, workload, A, calibration, memory_gib=memory_gib)
-    check_pins_fit_cluster(workload, cluster, ci.nvlink_domain_gpus)
     ms = ModelScalars.of(workload)
     grid = plan_grid(ms, cluster.gpus_per_node, np.array([cluster.nodes]), workload.recompute,
                      workload=workload, nvlink_domain_gpus=ci.nvlink_domain_gpus)

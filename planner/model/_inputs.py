@@ -59,6 +59,14 @@ def can_time(acc, precision: str) -> bool:
     return all(peaks) and bool(acc.memory_gib) and bool(acc.memory_bandwidth_gb_per_s)
 
 
+def nvlink_domain(A: Assumptions, accelerator: str, gpus_per_node: int,
+                  gpus: float = math.inf) -> float:
+    """GPUs one NVLink domain joins: the accelerator's rack (``nvlink_domain_gpus``, a GB200
+    NVL72's 72) or else the node, capped by the ``gpus`` a cluster has — the domain that
+    bounds tensor parallelism and decides which collectives run over NVLink."""
+    return max(gpus_per_node, min(A.nvlink_domain_gpus.get(accelerator, gpus_per_node), gpus))
+
+
 def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
                    cal: Calibration = NO_CALIBRATION, *,
                    memory_gib: float | None = None) -> ClusterInputs:
@@ -144,8 +152,7 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
         e = A.inter_node_efficiency.get(cluster.fabric, A.inter_node_efficiency[FALLBACK_FABRIC])
         notes.append(f"inter-node: {cluster.inter_node_gbps:g} Gb/s {cluster.fabric} × {e}"
                      f" = {nic * cluster.gpus_per_node:.0f} GB/s per node")
-    domain = max(cluster.gpus_per_node,
-                 min(A.nvlink_domain_gpus.get(acc.name, cluster.gpus_per_node), cluster.gpus))
+    domain = nvlink_domain(A, acc.name, cluster.gpus_per_node, cluster.gpus)
     if domain > cluster.gpus_per_node:
         notes.append(f"NVLink domain {domain:g} GPUs ({acc.name} racks; nvlink_domain_gpus): "
                      "collectives among GPUs inside it run over NVLink, not the NIC")

@@ -35,6 +35,7 @@ from ..model import (
     ModelScalars,
     Workload,
     nic_by_nodes,
+    nvlink_domain,
     plan_grid,
     prune,
     range_sigma,
@@ -289,7 +290,7 @@ def _evaluate(ctx: CallContext, accelerator: str, gpus_per_node: int, max_nodes:
 
     # the accelerator's whole NVLink domain (a GB200 NVL72 rack): ``ci`` is a one-node
     # cluster's, and each row's is capped by its own GPUs (``run_model``)
-    domain = float(ctx.A.nvlink_domain_gpus.get(accelerator, gpus_per_node))
+    domain = float(nvlink_domain(ctx.A, accelerator, gpus_per_node))
     grid = _grid(ctx, gpus_per_node, max_nodes, ci, domain)
     if not grid or len(grid["tp"]) == 0:
         return None
