@@ -33,6 +33,11 @@ again that day for the goodput note alone: a spot plan's restart names spot_rest
 (the constant it uses; it said restart_minutes) and the spot interruption rate keeps two
 significant digits ("spot 7e-05/node-h", not "spot 0.000/node-h"); with those two normalised
 away every file is identical.
+The thirteen plan cases were rewritten on 2026-12-04 for the described candidates' assumptions
+alone: a multi-node candidate now states its own cluster's inter-node network ("inter-node: 3200
+Gb/s efa × 0.75 = 300 GB/s per node"), NVLink domain and probe-measured fabric, as `estimate`
+does (it was described from one node's figures); with lines starting "inter-node:", "NVLink
+domain" and "inter-node busbw at" dropped from both, every file is identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

@@ -49,7 +49,8 @@ def _base_grid(tp_domain: int, heads: int, layers: int, seq_len: int, framework:
                pins: tuple, cp_options: tuple[int, ...]) -> np.ndarray:
     """(tp, pp, cp, zero, mb) rows the framework can run, before the cluster size is known.
     Tensor parallelism stays inside ``tp_domain`` GPUs joined by NVLink (a node, or a GB200
-    NVL72 rack) and divides it, so no group straddles two domains."""
+    NVL72 rack); ``plan_grid`` then keeps, per cluster size, the degrees that divide the
+    domain the cluster spans, so no group straddles two domains."""
     import numpy as np
 
     p = PROFILES[framework]
@@ -61,7 +62,7 @@ def _base_grid(tp_domain: int, heads: int, layers: int, seq_len: int, framework:
     mbs = _choices(mb_pin, MB_CHOICES)
     rows = [(tp, pp, cp, z, mb) for tp in tps for pp in pps for cp in cps for z in zs
             for mb in mbs
-            if tp <= tp_domain and tp_domain % tp == 0 and heads % tp == 0
+            if tp <= tp_domain and heads % tp == 0
             and pp <= layers and seq_len % cp == 0
             and (pp == 1 or z in p.zero_with_pipeline or z_pin is not None)]
     return np.array(rows, dtype=np.int64).reshape(-1, 5)
@@ -156,7 +157,9 @@ def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray, recompute
     # the distinct (tp, pp, cp) in order, as np.unique(axis=0) gives them (that would import
     # numpy.ma, 13 ms of an `estimate`, for a few hundred rows)
     for tp, pp, cp in sorted(set(map(tuple, base[:, :3].tolist()))):
-        ok = total % (tp * pp * cp) == 0
+        # tp divides the GPUs NVLink joins in this cluster: the whole cluster while it fits
+        # one domain (16 GPUs of a GB200 rack run tp 16), else the domain (72: tp ≤ 8)
+        ok = (total % (tp * pp * cp) == 0) & (np.minimum(total, tp_domain) % tp == 0)
         if not ok.any():
             continue
         nv, dpv, gv = n[ok], total[ok] // (tp * pp * cp), gbs_n[ok]

@@ -182,7 +182,7 @@ def _types(ctx: CallContext, catalog: Catalog, offers: tuple, max_gpus: int):
             continue
         used[id(ev)] = ev
         if len(ev.nodes):
-            types.append(TypeEntry(it=it, ci=ci, ev=ev))
+            types.append(TypeEntry(it=it, ci=ci, ev=ev, calibration=ctx.calibration))
     return tuple(types), sum(ev.evaluated for ev in used.values())
 
 

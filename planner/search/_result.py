@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..model import TimeRange, cluster_for_instance, quantile, summarise
+from ..model import TimeRange, cluster_for_instance, cluster_inputs, quantile, summarise
 from ._candidates import (
     Candidate,
     Commitment,
@@ -145,7 +145,13 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
     n = int(C.nodes[i])
     wall = C.wall
     rate, restart = float(space.e_rate[e]), float(space.e_restart[e])
-    est = summarise(workload, cluster_for_instance(catalog, entry.it, n), ms, A, entry.ci,
+    cluster = cluster_for_instance(catalog, entry.it, n)
+    # the search timed every node count from one node's figures and each count's network
+    # (``nic_by_nodes``); the description states this cluster's: its inter-node network,
+    # NVLink domain and any probe measurement at this node count
+    ci = entry.ci if n == 1 else cluster_inputs(cluster, workload, A, entry.calibration,
+                                                memory_gib=entry.it.gpu_memory_gib)
+    est = summarise(workload, cluster, ms, A, ci,
                     ev.grid, ev.res, int(C.j[i]), interruption_rate_per_node_hour=rate,
                     restart_minutes=restart, measurements=ev.found,
                     restart_constant="spot_restart_minutes" if o.pricing == "spot"

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from catalog import InstanceType
 
-    from ..model import ClusterInputs
+    from ..model import Calibration, ClusterInputs
     from ._evaluate import ShapeEvaluation
 
 PRICE_TIE = 1e-9  # prices within this relative distance of a group's cheapest are kept too
@@ -54,11 +54,13 @@ FIRST_CHUNK = 512  # entries whose sums ``max_probability`` computes first (then
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TypeEntry:
-    """An instance type with usable offers: its figures and its shape's evaluation."""
+    """An instance type with usable offers: its figures (one node's) and its shape's
+    evaluation; ``calibration`` gives a described candidate its own cluster's figures."""
 
     it: InstanceType
     ci: ClusterInputs
     ev: ShapeEvaluation
+    calibration: Calibration
 
 
 @dataclass(frozen=True, slots=True)

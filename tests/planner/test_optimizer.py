@@ -142,10 +142,13 @@ def test_candidates_are_the_brute_force_ranking():
     result = run(cat, deadline_hours=deadline, min_probability=0,
                  top_n=len(expected) + 5)
     assert len(result.candidates) == len(expected)
-    for got, (cost, wall, key, nodes, _, regions) in zip(result.candidates, expected,
-                                                         strict=True):
+    for got, (cost, wall, key, nodes, est, regions) in zip(result.candidates, expected,
+                                                           strict=True):
         assert (got["cloud"], got["instance_type"], got["region"], got["pricing"],
                 got["nodes"]) == (*key, nodes)
+        # described as `estimate` describes that cluster: a multi-node plan states its
+        # inter-node network (it was described from one node's figures, without it)
+        assert got["assumptions"] == list(est.assumptions)
         assert got["regions"] == sorted(regions)
         assert got["total_cost_usd"] == pytest.approx(cost, rel=1e-9)
         assert got["wall_clock_hours"] == pytest.approx(wall, rel=1e-9)

@@ -123,10 +123,19 @@ def test_tensor_parallelism_spans_the_nvlink_domain_not_the_node(cat):
     # the domain bounds it: 8 GPUs are all NVLink joins there
     with pytest.raises(WorkloadError, match="tp=16 is above the 8 GPUs NVLink joins"):
         estimate(wl(pins=PlanPins(tp=16)), reference_cluster(cat, "GB200", 8))
-    # the grid: groups that divide the 72-GPU rack (not 16); a 4-GPU node alone bounds tp at 4
-    searched = plan_grid(ModelScalars.of(wl()), 4, np.array([16]), "auto", workload=wl(),
+    # the grid: inside one rack (16 nodes, 64 GPUs) groups of 16 fit, as `estimate` allows;
+    # over two racks (36 nodes, 144 GPUs) only groups that divide the 72-GPU rack (not 16);
+    # a 4-GPU node alone bounds tp at 4
+    def searched(nodes):
+        grid = plan_grid(ModelScalars.of(wl()), 4, np.array([nodes]), "auto", workload=wl(),
                          nvlink_domain_gpus=72)
-    assert 8 in set(searched["tp"]) and 16 not in set(searched["tp"])
+        return set(grid["tp"].tolist())
+
+    assert {8, 16} <= searched(16)
+    assert 8 in searched(36) and 16 not in searched(36)
+    assert estimate(wl(pins=PlanPins(tp=16)), reference_cluster(cat, "GB200", 64)).plan.tp == 16
+    with pytest.raises(WorkloadError, match="must divide both the 72 GPUs NVLink joins"):
+        estimate(wl(pins=PlanPins(tp=16)), reference_cluster(cat, "GB200", 144))
     assert 8 not in set(plan_grid(ModelScalars.of(wl()), 4, np.array([16]), "auto",
                                   workload=wl())["tp"])
 
