@@ -172,6 +172,21 @@ def config_from_args(args) -> WorkloadConfig:
         raise ProbesError(f"{exc}. To fix: see python -m probes workload --help") from None
 
 
+def too_short_to_calibrate(config: WorkloadConfig) -> str | None:
+    """A note, said before the run, when its steps are too few for the planner to calibrate
+    with the report (``probes._figures``: MIN_STEPS timed after MIN_WARMUP_STEPS); None
+    otherwise. --quick says so in its help."""
+    from probes._figures import MIN_STEPS, MIN_WARMUP_STEPS
+
+    if config.quick or (config.timed_steps >= MIN_STEPS and config.warmup >= MIN_WARMUP_STEPS):
+        return None
+    return (f"note: {config.timed_steps} timed step(s) after {config.warmup} warm-up: the "
+            f"planner calibrates only with {MIN_STEPS} or more after {MIN_WARMUP_STEPS} or "
+            "more, so this run checks the set-up and its report will not calibrate a plan. "
+            f"To calibrate: --steps {MIN_STEPS} --warmup-steps {MIN_WARMUP_STEPS} or more "
+            "(defaults 30 and 5)")
+
+
 def _ms(seconds: float | None) -> str:
     if seconds is None:
         return "-"
@@ -270,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         config = config_from_args(args)
+        if os.environ.get("RANK", "0") == "0" and (note := too_short_to_calibrate(config)):
+            print(note, file=sys.stderr)
         report = run_workload_probe(config, out=args.out)
     except ProbesError as exc:
         print(exc)

@@ -245,13 +245,14 @@ def build_workload_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
     return workload_parser(check_out=check_out)
 
 
-def check_workload_config(args: argparse.Namespace) -> None:
+def check_workload_config(args: argparse.Namespace) -> str | None:
     """The checks `python -m probes workload` makes of the shape before building anything
     (tp divides the heads, and so on), for `gpuplan probe workload --print-command`, which
-    prints a command for the node instead of running it; ProbesError when one fails."""
-    from probes._workload_cli import config_from_args
+    prints a command for the node instead of running it; ProbesError when one fails. Returns
+    the note the run would print first (its steps too few to calibrate), or None."""
+    from probes._workload_cli import config_from_args, too_short_to_calibrate
 
-    config_from_args(args)
+    return too_short_to_calibrate(config_from_args(args))
 
 
 _TAKES_VALUE = ("--out", "--device", "--timeout-s", "--sizes", "--shapes", "--dtypes",

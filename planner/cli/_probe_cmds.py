@@ -67,7 +67,8 @@ def check_workload_args(argv: list[str], *, print_command: bool = False) -> None
     """Every `probe workload` option checked before any layer is built or file written: the
     counts within their bounds (--build-layers, --steps... see `python -m probes workload
     --help`), a finite timeout, and --out as every gpuplan --out (its folder must exist).
-    With ``print_command`` the report is written on the node: its path is not checked here."""
+    With ``print_command`` the report is written on the node: its path is not checked here,
+    and the note the node would print first (too few steps to calibrate) is said now."""
     from catalog import check_output_path
     from probes.cli import build_workload_parser
 
@@ -81,9 +82,11 @@ def check_workload_args(argv: list[str], *, print_command: bool = False) -> None
     from probes.cli import check_workload_config
 
     try:  # the command is printed for a node: it must not fail there on the shape
-        check_workload_config(args)
+        note = check_workload_config(args)
     except ProbesError as exc:
         raise GpuplanError(f"probe workload: {exc}") from None
+    if note:
+        console(stderr=True).print(note, markup=False, highlight=False)
 
 
 def _num(v: float | None) -> str:

@@ -324,6 +324,23 @@ def test_print_command_does_not_check_an_out_meant_for_the_node(tmp_path, capsys
         _error_line(capsys)
 
 
+@pytest.mark.parametrize("argv,says", [
+    (["--steps", "5"], "5 timed step(s) after 5 warm-up"),
+    (["--warmup-steps", "1"], "30 timed step(s) after 1 warm-up"),
+])
+def test_too_few_steps_to_calibrate_are_said_before_the_run_not_after_it(argv, says, capsys):
+    """A run of 5 steps was accepted and its report then never calibrated a plan (ingest
+    refuses fewer than MIN_STEPS after MIN_WARMUP_STEPS): the note comes before it runs."""
+    full = [a for a in WORKLOAD if a != "--quick"]
+    assert main([*full, "--print-command", *argv]) == 0
+    out, err = capsys.readouterr()
+    assert "torchrun" in out and says in err and "will not calibrate a plan" in err
+    assert "To calibrate: --steps 10 --warmup-steps 2 or more" in " ".join(err.split())
+    for fine in ([], ["--quick"], ["--steps", "10", "--warmup-steps", "2"]):
+        assert main([*full, "--print-command", *fine]) == 0
+        assert "calibrate" not in capsys.readouterr().err
+
+
 # -- 6. `probe show` printed a CPU run as "cpu x0" and "GPUs/node 1/0" -----------------------------
 def test_a_cpu_run_is_shown_as_a_cpu_run(tmp_path, capsys):
     report = tmp_path / "cpu.json"
