@@ -37,8 +37,11 @@ class GpuplanError(Exception):
     """Base of every error a user can cause; ``str(exc)`` is the one line to show.
 
     ``field``: which input was wrong (None when the error is not about one input); ``value``:
-    what it was.
+    what it was. ``names_file_keys``: the message already names its inputs as a file's keys
+    (a team plan's YAML), so a front end must not rewrite them as its own flags.
     """
+
+    names_file_keys: bool = False
 
     def __init__(self, message: str = "", *, field: str | None = None,
                  value: object = None) -> None:

@@ -288,7 +288,7 @@ def error_line(exc: BaseException) -> str:
     wrong first (``--seq-len: …``) unless the message already starts with it."""
     from planner.model import refer_to_fields
 
-    if type(exc).__module__.startswith("planner.team."):
+    if getattr(exc, "names_file_keys", False):
         # a team plan's errors already name its YAML keys (``in_team_terms``); a backtick
         # left is the user's own text (a job named "exp `tokens`" read "exp --tokens")
         return str(exc)

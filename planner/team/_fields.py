@@ -31,6 +31,8 @@ HUGE = 10**30  # integers above this are "a huge number" in messages (repr of 10
 class TeamPlanError(PlannerError):
     """A team plan or actuals file that cannot be used; the message names the place."""
 
+    names_file_keys = True  # its YAML keys (``in_team_terms``), never the CLI's flags
+
 
 # YAML 1.1 reads a number in exponent form as text unless it has a dot and a signed exponent
 # (1.0e+13). catalog's YAML reader now reads 1e13 as a number, but a plan given as data (the

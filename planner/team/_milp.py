@@ -73,6 +73,8 @@ DEFAULT_MIP_REL_GAP = 1e-7  # HiGHS' default (1e-4) could leave $100 on a $1M pl
 class AllocationInfeasibleError(PlannerError):
     """No allocation meets every quota and budget; ``relaxations`` says what would."""
 
+    names_file_keys = True  # as TeamPlanError: the team file's keys
+
     def __init__(self, message: str, relaxations: Sequence[dict] = ()) -> None:
         super().__init__(message)
         self.relaxations = tuple(relaxations)
