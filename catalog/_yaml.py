@@ -72,6 +72,11 @@ class _SafeLoader(yaml.SafeLoader):
 
     def construct_yaml_float(self, node):  # noqa: ANN001
         _check_digits(node)
+        if ":" in str(node.value):
+            # only an explicit !!float reaches here with YAML 1.1's base 60 (1:30 = 90.0)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value!r} is a YAML 1.1 base-60 number, which YAML 1.2 "
+                "does not have: write it in base 10", node.start_mark)
         return super().construct_yaml_float(node)
 
 

@@ -95,6 +95,11 @@ def test_numbers_are_read_as_yaml_1_2_reads_them():
                     "g": "190:20:30.15", "h": "0b11", "i": -5, "j": 2.5e9, "k": 1e13,
                     "l": math.inf, "m": -0.5, "n": "010", "o": "0x_"}
     assert type(data["a"]) is int and type(data["j"]) is float
+    # an explicit !!float still took YAML 1.1's base 60 (1:30 → 90.0)
+    for tagged in ("a: !!float 1:30", "a: !!float 190:20:30.15"):
+        with pytest.raises(CatalogFileError, match="base-60 number, which YAML 1.2 does not"):
+            load_yaml_text(tagged, what="f")
+    assert load_yaml_text("a: !!float 1_0.5", what="f") == {"a": 10.5}
 
 
 def test_yaml_depth_limit_is_exact():
