@@ -22,6 +22,7 @@ from probes._report_io import check_report_path
 from probes._schema import ProbeReport, ProbesError
 from probes._workload_config import (
     ATTENTION_BACKENDS,
+    FRAMEWORKS,
     LIMITS,
     PRECISIONS,
     RECOMPUTE,
@@ -76,7 +77,7 @@ def build_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
     s.add_argument("--tp", **_count("tp"), default=1,
                    help=f"tensor-parallel degree, 1 to {LIMITS['tp']:,}; the other processes "
                         "are data parallel")
-    s.add_argument("--framework", choices=("megatron", "fsdp", "deepspeed", "hf"),
+    s.add_argument("--framework", choices=FRAMEWORKS,
                    default="fsdp", help="the planner's framework profile this measurement "
                    "stands for (default fsdp: eager PyTorch layers with SDPA, as "
                    "FSDP/torchtitan run them on each GPU)")

@@ -16,6 +16,7 @@ PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8")
 RECOMPUTE: tuple[str, ...] = ("none", "selective", "full")
 # SDPA backends, in the order "auto" tries them (torch.nn.attention.SDPBackend names).
 ATTENTION_BACKENDS: tuple[str, ...] = ("flash", "cudnn", "efficient", "math")
+FRAMEWORKS: tuple[str, ...] = ("megatron", "fsdp", "deepspeed", "hf")  # the planner's profiles
 DEFAULT_STEPS, DEFAULT_WARMUP_STEPS = 30, 5  # "a few dozen steps after warm-up"
 QUICK_STEPS, QUICK_WARMUP_STEPS = 5, 2
 CPU_LAYERS = 2  # on CPU a couple of layers show the per-layer time; more only take longer
@@ -97,6 +98,9 @@ class WorkloadConfig:
         if self.heads % self.tp or self.kv_heads % self.tp or self.ffn_hidden % self.tp:
             raise ValueError(f"tp={self.tp} must divide heads ({self.heads}), kv_heads "
                              f"({self.kv_heads}) and ffn_hidden ({self.ffn_hidden})")
+        if self.layers and self.model_layers and self.layers > self.model_layers:
+            raise ValueError(f"build_layers ({self.layers}) is above the model's "
+                             f"{self.model_layers} layers")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}")
         if self.recompute not in RECOMPUTE:

@@ -13,7 +13,7 @@ from probes._spread import (
     check_positive,
     check_status,
 )
-from probes._workload_config import LIMITS
+from probes._workload_config import FRAMEWORKS, LIMITS, PRECISIONS, RECOMPUTE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,6 +116,32 @@ class WorkloadSection:
     across_ranks: Spread | None = None  # each rank's layer_fwd_bwd_seconds
     notes: tuple[str, ...] = ()
 
+    def _check_shape(self) -> None:
+        """What the run's own options allow (``WorkloadConfig``), for a failed run too: the
+        planner builds this shape for every stored report, and one it cannot build would
+        stop every plan that reads the store."""
+        choices = (("precision", self.precision, ("bf16", "fp16")),  # fp8 runs bf16
+                   ("precision_requested", self.precision_requested, PRECISIONS),
+                   ("recompute", self.recompute, RECOMPUTE),
+                   ("framework", self.framework, FRAMEWORKS))
+        for name, value, allowed in choices:
+            if value not in allowed:
+                raise ValueError(f"workload.{name} must be one of {', '.join(allowed)}, got "
+                                 f"{str(value)[:40]!r}")
+        if self.heads % self.kv_heads:
+            raise ValueError(f"workload.kv_heads {self.kv_heads} must divide heads "
+                             f"{self.heads} (each KV head serves a whole group of heads)")
+        if self.heads % self.tp or self.kv_heads % self.tp or self.ffn_hidden % self.tp:
+            raise ValueError(f"workload.tp {self.tp} must divide heads {self.heads}, kv_heads "
+                             f"{self.kv_heads} and ffn_hidden {self.ffn_hidden}")
+        if self.experts_per_token > self.experts or (self.experts and not
+                                                     self.experts_per_token):
+            raise ValueError(f"workload.experts_per_token {self.experts_per_token} must be "
+                             f"from 1 to experts {self.experts} (0 for a dense model)")
+        if self.layers > self.model_layers:
+            raise ValueError(f"workload.layers {self.layers} (built) is above the model's "
+                             f"model_layers {self.model_layers}")
+
     def __post_init__(self) -> None:
         check_status(self.status, self.reason, "workload")
         # the bounds of the run's own options (LIMITS): a report holds what a run can do
@@ -128,6 +154,7 @@ class WorkloadSection:
         check_count("workload", high=LIMITS["layers"], model_layers=self.model_layers)
         check_count("workload", high=LIMITS["build_layers"], layers=self.layers)
         check_count("workload", dp=self.dp)
+        self._check_shape()
         if self.status == "measured" and self.layer_fwd_bwd_seconds is None:
             raise ValueError("workload: measured needs layer_fwd_bwd_seconds")
         check_positive("workload", step_seconds=self.step_seconds,

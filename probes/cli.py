@@ -247,8 +247,9 @@ def build_workload_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
 
 def check_workload_config(args: argparse.Namespace) -> str | None:
     """The checks `python -m probes workload` makes of the shape before building anything
-    (tp divides the heads, and so on), for `gpuplan probe workload --print-command`, which
-    prints a command for the node instead of running it; ProbesError when one fails. Returns
+    (tp divides the heads, and so on), for `gpuplan probe workload` (its errors then read as
+    gpuplan's) and its --print-command, which prints a command for the node instead of
+    running it; ProbesError when one fails. Returns
     the note the run would print first (its steps too few to calibrate), or None."""
     from probes._workload_cli import config_from_args, too_short_to_calibrate
 

@@ -76,16 +76,15 @@ def check_workload_args(argv: list[str], *, print_command: bool = False) -> None
                              command="workload")
     if not print_command:
         check_output_path(args.out, what="workload report (--out)")
-        return
     from catalog import GpuplanError
     from probes import ProbesError
     from probes.cli import check_workload_config
 
-    try:  # the command is printed for a node: it must not fail there on the shape
+    try:  # a printed command must not fail on the node; a run fails here, as gpuplan errors
         note = check_workload_config(args)
     except ProbesError as exc:
         raise GpuplanError(f"probe workload: {exc}") from None
-    if note:
+    if note and print_command:  # a run prints it itself
         console(stderr=True).print(note, markup=False, highlight=False)
 
 

@@ -198,7 +198,7 @@ def _candidates(rid: int, created: str, acc_name: str | None, text: str, catalog
     """Every figure of one stored report as a Candidate for the rules, and its workload
     layer (None when it has none). ``runs``: the measurement fingerprints of the reports
     before it (a copy of one of them is refused; added to when it is not)."""
-    from probes import ReportError, parse_report, report_figures
+    from probes import ReportError, parse_report
 
     def whole(why: str) -> tuple[list[Candidate], None]:
         return [Candidate(report_id=rid, created_utc=created, kind="report",
@@ -226,6 +226,16 @@ def _candidates(rid: int, created: str, acc_name: str | None, text: str, catalog
     if instance is not None and acc is not None and instance.accelerator != acc.name:
         return whole(instance_contradiction(env.gpu_model, env.instance_type, acc.name,
                                             instance.accelerator))
+    try:  # one stored report must never stop every plan that reads the store
+        return _figures(rid, created, acc, acc_name, report, instance)
+    except (ValueError, PlannerError) as exc:
+        return whole(f"this gpuplan cannot use it: {exc}")
+
+
+def _figures(rid: int, created: str, acc, acc_name: str | None, report,
+             instance) -> tuple[list[Candidate], WorkloadCandidate | None]:
+    from probes import report_figures
+
     out = []
     for f in report_figures(report):
         dtype = DTYPE_NAMES.get(f.name) if f.kind == "matmul" else None

@@ -244,3 +244,33 @@ def _layer():
     from planner.model import WorkloadShape
 
     return WorkloadShape(**LLAMA3_8B_LAYER)
+
+
+# -- a workload shape the planner cannot build ------------------------------------------------
+@pytest.mark.parametrize("field,value,says", [
+    ("kv_heads", 5, "workload.kv_heads 5 must divide heads 32"),
+    ("precision", "fp32", "workload.precision must be one of bf16, fp16, got 'fp32'"),
+    ("recompute", "auto", "workload.recompute must be one of none, selective, full"),
+    ("layers", 64, "workload.layers 64 (built) is above the model's model_layers 32"),
+])
+def test_a_workload_shape_no_run_can_have_is_refused_and_never_stops_a_plan(
+        field, value, says, tmp_path, catalog):
+    """A failed run's report with kv_heads 5 (of 32 heads) was stored, then every `plan`,
+    `probe show` and app page that read the store died on the shape the planner builds."""
+    data = json.loads(report_to_json(h100_workload_report(status="failed")))
+    data["workload"][field] = value
+    with pytest.raises(CalibrationError) as info:
+        ingest_bytes(json.dumps(data).encode(), catalog, source="w.json")
+    assert says in str(info.value) and "To fix:" in str(info.value)
+    assert list_reports() == []
+    # as an older gpuplan stored it: listed as refused, and the rest of the store still used
+    put(tmp_path, catalog, h100_report())
+    with sqlite3.connect(db_path()) as conn:
+        conn.execute("INSERT INTO reports (sha256, ingested_utc, created_utc, accelerator, "
+                     "device_type, report_json) SELECT 'poison', ingested_utc, created_utc, "
+                     "accelerator, device_type, ? FROM reports WHERE id = 1",
+                     (json.dumps(data),))
+    cal = load_calibration(catalog)
+    assert cal.matmul(H100, "bf16") is not None
+    (why,) = refused(cal, 2)
+    assert "cannot read it" in why and says in why

@@ -387,3 +387,10 @@ def test_terminal_control_sequences_in_a_report_are_shown_escaped(tmp_path, caps
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "\\x1b[2J" in out  # visible, not acted on
+
+
+def test_more_layers_built_than_the_model_has_is_refused_before_the_run(tmp_path, capsys):
+    """A report then said layers 13 of a 12-layer model, which the store now refuses."""
+    assert main([*WORKLOAD, "--build-layers", "13", "--out", str(tmp_path / "w.json")]) == 2
+    assert "build_layers (13) is above the model's 12 layers" in _error_line(capsys)
+    assert not (tmp_path / "w.json").exists()

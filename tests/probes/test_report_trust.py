@@ -294,8 +294,8 @@ def test_a_section_that_states_another_run_is_refused():
         workload_refusal(wl_forged)
     # a failed run may not have divided the world by --tp: its failure is the reason given
     failed = h100_workload_report(status="failed")
-    failed = dataclasses.replace(failed, workload=dataclasses.replace(failed.workload, tp=3,
-                                                                      dp=2))
+    failed = dataclasses.replace(failed, workload=dataclasses.replace(failed.workload, tp=4,
+                                                                      dp=1))
     assert "the workload probe failed on rank 0" in workload_refusal(failed)
 
 
