@@ -132,6 +132,11 @@ def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None
     except catalog.GpuplanError as exc:
         S.show_error(S.error_out(exc))
         return
+    if stored.ingest_status != "stored":
+        # a copy of a stored run (same file or measurements) adds nothing, as the CLI says
+        st.info(F.md(stored.ingest_status[:1].upper() + stored.ingest_status[1:] + "."),
+                icon=":material/info:")
+        return
     # what the calibration rules take from it (as `gpuplan probe show`), not what it holds
     cal = store.load_calibration(cat)
     used = [n for n in cal.used() if stored.id in n.report_ids]

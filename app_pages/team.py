@@ -1,8 +1,8 @@
 """Team budget: several jobs, shared quotas and budgets → one plan per job, the timeline, the
 monthly burn against the budgets and a report to download — drawn as the HTML report draws it.
 
-Uses the planner's public team functions only: ``planner.team`` (parse_team_plan, allocate),
-``planner.reports.render`` and ``catalog.load_yaml_text`` for an uploaded file. An uploaded
+Uses the planner's public team functions only: ``planner.team`` (team_yaml for an uploaded
+file, parse_team_plan, allocate) and ``planner.reports.render``. An uploaded
 plan is data: it cannot make the server read a file; the config.json files its jobs name
 (``workload: config: PATH``) are uploaded beside it, one per name, and handed to the parser as
 ``configs`` (as `gpuplan report` reads them from the files next to the plan).
@@ -117,7 +117,7 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
     try:
         cat = catalog.load_catalog(overrides=S.overrides_path())
         if source_kind == "yaml":
-            data = catalog.load_yaml_text(payload, what=name)
+            data = teams_.team_yaml(payload, source=name)
         else:
             data = json.loads(payload)
         parsed = {}
@@ -301,7 +301,7 @@ def named_configs(text: str, name: str) -> tuple[str, ...]:
     """The config.json names a team plan's jobs give (none when the text does not parse:
     ``run_allocation`` says why)."""
     try:
-        return teams_.named_configs(catalog.load_yaml_text(text, what=name))
+        return teams_.named_configs(teams_.team_yaml(text, source=name))
     except catalog.GpuplanError:
         return ()
 

@@ -1,6 +1,7 @@
 """Team budgets: several jobs sharing GPU quotas and budgets over time, allocated at least cost.
 
     load_team_plan, parse_team_plan, TeamPlan, Job, TeamPlanError   the team plan (docs/team.md);
+    team_yaml       a team plan's YAML text as data (an upload's, before its configs)
     named_configs   the config.json names its jobs give
     allocate, allocate_candidates, Allocation, AllocationInfeasibleError   the allocation
     solve, Options, Solution, month_edges, month_shares   the MILP (``_milp``, ``_solve``)
@@ -21,7 +22,7 @@ from ._allocate import (
     job_candidates,
 )
 from ._fields import TeamPlanError, period_months
-from ._load import MAX_TEAM_FILE_BYTES, load_team_plan, named_configs
+from ._load import MAX_TEAM_FILE_BYTES, load_team_plan, named_configs, team_yaml
 from ._milp import (
     DEFAULT_TIME_LIMIT_S,
     AllocationInfeasibleError,
@@ -39,5 +40,5 @@ __all__ = [
     "AllocationInfeasibleError", "Job", "Options", "Solution", "TeamPlan", "TeamPlanError",
     "allocate", "allocate_candidates", "build_options", "candidate_probability", "job_candidates",
     "load_team_plan", "month_edges", "month_shares", "named_configs", "parse_team_plan",
-    "period_months", "priced_catalog", "solve",
+    "period_months", "priced_catalog", "solve", "team_yaml",
 ]

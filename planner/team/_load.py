@@ -34,12 +34,7 @@ def load_team_plan(path_or_text: str | Path, *, catalog: Catalog,
         text, source, base = _read_source(path_or_text)
     except CatalogFileError as exc:  # one error type for "this team plan cannot be used"
         raise TeamPlanError(str(exc)) from None
-    try:
-        data = load_yaml_text(text, what=source) if text.strip() else None
-    except CatalogFileError as exc:
-        raise TeamPlanError(_not_yaml(text, source) or str(exc)) from None
-    if not isinstance(data, dict) and text.strip() and (why := _not_yaml(text, source)):
-        raise TeamPlanError(why)
+    data = team_yaml(text, source=source)
     if allow_config_paths is None:
         allow_config_paths = base is not None
     configs = {}
@@ -51,6 +46,19 @@ def load_team_plan(path_or_text: str | Path, *, catalog: Catalog,
 # What a TOML file has and a YAML mapping does not: a [table] or [[array]] header, or a
 # `key = value` line (YAML writes `key: value`).
 _TOML_LINE = re.compile(r"\s*(\[\[?\s*[\w.\-\" ]+\s*\]\]?|[\w\-\"]+\s*=\s*\S.*)\s*(#.*)?")
+
+
+def team_yaml(text: str, *, source: str):
+    """A team plan's YAML text as data (None for an empty file), as ``load_team_plan`` reads
+    it: a TOML file is named as such. TeamPlanError when it is not YAML; what the data must
+    hold is ``parse_team_plan``'s."""
+    try:
+        data = load_yaml_text(text, what=source) if text.strip() else None
+    except CatalogFileError as exc:
+        raise TeamPlanError(_not_yaml(text, source) or str(exc)) from None
+    if not isinstance(data, dict) and text.strip() and (why := _not_yaml(text, source)):
+        raise TeamPlanError(why)
+    return data
 
 
 def _not_yaml(text: str, source: str) -> str | None:

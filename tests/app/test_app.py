@@ -264,6 +264,13 @@ def test_a_probe_report_is_charted_and_ingested(probe_report):
     assert len(reports) == 1 and list(reports["file"]) == ["h100.json"]  # not the temp path
     assert "source_path" not in reports.columns
     assert list(reports["used"]) == [len(planner.store.load_calibration().used())] != [0]
+    # the same report again stores nothing: said so, not "Stored as probe report 2"
+    at.button(key="probe_ingest").click().run()
+    assert_clean(at)
+    assert not at.success
+    assert at.info[0].value.replace("\\", "").startswith(
+        "Already stored as report 1 (same file)")
+    assert len(planner.store.list_reports()) == 1
 
 
 def test_a_file_that_is_not_a_probe_report_is_an_error():
@@ -329,6 +336,21 @@ def test_the_shipped_team_example_allocates_once_its_config_is_uploaded():
     assert {m.label: m.value for m in at.metric}["Jobs"] == "5"
     cells = [str(v).replace("\\", "") for t in at.table for v in t.value.to_numpy().ravel()]
     assert "sft-1b" in cells
+
+
+def test_a_toml_team_file_is_named_as_toml_as_the_cli_names_it():
+    """The page read uploads with the bare YAML reader: "expected '<document start>' … quote
+    values that contain ':'" where `gpuplan report` says the file looks like TOML."""
+    at = app("app_pages/team.py")
+    at.radio(key="team_source").set_value("yaml").run()
+    at.file_uploader(key="team_yaml").set_value(
+        ("team.yaml", b'[[jobs]]\nname = "a"\n', "text/yaml")).run()
+    if at.button:
+        at.button(key="team_run").click().run()
+    assert not at.exception
+    (said,) = errors(at)
+    assert "line 1 '[[jobs]]' looks like TOML; a team file must be YAML" in said
+    assert "To fix: write it as YAML" in said
 
 
 def test_added_table_rows_with_blank_cells_mean_what_the_caption_says():
