@@ -217,6 +217,10 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
 
 def decode_user_bytes(data: bytes, *, what: str) -> str:
     """``data`` as UTF-8 (BOM dropped), or an error naming the first bad byte and its line."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or data[:64].count(0) >= 16:
+        # a BOM, or every other byte NUL: UTF-16, which reads as UTF-8 with NULs between
+        # the letters (a CSV header then "lacks" the columns it shows)
+        raise _fail(f"{what}: is UTF-16 text, not UTF-8. To fix: save the file as UTF-8.")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -319,11 +319,17 @@ def load_report(path: str | os.PathLike[str]) -> ProbeReport:
 def report_from_bytes(raw: bytes, *, source: str = "probe report") -> ProbeReport:
     """Validate a report given as the bytes of its file (an upload, a stored copy); ``source``
     names it in messages."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or raw[:64].count(0) >= 16:
+        # a BOM, or every other byte NUL: an editor re-saved the report as UTF-16
+        raise ReportError(f"probe report {source!r} is UTF-16 text, not the UTF-8 JSON the "
+                          "probes write. To fix: use the file the probes wrote, or save this "
+                          "one as UTF-8")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ReportError(f"cannot read probe report {source!r}: {exc}. "
-                          "To fix: check the path and that the file is a probe report.") from exc
+        raise ReportError(f"probe report {source!r} is not UTF-8 text (byte 0x"
+                          f"{raw[exc.start]:02x} at offset {exc.start}): not a file the probes "
+                          f"wrote. {_FIX_REPORT}") from None
     try:
         data = json.loads(text.removeprefix("\ufeff"), **JSON_HOOKS)  # a BOM is not damage
     except json.JSONDecodeError as exc:

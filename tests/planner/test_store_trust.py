@@ -274,3 +274,16 @@ def test_a_workload_shape_no_run_can_have_is_refused_and_never_stops_a_plan(
     assert cal.matmul(H100, "bf16") is not None
     (why,) = refused(cal, 2)
     assert "cannot read it" in why and says in why
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le"])
+def test_a_report_re_saved_as_utf16_is_named_as_such(encoding, catalog):
+    """It said "'utf-8' codec can't decode byte 0xff … To fix: check the path" (an upload has
+    no path); without a byte-order mark it was "not valid JSON"."""
+    raw = report_to_json(h100_report()).encode(encoding)
+    with pytest.raises(CalibrationError) as info:
+        ingest_bytes(raw, catalog, source="r.json")
+    text = str(info.value)
+    assert "'r.json' is UTF-16 text, not the UTF-8 JSON the probes write" in text
+    assert "To fix: use the file the probes wrote, or save this one as UTF-8" in text
+    assert "codec" not in text and list_reports() == []
