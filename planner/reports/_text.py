@@ -29,10 +29,18 @@ from ._csvsafe import neutralise_row
 
 def _md_cell(text: object) -> str:
     # "[" and "]" too: a job named "![x](https://tracker.example/p.png)" must not become an
-    # image or a link in the pull request that shows the report.
+    # image or a link in the pull request that shows the report. Nor may a bare URL, "www."
+    # or an e-mail address (GitHub's extended autolinks): their ":", "." and "@" are escaped,
+    # which breaks the match and renders the same characters.
     s = str(text).replace("\r", " ").replace("\n", " ").replace("\\", "\\\\")
-    return (s.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]"))
+    s = (s.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+         .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]"))
+    return _AUTOLINK.sub(lambda m: "\\" + m.group(0), s)
+
+
+# The characters GitHub's autolink extension keys on: the ":" of "scheme://", the "." of
+# "www." (any case) and the "@" of an address.
+_AUTOLINK = re.compile(r"(?<=[A-Za-z]):(?=//)|(?<=(?i:www))\.|@")
 
 
 def _md_code(text: object) -> str:

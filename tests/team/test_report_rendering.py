@@ -73,6 +73,26 @@ def test_mermaid_gantt_neutralises_comments_and_keywords_in_names(golden_allocat
                                                     "  section dateFormat x"}
 
 
+# ---- Markdown: names that GitHub would autolink ------------------------------------------------
+
+# GitHub's extended autolinks (GFM spec, "Autolinks (extension)"): a scheme's "://", "www."
+# and an e-mail address, in plain text
+GFM_AUTOLINK = re.compile(r"(?i)(?:https?|ftp)://|(?<![\\\w])www\.|[\w.+-]@[\w-]+\.")
+
+
+def test_markdown_names_cannot_become_bare_links(golden_allocation):
+    """docs/team.md promises a job name cannot become a link: true of "[x](…)", not of a job
+    named "https://evil.example/login" or "mail me@evil.example", which GitHub autolinks."""
+    names = {"pretrain-8b": "https://evil.example/login", "sft-70b": "mail me@evil.example",
+             "eval|sweep <b>": "WWW.evil.example"}
+    md = render(renamed(golden_allocation, names, {"research": "ftp://team.example"}),
+                "md").decode()
+    table_lines = [x for x in md.splitlines() if x.startswith(("|", "#", "-"))]
+    assert not [x for x in table_lines if GFM_AUTOLINK.search(x)]
+    assert "https\\://evil.example/login" in md and "me\\@evil.example" in md
+    assert "WWW\\.evil.example" in md and "ftp\\://team.example" in md
+
+
 # ---- 10. Budget "Used" and the sign of Δ cost --------------------------------------------------
 
 def test_budget_used_below_10_percent_keeps_a_decimal(golden_allocation):
