@@ -27,7 +27,11 @@ MAX_ACTUAL_USD = 1e12
 
 ACTUALS_COLUMNS = ("job", "gpu_hours", "cost_usd")
 
-_THOUSANDS = re.compile(r"\$?\d{1,3}(,\d{3})+(\.\d*)?")
+# A number as a spreadsheet or a bill writes it: ASCII digits, a decimal point, commas only
+# between thousands, an optional leading "$" and exponent. float() alone also took "2_0.5"
+# (20.5), "10$", "$$20" and Arabic-Indic or full-width digits, silently.
+_NUMBER = re.compile(r"-?\$?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]*)(?:\.[0-9]*)?"
+                     r"(?:[eE][-+]?[0-9]+)?")
 
 
 def load_actuals(path_or_text: str | Path, team_plan) -> dict[str, dict]:
@@ -90,7 +94,8 @@ def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, di
             try:
                 # commas only between thousands: "21.050,40" (a European 21,050.40) was read
                 # as 21.0504 and "21,05" as 2105, silently
-                if len(raw) > 40 or ("," in raw and not _THOUSANDS.fullmatch(raw)):
+                if len(raw) > 40 or not _NUMBER.fullmatch(raw) or not any(
+                        c.isdigit() for c in raw):
                     raise ValueError(raw)
                 v = float(raw.replace(",", "").replace("$", ""))
             except ValueError:

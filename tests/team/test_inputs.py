@@ -178,8 +178,10 @@ def test_actuals_text_is_parsed_and_bad_csv_is_one_line(catalog):
     plan = parse_team_plan(team_dict(), catalog=catalog)
     assert parse_actuals("job,gpu_hours,cost_usd\npretrain-8b,1,2\n", plan) == {
         "pretrain-8b": {"gpu_hours": 1.0, "cost_usd": 2.0}}
-    with pytest.raises(TeamPlanError, match=r"cost_usd must be a number from 0 to"):
+    with pytest.raises(TeamPlanError, match=r"cost_usd 'inf' is not a number"):
         parse_actuals("job,gpu_hours,cost_usd\npretrain-8b,1,inf\n", plan)
+    with pytest.raises(TeamPlanError, match=r"cost_usd must be a number from 0 to"):
+        parse_actuals("job,gpu_hours,cost_usd\npretrain-8b,1,1e400\n", plan)
     with pytest.raises(GpuplanError, match="not valid CSV"):
         parse_actuals('job,gpu_hours,cost_usd\npretrain-8b,1,"' + "x" * 200_000 + '"\n', plan)
 
