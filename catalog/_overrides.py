@@ -22,9 +22,9 @@ Validation, so a wrong file is one clear error and never a silent no-op: the fil
 most ``MAX_FILE_BYTES`` and ``MAX_DEPTH`` levels deep (``_files``); every value has the right
 type; text fields are non-empty (``family: ''`` would otherwise match every instance);
 ``0 < percent < 100`` (100 % would make prices $0, which the catalog never shows);
-``0 < usd_per_hour <= MAX_USD_PER_HOUR``; and every entry must match at least one offer of the
-catalog it is applied to — a misspelt instance type, family or region is reported with the
-closest names the catalog has.
+``MIN_OFFER_USD_PER_HOUR <= usd_per_hour <= MAX_USD_PER_HOUR``; and every entry must match at
+least one offer of the catalog it is applied to — a misspelt instance type, family or region
+is reported with the closest names the catalog has.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from ._clouds import CLOUDS
 from ._errors import OverrideError, UnknownNameError
 from ._files import unquoted_hint
 from ._records import (
+    MIN_OFFER_USD_PER_HOUR,
     OFFERING_CLASSES,
     PRICE_UNUSABLE_FLAGS,
     PRICING_MODELS,
@@ -127,14 +128,16 @@ def _text(source: str, where: str, entry: dict, key: str) -> str | None:
 
 
 def _number(source: str, where: str, value: object, field: str, *, low: float, high: float,
-            high_inclusive: bool, unit: str) -> float:
+            high_inclusive: bool, unit: str, low_inclusive: bool = False) -> float:
     ok_type = isinstance(value, int | float) and not isinstance(value, bool)
-    ok = ok_type and math.isfinite(value) and low < value and (
-        value <= high if high_inclusive else value < high)
+    ok = ok_type and math.isfinite(value) and (low <= value if low_inclusive else low < value) \
+        and (value <= high if high_inclusive else value < high)
     if not ok:
-        bound = f"<= {high:g}" if high_inclusive else f"< {high:g}"
-        raise _fail(source, where, f"{field} must be a number > {low:g} and {bound} {unit}, "
-                                   f"got {value!r}")
+        if low_inclusive and high_inclusive:
+            bound = f"from {low:g} to {high:,g}"
+        else:
+            bound = (f"> {low:g} and " + (f"<= {high:g}" if high_inclusive else f"< {high:g}"))
+        raise _fail(source, where, f"{field} must be a number {bound} {unit}, got {value!r}")
     return float(value)
 
 
@@ -207,8 +210,10 @@ def parse_overrides(data: object, *, source: str = "overrides") -> Overrides:
         if missing:
             raise _fail(source, where, f"missing {missing}")
         texts = {k: _text(source, where, entry, k) for k in required[:4]}
-        rate = _number(source, where, entry["usd_per_hour"], "usd_per_hour", low=0,
-                       high=MAX_USD_PER_HOUR, high_inclusive=True, unit="USD per instance-hour")
+        # the lower bound is every offer record's (an override becomes one); the upper, a typo's
+        rate = _number(source, where, entry["usd_per_hour"], "usd_per_hour",
+                       low=MIN_OFFER_USD_PER_HOUR, low_inclusive=True, high=MAX_USD_PER_HOUR,
+                       high_inclusive=True, unit="USD per instance-hour")
         option = {k: _text(source, where, entry, k) or "" for k in ("offering_class", "upfront")}
         if any(option.values()) and texts["pricing"] not in RESERVED_MODELS:
             raise _fail(source, where, "offering_class and upfront are only for reserved_1y "

@@ -86,7 +86,7 @@ def test_parse_overrides_takes_data_not_a_path(cat):
     ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
                   "pricing": "spot", "usd_per_hour": float("inf")}]}, "usd_per_hour must be"),
     ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
-                  "pricing": "on_demand", "usd_per_hour": 1e7}]}, "<= 10000"),
+                  "pricing": "on_demand", "usd_per_hour": 1e7}]}, "from 1e-06 to 10,000"),
     ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
                   "pricing": "on_demand", "usd_per_hour": 5, "upfront": "all"}]},
      "only for reserved_1y"),
@@ -147,16 +147,23 @@ def test_a_discount_below_a_cent_never_becomes_a_zero_price(cat):
     with pytest.raises(OverrideError, match=r"discounts\[1\]: .*usd_per_hour.*To fix: correct"):
         _apply(cat, {"discounts": [{"cloud": "aws", "percent": 99.9999999}]})
     # and a private rate below it (it was a RecordError traceback in plan, offers and report)
-    with pytest.raises(OverrideError, match=r"prices\[1\]: .*usd_per_hour must be from 1e-06"):
-        _apply(cat, {"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge",
-                                 "region": "us-east-1", "pricing": "on_demand",
-                                 "usd_per_hour": 1e-7}]})
+    rate = {"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
+            "pricing": "on_demand"}
+    with pytest.raises(OverrideError, match=r"prices\[1\]: usd_per_hour must be a number "
+                                            r"from 1e-06 to 10,000 USD per instance-hour"):
+        _apply(cat, {"prices": [{**rate, "usd_per_hour": 1e-7}]})
+    # one range in every message: 1e-7 was told "from 1e-06 to 100,000" (the record's bound),
+    # then 50,000 "> 0 and <= 10000" (the file's)
+    with pytest.raises(OverrideError, match=r"from 1e-06 to 10,000 USD per instance-hour, "
+                                            r"got 50000"):
+        _apply(cat, {"prices": [{**rate, "usd_per_hour": 50000}]})
+    assert _apply(cat, {"prices": [{**rate, "usd_per_hour": 1e-6}]})
 
 
 @pytest.mark.parametrize("content,fragment", [
     (b"discounts: [{cloud: aws, percent: 5", "invalid YAML"),
     (b"discounts:\n  - cloud: aws\n    percent: 5\n    percent: 6\n", "duplicate key"),
-    (b"\xff\xfe discounts: []", "is not UTF-8"),
+    (b"\xff\xfe discounts: []", "is UTF-16 text, not UTF-8"),
     (b"discounts: " + b"[" * 200 + b"]" * 200, "nesting deeper than"),
     (b"a: &a [1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
      b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
