@@ -36,9 +36,12 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
     p = _as_path(path, what=what, fix=fix)
     # Path() drops the slash ("x.yaml/" → x.yaml) and a last "." ("x/." → x)
     text = os.fspath(path)
-    if text.endswith((os.sep, "/")) or os.path.basename(text) in (".", ".."):
+    if text.endswith((os.sep, "/")):
         raise _fail(f"{what} {text}: ends with '/', which names a directory. To fix: "
                     "give a file name without the trailing '/'.")
+    if os.path.basename(text) in (".", ".."):
+        raise _fail(f"{what} {text}: names a directory. To fix: give a file name inside it, "
+                    f"e.g. {shell_word(os.path.join(text, 'report.md'))}.")
     try:
         if p.is_symlink():
             p = Path(os.path.realpath(p))

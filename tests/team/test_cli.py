@@ -148,9 +148,15 @@ def test_an_out_path_ending_in_a_slash_is_refused_not_written_as_a_file(team_fil
     slash); an existing x.md was replaced by `--out x.md/`."""
     existing = tmp_path / "x.md"
     existing.write_text("keep\n")
-    for out in (f"{tmp_path / 'newname'}/", f"{existing}/", f"{tmp_path / 'newname'}/."):
+    for out in (f"{tmp_path / 'newname'}/", f"{existing}/"):
         assert main(["report", str(team_file), "--out", out]) == 2
         assert "ends with '/', which names a directory" in capsys.readouterr().err
+    # "." and ".." do not end with "/": named as the directories they are
+    for out in (f"{tmp_path / 'newname'}/.", ".", ".."):
+        assert main(["report", str(team_file), "--out", out]) == 2
+        err = capsys.readouterr().err
+        assert f"{out}: names a directory. To fix: give a file name inside it, e.g. " in err
+        assert "ends with" not in err
     assert not (tmp_path / "newname").exists() and existing.read_text() == "keep\n"
 
 
