@@ -19,8 +19,11 @@ def normalise(name: str) -> str:
 
 
 def build_alias_index(accelerators: Iterable[Accelerator]) -> dict[str, str]:
-    """normalised alias → canonical name; a clash between two accelerators is a data error."""
+    """normalised alias → canonical name; a clash between two accelerators is a data error.
+    The names the clouds' APIs use (``cloud_names``: GCP's ``nvidia-h100-mega-80gb``) count
+    too, where they name one accelerator (AWS's ``a100`` names two sizes: left out)."""
     index: dict[str, str] = {}
+    accelerators = tuple(accelerators)
     for acc in accelerators:
         for alias in (acc.name, *acc.aliases):
             key = normalise(alias)
@@ -28,11 +31,27 @@ def build_alias_index(accelerators: Iterable[Accelerator]) -> dict[str, str]:
             if other is not None and other != acc.name:
                 raise ValueError(f"alias {alias!r} names both {other} and {acc.name}")
             index[key] = acc.name
+    by_cloud_name: dict[str, set[str]] = {}
+    for acc in accelerators:
+        for cloud_name in acc.cloud_names:
+            by_cloud_name.setdefault(normalise(cloud_name.split(":", 1)[1]), set()).add(acc.name)
+    for key, names in by_cloud_name.items():
+        if len(names) == 1:
+            index.setdefault(key, next(iter(names)))
     return index
 
 
+# What torch and the clouds put before a GPU's name: torch's "Tesla V100-SXM2-32GB", GCP's
+# "nvidia-tesla-a100" and "nvidia-a100-80gb" name the catalog's V100-SXM2-32GB, A100 and
+# A100-80GB once the vendor words go.
+_VENDOR_PREFIX = re.compile(r"^(?:nvidia)?(?:tesla)?")
+
+
 def resolve(name: str, index: dict[str, str], display_names: Iterable[str]) -> str:
-    canonical = index.get(normalise(name))
+    key = normalise(name)
+    canonical = index.get(key)
+    if canonical is None:
+        canonical = index.get(_VENDOR_PREFIX.sub("", key))
     if canonical is None:
         raise UnknownNameError(
             "GPU", name, display_names,

@@ -17,6 +17,11 @@ def cat():
     ("H100", "H100-SXM5-80GB"), ("h100", "H100-SXM5-80GB"), ("a100-80gb", "A100-SXM4-80GB"),
     ("A100_80GB", "A100-SXM4-80GB"), ("A100", "A100-SXM4-40GB"), ("v100-32gb", "V100-SXM2-32GB"),
     ("NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"), ("mi300x", "MI300X"), ("b200", "B200-SXM-180GB"),
+    # GCP's accelerator types (README: "the names clouds and torch report") and torch's V100s
+    ("nvidia-tesla-a100", "A100-SXM4-40GB"), ("nvidia-a100-80gb", "A100-SXM4-80GB"),
+    ("nvidia-h100-mega-80gb", "H100-SXM5-80GB"), ("nvidia-h200-141gb", "H200-SXM-141GB"),
+    ("nvidia-tesla-t4", "T4"), ("Tesla V100-SXM2-32GB", "V100-SXM2-32GB"),
+    ("Tesla V100-PCIE-16GB", "V100-PCIe-16GB"),
 ])
 def test_aliases_resolve(cat, alias, canonical):
     assert cat.resolve_accelerator(alias) == canonical
