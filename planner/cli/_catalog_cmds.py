@@ -237,12 +237,17 @@ def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> N
                 out.print(f"{o.cloud}/{o.instance_type}/{o.region}/{o.pricing}: "
                           f"{o.flag_reasons}", markup=False)
     if any(r.offer.flags for r in rows):
-        from catalog import OFFER_FLAGS
+        from catalog import INFORMATIONAL_FLAGS, OFFER_FLAGS
 
         used = sorted({f for r in rows for f in r.offer.flags})
-        out.print("Flags: " + "; ".join(f"{f} = {OFFER_FLAGS[f]}" for f in used)
-                  + ". Flagged prices are not used by `gpuplan plan` (see `offers --flagged`).",
-                  markup=False)
+        blocking = [f for f in used if f not in INFORMATIONAL_FLAGS]
+        notes = [f for f in used if f in INFORMATIONAL_FLAGS]
+        # an overridden (negotiated) price is used: only the other flags keep a price out
+        out.print("Flags: " + "; ".join(f"{f} = {OFFER_FLAGS[f]}" for f in used) + "."
+                  + (f" Prices flagged {', '.join(blocking)} are not used by `gpuplan plan` "
+                     "(see `offers --flagged`)." if blocking else "")
+                  + (f" {', '.join(notes)}: for information; `gpuplan plan` uses those prices."
+                     if notes else ""), markup=False)
     out.print(catalog_banner(cat), markup=False)
 
 

@@ -77,6 +77,22 @@ def test_flagged_offers_are_listed_with_their_reasons(capsys):
     assert all(r["price_usable"] for r in json.loads(out))
 
 
+def test_the_flag_legend_says_overridden_prices_are_used(capsys, tmp_path):
+    """It said "Flagged prices are not used by `gpuplan plan`" of an overridden (negotiated)
+    price, which plan does use (INFORMATIONAL_FLAGS)."""
+    rates = tmp_path / "rates.yaml"
+    rates.write_text("prices:\n  - {cloud: aws, instance_type: p5.48xlarge, region: us-east-1,"
+                     " pricing: on_demand, usd_per_hour: 40}\n")
+    code, out, _ = run(capsys, "offers", "--overrides", str(rates), "--instance", "p5.48xlarge",
+                       "--region", "us-east-1", "--pricing", "on_demand")
+    flat = " ".join(out.split())
+    assert code == 0 and "overridden = price replaced" in flat
+    assert "overridden: for information; `gpuplan plan` uses those prices" in flat
+    assert "Flagged prices are not used" not in flat
+    if "expired" in flat:  # a dated rate under the override: that flag still keeps it out
+        assert "Prices flagged expired are not used by `gpuplan plan`" in flat
+
+
 def test_comma_separated_filters(capsys):
     code, out, _ = run(capsys, "offers", "--cloud", "aws,azure", "--gpu", "H100", "--json")
     assert code == 0 and {r["cloud"] for r in json.loads(out)} == {"aws", "azure"}
