@@ -49,7 +49,7 @@ def resolved_accelerator(cat: catalog.Catalog, env) -> str | None:
         return None
     if env.gpu_model:
         try:
-            return cat.resolve_accelerator(env.gpu_model)
+            return cat.resolve_accelerator(env.gpu_model, strict=True)
         except catalog.GpuplanError:
             pass
     if env.instance_type:

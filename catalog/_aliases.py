@@ -47,10 +47,13 @@ def build_alias_index(accelerators: Iterable[Accelerator]) -> dict[str, str]:
 _VENDOR_PREFIX = re.compile(r"^(?:nvidia)?(?:tesla)?")
 
 
-def resolve(name: str, index: dict[str, str], display_names: Iterable[str]) -> str:
+def resolve(name: str, index: dict[str, str], display_names: Iterable[str], *,
+            strict: bool = False) -> str:
+    """The canonical name; ``strict``: an alias as written (a probe report's GPU name, where
+    "NVIDIA H100" is not "H100": it may be a PCIe or an NVL card), not a vendor word short."""
     key = normalise(name)
     canonical = index.get(key)
-    if canonical is None:
+    if canonical is None and not strict:
         canonical = index.get(_VENDOR_PREFIX.sub("", key))
     if canonical is None:
         raise UnknownNameError(

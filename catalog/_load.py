@@ -62,10 +62,12 @@ class Catalog:
         self._types.update({t.key: t for t in self.instance_types})
 
     # -- look-ups -------------------------------------------------------------------------
-    def resolve_accelerator(self, name: str) -> str:
+    def resolve_accelerator(self, name: str, *, strict: bool = False) -> str:
+        """The canonical accelerator ``name`` means; ``strict`` for a name a device reported
+        (no vendor-word shortening: ``_aliases.resolve``)."""
         # every name and alias, listed only if ``name`` is unknown (for the close matches)
         names = (n for a in self.accelerators for n in (a.name, *a.aliases))
-        return resolve(name, self._aliases, names)
+        return resolve(name, self._aliases, names, strict=strict)
 
     def accelerator(self, name: str) -> Accelerator:
         found = self._acc_by_name.get(name)  # a canonical name is its own alias

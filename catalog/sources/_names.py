@@ -81,7 +81,7 @@ def canonical_name(reference, cloud: str, raw: str,
                      if (a.memory_gib or 0.0) * (1 + MEMORY_TOLERANCE) >= memory_gib),
                     named[-1].name)
     try:
-        return reference.resolve_accelerator(raw)
+        return reference.resolve_accelerator(raw, strict=True)
     except UnknownNameError:
         return None
 

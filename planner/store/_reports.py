@@ -216,7 +216,7 @@ def _accelerator_of(report, catalog: Catalog, override: str | None) -> str | Non
         except GpuplanError:
             on = None
         try:
-            named = catalog.resolve_accelerator(env.gpu_model or "")
+            named = catalog.resolve_accelerator(env.gpu_model or "", strict=True)
             where = repr(env.gpu_model)
         except GpuplanError:
             named, where = on, f"the GPUs of a {env.instance_type}"

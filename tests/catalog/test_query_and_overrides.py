@@ -27,6 +27,15 @@ def test_aliases_resolve(cat, alias, canonical):
     assert cat.resolve_accelerator(alias) == canonical
 
 
+def test_a_reported_gpu_name_is_matched_as_written(cat):
+    """A probe report's "NVIDIA H100" may be a PCIe or an NVL card: a device's name (strict)
+    is not shortened to the user alias "H100" as a typed --gpu is."""
+    assert cat.resolve_accelerator("NVIDIA H100") == "H100-SXM5-80GB"
+    with pytest.raises(UnknownNameError):
+        cat.resolve_accelerator("NVIDIA H100", strict=True)
+    assert cat.resolve_accelerator("NVIDIA H100 80GB HBM3", strict=True) == "H100-SXM5-80GB"
+
+
 def test_typo_suggests_close_match(cat):
     with pytest.raises(UnknownNameError) as exc:
         cat.resolve_accelerator("H10O")
