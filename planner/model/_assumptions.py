@@ -310,6 +310,22 @@ def describe_assumptions(a: Assumptions | None = None) -> list[dict]:
     return out
 
 
+def overrides_note(a: Assumptions) -> str | None:
+    """One line naming each constant ``assume`` set, with its value and the default it
+    replaced; None when none was set."""
+    if not a.overridden:
+        return None
+    default, parts = Assumptions(), []
+    for name in a.overridden:
+        field_name, _, entry = name.partition(".")
+        now, was = getattr(a, field_name), getattr(default, field_name)
+        if entry:  # a table entry (a whole table cannot be set)
+            now, was = now[entry], was.get(entry)
+        parts.append(f"{name} = {now:g}" + (f" (default {was:g})" if isinstance(
+            was, int | float) and not isinstance(was, bool) else ""))
+    return "set with `assume`: " + "; ".join(parts)
+
+
 def assumption_names(a: Assumptions | None = None) -> list[str]:
     """Every name ``--assume`` accepts: scalars, and ``table.entry`` for each table entry."""
     a = a or Assumptions()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from ._assumptions import Assumptions, gpu_family
+from ._assumptions import Assumptions, gpu_family, overrides_note
 from ._calibration import NO_CALIBRATION, Calibration
 from ._errors import NoFitError, WorkloadError
 from ._goodput import goodput
@@ -192,6 +192,8 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              + (", narrowed by the workload probe" if wm is not None else "")
              + f"; operations σ {A.operations_log_sigma:.3f} from published "
              "effective-training-time reports)", *calibrated[len(ci.calibrated):]]
+    if said := overrides_note(A):
+        notes.append(said)
     warnings = []
     bubble_share = breakdown["pp_bubble_s"] / step if step > 0 else 0.0
     if bubble_share > BUBBLE_WARNING:

@@ -98,6 +98,9 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
         default_matmul = peak * frac
         src = ("published MAMF for " + fam if fam in A.matmul_fraction
                else "default_matmul_fraction: no published measurement for this family")
+        if f"matmul_fraction.{fam}" in A.overridden or (
+                fam not in A.matmul_fraction and "default_matmul_fraction" in A.overridden):
+            src = "set with `assume`"  # not the published figure it replaced
         default_note = (f"matmul {dtype}: {peak:g} TFLOP/s peak × {frac:.3f} = "
                         f"{default_matmul:.1f} TFLOP/s achievable ({src})")
     calibrated = []

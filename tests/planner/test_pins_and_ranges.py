@@ -352,6 +352,20 @@ def test_assume_reaches_table_entries():
     assert Assumptions().matmul_fraction["hopper"] == 0.801  # the default is untouched
 
 
+def test_an_assumed_constant_is_named_as_assumed_not_as_published(cat):
+    """--assume matmul_fraction.ampere-ga100-sxm=0.8 was applied, but the note still credited
+    the number to "published MAMF", and nothing said an override was used."""
+    A = Assumptions().with_overrides(**{"restart_minutes": 30,
+                                        "matmul_fraction.ampere-ga100-sxm": 0.8})
+    e = estimate(wl(), reference_cluster(cat, "A100-80GB", 64), assumptions=A)
+    (matmul,) = [n for n in e.assumptions if n.startswith("matmul bf16:")]
+    assert "× 0.800 = 249.6 TFLOP/s achievable (set with `assume`)" in matmul
+    assert ("set with `assume`: restart_minutes = 30 (default 18.75); "
+            "matmul_fraction.ampere-ga100-sxm = 0.8 (default 0.859)") in e.assumptions
+    plain = estimate(wl(), reference_cluster(cat, "A100-80GB", 64))
+    assert not any("assume" in n for n in plain.assumptions)
+
+
 @pytest.mark.parametrize("values,fragment", [
     ({"matmul_fraction": 0.5}, "is a table"),
     ({"matmul_fraction.hoper": 0.5}, "Did you mean 'hopper'"),
