@@ -103,7 +103,7 @@ def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: 
         not_empty(option, value)
     if not 1 <= nodes <= MAX_NODES:
         raise GpuplanError(f"--nodes must be between 1 and {MAX_NODES:,}, got {nodes}. To fix: "
-                           "pass --nodes 1 or more (2 or more also measure the fabric)")
+                           f"pass --nodes 1 to {MAX_NODES:,} (2 or more also measure the fabric)")
     if cloud is not None and cloud not in CLOUDS:
         raise UnknownNameError("cloud", cloud, CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")
     if bucket is not None:
@@ -190,7 +190,7 @@ def probes_cmd(
     to_stdout = out == "-"
     path = default_path(target, "probes") if out in (None, "-") else out
     bundle = probes_launch(spec, target, task_path=path, install=install, bucket=bucket)
-    cost = probe_run_cost(cat, spec, target)
+    cost = probe_run_cost(cat, spec, target, bucket=bool(bucket))
     lines = cost_lines(cost) if cost else (
         f"Cost before launch: the catalog has no usable {'spot' if spot else 'on-demand'} "
         f"price for {spec.instance_type}; check your cloud's pricing.",)

@@ -89,6 +89,8 @@ def infeasible_fixes(inf, constraints) -> str:
     for limit in inf.binding:
         if limit == "min_probability":
             parts.append("lower --min-probability")
+        elif limit == "quotas":  # a file: the fix is a limit inside it
+            parts.append(f"raise a quota in {flag_for(limit) or limit}")
         elif limit != "deadline":
             parts.append(f"raise {flag_for(limit) or limit}")
     fastest = inf.fastest

@@ -28,9 +28,12 @@ TRAIN_SETUP = ("pip install torch  # ← replace with your setup "
                "(e.g. pip install -r requirements.txt)\n")
 
 
-def probe_run_cost(catalog, spec: LaunchSpec, target: str) -> ProbeRunCost | None:
+def probe_run_cost(catalog, spec: LaunchSpec, target: str, *,
+                   bucket: bool = False) -> ProbeRunCost | None:
     """The run's price from the catalog (the region asked for, else the cheapest priced one);
-    None when the catalog has no usable price for the instance."""
+    None when the catalog has no usable price for the instance. ``bucket``: the report goes
+    to a bucket, so SkyPilot tears the cluster down when the job ends (no idle wait for
+    `scp`: ``probes_launch``)."""
     pricing = "spot" if spec.spot else "on_demand"
     offers = [o for o in catalog.offers
               if (o.cloud, o.instance_type, o.pricing) == (spec.cloud, spec.instance_type,
@@ -45,6 +48,8 @@ def probe_run_cost(catalog, spec: LaunchSpec, target: str) -> ProbeRunCost | Non
     if target == "dstack":
         most, why = _dstack.DSTACK_MAX_DURATION_MINUTES, f"the task's max_duration, " \
             f"{_dstack.DSTACK_MAX_DURATION_MINUTES // 60} h"
+    elif bucket:
+        most, why = expected, "torn down when the probe job ends (`sky launch --down`)"
     else:
         most = expected + _skypilot.IDLE_MINUTES
         why = f"auto-down after {_skypilot.IDLE_MINUTES} idle minutes"

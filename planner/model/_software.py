@@ -74,24 +74,26 @@ def check_pins(pins: PlanPins, framework: str) -> None:
     """Reject pins the framework cannot run, saying which framework could."""
     p = PROFILES[framework]
 
-    def no(what: str, field: str, value, who: str) -> WorkloadError:
+    def no(what: str, field: str, value, who: list[str]) -> WorkloadError:
+        named = ", ".join(who[:-1]) + " or " + who[-1] if len(who) > 1 else who[0]
         return WorkloadError(f"{p.label} has no {what} ({field}={value}). To fix: leave "
-                             f"{field} unpinned, or choose `framework` {who}", field=field,
+                             f"{field} unpinned, or choose `framework` {named}", field=field,
                              value=value)
 
-    if pins.tp and pins.tp > 1 and not p.tensor_parallel:
-        raise no("tensor parallelism", "tp", pins.tp, "megatron or fsdp")
-    if pins.pp and pins.pp > 1 and not p.pipeline_parallel:
-        raise no("pipeline parallelism", "pp", pins.pp, "megatron, fsdp or deepspeed")
-    if pins.cp and pins.cp > 1 and not p.context_parallel:
-        raise no("context parallelism", "cp", pins.cp, "megatron or fsdp")
-    if pins.ep and pins.ep > 1 and not p.expert_parallel:
-        raise no("expert parallelism", "ep", pins.ep, "megatron, fsdp or deepspeed")
-    if pins.vp and pins.vp > 1 and not p.interleaved_pipeline:
-        raise no("interleaved pipeline", "vp", pins.vp, "megatron or fsdp")
+    def able(capability: str) -> list[str]:  # the profiles that have it, from PROFILES
+        return [n for n, q in PROFILES.items() if getattr(q, capability)]
+
+    for pinned, capability, what, field in (
+            (pins.tp, "tensor_parallel", "tensor parallelism", "tp"),
+            (pins.pp, "pipeline_parallel", "pipeline parallelism", "pp"),
+            (pins.cp, "context_parallel", "context parallelism", "cp"),
+            (pins.ep, "expert_parallel", "expert parallelism", "ep"),
+            (pins.vp, "interleaved_pipeline", "interleaved pipeline", "vp")):
+        if pinned and pinned > 1 and not getattr(p, capability):
+            raise no(what, field, pinned, able(capability))
     if pins.zero is not None and pins.zero not in p.zero_stages:
         who = [n for n, q in PROFILES.items() if pins.zero in q.zero_stages]
-        raise no(f"ZeRO stage {pins.zero}", "zero", pins.zero, " or ".join(who))
+        raise no(f"ZeRO stage {pins.zero}", "zero", pins.zero, who)
     if (pins.zero is not None and pins.pp and pins.pp > 1
             and pins.zero not in p.zero_with_pipeline):
         raise WorkloadError(f"{p.label} cannot combine ZeRO stage {pins.zero} with a pipeline "

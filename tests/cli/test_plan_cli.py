@@ -71,6 +71,17 @@ def test_impossible_deadline_is_infeasible_with_fastest_and_cheapest(capsys):
     assert "To fix: extend --deadline or allow more clouds, regions, GPU types" in prose
 
 
+def test_a_binding_quota_file_is_fixed_inside_the_file(capsys, tmp_path):
+    """The fix read "raise --quota-file": a file is not raised, a quota in it is."""
+    quotas = tmp_path / "q.yaml"
+    quotas.write_text("quotas:\n  - {cloud: aws, gpus: 8}\n  - {cloud: gcp, gpus: 0}\n"
+                      "  - {cloud: azure, gpus: 0}\n")
+    code, out, err = run(capsys, *LLAMA3_8B, "--deadline", "14d", "--quota-file", str(quotas))
+    said = " ".join((out + err).split())
+    assert code == 2 and "raise a quota in --quota-file" in said
+    assert "raise --quota-file" not in said
+
+
 def test_a_probability_close_to_one_is_not_shown_as_certain(capsys):
     # "P ≥ 100%" for a 99.9% requirement, and 1 itself, met only where the probability
     # rounds to 1.0 (a plan ~9x faster than the deadline, at 1.6x the cost)

@@ -150,6 +150,13 @@ def test_the_cost_is_catalog_price_times_nodes_times_expected_minutes(cat):
     assert line.startswith("Cost before launch: 2 x p5.48xlarge at $") and "us-east-1" in line
     assert f"~${cost.usd_expected:,.2f}" in line
     assert probe_run_cost(cat, spec, "dstack").max_minutes == 120  # max_duration: 2h
+    # with a bucket `sky launch --down` has no -i 30: the cost line said "auto-down after 30
+    # idle minutes" of a command that goes down when the job ends
+    to_bucket = probe_run_cost(cat, spec, "skypilot", bucket=True)
+    assert to_bucket.max_minutes == 15 and "when the probe job ends" in to_bucket.max_reason
+    (launch, *_) = probes_launch(spec, "skypilot", task_path="t.yaml",
+                                 bucket="s3://my-bucket/probes").commands
+    assert "--down" in launch and " -i " not in launch
     anywhere = probe_run_cost(cat, spec_for_instance(cat, "p5.48xlarge", 1), "skypilot")
     assert "the cheapest region priced" in anywhere.price_source
     assert anywhere.usd_per_hour <= cost.usd_per_hour
