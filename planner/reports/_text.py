@@ -120,7 +120,8 @@ def markdown(allocation, comparison: dict | None = None) -> str:
 CSV_COLUMNS = ("kind", "job", "team", "month", "period", "workload", "earliest_start",
                "deadline", "start", "end", "cloud", "region", "instance_type", "accelerator",
                "nodes", "gpus", "pricing", "usd_per_hour", "price_as_of", "tp", "pp", "dp",
-               "zero_stage", "wall_clock_hours", "gpu_hours", "cost_usd", "budget_usd",
+               "zero_stage", "cp", "vp", "ep", "micro_batch", "grad_accumulation", "recompute",
+               "wall_clock_hours", "gpu_hours", "cost_usd", "budget_usd",
                "deadline_probability", "actual_gpu_hours", "actual_cost_usd")
 
 
@@ -163,6 +164,12 @@ def csv_text(allocation, comparison: dict | None = None) -> str:
              "usd_per_hour": _f(j["usd_per_hour"], 4), "price_as_of": j["price_as_of"],
              "tp": p.get("tp", ""), "pp": p.get("pp", ""), "dp": p.get("dp", ""),
              "zero_stage": p.get("zero_stage", ""),
+             # the rest of the plan (the Markdown report's "tp1 pp1 ep8 dp48 zero3 mb4×3
+             # sel-recompute"): a plan with experts or context parallelism was not expressible
+             "cp": p.get("cp", ""), "vp": p.get("virtual_stages", 1 if p else ""),
+             "ep": p.get("ep", 1 if p else ""), "micro_batch": p.get("micro_batch", ""),
+             "grad_accumulation": p.get("grad_accumulation", ""),
+             "recompute": p.get("recompute", ""),
              "wall_clock_hours": _f(j["wall_clock_hours"], 1),
              "gpu_hours": _f(j["gpu_hours"], 1), "cost_usd": _f(j["cost_usd"], 2),
              "deadline_probability": _chance(j["deadline_probability"]),
