@@ -131,6 +131,13 @@ def _launch_names(catalog, accelerator: str) -> dict[str, str]:
 
 
 # -- YAML ------------------------------------------------------------------------------------
+def comment_lines(header: tuple[str, ...]) -> list[str]:
+    """``header`` as comment lines, each item one line: a control character in user text (a
+    model folder named "x\necho PWNED") must never end the comment and start code."""
+    return [("# " + "".join(c if c.isprintable() else " " for c in line)).rstrip()
+            for line in header]
+
+
 def dump_yaml(data: dict, header: tuple[str, ...] = ()) -> str:
     """Plain YAML in the dicts' own key order; multi-line strings as literal blocks."""
     import yaml
@@ -144,7 +151,7 @@ def dump_yaml(data: dict, header: tuple[str, ...] = ()) -> str:
 
     _Dumper.add_representer(str, _str)
     body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
-    return "".join(f"# {line}\n".replace("# \n", "#\n") for line in header) + body
+    return "".join(f"{line}\n" for line in comment_lines(header)) + body
 
 
 def default_path(target: str, what: str) -> str:

@@ -12,7 +12,7 @@ import shlex
 
 from catalog import shell_word
 
-from ._spec import LaunchBundle, LaunchFile, LaunchSpec
+from ._spec import LaunchBundle, LaunchFile, LaunchSpec, comment_lines
 
 MASTER_PORT = 29500  # torchrun's default rendezvous port
 
@@ -38,7 +38,7 @@ def training_script(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...]
                             f'{spec.nodes - 1}' + '}"',
                             master_addr='"${MASTER_ADDR:?set MASTER_ADDR to node 0}"',
                             program=program)
-    lines = ["#!/usr/bin/env bash", *(f"# {h}" for h in header)]
+    lines = ["#!/usr/bin/env bash", *comment_lines(header)]
     if spec.nodes > 1:
         lines.append(f"# Run on each of the {spec.nodes} nodes with NODE_RANK and "
                      "MASTER_ADDR (node 0's private IP) set.")

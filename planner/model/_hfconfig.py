@@ -171,7 +171,7 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
             layers=sizes["layers"], hidden=sizes["hidden"], heads=sizes["heads"],
             kv_heads=kv_heads, ffn_hidden=ffn, vocab=sizes["vocab"], gated_ffn=gated,
             tied_embeddings=tied, experts=experts, experts_per_token=per_token, **more,
-            name=_name(cfg.get("_name_or_path")) or default_name or "config",
+            name=printable_name(cfg.get("_name_or_path")) or default_name or "config",
         )
     except WorkloadError as exc:
         # The Architecture speaks of CLI options; here the sizes came from the file.
@@ -275,8 +275,11 @@ def _show(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "…"
 
 
-def _name(value: Any) -> str:
-    # The name is printed in plans and reports: keep it one printable line of sensible length.
+def printable_name(value: Any) -> str:
+    """A model name fit to print in plans, reports and launch files' comments: one line of
+    printable characters (a newline in a folder name would start a line of shell code in a
+    torchrun script's header), at most 120 of them; "" for anything but text."""
     if not isinstance(value, str):
         return ""
     return "".join(c for c in value if c.isprintable()).strip()[:120]
+

@@ -14,7 +14,7 @@ from catalog import Catalog
 
 from ._errors import HardwareError, WorkloadError
 from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, reference_cluster
-from ._hfconfig import architecture_from_config, family_note
+from ._hfconfig import architecture_from_config, family_note, printable_name
 from ._inference import infer_architecture
 from ._presets import preset
 from ._units import format_count, parse_count
@@ -234,7 +234,7 @@ def _model_name(source: str) -> str:
     """A model's name from where its config came from: the folder of ``…/NAME/config.json``,
     else the file's stem (an upload ``NAME.json``); "" for a bare ``config.json``."""
     path = PurePath(source)
-    name = path.parent.name or path.stem
+    name = printable_name(path.parent.name or path.stem)
     return "" if name in ("", "config", ".") else name
 
 

