@@ -13,7 +13,8 @@
     data_dir                       where gpuplan keeps per-user state
     read_user_text, decode_user_bytes, load_yaml_text, load_json_text, read_json_file,
     check_output_path, write_bytes_atomic, write_text_atomic   safe reading and writing of
-                                   the user's files; make_directory for gpuplan's own;
+                                   the user's files (input_clash: an output that is one of
+                                   the command's inputs); make_directory for gpuplan's own;
                                    shell_word: a path as one word of a command to paste
     GpuplanError, UnknownNameError, close_matches   errors (with the input's ``field``), and
                                    the one "did you mean"; check_names: a list of names
@@ -75,6 +76,7 @@ from ._records import (
 )
 from ._writes import (
     check_output_path,
+    input_clash,
     make_directory,
     shell_word,
     write_bytes_atomic,
@@ -119,7 +121,8 @@ __all__ = [
     "OfferRow", "OverrideError", "Overrides", "RefreshResult", "StoredCatalog", "UnknownNameError",
     "accelerator_summaries", "active_catalog_name", "aws_bucket_rate", "canonical_pricing",
     "catalog_status", "check_names", "check_output_path", "close_matches", "data_dir",
-    "decode_user_bytes", "load_catalog", "load_json_text", "load_overrides", "load_yaml_text",
+    "decode_user_bytes", "input_clash", "load_catalog", "load_json_text", "load_overrides",
+    "load_yaml_text",
     "make_directory", "parse_overrides", "read_json_file", "read_user_text", "refresh_catalog",
     "select_offers", "shell_word", "stored_catalogs", "unquoted_hint", "use_catalog",
     "without_fix", "write_bytes_atomic", "write_snapshot", "write_text_atomic",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shlex
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from ._files import _as_path, _describe_mode, _fail, _os_reason
@@ -25,6 +26,23 @@ def shell_word(path: str | os.PathLike[str]) -> str:
     read it as an option."""
     text = str(path)
     return shlex.quote(f"./{text}" if text.startswith("-") else text)
+
+
+def input_clash(out_path: str | os.PathLike[str] | None,
+                inputs: Mapping[str, str | os.PathLike[str] | None]) -> str | None:
+    """Which of ``inputs`` (description → path) is the file ``out_path`` would replace, or
+    None: an output must never overwrite what the command reads (`plan --config X.json
+    --emit-out X.json` replaced the config, exit 0). Same file by inode, so a link or another
+    spelling counts; an input that does not exist is its own option's error."""
+    if out_path is None or not os.path.exists(out_path):
+        return None
+    for name, value in inputs.items():
+        try:
+            if value is not None and os.path.samefile(out_path, os.path.expanduser(value)):
+                return name
+        except OSError:
+            continue
+    return None
 
 
 def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:

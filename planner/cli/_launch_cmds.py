@@ -199,11 +199,12 @@ def probes_cmd(
 
 
 def check_emit_options(target: str | None, out_path: str | None, *,
-                       json_out: bool = False) -> None:
+                       json_out: bool = False, inputs: dict | None = None) -> None:
     """`plan --emit/--emit-out` checked before the plan is searched and printed: a known
-    target, --emit-out only with --emit, a path that can be written, and not stdout beside
-    --json (a script reading the JSON would get a launch file after it)."""
-    from catalog import check_output_path
+    target, --emit-out only with --emit, a path that can be written and is none of the
+    ``inputs`` (option → path the plan reads), and not stdout beside --json (a script
+    reading the JSON would get a launch file after it)."""
+    from catalog import check_output_path, input_clash
     from planner.launch import EMIT_TARGETS, LaunchError, choose
 
     if target is None:
@@ -215,6 +216,10 @@ def check_emit_options(target: str | None, out_path: str | None, *,
                           "add --emit-out FILE for the launch file")
     if out_path not in (None, "-"):
         check_output_path(out_path, what="task file (--emit-out)")
+        if (option := input_clash(out_path, inputs or {})) is not None:
+            raise LaunchError(f"--emit-out {out_path} is the file {option} names, which this "
+                              "plan reads: the task file would replace it. To fix: choose "
+                              "another --emit-out")
 
 
 def emit_for_plan(recommendation: dict | None, target: str, out_path: str | None,

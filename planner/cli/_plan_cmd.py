@@ -98,7 +98,9 @@ def plan_cmd(
     if emit is not None or emit_out is not None:
         from ._launch_cmds import check_emit_options
 
-        check_emit_options(emit, emit_out, json_out=json_out)  # before the search
+        check_emit_options(emit, emit_out, json_out=json_out,  # before the search
+                           inputs={"--config": config, "--quota-file": quota_file,
+                                   "--overrides": overrides})
     cat = load_priced_catalog(overrides)
     spec = W.workload_spec(model=model, config=config, params=params,
                            active_params=active_params, experts=experts,

@@ -63,20 +63,25 @@ def check_run_args(argv: list[str]) -> None:
     check_output_path(args.out, what="probe report (--out)")
 
 
-def check_workload_args(argv: list[str], *, print_command: bool = False) -> None:
+def check_workload_args(argv: list[str], *, print_command: bool = False,
+                        inputs: dict | None = None) -> None:
     """Every `probe workload` option checked before any layer is built or file written: the
     counts within their bounds (--build-layers, --steps... see `python -m probes workload
     --help`), a finite timeout, and --out as every gpuplan --out (its folder must exist).
     With ``print_command`` the report is written on the node: its path is not checked here,
-    and the note the node would print first (too few steps to calibrate) is said now."""
-    from catalog import check_output_path
+    and the note the node would print first (too few steps to calibrate) is said now.
+    ``inputs``: option → path the command reads, which --out must not replace."""
+    from catalog import GpuplanError, check_output_path, input_clash
     from probes.cli import build_workload_parser
 
     args = _parse_probe_args(build_workload_parser(check_out=not print_command), argv,
                              command="workload")
     if not print_command:
         check_output_path(args.out, what="workload report (--out)")
-    from catalog import GpuplanError
+        if (option := input_clash(args.out, inputs or {})) is not None:
+            raise GpuplanError(f"--out {args.out} is the file {option} names, which the probe "
+                               "reads: the report would replace it. To fix: choose another "
+                               "--out")
     from probes import ProbesError
     from probes.cli import check_workload_config
 
@@ -380,7 +385,8 @@ def workload_cmd(
     label = model or (config.rsplit("/", 1)[-1] if config else f"{params} (inferred)")
     opts = probe_options(shape_of(workload), model_layers=workload.arch.layers,
                          framework=spec.framework, model=label, tp=tp or 1)
-    check_workload_args([*opts, *ctx.args], print_command=print_command)
+    check_workload_args([*opts, *ctx.args], print_command=print_command,
+                        inputs={"--config": config})
     if print_command:
         # the node writes workload-report.json unless the run options name another file
         out_default = [] if any(a == "--out" or a.startswith("--out=") for a in ctx.args) \

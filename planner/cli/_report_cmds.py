@@ -192,15 +192,9 @@ def print_jobs(jobs: list[dict], *, wide: bool = False) -> None:
 def _not_an_input(out_path, inputs: dict) -> None:
     """Refuse an --out that is one of the report's own inputs: the report replaced the team
     plan (or the actuals CSV) it had just read, exit 0."""
+    from catalog import input_clash
     from planner.team import TeamPlanError
 
-    if out_path is None or not out_path.exists():
-        return
-    for option, value in inputs.items():
-        try:
-            same = value is not None and os.path.samefile(out_path, os.path.expanduser(value))
-        except OSError:  # an input that does not exist is that option's own error
-            same = False
-        if same:
-            raise TeamPlanError(f"--out {out_path} is {option}: the report would replace it. "
-                                "To fix: choose another --out")
+    if (option := input_clash(out_path, inputs)) is not None:
+        raise TeamPlanError(f"--out {out_path} is {option}: the report would replace it. "
+                            "To fix: choose another --out")

@@ -114,3 +114,30 @@ def test_printed_commands_quote_the_file_names(capsys, tmp_path, monkeypatch):
                          "1d", "--emit", "torchrun", "--emit-out", "$(id).sh")
     assert code == 0, err
     assert "bash '$(id).sh'" in out + err
+
+
+def test_an_output_never_replaces_a_file_the_command_reads(tmp_path, capsys):
+    """`plan --config X.json --emit dstack --emit-out X.json` replaced the config with the
+    task file (exit 0); so did --quota-file and --overrides, and `probe workload --config X
+    --out X` (fuzz round 2026-12-04). `report` already refused its own inputs."""
+    import shutil
+    from pathlib import Path
+
+    from planner.cli import main
+
+    config = tmp_path / "c.json"
+    shutil.copy(Path(__file__).parents[2] / "examples" / "llama-3.2-1b" / "config.json", config)
+    quotas = tmp_path / "q.yaml"
+    quotas.write_text("quotas: [{cloud: aws, gpus: 64}]\n")
+    before = {p: p.read_bytes() for p in (config, quotas)}
+    plan = ["plan", "--config", str(config), "--tokens", "1B", "--deadline", "14d",
+            "--quota-file", str(quotas), "--emit", "dstack"]
+    for target, option in ((config, "--config"), (quotas, "--quota-file")):
+        assert main([*plan, "--emit-out", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert f"is the file {option} names, which this plan reads" in err
+        assert "To fix: choose another --emit-out" in err
+    assert main(["probe", "workload", "--config", str(config), "--device", "cpu", "--quick",
+                 "--out", str(config)]) == 2
+    assert "is the file --config names, which the probe reads" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in before} == before
