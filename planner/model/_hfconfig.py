@@ -46,6 +46,10 @@ KNOWN_MODEL_TYPES = frozenset({
     "granitemoe", "cohere", "cohere2", "stablelm", "deepseek_v2",
     "deepseek_v3", "dbrx", "gpt2", "gpt_neox", "gptj", "gpt_neo", "opt", "bloom", "falcon",
     "phi", "starcoder2", "gpt_bigcode", "mpt", "codegen", "nemotron", "persimmon"})
+# Mixture-of-experts model types that keep their expert count in the top-level keys read below
+# (DBRX keeps it in ffn_config, read apart)
+MOE_MODEL_TYPES = frozenset({"mixtral", "qwen2_moe", "qwen3_moe", "phimoe", "olmoe",
+                             "granitemoe", "deepseek_v2", "deepseek_v3"})
 # Model types whose config class defaults to tied input/output embeddings (transformers 5.25:
 # CONFIG_MAPPING[t]().tie_word_embeddings); every other known type defaults to untied
 TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text", "cohere", "cohere2",
@@ -130,6 +134,13 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
                    minimum=1) or (ratio or 4) * sizes["hidden"]
     kv_heads = _kv_heads(cfg, source, model_type.lower(), sizes["heads"])
     experts = optional("experts", "num_local_experts", "n_routed_experts", "num_experts")
+    if not experts and model_type.lower() in MOE_MODEL_TYPES:
+        # transformers would build its config class's default experts (Mixtral: 8, top-2):
+        # read as a dense model it was a different model, silently
+        raise WorkloadError(f"{source}: model_type {model_type!r} is a mixture of experts, but "
+                            "the file gives no expert count (num_local_experts, "
+                            "num_experts or n_routed_experts). To fix: add the expert count "
+                            "and experts per token as the model's own config.json has them")
     per_token = optional("experts_per_token", "num_experts_per_tok", "moe_top_k") \
         if experts else 0
     tied = cfg.get("tie_word_embeddings", model_type.lower() in TIED_BY_DEFAULT)

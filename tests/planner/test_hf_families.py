@@ -124,6 +124,16 @@ def test_a_family_key_that_cannot_be_read_is_named(cfg, says):
         architecture_from_config(cfg)
 
 
+def test_a_mixture_of_experts_type_without_its_expert_count_is_refused():
+    """model_type mixtral without num_local_experts was read as a dense 7B-class model, where
+    transformers builds its default 8 experts, top-2: a different model, silently."""
+    from planner import WorkloadError
+
+    with pytest.raises(WorkloadError, match="'mixtral' is a mixture of experts, but the file "
+                                            "gives no expert count"):
+        architecture_from_config({**GEMMA_7B, "model_type": "mixtral"})
+
+
 def test_a_hybrid_with_state_space_layers_is_refused():
     from planner import WorkloadError
 
