@@ -344,6 +344,10 @@ def _workload(value, at: str, configs: Mapping[str, Mapping]) -> tuple[WorkloadS
     for k in ("precision", "optimizer", "recompute", "finetune"):
         if k in kwargs:
             kwargs[k] = kwargs[k].lower()
+    if "lora_rank" in kwargs and kwargs.get("finetune") != "lora":  # as the CLI: not ignored
+        raise TeamPlanError(f"{at}: lora_rank {show(kwargs['lora_rank'])} sets a LoRA adapter, "
+                            f"but finetune is {kwargs.get('finetune', 'none')!r}. To fix: add "
+                            "finetune: lora, or remove lora_rank")
     if "config" in kwargs:
         name = kwargs.pop("config")
         if name not in configs:

@@ -70,6 +70,10 @@ TEAM_CASES = [
     Case("team-symlink-to-good-file", REPORT, 0,
          {"real": GOOD_TEAM, "team": Symlink("{real}")}),
     team("empty-file", "", says="expected a mapping"),
+    # the CLI refuses --lora-rank without --finetune lora; the team file ignored it
+    team("lora-rank-without-lora", team_yaml(workload={"model": "gpt2", "tokens": "1B",
+                                                       "lora_rank": 8}),
+         says="lora_rank 8 sets a LoRA adapter, but finetune is 'none'"),
     team("name-read-as-a-number", team_yaml(name=1000.0).replace("name: 1000.0", "name: 1e3"),
          says="got 1000.0 (YAML read it as a number: write the name in quotes"),
     team("name-read-as-a-boolean", team_yaml(name=True),
