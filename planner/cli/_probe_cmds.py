@@ -63,6 +63,19 @@ def check_run_args(argv: list[str]) -> None:
     check_output_path(args.out, what="probe report (--out)")
 
 
+def _without_out(args: list[str]) -> list[str]:
+    """``args`` without ``--out PATH`` / ``--out=PATH``."""
+    kept, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--out":
+            skip = True
+        elif not a.startswith("--out="):
+            kept.append(a)
+    return kept
+
+
 def check_workload_args(argv: list[str], *, print_command: bool = False,
                         inputs: dict | None = None) -> None:
     """Every `probe workload` option checked before any layer is built or file written: the
@@ -396,8 +409,11 @@ def workload_cmd(
                   "-m probes workload "
                   f"{shlex.join([*opts, *out_default, *ctx.args])}",
                   markup=False, highlight=False, soft_wrap=True)
+        # the launch task writes report.json itself (and fetches that): a --out of this
+        # machine's would be the last --out there, and the report would not be fetched
+        launched = _without_out(ctx.args)
         out.print(f"# or with `gpuplan launch probes`: sky launch --env GPUPLAN_PROBE_ARGS="
-                  f"{shlex.quote(shlex.join(['workload', *opts, *ctx.args]))} …",
+                  f"{shlex.quote(shlex.join(['workload', *opts, *launched]))} …",
                   markup=False, highlight=False, soft_wrap=True)
         return
     from probes.cli import main as probes_main

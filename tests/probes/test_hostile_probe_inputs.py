@@ -394,3 +394,12 @@ def test_more_layers_built_than_the_model_has_is_refused_before_the_run(tmp_path
     assert main([*WORKLOAD, "--build-layers", "13", "--out", str(tmp_path / "w.json")]) == 2
     assert "build_layers (13) is above the model's 12 layers" in _error_line(capsys)
     assert not (tmp_path / "w.json").exists()
+
+
+def test_the_launch_line_of_print_command_leaves_the_report_where_the_task_fetches_it(capsys):
+    """`--print-command --out F` put F into GPUPLAN_PROBE_ARGS: the last --out on the node,
+    so the launch task's report.json was never written and its scp found nothing."""
+    assert main([*WORKLOAD, "--print-command", "--out", "/tmp/mine.json"]) == 0
+    node, launch = capsys.readouterr().out.strip().splitlines()
+    assert node.endswith("--out /tmp/mine.json")
+    assert "GPUPLAN_PROBE_ARGS=" in launch and "--out" not in launch
