@@ -78,6 +78,17 @@ def _get(cfg: dict, *keys: str, default=None) -> tuple[str | None, Any]:
     return None, default
 
 
+def _one(cfg: dict, source: str, *keys: str) -> tuple[str | None, Any]:
+    """``_get`` for a size several families spell differently (num_hidden_layers, n_layer):
+    two spellings with different values are an error, not a silent choice of the first."""
+    given = [(k, cfg[k]) for k in keys if k in cfg and cfg[k] is not None]
+    if len({repr(v) for _, v in given}) > 1:
+        (k1, v1), (k2, v2) = given[:2]
+        raise WorkloadError(f"{source}: {k1} {_show(v1)} and {k2} {_show(v2)} name the same "
+                            f"setting with different values. {FIX}")
+    return given[0] if given else (None, None)
+
+
 def config_file_error(exc: Exception, *, fix: str = "pass the path of a Hugging Face "
                                                    "config.json") -> WorkloadError:
     """The one message for a config.json that could not be read (``exc``: the catalog's
@@ -100,7 +111,7 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
         cfg = {**cfg, **text_config}
     if str(cfg.get("model_type", "")).lower() == "dbrx":  # DBRX nests attention, MoE sizes
         cfg = {**cfg, **_dbrx_keys(cfg, source)}
-    found = {name: _get(cfg, *keys) for name, keys in (
+    found = {name: _one(cfg, source, *keys) for name, keys in (
         ("layers", ("num_hidden_layers", "n_layer", "num_layers", "n_layers")),
         ("hidden", ("hidden_size", "n_embd", "d_model")),
         ("heads", ("num_attention_heads", "n_head", "n_heads", "num_heads")),
@@ -115,7 +126,7 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
              for name, (key, value) in found.items()}
 
     def optional(name: str, *keys: str, minimum: int = 0) -> int:
-        key, value = _get(cfg, *keys)
+        key, value = _one(cfg, source, *keys)
         return 0 if key is None else _size(source, key, value, name, minimum=minimum)
 
     model_type = cfg.get("model_type", "")

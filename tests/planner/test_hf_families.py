@@ -134,6 +134,16 @@ def test_a_mixture_of_experts_type_without_its_expert_count_is_refused():
         architecture_from_config({**GEMMA_7B, "model_type": "mixtral"})
 
 
+def test_two_spellings_of_one_size_must_agree():
+    """num_hidden_layers 32 beside n_layer 24 was read as 32, silently."""
+    from planner import WorkloadError
+
+    with pytest.raises(WorkloadError, match="num_hidden_layers 32 and n_layer 24 name the same "
+                                            "setting with different values"):
+        architecture_from_config({**GEMMA_7B, "num_hidden_layers": 32, "n_layer": 24})
+    assert architecture_from_config({**GEMMA_7B, "n_layer": GEMMA_7B["num_hidden_layers"]})
+
+
 def test_a_hybrid_with_state_space_layers_is_refused():
     from planner import WorkloadError
 
