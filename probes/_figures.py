@@ -18,7 +18,9 @@ A refusal here is a fact about the report alone: schema 1, a CPU run, quick mode
 shapes, a probe that failed on some rank, a missing or repeated rank, ranks on different GPUs,
 a summary over GPUs (matmul, memory, workload) that is not what the ranks' figures give, figures
 that contradict each other (a matmul point or median above the stated best, an fp8 check whose
-verdict, limit or accumulation is not what the probe writes), a run whose shape disagrees with
+verdict, limit or accumulation is not what the probe writes; and probes._consistency: an entry
+written twice, percentiles out of order, a derived figure that is not what the raw ones give,
+workload totals that disagree with the per-layer figures), a run whose shape disagrees with
 itself (world size not nodes x GPUs per node, in the environment and every section; ranks not on
 that many hosts; two ranks on one device or GPU UUID), GPU facts no CUDA GPU has (under 1 GiB,
 compute capability outside 3.0-15.0), a partial node, fp8 that failed its accuracy check, a
@@ -27,7 +29,8 @@ the network and transport NCCL named, never taken from the report's ``rdma`` fla
 
 The workload probe's layer (`workload_refusal`) is refused for the same facts about the report
 and, for its own, a failed or partial run (not every GPU of the node), fewer than MIN_STEPS
-timed steps or MIN_WARMUP_STEPS warm-up steps, a byte count <= 0, and tensor parallelism (the
+timed steps or MIN_WARMUP_STEPS warm-up steps, a byte count <= 0, rank 0's figures not the
+section's, and tensor parallelism (the
 planner's per-layer reference is one GPU).
 """
 
@@ -38,6 +41,8 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
+from probes._consistency import EDITED as _EDITED
+from probes._consistency import contradiction, rank_0_workload_edited
 from probes._nccl_log import is_rdma
 from probes._schema import CollectiveSeries, Environment, MatmulDtype, ProbeReport
 
@@ -57,7 +62,6 @@ FP8_ACCUMULATION = {"fp8_e4m3": "split (full precision)", "fp8_e4m3_fast": "fast
 # CUDA 11+ torch build targets) to 12.x (Blackwell); 15.0 leaves room for the next few.
 MIN_GPU_MEMORY_BYTES = 2**30
 COMPUTE_CAPABILITY_RANGE = (3.0, 15.0)
-_EDITED = "the report was edited. To fix: re-run the probes and ingest the file they write"
 KINDS: tuple[str, ...] = ("matmul", "hbm", "intra", "inter")
 _PROBE_OF = {"matmul": "matmul", "hbm": "memory", "intra": "collectives",
              "inter": "collectives"}
@@ -114,7 +118,8 @@ def _report_refusal(report: ProbeReport) -> str | None:
         return (f"the ranks and the environment name different GPUs ({', '.join(gpus)}): one "
                 "accelerator's figures cannot come from another's")
     edited = (_environment_edited(env) or _topology_edited(report)
-              or _summary_not_from_ranks(report) or _contradiction(report))
+              or _summary_not_from_ranks(report) or _contradiction(report)
+              or contradiction(report))
     if edited:
         return edited
     if any(e.probe == "gather" for e in report.errors):
@@ -187,7 +192,7 @@ def _same(a: float, b: float) -> bool:
 def _summary_not_from_ranks(report: ProbeReport) -> str | None:
     """Every measured figure's summary over GPUs (what calibrates) recomputed from the ranks'
     own figures, as the probe computes it (``spread``): each rank must report the figure and
-    the summary must be what they give; with one GPU, the section's own figure (rank 0's)
+    the summary must be what they give; the section's own figure (rank 0's, at any world size)
     must be that rank's entry. An edited, deleted or rank-less summary could hide outlier
     GPUs behind tidy numbers (or fall back to one GPU's)."""
     from probes._gather import _values
@@ -219,8 +224,9 @@ def _summary_not_from_ranks(report: ProbeReport) -> str | None:
             return (f"the {what} summary over GPUs ({shown}) is not what the ranks' own "
                     f"figures give (median {ranks.p50:,.4g}, n {ranks.n}): {_EDITED}")
         rank0 = values[who.index(0)]
-        # one GPU: the section's own figure calibrates (a spread of one value is not used)
-        if world == 1 and own is not None and not _same(own, rank0):
+        # the sections are rank 0's, so their own figure is rank 0's at any world size (with
+        # one GPU it is the figure that calibrates: a spread of one value is not used)
+        if own is not None and not _same(own, rank0):
             return (f"the report's own {what} figure ({own:,.4g}) is not rank 0's "
                     f"({rank0:,.4g}), whose figures the sections hold: {_EDITED}")
     return None
@@ -400,7 +406,7 @@ def workload_refusal(report: ProbeReport) -> str | None:
                 f"{MIN_STEPS} after {MIN_WARMUP_STEPS}: the clocks and allocator had not "
                 "settled, or the median is of too few steps. To fix: re-run without "
                 "--steps/--warmup-steps (the defaults: 30 after 5)")
-    why = _bytes_edited(report)
+    why = _bytes_edited(report) or rank_0_workload_edited(report)
     if why:
         return why
     gpus_visible = max(env.gpu_count, env.gpu_count_smi or 0) or env.local_world_size
