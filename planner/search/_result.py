@@ -182,6 +182,9 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
             f"are charged at {1 - c.commitment_use:.0%} (`commitment_use` "
             f"{c.commitment_use:.0%}: the share of them you will use afterwards)")
     gp = space.gp
+    if not q10 <= wall[i] <= q90:
+        warnings.append(_outside_range(float(wall[i]), q10, q90, float(gp["loss_hours"][e]),
+                                       float(gp["rate"][e])))
     dist = {"base_hours": float(gp["checkpointed_hours"][e]),
             "loss_hours": float(gp["loss_hours"][e]), "rate": float(gp["rate"][e]),
             "sigma": float(space.e_sigma[e]), "deadline_hours": c.deadline_hours}
@@ -195,6 +198,21 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
         expected_interruptions=float(gp["rate"][e] * gp["checkpointed_hours"][e]),
         spot_interruptions_per_hour=rate or None, distribution=dist,
         commitment=commitment, warnings=tuple(warnings))
+
+
+def _outside_range(expected: float, p10: float, p90: float, loss_hours: float,
+                   rate: float) -> str:
+    """Why the expected calendar time (goodput's mean, interruptions included) lies outside
+    the P10–P90 of the calendar-time distribution (``planner.model._probability``)."""
+    if expected > p90:  # a rare interruption that costs more than the run: in the mean only
+        return (f"range: the expected {expected:,.2f} h is above P90 {p90:,.2f} h: an "
+                f"interruption is unlikely in so short a run ({rate:.2g} per hour), but each "
+                f"costs {loss_hours:,.2f} h (restart, reload, lost work); the expected time "
+                "and cost count that chance, the P10–P90 hardly see it")
+    return (f"range: the expected {expected:,.1f} h is below P10 {p10:,.1f} h: interruptions "
+            f"come every {60 / rate:,.1f} min, so often that checkpointing and restarts "
+            "dominate and the goodput model (Young/Daly) no longer holds; check "
+            "`failure_rate_per_gpu_hour` and the restart minutes")
 
 
 def _points(c, space: Space, C: Cands, within, front_idx, ref_cost) -> tuple[PlanPoint, ...]:

@@ -376,3 +376,32 @@ def test_regression_longer_deadline_never_costs_more_with_min_probability():
             previous = (deadline, cost)
     assert not rises, rises
 
+
+
+def test_an_expected_time_outside_its_own_range_says_why():
+    """The headline (goodput's expected calendar time) fell outside the candidate's P10-P90:
+    below P10 where interruptions come every few minutes, above P90 where a rare restart costs
+    more than the whole run (fuzz round 2026-12-04). Each such candidate now says why."""
+    from planner import WorkloadSpec, build_workload
+    from planner.model import Assumptions
+
+    cat = packaged()
+    short = build_workload(WorkloadSpec(model="gpt2", tokens="10B"))
+    A = Assumptions().with_overrides(restart_minutes=240, spot_restart_minutes=240)
+    res = plan(short, cat, Constraints(deadline_hours=24 * 60, min_probability=0),
+               assumptions=A, top_n=200)
+    outside = [c for c in res.candidates
+               if not c.wall_clock_hours_p10 <= c.wall_clock_hours <= c.wall_clock_hours_p90]
+    assert outside  # the case exists in the packaged catalog
+    for c in outside:
+        (why,) = [w for w in c.warnings if w.startswith("range: the expected")]
+        assert "above P90" in why and "each costs" in why
+    inside = [c for c in res.candidates if c not in outside]
+    assert not any(w.startswith("range:") for c in inside for w in c.warnings)
+    frequent = Assumptions().with_overrides(failure_rate_per_gpu_hour=1)
+    res = plan(build_workload(WorkloadSpec(model="llama3-8b", tokens="100B")), cat,
+               Constraints(deadline_hours=24 * 30, clouds=("aws",), min_probability=0),
+               assumptions=frequent)
+    rec = res.recommendation
+    assert rec.wall_clock_hours < rec.wall_clock_hours_p10
+    assert any("below P10" in w and "Young/Daly" in w for w in rec.warnings)
