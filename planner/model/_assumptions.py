@@ -341,6 +341,14 @@ def assumption_names(a: Assumptions | None = None) -> list[str]:
     return names
 
 
+def _exact(x: float) -> str:
+    """A bound as a value one can pass back: 17,179,869,184, not 1.71799e+10 (which is below
+    it); the shortest repr for a fraction."""
+    if float(x).is_integer() and abs(x) < 1e16:
+        return f"{int(x):,}"
+    return repr(float(x))
+
+
 def _with_overrides(a: Assumptions, values: Mapping[str, object]) -> Assumptions:
     scalars: dict[str, object] = {}
     tables: dict[str, dict] = {}
@@ -369,9 +377,10 @@ def _with_overrides(a: Assumptions, values: Mapping[str, object]) -> Assumptions
                                f"e.g. `assume` {key}={now:g}", field="assume", value=key)
         low, high, open_low = _bounds(name)
         if value > high or value < low or (open_low and value <= low):
-            span = f"({low:g}, {high:g}]" if open_low else f"[{low:g}, {high:g}]"
-            raise PlannerError(f"assumption {key}={value:g} is outside {span}. To fix: pass a "
-                               "value in that range", field="assume", value=key)
+            span = f"({_exact(low)}, {_exact(high)}]" if open_low else \
+                f"[{_exact(low)}, {_exact(high)}]"
+            raise PlannerError(f"assumption {key}={_exact(value)} is outside {span}. To fix: "
+                               "pass a value in that range", field="assume", value=key)
         if name in _INTEGER:
             if value != int(value):
                 raise PlannerError(f"assumption {key} must be a whole number, got {value:g}. "

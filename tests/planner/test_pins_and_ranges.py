@@ -366,6 +366,14 @@ def test_an_assumed_constant_is_named_as_assumed_not_as_published(cat):
     assert not any("assume" in n for n in plain.assumptions)
 
 
+def test_a_bound_is_printed_as_a_value_that_can_be_passed_back():
+    """grad_bucket_bytes' maximum read "1.71799e+10", which is below it: passing the printed
+    bound was refused."""
+    with pytest.raises(PlannerError, match=r"outside \[1,024, 17,179,869,184\]"):
+        Assumptions().with_overrides(grad_bucket_bytes=2**35)
+    assert Assumptions().with_overrides(grad_bucket_bytes=17_179_869_184)
+
+
 @pytest.mark.parametrize("values,fragment", [
     ({"matmul_fraction": 0.5}, "is a table"),
     ({"matmul_fraction.hoper": 0.5}, "Did you mean 'hopper'"),
