@@ -338,6 +338,8 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
                    key=lambda d: d.specificity, default=None)
         if best is not None and offer.usd_per_hour is not None:
             factor = 1 - best.percent / 100
+            if offer.usd_per_hour * factor < MIN_OFFER_USD_PER_HOUR:
+                raise _too_deep(source, best, offer, offers)
             offer = _checked(source, best.where, dataclasses.replace, offer,
                              usd_per_hour=_scaled(offer.usd_per_hour, factor),
                              usd_per_hour_zone_median=_scaled(offer.usd_per_hour_zone_median,
@@ -370,6 +372,19 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
             index[new.key] = len(out)
             out.append(new)
     return tuple(out)
+
+
+def _too_deep(source: str, d: Discount, offer: Offer, offers) -> OverrideError:
+    """A discount that would price an offer below what any offer can hold, with the largest
+    percent that keeps every offer it matches priced (their cheapest price decides)."""
+    cheapest = min(o.usd_per_hour for o in offers
+                   if d.matches(o) and o.usd_per_hour is not None)
+    most = math.floor(100 * (1 - MIN_OFFER_USD_PER_HOUR / cheapest) * 1e4) / 1e4
+    return OverrideError(
+        f"{source}: {d.where}: percent {d.percent!r} would price {offer.cloud}/"
+        f"{offer.instance_type}/{offer.region}/{offer.pricing} (${offer.usd_per_hour:,.4g}/h) "
+        f"below ${MIN_OFFER_USD_PER_HOUR:g}/h, the least any offer can cost. To fix: a percent "
+        f"of at most {most:g} for what {d.where} matches")
 
 
 def _checked(source: str, where: str, make, /, *args, **kwargs) -> Offer:

@@ -144,8 +144,16 @@ def test_a_discount_below_a_cent_never_becomes_a_zero_price(cat):
     by = _apply(cat, {"discounts": [{"cloud": "aws", "percent": 99.99}]})
     assert all(o.usd_per_hour is None or o.usd_per_hour > 0 for o in by.values())
     # a price below what any offer can hold ($0.000001/h) is the entry's error, not a crash
-    with pytest.raises(OverrideError, match=r"discounts\[1\]: .*usd_per_hour.*To fix: correct"):
+    # named with the percent that works (it named an offer the user never mentioned, a raw
+    # 1.3109026530688795e-09 and the record's bound)
+    with pytest.raises(OverrideError) as info:
         _apply(cat, {"discounts": [{"cloud": "aws", "percent": 99.9999999}]})
+    text = str(info.value)
+    assert "discounts[1]: percent 99.9999999 would price aws/" in text
+    assert "below $1e-06/h" in text and "e-09" not in text
+    most = float(text.split("To fix: a percent of at most ")[1].split()[0])
+    assert 99 < most < 99.9999999
+    assert _apply(cat, {"discounts": [{"cloud": "aws", "percent": most}]})
     # and a private rate below it (it was a RecordError traceback in plan, offers and report)
     rate = {"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
             "pricing": "on_demand"}
