@@ -120,8 +120,11 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
                                                "num_attention_heads", "vocab_size"),
                                               found.values(), strict=True) if key is None]
     if missing:
-        raise WorkloadError(f"{source}: config lacks {missing}. To fix: use the model's "
-                            "config.json, or give `params` instead")
+        said = [k for k in missing if cfg.get(k, "absent") is None]
+        raise WorkloadError(f"{source}: config lacks {', '.join(missing)}"
+                            + (f" ({', '.join(said)}: null)" if said else "")
+                            + ". To fix: use the model's config.json, or give `params` "
+                            "instead")
     sizes = {name: _size(source, key, value, name, minimum=1)
              for name, (key, value) in found.items()}
 
@@ -291,8 +294,11 @@ def _size(source: str, key: str, value: Any, name: str, *, minimum: int) -> int:
 
 
 def _show(value: Any) -> str:
+    """A config value as JSON spells it (true, null), cut to 40 characters."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if value is None:
+        return "null"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "…"
 

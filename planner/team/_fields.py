@@ -69,7 +69,8 @@ def whole_number(value):
 def no_unknown(entry: dict, allowed: Iterable[str], at: str) -> None:
     """Every key of ``entry`` is one of ``allowed`` (the first unknown one is the error)."""
     allowed = tuple(allowed)
-    unknown = sorted(str(k) for k in set(entry) - set(allowed))
+    # a YAML key with no name (`{null}`, `~:`) is None: named as YAML writes it
+    unknown = sorted("null" if k is None else str(k) for k in set(entry) - set(allowed))
     if unknown:
         raise TeamPlanError(str(UnknownNameError(
             "field", unknown[0], allowed, where=at,

@@ -70,6 +70,9 @@ TEAM_CASES = [
     Case("team-symlink-to-good-file", REPORT, 0,
          {"real": GOOD_TEAM, "team": Symlink("{real}")}),
     team("empty-file", "", says="expected a mapping"),
+    # a key YAML reads as None was named "unknown field 'None'"
+    team("null-key", team_yaml(workload={None: 1, "model": "gpt2", "tokens": "2B"}),
+         says="unknown field 'null'"),
     # the CLI refuses --lora-rank without --finetune lora; the team file ignored it
     team("lora-rank-without-lora", team_yaml(workload={"model": "gpt2", "tokens": "1B",
                                                        "lora_rank": 8}),

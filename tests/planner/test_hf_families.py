@@ -134,6 +134,17 @@ def test_a_mixture_of_experts_type_without_its_expert_count_is_refused():
         architecture_from_config({**GEMMA_7B, "model_type": "mixtral"})
 
 
+def test_a_null_is_named_as_json_names_it():
+    """'got None' and "config lacks ['vocab_size']" for a key that is there, null."""
+    from planner import WorkloadError
+
+    with pytest.raises(WorkloadError, match="tie_word_embeddings must be true or false, got "
+                                            "null"):
+        architecture_from_config({**GEMMA_7B, "tie_word_embeddings": None})
+    with pytest.raises(WorkloadError, match=r"config lacks vocab_size \(vocab_size: null\)"):
+        architecture_from_config({**GEMMA_7B, "vocab_size": None})
+
+
 def test_two_spellings_of_one_size_must_agree():
     """num_hidden_layers 32 beside n_layer 24 was read as 32, silently."""
     from planner import WorkloadError
