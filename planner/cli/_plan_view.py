@@ -40,11 +40,12 @@ def candidate_table(title: str, rows, *, width: int | None,
 
     What goes first when the terminal is narrow: the cloud (the instance type names it),
     then recomputation (both are in the recommendation card and in --json); instance, region,
-    pricing, cost and the probability are never left out."""
+    node count, pricing, cost and the probability are never left out (without the node count
+    two distinct plans of one instance read as the same row)."""
     from ._tables import ESSENTIAL, OPTIONAL, Column, render_table
 
     columns = (Column("cloud", OPTIONAL), Column("region", ESSENTIAL),
-               Column("instance", ESSENTIAL), Column("n", align="right"),
+               Column("instance", ESSENTIAL), Column("n", ESSENTIAL, align="right"),
                Column("pricing", ESSENTIAL), Column("cost $", ESSENTIAL, align="right"),
                Column("hours (P90)", align="right"), Column("P", ESSENTIAL, align="right"),
                Column("plan"), Column("recompute", OPTIONAL))
