@@ -44,6 +44,17 @@ def _parse_probe_args(parser, argv: list[str], *, command: str):
                            + ("" if "To fix" in message else f". {fix}"))
 
     parser.error = error
+    # argparse keeps the last of a repeated option (--steps 5 --steps 7 ran 7); every other
+    # gpuplan option refuses a repeat
+    given: dict[str, int] = {}
+    for token in argv:
+        name = token.split("=", 1)[0]
+        action = parser._option_string_actions.get(name) if name.startswith("--") else None
+        if action is not None and action.nargs != 0:
+            key = action.dest
+            given[key] = given.get(key, 0) + 1
+            if given[key] == 2:
+                error(f"{name} is given twice. To fix: give it once")
     try:
         return parser.parse_args(argv)
     except SystemExit as exc:  # -h: argparse printed its help

@@ -204,7 +204,8 @@ def test_real_reports_are_still_stored(tmp_path, capsys):
 def test_a_workload_count_out_of_bounds_is_refused_before_anything_is_built(
         tmp_path, capsys, nothing_measured, option, value, says):
     out = tmp_path / "w.json"
-    code = main([*WORKLOAD, "--build-layers", "1", option, value, "--out", str(out)])
+    layers = [] if option == "--build-layers" else ["--build-layers", "1"]  # once: a repeat
+    code = main([*WORKLOAD, *layers, option, value, "--out", str(out)])     # is its own error
     line = _error_line(capsys)
     assert code == 2 and says in line, line
     assert not out.exists() and list(tmp_path.iterdir()) == []
@@ -404,3 +405,11 @@ def test_the_launch_line_of_print_command_leaves_the_report_where_the_task_fetch
     node, launch = capsys.readouterr().out.strip().splitlines()
     assert node.endswith("--out /tmp/mine.json")
     assert "GPUPLAN_PROBE_ARGS=" in launch and "--out" not in launch
+
+
+@pytest.mark.parametrize("argv", [["--steps", "5", "--steps", "7"],
+                                  ["--device", "cpu", "--device=cuda"]])
+def test_a_pass_through_option_given_twice_is_refused(argv, capsys):
+    """argparse kept the last (--steps 5 --steps 7 ran 7); gpuplan's own options refuse it."""
+    assert main([*WORKLOAD, "--print-command", *argv]) == 2
+    assert "is given twice. To fix: give it once" in _error_line(capsys)
