@@ -82,7 +82,11 @@ def _one(cfg: dict, source: str, *keys: str) -> tuple[str | None, Any]:
     """``_get`` for a size several families spell differently (num_hidden_layers, n_layer):
     two spellings with different values are an error, not a silent choice of the first."""
     given = [(k, cfg[k]) for k in keys if k in cfg and cfg[k] is not None]
-    if len({repr(v) for _, v in given}) > 1:
+
+    def same(v) -> object:  # 32 and 32.0 are one size
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else repr(v)
+
+    if len({same(v) for _, v in given}) > 1:
         (k1, v1), (k2, v2) = given[:2]
         raise WorkloadError(f"{source}: {k1} {_show(v1)} and {k2} {_show(v2)} name the same "
                             f"setting with different values. {FIX}")
