@@ -38,6 +38,11 @@ alone: a multi-node candidate now states its own cluster's inter-node network ("
 Gb/s efa × 0.75 = 300 GB/s per node"), NVLink domain and probe-measured fabric, as `estimate`
 does (it was described from one node's figures); with lines starting "inter-node:", "NVLink
 domain" and "inter-node busbw at" dropped from both, every file is identical.
+``70b-infeasible-deadline-quotas`` was rewritten alone on 2026-12-04 for its diagnosis: its
+reason quoted the fastest of all plans (301 h, outside the budget and quotas) beside a
+``fastest`` block of 823.7 h within them, and named only the deadline as binding; now the
+reason quotes the plans within the limits and ``binding`` adds the budget and the quotas.
+Only ``infeasible.reason`` and ``infeasible.binding`` changed.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

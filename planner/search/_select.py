@@ -250,10 +250,21 @@ def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
         binding = ("deadline",)
         if c.probability_required and by_time.any():
             binding = ("min_probability",)
+        # the figures of the plans within the limits, as the fastest block shows them; a
+        # budget or quota that keeps out faster plans binds too (the reason quoted a 23 h plan
+        # costing 10x the budget beside a fastest block of 52 h)
+        limits = [k for k in masks if k != "min_probability"]
+        limited = bool(limits) and within.any() and wall[fastest] > wall.min() * (1 + 1e-9)
+        if limited:
+            binding = (*binding, *limits)
+        best_p = (float(space.probability(np.unique(C.e[pool])).max()) if within.any()
+                  else space.max_probability())
+        names = " and ".join("the budget" if k == "budget" else "the quotas" for k in limits)
         reason = (f"no candidate finishes within {c.deadline_hours:,.1f} h"
                   + (f" with probability ≥ {format_requirement(c.min_probability)} (best "
-                     f"{_best(space.max_probability())})" if c.probability_required else "")
-                  + f"; the fastest takes {wall.min():,.1f} h")
+                     f"{_best(best_p)})" if c.probability_required else "")
+                  + f"; the fastest takes {wall[fastest]:,.1f} h"
+                  + (f" within {names} ({wall.min():,.1f} h without)" if limited else ""))
     else:
         binding = tuple(relaxed) or tuple(masks)
         parts = []

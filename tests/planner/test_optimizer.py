@@ -290,6 +290,23 @@ def test_impossible_deadline_shows_fastest_and_cheapest():
     assert cheapest["total_cost_usd"] == min(p["total_cost_usd"] for p in result.frontier)
 
 
+def test_an_impossible_deadline_under_a_budget_quotes_the_plans_within_it():
+    """With a budget too, the reason quoted the fastest of all plans (one 10x over the budget)
+    beside a fastest block within it, and named only the deadline as binding (sweep
+    2026-12-04)."""
+    free = run(deadline_hours=0.05).infeasible
+    fastest_any = free["fastest"]["wall_clock_hours"]
+    budget = free["cheapest"]["total_cost_usd"] * 1.01  # only the slowest, cheapest plans
+    inf = run(deadline_hours=0.05, budget_usd=budget).infeasible
+    quoted = inf["fastest"]["wall_clock_hours"]
+    assert quoted > fastest_any
+    assert inf["binding"] == ["deadline", "budget"]
+    assert f"the fastest takes {quoted:,.1f} h within the budget ({fastest_any:,.1f} h " \
+        "without)" in inf["reason"]
+    # where the limits keep no faster plan out, only the deadline binds (as before)
+    assert run(deadline_hours=0.05, budget_usd=1e9).infeasible["binding"] == ["deadline"]
+
+
 def test_a_filter_that_matches_nothing_is_a_clear_error():
     with pytest.raises(PlannerError, match="no offer matches the filters"):
         run(deadline_hours=30.0, exclude=("aws", "gcp", "azure"))
