@@ -43,6 +43,11 @@ reason quoted the fastest of all plans (301 h, outside the budget and quotas) be
 ``fastest`` block of 823.7 h within them, and named only the deadline as binding; now the
 reason quotes the plans within the limits and ``binding`` adds the budget and the quotas.
 Only ``infeasible.reason`` and ``infeasible.binding`` changed.
+The thirteen plan cases were rewritten again that day for the chart points' cost P10/P90,
+now the cost at the P10/P90 hours as candidates are costed (it was the cost scaled by the
+hours' spread): in ``70b-commitments-storage`` the reserved points' ranges changed (a run
+inside one term pays it whole: up to 26% apart), elsewhere the same figures to float rounding
+(at most 4.7e-16 relative); no other field changed.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

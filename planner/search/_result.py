@@ -235,18 +235,27 @@ def _points(c, space: Space, C: Cands, within, front_idx, ref_cost) -> tuple[Pla
         return ()
     prob = space.probability(C.e[idx])
     meets = within[idx] & space.on_time(C.e[idx])
+    ranges = [TimeRange.around(float(wall[i]), float(space.e_sigma[C.e[i]])) for i in idx]
+    # the cost at P10/P90 hours as a candidate is costed (a reservation pays whole terms: a
+    # cost that scaled with the hours showed $505k-$995k for a flat $708,762)
+    hours = np.array([[r.p10, r.p90] for r in ranges])
+    oi = C.oi[idx][:, None]
+    spread, _ = run_cost_usd(wall_hours=hours, nodes=C.nodes[idx][:, None],
+                             usd_per_hour=space.price[oi], term_hours=space.term[oi],
+                             commitment_use=c.commitment_use)
+    spread = spread + storage_usd(hours, checkpoint_bytes=space.ckpt,
+                                  usd_per_gb_month=c.checkpoint_storage_usd_per_gb_month)
     out = []
     for k, i in enumerate(idx):
         o = space.offers[C.oi[i]]
-        r = TimeRange.around(float(wall[i]), float(space.e_sigma[C.e[i]]))
-        m = r.p90 / r.p50
+        r = ranges[k]
         out.append(PlanPoint(
             cloud=o.cloud, region=o.region, instance_type=o.instance_type,
             accelerator=space.types[C.ti[i]].it.accelerator, pricing=o.pricing,
             nodes=int(C.nodes[i]), gpus=int(C.gpus[i]), wall_clock_hours=float(wall[i]),
             wall_clock_hours_p10=r.p10, wall_clock_hours_p90=r.p90,
-            total_cost_usd=float(cost[i]), total_cost_usd_p10=float(cost[i]) / m,
-            total_cost_usd_p90=float(cost[i]) * m, deadline_probability=float(prob[k]),
+            total_cost_usd=float(cost[i]), total_cost_usd_p10=float(spread[k, 0]),
+            total_cost_usd_p90=float(spread[k, 1]), deadline_probability=float(prob[k]),
             meets_deadline=bool(meets[k]), within_limits=bool(within[i]),
             on_frontier=bool(frontier[i])))
     return tuple(out)

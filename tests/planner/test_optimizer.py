@@ -422,3 +422,23 @@ def test_an_expected_time_outside_its_own_range_says_why():
     rec = res.recommendation
     assert rec.wall_clock_hours < rec.wall_clock_hours_p10
     assert any("below P10" in w and "Young/Daly" in w for w in rec.warnings)
+
+
+def test_a_chart_points_cost_range_is_costed_as_candidates_are():
+    """Chart points scaled the cost by the hours' spread, so a reservation paid by whole terms
+    showed $505k-$995k for a flat $708,762 (sweep 2026-12-04)."""
+    from planner import WorkloadSpec, build_workload
+
+    cat = packaged()
+    res = plan(build_workload(WorkloadSpec(model="llama3-8b", tokens="1T")), cat,
+               Constraints(deadline_hours=24 * 60, pricing=("reserved_1y",),
+                           min_probability=0, max_gpus=64), points=True)
+    terms = [p for p in res.points if p.pricing == "reserved_1y"]
+    assert terms
+    one_term = [p for p in terms if p.wall_clock_hours_p90 <= 8760]
+    assert one_term  # a run inside one term pays it whole, however long it takes
+    for p in one_term:
+        assert p.total_cost_usd_p10 == pytest.approx(p.total_cost_usd, rel=1e-9)
+        assert p.total_cost_usd_p90 == pytest.approx(p.total_cost_usd, rel=1e-9)
+    for p in terms:
+        assert p.total_cost_usd_p10 <= p.total_cost_usd <= p.total_cost_usd_p90
