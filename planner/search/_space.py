@@ -148,10 +148,13 @@ class Layout:
                                 dtype=np.int64)
         self.pricings = tuple(kinds)  # in the order offers list them
         # ---- configurations: the same plan at the same price in several regions -------------
+        # (and the same spot interruption rate and restart: regions that differ there differ
+        # in hours and cost, and one candidate listing both showed the first's figures)
         configs: dict = {}
         self.config = np.array([configs.setdefault(
             (o.cloud, o.instance_type, o.pricing, round(o.usd_per_hour, 4), o.offering_class,
-             o.upfront), len(configs)) for o in offers], dtype=np.int64)
+             o.upfront, float(rate[i]), float(restart[i])), len(configs))
+            for i, o in enumerate(offers)], dtype=np.int64)
         self.config_size = np.bincount(self.config)
         self.config_members = np.argsort(self.config, kind="stable")
         self.config_start = np.r_[0, np.cumsum(self.config_size)][:-1]

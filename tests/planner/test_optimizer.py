@@ -442,3 +442,19 @@ def test_a_chart_points_cost_range_is_costed_as_candidates_are():
         assert p.total_cost_usd_p90 == pytest.approx(p.total_cost_usd, rel=1e-9)
     for p in terms:
         assert p.total_cost_usd_p10 <= p.total_cost_usd <= p.total_cost_usd_p90
+
+
+def test_regions_of_one_price_but_different_spot_rates_are_not_one_candidate():
+    """trn1.32xlarge spot costs the same in us-east-1 and us-east-2 but is interrupted 3x as
+    often in us-east-2: one candidate listed both with us-east-1's hours (sweep 2026-12-04)."""
+    from planner import WorkloadSpec, build_workload
+
+    res = plan(build_workload(WorkloadSpec(model="llama2-7b", tokens="20B")), packaged(),
+               Constraints(deadline_hours=24 * 30, gpus=("Trainium1",), pricing=("spot",),
+                           min_probability=0), top_n=20)
+    east = [c for c in res.candidates if c.offer.instance_type == "trn1.32xlarge"
+            and c.nodes == 1]
+    assert {tuple(c.regions) for c in east} >= {("us-east-1",), ("us-east-2",)}
+    a, b = sorted(east, key=lambda c: c.regions)[:2]
+    assert a.spot_interruptions_per_hour != b.spot_interruptions_per_hour
+    assert a.wall_clock_hours != b.wall_clock_hours
