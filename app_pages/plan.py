@@ -193,12 +193,17 @@ def breakdown_charts(r: dict) -> None:
     right.plotly_chart(fig, key="step_chart")
 
 
-def spot_vs_on_demand(side: dict) -> None:
+def spot_vs_on_demand(side: dict, asked: list[str]) -> None:
+    """The best plan of each pricing model searched (the planner's ``spot_vs_on_demand`` has
+    one per model: on-demand and spot, and reservations or capacity blocks when asked for);
+    on-demand and spot have a column when ``asked`` for, saying so when they have no plan."""
     if not side:
-        st.caption("No feasible plan of either pricing model to compare.")
+        st.caption("No feasible plan of any pricing model to compare.")
         return
-    cols = st.columns(2)
-    for col, pricing in zip(cols, ("on_demand", "spot"), strict=True):
+    shown = [*(p for p in ("on_demand", "spot") if p in side or p in asked),
+             *(p for p in side if p not in ("on_demand", "spot"))]
+    cols = st.columns(len(shown))
+    for col, pricing in zip(cols, shown, strict=True):
         with col.container(border=True):
             p = side.get(pricing)
             st.markdown(f"**{C.PRICING_LABELS[pricing]}**")
@@ -210,7 +215,7 @@ def spot_vs_on_demand(side: dict) -> None:
                         f"{F.chance(p['deadline_probability'])}")
             st.caption(F.md(F.range_line(p)))
             P.show_warnings(p)
-    if len(side) == 2:
+    if "on_demand" in side and "spot" in side:
         od, sp = side["on_demand"]["total_cost_usd"], side["spot"]["total_cost_usd"]
         st.caption(f"Spot saves {F.usd_md(od - sp)} ({(od - sp) / od:.0%}) after pricing its "
                    "interruption risk." if sp < od else
@@ -321,7 +326,7 @@ def main() -> None:
         if shown:
             breakdown_charts(shown)
     with tabs[3]:
-        spot_vs_on_demand(result["spot_vs_on_demand"])
+        spot_vs_on_demand(result["spot_vs_on_demand"], request["pricing"])
     with tabs[4]:
         launch_tab(out["launch"])
     with tabs[5]:

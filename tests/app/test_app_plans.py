@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from ._apptest import app, assert_clean, errors, everything, recommendation, texts, warnings
 
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
@@ -241,3 +243,18 @@ def test_unusable_values_of_the_new_inputs_are_named_in_the_link_warning():
     for shown_ in ("compare=gpu", "max_spot=lots", "commitment_use=2"):
         assert shown_ in warning, warning
     recommendation(at)
+
+
+@pytest.mark.parametrize("pricing", [["reserved_1y", "spot"], ["on_demand", "reserved_1y"],
+                                     ["reserved_1y"]])
+def test_any_pricing_choice_shows_its_best_plans_side_by_side(pricing):
+    """The spot/on-demand tab took any two entries for on-demand and spot: reserved_1y + spot
+    raised KeyError 'on_demand' and lost the tabs and downloads after it (app sweep
+    2026-12-04); reserved_1y alone said "no feasible on-demand plan", which was not asked."""
+    at = app(pricing=pricing)
+    assert_clean(at)
+    assert at.get("download_button")
+    said = " ".join(c.value for c in at.caption)
+    for p, label in (("on_demand", "on-demand"), ("spot", "spot")):
+        if p not in pricing:
+            assert f"no feasible {label} plan" not in said
