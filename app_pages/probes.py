@@ -70,9 +70,10 @@ def environment(report) -> None:
         st.caption("The report has no environment section.")
         return
     c = st.columns([2, 1, 1, 1])
-    c[0].metric("Device", env.gpu_model or env.device_type)
+    # st.metric renders its value as markdown: the report's text is shown literally
+    c[0].metric("Device", F.md(env.gpu_model or env.device_type))
     c[1].metric("Devices × nodes", f"{env.gpu_count} × {env.node_count}")
-    c[2].metric("Instance", env.instance_type or "unknown")
+    c[2].metric("Instance", F.md(env.instance_type or "unknown"))
     c[3].metric("Measured", report.created_utc[:10])
     st.caption(F.md(f"torch {env.torch_version or '—'} · CUDA {env.cuda_version or '—'} · "
                     f"NCCL {env.nccl_version or '—'} · driver {env.driver_version or '—'} · "
@@ -90,10 +91,11 @@ def matmul_chart(report, acc: catalog.Accelerator | None):
         if d.status != "measured" or d.best_tflops is None:
             continue
         dtype = d.dtype.removesuffix("_e4m3")  # the catalog's name for fp8 e4m3 is fp8
-        rows.append({"dtype": d.dtype, "what": "measured", "tflops": d.best_tflops})
+        label = F.plot_text(d.dtype)  # the report's text: a tick label renders HTML
+        rows.append({"dtype": label, "what": "measured", "tflops": d.best_tflops})
         peak = acc.peak_tflops(dtype) if acc and dtype in catalog.DTYPES else None
         if peak:
-            rows.append({"dtype": d.dtype, "what": "datasheet (dense)", "tflops": peak})
+            rows.append({"dtype": label, "what": "datasheet (dense)", "tflops": peak})
     if not rows:
         return None
     df = pd.DataFrame(rows)

@@ -273,6 +273,27 @@ def test_a_probe_report_is_charted_and_ingested(probe_report):
     assert len(planner.store.list_reports()) == 1
 
 
+def test_a_probe_reports_own_text_is_shown_literally():
+    """st.metric renders markdown and plotly tick labels render HTML: a report's gpu_model
+    "![x](https://evil.example/p.png)" drew an outside image and a dtype "<a href=…>" a link
+    (app sweep 2026-12-04)."""
+    import json
+
+    data = json.loads(probe_report_json())
+    data["environment"]["gpu_model"] = "![x](https://evil.example/p.png) **big**"
+    data["matmul"]["dtypes"][0]["dtype"] = '<a href="https://evil.example">bf16</a>'
+    at = app("app_pages/probes.py")
+    at.file_uploader(key="probe_file").set_value(
+        ("r.json", json.dumps(data).encode(), "application/json")).run()
+    assert not at.exception
+    device = {m.label: m.value for m in at.metric}["Device"]
+    assert device.startswith("\\!\\[x\\]") and "\\*\\*big\\*\\*" in device
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    labels = {x for trace in spec["data"] for x in trace.get("x", []) if isinstance(x, str)}
+    assert not any("<a " in x for x in labels)
+    assert any("&lt;a href" in x for x in labels)
+
+
 def test_a_file_that_is_not_a_probe_report_is_an_error():
     at = app("app_pages/probes.py")
     at.file_uploader(key="probe_file").set_value(
