@@ -97,8 +97,16 @@ def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
                 job[key] = int(row[key])
         out.append(job)
     data = {"name": "team plan (edited in the app)", "jobs": out}
-    periods = {_cell(r["period"]): float(r["usd"]) for r in budgets.to_dict("records")
-               if _cell(r.get("period")) and _cell(r.get("usd"))}
+    periods: dict[str, float] = {}
+    for n, r in enumerate(budgets.to_dict("records"), start=1):
+        if not (_cell(r.get("period")) and _cell(r.get("usd"))):
+            continue
+        period = _cell(r["period"])
+        if period in periods:  # a mapping would keep the last: a tighter budget vanished
+            raise teams_.TeamPlanError(
+                f"Budgets table, row {n}: the period {period!r} is in an earlier row too. "
+                "To fix: keep one row per period")
+        periods[period] = float(r["usd"])
     if periods:
         data["budgets"] = periods
     return data
@@ -359,7 +367,12 @@ def jobs_input(how: str) -> tuple[str, str, tuple] | None:
                              num_rows="dynamic", key="team_budgets",
                              column_config={"usd": st.column_config.NumberColumn(
                                  "USD", format="dollar", min_value=0)})
-    return json.dumps(plan_from_table(jobs, budgets), default=str), "table", ()
+    try:
+        data = plan_from_table(jobs, budgets)
+    except teams_.TeamPlanError as exc:
+        S.show_error(S.error_out(exc))
+        return None
+    return json.dumps(data, default=str), "table", ()
 
 
 def main() -> None:

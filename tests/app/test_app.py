@@ -387,6 +387,19 @@ def test_added_table_rows_with_blank_cells_mean_what_the_caption_says():
     assert {m.label: m.value for m in at.metric}["Jobs"] == "3"  # the two given and 'new'
 
 
+def test_a_budget_period_in_two_rows_is_refused_not_dropped():
+    """Two 'total' rows kept the last, so a tighter budget vanished; a YAML file with the
+    same duplicate is refused (app sweep 2026-12-04)."""
+    at = app("app_pages/team.py")
+    at.session_state["team_budgets"] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [
+        {"period": "total", "usd": 1_000_000.0}]}
+    at.run()
+    assert not at.exception
+    said = errors(at)
+    assert said and "Budgets table, row 2: the period 'total' is in an earlier row too" in \
+        said[0] and "To fix: keep one row per period" in said[0]
+
+
 def test_a_report_whose_figures_are_all_refused_is_not_said_to_calibrate():
     # it said "Plans on H100 now use its measurements" while `probe show` said "calibrates
     # nothing": every figure was above the datasheet
