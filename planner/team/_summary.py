@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import freeze, thaw
+from ..model import format_count, freeze, thaw
 from ..search import DEFAULT_MAX_SPOT_INSTANCES, QuotaRule
 from ._fields import period_months
 from ._milp import month_edges, month_shares, scope_label, scopes
@@ -53,9 +53,8 @@ def workload_label(job) -> str:
     s = job.spec
     what = s.model or (f"config {s.config_name}" if s.config is not None else f"{s.params} params"
                        + (f" ({s.active_params} active)" if s.active_params else ""))
-    tokens = job.workload.tokens
-    return f"{what}, {tokens / 1e9:,.0f}B tokens" if tokens < 1e12 else \
-        f"{what}, {tokens / 1e12:,.3g}T tokens"
+    # format_count: 100M tokens read "0B", 1.5B read "2B"
+    return f"{what}, {format_count(job.workload.tokens)} tokens"
 
 
 def summarise_allocation(team_plan, options, rec, sol, epoch: dt.date, catalog_info: dict,

@@ -242,3 +242,16 @@ def test_a_job_may_allow_flagged_prices_as_the_message_suggests(catalog):
     data["jobs"][0]["allow_flagged"] = "yes"
     with pytest.raises(TeamPlanError, match="allow_flagged must be true or false, got 'yes'"):
         parse_team_plan(data, catalog=catalog)
+
+
+@pytest.mark.parametrize("tokens,label", [("100M", "100M tokens"), ("1.5B", "1.5B tokens"),
+                                          ("20B", "20B tokens"), ("1.5T", "1.5T tokens")])
+def test_a_jobs_workload_label_keeps_small_and_fractional_token_counts(catalog, tokens, label):
+    """100M tokens read "0B tokens" and 1.5B "2B" in every team report (app sweep
+    2026-12-04)."""
+    from planner.team._summary import workload_label
+
+    data = team_dict()
+    data["jobs"][0]["workload"]["tokens"] = tokens
+    job = parse_team_plan(data, catalog=catalog).jobs[0]
+    assert workload_label(job) == f"llama3-8b, {label}"
