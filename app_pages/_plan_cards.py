@@ -259,7 +259,8 @@ def candidates_tab(candidates: list[dict]) -> None:
     rows = [dict(F.candidate_row(p), rank=i, regions_shown=", ".join(F.regions(p)),
                  cost_range=F.usd_range(p["total_cost_usd_p10"], p["total_cost_usd_p90"]),
                  wall_range=F.duration_range(p["wall_clock_hours_p10"],
-                                             p["wall_clock_hours_p90"], 0.0),
+                                             p["wall_clock_hours_p90"],
+                                             p["wall_clock_hours"]),
                  warning_kinds=warning_kinds(p), offering=offering(p))
             for i, p in enumerate(candidates, start=1)]
     columns = {k: v for k, v in CANDIDATE_COLUMNS.items()  # "Offering": reservations only
