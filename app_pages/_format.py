@@ -108,14 +108,15 @@ def pct(x: float | None, digits: int = 0) -> str:
     return MISSING if missing(x) else f"{x:.{digits}%}"
 
 
-def chance(p: float | None) -> str:
+def chance(p: float | None, *, below: float | None = None) -> str:
     """A probability as ``planner.model.format_chance`` shows it ("would cost less … with
-    probability 100%" for 99.97% read as no risk at all)."""
+    probability 100%" for 99.97% read as no risk at all); ``below``: a threshold it misses,
+    kept visibly missed."""
     if missing(p):
         return MISSING
     from planner.model import format_chance  # loaded already where a plan is shown
 
-    return format_chance(p)
+    return format_chance(p, below=below)
 
 
 def duration_beside(h: float, other: float) -> str:

@@ -171,7 +171,8 @@ def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
         st.markdown(f"**A lower “{L['min_probability']}” would cost less:** " + "; ".join(
             f"{F.usd_md(p['total_cost_usd'])} ({F.usd_md(saved)} less, "
             f"{F.md(F.config_line(p).split(' · ')[0])}) finishes in time with probability "
-            f"{F.chance(p['deadline_probability'])}" for p, saved in riskier))
+            f"{F.chance(p['deadline_probability'], below=min_probability)}"
+            for p, saved in riskier))
 
 
 def breakdown_charts(r: dict) -> None:

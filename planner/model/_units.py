@@ -122,19 +122,24 @@ def format_requirement(p: float) -> str:
     return f"{p:.6%}"
 
 
-def format_chance(p: float) -> str:
+def format_chance(p: float, *, below: float | None = None) -> str:
     """A probability as a whole percentage, with decimals where rounding would say 100% of a
     chance below 1 (or 0% of one above 0): a plan "with probability 100%" read as no risk at
     all; "—" for NaN. 1.0 itself is "> 99.99%": the model's range makes no finish certain, so
-    a computed 1.0 is a rounding of the distribution's tail."""
+    a computed 1.0 is a rounding of the distribution's tail. ``below``: a threshold ``p`` is
+    known to miss, kept visibly missed (0.898 against 90% reads "89.8%", not "90%")."""
     if not math.isfinite(p):
         return "—"
     if p >= 1:
         return "> 99.99%"
     for digits in (0, 1, 2):
         text = f"{p:.{digits}%}"
-        if not ((p < 1 and float(text[:-1]) >= 100) or (p > 0 and float(text[:-1]) <= 0)):
+        shown = float(text[:-1])
+        if not ((p < 1 and shown >= 100) or (p > 0 and shown <= 0)
+                or (below is not None and p < below and shown / 100 >= below)):
             return text
+    if below is not None and p < below and p > 0.0001:  # a hair below it
+        return f"< {format_requirement(below)}"
     return "> 99.99%" if p > 0.5 else "< 0.01%"
 
 

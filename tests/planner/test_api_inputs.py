@@ -210,6 +210,17 @@ def test_a_probability_is_never_rounded_to_certainty_or_to_none():
         "50%", "99.9%", "99.97%", "> 99.99%", "> 99.99%", "0.4%", "< 0.01%", "0%", "—"]
 
 
+def test_a_probability_below_a_threshold_never_reads_as_meeting_it():
+    """The app said a lower minimum probability would cost less "with probability 90%" under
+    a 90% minimum (it was 89.8%) (app sweep 2026-12-04)."""
+    from planner.model import format_chance
+
+    assert format_chance(0.898) == "90%"  # alone, whole percentages
+    assert [format_chance(p, below=0.9) for p in (0.898, 0.89999, 0.5, 0.95)] == [
+        "89.8%", "< 90%", "50%", "95%"]
+    assert format_chance(0.99995, below=0.99999) == "< 99.999%"
+
+
 @pytest.mark.parametrize(("overrides", "says"), [
     ("layers", "sequence of \\(field, value\\) pairs"), ({"layers": 4}, "pairs"),
     ((("layers",),), "not a \\(field, value\\) pair"), ((("layers", 4), ("layers", 8)), "twice"),
