@@ -215,9 +215,20 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
     return decode_user_bytes(data, what=f"{what} {p}")
 
 
+def looks_utf16(data: bytes) -> bool:
+    """A byte-order mark, or text whose every other byte is NUL (ASCII in UTF-16 without a
+    BOM); a binary file's scattered NULs are not UTF-16."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    head = data[:64]
+    even, odd = head[0::2], head[1::2]
+    return len(head) >= 8 and any(a.count(0) >= 0.8 * len(a) and b.count(0) == 0
+                                  for a, b in ((even, odd), (odd, even)))
+
+
 def decode_user_bytes(data: bytes, *, what: str) -> str:
     """``data`` as UTF-8 (BOM dropped), or an error naming the first bad byte and its line."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or data[:64].count(0) >= 16:
+    if looks_utf16(data):
         # a BOM, or every other byte NUL: UTF-16, which reads as UTF-8 with NULs between
         # the letters (a CSV header then "lacks" the columns it shows)
         raise _fail(f"{what}: is UTF-16 text, not UTF-8. To fix: save the file as UTF-8.")

@@ -316,10 +316,22 @@ def load_report(path: str | os.PathLike[str]) -> ProbeReport:
     return report_from_bytes(read_report_bytes(path), source=str(path))
 
 
+def _looks_utf16(data: bytes) -> bool:
+    """A byte-order mark, or text whose every other byte is NUL (ASCII in UTF-16 without a
+    BOM); a binary file's scattered NULs are not UTF-16. The rule of catalog's
+    ``looks_utf16``, repeated: the probes run on a node without the catalog."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    head = data[:64]
+    even, odd = head[0::2], head[1::2]
+    return len(head) >= 8 and any(a.count(0) >= 0.8 * len(a) and b.count(0) == 0
+                                  for a, b in ((even, odd), (odd, even)))
+
+
 def report_from_bytes(raw: bytes, *, source: str = "probe report") -> ProbeReport:
     """Validate a report given as the bytes of its file (an upload, a stored copy); ``source``
     names it in messages."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or raw[:64].count(0) >= 16:
+    if _looks_utf16(raw):
         # a BOM, or every other byte NUL: an editor re-saved the report as UTF-16
         raise ReportError(f"probe report {source!r} is UTF-16 text, not the UTF-8 JSON the "
                           "probes write. To fix: use the file the probes wrote, or save this "

@@ -260,6 +260,9 @@ ACTUALS_CASES = [
     actuals("empty-file", "", says="missing column(s)"),
     actuals("utf-16-without-bom", "job,gpu_hours,cost_usd\na,1,2\n".encode("utf-16-le"),
             says="is UTF-16 text, not UTF-8. To fix: save the file as UTF-8"),
+    # a binary file's scattered NULs are not UTF-16 (a PNG was called "UTF-16 text")
+    actuals("png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00"
+            b"\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" * 3, says="is not UTF-8 text (byte 0x89"),
     actuals("missing-columns", "job,hours\na,1\n", says="missing column(s)"),
     actuals("unknown-job", "job,gpu_hours,cost_usd\nb,1,2\n", says="unknown job 'b'"),
     actuals("misspelt-job", "job,gpu_hours,cost_usd\naa,1,2\n", says="Did you mean 'a'?"),
