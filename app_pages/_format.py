@@ -231,7 +231,7 @@ FORMAT: dict[str, tuple[str, float]] = {  # NumberColumn (format, step: the deci
 }
 CELL: dict[str, Callable[[object], str]] = {
     "text": str,
-    "usd": lambda v: usd(v),
+    "usd": lambda v: usd(v, cents_below(v)),  # a $0.31 job read "$0"
     "usd2": lambda v: usd(v, 2),
     "usd3": lambda v: usd(v, 3),
     "usd4": lambda v: usd(v, 4),

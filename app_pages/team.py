@@ -268,9 +268,11 @@ def show_allocation(out: dict) -> None:
     a = out["allocation"]
     t = a["totals"]
     c = st.columns(4)
-    c[0].metric("Total cost", F.usd(t["cost_usd"]),
+    c[0].metric("Total cost", F.usd(t["cost_usd"], F.cents_below(t["cost_usd"])),
                 help=f"budget {F.usd(t['budget_usd'])}" if t.get("budget_usd") else None)
-    c[1].metric("GPU-hours", f"{t['gpu_hours']:,.0f}")
+    # a decimal below 10 h: a small job's "0" GPU-hours read as nothing
+    c[1].metric("GPU-hours", f"{t['gpu_hours']:,.1f}" if t["gpu_hours"] < 10
+                else f"{t['gpu_hours']:,.0f}")
     c[2].metric("Jobs", t["jobs"])
     c[3].metric("Last job ends", t["end"][:10], help=f"first starts {t['start']} UTC")
     st.plotly_chart(timeline(a), key="team_timeline")

@@ -387,6 +387,21 @@ def test_added_table_rows_with_blank_cells_mean_what_the_caption_says():
     assert {m.label: m.value for m in at.metric}["Jobs"] == "3"  # the two given and 'new'
 
 
+def test_a_small_team_plan_shows_cents_not_zero():
+    """A 100M-token job's $0.06 read "$0" in the metric and every table (app sweep
+    2026-12-04)."""
+    at = app("app_pages/team.py")
+    at.session_state["team_jobs"] = {"edited_rows": {}, "deleted_rows": [0, 1],
+                                     "added_rows": [{
+        "name": "tiny", "model": "gpt2", "tokens": "100M", "earliest_start": "2027-01-01",
+        "deadline": "2027-01-20"}]}
+    at.run()
+    at.button(key="team_run").click().run()
+    assert_clean(at)
+    total = {m.label: m.value for m in at.metric}["Total cost"]
+    assert total.startswith("$0.") and total != "$0"
+
+
 def test_a_budget_period_in_two_rows_is_refused_not_dropped():
     """Two 'total' rows kept the last, so a tighter budget vanished; a YAML file with the
     same duplicate is refused (app sweep 2026-12-04)."""
