@@ -212,11 +212,15 @@ def catalog_line(info: dict) -> None:
 
 
 def gpu_choices(cat: catalog.Catalog) -> list[str]:
-    """Accelerators offered in the catalog that the planner can time (no FPGAs, no
-    inference-only chips): GPUs first, then TPUs/Trainium, each alphabetically."""
+    """Accelerators with a priced on-demand or spot offer that the planner can time (no
+    FPGAs): GPUs first, then TPUs/Trainium, each alphabetically. (Instance types alone listed
+    GB200 and MI300X, which the catalog prices nowhere: choosing one could only fail. Those
+    offers are the ones a default plan builds anyway.)"""
     import planner
 
-    offered = sorted({t.accelerator for t in cat.instance_types})
+    priced = {(o.cloud, o.instance_type) for o in cat.offers_priced_as(("on_demand", "spot"))
+              if o.usd_per_hour is not None}
+    offered = sorted({t.accelerator for t in cat.instance_types if (t.cloud, t.name) in priced})
     usable = [a for a in offered
               if any(planner.can_time(cat.accelerator(a), p) for p in ("bf16", "fp16", "fp8"))]
     return sorted(usable, key=lambda a: (cat.accelerator(a).vendor not in ("NVIDIA", "AMD"), a))

@@ -260,3 +260,16 @@ def test_any_pricing_choice_shows_its_best_plans_side_by_side(pricing):
     for p, label in (("on_demand", "on-demand"), ("spot", "spot")):
         if p not in pricing:
             assert f"no feasible {label} plan" not in said
+
+
+def test_the_accelerators_box_lists_only_chips_with_a_price():
+    """GB200, MI300X and Trainium2 were listed from the instance types though the catalog
+    prices none of them: choosing one could only end in "no offer matches" (app sweep
+    2026-12-04)."""
+    import catalog
+    from app_pages._shared import gpu_choices
+
+    cat = catalog.load_catalog("packaged")
+    choices = gpu_choices(cat)
+    assert {"H100-SXM5-80GB", "A100-SXM4-80GB", "L4"} <= set(choices)
+    assert not {"GB200-186GB", "MI300X", "Trainium2"} & set(choices)
