@@ -123,17 +123,24 @@ def _describe(workload, catalog, c, A, ms, space: Space, C: Cands,
                  sigma=np.tile(space.e_sigma[e], 2))
     # costs at the expected, P10 and P90 calendar time, every candidate at once
     hours = np.column_stack([C.wall[t], q[:n], q[n:]])
-    oi = C.oi[t][:, None]
-    costs, paid = run_cost_usd(wall_hours=hours, nodes=C.nodes[t][:, None],
-                               usd_per_hour=space.price[oi], term_hours=space.term[oi],
-                               commitment_use=c.commitment_use)
-    costs = costs + storage_usd(hours, checkpoint_bytes=space.ckpt,
-                                usd_per_gb_month=c.checkpoint_storage_usd_per_gb_month)
+    costs, paid = _costs_at(c, space, C, t, hours)
     out = {}
     for k, i in enumerate(idx):
         out[i] = _candidate(workload, catalog, c, A, ms, space, C, i, hours[k], costs[k],
                             paid[k], float(prob[k]), bool(meets[k]))
     return out
+
+
+def _costs_at(c, space: Space, C: Cands, t, hours):
+    """(cost, paid hours) of candidates ``t`` run for ``hours`` (one row per candidate, a
+    column per duration): the rate × nodes × hours, whole terms for a commitment, and the
+    checkpoints' storage."""
+    oi = C.oi[t][:, None]
+    costs, paid = run_cost_usd(wall_hours=hours, nodes=C.nodes[t][:, None],
+                               usd_per_hour=space.price[oi], term_hours=space.term[oi],
+                               commitment_use=c.commitment_use)
+    return costs + storage_usd(hours, checkpoint_bytes=space.ckpt,
+                               usd_per_gb_month=c.checkpoint_storage_usd_per_gb_month), paid
 
 
 def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hours, costs,
@@ -238,13 +245,7 @@ def _points(c, space: Space, C: Cands, within, front_idx, ref_cost) -> tuple[Pla
     ranges = [TimeRange.around(float(wall[i]), float(space.e_sigma[C.e[i]])) for i in idx]
     # the cost at P10/P90 hours as a candidate is costed (a reservation pays whole terms: a
     # cost that scaled with the hours showed $505k-$995k for a flat $708,762)
-    hours = np.array([[r.p10, r.p90] for r in ranges])
-    oi = C.oi[idx][:, None]
-    spread, _ = run_cost_usd(wall_hours=hours, nodes=C.nodes[idx][:, None],
-                             usd_per_hour=space.price[oi], term_hours=space.term[oi],
-                             commitment_use=c.commitment_use)
-    spread = spread + storage_usd(hours, checkpoint_bytes=space.ckpt,
-                                  usd_per_gb_month=c.checkpoint_storage_usd_per_gb_month)
+    spread, _ = _costs_at(c, space, C, idx, np.array([[r.p10, r.p90] for r in ranges]))
     out = []
     for k, i in enumerate(idx):
         o = space.offers[C.oi[i]]
