@@ -420,7 +420,7 @@ CONFIG_CASES = [
     config("top-k-above-experts", {**LLAMA, "num_local_experts": 4, "num_experts_per_tok": 8},
            says="experts_per_token"),
     config("missing-layers", {k: v for k, v in LLAMA.items() if k != "num_hidden_layers"},
-           says="lacks ['num_hidden_layers']"),
+           says="lacks num_hidden_layers"),
     config("a-list", "[1, 2, 3]", says="found list"),
     config("a-string", '"config"', says="found str"),
     config("empty-file", "", says="not valid JSON"),
