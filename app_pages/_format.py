@@ -196,8 +196,19 @@ def warning_text(text: str) -> str:
     return text
 
 
+# candidate_row's columns, in its order: the CSV's header even when no plan is listed
+CANDIDATE_ROW_COLUMNS = (
+    "cloud", "region", "regions", "instance_type", "accelerator", "nodes", "gpus", "pricing",
+    "usd_per_hour_cluster", "total_cost_usd", "total_cost_usd_p10", "total_cost_usd_p90",
+    "wall_clock_hours", "wall_clock_hours_p10", "wall_clock_hours_p90", "gpu_hours",
+    "deadline_probability", "expected_interruptions", "commitment_terms",
+    "commitment_term_hours", "effective_usd_per_hour", "mfu", "memory_per_gpu_gib",
+    "meets_deadline", "plan", "price_as_of", "price_flags", "warnings")
+
+
 def candidate_row(p: dict) -> dict:
-    """One flat row for a candidate plan: the table's and the CSV's (machine names, numbers)."""
+    """One flat row for a candidate plan: the table's and the CSV's (machine names, numbers);
+    its keys are CANDIDATE_ROW_COLUMNS."""
     c = p.get("commitment") or {}
     return {"cloud": p["cloud"], "region": p["region"],
             "regions": " ".join(regions(p)), "instance_type": p["instance_type"],

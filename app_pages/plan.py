@@ -245,12 +245,23 @@ def launch_tab(launch: dict) -> None:
                 st.code(text, language="yaml")
 
 
-def downloads(result: dict, launch: dict) -> None:
-    import pandas as pd  # after the recommendation is on screen (see the docstring)
+def candidates_csv(result: dict) -> str:
+    """The listed plans as CSV, each row saying where it comes from (a frontier plan is
+    faster and dearer, not a top candidate); an infeasible answer's fastest, cheapest and
+    relaxed plans are rows too, and the header is there without any row (it was one byte)."""
+    import pandas as pd  # after the recommendation is on screen (see `downloads`)
 
-    plans = list(result["candidates"]) + [p for p in result["frontier"]
-                                          if p not in result["candidates"]]
-    csv = pd.DataFrame([F.candidate_row(p) for p in plans]).to_csv(index=False)
+    inf = result.get("infeasible") or {}
+    listed = [("candidate", p) for p in result["candidates"]]
+    listed += [("frontier", p) for p in result["frontier"] if p not in result["candidates"]]
+    listed += [(f"infeasible: {k}", inf[k]) for k in ("fastest", "cheapest") if inf.get(k)]
+    listed += [(f"infeasible: without {k}", p) for k, p in (inf.get("relaxed") or {}).items()]
+    rows = [{"list": what, **F.candidate_row(p)} for what, p in listed]
+    return pd.DataFrame(rows, columns=["list", *F.CANDIDATE_ROW_COLUMNS]).to_csv(index=False)
+
+
+def downloads(result: dict, launch: dict) -> None:
+    csv = candidates_csv(result)
     buttons = [("Download plan (JSON)", json.dumps(result, indent=2, default=str),
                 "gpuplan-plan.json", "application/json", "download_json"),
                ("Download candidates (CSV)", csv, "gpuplan-candidates.csv", "text/csv",

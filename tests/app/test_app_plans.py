@@ -273,3 +273,28 @@ def test_the_accelerators_box_lists_only_chips_with_a_price():
     choices = gpu_choices(cat)
     assert {"H100-SXM5-80GB", "A100-SXM4-80GB", "L4"} <= set(choices)
     assert not {"GB200-186GB", "MI300X", "Trainium2"} & set(choices)
+
+
+def test_the_candidates_csv_says_which_list_each_plan_is_from():
+    """The CSV mixed 24 frontier plans in with the 10 candidates, unmarked; an infeasible
+    answer downloaded a one-byte file (app sweep 2026-12-04)."""
+    import csv
+    import io
+
+    import catalog
+    from app_pages._format import CANDIDATE_ROW_COLUMNS, candidate_row
+    from app_pages.plan import candidates_csv
+    from planner import Constraints, WorkloadSpec, build_workload, plan
+
+    cat = catalog.load_catalog("packaged")
+    work = build_workload(WorkloadSpec(model="llama2-7b", tokens="1T"))
+    ok = plan(work, cat, Constraints(deadline_hours=24 * 14)).as_dict()
+    rows = list(csv.DictReader(io.StringIO(candidates_csv(ok))))
+    kinds = [r["list"] for r in rows]
+    assert kinds.count("candidate") == len(ok["candidates"]) and "frontier" in kinds
+    assert tuple(candidate_row(ok["candidates"][0])) == CANDIDATE_ROW_COLUMNS
+    none = plan(work, cat, Constraints(deadline_hours=24 * 5, budget_usd=10_000)).as_dict()
+    text = candidates_csv(none)
+    assert text.splitlines()[0].startswith("list,cloud,region")
+    assert {r["list"] for r in csv.DictReader(io.StringIO(text))} >= {
+        "infeasible: fastest", "infeasible: cheapest", "infeasible: without budget"}
