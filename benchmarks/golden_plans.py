@@ -47,7 +47,9 @@ The thirteen plan cases were rewritten again that day for the chart points' cost
 now the cost at the P10/P90 hours as candidates are costed (it was the cost scaled by the
 hours' spread): in ``70b-commitments-storage`` the reserved points' ranges changed (a run
 inside one term pays it whole: up to 26% apart), elsewhere the same figures to float rounding
-(at most 4.7e-16 relative); no other field changed.
+(at most 4.7e-16 relative); no other field changed. ``70b-commitments-storage`` was rewritten
+once more for ``commitment.effective_usd_per_hour`` (and the warning quoting it), which no
+longer counts the checkpoints' storage ($13.42 → $13.41 per instance-hour); nothing else.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

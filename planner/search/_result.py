@@ -169,7 +169,11 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
             term_hours=o.term_hours, terms=int(round(paid[0] / o.term_hours)),
             paid_hours=float(paid[0]), commitment_use=c.commitment_use,
             term_cost_usd=float(n * o.usd_per_hour * paid[0]),
-            effective_usd_per_hour=float(costs[0] / (n * wall[i])))
+            # the instances' own rate: the run's cost without the checkpoints' storage
+            effective_usd_per_hour=float(
+                (costs[0] - storage_usd(wall[i], checkpoint_bytes=space.ckpt,
+                                        usd_per_gb_month=c.checkpoint_storage_usd_per_gb_month))
+                / (n * wall[i])))
     warnings = list(est.warnings)
     if o.pricing == "spot" and n > c.max_spot_instances:
         warnings.append(

@@ -458,3 +458,28 @@ def test_regions_of_one_price_but_different_spot_rates_are_not_one_candidate():
     a, b = sorted(east, key=lambda c: c.regions)[:2]
     assert a.spot_interruptions_per_hour != b.spot_interruptions_per_hour
     assert a.wall_clock_hours != b.wall_clock_hours
+
+
+def test_a_commitments_effective_rate_is_the_instances_own():
+    """effective_usd_per_hour counted the checkpoints' storage ($2,232.81 for $2,078.81 at
+    $1,000 per GB-month) (sweep 2026-12-04)."""
+    from planner import WorkloadSpec, build_workload
+    from planner.search._candidates import storage_usd
+
+    work = build_workload(WorkloadSpec(model="llama3-8b", tokens="1T"))
+    res = plan(work, packaged(), Constraints(deadline_hours=24 * 60, pricing=("reserved_1y",),
+                                              min_probability=0,
+                                              checkpoint_storage_usd_per_gb_month=1000.0))
+    rec = res.recommendation
+    assert rec.commitment is not None
+    stored = storage_usd(rec.wall_clock_hours, checkpoint_bytes=_ckpt(work),
+                         usd_per_gb_month=1000.0)
+    assert stored > 0
+    run_only = rec.commitment.effective_usd_per_hour * rec.nodes * rec.wall_clock_hours
+    assert run_only + stored == pytest.approx(rec.cost_usd, rel=1e-9)
+
+
+def _ckpt(work):
+    from planner.model import ModelScalars, checkpoint_bytes
+
+    return checkpoint_bytes(ModelScalars.of(work))
