@@ -155,6 +155,11 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
 _TABLE_WORDS = (
     (re.compile(r"^[^:]*: jobs\[(\d+)\] '([^']*)': "), r"Jobs table, row \1 (\2): "),
     (re.compile(r"^[^:]*: budgets\[(\d+)\]: "), r"Budgets table, row \1: "),
+    # a job's name itself is wrong (no name to show), a period's budget, no job at all
+    (re.compile(r"^[^:]*: jobs\[(\d+)\]: "), r"Jobs table, row \1: "),
+    (re.compile(r"^[^:]*: budgets\['([^']*)'\]: "), r"Budgets table, period \1: "),
+    (re.compile(r"^[^:]*: 'jobs' must be a non-empty list of jobs\..*"),
+     "the Jobs table has no job. To fix: add a row with a name"),
     (re.compile(r"missing '(\w+)'\. To fix: correct the team plan \(format: docs/team\.md\)"),
      r"the \1 cell is empty. To fix: fill it in"),
     (re.compile(r"To fix: give a value or remove the field"), "To fix: fill in the cell"),

@@ -402,6 +402,20 @@ def test_a_small_team_plan_shows_cents_not_zero():
     assert total.startswith("$0.") and total != "$0"
 
 
+def test_table_errors_without_a_row_name_are_in_the_tables_words():
+    """Deleting every job said "table: 'jobs' must be a non-empty list of jobs. To fix:
+    correct the cell"; a negative budget "table: budgets['total']: …" (app sweep
+    2026-12-04)."""
+    at = app("app_pages/team.py")
+    at.session_state["team_jobs"] = {"edited_rows": {}, "deleted_rows": [0, 1],
+                                     "added_rows": []}
+    at.run()
+    at.button(key="team_run").click().run()
+    assert not at.exception
+    (said,) = errors(at)
+    assert said == "the Jobs table has no job. To fix: add a row with a name"
+
+
 def test_a_budget_period_in_two_rows_is_refused_not_dropped():
     """Two 'total' rows kept the last, so a tighter budget vanished; a YAML file with the
     same duplicate is refused (app sweep 2026-12-04)."""
