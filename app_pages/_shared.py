@@ -101,6 +101,8 @@ def app_words(text: str) -> str:
     from planner.model import refer_to_fields
 
     text = _pages(text)
+    # a CLI metavar after an input ("`accelerator` NAME"): the box is right there
+    text = re.sub(r"(`[a-z][a-z0-9_]*`) [A-Z]{2,}\b", r"\1", text)
     text = re.sub(r"\bpass (e\.g\. )?(?=--|`[a-z][a-z0-9_]*`)", r"set \1", text)
     text = re.sub(r"To fix: pass\b", "To fix: give", text)  # "pass e.g. 14d": the CLI's verb
     text = re.sub(r"\buse --target (\w+)", r"use the \1 file", text)

@@ -385,3 +385,13 @@ def test_a_config_name_in_a_team_plan_is_shown_literally():
     assert not at.exception
     (uploader,) = [u for u in at.get("file_uploader") if u.key != "team_yaml"]
     assert uploader.label.startswith("\\[x\\]\\(http") and "named by the plan" in uploader.label
+
+
+def test_a_cli_metavar_after_an_input_is_left_out():
+    """"set “Catalog accelerator” NAME": NAME is the CLI's metavar; the box is right above
+    (app sweep 2026-12-04)."""
+    from app_pages._shared import app_words
+
+    said = app_words("cannot tell which catalog accelerator 'X' is. To fix: pass "
+                     "`accelerator` NAME (see `gpuplan gpus`)")
+    assert "NAME" not in said and "“Catalog accelerator” (see" in said
