@@ -35,6 +35,7 @@ import torch
 import torch.distributed as dist
 
 from probes import _nccl_log
+from probes._consistency import BUS_FACTOR  # one home: the checks of a report use it too
 from probes._schema import CollectivePoint, CollectiveSeries, CollectivesSection
 from probes._stats import median, percentile
 from probes._timing import time_each, timing_name
@@ -48,8 +49,6 @@ CPU_SIZES_QUICK: tuple[int, ...] = (1024, 32 * 1024, 1024 * 1024)
 LARGE_BYTES = 64 << 20
 _UNSUPPORTED = re.compile(r"not (yet )?(supported|implemented)|unsupported|does not support",
                           re.IGNORECASE)
-BUS_FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
-              "reduce_scatter": lambda n: (n - 1) / n}
 
 
 def iterations(size_bytes: int, *, quick: bool) -> tuple[int, int]:

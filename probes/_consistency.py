@@ -46,8 +46,10 @@ REL_TOL = 1e-6
 EDITED = "the report was edited. To fix: re-run the probes and ingest the file they write"
 MERGED = ("the report was edited or merged. To fix: re-run the probes and ingest the file "
           "they write")
-# What probes._collectives (BUS_FACTOR) and probes._memory (STREAM's byte counting) use; they
-# import torch, so the rules are repeated here (tests/probes/test_report_consistency.py pins them).
+# busbw = algbw x BUS_FACTOR[op](n) (nccl-tests' convention): probes._collectives measures
+# with it and the checks below recompute with it. probes._memory's byte counting (STREAM's)
+# is inline in its torch code, so COUNTED_PER_BYTE repeats it
+# (tests/probes/test_report_consistency.py pins it).
 BUS_FACTOR: dict[str, Callable[[int], float]] = {
     "all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
     "reduce_scatter": lambda n: (n - 1) / n}
