@@ -412,17 +412,16 @@ def workload_cmd(
     check_workload_args([*opts, *ctx.args], print_command=print_command,
                         inputs={"--config": config})
     if print_command:
-        # the node writes workload-report.json unless the run options name another file
-        out_default = [] if any(a == "--out" or a.startswith("--out=") for a in ctx.args) \
-            else ["--out", "workload-report.json"]
+        # the launch task writes report.json itself (and fetches that): a --out of this
+        # machine's would be the last --out there, and the report would not be fetched;
+        # run by hand, the node writes workload-report.json unless the options name a file
+        launched = _without_out(ctx.args)
+        out_default = [] if launched != ctx.args else ["--out", "workload-report.json"]
         out = console()
         out.print("torchrun --standalone --nproc-per-node \"$(nvidia-smi -L | wc -l)\" "
                   "-m probes workload "
                   f"{shlex.join([*opts, *out_default, *ctx.args])}",
                   markup=False, highlight=False, soft_wrap=True)
-        # the launch task writes report.json itself (and fetches that): a --out of this
-        # machine's would be the last --out there, and the report would not be fetched
-        launched = _without_out(ctx.args)
         out.print(f"# or with `gpuplan launch probes`: sky launch --env GPUPLAN_PROBE_ARGS="
                   f"{shlex.quote(shlex.join(['workload', *opts, *launched]))} …",
                   markup=False, highlight=False, soft_wrap=True)

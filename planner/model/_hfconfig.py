@@ -314,4 +314,3 @@ def printable_name(value: Any) -> str:
     if not isinstance(value, str):
         return ""
     return "".join(c for c in value if c.isprintable()).strip()[:120]
-
