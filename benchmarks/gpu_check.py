@@ -4,7 +4,7 @@
     python benchmarks/gpu_check.py --dry-run --out DIR      # the same flow on CPU, tiny sizes
 
 Everything lands in DIR: gpu_check.json (every check, its figures and verdict), the probe
-report, and the temporary probe database. About 3 minutes on one H100/H200 (budget below);
+report, and the temporary probe database. About 2 minutes (108 s on one H200, 2026-12-04);
 exit 0 when every check passes, 1 when one fails (or, with --verify, when something could not
 be verified), 2 when the check cannot start (no torch, --device cuda without a GPU).
 
