@@ -181,8 +181,7 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              (f"attention: flash kernel, causal fraction {A.causal_fraction} of the score "
               "blocks computed") if ms.flash else
              "attention: unfused (scores materialised in HBM, no causal skip)",
-             f"HBM {ci.hbm_gb_per_s:g} GB/s × {A.memory_bandwidth_efficiency} for elementwise "
-             "kernels and the optimizer step",
+             ci.hbm_note,
              f"memory: {A.runtime_reserve_gib} GiB runtime reserve, "
              f"{A.usable_memory_fraction:.0%} of {ci.memory_gib:g} GiB usable",
              *gp.notes,
