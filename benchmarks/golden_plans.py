@@ -50,6 +50,12 @@ inside one term pays it whole: up to 26% apart), elsewhere the same figures to f
 (at most 4.7e-16 relative); no other field changed. ``70b-commitments-storage`` was rewritten
 once more for ``commitment.effective_usd_per_hour`` (and the warning quoting it), which no
 longer counts the checkpoints' storage ($13.42 → $13.41 per instance-hour); nothing else.
+``mistral-32k-fsdp-by-cloud-top200`` (the one fsdp case) was rewritten on 2026-12-04 for the
+activations of eager layers (silu(gate) and repeated K/V kept, as measured on an H200): its
+A100-40GB plans need tp2·cp4 instead of cp8, and the recommendation moves from 7 Azure
+ND96asr_v4 ($8,876, 424 h) to 3 AWS p5.48xlarge ($9,068, 413 h). With
+``FrameworkProfile.eager_layers`` off for every profile the new code writes the old file byte
+for byte; the other fourteen cases (megatron) are identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

@@ -8,6 +8,9 @@ Memory per GPU (bytes):
         unfused attention keeps 4·a·s bytes of scores per token unless recomputed):
         none 8h + 4ad + 4·a_kv·d + 2·m_mat·F,  selective drops the activation-function
         outputs and attention output, full keeps the 2h layer input (+ one layer live);
+        frameworks with eager layers (``FrameworkProfile.eager_layers``) keep 2F more for a
+        gated FFN's activation output (none only) and 4·(a − a_kv)·d for K/V repeated over
+        the query groups (none and selective);
         × L/p layers × min(p, m) micro-batches in flight (1F1B) + logits T·V/t·6 bytes
 (Korthikanti et al. 2022, arXiv:2205.05198, Table 2, adapted to gated FFNs, GQA and
 FlashAttention.)
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ._assumptions import Assumptions
 from ._scalars import ModelScalars
+from ._software import profile
 
 if TYPE_CHECKING:
     import numpy as np
@@ -110,9 +114,13 @@ def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, m
         optim = optim + trainable * OPTIMIZER_STATE_BYTES[ms.optimizer] / np.where(
             zero >= 1, copies, 1.0)
     per_tok_none = 8 * h + 4 * a * d + 4 * a_kv * d + 2 * ms.m_mat * ms.F_act
+    per_tok_sel = 8 * h + 2 * a * d + 4 * a_kv * d + 2 * ms.F_act
+    if profile(ms.framework).eager_layers:
+        repeated_kv = 4 * (a - a_kv) * d  # K and V at a heads instead of a_kv, bf16
+        per_tok_none = per_tok_none + repeated_kv + (2 * ms.F_act if ms.m_mat == 3 else 0)
+        per_tok_sel = per_tok_sel + repeated_kv
     if not ms.flash:
         per_tok_none = per_tok_none + 4 * a * ms.s  # QKᵀ scores and softmax output, bf16
-    per_tok_sel = 8 * h + 2 * a * d + 4 * a_kv * d + 2 * ms.F_act
     # 1F1B keeps p micro-batches in flight on the first stage; interleaving (v > 1 virtual
     # stages) adds (p−1)/(p·v) of that (Korthikanti et al. 2022 §4.2.3); without it, none.
     vpp = virtual_stages(layers_stage, pp) if vp is None else np.asarray(vp, dtype=f)

@@ -42,6 +42,14 @@ class FrameworkProfile:
     # experts spread over ranks (Megatron-Core MoE, torchtitan/AutoModel EP, DeepSpeed-MoE);
     # a plain Trainer keeps every expert on every GPU
     expert_parallel: bool = True
+    # Layers written as eager PyTorch modules keep more for backward than Megatron's fused
+    # ones: a gated FFN's activation output (``silu(gate) * up`` saves silu(gate); Megatron's
+    # fused SwiGLU saves only its input; Megatron-DeepSpeed's swiglu is the eager one), and K/V
+    # repeated over the query groups before the attention kernel (torchtitan's and Hugging
+    # Face's Llama ``repeat_kv``; Megatron/TE pass the groups to the kernel). Measured: the
+    # workload probe's eager layer on an H200 kept 769 MiB where this count gives 768
+    # (benchmarks/data/gpu_check_h200_2026-12-04).
+    eager_layers: bool = False
 
 
 PROFILES: dict[str, FrameworkProfile] = {
@@ -52,14 +60,15 @@ PROFILES: dict[str, FrameworkProfile] = {
     "fsdp": FrameworkProfile(
         name="fsdp", zero_stages=(0, 2, 3), tensor_parallel=True, pipeline_parallel=True,
         interleaved_pipeline=True, context_parallel=True, zero_with_pipeline=(0, 2, 3),
-        label="PyTorch FSDP (torchtitan, llm-foundry)"),
+        label="PyTorch FSDP (torchtitan, llm-foundry)", eager_layers=True),
     "deepspeed": FrameworkProfile(
         name="deepspeed", zero_stages=(0, 1, 2, 3), tensor_parallel=True,
         pipeline_parallel=True, interleaved_pipeline=False, context_parallel=False,
-        zero_with_pipeline=(0, 1), label="DeepSpeed (ZeRO, Megatron-DeepSpeed)"),
+        zero_with_pipeline=(0, 1), label="DeepSpeed (ZeRO, Megatron-DeepSpeed)",
+        eager_layers=True),
     "hf": FrameworkProfile(
         name="hf", zero_stages=(0, 2, 3), tensor_parallel=False, pipeline_parallel=False,
-        expert_parallel=False,
+        expert_parallel=False, eager_layers=True,
         interleaved_pipeline=False, context_parallel=False, zero_with_pipeline=(0,),
         label="Hugging Face Trainer (DDP, or FSDP/ZeRO through Accelerate)"),
 }

@@ -174,8 +174,18 @@ def test_probe_show_lists_workload_layers_used_and_refused(tmp_path, catalog, ca
 def test_the_modelled_layer_by_hand(catalog):
     T, h, a, kv, d, F = 8192, 4096, 32, 8, 128, 14336
     m = _model(catalog, _layer())
-    # activations per token: 8h + 4ad + 4·a_kv·d + 2·m·F bytes (_perf, after Korthikanti et al.)
-    assert m.activation_bytes == pytest.approx((8 * h + 4 * a * d + 4 * kv * d + 6 * F) * T)
+    # activations per token: 8h + 4ad + 4·a_kv·d + 2·m·F bytes (_memory, after Korthikanti et
+    # al.) for Megatron's fused layers; eager ones (fsdp) keep silu(gate) (2F) and K/V repeated
+    # to a heads (4·(a − a_kv)·d) too
+    megatron = (8 * h + 4 * a * d + 4 * kv * d + 6 * F) * T
+    assert _model(catalog, _layer(), "megatron").activation_bytes == pytest.approx(megatron)
+    assert m.activation_bytes == pytest.approx(megatron + (2 * F + 4 * (a - kv) * d) * T)
+    # selective drops the activation output and the attention output: the repeat stays
+    selective = (8 * h + 2 * a * d + 4 * kv * d + 2 * F) * T
+    assert _model(catalog, _layer(recompute="selective"), "megatron").activation_bytes == \
+        pytest.approx(selective)
+    assert _model(catalog, _layer(recompute="selective")).activation_bytes == \
+        pytest.approx(selective + 4 * (a - kv) * d * T)
     assert _model(catalog, _layer(recompute="full")).activation_bytes == pytest.approx(2 * h * T)
     assert m.layer_seconds == pytest.approx(m.compute_seconds + m.other_seconds)
     assert m.flops == layer_flops(_layer()) == (
