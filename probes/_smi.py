@@ -56,6 +56,25 @@ _FIELDS.update({
 })
 
 
+# nvml.h's nvmlClocksEventReasons bits (nvidia-smi prints the mask as hex), in words
+_CLOCK_EVENTS = ((0x1, "idle"), (0x2, "applications clocks setting"),
+                 (0x4, "software power cap"), (0x8, "hardware slowdown"), (0x10, "sync boost"),
+                 (0x20, "software thermal slowdown"), (0x40, "hardware thermal slowdown"),
+                 (0x80, "hardware power brake"), (0x100, "display clock setting"))
+
+
+def clock_event_words(mask: str | None) -> str:
+    """nvidia-smi's clock-event mask ("0x0000000000000004") in words ("software power cap");
+    "none" for 0, "" when the mask is missing or not hex (printed as given then)."""
+    try:
+        bits = int(mask or "", 16)
+    except ValueError:
+        return ""
+    named = [word for bit, word in _CLOCK_EVENTS if bits & bit]
+    unknown = bits & ~sum(bit for bit, _ in _CLOCK_EVENTS)
+    return ", ".join(named + ([f"other {unknown:#x}"] if unknown else [])) or "none"
+
+
 def _clean(value: str) -> str:
     """"" for nvidia-smi's placeholders ("[N/A]", "N/A", "[Not Supported]", ...)."""
     value = value.strip()

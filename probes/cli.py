@@ -22,6 +22,7 @@ from probes._errors import TORCH_MISSING
 from probes._report_io import check_report_path
 from probes._runner import PROBE_NAMES, ProbeConfig
 from probes._schema import MATMUL_DTYPES, ProbeReport, ProbesError
+from probes._smi import clock_event_words
 
 # gpuplan is not on a package index: the probes need only torch next to this package
 _UNITS = {"": 1, "B": 1, "K": 2**10, "KIB": 2**10, "M": 2**20, "MIB": 2**20, "G": 2**30,
@@ -156,6 +157,13 @@ def _spread(s) -> str:
             f"rank {s.min_rank} {_num(s.min)}")
 
 
+def _clock_events(mask: str | None) -> str:
+    if not mask:
+        return ""
+    words = clock_event_words(mask)
+    return f"clock events {mask}" + (f" ({words})" if words else "")
+
+
 def _telemetry(t) -> str:
     parts = [f"SM {t.sm_clock_mhz} MHz" if t.sm_clock_mhz else "",
              f"memory {t.memory_clock_mhz} MHz" if t.memory_clock_mhz else "",
@@ -163,7 +171,7 @@ def _telemetry(t) -> str:
              f"limit {t.power_limit_w:.0f} W" if t.power_limit_w else "",
              f"{t.temperature_c:.0f} C" if t.temperature_c else "",
              f"MIG {t.mig_mode}" if t.mig_mode else "", f"ECC {t.ecc_mode}" if t.ecc_mode else "",
-             f"clock events {t.clock_event_reasons}" if t.clock_event_reasons else ""]
+             _clock_events(t.clock_event_reasons)]
     return ", ".join(p for p in parts if p)
 
 

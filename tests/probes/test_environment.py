@@ -197,3 +197,30 @@ def test_nccl_and_libfabric_variables_are_recorded():
     env = {"NCCL_IB_HCA": "mlx5", "FI_PROVIDER": "efa", "PATH": "/bin", "NCCL_DEBUG": "INFO"}
     assert _environment.recorded_env(env) == (("FI_PROVIDER", "efa"), ("NCCL_DEBUG", "INFO"),
                                               ("NCCL_IB_HCA", "mlx5"))
+
+
+def test_clock_event_masks_read_as_words():
+    from probes._smi import clock_event_words
+
+    assert clock_event_words("0x0000000000000004") == "software power cap"
+    assert clock_event_words("0x0000000000000000") == "none"
+    assert clock_event_words("0x44") == "software power cap, hardware thermal slowdown"
+    assert clock_event_words("0x1000") == "other 0x1000"
+    assert clock_event_words("[N/A]") == "" and clock_event_words(None) == ""
+
+
+def test_the_summary_of_a_power_capped_h200_says_so():
+    """The H200 of benchmarks/data/gpu_check_h200_2026-12-04 ran its matmuls at its 700 W
+    cap (1,380 of 1,980 MHz): the probe's summary names the cap instead of a bare hex mask."""
+    from pathlib import Path
+
+    from probes import load_report
+    from probes.cli import format_summary
+
+    run = Path(__file__).resolve().parents[2] / "benchmarks/data/gpu_check_h200_2026-12-04"
+    text = format_summary(load_report(run / "probe-report.json"))
+    (line,) = [x for x in text.splitlines() if "under load:" in x]
+    assert "SM 1380 MHz" in line and "693 W" in line and "limit 700 W" in line
+    assert "clock events 0x0000000000000004 (software power cap)" in line
+    (idle,) = [x for x in text.splitlines() if "idle:" in x]
+    assert "clock events 0x0000000000000000 (none)" in idle
