@@ -56,6 +56,8 @@ A100-40GB plans need tp2·cp4 instead of cp8, and the recommendation moves from 
 ND96asr_v4 ($8,876, 424 h) to 3 AWS p5.48xlarge ($9,068, 413 h). With
 ``FrameworkProfile.eager_layers`` off for every profile the new code writes the old file byte
 for byte; the other fourteen cases (megatron) are identical.
+The catalog stamp was rewritten on 2026-12-04 for the accelerators' new ``inference_only``
+column (Inferentia1/2, Qualcomm AI100); every case rendered identical before the stamp changed.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

@@ -123,7 +123,7 @@ ACCELERATORS = _spec(Accelerator, {
     "reference_inter_node_gbps": OPT_INT, "reference_fabric": TEXT,
     "reference_node_source": TEXT, "peak_stand_in_tflops": OPT_FLOAT,
     "achievable_matmul_tflops": OPT_FLOAT, "skypilot_name": TEXT, "dstack_name": TEXT,
-    "cloud_names": TAGS, "planning_source": TEXT,
+    "cloud_names": TAGS, "inference_only": BOOL, "planning_source": TEXT,
 })
 
 INSTANCE_TYPES = _spec(InstanceType, {

@@ -357,7 +357,8 @@ def read_catalog_dir(path: Path, name: str, *, notice: bool = False) -> Catalog:
 PLANNING_FACTS = ("sm_count", "pcie_gb_per_s_per_gpu", "reference_gpus_per_node",
                   "reference_topology", "reference_inter_node_gbps", "reference_fabric",
                   "reference_node_source", "peak_stand_in_tflops", "achievable_matmul_tflops",
-                  "skypilot_name", "dstack_name", "cloud_names", "planning_source")
+                  "skypilot_name", "dstack_name", "cloud_names", "inference_only",
+                  "planning_source")
 
 
 def _with_planning_facts(accelerators: tuple[Accelerator, ...],

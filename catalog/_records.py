@@ -159,7 +159,8 @@ class Accelerator:
     accelerator given without an instance type; ``peak_stand_in_tflops`` a 16-bit peak to use
     when the datasheet publishes none and ``achievable_matmul_tflops`` a published measured
     16-bit matmul rate; ``skypilot_name`` / ``dstack_name`` what the orchestrators call it;
-    ``cloud_names`` what the clouds' APIs call it (``cloud:name``).
+    ``cloud_names`` what the clouds' APIs call it (``cloud:name``); ``inference_only`` a
+    device its vendor's software does not train on (AWS Inferentia, Qualcomm Cloud AI 100).
     """
 
     name: str
@@ -194,6 +195,7 @@ class Accelerator:
     skypilot_name: str = ""
     dstack_name: str = ""
     cloud_names: tuple[str, ...] = ()  # "cloud:name as the cloud's API spells it"
+    inference_only: bool = False
     planning_source: str = ""
 
     def __post_init__(self) -> None:

@@ -10,6 +10,7 @@ launchers and a refresh read one table instead of side tables of their own.
     STAND_IN              16-bit peaks and achievable rates where no datasheet publishes one
     LAUNCH_NAMES          what SkyPilot and dstack call the device
     CLOUD_NAMES           what the clouds' APIs call it
+    INFERENCE_ONLY        devices their vendor's software does not train on
 """
 
 from __future__ import annotations
@@ -114,6 +115,15 @@ CLOUD_NAMES_SOURCE = ("cloud names: AWS DescribeInstanceTypes, GCP acceleratorTy
                       "(cloud.google.com/compute/docs/gpus)")
 
 
+# Accelerators no vendor training stack runs on: AWS Neuron trains on Trainium only ("PyTorch
+# NeuronX for training on Trn1 and Trn2; for inference on Inf2, Trn1 and Trn2"; Inf1 has the
+# inference-only torch-neuron), and Qualcomm's Cloud AI 100 SDK compiles models for inference.
+INFERENCE_ONLY = frozenset({"Inferentia1", "Inferentia2", "Qualcomm-AI100"})
+INFERENCE_ONLY_SOURCE = ("inference only: AWS Neuron docs (awsdocs-neuron.readthedocs-hosted.com"
+                         ", neuron-intro/pytorch-setup: training on Trn1/Trn2, inference on "
+                         "Inf1/Inf2) and Qualcomm Cloud AI 100 (an inference accelerator)")
+
+
 def with_planning_facts(acc: Accelerator) -> Accelerator:
     """``acc`` with its planning facts and the sources of those it has."""
     facts: dict = {"pcie_gb_per_s_per_gpu": pcie_link_gb_per_s(acc.intra_node_link)}
@@ -136,4 +146,7 @@ def with_planning_facts(acc: Accelerator) -> Accelerator:
     if acc.name in CLOUD_NAMES:
         facts["cloud_names"] = CLOUD_NAMES[acc.name]
         sources.append(CLOUD_NAMES_SOURCE)
+    if acc.name in INFERENCE_ONLY:
+        facts["inference_only"] = True
+        sources.append(INFERENCE_ONLY_SOURCE)
     return dataclasses.replace(acc, **facts, planning_source="; ".join(sources))

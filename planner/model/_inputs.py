@@ -52,8 +52,18 @@ def matmul_dtype(precision: str) -> str:
     return {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8"}[precision]
 
 
+def inference_only_message(names: str, option: str) -> str:
+    """Why ``names`` (inference-only accelerators: ``Accelerator.inference_only``) get no
+    training estimate, and what to pick instead (``option``: how the caller spells --gpu)."""
+    return (f"{names}: an inference accelerator; its vendor's software does not train models "
+            f"(AWS Neuron trains on Trainium). To fix: choose a training accelerator with "
+            f"{option}, e.g. Trainium1 or Trainium2 on AWS, or a GPU")
+
+
 def can_time(acc, precision: str) -> bool:
     """Whether the model has what it needs to time ``precision`` training on ``acc``."""
+    if acc.inference_only:
+        return False
     half = "fp16" if precision == "fp16" else "bf16"
     peaks = (acc.peak_tflops(matmul_dtype(precision)) or acc.peak_stand_in_tflops,
              acc.peak_tflops(half) or acc.peak_stand_in_tflops)
@@ -72,6 +82,8 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
                    cal: Calibration = NO_CALIBRATION, *,
                    memory_gib: float | None = None) -> ClusterInputs:
     acc = cluster.accelerator
+    if acc.inference_only:
+        raise HardwareError(inference_only_message(acc.name, "`gpu`"))
     dtype = matmul_dtype(workload.precision)
     half = "fp16" if workload.precision == "fp16" else "bf16"
     notes = []

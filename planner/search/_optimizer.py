@@ -50,6 +50,7 @@ from ..model import (
     checkpoint_bytes,
     cluster_for_instance,
     cluster_inputs,
+    inference_only_message,
     range_sigma,
 )
 from ._candidates import FlaggedSkipped, PlanOptions, PlanResult
@@ -297,6 +298,10 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
                   catalog: Catalog, c: Constraints) -> str:
     if not offers:
         untimed = _untimed_accelerators(workload, catalog, c)
+        inference = [n for n in untimed if catalog.accelerator(n).inference_only]
+        if untimed and not flagged.count and inference == untimed:
+            return inference_only_message(", ".join(inference), "`gpu`")
+        untimed = [n for n in untimed if n not in inference]
         if untimed and not flagged.count:  # the filters match: the precision is what fails
             names = ", ".join(untimed[:6]) + (", …" if len(untimed) > 6 else "")
             return (f"the offers that match the filters are on accelerators that cannot run "

@@ -273,6 +273,8 @@ def test_the_accelerators_box_lists_only_chips_with_a_price():
     choices = gpu_choices(cat)
     assert {"H100-SXM5-80GB", "A100-SXM4-80GB", "L4"} <= set(choices)
     assert not {"GB200-186GB", "MI300X", "Trainium2"} & set(choices)
+    # priced, with peaks, but inference-only: no training plan can be made on it
+    assert "Trainium1" in choices and "Inferentia2" not in choices
 
 
 def test_the_candidates_csv_says_which_list_each_plan_is_from():
