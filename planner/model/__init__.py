@@ -54,6 +54,7 @@ from ._estimate import (
     estimate,
     range_sigma,
     summarise,
+    workload_memory_ratios,
     workload_scales,
 )
 from ._frozen import freeze, thaw
@@ -164,5 +165,5 @@ __all__ = [
     "parse_deadline", "plan_grid", "preset", "preset_names", "probability_within",
     "probe_options", "prune", "quantile", "range_sigma", "refer_to_fields", "reference_cluster",
     "run_model", "seconds_per_sequence", "shape_distance", "shape_of", "summarise", "thaw",
-    "virtual_stages", "workload_dict", "workload_scales",
+    "virtual_stages", "workload_dict", "workload_memory_ratios", "workload_scales",
 ]

@@ -102,6 +102,25 @@ def workload_scales(cal: Calibration, workload: Workload, accelerator: str,
 
 
 
+def workload_memory_ratios(cal: Calibration, workload: Workload, accelerator: str,
+                           grid: dict) -> dict | None:
+    """The workload probe's measured / modelled activations for each (micro-batch, recompute
+    code) of ``grid`` (its rows' micro-batches × its recomputation options) that a
+    measurement covers, found as ``workload_scales`` finds the time; None when none does.
+    ``prune`` and ``run_model`` scale those rows' activations by them, so a stack that keeps
+    more than the model counts gets plans that fit it."""
+    if cal.empty or not cal.workload_layers or len(grid["tp"]) == 0:
+        return None
+    found = {}
+    for mb in {int(x) for x in grid["mb"]}:
+        for rc in {int(x) for x in grid["rc_options"]}:
+            m = cal.workload(accelerator, workload.framework,
+                             shape_of(workload, micro_batch=mb, recompute=RECOMPUTE_NAMES[rc]))
+            if m is not None and m.memory_ratio is not None:
+                found[(mb, rc)] = m.memory_ratio
+    return found or None
+
+
 def plan_of(grid: dict, res: dict, i: int) -> ParallelPlan:
     """The parallel plan of row ``i`` of an evaluated grid."""
     return ParallelPlan(tp=int(grid["tp"][i]), pp=int(grid["pp"][i]), dp=int(grid["dp"][i]),
@@ -153,7 +172,9 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
     if wm is not None:
         calibrated.append(
             f"layer time: {wm.summary()}; the layers' work ({covered:.0%} of the step) is "
-            f"scaled by {wm.time_ratio:.2f} and the range narrowed to σ {sigma:.3f}")
+            f"scaled by {wm.time_ratio:.2f} and the range narrowed to σ {sigma:.3f}"
+            + (f"; activations scaled by {wm.memory_ratio:.2f} (measured)"
+               if wm.memory_ratio is not None else ""))
     wall = TimeRange.around(ideal_h / gp.fraction, sigma)
     profile = PROFILES[workload.framework]
     batch_note = (f"global batch {tokens_per_step:,} tokens ({m} micro-batches × {dp} DP × "
@@ -314,12 +335,15 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
                      workload=workload, nvlink_domain_gpus=ci.nvlink_domain_gpus)
     if len(grid["tp"]) == 0:
         raise NoFitError(_no_grid_message(workload, cluster, ms))
-    pruned = prune(ms, A, grid, ci)
+    measured = workload_memory_ratios(calibration, workload, cluster.accelerator.name, grid)
+    pruned = prune(ms, A, grid, ci, measured)
     if len(pruned["tp"]) == 0:
         raise NoFitError(no_fit_message(workload, cluster, ms, A, ci,
-                                        least_memory(ms, A, grid, ci)))
+                                        least_memory(ms, A, grid, ci, measured),
+                                        measured=measured))
     scale, found = workload_scales(calibration, workload, cluster.accelerator.name, pruned)
-    res = run_model(ms, A, pruned, ci, cluster.gpus_per_node, layer_scale=scale)
+    res = run_model(ms, A, pruned, ci, cluster.gpus_per_node, layer_scale=scale,
+                    measured_memory=measured)
     i = best_index(pruned, res)
     return summarise(workload, cluster, ms, A, ci, pruned, res, i, measurements=found)
 
@@ -340,7 +364,8 @@ def _no_grid_message(workload: Workload, cluster: Cluster, ms: ModelScalars) -> 
             "the GPU count")
 
 
-def no_fit_message(workload, cluster, ms, A, ci, least: float) -> str:
+def no_fit_message(workload, cluster, ms, A, ci, least: float, *,
+                   measured: dict | None = None) -> str:
     import numpy as np
 
     capacity = ci.memory_gib * A.usable_memory_fraction
@@ -351,10 +376,10 @@ def no_fit_message(workload, cluster, ms, A, ci, least: float) -> str:
                          workload=workload, nvlink_domain_gpus=ci.nvlink_domain_gpus)
         if len(grid["tp"]) == 0:
             return None
-        grid = prune(ms, A, grid, ci)
+        grid = prune(ms, A, grid, ci, measured)
         if len(grid["tp"]) == 0:
             return None
-        r = run_model(ms, A, grid, ci, cluster.gpus_per_node)
+        r = run_model(ms, A, grid, ci, cluster.gpus_per_node, measured_memory=measured)
         j = best_index(grid, r)
         return None if j is None else (grid, r, j)
 

@@ -197,12 +197,14 @@ def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray, recompute
     return out | {"rc_options": codes}
 
 
-def prune(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> dict:
+def prune(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
+          measured: dict | None = None) -> dict:
     """Choose each row's recomputation and drop rows the model can rule out untimed.
 
     For fixed (tp, pp, cp, dp, zero, micro-batch) more recomputation is never faster and never
     needs more memory, so only the least recomputation that fits can be best; rows that fit
-    under no recomputation choice go. Memory is cheap to compute, time is not."""
+    under no recomputation choice go. Memory is cheap to compute, time is not. ``measured``:
+    the workload probe's activation ratios (``_memory.memory_by_recompute``)."""
     import numpy as np
 
     rows = {k: v for k, v in grid.items() if k != "rc_options"}
@@ -211,7 +213,7 @@ def prune(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> di
     mems = memory_by_recompute(ms, A, tp=rows["tp"], pp=rows["pp"], dp=rows["dp"],
                                zero=rows["zero"], mb=rows["mb"], rcs=[float(c) for c in codes],
                                cp=rows["cp"], vp=rows["vp"], gbs=rows["gbs"],
-                               memory_gib=ci.memory_gib, ep=rows.get("ep"))
+                               memory_gib=ci.memory_gib, ep=rows.get("ep"), measured=measured)
     for code, mem in zip(codes, mems, strict=True):
         chosen = np.where(mem["fits"], code, chosen)
     keep = chosen >= 0
@@ -220,18 +222,19 @@ def prune(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> di
     return out
 
 
-def _memory(ms, A, rows, rc, ci):
+def _memory(ms, A, rows, rc, ci, measured=None):
     return memory_terms(ms, A, tp=rows["tp"], pp=rows["pp"], dp=rows["dp"], zero=rows["zero"],
                         mb=rows["mb"], rc=rc, cp=rows["cp"], vp=rows["vp"], gbs=rows["gbs"],
-                        memory_gib=ci.memory_gib, ep=rows.get("ep"))
+                        memory_gib=ci.memory_gib, ep=rows.get("ep"), measured=measured)
 
 
-def least_memory(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs) -> float:
+def least_memory(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
+                 measured: dict | None = None) -> float:
     """GiB per GPU of the most memory-frugal plan in ``grid`` (most recomputation allowed)."""
     import numpy as np
 
     code = int(max(grid["rc_options"]))
-    mem = _memory(ms, A, grid, np.full_like(grid["tp"], code), ci)
+    mem = _memory(ms, A, grid, np.full_like(grid["tp"], code), ci, measured)
     return float(np.min(mem["memory_gib"]))
 
 
@@ -239,10 +242,12 @@ def least_memory(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs
 def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
               gpus_per_node: int, nic: np.ndarray | None = None,
               layer_scale: np.ndarray | None = None,
-              nvlink_domain_gpus: float | None = None) -> dict[str, np.ndarray]:
+              nvlink_domain_gpus: float | None = None,
+              measured_memory: dict | None = None) -> dict[str, np.ndarray]:
     """The model on every row of ``grid``; ``nic`` (per row) overrides the per-GPU
     inter-node bandwidth, for measured figures that depend on the node count; ``layer_scale``
-    (per row) applies a workload probe's per-layer measurement; ``nvlink_domain_gpus`` (the
+    (per row) applies a workload probe's per-layer measurement of time, ``measured_memory``
+    (by micro-batch and recompute code) its activations; ``nvlink_domain_gpus`` (the
     accelerator's whole domain, for a grid of many node counts) is capped per row by the
     row's GPUs — default ``ci``'s, which is its own cluster's."""
     import numpy as np
@@ -266,7 +271,8 @@ def run_model(ms: ModelScalars, A: Assumptions, grid: dict, ci: ClusterInputs,
                     else nic,
                     sm_count=None if math.isnan(ci.sm_count) else full(ci.sm_count),
                     hop_latency_s=full(ci.hop_latency_s), layer_scale=layer_scale,
-                    ep=grid.get("ep"), nvlink_domain_gpus=domain)
+                    ep=grid.get("ep"), nvlink_domain_gpus=domain,
+                    measured_memory=measured_memory)
 
 
 BATCH_ROUNDING_LIMIT = 1.1  # a global batch rounded up beyond this × the wanted one is warned

@@ -74,18 +74,37 @@ def params_per_gpu(ms: ModelScalars, tp, pp, shards=None):
     return dense, (0.0 if shards is None else ms.params_experts / (pp * shards))
 
 
+def activation_factor(measured: dict | None, mb, rc):
+    """Per entry: a workload probe's measured / modelled activations where the calibration has
+    one for the entry's (micro-batch, recompute code) — ``measured`` maps those to the ratio
+    (``_estimate.workload_memory_ratios``) — else 1."""
+    import numpy as np
+
+    if not measured:
+        return 1.0
+    mb, rc = np.asarray(mb, dtype=np.float64), np.asarray(rc, dtype=np.float64)
+    factor = np.ones(np.broadcast(mb, rc).shape)
+    for (m_mb, m_rc), ratio in measured.items():
+        factor = np.where((mb == m_mb) & (rc == m_rc), ratio, factor)
+    return factor
+
+
 def memory_terms(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, memory_gib,
-                 cp=None, vp=None, gbs=None, ep=None) -> dict[str, np.ndarray]:
+                 cp=None, vp=None, gbs=None, ep=None,
+                 measured: dict | None = None) -> dict[str, np.ndarray]:
     """Memory per GPU (GiB) and whether it fits; cheap, so the search runs it first."""
     return memory_by_recompute(ms, A, tp=tp, pp=pp, dp=dp, zero=zero, mb=mb, rcs=(rc,),
-                               memory_gib=memory_gib, cp=cp, vp=vp, gbs=gbs, ep=ep)[0]
+                               memory_gib=memory_gib, cp=cp, vp=vp, gbs=gbs, ep=ep,
+                               measured=measured)[0]
 
 
 def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rcs,
-                        memory_gib, cp=None, vp=None, gbs=None, ep=None) -> list[dict]:
+                        memory_gib, cp=None, vp=None, gbs=None, ep=None,
+                        measured: dict | None = None) -> list[dict]:
     """``memory_terms`` for each recomputation in ``rcs`` (a code, or codes per entry): only
     the activations depend on it, so the rest is computed once (the search's pruning asks
-    for every choice)."""
+    for every choice). ``measured``: the workload probe's activation ratios by (micro-batch,
+    recompute code), which scale the activations of the entries they were measured for."""
     import numpy as np
 
     f = np.float64
@@ -137,6 +156,7 @@ def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, m
         per_tok = np.where(rc == 0, per_tok_none, np.where(rc == 1, per_tok_sel, 2 * h))
         act = layers_stage * per_tok * T / tp * in_flight
         act = act + np.where(rc == 2, per_tok_none * T / tp, 0.0)  # the layer recomputed
+        act = act * activation_factor(measured, mb, rc)
         total_gib = (weights + grads + optim + act + logits) / gib + A.runtime_reserve_gib
         out.append({"memory_gib": total_gib, "memory_weights_gib": weights_gib,
                     "memory_grads_gib": grads_gib, "memory_optimizer_gib": optim_gib,

@@ -94,7 +94,8 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
              matmul_tflops, attention_tflops, hbm_gb_per_s, memory_gib, intra_busbw_gb_per_s,
              nic_gb_per_s_per_gpu, cp=None, vp=None, gbs=None, sm_count=None,
              hop_latency_s=None, sw: SoftwareConstants | None = None,
-             layer_scale=None, ep=None, nvlink_domain_gpus=None) -> dict[str, np.ndarray]:
+             layer_scale=None, ep=None, nvlink_domain_gpus=None,
+             measured_memory: dict | None = None) -> dict[str, np.ndarray]:
     """Step time, its breakdown and memory per GPU for each entry. All arrays length K.
 
     ``cp`` (default 1), ``ep`` (expert parallel degree, default gcd(dp, experts)),
@@ -105,7 +106,8 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     ``layer_scale`` (per entry, default 1) multiplies each layer's GPU and host work per
     micro-batch (GEMMs, attention, elementwise kernels, launch floor): a workload probe's
     measured / modelled per-layer time for that shape (``_layer_model``); communication and the
-    head stay modelled.
+    head stay modelled. ``measured_memory`` scales the activations the same probe measured
+    (``_memory.memory_by_recompute``).
     """
     import numpy as np
 
@@ -373,7 +375,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     step = compute_s + tp_s + ep_s + bubble_s + dp_s + other_s
 
     mem = memory_terms(ms, A, tp=tp, pp=pp, dp=dp, zero=zero, mb=mb, rc=rc, cp=cp, vp=vpp,
-                       gbs=gbs, memory_gib=memory_gib, ep=ep)
+                       gbs=gbs, memory_gib=memory_gib, ep=ep, measured=measured_memory)
     # the share of the step a per-layer measurement covers (the layers' own work)
     layer_s = m * layers_stage * (compute_layer + t_elem_layer + launch_excess)
     return {

@@ -41,6 +41,7 @@ from ..model import (
     range_sigma,
     run_model,
     seconds_per_sequence,
+    workload_memory_ratios,
     workload_scales,
 )
 
@@ -216,11 +217,12 @@ def shape_evaluation(ctx: CallContext, it, cluster, ci: ClusterInputs,
     return found
 
 
-def _grid(ctx: CallContext, gpus_per_node: int, max_nodes: int, ci: ClusterInputs,
-          domain: float) -> dict:
-    """The grid pruned by memory, built once per call for each (GPUs per node, node range,
-    memory) — the unpruned grid once per (GPUs per node, node range); pruning runs on slices
-    of whole node counts (it is row by row)."""
+def _grid(ctx: CallContext, accelerator: str, gpus_per_node: int, max_nodes: int,
+          ci: ClusterInputs, domain: float) -> tuple[dict, dict | None]:
+    """(the grid pruned by memory, the workload probe's activation ratios it was pruned with),
+    built once per call for each (GPUs per node, node range, memory, ratios) — the unpruned
+    grid once per (GPUs per node, node range); pruning runs on slices of whole node counts
+    (it is row by row). The ratios are the accelerator's (None without a measurement)."""
     import numpy as np
 
     full_key = (gpus_per_node, max_nodes, domain)
@@ -228,12 +230,14 @@ def _grid(ctx: CallContext, gpus_per_node: int, max_nodes: int, ci: ClusterInput
         ctx.grids[full_key] = plan_grid(ctx.ms, gpus_per_node, np.arange(1, max_nodes + 1),
                                         ctx.workload.recompute, workload=ctx.workload,
                                         nvlink_domain_gpus=domain)
-    key = (*full_key, ci.memory_gib)
+    full = ctx.grids[full_key]
+    measured = workload_memory_ratios(ctx.calibration, ctx.workload, accelerator, full)
+    key = (*full_key, ci.memory_gib, tuple(sorted(measured.items())) if measured else None)
     if key not in ctx.grids:
-        parts = [prune(ctx.ms, ctx.A, part, ci) for part in _slices(ctx.grids[full_key])]
+        parts = [prune(ctx.ms, ctx.A, part, ci, measured) for part in _slices(full)]
         ctx.grids[key] = parts[0] if len(parts) == 1 else {
             k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if parts else {}
-    return ctx.grids[key]
+    return ctx.grids[key], measured
 
 
 def _slices(grid: dict):
@@ -291,7 +295,7 @@ def _evaluate(ctx: CallContext, accelerator: str, gpus_per_node: int, max_nodes:
     # the accelerator's whole NVLink domain (a GB200 NVL72 rack): ``ci`` is a one-node
     # cluster's, and each row's is capped by its own GPUs (``run_model``)
     domain = float(nvlink_domain(ctx.A, accelerator, gpus_per_node))
-    grid = _grid(ctx, gpus_per_node, max_nodes, ci, domain)
+    grid, measured_memory = _grid(ctx, accelerator, gpus_per_node, max_nodes, ci, domain)
     if not grid or len(grid["tp"]) == 0:
         return None
     kept_grid, kept_res, found = [], [], {}
@@ -300,6 +304,7 @@ def _evaluate(ctx: CallContext, accelerator: str, gpus_per_node: int, max_nodes:
         found.update(measured)
         nic = None if nic_per_count is None else nic_per_count[part["nodes"] - 1]
         res = run_model(ctx.ms, ctx.A, part, ci, gpus_per_node, layer_scale=scale, nic=nic,
+                        measured_memory=measured_memory,
                         nvlink_domain_gpus=domain)
         best = fastest_per_node(part["nodes"], seconds_per_sequence(part, res),
                                 res["memory_gib"])

@@ -78,3 +78,65 @@ def test_plan_uses_the_measurement_for_the_candidates_it_applies_to(calibrated):
     assert measured.wall_clock_hours > base.wall_clock_hours
     assert measured.distribution["sigma"] < base.distribution["sigma"]
     assert any(x.startswith("layer time:") for x in measured.estimate.calibrated)
+
+
+# -- measured activations ----------------------------------------------------------------------
+@pytest.fixture()
+def heavy(tmp_path, monkeypatch):
+    """A stack that keeps 3x the activations the model counts for the Llama-3 8B layer (the
+    modelled 1,408 MiB at micro-batch 1, no recomputation, fsdp): 4,224 MiB measured, in the
+    modelled time."""
+    from probe_reports import LLAMA3_8B_LAYER
+
+    from planner.model import WorkloadShape, hardware_for, model_layer
+
+    monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "home"))
+    cat = load_catalog("packaged")
+    shape = WorkloadShape(**LLAMA3_8B_LAYER)
+    # timed as modelled (time ratio 1), so that only the memory differs from the model's
+    model = model_layer(shape, framework="fsdp", hardware=hardware_for(
+        cat.accelerator(H100), shape, framework="fsdp", attention="flash"))
+    assert model.activation_bytes == 1408 * 2**20
+    path = write_report_atomic(h100_workload_report(layer_ms=model.layer_seconds * 1e3,
+                                                    activation_mib=3 * 1408.0),
+                               tmp_path / "w.json")
+    ingest(path, cat)
+    return cat, load_calibration(cat)
+
+
+def test_measured_activations_scale_the_memory_of_the_measured_rows(heavy):
+    cat, cal = heavy
+    w = llama3_8b(recompute="none", pins=PlanPins(micro_batch=1, tp=4))
+    plain = estimate(w, cluster(cat))
+    measured = estimate(w, cluster(cat), calibration=cal)
+    assert plain.plan == measured.plan
+    assert measured.memory["activations_gib"] == pytest.approx(
+        3 * plain.memory["activations_gib"], rel=1e-3)
+    line = next(x for x in measured.calibrated if x.startswith("layer time:"))
+    assert "activations scaled by 3.00 (measured)" in line
+
+
+def test_a_stack_that_keeps_more_gets_a_plan_that_fits_it(heavy):
+    """Uncalibrated, 8 H100s run Llama-3 8B without recomputation at micro-batch 1 (tp1,
+    67 GiB of 76 usable); with 3x the activations measured that plan would need 155 GiB, and
+    neither estimate nor the search may offer it."""
+    cat, cal = heavy
+    w = llama3_8b(pins=PlanPins(micro_batch=1))
+    plain = estimate(w, cluster(cat))
+    assert plain.plan.recompute == "none"
+    measured = estimate(w, cluster(cat), calibration=cal)
+    capacity = 80 * 0.95
+    assert plain.memory["total_gib"] + 2 * plain.memory["activations_gib"] > capacity
+    assert measured.plan != plain.plan and measured.memory["total_gib"] <= capacity
+    unscaled = estimate(llama3_8b(recompute="none", pins=PlanPins(
+        micro_batch=1, tp=measured.plan.tp, pp=measured.plan.pp)), cluster(cat))
+    if measured.plan.recompute == "none":  # kept only where 3x its activations still fit
+        assert measured.memory["activations_gib"] == pytest.approx(
+            3 * unscaled.memory["activations_gib"], rel=1e-3)
+    else:
+        assert unscaled.memory["total_gib"] + 2 * unscaled.memory["activations_gib"] > capacity
+    offers = [make_offer("aws", "p5.48xlarge", "us-east-1", "on_demand", 55.04)]
+    c = Constraints(deadline_hours=1e5, max_gpus=8)
+    rec = plan(w, small_catalog(offers), c, calibration=cal).recommendation
+    assert rec.estimate.memory["total_gib"] <= capacity
+    assert rec.estimate.plan == measured.plan
