@@ -56,6 +56,11 @@ A100-40GB plans need tp2·cp4 instead of cp8, and the recommendation moves from 
 ND96asr_v4 ($8,876, 424 h) to 3 AWS p5.48xlarge ($9,068, 413 h). With
 ``FrameworkProfile.eager_layers`` off for every profile the new code writes the old file byte
 for byte; the other fourteen cases (megatron) are identical.
+``8b-calibrated`` was rewritten on 2026-12-04 when a workload measurement began to transfer to
+the neighbouring recomputation setting (distance 1): frontier plans with selective
+recomputation now carry the measured layer's time ratio (126 fields of ``frontier`` and
+``points``; the recommendation and candidates are unchanged). With the transfer switched off
+(``shape_distance`` None across recomputation) the new code writes the old file byte for byte.
 The catalog stamp was rewritten on 2026-12-04 for the accelerators' new ``inference_only``
 column (Inferentia1/2, Qualcomm AI100); every case rendered identical before the stamp changed.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files

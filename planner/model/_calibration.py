@@ -284,7 +284,10 @@ class Calibration:
 
         d0, _, nearest = near[0]
         time_ratio = blend([m.time_ratio for _, _, m in near])
-        mem = [m.memory_ratio for _, _, m in near]
+        # activations transfer across sizes but not across recomputation, which changes
+        # what is kept: only shapes with the same setting give the memory ratio
+        same = [(d, m) for d, _, m in near if m.measured_shape.recompute == shape.recompute]
+        mem = [m.memory_ratio for _, m in same]
         lows = [m.time_ratio_p10 for _, _, m in near if m.time_ratio_p10]
         highs = [m.time_ratio_p90 for _, _, m in near if m.time_ratio_p90]
         used = "; ".join(f"{m.measured_shape.label} at distance {d:.2f}, ratio "
@@ -295,7 +298,9 @@ class Calibration:
             nearest, shape=shape, distance=d0, time_ratio=time_ratio,
             time_ratio_p10=min(lows) if lows else None,
             time_ratio_p90=max(highs) if highs else None,
-            memory_ratio=blend(mem) if all(r is not None for r in mem) else None,
+            memory_ratio=(math.exp(sum(math.log(r) / d**2 for (d, _), r in zip(
+                same, mem, strict=True)) / sum(1 / d**2 for d, _ in same))
+                if same and all(r is not None for r in mem) else None),
             source=f"interpolated (1/d² in log2 tokens, hidden, sequence) from {used}",
             n_reports=sum(m.n_reports for _, _, m in near), report_ids=ids)
 

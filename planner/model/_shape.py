@@ -2,8 +2,9 @@
 
 ``shape_of`` gives a workload's layer; ``shape_distance`` says how far apart two shapes are
 (the calibration's lookup, ``_calibration.Calibration.workload``): d = √(log2(T_a/T_b)² +
-log2(h_a/h_b)² + log2(s_a/s_b)²) over tokens per micro-batch, hidden and sequence, for shapes of
-one family (``comparable``). Nothing here reads files or prints.
+log2(h_a/h_b)² + log2(s_a/s_b)² + r²) over tokens per micro-batch, hidden and sequence, and r
+steps of recomputation (none → selective → full), for shapes of one family (``comparable``).
+Nothing here reads files or prints.
 """
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ from dataclasses import dataclass
 from ._workload import Workload
 
 MAX_WORKLOAD_DISTANCE = 1.0  # a factor of 2 in tokens per micro-batch, hidden or sequence
+# Recomputation as a distance: a measured stack's speed relative to the model transfers to the
+# neighbouring setting (the model adds the recomputed work), one step away; a ratio kept only
+# for the setting measured made it look slower than its unmeasured neighbour (measuring
+# "none" at 1.18x the model switched plans to "selective" at 1.0x).
+RECOMPUTE_LEVEL = {"none": 0, "selective": 1, "full": 2}
 FFN_RATIO_TOLERANCE = 0.05  # ffn/hidden of "the same family of shapes", relative
 
 
@@ -91,9 +97,10 @@ def shape_of(workload: Workload, *, micro_batch: int | None = None,
 
 
 def comparable(a: WorkloadShape, b: WorkloadShape) -> bool:
-    """Same family of shapes: equal precision, recomputation, FFN kind, experts, head dim and
-    grouped-query ratio, and the same FFN/hidden ratio within FFN_RATIO_TOLERANCE."""
-    same = (a.precision == b.precision and a.recompute == b.recompute and a.gated == b.gated
+    """Same family of shapes: equal precision, FFN kind, experts, head dim and grouped-query
+    ratio, and the same FFN/hidden ratio within FFN_RATIO_TOLERANCE (recomputation is a
+    distance, ``shape_distance``)."""
+    same = (a.precision == b.precision and a.gated == b.gated
             and (a.experts, a.experts_per_token, a.shared_experts)
             == (b.experts, b.experts_per_token, b.shared_experts)
             and a.head_dim == b.head_dim and a.heads * b.kv_heads == b.heads * a.kv_heads)
@@ -104,15 +111,17 @@ def comparable(a: WorkloadShape, b: WorkloadShape) -> bool:
 def shape_distance(a: WorkloadShape, b: WorkloadShape) -> float | None:
     """How far apart two shapes are; None when they are not `comparable`.
 
-    d = √(log2(T_a/T_b)² + log2(h_a/h_b)² + log2(s_a/s_b)²), T tokens per micro-batch, h
-    hidden, s sequence length: 1.0 is a factor of two in one of them (a doubled micro-batch,
-    or hidden size), √2 a doubled sequence at the same micro-batch. 0 only for equal shapes.
+    d = √(log2(T_a/T_b)² + log2(h_a/h_b)² + log2(s_a/s_b)² + r²), T tokens per micro-batch, h
+    hidden, s sequence length, r steps of recomputation between them: 1.0 is a factor of two
+    in one of them (a doubled micro-batch, or hidden size) or none vs selective, √2 a doubled
+    sequence at the same micro-batch, 2 none vs full. 0 only for equal shapes.
     """
     if not comparable(a, b):
         return None
     if a == b:
         return 0.0
     terms = (math.log2(a.tokens / b.tokens), math.log2(a.hidden / b.hidden),
-             math.log2(a.seq_len / b.seq_len))
+             math.log2(a.seq_len / b.seq_len),
+             RECOMPUTE_LEVEL[a.recompute] - RECOMPUTE_LEVEL[b.recompute])
     return math.sqrt(sum(t * t for t in terms)) or 1e-9  # equal sizes, other heads: not 0
 

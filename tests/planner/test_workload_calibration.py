@@ -205,7 +205,11 @@ def test_shape_distance_is_stated_in_log2_steps():
     assert shape_distance(_layer(), _layer(seq_len=4096, micro_batch=2)) == 1.0
     assert shape_distance(_layer(), _layer(hidden=8192, heads=64, kv_heads=16,
                                            ffn_hidden=28672)) == 1.0
-    for other in (_layer(kv_heads=32), _layer(recompute="full"), _layer(ffn_hidden=11008),
+    # recomputation is a distance: one step is as far as a doubled micro-batch
+    assert shape_distance(_layer(), _layer(recompute="selective")) == 1.0
+    assert shape_distance(_layer(), _layer(recompute="full")) == 2.0
+    assert shape_distance(_layer(recompute="full"), _layer(recompute="selective")) == 1.0
+    for other in (_layer(kv_heads=32), _layer(ffn_hidden=11008),
                   _layer(precision="fp16"), _layer(gated=False), _layer(head_dim=64),
                   _layer(experts=8, experts_per_token=2)):
         assert shape_distance(_layer(), other) is None

@@ -140,3 +140,26 @@ def test_a_stack_that_keeps_more_gets_a_plan_that_fits_it(heavy):
     rec = plan(w, small_catalog(offers), c, calibration=cal).recommendation
     assert rec.estimate.memory["total_gib"] <= capacity
     assert rec.estimate.plan == measured.plan
+
+
+def test_measuring_one_recomputation_does_not_push_plans_to_its_neighbour(tmp_path, monkeypatch):
+    """The stack's measured/modelled time at "none" transfers to "selective" (distance 1): a
+    ratio kept for the measured setting alone made "none" look 2% slower than an unmeasured
+    "selective" and switched the plan to recomputation (sweep 2026-12-04). Activations do not
+    transfer across recomputation (it changes what is kept)."""
+    monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "home"))
+    cat = load_catalog("packaged")
+    ingest(write_report_atomic(h100_workload_report(layer_ms=30.0), tmp_path / "w.json"), cat)
+    cal = load_calibration(cat)
+    w = llama3_8b(pins=PlanPins(micro_batch=1))
+    plain = estimate(w, cluster(cat))
+    measured = estimate(w, cluster(cat), calibration=cal)
+    assert plain.plan.recompute == measured.plan.recompute == "none"
+    from planner.model import shape_of
+
+    none = cal.workload(H100, "fsdp", shape_of(w, micro_batch=1, recompute="none"))
+    sel = cal.workload(H100, "fsdp", shape_of(w, micro_batch=1, recompute="selective"))
+    assert none.distance == 0.0 and sel.distance == 1.0
+    assert sel.time_ratio == pytest.approx(none.time_ratio)
+    assert none.memory_ratio is not None and sel.memory_ratio is None
+    assert cal.workload(H100, "fsdp", shape_of(w, micro_batch=1, recompute="full")) is None
