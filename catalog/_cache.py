@@ -48,8 +48,8 @@ MAX_SOURCE_BYTES = 256 * 2**20  # as _csvio.MAX_TABLE_BYTES: a larger file is no
 MAX_CACHE_BYTES = 512 * 2**20
 # The modules whose code decides what a parsed catalog is: a change to any of them is a new
 # cache key (their source is hashed, so a development checkout never reads a stale cache).
-CODE_MODULES = ("_records", "_csvio", "_load", "_clouds", "_cache", "_meta", "_checks",
-                "_anomalies", "sources/_names")
+CODE_MODULES = ("_records", "_csvio", "_load", "_older", "_clouds", "_cache", "_meta",
+                "_checks", "_anomalies", "sources/_names")
 _SCALARS = (str, int, float, bool, type(None))
 
 

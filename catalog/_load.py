@@ -14,7 +14,7 @@ import datetime as _dt
 import functools
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _cache, _paths, _store
@@ -22,13 +22,12 @@ from ._aliases import build_alias_index, resolve
 from ._clouds import CLOUDS
 from ._errors import CatalogError, CatalogFileError, UnknownNameError
 from ._meta import check_meta, read_meta
+from ._older import with_planning_facts
 from ._records import (
-    PCIE_SOURCE,
     PRICING_MODELS,
     Accelerator,
     InstanceType,
     Offer,
-    pcie_link_gb_per_s,
 )
 
 STALE_AFTER_DAYS = 90  # prices older than a quarter are likely wrong (spot moves hourly)
@@ -340,8 +339,8 @@ def read_catalog_dir(path: Path, name: str, *, notice: bool = False) -> Catalog:
         raise CatalogFileError(f"{path}: catalog is missing {missing}. To fix: run "
                                "`gpuplan catalog use packaged` or `gpuplan catalog refresh`")
     meta = check_meta(read_meta(path), path / "meta.json")
-    accelerators = _with_planning_facts(tuple(read_table(path / "accelerators.csv",
-                                                         ACCELERATORS)), path)
+    accelerators = with_planning_facts(tuple(read_table(path / "accelerators.csv",
+                                                        ACCELERATORS)), path)
     instance_types = tuple(read_table(path / "instance_types.csv", INSTANCE_TYPES))
     offers = tuple(read_table(path / "offers.csv", OFFERS))
     _cross_check(path, accelerators, instance_types, offers)
@@ -352,36 +351,6 @@ def read_catalog_dir(path: Path, name: str, *, notice: bool = False) -> Catalog:
                               notice=notice)
     return Catalog(name=name, path=path, meta=meta, accelerators=accelerators,
                    instance_types=instance_types, offers=offers)
-
-
-PLANNING_FACTS = ("sm_count", "pcie_gb_per_s_per_gpu", "reference_gpus_per_node",
-                  "reference_topology", "reference_inter_node_gbps", "reference_fabric",
-                  "reference_node_source", "peak_stand_in_tflops", "achievable_matmul_tflops",
-                  "skypilot_name", "dstack_name", "cloud_names", "inference_only",
-                  "planning_source")
-
-
-def _with_planning_facts(accelerators: tuple[Accelerator, ...],
-                         path: Path) -> tuple[Accelerator, ...]:
-    """A catalog written before the accelerators' planning facts were columns: each device
-    takes them from the packaged snapshot (the datasheet rows are the same), and the PCIe
-    link from its datasheet link where the snapshot does not know the device."""
-    if all(a.pcie_gb_per_s_per_gpu is not None for a in accelerators):
-        return accelerators
-    from ._csvio import ACCELERATORS, read_table
-
-    packaged = {} if path.resolve() == _paths.packaged_catalog_dir() else {
-        a.name: a for a in read_table(_paths.packaged_catalog_dir() / "accelerators.csv",
-                                      ACCELERATORS)}
-    out = []
-    for a in accelerators:
-        if a.pcie_gb_per_s_per_gpu is None:
-            source = packaged.get(a.name)
-            a = (replace(a, **{f: getattr(source, f) for f in PLANNING_FACTS}) if source else
-                 replace(a, pcie_gb_per_s_per_gpu=pcie_link_gb_per_s(a.intra_node_link),
-                         planning_source=PCIE_SOURCE))
-        out.append(a)
-    return tuple(out)
 
 
 def active_catalog_name() -> str:

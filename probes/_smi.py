@@ -70,6 +70,8 @@ def clock_event_words(mask: str | None) -> str:
         bits = int(mask or "", 16)
     except ValueError:
         return ""
+    if bits < 0:  # int() takes a sign; a mask has none
+        return ""
     named = [word for bit, word in _CLOCK_EVENTS if bits & bit]
     unknown = bits & ~sum(bit for bit, _ in _CLOCK_EVENTS)
     return ", ".join(named + ([f"other {unknown:#x}"] if unknown else [])) or "none"

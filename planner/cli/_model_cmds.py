@@ -92,16 +92,21 @@ def estimate_cmd(
                            calibration=active_calibration(cat, no_calibration), memory_gib=mem)
     without = None
     if est.calibrated:  # show what the measurements did: the same estimate without them
-        without = planner.estimate(workload, cluster, assumptions=A, memory_gib=mem)
+        try:
+            without = planner.estimate(workload, cluster, assumptions=A, memory_gib=mem)
+        except planner.NoFitError:  # measured activations below the count made it fit
+            without = NO_FIT_WITHOUT
     if json_out:
         d = est.as_dict()
         if without is not None:
-            d["wall_clock_hours_without_calibration"] = without.wall_clock_hours
+            d["wall_clock_hours_without_calibration"] = (
+                None if without is NO_FIT_WITHOUT else without.wall_clock_hours)
         print_json(d)
         return
     print_estimate(est, without)
 
 
+NO_FIT_WITHOUT = object()  # the estimate without calibration found no plan that fits
 NARROW_COLUMNS = 100  # below this the constants are a list: a 4-column table squeezes them
 
 
@@ -202,7 +207,10 @@ def print_estimate(est, without=None) -> None:
                   "--no-calibration to ignore)")
         for line in est.calibrated:
             _bullet(out, say_fields(line))
-        if without is not None:
+        if without is NO_FIT_WITHOUT:
+            out.print(f"  → wall-clock {_h(est.wall_clock_hours)} with the measurements; with "
+                      "datasheet defaults no plan fits (the measured activations are smaller)")
+        elif without is not None:
             change = est.wall_clock_hours / without.wall_clock_hours - 1
             out.print(f"  → wall-clock {_h(est.wall_clock_hours)} with the measurements, "
                       f"{_h(without.wall_clock_hours)} with datasheet defaults ({change:+.1%})")

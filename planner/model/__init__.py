@@ -113,7 +113,7 @@ from ._probability import probability_within, quantile
 from ._records import Estimate, ParallelPlan, TimeRange, workload_dict
 from ._scalars import ModelScalars
 from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, comparable, shape_distance, shape_of
-from ._software import PROFILES, FrameworkProfile, check_pins
+from ._software import PROBE_LAYERS, PROFILES, FrameworkProfile, check_pins
 from ._spec import ARCH_FIELDS, MAX_SEQ_LEN, WorkloadSpec, build_cluster, build_workload
 from ._units import (
     COUNT_LIMITS,
@@ -147,7 +147,8 @@ __all__ = [
     "INTRA_NODE_EFFICIENCY", "KINDS", "MAMF_FRACTION", "MAX_CLUSTER_GPUS", "MAX_CONFIG_BYTES",
     "MAX_CONFIG_DEPTH", "MAX_DEADLINE_HOURS", "MAX_GPU_MEMORY_GIB", "MAX_SEQ_LEN",
     "MAX_WORKLOAD_DISTANCE", "MB_CHOICES", "MIN_DEADLINE_HOURS", "NO_CALIBRATION", "OPTIMIZERS",
-    "PP_CHOICES", "PRECISIONS", "PROFILES", "RECOMPUTE", "RECOMPUTE_CODES", "RECOMPUTE_NAMES",
+    "PP_CHOICES", "PRECISIONS", "PROBE_LAYERS", "PROFILES", "RECOMPUTE", "RECOMPUTE_CODES",
+    "RECOMPUTE_NAMES",
     "SIZE_LIMITS", "TP_CHOICES", "ZERO_STAGES", "Architecture", "Assumptions", "Calibration",
     "CalibrationError", "CalibrationNote", "Cluster", "ClusterInputs", "Estimate",
     "FrameworkProfile", "Goodput", "HardwareError", "LayerHardware", "LayerModel", "Measurement",

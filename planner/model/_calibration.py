@@ -260,8 +260,9 @@ class Calibration:
         """The measured layer of ``shape`` on ``accelerator`` under ``framework``: the exact
         shape if measured; else the measured/modelled ratios of every comparable measured shape
         within MAX_WORKLOAD_DISTANCE, interpolated with weights 1/d² (d = `shape_distance`, in
-        log2 tokens per micro-batch, hidden and sequence), next to the nearest one's figures;
-        else None (another family of shapes, or too far to transfer)."""
+        log2 tokens per micro-batch, hidden and sequence, and half a step per recomputation
+        setting), next to the nearest one's figures — the memory ratio only from shapes of the
+        same recomputation; else None (another family of shapes, or too far to transfer)."""
         exact = self.workload_layers.get((accelerator, framework, shape))
         if exact is not None:
             return exact
@@ -294,14 +295,19 @@ class Calibration:
                          f"{m.time_ratio:.2f}, weight {w / total:.2f}"
                          for (d, _, m), w in zip(near, weights, strict=True))
         ids = tuple(sorted({i for _, _, m in near for i in m.report_ids}))
+        memory_ratio = (math.exp(sum(math.log(r) / d**2 for (d, _), r in zip(
+            same, mem, strict=True)) / sum(1 / d**2 for d, _ in same))
+            if same and all(r is not None for r in mem) else None)
         return replace(
             nearest, shape=shape, distance=d0, time_ratio=time_ratio,
             time_ratio_p10=min(lows) if lows else None,
-            time_ratio_p90=max(highs) if highs else None,
-            memory_ratio=(math.exp(sum(math.log(r) / d**2 for (d, _), r in zip(
-                same, mem, strict=True)) / sum(1 / d**2 for d, _ in same))
-                if same and all(r is not None for r in mem) else None),
-            source=f"interpolated (1/d² in log2 tokens, hidden, sequence) from {used}",
+            time_ratio_p90=max(highs) if highs else None, memory_ratio=memory_ratio,
+            # the nearest shape's activations say nothing here when none transfer (another
+            # recomputation keeps other tensors): not printed beside an unscaled estimate
+            measured_layer_memory_bytes=(nearest.measured_layer_memory_bytes
+                                         if memory_ratio is not None else None),
+            source=f"interpolated (1/d² in log2 tokens, hidden, sequence and recomputation) "
+                   f"from {used}",
             n_reports=sum(m.n_reports for _, _, m in near), report_ids=ids)
 
     def used(self) -> tuple[CalibrationNote, ...]:

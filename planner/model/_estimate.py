@@ -170,9 +170,12 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
     sigma = range_sigma(A, workload.framework, wm, covered, moe=workload.arch.is_moe)
     calibrated = list(ci.calibrated)
     if wm is not None:
+        unmeasured = range_sigma(A, workload.framework, moe=workload.arch.is_moe)
         calibrated.append(
             f"layer time: {wm.summary()}; the layers' work ({covered:.0%} of the step) is "
-            f"scaled by {wm.time_ratio:.2f} and the range narrowed to σ {sigma:.3f}"
+            f"scaled by {wm.time_ratio:.2f} and the range "
+            + (f"narrowed to σ {sigma:.3f}" if sigma < unmeasured - 1e-12 else
+               f"kept at σ {sigma:.3f} (the measured shape is {wm.distance:.2f} away)")
             + (f"; activations scaled by {wm.memory_ratio:.2f} (measured)"
                if wm.memory_ratio is not None else ""))
     wall = TimeRange.around(ideal_h / gp.fraction, sigma)

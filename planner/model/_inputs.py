@@ -24,6 +24,8 @@ from ._hardware import Cluster
 from ._workload import Workload
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import numpy as np
 
 HALF_DTYPES = ("bf16", "fp16")  # what a published stand-in or achievable rate is measured in
@@ -52,11 +54,14 @@ def matmul_dtype(precision: str) -> str:
     return {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8"}[precision]
 
 
-def inference_only_message(names: str, option: str) -> str:
+def inference_only_message(names: Sequence[str], option: str) -> str:
     """Why ``names`` (inference-only accelerators: ``Accelerator.inference_only``) get no
     training estimate, and what to pick instead (``option``: how the caller spells --gpu)."""
-    return (f"{names}: an inference accelerator; its vendor's software does not train models "
-            f"(AWS Neuron trains on Trainium). To fix: choose a training accelerator with "
+    what = ("an inference accelerator: its vendor's software does not train models"
+            if len(names) == 1 else
+            "inference accelerators: their vendors' software does not train models")
+    return (f"{', '.join(names)}: {what} (AWS Neuron trains on Trainium only; Qualcomm's "
+            f"Cloud AI 100 SDK runs inference). To fix: choose a training accelerator with "
             f"{option}, e.g. Trainium1 or Trainium2 on AWS, or a GPU")
 
 
@@ -83,7 +88,7 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
                    memory_gib: float | None = None) -> ClusterInputs:
     acc = cluster.accelerator
     if acc.inference_only:
-        raise HardwareError(inference_only_message(acc.name, "`gpu`"))
+        raise HardwareError(inference_only_message([acc.name], "`gpu`"))
     dtype = matmul_dtype(workload.precision)
     half = "fp16" if workload.precision == "fp16" else "bf16"
     notes = []

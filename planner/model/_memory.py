@@ -154,9 +154,10 @@ def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, m
     for rc in rcs:
         rc = np.asarray(rc, dtype=f)
         per_tok = np.where(rc == 0, per_tok_none, np.where(rc == 1, per_tok_sel, 2 * h))
-        act = layers_stage * per_tok * T / tp * in_flight
+        # a measurement scales what each layer keeps; under full recomputation the layer
+        # recomputed in backward keeps the "none" count, which that measurement did not see
+        act = layers_stage * per_tok * T / tp * in_flight * activation_factor(measured, mb, rc)
         act = act + np.where(rc == 2, per_tok_none * T / tp, 0.0)  # the layer recomputed
-        act = act * activation_factor(measured, mb, rc)
         total_gib = (weights + grads + optim + act + logits) / gib + A.runtime_reserve_gib
         out.append({"memory_gib": total_gib, "memory_weights_gib": weights_gib,
                     "memory_grads_gib": grads_gib, "memory_optimizer_gib": optim_gib,

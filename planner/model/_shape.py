@@ -3,7 +3,8 @@
 ``shape_of`` gives a workload's layer; ``shape_distance`` says how far apart two shapes are
 (the calibration's lookup, ``_calibration.Calibration.workload``): d = √(log2(T_a/T_b)² +
 log2(h_a/h_b)² + log2(s_a/s_b)² + r²) over tokens per micro-batch, hidden and sequence, and r
-steps of recomputation (none → selective → full), for shapes of one family (``comparable``).
+= RECOMPUTE_STEP per step of recomputation (none → selective → full), for shapes of one family
+(``comparable``).
 Nothing here reads files or prints.
 """
 
@@ -16,10 +17,13 @@ from ._workload import Workload
 
 MAX_WORKLOAD_DISTANCE = 1.0  # a factor of 2 in tokens per micro-batch, hidden or sequence
 # Recomputation as a distance: a measured stack's speed relative to the model transfers to the
-# neighbouring setting (the model adds the recomputed work), one step away; a ratio kept only
-# for the setting measured made it look slower than its unmeasured neighbour (measuring
-# "none" at 1.18x the model switched plans to "selective" at 1.0x).
+# other settings of the same shape (the model adds the recomputed work); a ratio kept only for
+# the setting measured made it look slower than its unmeasured neighbours (measuring "none" at
+# 1.20x the model switched plans to "selective", and with that transferred, to "full"). Half a
+# step each, so none and full are as far apart as a doubled micro-batch: all three settings of
+# the measured shape are within MAX_WORKLOAD_DISTANCE, and the range narrows less the farther.
 RECOMPUTE_LEVEL = {"none": 0, "selective": 1, "full": 2}
+RECOMPUTE_STEP = 0.5
 FFN_RATIO_TOLERANCE = 0.05  # ffn/hidden of "the same family of shapes", relative
 
 
@@ -112,9 +116,9 @@ def shape_distance(a: WorkloadShape, b: WorkloadShape) -> float | None:
     """How far apart two shapes are; None when they are not `comparable`.
 
     d = √(log2(T_a/T_b)² + log2(h_a/h_b)² + log2(s_a/s_b)² + r²), T tokens per micro-batch, h
-    hidden, s sequence length, r steps of recomputation between them: 1.0 is a factor of two
-    in one of them (a doubled micro-batch, or hidden size) or none vs selective, √2 a doubled
-    sequence at the same micro-batch, 2 none vs full. 0 only for equal shapes.
+    hidden, s sequence length, r = 0.5 per step of recomputation between them: 1.0 is a
+    factor of two in one of them (a doubled micro-batch, or hidden size) or none vs full, √2 a
+    doubled sequence at the same micro-batch, 0.5 none vs selective. 0 only for equal shapes.
     """
     if not comparable(a, b):
         return None
@@ -122,6 +126,6 @@ def shape_distance(a: WorkloadShape, b: WorkloadShape) -> float | None:
         return 0.0
     terms = (math.log2(a.tokens / b.tokens), math.log2(a.hidden / b.hidden),
              math.log2(a.seq_len / b.seq_len),
-             RECOMPUTE_LEVEL[a.recompute] - RECOMPUTE_LEVEL[b.recompute])
+             RECOMPUTE_STEP * (RECOMPUTE_LEVEL[a.recompute] - RECOMPUTE_LEVEL[b.recompute]))
     return math.sqrt(sum(t * t for t in terms)) or 1e-9  # equal sizes, other heads: not 0
 

@@ -74,6 +74,12 @@ PROFILES: dict[str, FrameworkProfile] = {
 }
 assert tuple(PROFILES) == FRAMEWORKS
 
+# The workload probe builds eager PyTorch layers whatever --framework labels the run (the label
+# names the profile whose time it calibrates): their activations are compared with the eager
+# count of this profile, and the ratio then scales the labelled profile's own count.
+PROBE_LAYERS = "fsdp"
+assert PROFILES[PROBE_LAYERS].eager_layers
+
 
 def profile(name: str) -> FrameworkProfile:
     return PROFILES[name]

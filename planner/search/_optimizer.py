@@ -300,14 +300,15 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
         untimed = _untimed_accelerators(workload, catalog, c)
         inference = [n for n in untimed if catalog.accelerator(n).inference_only]
         if untimed and not flagged.count and inference == untimed:
-            return inference_only_message(", ".join(inference), "`gpu`")
+            return inference_only_message(inference, "`gpu`")
         untimed = [n for n in untimed if n not in inference]
         if untimed and not flagged.count:  # the filters match: the precision is what fails
             names = ", ".join(untimed[:6]) + (", …" if len(untimed) > 6 else "")
+            also = (f"; {', '.join(inference)}: inference only" if inference else "")
             return (f"the offers that match the filters are on accelerators that cannot run "
                     f"{workload.precision} training ({names}: no {workload.precision} or "
-                    "half-precision peak, memory or bandwidth in the catalog). To fix: choose "
-                    "another `precision`, or accelerators that support it with `gpu`")
+                    f"half-precision peak, memory or bandwidth in the catalog{also}). To fix: "
+                    "choose another `precision`, or accelerators that support it with `gpu`")
         extra = (f" ({flagged.count} offers match but their prices are flagged: see `gpuplan "
                  "offers --flagged`, or pass `allow_flagged`)") if flagged.count else ""
         return ("no offer matches the filters" + extra + ". To fix: widen `clouds`/`regions`/"

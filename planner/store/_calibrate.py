@@ -17,6 +17,8 @@ from catalog import Catalog, GpuplanError
 
 from ..model import (
     NO_CALIBRATION,
+    PROBE_LAYERS,
+    PROFILES,
     Calibration,
     PlannerError,
     WorkloadShape,
@@ -179,6 +181,10 @@ def _modelled(c: WorkloadCandidate, catalog: Catalog, hardware: Calibration
         hw = hardware_for(acc, c.shape, framework=c.framework, attention=attention,
                           calibration=hardware)
         model = model_layer(c.shape, hardware=hw, framework=c.framework, attention=attention)
+        if not PROFILES[c.framework].eager_layers:  # the probe's layers are eager regardless
+            model = dataclasses.replace(model, activation_bytes=model_layer(
+                c.shape, hardware=hw, framework=PROBE_LAYERS,
+                attention=attention).activation_bytes)
     except (PlannerError, ValueError, KeyError) as exc:
         return dataclasses.replace(c, refusal=f"the planner cannot model this layer on "
                                               f"{acc.name}: {exc}")

@@ -302,6 +302,14 @@ def _workload_bounds(c: WorkloadCandidate) -> tuple[str | None, bool]:
         if value is not None and c.memory_bytes and value > c.memory_bytes:
             return (f"{who}{value / 2**30:,.1f} GiB of activations per layer is above the "
                     f"GPU's {c.memory_bytes / 2**30:,.0f} GiB: impossible", True)
+    # every layer keeps at least its 16-bit input for backward, under any recomputation
+    floor = 2.0 * c.shape.hidden * c.shape.tokens
+    for value, who in ((c.measured_layer_memory_bytes, ""),
+                       (m.low if m else None, f"rank {m.low_rank if m else 0}: ")):
+        if value is not None and value < floor:
+            return (f"{who}{value / 2**20:,.1f} MiB of activations per layer is below the "
+                    f"layer's own input ({floor / 2**20:,.1f} MiB), which backward needs in "
+                    "any recomputation: impossible", True)
     return None, False
 
 

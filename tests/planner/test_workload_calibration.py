@@ -64,7 +64,7 @@ def test_a_workload_report_is_stored_and_found_for_its_shape_only(tmp_path, cata
     # another framework, accelerator, recomputation, or a shape too far: nothing
     assert cal.workload(H100, "megatron", _layer()) is None
     assert cal.workload("A100-SXM4-80GB", "fsdp", _layer()) is None
-    assert cal.workload(H100, "fsdp", _layer(recompute="full")) is None
+    assert cal.workload(H100, "fsdp", _layer(recompute="full", micro_batch=2)) is None
     assert cal.workload(H100, "fsdp", _layer(micro_batch=4)) is None  # distance 2
     assert cal.workload(H100, "fsdp", _layer(hidden=16384, heads=128, kv_heads=32,
                                              ffn_hidden=57344)) is None  # distance 2
@@ -136,6 +136,34 @@ def test_an_impossible_or_broken_layer_refuses_the_whole_report(tmp_path, catalo
                for r in refused(cal, mixed.id)) == 3
 
 
+def test_activations_below_the_layer_input_refuse_the_report(tmp_path, catalog):
+    """1 MiB per Llama-3 8B layer was used and scaled plans' activations by 0.00 (review
+    2026-12-04); every layer keeps at least its 16-bit input (64 MiB at 8,192 tokens)."""
+    stored = put(tmp_path, catalog, h100_workload_report(activation_mib=1.0), "tiny.json")
+    cal = load_calibration(catalog)
+    assert cal.workload(H100, "fsdp", _layer()) is None
+    (reason,) = refused(cal, stored.id)
+    assert "1.0 MiB of activations per layer is below the layer's own input (64.0 MiB" in reason
+    assert reason.endswith("impossible")
+    # the input itself is possible (full recomputation keeps about that)
+    put(tmp_path, catalog, h100_workload_report(activation_mib=64.0,
+                                                created_utc="2026-02-02T00:00:00Z"), "in.json")
+    assert load_calibration(catalog).workload(H100, "fsdp", _layer()) is not None
+
+
+def test_a_megatron_labelled_report_compares_memory_with_the_eager_count(tmp_path, catalog):
+    """The probe's layers are eager whatever --framework labels the run: its activations
+    (1,400 MiB) are compared with the eager count (1,408), not Megatron's fused one (1,088),
+    which inflated Megatron plans' activations by 29% (review 2026-12-04)."""
+    put(tmp_path, catalog, h100_workload_report(framework="megatron"), "m.json")
+    m = load_calibration(catalog).workload(H100, "megatron", _layer())
+    assert m.modelled_layer_memory_bytes == 1408 * 2**20
+    assert m.memory_ratio == pytest.approx(1400 / 1408)
+    # the time is still compared with the labelled profile's model
+    assert m.modelled_layer_seconds == pytest.approx(
+        _model(catalog, _layer(), "megatron").layer_seconds)
+
+
 def test_several_workload_reports_combine_by_median(tmp_path, catalog):
     for i, ms in enumerate((28.0, 40.0, 30.0)):
         put(tmp_path, catalog, h100_workload_report(
@@ -205,10 +233,12 @@ def test_shape_distance_is_stated_in_log2_steps():
     assert shape_distance(_layer(), _layer(seq_len=4096, micro_batch=2)) == 1.0
     assert shape_distance(_layer(), _layer(hidden=8192, heads=64, kv_heads=16,
                                            ffn_hidden=28672)) == 1.0
-    # recomputation is a distance: one step is as far as a doubled micro-batch
-    assert shape_distance(_layer(), _layer(recompute="selective")) == 1.0
-    assert shape_distance(_layer(), _layer(recompute="full")) == 2.0
-    assert shape_distance(_layer(recompute="full"), _layer(recompute="selective")) == 1.0
+    # recomputation is a distance: none and full as far apart as a doubled micro-batch
+    assert shape_distance(_layer(), _layer(recompute="selective")) == 0.5
+    assert shape_distance(_layer(), _layer(recompute="full")) == 1.0
+    assert shape_distance(_layer(recompute="full"), _layer(recompute="selective")) == 0.5
+    assert shape_distance(_layer(), _layer(recompute="full", micro_batch=2)) == \
+        pytest.approx(math.sqrt(2))
     for other in (_layer(kv_heads=32), _layer(ffn_hidden=11008),
                   _layer(precision="fp16"), _layer(gated=False), _layer(head_dim=64),
                   _layer(experts=8, experts_per_token=2)):

@@ -58,7 +58,7 @@ def test_the_measured_shape_is_scaled_stated_and_its_range_narrowed(calibrated):
 
 def test_another_shape_or_framework_is_unchanged(calibrated):
     cat, cal = calibrated
-    for w in (llama3_8b(recompute="full", pins=PlanPins(micro_batch=1, tp=1)),
+    for w in (llama3_8b(recompute="full", pins=PlanPins(micro_batch=2, tp=1)),
               Workload(arch=preset("llama3-8b")[0], tokens=1e12, seq_len=8192,
                        framework="megatron", recompute="none",
                        pins=PlanPins(micro_batch=1, tp=1))):
@@ -143,10 +143,14 @@ def test_a_stack_that_keeps_more_gets_a_plan_that_fits_it(heavy):
 
 
 def test_measuring_one_recomputation_does_not_push_plans_to_its_neighbour(tmp_path, monkeypatch):
-    """The stack's measured/modelled time at "none" transfers to "selective" (distance 1): a
-    ratio kept for the measured setting alone made "none" look 2% slower than an unmeasured
-    "selective" and switched the plan to recomputation (sweep 2026-12-04). Activations do not
-    transfer across recomputation (it changes what is kept)."""
+    """The stack's measured/modelled time at "none" transfers to "selective" and "full" (0.5
+    and 1.0 away): a ratio kept for the measured setting alone made "none" look slower than
+    an unmeasured "selective" and switched the plan to recomputation, and with only
+    "selective" reached, to "full" (reviews 2026-12-04). Activations do not transfer across
+    recomputation (it changes what is kept)."""
+    from planner import reference_cluster
+    from planner.model import shape_of
+
     monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "home"))
     cat = load_catalog("packaged")
     ingest(write_report_atomic(h100_workload_report(layer_ms=30.0), tmp_path / "w.json"), cat)
@@ -155,11 +159,68 @@ def test_measuring_one_recomputation_does_not_push_plans_to_its_neighbour(tmp_pa
     plain = estimate(w, cluster(cat))
     measured = estimate(w, cluster(cat), calibration=cal)
     assert plain.plan.recompute == measured.plan.recompute == "none"
-    from planner.model import shape_of
+    # two GPUs: uncalibrated, recomputation is needed; the calibrated plan is the same one
+    two = reference_cluster(cat, H100, 2)
+    assert estimate(w, two).plan == estimate(w, two, calibration=cal).plan
+    none, sel, full = (cal.workload(H100, "fsdp", shape_of(w, micro_batch=1, recompute=rc))
+                       for rc in ("none", "selective", "full"))
+    assert (none.distance, sel.distance, full.distance) == (0.0, 0.5, 1.0)
+    assert sel.time_ratio == pytest.approx(none.time_ratio) == pytest.approx(full.time_ratio)
+    assert none.memory_ratio is not None and sel.memory_ratio is full.memory_ratio is None
+    # nor are the measured setting's activations printed beside an unscaled estimate
+    assert sel.measured_layer_memory_bytes is None and "activations" not in sel.summary()
 
-    none = cal.workload(H100, "fsdp", shape_of(w, micro_batch=1, recompute="none"))
-    sel = cal.workload(H100, "fsdp", shape_of(w, micro_batch=1, recompute="selective"))
-    assert none.distance == 0.0 and sel.distance == 1.0
-    assert sel.time_ratio == pytest.approx(none.time_ratio)
-    assert none.memory_ratio is not None and sel.memory_ratio is None
-    assert cal.workload(H100, "fsdp", shape_of(w, micro_batch=1, recompute="full")) is None
+
+def test_the_cli_estimate_when_only_the_measured_activations_fit(tmp_path, monkeypatch, capsys):
+    """5 H100s hold Llama-3 8B without recomputation only with the stack's measured 0.85x
+    activations; the CLI's comparison with datasheet defaults then raised "does not fit" and
+    the command failed (review 2026-12-04). It answers, and says the defaults do not fit."""
+    import json
+
+    from planner.cli import main
+
+    monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "home"))
+    cat = load_catalog("packaged")
+    ingest(write_report_atomic(h100_workload_report(activation_mib=0.85 * 1408),
+                               tmp_path / "w.json"), cat)
+    argv = ["estimate", "--model", "llama3-8b", "--framework", "fsdp", "--gpu", "H100",
+            "--gpus", "5", "--recompute", "none"]
+    with pytest.raises(Exception, match="fit"):
+        estimate(llama3_8b(recompute="none"), planner_cluster(cat, 5))
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "with datasheet defaults no plan fits (the measured activations are smaller)" in out
+    assert main([*argv, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["wall_clock_hours_without_calibration"] is None and d["wall_clock_hours"] > 0
+
+
+def planner_cluster(cat, gpus):
+    from planner import reference_cluster
+
+    return reference_cluster(cat, H100, gpus)
+
+
+def test_a_full_recomputation_measurement_scales_the_kept_inputs_not_the_live_layer():
+    """Under full recomputation each layer keeps its input (what the probe measures) and the
+    layer recomputed in backward keeps the "none" count, which that run did not measure: the
+    ratio scales only the first (review 2026-12-04)."""
+    import numpy as np
+
+    from planner.model import Assumptions, ModelScalars, memory_terms
+
+    ms = ModelScalars.of(llama3_8b())
+    A = Assumptions()
+    one = np.array([1.0])
+
+    def activations(measured):
+        return float(memory_terms(ms, A, tp=one, pp=one, dp=one * 8, zero=one * 3, mb=one,
+                                  rc=one * 2, memory_gib=one * 80,
+                                  measured=measured)["memory_activations_gib"][0])
+
+    # f(r) = r·kept + live: the kept inputs scale, the live layer stays
+    plain, doubled = activations(None), activations({(1, 2): 2.0})
+    kept, live = doubled - plain, 2 * plain - doubled
+    assert kept > 0 and live > 0
+    assert activations({(1, 2): 3.0}) == pytest.approx(3 * kept + live)
+    assert activations({(1, 0): 3.0}) == plain  # a ratio for another setting: nothing

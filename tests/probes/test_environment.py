@@ -224,3 +224,9 @@ def test_the_summary_of_a_power_capped_h200_says_so():
     assert "clock events 0x0000000000000004 (software power cap)" in line
     (idle,) = [x for x in text.splitlines() if "idle:" in x]
     assert "clock events 0x0000000000000000 (none)" in idle
+
+
+def test_a_signed_clock_mask_is_not_decoded():
+    from probes._smi import clock_event_words
+
+    assert clock_event_words("-0x4") == ""
