@@ -61,6 +61,10 @@ the neighbouring recomputation setting (distance 1): frontier plans with selecti
 recomputation now carry the measured layer's time ratio (126 fields of ``frontier`` and
 ``points``; the recommendation and candidates are unchanged). With the transfer switched off
 (``shape_distance`` None across recomputation) the new code writes the old file byte for byte.
+It was rewritten again the same day when the ratio began to reach every micro-batch and
+recomputation of the measured layer sizes (``same_layer_sizes``): ``frontier`` and ``points``
+only (2,679 fields; the recommendation and candidates are unchanged); with that switched off
+the new code writes the previous file byte for byte.
 The catalog stamp was rewritten on 2026-12-04 for the accelerators' new ``inference_only``
 column (Inferentia1/2, Qualcomm AI100); every case rendered identical before the stamp changed.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files

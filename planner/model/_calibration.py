@@ -11,9 +11,10 @@ from the user's probe database; tests build one directly.
 Lookups: ``Calibration.inter`` interpolates linearly in log2(nodes) between measured node
 counts and returns None outside them (no extrapolation: collectives slow down as jobs grow,
 by an amount not measured). ``Calibration.workload`` returns the exact layer shape, else
-interpolates the measured/modelled ratios of comparable shapes within MAX_WORKLOAD_DISTANCE
-(inverse-distance weights 1/d² in log2 tokens per micro-batch, hidden and sequence;
-``_shape.shape_distance``), else None.
+interpolates the measured/modelled ratios of comparable shapes within MAX_WORKLOAD_DISTANCE,
+or of the same layer sizes at any micro-batch and recomputation (inverse-distance weights
+1/d² in log2 tokens per micro-batch, hidden and sequence, and recomputation steps;
+``_shape.shape_distance``, ``_shape.same_layer_sizes``), else None.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ._records import Z_P90
-from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, shape_distance
+from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, same_layer_sizes, shape_distance
 
 KINDS: tuple[str, ...] = ("matmul", "hbm", "intra", "inter", "workload")
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
@@ -259,10 +260,12 @@ class Calibration:
                  ) -> WorkloadMeasurement | None:
         """The measured layer of ``shape`` on ``accelerator`` under ``framework``: the exact
         shape if measured; else the measured/modelled ratios of every comparable measured shape
-        within MAX_WORKLOAD_DISTANCE, interpolated with weights 1/d² (d = `shape_distance`, in
-        log2 tokens per micro-batch, hidden and sequence, and half a step per recomputation
-        setting), next to the nearest one's figures — the memory ratio only from shapes of the
-        same recomputation; else None (another family of shapes, or too far to transfer)."""
+        within MAX_WORKLOAD_DISTANCE — or of the same layer sizes at any micro-batch and
+        recomputation (`same_layer_sizes`) — interpolated with weights 1/d² (d =
+        `shape_distance`, in log2 tokens per micro-batch, hidden and sequence, and half a step
+        per recomputation setting), next to the nearest one's figures; the memory ratio only
+        from shapes of the same recomputation; else None (another family of shapes, or sizes
+        too far to transfer)."""
         exact = self.workload_layers.get((accelerator, framework, shape))
         if exact is not None:
             return exact
@@ -271,7 +274,8 @@ class Calibration:
             if acc != accelerator or fw != framework:
                 continue
             d = shape_distance(shape, measured)
-            if d is not None and d <= MAX_WORKLOAD_DISTANCE:
+            if d is not None and (d <= MAX_WORKLOAD_DISTANCE
+                                  or same_layer_sizes(shape, measured)):
                 near.append((d, measured.label, m))
         if not near:
             return None

@@ -112,6 +112,15 @@ def comparable(a: WorkloadShape, b: WorkloadShape) -> bool:
     return same and abs(ra - rb) <= FFN_RATIO_TOLERANCE * rb
 
 
+def same_layer_sizes(a: WorkloadShape, b: WorkloadShape) -> bool:
+    """One model's layer (`comparable`, equal hidden size and sequence) at a micro-batch or
+    recomputation of its own: what the rows of one cluster's plan grid differ by. A stack's
+    measured/modelled time transfers between them at any distance — a ratio on some rows of
+    a grid and not on others biased the search towards the unmeasured ones (a stack measured
+    1.2x slower at micro-batch 1 was planned at micro-batch 4, "1.07x")."""
+    return comparable(a, b) and a.hidden == b.hidden and a.seq_len == b.seq_len
+
+
 def shape_distance(a: WorkloadShape, b: WorkloadShape) -> float | None:
     """How far apart two shapes are; None when they are not `comparable`.
 

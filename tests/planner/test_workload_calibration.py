@@ -61,13 +61,16 @@ def test_a_workload_report_is_stored_and_found_for_its_shape_only(tmp_path, cata
     assert (m.n_reports, m.report_ids, m.source) == (1, (1,),
                                                      "probe report 1 on p5.48xlarge, 2026-02-01")
     assert m.layer_seconds_at(0.010) == pytest.approx(0.010 * m.time_ratio)
-    # another framework, accelerator, recomputation, or a shape too far: nothing
+    # another framework, accelerator, or sizes too far: nothing
     assert cal.workload(H100, "megatron", _layer()) is None
     assert cal.workload("A100-SXM4-80GB", "fsdp", _layer()) is None
-    assert cal.workload(H100, "fsdp", _layer(recompute="full", micro_batch=2)) is None
-    assert cal.workload(H100, "fsdp", _layer(micro_batch=4)) is None  # distance 2
     assert cal.workload(H100, "fsdp", _layer(hidden=16384, heads=128, kv_heads=32,
                                              ffn_hidden=57344)) is None  # distance 2
+    assert cal.workload(H100, "fsdp", _layer(seq_len=2048, micro_batch=4)) is None  # 2
+    # the same layer sizes at any micro-batch or recomputation: the ratio, with its distance
+    far = cal.workload(H100, "fsdp", _layer(micro_batch=4, recompute="full"))
+    assert far.distance == pytest.approx(math.sqrt(5)) and far.time_ratio == m.time_ratio
+    assert far.memory_ratio is None  # another recomputation keeps other tensors
     (note,) = cal.used()
     assert (note.kind, note.key, note.report_ids) == ("workload", f"{H100} {key}", (1,))
     assert "measured/modelled" in note.reason and "activations 1,400.0 MiB measured" in note.reason

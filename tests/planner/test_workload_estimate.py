@@ -58,7 +58,8 @@ def test_the_measured_shape_is_scaled_stated_and_its_range_narrowed(calibrated):
 
 def test_another_shape_or_framework_is_unchanged(calibrated):
     cat, cal = calibrated
-    for w in (llama3_8b(recompute="full", pins=PlanPins(micro_batch=2, tp=1)),
+    for w in (Workload(arch=preset("llama3-8b")[0], tokens=1e12, seq_len=2048,
+                       framework="fsdp", recompute="none", pins=PlanPins(micro_batch=4, tp=1)),
               Workload(arch=preset("llama3-8b")[0], tokens=1e12, seq_len=8192,
                        framework="megatron", recompute="none",
                        pins=PlanPins(micro_batch=1, tp=1))):
@@ -224,3 +225,23 @@ def test_a_full_recomputation_measurement_scales_the_kept_inputs_not_the_live_la
     assert kept > 0 and live > 0
     assert activations({(1, 2): 3.0}) == pytest.approx(3 * kept + live)
     assert activations({(1, 0): 3.0}) == plain  # a ratio for another setting: nothing
+
+
+def test_a_measured_stack_keeps_its_plan_at_every_micro_batch(tmp_path, monkeypatch):
+    """Measured at micro-batch 1 (1.2x the model), the stack was planned at micro-batch 2
+    with selective recomputation or micro-batch 4 at tp4 — rows the ratio did not reach,
+    which looked faster — for a step only 1.07-1.16x the uncalibrated one (review
+    2026-12-04). The ratio reaches every row of the grid: the plan is the uncalibrated one,
+    slower by the measured share."""
+    from planner import reference_cluster
+
+    monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "home"))
+    cat = load_catalog("packaged")
+    ingest(write_report_atomic(h100_workload_report(layer_ms=30.0), tmp_path / "w.json"), cat)
+    cal = load_calibration(cat)
+    w = llama3_8b()
+    for gpus in (8, 256):
+        cl = reference_cluster(cat, H100, gpus)
+        plain, measured = estimate(w, cl), estimate(w, cl, calibration=cal)
+        assert measured.plan == plain.plan
+        assert 1.15 < measured.step_time_s / plain.step_time_s < 1.2
