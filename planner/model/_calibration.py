@@ -11,10 +11,9 @@ from the user's probe database; tests build one directly.
 Lookups: ``Calibration.inter`` interpolates linearly in log2(nodes) between measured node
 counts and returns None outside them (no extrapolation: collectives slow down as jobs grow,
 by an amount not measured). ``Calibration.workload`` returns the exact layer shape, else
-interpolates the measured/modelled ratios of comparable shapes within MAX_WORKLOAD_DISTANCE,
-or of the same layer sizes at any micro-batch and recomputation (inverse-distance weights
-1/d² in log2 tokens per micro-batch, hidden and sequence, and recomputation steps;
-``_shape.shape_distance``, ``_shape.same_layer_sizes``), else None.
+interpolates the measured/modelled ratios of comparable shapes whose layer sizes are within
+MAX_WORKLOAD_DISTANCE, at any micro-batch and recomputation (``_shape.size_distance``), with
+inverse-distance weights 1/d² over the whole shape (``_shape.shape_distance``), else None.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ._records import Z_P90
-from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, same_layer_sizes, shape_distance
+from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, shape_distance, size_distance
 
 KINDS: tuple[str, ...] = ("matmul", "hbm", "intra", "inter", "workload")
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
@@ -260,12 +259,12 @@ class Calibration:
                  ) -> WorkloadMeasurement | None:
         """The measured layer of ``shape`` on ``accelerator`` under ``framework``: the exact
         shape if measured; else the measured/modelled ratios of every comparable measured shape
-        within MAX_WORKLOAD_DISTANCE — or of the same layer sizes at any micro-batch and
-        recomputation (`same_layer_sizes`) — interpolated with weights 1/d² (d =
-        `shape_distance`, in log2 tokens per micro-batch, hidden and sequence, and half a step
-        per recomputation setting), next to the nearest one's figures; the memory ratio only
-        from shapes of the same recomputation; else None (another family of shapes, or sizes
-        too far to transfer)."""
+        whose layer sizes are within MAX_WORKLOAD_DISTANCE (`size_distance`: hidden, sequence,
+        heads and FFN per hidden), at any micro-batch and recomputation — the rows of one
+        plan grid must all get it or none — interpolated with weights 1/d² (d =
+        `shape_distance`, the whole shape, half a step per recomputation setting), next to the
+        nearest one's figures; the memory ratio only from shapes of the same recomputation;
+        else None (another family of shapes, or sizes too far to transfer)."""
         exact = self.workload_layers.get((accelerator, framework, shape))
         if exact is not None:
             return exact
@@ -273,10 +272,9 @@ class Calibration:
         for (acc, fw, measured), m in self.workload_layers.items():
             if acc != accelerator or fw != framework:
                 continue
-            d = shape_distance(shape, measured)
-            if d is not None and (d <= MAX_WORKLOAD_DISTANCE
-                                  or same_layer_sizes(shape, measured)):
-                near.append((d, measured.label, m))
+            sizes = size_distance(shape, measured)
+            if sizes is not None and sizes <= MAX_WORKLOAD_DISTANCE:
+                near.append((shape_distance(shape, measured), measured.label, m))
         if not near:
             return None
         near.sort(key=lambda x: (x[0], x[1]))
@@ -306,10 +304,11 @@ class Calibration:
             nearest, shape=shape, distance=d0, time_ratio=time_ratio,
             time_ratio_p10=min(lows) if lows else None,
             time_ratio_p90=max(highs) if highs else None, memory_ratio=memory_ratio,
-            # the nearest shape's activations say nothing here when none transfer (another
-            # recomputation keeps other tensors): not printed beside an unscaled estimate
+            # the nearest shape's activations are printed only when the memory ratio is its
+            # own kind (the same recomputation): another setting keeps other tensors
             measured_layer_memory_bytes=(nearest.measured_layer_memory_bytes
-                                         if memory_ratio is not None else None),
+                                         if memory_ratio is not None and same[0][1] is nearest
+                                         else None),
             source=f"interpolated (1/d² in log2 tokens, hidden, sequence and recomputation) "
                    f"from {used}",
             n_reports=sum(m.n_reports for _, _, m in near), report_ids=ids)

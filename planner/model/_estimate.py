@@ -175,6 +175,8 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
             f"layer time: {wm.summary()}; the layers' work ({covered:.0%} of the step) is "
             f"scaled by {wm.time_ratio:.2f} and the range "
             + (f"narrowed to σ {sigma:.3f}" if sigma < unmeasured - 1e-12 else
+               f"widened to σ {sigma:.3f} (the measurements used disagree)"
+               if sigma > unmeasured + 1e-12 else
                f"kept at σ {sigma:.3f} (the measured shape is {wm.distance:.2f} away)")
             + (f"; activations scaled by {wm.memory_ratio:.2f} (measured)"
                if wm.memory_ratio is not None else ""))

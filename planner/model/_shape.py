@@ -112,29 +112,40 @@ def comparable(a: WorkloadShape, b: WorkloadShape) -> bool:
     return same and abs(ra - rb) <= FFN_RATIO_TOLERANCE * rb
 
 
-def same_layer_sizes(a: WorkloadShape, b: WorkloadShape) -> bool:
-    """One model's layer (`comparable`, equal hidden size and sequence) at a micro-batch or
-    recomputation of its own: what the rows of one cluster's plan grid differ by. A stack's
-    measured/modelled time transfers between them at any distance — a ratio on some rows of
-    a grid and not on others biased the search towards the unmeasured ones (a stack measured
-    1.2x slower at micro-batch 1 was planned at micro-batch 4, "1.07x")."""
-    return comparable(a, b) and a.hidden == b.hidden and a.seq_len == b.seq_len
+def _size_terms(a: WorkloadShape, b: WorkloadShape) -> tuple[float, ...]:
+    """log2 of the layer sizes' ratios: hidden, sequence, and the heads and FFN width per
+    hidden (equal within a family up to FFN_RATIO_TOLERANCE and head counts)."""
+    return (math.log2(a.hidden / b.hidden), math.log2(a.seq_len / b.seq_len),
+            math.log2(a.heads * b.hidden / (b.heads * a.hidden)),
+            math.log2(a.ffn_hidden * b.hidden / (b.ffn_hidden * a.hidden)))
+
+
+def size_distance(a: WorkloadShape, b: WorkloadShape) -> float | None:
+    """How far apart two layers' sizes are (``_size_terms``), leaving out micro-batch and
+    recomputation — what the rows of one cluster's plan grid differ by; None when the shapes
+    are not `comparable`. It decides whether a measurement transfers (≤ MAX_WORKLOAD_DISTANCE):
+    a ratio that reached some rows of a grid and not others made the unmeasured rows look
+    faster and the search chose them (a stack measured 1.2x slower at micro-batch 1 was
+    planned at micro-batch 4 "at 1.07x", and likewise from a layer of half the hidden size)."""
+    if not comparable(a, b):
+        return None
+    return math.sqrt(sum(t * t for t in _size_terms(a, b)))
 
 
 def shape_distance(a: WorkloadShape, b: WorkloadShape) -> float | None:
     """How far apart two shapes are; None when they are not `comparable`.
 
-    d = √(log2(T_a/T_b)² + log2(h_a/h_b)² + log2(s_a/s_b)² + r²), T tokens per micro-batch, h
-    hidden, s sequence length, r = 0.5 per step of recomputation between them: 1.0 is a
-    factor of two in one of them (a doubled micro-batch, or hidden size) or none vs full, √2 a
+    d = √(log2(T_a/T_b)² + log2(h_a/h_b)² + log2(s_a/s_b)² + r² + …), T tokens per
+    micro-batch, h hidden, s sequence length, r = 0.5 per step of recomputation between them,
+    and the heads and FFN width per hidden (``_size_terms``): 1.0 is a factor of two in one of
+    them (a doubled micro-batch, or hidden size, or half the heads) or none vs full, √2 a
     doubled sequence at the same micro-batch, 0.5 none vs selective. 0 only for equal shapes.
     """
     if not comparable(a, b):
         return None
     if a == b:
         return 0.0
-    terms = (math.log2(a.tokens / b.tokens), math.log2(a.hidden / b.hidden),
-             math.log2(a.seq_len / b.seq_len),
+    terms = (math.log2(a.tokens / b.tokens), *_size_terms(a, b),
              RECOMPUTE_STEP * (RECOMPUTE_LEVEL[a.recompute] - RECOMPUTE_LEVEL[b.recompute]))
-    return math.sqrt(sum(t * t for t in terms)) or 1e-9  # equal sizes, other heads: not 0
+    return math.sqrt(sum(t * t for t in terms)) or 1e-9  # other fields equal: still not 0
 

@@ -47,10 +47,10 @@ The rules (`calibrate`), applied to every figure a stored report offers (probes.
    (``planner.model.model_layer``) are computed when the calibration is built, with the same
    hardware figures `estimate` uses (the probes' measurements where there are some), so
    measured/modelled is always against the current model. `Calibration.workload` returns the
-   exact shape, else interpolates the measured/modelled ratios of comparable shapes within
-   MAX_WORKLOAD_DISTANCE, or of the same layer sizes at any micro-batch and recomputation
-   (inverse-distance weights 1/d² in log2 tokens per micro-batch, hidden and sequence, and
-   recomputation steps; ``planner.model.shape_distance``), else None.
+   exact shape, else interpolates the measured/modelled ratios of comparable shapes whose
+   layer sizes are within MAX_WORKLOAD_DISTANCE, at any micro-batch and recomputation
+   (inverse-distance weights 1/d² over the whole shape; ``planner.model.shape_distance``),
+   else None.
 """
 
 from __future__ import annotations

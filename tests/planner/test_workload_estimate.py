@@ -245,3 +245,49 @@ def test_a_measured_stack_keeps_its_plan_at_every_micro_batch(tmp_path, monkeypa
         plain, measured = estimate(w, cl), estimate(w, cl, calibration=cal)
         assert measured.plan == plain.plan
         assert 1.15 < measured.step_time_s / plain.step_time_s < 1.2
+
+
+def test_a_measurement_of_other_sizes_reaches_every_row_too(tmp_path, monkeypatch):
+    """A layer of half the hidden size (distance 1) reached only micro-batch 1 without
+    recomputation; the search moved to micro-batch 2 on tp2, unscaled, at 1.04x where the
+    measured rows were 1.15x (second review 2026-12-04). Whether a measurement transfers is
+    decided by the layer sizes alone; every micro-batch and recomputation then gets it."""
+    from probe_reports import LLAMA3_8B_LAYER
+
+    from planner import reference_cluster
+    from planner.model import WorkloadShape, hardware_for, model_layer, shape_of
+
+    monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "home"))
+    cat = load_catalog("packaged")
+    half = {"hidden": 2048, "heads": 16, "kv_heads": 4, "ffn_hidden": 7168}
+    shape = WorkloadShape(**{**LLAMA3_8B_LAYER, **half})
+    model = model_layer(shape, framework="fsdp", hardware=hardware_for(
+        cat.accelerator(H100), shape, framework="fsdp", attention="flash"))
+    ingest(write_report_atomic(h100_workload_report(
+        layer_ms=1.2 * model.layer_seconds * 1e3, activation_mib=None, shape=half),
+        tmp_path / "w.json"), cat)
+    cal = load_calibration(cat)
+    w = llama3_8b()
+    for mb, rc in ((1, "none"), (1, "selective"), (1, "full"), (2, "none"), (8, "none")):
+        m = cal.workload(H100, "fsdp", shape_of(w, micro_batch=mb, recompute=rc))
+        assert m is not None and m.time_ratio == pytest.approx(1.2)
+    cl = reference_cluster(cat, H100, 8)
+    plain, measured = estimate(w, cl), estimate(w, cl, calibration=cal)
+    assert measured.plan == plain.plan
+    assert 1.15 < measured.step_time_s / plain.step_time_s < 1.2
+    # sizes too far (a quarter of the hidden size): nothing, at any micro-batch
+    assert cal.workload(H100, "fsdp", WorkloadShape(**{
+        **LLAMA3_8B_LAYER, "hidden": 8192, "heads": 64, "kv_heads": 16,
+        "ffn_hidden": 28672})) is None
+
+
+def test_other_head_counts_are_a_distance_not_an_exact_match():
+    """Same sizes with half the heads counted as distance 1e-9 — an exact match, narrowing
+    the range fully (second review 2026-12-04)."""
+    from probe_reports import LLAMA3_8B_LAYER
+
+    from planner.model import WorkloadShape, shape_distance
+
+    a = WorkloadShape(**LLAMA3_8B_LAYER)
+    b = WorkloadShape(**{**LLAMA3_8B_LAYER, "heads": 16, "kv_heads": 4})
+    assert shape_distance(a, b) == pytest.approx(1.0)
