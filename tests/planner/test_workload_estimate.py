@@ -291,3 +291,29 @@ def test_other_head_counts_are_a_distance_not_an_exact_match():
     a = WorkloadShape(**LLAMA3_8B_LAYER)
     b = WorkloadShape(**{**LLAMA3_8B_LAYER, "heads": 16, "kv_heads": 4})
     assert shape_distance(a, b) == pytest.approx(1.0)
+
+
+def test_disagreeing_measurements_say_the_range_widened(tmp_path, monkeypatch):
+    """Micro-batch 1 measured at 1.2x the model and micro-batch 4 at 0.8x: at micro-batch 2
+    the range takes both spreads and is wider than with no measurement; the note said "kept"
+    (second review 2026-12-04)."""
+    from probe_reports import LLAMA3_8B_LAYER
+
+    from planner.model import WorkloadShape, hardware_for, model_layer
+
+    monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "home"))
+    cat = load_catalog("packaged")
+    for mb, ratio in ((1, 1.2), (4, 0.8)):
+        shape = WorkloadShape(**{**LLAMA3_8B_LAYER, "micro_batch": mb})
+        model = model_layer(shape, framework="fsdp", hardware=hardware_for(
+            cat.accelerator(H100), shape, framework="fsdp", attention="flash"))
+        ingest(write_report_atomic(h100_workload_report(
+            layer_ms=ratio * model.layer_seconds * 1e3, activation_mib=1408.0 * mb,
+            shape={"micro_batch": mb}, created_utc=f"2026-02-0{mb}T00:00:00Z"),
+            tmp_path / f"w{mb}.json"), cat)
+    cal = load_calibration(cat)
+    w = llama3_8b(recompute="none", pins=PlanPins(micro_batch=2, tp=2))
+    plain, measured = estimate(w, cluster(cat)), estimate(w, cluster(cat), calibration=cal)
+    assert measured.wall_clock.log_sigma > plain.wall_clock.log_sigma
+    line = next(x for x in measured.calibrated if x.startswith("layer time:"))
+    assert "range widened to σ" in line and "(the measurements used disagree)" in line
