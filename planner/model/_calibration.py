@@ -162,6 +162,13 @@ class WorkloadMeasurement:
 
 
 
+def _blend(pairs: list[tuple[float, float]]) -> float:
+    """The geometric mean of the (distance, ratio) pairs' ratios with weights 1/distance²."""
+    weights = [1.0 / d**2 for d, _ in pairs]
+    return math.exp(sum(w * math.log(r) for w, (_, r) in zip(weights, pairs, strict=True))
+                    / sum(weights))
+
+
 def _proxy(mapping: Mapping | None) -> Mapping:
     return _EMPTY if not mapping else MappingProxyType(dict(mapping))
 
@@ -280,26 +287,19 @@ class Calibration:
         near.sort(key=lambda x: (x[0], x[1]))
         weights = [1.0 / d**2 for d, _, _ in near]
         total = sum(weights)
-
-        def blend(values: list[float]) -> float:
-            return math.exp(sum(w * math.log(v) for w, v in zip(weights, values,
-                                                                strict=True)) / total)
-
         d0, _, nearest = near[0]
-        time_ratio = blend([m.time_ratio for _, _, m in near])
+        time_ratio = _blend([(d, m.time_ratio) for d, _, m in near])
         # activations transfer across sizes but not across recomputation, which changes
         # what is kept: only shapes with the same setting give the memory ratio
         same = [(d, m) for d, _, m in near if m.measured_shape.recompute == shape.recompute]
-        mem = [m.memory_ratio for _, m in same]
         lows = [m.time_ratio_p10 for _, _, m in near if m.time_ratio_p10]
         highs = [m.time_ratio_p90 for _, _, m in near if m.time_ratio_p90]
         used = "; ".join(f"{m.measured_shape.label} at distance {d:.2f}, ratio "
                          f"{m.time_ratio:.2f}, weight {w / total:.2f}"
                          for (d, _, m), w in zip(near, weights, strict=True))
         ids = tuple(sorted({i for _, _, m in near for i in m.report_ids}))
-        memory_ratio = (math.exp(sum(math.log(r) / d**2 for (d, _), r in zip(
-            same, mem, strict=True)) / sum(1 / d**2 for d, _ in same))
-            if same and all(r is not None for r in mem) else None)
+        memory_ratio = (_blend([(d, m.memory_ratio) for d, m in same])
+                        if same and all(m.memory_ratio is not None for _, m in same) else None)
         return replace(
             nearest, shape=shape, distance=d0, time_ratio=time_ratio,
             time_ratio_p10=min(lows) if lows else None,

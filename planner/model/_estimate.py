@@ -93,13 +93,20 @@ def workload_scales(cal: Calibration, workload: Workload, accelerator: str,
     scale = np.ones(len(grid["tp"]))
     found = {}
     for mb, rc in {(int(a), int(b)) for a, b in zip(grid["mb"], grid["rc"], strict=True)}:
-        m = cal.workload(accelerator, workload.framework,
-                         shape_of(workload, micro_batch=mb, recompute=RECOMPUTE_NAMES[rc]))
+        m = _row_measurement(cal, workload, accelerator, mb, rc)
         if m is not None:
             found[(mb, rc)] = m
             scale[(grid["mb"] == mb) & (grid["rc"] == rc)] = m.time_ratio
     return (scale if found else None), found
 
+
+
+def _row_measurement(cal: Calibration, workload: Workload, accelerator: str, mb: int,
+                     rc: int):
+    """The workload measurement covering the rows of micro-batch ``mb`` and recompute code
+    ``rc`` (``Calibration.workload`` of their layer shape), or None."""
+    return cal.workload(accelerator, workload.framework,
+                        shape_of(workload, micro_batch=mb, recompute=RECOMPUTE_NAMES[rc]))
 
 
 def workload_memory_ratios(cal: Calibration, workload: Workload, accelerator: str,
@@ -114,8 +121,7 @@ def workload_memory_ratios(cal: Calibration, workload: Workload, accelerator: st
     found = {}
     for mb in {int(x) for x in grid["mb"]}:
         for rc in {int(x) for x in grid["rc_options"]}:
-            m = cal.workload(accelerator, workload.framework,
-                             shape_of(workload, micro_batch=mb, recompute=RECOMPUTE_NAMES[rc]))
+            m = _row_measurement(cal, workload, accelerator, mb, rc)
             if m is not None and m.memory_ratio is not None:
                 found[(mb, rc)] = m.memory_ratio
     return found or None
