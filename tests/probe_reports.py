@@ -207,3 +207,14 @@ def h100_workload_report(*, layer_ms: float = 30.0, activation_mib: float | None
     return ProbeReport(schema_version=SCHEMA_VERSION, tool_version="0.1.0",
                        created_utc=created_utc, quick=quick, duration_seconds=75.0,
                        environment=env, workload=section, errors=errors, ranks=ranks)
+
+
+# What a report refused as edited says (probes/_consistency.py), pinned as the user reads it.
+EDITED = "the report was edited. To fix: re-run the probes"
+
+
+def by_kind(report) -> dict:
+    """A report's figures keyed by (kind, name), as the calibration rules see them."""
+    from probes import report_figures
+
+    return {(f.kind, f.name): f for f in report_figures(report)}

@@ -16,6 +16,13 @@ def _plain_process(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(scope="module")
+def catalog():
+    from catalog import load_catalog
+
+    return load_catalog()
+
+
 @pytest.fixture
 def single_thread():
     """One torch thread for timing comparisons: the CI box has 2 cores shared with other

@@ -9,16 +9,12 @@ import dataclasses
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from probe_reports import h100_report
+from probe_reports import by_kind, h100_report
 
 from probes._figures import report_figures
 from probes._gather import merge_failures, rank_result, with_spreads
 from probes._schema import NamedValue, ProbeFailure
 from probes._stats import percentile, spread
-
-
-def by_kind(report):
-    return {(f.kind, f.name): f for f in report_figures(report)}
 
 
 def test_a_full_node_report_offers_each_kind_with_its_spread():

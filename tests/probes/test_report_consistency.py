@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from probe_reports import LLAMA3_8B_LAYER, h100_report, h100_workload_report
+from probe_reports import EDITED, LLAMA3_8B_LAYER, h100_report, h100_workload_report
 from probe_store import H100, put, refused
 
 from planner.model import WorkloadShape
@@ -30,19 +30,7 @@ from probes._gather import with_spreads
 from probes._schema import CollectivePoint, NamedValue
 from probes._stats import spread
 
-EDITED = "the report was edited. To fix: re-run the probes"
 MERGED = "the report was edited or merged. To fix: re-run the probes"
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    from catalog import load_catalog
-
-    return load_catalog()
-
-
-def by_kind(report):
-    return {(f.kind, f.name): f for f in report_figures(report)}
 
 
 def _refusals(report):

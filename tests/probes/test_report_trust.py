@@ -11,7 +11,7 @@ import datetime as dt
 import json
 
 import pytest
-from probe_reports import LLAMA3_8B_LAYER, h100_report, h100_workload_report
+from probe_reports import EDITED, LLAMA3_8B_LAYER, by_kind, h100_report, h100_workload_report
 from probe_store import H100, put
 
 from planner.model import WorkloadShape
@@ -28,19 +28,6 @@ from probes._figures import (
 from probes._schema import MatmulPoint, NamedValue
 from probes._spread import check_timestamp
 from probes._stats import spread
-
-EDITED = "the report was edited. To fix: re-run the probes"
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    from catalog import load_catalog
-
-    return load_catalog()
-
-
-def by_kind(report):
-    return {(f.kind, f.name): f for f in report_figures(report)}
 
 
 def _with_dtype(report, dtype, **changes):
