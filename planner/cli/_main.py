@@ -49,7 +49,9 @@ COMMANDS = (
      {"short_help": "Store probe reports for estimate and plan."}),
     ("probe", "show", "_probe_cmds", "show_cmd",
      {"short_help": "List stored reports, what they calibrate."}),
-    ("probe", "workload", "_probe_cmds", "workload_cmd",
+    ("probe", "remove", "_probe_cmds", "remove_cmd",
+     {"short_help": "Remove stored reports from the calibration."}),
+    ("probe", "workload", "_workload_cmd", "workload_cmd",
      {"context_settings": PASS_THROUGH, "short_help": "Time your model's layers here."}),
     ("", "report", "_report_cmds", "report_cmd",
      {"short_help": "One plan per job under shared budgets."}),
@@ -70,6 +72,8 @@ def _command_module(name: str):
         from . import _catalog_cmds as module
     elif name == "_probe_cmds":
         from . import _probe_cmds as module
+    elif name == "_workload_cmd":
+        from . import _workload_cmd as module
     elif name == "_launch_cmds":
         from . import _launch_cmds as module
     elif name == "_report_cmds":

@@ -29,7 +29,7 @@ def run_cmd(ctx: typer.Context) -> None:
         raise CliExit(code)
 
 
-def _parse_probe_args(parser, argv: list[str], *, command: str):
+def parse_probe_args(parser, argv: list[str], *, command: str):
     """``argv`` parsed by one of the probes' own parsers, which check every value as they
     parse (bounds, names, a report path that cannot be created); their errors become this
     CLI's one-line error instead of argparse's exit. The fix points to that parser's help,
@@ -68,53 +68,10 @@ def check_run_args(argv: list[str]) -> None:
     from catalog import check_output_path
     from probes.cli import build_parser
 
-    args = _parse_probe_args(build_parser(), argv, command="run")
+    args = parse_probe_args(build_parser(), argv, command="run")
     # gpuplan's rule for every --out (the probes alone would create missing folders): the
     # folder must exist, as for `gpuplan report --out`
     check_output_path(args.out, what="probe report (--out)")
-
-
-def _without_out(args: list[str]) -> list[str]:
-    """``args`` without ``--out PATH`` / ``--out=PATH``."""
-    kept, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-        elif a == "--out":
-            skip = True
-        elif not a.startswith("--out="):
-            kept.append(a)
-    return kept
-
-
-def check_workload_args(argv: list[str], *, print_command: bool = False,
-                        inputs: dict | None = None) -> None:
-    """Every `probe workload` option checked before any layer is built or file written: the
-    counts within their bounds (--build-layers, --steps... see `python -m probes workload
-    --help`), a finite timeout, and --out as every gpuplan --out (its folder must exist).
-    With ``print_command`` the report is written on the node: its path is not checked here,
-    and the note the node would print first (too few steps to calibrate) is said now.
-    ``inputs``: option → path the command reads, which --out must not replace."""
-    from catalog import GpuplanError, check_output_path, input_clash
-    from probes.cli import build_workload_parser
-
-    args = _parse_probe_args(build_workload_parser(check_out=not print_command), argv,
-                             command="workload")
-    if not print_command:
-        check_output_path(args.out, what="workload report (--out)")
-        if (option := input_clash(args.out, inputs or {})) is not None:
-            raise GpuplanError(f"--out {args.out} is the file {option} names, which the probe "
-                               "reads: the report would replace it. To fix: choose another "
-                               "--out")
-    from probes import ProbesError
-    from probes.cli import check_workload_config
-
-    try:  # a printed command must not fail on the node; a run fails here, as gpuplan errors
-        note = check_workload_config(args)
-    except ProbesError as exc:
-        raise GpuplanError(f"probe workload: {exc}") from None
-    if note and print_command:  # a run prints it itself
-        console(stderr=True).print(note, markup=False, highlight=False)
 
 
 def _num(v: float | None) -> str:
@@ -350,84 +307,38 @@ def show_cmd(
                  nothing=" nothing; estimates use datasheet x published fractions.")
 
 
-# -- `probe workload` (issue #20): the user's own layers, timed on this machine ------------------
-from . import _workload_opts as W  # noqa: E402  (the workload options of `estimate`, one definition)
-
-
-def workload_cmd(
-    ctx: typer.Context,
-    model: W.Model = None, config: W.Config = None, params: W.Params = None,
-    active_params: W.ActiveParams = None, experts: W.Experts = None,
-    experts_per_token: W.ExpertsPerToken = None, seq_len: W.SeqLen = None,
-    precision: W.Precision = "bf16", recompute: W.ProbeRecompute = "none",
-    layers: W.Layers = None, hidden: W.Hidden = None, heads: W.Heads = None,
-    kv_heads: W.KvHeads = None, ffn_hidden: W.FfnHidden = None,
-    framework: W.Framework = "fsdp", tp: W.ProbeTp = None, micro_batch: W.ProbeMicroBatch = None,
-    print_command: Annotated[bool, typer.Option(
-        "--print-command", help="Print the torchrun command that runs this on every GPU of a "
-        "node (the shape spelled out: the node needs only the probes package) and exit.")]
-    = False,
+def remove_cmd(
+    report_ids: Annotated[list[str], typer.Argument(
+        help="The ids of the reports to remove, as `gpuplan probe show` lists them.",
+        show_default=False)],
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON: the removed reports "
+                                                          "and how many remain.")] = False,
 ) -> None:
-    """Time your model's transformer layers (forward + backward + AdamW) at their real shapes
-    on this machine and write a report for `gpuplan probe ingest` (needs torch).
-
-    The model is chosen as for `estimate`. Run options of `python -m probes workload` pass
-    through: --out FILE (its folder must exist), --quick, --device, --build-layers N (1 to
-    128), --steps N (1 to 10,000), --warmup-steps N (0 to 1,000), --attention
-    auto|flash|cudnn|efficient|math, --no-profile, --timeout-s S (1 to 86,400). --framework
-    (default fsdp: eager PyTorch layers, as FSDP/torchtitan run them) names the profile the
-    measurement calibrates; --recompute defaults to none here.
-    """
-    import shlex
-
-    import planner
+    """Remove ingested probe reports: estimates and plans stop using their measurements
+    (a run on a throttled node, a report of the wrong machine). Every id must be stored, or
+    nothing is removed; a removed report's id is not given to another."""
     from catalog import GpuplanError
-    from planner.model import probe_options, shape_of
+    from planner.store import list_reports, remove_reports
 
-    if recompute == "auto":  # estimate and plan search it; a measurement times one setting
-        raise GpuplanError("--recompute auto searches in `estimate` and `plan`; the workload "
-                           "probe times one setting. To fix: pass --recompute none, selective "
-                           "or full (the default here is none)")
-
-    spec = W.workload_spec(
-        model=model, config=config, params=params, active_params=active_params,
-        experts=experts, experts_per_token=experts_per_token, tokens=None, seq_len=seq_len,
-        global_batch_tokens=None, precision=precision, optimizer="adamw", recompute=recompute,
-        finetune="none", lora_rank=None, layers=layers, hidden=hidden, heads=heads,
-        kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=None, framework=framework, tp=tp,
-        micro_batch=micro_batch)
-    workload = planner.build_workload(spec)
-    arch = workload.arch
-    if arch.attention_params_per_layer or arch.dense_layers:
-        console(stderr=True).print(
-            "note: " + "; ".join(n for n in (
-                "the model's attention (MLA-style) runs as standard attention of the same "
-                "heads and head dim, as the planner models it" if
-                arch.attention_params_per_layer else "",
-                f"its {arch.dense_layers} leading dense layers are not probed (the MoE layer "
-                "is)" if arch.dense_layers else "") if n), markup=False, highlight=False)
-    label = model or (config.rsplit("/", 1)[-1] if config else f"{params} (inferred)")
-    opts = probe_options(shape_of(workload), model_layers=workload.arch.layers,
-                         framework=spec.framework, model=label, tp=tp or 1)
-    check_workload_args([*opts, *ctx.args], print_command=print_command,
-                        inputs={"--config": config})
-    if print_command:
-        # the launch task writes report.json itself (and fetches that): a --out of this
-        # machine's would be the last --out there, and the report would not be fetched;
-        # run by hand, the node writes workload-report.json unless the options name a file
-        launched = _without_out(ctx.args)
-        out_default = [] if launched != ctx.args else ["--out", "workload-report.json"]
-        out = console()
-        out.print("torchrun --standalone --nproc-per-node \"$(nvidia-smi -L | wc -l)\" "
-                  "-m probes workload "
-                  f"{shlex.join([*opts, *out_default, *ctx.args])}",
-                  markup=False, highlight=False, soft_wrap=True)
-        out.print(f"# or with `gpuplan launch probes`: sky launch --env GPUPLAN_PROBE_ARGS="
-                  f"{shlex.quote(shlex.join(['workload', *opts, *launched]))} …",
-                  markup=False, highlight=False, soft_wrap=True)
+    ids = []
+    for text in report_ids:
+        value = int(text) if text.isascii() and text.isdigit() and len(text) < 12 else 0
+        if not 1 <= value <= MAX_REPORT_ID:
+            raise GpuplanError(f"a report id is a whole number from 1 to {MAX_REPORT_ID:,}, got "
+                               f"{text!r}. To fix: `gpuplan probe show` lists the ids")
+        ids.append(value)
+    removed = remove_reports(ids)
+    left = len(list_reports())
+    if json_out:
+        print_json({"removed": [r.as_dict() for r in removed], "reports_left": left})
         return
-    from probes.cli import main as probes_main
-
-    code = probes_main(["workload", *opts, *ctx.args])
-    if code:
-        raise CliExit(code)
+    out = console(fit=True)
+    for r in removed:
+        where = f", from {r.source_path}" if r.source_path else ""
+        out.print(f"removed probe report {r.id} ({r.accelerator or r.device_type or 'unknown'}"
+                  f", measured {(r.created_utc or '?')[:19]}{where})", markup=False,
+                  highlight=False)
+    out.print(f"{left} report{'s' if left != 1 else ''} left: estimates and plans use what "
+              "they calibrate (`gpuplan probe show`)." if left else "no reports left: estimates "
+              "and plans use datasheet figures × published fractions.", markup=False,
+              highlight=False)

@@ -262,7 +262,7 @@ def test_the_workload_bounds_are_stated_in_the_help():
                              ("--warmup-steps", "warmup_steps", 0),
                              ("--micro-batch", "micro_batch", 1), ("--tp", "tp", 1)):
         assert re.search(rf"{option} N .{{0,60}}?\b{low} to {LIMITS[key]:,}", text), option
-    from planner.cli._probe_cmds import workload_cmd  # `gpuplan probe workload --help`
+    from planner.cli._workload_cmd import workload_cmd  # `gpuplan probe workload --help`
 
     gpuplan_help = " ".join(workload_cmd.__doc__.split())
     for option, key, low in (("--build-layers", "build_layers", 1), ("--steps", "steps", 1),
