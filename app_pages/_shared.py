@@ -178,12 +178,14 @@ def catalog_key(cat: catalog.Catalog) -> tuple:
             json.dumps(cat.meta, sort_keys=True, default=str))
 
 
-def calibration_key() -> tuple[int, ...]:
-    """The ingested probe reports: ingesting one invalidates cached plans."""
+def calibration_key() -> tuple[tuple[int, str | None], ...]:
+    """The ingested probe reports: ingesting, relabelling (a re-ingest with another
+    accelerator keeps the id) or removing one invalidates cached plans. Ids are never reused
+    (``store.remove_reports``)."""
     from planner import store
 
     try:
-        return tuple(r.id for r in store.list_reports())
+        return tuple((r.id, r.accelerator) for r in store.list_reports())
     except catalog.GpuplanError:
         return ()
 

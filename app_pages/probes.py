@@ -158,6 +158,9 @@ def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None
 
 def stored_reports() -> None:
     st.subheader("Ingested reports")
+    removed = st.session_state.pop("probe_removed", None)  # said after the rerun below
+    if removed:
+        st.success(F.md(removed), icon=":material/check:")
     try:
         reports = store.list_reports()
     except catalog.GpuplanError as exc:
@@ -181,6 +184,29 @@ def stored_reports() -> None:
         rows.append(d)
     F.show_table(pd.DataFrame(rows), REPORT_COLUMNS, key="reports_table",
                  wide=("measurements",))
+    remove_reports(reports)
+
+
+def remove_reports(reports) -> None:
+    """Take reports out of the calibration (as `gpuplan probe remove`): a run on a throttled
+    node or of the wrong machine. Cached plans are keyed by the stored reports, so the next
+    plan uses what is left."""
+    with st.expander("Remove reports"):
+        label = {r.id: f"{r.id}: {r.accelerator or r.device_type}, {r.created_utc[:19]}"
+                 for r in reports}
+        ids = st.multiselect("Reports to remove", list(label), format_func=label.get,
+                             key="probe_remove_ids")
+        if st.button("Remove", key="probe_remove", disabled=not ids):
+            try:
+                gone = store.remove_reports(ids)
+            except catalog.GpuplanError as exc:
+                S.show_error(S.error_out(exc))
+                return
+            st.session_state["probe_removed"] = (
+                "Removed probe report" + ("s " if len(gone) > 1 else " ")
+                + ", ".join(str(r.id) for r in gone) + ": plans no longer use them.")
+            del st.session_state["probe_remove_ids"]
+            st.rerun()
 
 
 def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:

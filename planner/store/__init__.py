@@ -2,6 +2,7 @@
 
     ingest, ingest_bytes, StoredReport           store a probe report (a file, or its bytes)
     list_reports, get_report, report_json        what is stored
+    remove_reports, RemovedReport                take reports out (their ids are not reused)
     load_calibration, load_calibration_with_notes   the Calibration the model reads
     calibrate, Candidate, WorkloadCandidate      the rules that decide what is believed (pure)
     db_path, workload_figures
@@ -19,6 +20,7 @@ _LAZY = {"load_calibration": "_calibrate", "load_calibration_with_notes": "_cali
          "DTYPE_NAMES": "_reports", "StoredReport": "_reports", "get_report": "_reports",
          "ingest": "_reports", "ingest_bytes": "_reports", "list_reports": "_reports",
          "report_json": "_reports", "workload_figures": "_reports",
+         "RemovedReport": "_remove", "remove_reports": "_remove",
          "MAX_WORKLOAD_RATIO": "_rules", "MIN_FRACTION_OF_PEAK": "_rules",
          "Candidate": "_rules", "WorkloadCandidate": "_rules", "calibrate": "_rules"}
 
@@ -39,7 +41,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS", "DTYPE_NAMES", "MAX_WORKLOAD_RATIO", "MIN_FRACTION_OF_PEAK",
-    "RETRIES", "SCHEMA_VERSION", "Candidate", "StoredReport", "WorkloadCandidate", "calibrate",
+    "RETRIES", "SCHEMA_VERSION", "Candidate", "RemovedReport", "StoredReport",
+    "WorkloadCandidate", "calibrate",
     "db_path", "get_report", "ingest", "ingest_bytes", "list_reports", "load_calibration",
-    "load_calibration_with_notes", "report_json", "workload_figures",
+    "load_calibration_with_notes", "remove_reports", "report_json", "workload_figures",
 ]

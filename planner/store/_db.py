@@ -12,6 +12,9 @@ One file, ``<user data dir>/probes.db``, schema-versioned with ``PRAGMA user_ver
         workload_layer_ms / workload_layer_activation_mib (key = framework and layer shape,
         e.g. "fsdp h4096 a32/8 d128 F14336g s8192 b1 bf16 rc:none": the workload probe's
         forward + backward time and activations per layer, median over GPUs)
+    removed_reports(id, sha256, removed_utc)
+        the ids `gpuplan probe remove` took out: never given to another report (a database
+        of an older gpuplan gets this table on its first write)
 
 Every report is stored; which figures calibrate the model is decided when the calibration is
 loaded, by the rules of ``_rules`` (``_calibrate``), from the report's JSON and the catalog's
@@ -40,6 +43,11 @@ from catalog import data_dir
 from ..model import CalibrationError
 
 SCHEMA_VERSION = 1
+_REMOVED_DDL = """CREATE TABLE IF NOT EXISTS removed_reports (
+        id INTEGER PRIMARY KEY,
+        sha256 TEXT,
+        removed_utc TEXT NOT NULL
+    )"""
 _DDL = (
     """CREATE TABLE IF NOT EXISTS reports (
         id INTEGER PRIMARY KEY,
@@ -66,9 +74,25 @@ _DDL = (
         unit TEXT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS measurements_kind ON measurements(kind, key)",
+    _REMOVED_DDL,
 )
 BUSY_TIMEOUT_SECONDS = 10.0
 RETRIES = 4
+def ensure_removed_table(conn: sqlite3.Connection) -> None:
+    """The removed reports' ids (in a write transaction): added to schema 1 later, so a
+    database created before it gets it on its first write, not by a schema migration."""
+    conn.execute(_REMOVED_DDL)
+
+
+def next_report_id(conn: sqlite3.Connection) -> int:
+    """One above every id ever stored (in a write transaction): a removed report's id is never
+    given to another (the app's cached plans and a user's notes name reports by id); SQLite
+    alone would reuse the highest once it was deleted."""
+    ensure_removed_table(conn)
+    return conn.execute("SELECT MAX(COALESCE((SELECT MAX(id) FROM reports), 0), "
+                        "COALESCE((SELECT MAX(id) FROM removed_reports), 0)) + 1").fetchone()[0]
+
+
 def db_path() -> Path:
     return data_dir() / "probes.db"
 

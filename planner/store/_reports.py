@@ -21,7 +21,7 @@ from pathlib import Path
 from catalog import Catalog, GpuplanError
 
 from ..model import CalibrationError, WorkloadShape, freeze, thaw
-from ._db import _reading, _write
+from ._db import _reading, _write, next_report_id
 
 # probe dtype -> catalog dtype (catalog.DTYPES); fp8 with fast accumulation keeps its own key
 DTYPE_NAMES = {"fp32": "fp32", "tf32": "tf32", "bf16": "bf16", "fp16": "fp16",
@@ -288,10 +288,10 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
                              f"now {acc} (was {old or 'none'}), as `accelerator` asked")
             return rid, f"already stored as report {rid} ({same})"
         cur = conn.execute(
-            "INSERT INTO reports (sha256, ingested_utc, created_utc, source_path, "
+            "INSERT INTO reports (id, sha256, ingested_utc, created_utc, source_path, "
             "accelerator, gpu_model, device_type, gpu_count, node_count, world_size, cloud,"
-            " instance_type, region, report_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (digest, dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            " instance_type, region, report_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (next_report_id(conn), digest, _now(),
              report.created_utc, source, acc,
              env.gpu_model if env else None, env.device_type if env else "unknown",
              env.gpu_count if env else None, env.node_count if env else None,
@@ -305,6 +305,10 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
 
     rid, status = _write(db, work)
     return dataclasses.replace(get_report(rid, db=db), ingest_status=status)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 _COLUMNS = ("id, created_utc, ingested_utc, accelerator, gpu_model, device_type, gpu_count, "
@@ -376,5 +380,6 @@ def report_json(report_id: int, *, db: Path | None = None) -> dict:
 
 def _damaged(report_id, why: str) -> CalibrationError:
     return CalibrationError(f"the probe database is damaged (report {report_id!r}: {why}). To "
-                            "fix: move it away (see `gpuplan probe show` for its path) and "
-                            "ingest the reports again")
+                            f"fix: `gpuplan probe remove {report_id}`, or move the database "
+                            "away (see `gpuplan probe show` for its path) and ingest the "
+                            "reports again")

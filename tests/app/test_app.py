@@ -16,6 +16,7 @@ from ._apptest import (
     assert_clean,
     errors,
     everything,
+    plain,
     recommendation,
     texts,
     warnings,
@@ -314,6 +315,42 @@ def test_an_ingested_report_calibrates_later_plans(probe_report):
     after = [t for t in texts(at) if "matmul bf16" in t]
     assert any("measured 500.0 TFLOP/s" in t for t in after)
     assert not any("measured" in t for t in before)
+
+
+def test_a_removed_report_no_longer_calibrates_plans(probe_report):
+    at = app("app_pages/probes.py")
+    at.file_uploader(key="probe_file").set_value(
+        ("h100.json", probe_report_json(bf16_tflops=500.0), "application/json")).run()
+    at.button(key="probe_ingest").click().run()
+    at.switch_page("app_pages/plan.py").run()  # cached with the report
+    at.switch_page("app_pages/probes.py").run()
+    at.multiselect(key="probe_remove_ids").set_value([1]).run()
+    at.button(key="probe_remove").click().run()
+    assert_clean(at)
+    assert any("Removed probe report 1: plans no longer use them" in plain(s.value)
+               for s in at.success)
+    assert not at.get("multiselect") or at.multiselect(key="probe_remove_ids").value == []
+    at.switch_page("app_pages/plan.py").run()
+    assert not any("measured 500.0 TFLOP/s" in t for t in texts(at))
+
+
+def test_relabelling_a_stored_report_invalidates_cached_plans(tmp_path):
+    """A re-ingest with another accelerator keeps the report's id: keyed by ids alone, plans
+    cached for the old accelerator were shown after the relabel."""
+    from probe_reports import h100_report
+
+    import catalog
+    from app_pages._shared import calibration_key
+    from planner.store import ingest
+    from probes import write_report_atomic
+
+    cat = catalog.load_catalog()
+    path = write_report_atomic(h100_report(gpu_model="NVIDIA H100", instance_type=None,
+                                           cloud=None), tmp_path / "r.json")
+    ingest(path, cat, accelerator="H100")
+    before = calibration_key()
+    assert ingest(path, cat, accelerator="H100-NVL-94GB").id == 1
+    assert calibration_key() != before
 
 
 # ---- Team budget ----------------------------------------------------------------------------
