@@ -314,6 +314,12 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
         return ("no offer matches the filters" + extra + ". To fix: widen `clouds`/`regions`/"
                 "`pricing`/`gpu`" + (", exclude less (`exclude`)" if c.exclude else "")
                 + " or check `gpuplan offers`")
+    smallest = min(catalog.instance_type_by_key(o.cloud, o.instance_type).gpu_count
+                   for o in offers)
+    if smallest > c.max_gpus:  # "fits on none … more memory" misled: a 1.6B model, 2 H200s
+        return (f"every matching offer's instance has at least {smallest:,} GPUs, above "
+                f"`max_gpus` {c.max_gpus:,}. To fix: raise `max_gpus` to {smallest:,} or "
+                "more, or choose accelerators sold in smaller instances with `gpu`")
     pins = workload.pins.as_dict()
     if pins:
         pinned = ", ".join(f"{k}={v}" for k, v in pins.items())

@@ -25,6 +25,8 @@ from planner import (
     Constraints,
     NoFitError,
     PlannerError,
+    WorkloadSpec,
+    build_workload,
     cluster_for_instance,
     estimate,
     parse_quotas,
@@ -310,6 +312,20 @@ def test_an_impossible_deadline_under_a_budget_quotes_the_plans_within_it():
 def test_a_filter_that_matches_nothing_is_a_clear_error():
     with pytest.raises(PlannerError, match="no offer matches the filters"):
         run(deadline_hours=30.0, exclude=("aws", "gcp", "azure"))
+
+
+def test_a_gpu_limit_below_every_instance_says_so_not_more_memory():
+    """A 1.6B model with `max_gpus` 2 on H200s (all 8-GPU instances) was told it "fits on none
+    … allow GPUs with more memory" (sweep 2026-12-04)."""
+    small = build_workload(WorkloadSpec(model="gpt2-xl", tokens="1B"))
+    c = Constraints(deadline_hours=168.0, max_gpus=2, gpus=("H200-SXM-141GB",))
+    with pytest.raises(PlannerError, match=r"every matching offer's instance has at least 8 "
+                                           r"GPUs, above `max_gpus` 2\. To fix: raise "
+                                           r"`max_gpus` to 8"):
+        plan(small, packaged(), c)
+    big = build_workload(WorkloadSpec(model="llama2-70b", tokens="1B"))  # 1-GPU H100s exist
+    with pytest.raises(PlannerError, match="fits on none"):
+        plan(big, packaged(), Constraints(deadline_hours=168.0, max_gpus=1, gpus=("H100",)))
 
 
 # ---- spot vs on-demand --------------------------------------------------------------------
