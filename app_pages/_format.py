@@ -71,37 +71,65 @@ def count(n: float) -> str:
     return format_count(n)
 
 
-def usd(x: float | None, digits: int = 0) -> str:
+def usd_digits(x: float) -> int:
+    """The decimals an amount shows by default: none from $100, cents below, four below one
+    cent (a $0.0084 run read "$0", and "raise the budget to $0")."""
+    x = abs(x)
+    return 0 if x >= 100 else 2 if x >= 0.01 or x == 0 else 4
+
+
+def usd(x: float | None, digits: int | None = None) -> str:
+    """'$20,570', '$0.31', '$0.0084'; ``digits`` fixes the decimals."""
     if missing(x):
         return MISSING
+    digits = usd_digits(x) if digits is None else digits
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 
 
+def usd_at_least(x: float) -> float:
+    """``x`` rounded up to the decimals ``usd`` shows: a budget to raise to must cover it."""
+    scale = 10 ** usd_digits(x)
+    return math.ceil(x * scale - 1e-9) / scale
+
+
 def hours(h: float) -> str:
-    """'36.0 h (1.5 d)': both units, for captions and help text."""
-    return f"{h:,.1f} h ({h / 24:,.1f} d)"
+    """'36.0 h (1.5 d)': both units, for captions and help text; a run under 0.1 h as
+    ``duration`` shows it ('1.2 min', not '0.0 h (0.0 d)')."""
+    return duration(h) if h < 0.1 else f"{h:,.1f} h ({h / 24:,.1f} d)"
+
+
+def _unit(h: float) -> tuple[float, str]:
+    """(hours per unit, unit) for a duration like ``h``."""
+    return ((1 / 3600, " s") if h < 1 / 60 else (1 / 60, " min") if h < 0.1 else
+            (1.0, " h") if h < 48 else (24.0, " days"))
 
 
 def duration(h: float) -> str:
     """Short enough for a metric: '36.0 h' up to two days, '13.5 days' beyond, '4.2 min'
-    below 0.1 h (a short run read "0.0 h")."""
-    if h < 0.1:
-        return f"{h * 60:,.1f} min"
-    return f"{h:,.1f} h" if h < 48 else f"{h / 24:,.1f} days"
+    below 0.1 h and '3.0 s' below a minute (a short run read "0.0 h", then "0.0 min")."""
+    per, unit = _unit(h)
+    return f"{h / per:,.1f}{unit}"
 
 
 def duration_range(lo: float, hi: float, like: float | None = None) -> str:
     """'30.3–60.0 h', '9.8–19.6 days': a P10–P90 range in the unit ``duration`` picks for
     ``like`` (the expected time it goes with; default the upper end)."""
-    if (hi if like is None else like) < 0.1:
-        return f"{lo * 60:,.1f}–{hi * 60:,.1f} min"
-    if (hi if like is None else like) < 48:
-        return f"{lo:,.1f}–{hi:,.1f} h"
-    return f"{lo / 24:,.1f}–{hi / 24:,.1f} days"
+    per, unit = _unit(hi if like is None else like)
+    return f"{lo / per:,.1f}–{hi / per:,.1f}{unit}"
 
 
-def usd_range(lo: float, hi: float) -> str:
-    return f"{usd(lo)}–{usd(hi)}"
+def amount(x: float) -> str:
+    """A count such as GPU-hours: '1,234', '7.5', '0.012' (a small job's read '0')."""
+    return f"{x:,.0f}" if abs(x) >= 10 else f"{x:,.1f}" if abs(x) >= 0.1 or x == 0 else \
+        f"{x:.2g}"
+
+
+def usd_range(lo: float, hi: float, *, markdown: bool = False) -> str:
+    """'$222–$440', '$0.0060–$0.0115': both ends with the decimals of the smaller
+    (``markdown``: as ``usd_md`` writes them)."""
+    digits = usd_digits(min(abs(lo), abs(hi)))
+    text = usd_md if markdown else usd
+    return f"{text(lo, digits)}–{text(hi, digits)}"
 
 
 def pct(x: float | None, digits: int = 0) -> str:
@@ -133,7 +161,7 @@ def cents_below(x: float | None, limit: float = 100.0) -> int:
     return 2 if x is not None and not missing(x) and abs(x) < limit else 0
 
 
-def usd_md(x: float | None, digits: int = 0) -> str:
+def usd_md(x: float | None, digits: int | None = None) -> str:
     """A dollar amount for markdown: ``\\$`` so that two amounts on a line are not maths."""
     return usd(x, digits).replace("$", r"\$")
 
@@ -289,6 +317,8 @@ def show_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]], *, key:
     for c in data.columns:
         label, kind = columns[c]
         width = "large" if c in wide else None
+        if kind == "usd" and not (pd.to_numeric(data[c], errors="coerce").abs() >= 100).any():
+            kind = "usd2"  # every amount under $100: cents, as ``usd`` shows them
         if kind in FORMAT:
             fmt, step = FORMAT[kind]
             # rounded here to the digits shown: the browser cuts them off ($318.52 → "$318")

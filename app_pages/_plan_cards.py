@@ -97,16 +97,15 @@ def recommendation_card(r: dict, deadline_hours: float) -> None:
                                 r["wall_clock_hours"])
         n = r["expected_interruptions"]
         lo, hi = r["total_cost_usd_p10"], r["total_cost_usd_p90"]
-        cents = F.cents_below(hi)
         # a commitment pays whole terms: its cost does not move with the run's length
         c[0].caption("the same whatever the run's length (whole terms)"
                      if r.get("commitment") and hi - lo < 0.5 else
-                     f"P10–P90 {F.usd_md(lo, cents)}–{F.usd_md(hi, cents)}")
+                     f"P10–P90 {F.usd_range(lo, hi, markdown=True)}")
         c[1].caption(f"P10–P90 {wall}")
         c[2].caption(f"{n:.2f} interruptions expected" if n < 1 else
                      f"{n:,.0f} interruptions expected")
         st.caption(F.md(f"Plan {F.plan_text(r)} · {r['memory_per_gpu_gib']:.1f} GiB per GPU · "
-                        f"{r['gpu_hours']:,.0f} GPU-hours · price as of {r['price_as_of']}"
+                        f"{F.amount(r['gpu_hours'])} GPU-hours · price as of {r['price_as_of']}"
                         + (" (approximate)" if r.get("price_as_of_approximate") else "")
                         + (f" · price flags: {', '.join(r['price_flags'])}"
                            if r["price_flags"] else "")))
@@ -178,7 +177,8 @@ def _relaxed_needs(limit: str, p: dict, constraints: dict) -> str:
 def _fix(inf: dict, relaxed: dict) -> str:
     ways = []
     if "budget" in relaxed:
-        ways.append(f"raise “{L['budget']}” to {F.usd_md(relaxed['budget']['total_cost_usd'])}")
+        ways.append(f"raise “{L['budget']}” to "
+                    f"{F.usd_md(F.usd_at_least(relaxed['budget']['total_cost_usd']))}")
     if "min_probability" in relaxed:
         ways.append(f"lower “{L['min_probability']}” to "
                     f"{F.chance(relaxed['min_probability']['deadline_probability'])}")
@@ -245,7 +245,7 @@ CANDIDATE_COLUMNS = {
     "cost_range": ("Cost P10–P90", "text"), "wall_range": ("Wall-clock P10–P90", "text"),
     "warning_kinds": ("Warnings", "text"),
     "usd_per_hour_cluster": ("$/h (cluster)", "usd2"), "mfu": ("MFU", "pct1"),
-    "memory_per_gpu_gib": ("GiB per GPU", "num1"), "gpu_hours": ("GPU-hours", "int"),
+    "memory_per_gpu_gib": ("GiB per GPU", "num1"), "gpu_hours": ("GPU-hours", "num1"),
     "plan": ("Parallel plan", "text"), "price_as_of": ("Price as of", "text"),
     "price_flags": ("Price flags", "text"),
 }

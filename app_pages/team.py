@@ -42,16 +42,16 @@ JOB_COLUMNS = {
     "workload": ("Workload", "text"), "cloud": ("Cloud", "text"),
     "region": ("Region", "text"), "instance_type": ("Instance type", "text"),
     "nodes": ("Nodes", "int"), "gpus_text": ("GPUs", "text"), "pricing": ("Pricing", "pricing"),
-    "usd_per_hour": ("$/instance-h", "usd4"), "gpu_hours": ("GPU-hours", "int"),
+    "usd_per_hour": ("$/instance-h", "usd4"), "gpu_hours": ("GPU-hours", "num1"),
 }
-MONTH_COLUMNS = {"month": ("Month", "text"), "gpu_hours": ("GPU-hours", "int"),
+MONTH_COLUMNS = {"month": ("Month", "text"), "gpu_hours": ("GPU-hours", "num1"),
                  "cost_usd": ("Cost", "usd"), "budget_usd": ("Budget", "usd"),
                  "used": ("Used", "pct"), "jobs": ("Jobs running", "list")}
 BUDGET_COLUMNS = {"period": ("Period", "text"), "budget_usd": ("Budget", "usd"),
                   "planned_usd": ("Planned", "usd"), "headroom_usd": ("Headroom", "usd"),
                   "used": ("Used", "pct")}
 TEAM_COLUMNS = {"team": ("Team", "text"), "jobs": ("Jobs", "int"),
-                "gpu_hours": ("GPU-hours", "int"), "cost_usd": ("Cost", "usd"),
+                "gpu_hours": ("GPU-hours", "num1"), "cost_usd": ("Cost", "usd"),
                 "share": ("Share", "pct1")}
 
 
@@ -275,9 +275,7 @@ def show_allocation(out: dict) -> None:
     c = st.columns(4)
     c[0].metric("Total cost", F.usd(t["cost_usd"], F.cents_below(t["cost_usd"])),
                 help=f"budget {F.usd(t['budget_usd'])}" if t.get("budget_usd") else None)
-    # a decimal below 10 h: a small job's "0" GPU-hours read as nothing
-    c[1].metric("GPU-hours", f"{t['gpu_hours']:,.1f}" if t["gpu_hours"] < 10
-                else f"{t['gpu_hours']:,.0f}")
+    c[1].metric("GPU-hours", F.amount(t["gpu_hours"]))  # a small job's "0" read as nothing
     c[2].metric("Jobs", t["jobs"])
     c[3].metric("Last job ends", t["end"][:10], help=f"first starts {t['start']} UTC")
     st.plotly_chart(timeline(a), key="team_timeline")

@@ -1,0 +1,49 @@
+"""A run of cents and minutes reads as cents and minutes everywhere on the page: "$0 · 0.0 h",
+"P10–P90 $0–$0", "0 GPU-hours" and "To fix: raise the budget to $0" came from amounts and
+durations formatted for large runs (app sweep 2026-12-04)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ._apptest import app, everything
+
+
+def test_amounts_keep_their_figures():
+    from app_pages import _format as F
+
+    assert [F.usd(x) for x in (20570.4, 99.5, 0.31, 0.0084, 0.0)] == [
+        "$20,570", "$99.50", "$0.31", "$0.0084", "$0.00"]
+    assert F.usd(1234.5, 2) == "$1,234.50"  # explicit decimals stay
+    assert F.usd_range(0.006, 0.0117) == "$0.0060–$0.0117"  # the smaller end's decimals
+    assert F.usd_range(222.4, 440.2) == "$222–$440"
+    assert F.usd_at_least(0.00843) == 0.0085 and F.usd_at_least(250.2) == 251
+    assert F.usd_at_least(0.31) == 0.31  # exact at the shown decimals: not raised
+
+
+@pytest.mark.parametrize(("hours", "shown"), [
+    (36.0, "36.0 h"), (96.0, "4.0 days"), (0.02, "1.2 min"), (0.0008, "2.9 s")])
+def test_durations_switch_units_instead_of_reading_zero(hours, shown):
+    from app_pages import _format as F
+
+    assert F.duration(hours) == shown
+    assert F.hours(hours).startswith(shown if hours < 0.1 else f"{hours:,.1f} h (")
+
+
+def test_a_small_count_keeps_a_figure():
+    from app_pages import _format as F
+
+    assert [F.amount(x) for x in (1234.4, 7.46, 0.021, 0.0)] == ["1,234", "7.5", "0.021", "0.0"]
+
+
+def test_a_one_token_run_reads_in_cents_and_minutes():
+    at = app(tokens="1", budget="0.001")  # infeasible by the budget: the cheapest is < 1 cent
+    assert not at.exception
+    text = everything(at).replace("\\", "")
+    needed = float(re.search(r"Without the budget:\*\* .*? for \$([0-9.]+) in [0-9.]+ min",
+                             text).group(1))
+    raise_to = float(re.search(r"raise “Budget, USD” to \$([0-9.]+)", text).group(1))
+    assert 0 < needed <= raise_to < 0.01  # raising the budget to what it says suffices
+    assert "$0–$0" not in text and "0.0 h (0.0 d)" not in text and "0.0 min" not in text
