@@ -15,12 +15,29 @@ REFRESHED = "refreshed"  # the newest refreshed catalog, as a name users can typ
 PREVIOUS = "previous"  # the catalog that was active before the last switch
 
 
+# Linux's limits (NAME_MAX, PATH_MAX), with room for the files gpuplan puts under the folder:
+# beyond them every stat raises ENAMETOOLONG, which Path.exists() does not swallow.
+MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 3800
+
+
 def user_data_dir() -> Path:
     home = os.environ.get("GPUPLAN_HOME")
     if home:
-        return Path(home).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "gpuplan"
+        path, variable = Path(home).expanduser(), "GPUPLAN_HOME"
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+        path, variable = Path(base) / "gpuplan", "XDG_DATA_HOME"
+    longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
+    if longest > MAX_NAME_BYTES or len(os.fsencode(path)) > MAX_PATH_BYTES:
+        from ._errors import CatalogFileError
+
+        shown = str(path) if len(str(path)) <= 80 else f"{str(path)[:60]}…"
+        what = (f"a folder name of {longest:,} bytes (file systems allow {MAX_NAME_BYTES})"
+                if longest > MAX_NAME_BYTES else f"a path of {len(os.fsencode(path)):,} bytes "
+                f"(gpuplan allows {MAX_PATH_BYTES:,})")
+        raise CatalogFileError(f"{variable} {shown} has {what}. To fix: set {variable} to a "
+                               "shorter path")
+    return path
 
 
 def packaged_catalog_dir() -> Path:
