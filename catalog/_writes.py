@@ -45,6 +45,23 @@ def input_clash(out_path: str | os.PathLike[str] | None,
     return None
 
 
+def _open_descriptor(path: Path) -> bool:
+    """Whether ``path`` leads through /proc (/dev/stdout → /proc/self/fd/1): realpath would
+    go on to the file or pipe behind the descriptor and make it look like any other path."""
+    current = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on links followed
+        current = os.path.join(os.path.realpath(os.path.dirname(current)),
+                               os.path.basename(current))
+        if current.startswith("/proc/"):
+            return True
+        try:
+            target = os.readlink(current)
+        except OSError:  # not a link (or not there): an ordinary path
+            return False
+        current = os.path.normpath(os.path.join(os.path.dirname(current), target))
+    return False
+
+
 def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
     """The path to write ``what`` to, after refusing what cannot (or must not) be replaced.
 
@@ -60,6 +77,11 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
     if os.path.basename(text) in (".", ".."):
         raise _fail(f"{what} {text}: names a directory. To fix: give a file name inside it, "
                     f"e.g. {shell_word(os.path.join(text, 'report.md'))}.")
+    if _open_descriptor(p):
+        raise _fail(f"{what} {text}: is an open file of a process (/dev/stdout, /dev/fd/N): "
+                    "the file is written whole and renamed into place, which would replace or "
+                    "lose what the command prints. To fix: give the path of a file (`-` prints "
+                    "to standard output where the option takes it).")
     try:
         if p.is_symlink():
             p = Path(os.path.realpath(p))
