@@ -10,7 +10,6 @@ figures ``estimate`` will use (the probes' own measurements where the rules acce
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 from catalog import Catalog, GpuplanError
@@ -27,7 +26,7 @@ from ..model import (
     model_attention,
     model_layer,
 )
-from ._db import _reading
+from ._db import _reading, stored_json
 from ._reports import (
     DTYPE_NAMES,
     instance_contradiction,
@@ -212,8 +211,8 @@ def _candidates(rid: int, created: str, acc_name: str | None, text: str, catalog
                           refusal=why)], None
 
     try:
-        report = parse_report(json.loads(text), source=f"probe report {rid}")
-    except (ReportError, json.JSONDecodeError) as exc:
+        report = parse_report(stored_json(text), source=f"probe report {rid}")
+    except (ReportError, ValueError) as exc:  # JSONDecodeError is a ValueError
         return whole(f"this gpuplan cannot read it: {exc}")
     fingerprint = measurement_fingerprint(report)
     if fingerprint in runs:  # stored before copies were recognised at ingest

@@ -32,6 +32,7 @@ a lock and the write is retried RETRIES times; errors say "locked", "disk full",
 from __future__ import annotations
 
 import errno
+import json
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -91,6 +92,16 @@ def next_report_id(conn: sqlite3.Connection) -> int:
     ensure_removed_table(conn)
     return conn.execute("SELECT MAX(COALESCE((SELECT MAX(id) FROM reports), 0), "
                         "COALESCE((SELECT MAX(id) FROM removed_reports), 0)) + 1").fetchone()[0]
+
+
+def stored_json(text):
+    """``json.loads`` of a stored report's text. A row nested too deep to parse (edited by
+    hand: the ingest reader bounds the depth) raises ValueError, as other unreadable JSON
+    does, not RecursionError: one damaged report must not stop every plan."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("its JSON is nested too deep to read") from None
 
 
 def db_path() -> Path:

@@ -21,7 +21,7 @@ from pathlib import Path
 from catalog import Catalog, GpuplanError
 
 from ..model import CalibrationError, WorkloadShape, freeze, thaw
-from ._db import _reading, _write, next_report_id
+from ._db import _reading, _write, next_report_id, stored_json
 
 # probe dtype -> catalog dtype (catalog.DTYPES); fp8 with fast accumulation keeps its own key
 DTYPE_NAMES = {"fp32": "fp32", "tf32": "tf32", "bf16": "bf16", "fp16": "fp16",
@@ -199,7 +199,7 @@ def _same_run(conn: sqlite3.Connection, fingerprint: str | None,
             continue
         text = conn.execute("SELECT report_json FROM reports WHERE id = ?", (rid,)).fetchone()[0]
         try:
-            report = parse_report(json.loads(text), source=f"probe report {rid}")
+            report = parse_report(stored_json(text), source=f"probe report {rid}")
         except (ReportError, TypeError, ValueError):  # JSONDecodeError is a ValueError
             continue  # an unreadable row is refused when the calibration loads
         if measurement_fingerprint(report) == fingerprint:
@@ -329,8 +329,8 @@ def _row_to_report(conn, row) -> StoredReport:
             raise damaged(f"measurement {kind!r}/{key!r} is {value!r}, not a number")
         meas.setdefault(kind, {})[key] = value
     try:
-        data = json.loads(row[13]) if isinstance(row[13], str | bytes) else {}
-    except json.JSONDecodeError:
+        data = stored_json(row[13]) if isinstance(row[13], str | bytes) else {}
+    except ValueError:  # JSONDecodeError, or nested too deep
         data = {}
     if not isinstance(data, dict):
         raise damaged(f"its report is a JSON {type(data).__name__}, not an object")
@@ -373,8 +373,8 @@ def report_json(report_id: int, *, db: Path | None = None) -> dict:
             raise CalibrationError(f"no probe report {report_id}. To fix: see `gpuplan probe "
                                    "show`")
         try:
-            return json.loads(row[0])
-        except (TypeError, json.JSONDecodeError) as exc:  # a hand-edited or older database
+            return stored_json(row[0])
+        except (TypeError, ValueError) as exc:  # a hand-edited or older database
             raise _damaged(report_id, f"its report does not parse: {exc}") from None
 
 
