@@ -136,7 +136,8 @@ def plan_cmd(
         from ._plan_view import infeasible_fixes
 
         sys.stderr.write(f"error: infeasible: {inf.reason}. To fix: "
-                         f"{infeasible_fixes(inf, constraints)} (details above)\n")
+                         f"{infeasible_fixes(inf, constraints)} (details "
+                         f"{'in the JSON' if json_out else 'above'})\n")
         raise CliExit(EXIT_USAGE)
     if emit is not None:
         from ._launch_cmds import emit_for_plan

@@ -44,10 +44,25 @@ class _Closed(io.TextIOBase):
         return False
 
 
+class _Discarded(io.TextIOBase):
+    """Stands in for a closed stderr (``2>&-``): what goes there is dropped. ``print`` would
+    put it on stdout (among the JSON a script reads) and ``sys.stderr.write`` would raise."""
+
+    encoding = "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
 def make_safe() -> None:
     """Set up sys.stdout and sys.stderr for the command (see the module docstring)."""
     if sys.stdout is None:
         sys.stdout = _Closed()
+    if sys.stderr is None:
+        sys.stderr = _Discarded()
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is None or not isinstance(stream, io.TextIOWrapper):
