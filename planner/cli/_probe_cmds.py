@@ -318,7 +318,7 @@ def remove_cmd(
     (a run on a throttled node, a report of the wrong machine). Every id must be stored, or
     nothing is removed; a removed report's id is not given to another."""
     from catalog import GpuplanError
-    from planner.store import list_reports, remove_reports
+    from planner.store import remove_reports, report_count
 
     ids = []
     for text in report_ids:
@@ -328,7 +328,7 @@ def remove_cmd(
                                f"{text!r}. To fix: `gpuplan probe show` lists the ids")
         ids.append(value)
     removed = remove_reports(ids)
-    left = len(list_reports())
+    left = report_count()  # parses none: a damaged report left behind is still counted
     if json_out:
         print_json({"removed": [r.as_dict() for r in removed], "reports_left": left})
         return

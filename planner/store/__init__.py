@@ -1,7 +1,7 @@
 """The probe database (SQLite, in the user's data directory) and the calibration built from it.
 
     ingest, ingest_bytes, StoredReport           store a probe report (a file, or its bytes)
-    list_reports, get_report, report_json        what is stored
+    list_reports, get_report, report_json, report_count   what is stored
     remove_reports, RemovedReport                take reports out (their ids are not reused)
     load_calibration, load_calibration_with_notes   the Calibration the model reads
     calibrate, Candidate, WorkloadCandidate      the rules that decide what is believed (pure)
@@ -19,7 +19,8 @@ from ._db import BUSY_TIMEOUT_SECONDS, RETRIES, SCHEMA_VERSION, db_path
 _LAZY = {"load_calibration": "_calibrate", "load_calibration_with_notes": "_calibrate",
          "DTYPE_NAMES": "_reports", "StoredReport": "_reports", "get_report": "_reports",
          "ingest": "_reports", "ingest_bytes": "_reports", "list_reports": "_reports",
-         "report_json": "_reports", "workload_figures": "_reports",
+         "report_count": "_reports", "report_json": "_reports",
+         "workload_figures": "_reports",
          "RemovedReport": "_remove", "remove_reports": "_remove",
          "MAX_WORKLOAD_RATIO": "_rules", "MIN_FRACTION_OF_PEAK": "_rules",
          "Candidate": "_rules", "WorkloadCandidate": "_rules", "calibrate": "_rules"}
@@ -44,5 +45,6 @@ __all__ = [
     "RETRIES", "SCHEMA_VERSION", "Candidate", "RemovedReport", "StoredReport",
     "WorkloadCandidate", "calibrate",
     "db_path", "get_report", "ingest", "ingest_bytes", "list_reports", "load_calibration",
-    "load_calibration_with_notes", "remove_reports", "report_json", "workload_figures",
+    "load_calibration_with_notes", "remove_reports", "report_count", "report_json",
+    "workload_figures",
 ]

@@ -365,6 +365,12 @@ def list_reports(*, db: Path | None = None) -> list[StoredReport]:
         return [_row_to_report(conn, r) for r in rows]
 
 
+def report_count(*, db: Path | None = None) -> int:
+    """How many reports are stored, read without parsing any (a damaged one is counted)."""
+    with _reading(db) as conn:
+        return conn.execute("SELECT COUNT(*) FROM reports").fetchone()[0] if conn else 0
+
+
 def report_json(report_id: int, *, db: Path | None = None) -> dict:
     with _reading(db) as conn:
         row = conn.execute("SELECT report_json FROM reports WHERE id = ?",

@@ -131,3 +131,16 @@ def test_the_command_on_an_unknown_id_exits_2(capsys, tmp_path, catalog, make_re
     three_reports(tmp_path, catalog, make_report)
     code, _, err = run(capsys, "probe", "remove", "4")
     assert code == 2 and "no probe report 4 (stored: 1, 2, 3)" in err
+
+
+def test_removing_beside_a_damaged_report_succeeds_and_counts_it(capsys, tmp_path, catalog,
+                                                                 make_report):
+    """The count of reports left parsed every one: a damaged report left behind turned a
+    removal that had happened into exit 2."""
+    three_reports(tmp_path, catalog, make_report)
+    with sqlite3.connect(db_path()) as conn:
+        conn.execute("UPDATE reports SET report_json = '[1]' WHERE id = 2")
+    code, out, err = run(capsys, "probe", "remove", "1", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [r["id"] for r in data["removed"]] == [1] and data["reports_left"] == 2
