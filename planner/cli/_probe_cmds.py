@@ -13,6 +13,22 @@ from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, clean_cell, print_table
 MAX_REPORT_ID = 1_000_000_000
 
 
+def report_id_of(given: int | str) -> int:
+    """A report id as `probe show` (an int) or `probe remove` (the text typed) got it, within
+    1 … MAX_REPORT_ID; else the one error both commands give."""
+    if isinstance(given, int):
+        value, shown = given, str(given)
+    else:
+        value = int(given) if given.isascii() and given.isdigit() and len(given) < 12 else 0
+        shown = repr(given)
+    if not 1 <= value <= MAX_REPORT_ID:
+        from catalog import GpuplanError
+
+        raise GpuplanError(f"a report id is a whole number from 1 to {MAX_REPORT_ID:,}, got "
+                           f"{shown}. To fix: `gpuplan probe show` lists the ids")
+    return value
+
+
 def run_cmd(ctx: typer.Context) -> None:
     """Run the probe suite on this machine (needs torch: pip install 'torch>=2.3').
 
@@ -264,13 +280,10 @@ def show_cmd(
 ) -> None:
     """List ingested probe reports, the measurements the planner uses, and those it does not
     use, with why."""
-    from catalog import GpuplanError
     from planner.store import get_report, list_reports, load_calibration, report_json
 
     if report_id is not None:
-        if not 1 <= report_id <= MAX_REPORT_ID:
-            raise GpuplanError(f"a report id is a whole number from 1 to {MAX_REPORT_ID:,}, got "
-                               f"{report_id}. To fix: `gpuplan probe show` lists the ids")
+        report_id_of(report_id)
         stored = report_json(report_id)  # a damaged record is refused here, in both forms
         if json_out:
             print_json(stored)
@@ -317,17 +330,9 @@ def remove_cmd(
     """Remove ingested probe reports: estimates and plans stop using their measurements
     (a run on a throttled node, a report of the wrong machine). Every id must be stored, or
     nothing is removed; a removed report's id is not given to another."""
-    from catalog import GpuplanError
     from planner.store import remove_reports, report_count
 
-    ids = []
-    for text in report_ids:
-        value = int(text) if text.isascii() and text.isdigit() and len(text) < 12 else 0
-        if not 1 <= value <= MAX_REPORT_ID:
-            raise GpuplanError(f"a report id is a whole number from 1 to {MAX_REPORT_ID:,}, got "
-                               f"{text!r}. To fix: `gpuplan probe show` lists the ids")
-        ids.append(value)
-    removed = remove_reports(ids)
+    removed = remove_reports([report_id_of(text) for text in report_ids])
     left = report_count()  # parses none: a damaged report left behind is still counted
     if json_out:
         print_json({"removed": [r.as_dict() for r in removed], "reports_left": left})
