@@ -28,13 +28,14 @@ def user_data_dir() -> Path:
         base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
         path, variable = Path(base) / "gpuplan", "XDG_DATA_HOME"
     longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
-    if longest > MAX_NAME_BYTES or len(os.fsencode(path)) > MAX_PATH_BYTES:
+    size = len(os.fsencode(path))
+    if longest > MAX_NAME_BYTES or size > MAX_PATH_BYTES:
         from ._errors import CatalogFileError
 
         shown = str(path) if len(str(path)) <= 80 else f"{str(path)[:60]}…"
         what = (f"a folder name of {longest:,} bytes (file systems allow {MAX_NAME_BYTES})"
-                if longest > MAX_NAME_BYTES else f"a path of {len(os.fsencode(path)):,} bytes "
-                f"(gpuplan allows {MAX_PATH_BYTES:,})")
+                if longest > MAX_NAME_BYTES else f"a path of {size:,} bytes (gpuplan allows "
+                f"{MAX_PATH_BYTES:,})")
         raise CatalogFileError(f"{variable} {shown} has {what}. To fix: set {variable} to a "
                                "shorter path")
     return path
