@@ -156,11 +156,6 @@ def duration_beside(h: float, other: float) -> str:
     return text
 
 
-def cents_below(x: float | None, limit: float = 100.0) -> int:
-    """The decimals a total shows: cents below ``limit`` dollars (a $0.31 run read "$0")."""
-    return 2 if x is not None and not missing(x) and abs(x) < limit else 0
-
-
 def usd_md(x: float | None, digits: int | None = None) -> str:
     """A dollar amount for markdown: ``\\$`` so that two amounts on a line are not maths."""
     return usd(x, digits).replace("$", r"\$")
@@ -270,7 +265,7 @@ FORMAT: dict[str, tuple[str, float]] = {  # NumberColumn (format, step: the deci
 }
 CELL: dict[str, Callable[[object], str]] = {
     "text": str,
-    "usd": lambda v: usd(v, cents_below(v)),  # a $0.31 job read "$0"
+    "usd": usd,  # cents below $100: a $0.31 job read "$0"
     "usd2": lambda v: usd(v, 2),
     "usd3": lambda v: usd(v, 3),
     "usd4": lambda v: usd(v, 4),

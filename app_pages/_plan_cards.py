@@ -85,7 +85,7 @@ def recommendation_card(r: dict, deadline_hours: float) -> None:
         st.markdown(f"### Recommendation: {F.md(F.config_line(r))}")
         # two rows of two: four across cut "$25,381" to "$25,…" in an 800-px window
         c = [*st.columns(2), *st.columns(2)]
-        c[0].metric("Total cost", F.usd(r["total_cost_usd"], F.cents_below(r["total_cost_usd"])),
+        c[0].metric("Total cost", F.usd(r["total_cost_usd"]),
                     help=f"{F.usd(r['usd_per_hour_cluster'], 2)} per hour for the cluster")
         c[1].metric("Wall-clock", F.duration(r["wall_clock_hours"]),
                     help=f"{F.hours(r['wall_clock_hours'])}; deadline "

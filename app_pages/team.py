@@ -273,7 +273,7 @@ def show_allocation(out: dict) -> None:
     a = out["allocation"]
     t = a["totals"]
     c = st.columns(4)
-    c[0].metric("Total cost", F.usd(t["cost_usd"], F.cents_below(t["cost_usd"])),
+    c[0].metric("Total cost", F.usd(t["cost_usd"]),
                 help=f"budget {F.usd(t['budget_usd'])}" if t.get("budget_usd") else None)
     c[1].metric("GPU-hours", F.amount(t["gpu_hours"]))  # a small job's "0" read as nothing
     c[2].metric("Jobs", t["jobs"])

@@ -47,3 +47,12 @@ def test_a_one_token_run_reads_in_cents_and_minutes():
     raise_to = float(re.search(r"raise “Budget, USD” to \$([0-9.]+)", text).group(1))
     assert 0 < needed <= raise_to < 0.01  # raising the budget to what it says suffices
     assert "$0–$0" not in text and "0.0 h (0.0 d)" not in text and "0.0 min" not in text
+
+
+def test_the_total_cost_metric_reads_like_the_amounts_beside_it():
+    """The metric had its own rule (cents below $100): a $0.0084 plan read "$0.01" above a
+    caption and a fix that said $0.0084."""
+    at = app(tokens="1")
+    assert not at.exception
+    (total,) = [m.value for m in at.metric if m.label == "Total cost"]
+    assert re.fullmatch(r"\$0\.00[0-9]{2}", total), total
