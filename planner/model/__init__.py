@@ -109,7 +109,7 @@ from ._layer_model import (
 from ._memory import memory_terms, virtual_stages
 from ._perf import CHECKPOINT_BYTES, RECOMPUTE_CODES, RECOMPUTE_NAMES, evaluate
 from ._presets import preset, preset_names
-from ._probability import probability_within, quantile
+from ._probability import normal_quantile, probability_within, quantile
 from ._records import Estimate, ParallelPlan, TimeRange, workload_dict
 from ._scalars import ModelScalars
 from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, comparable, shape_distance, shape_of
@@ -162,8 +162,8 @@ __all__ = [
     "freeze", "goodput", "goodput_arrays", "gpu_family", "hardware_for", "infer_architecture",
     "inference_only_message",
     "intra_link_for", "layer_flops", "least_memory", "matmul_dtype", "memory_terms",
-    "model_attention", "model_layer", "nic_by_nodes", "nvlink_domain", "parse_count",
-    "parse_deadline", "plan_grid", "preset", "preset_names", "probability_within",
+    "model_attention", "model_layer", "nic_by_nodes", "normal_quantile", "nvlink_domain",
+    "parse_count", "parse_deadline", "plan_grid", "preset", "preset_names", "probability_within",
     "probe_options", "prune", "quantile", "range_sigma", "refer_to_fields", "reference_cluster",
     "run_model", "seconds_per_sequence", "shape_distance", "shape_of", "summarise", "thaw",
     "virtual_stages", "workload_dict", "workload_memory_ratios", "workload_scales",

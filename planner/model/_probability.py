@@ -135,6 +135,29 @@ class _Mixture:
         return np.clip(out, 0.0, 1.0)
 
 
+def normal_quantile(q: float) -> float:
+    """The largest z (to bisection precision) with Φ(z) < q for the model's own Φ — the
+    A&S approximation ``probability_within`` uses, whose error a bound built on this must
+    allow for — and inf for q ≥ 1. Bisection on a scalar, kept per probability level: it is
+    ``probability_within`` at base 1, no interruptions and σ = 1 (the same figures: one
+    Poisson term of weight 1), without building that call's mixture 80 times."""
+    if q >= 1.0:
+        return math.inf
+    if q not in _QUANTILES:
+        import numpy as np
+
+        lo, hi, one = -40.0, 40.0, np.ones(1)
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            p = float(_lognormal_cdf(np.array([math.exp(mid)]), one)[0])
+            lo, hi = (mid, hi) if p < q else (lo, mid)
+        _QUANTILES[q] = lo
+    return _QUANTILES[q]
+
+
+_QUANTILES: dict[float, float] = {}  # a few probability levels per process
+
+
 def probability_within(deadline_hours, *, base_hours, loss_hours, rate, sigma) -> np.ndarray:
     """P(calendar time ≤ deadline) for each candidate; arguments broadcast."""
     import numpy as np

@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import goodput_arrays, probability_within
+from ..model import goodput_arrays, normal_quantile, probability_within
 from ._candidates import run_cost_usd, storage_usd
 
 if TYPE_CHECKING:
@@ -386,7 +386,7 @@ class Space:
         D = self.c.deadline_hours
         if self.c.min_probability >= 1:  # P = 1 exactly can still qualify: no bound
             return np.zeros(len(e), dtype=bool)
-        zq = _normal_quantile(float(self.c.min_probability))
+        zq = normal_quantile(float(self.c.min_probability))
         with np.errstate(divide="ignore"):
             z = np.log(D / B) / np.where(s > 0, s, 1.0)
         return np.where(s > 0, z < zq - Z_MARGIN, D < B * (1 - 1e-12))
@@ -398,26 +398,3 @@ def _unique(ids: np.ndarray) -> np.ndarray:
 
     ids = np.sort(ids)
     return ids[np.r_[True, ids[1:] != ids[:-1]]] if ids.size else ids
-
-
-def _normal_quantile(q: float) -> float:
-    """z with Φ(z) = q for the model's own Φ (``probability_within`` without interruptions):
-    bisection on a scalar, once per probability level (cached)."""
-    if q not in _quantile_cache:
-        _quantile_cache[q] = _solve_quantile(q)
-    return _quantile_cache[q]
-
-
-_quantile_cache: dict[float, float] = {}
-
-
-def _solve_quantile(q: float) -> float:
-    if q >= 1.0:
-        return math.inf
-    lo, hi = -40.0, 40.0
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        p = float(probability_within(math.exp(mid), base_hours=1.0, loss_hours=0.0, rate=0.0,
-                                     sigma=1.0))
-        lo, hi = (mid, hi) if p < q else (lo, mid)
-    return lo

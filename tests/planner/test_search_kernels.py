@@ -56,3 +56,34 @@ def test_the_model_refuses_a_zero_stage_it_has_no_expression_for():
     for bad in (5, 1.5, -1):
         with pytest.raises(ValueError, match="zero must be 0, 1, 2 or 3"):
             evaluate(ms, Assumptions(), zero=np.array([bad]), **one)
+
+
+def _quantile_by_probability_within(q: float) -> float:
+    """The bound's z as it was found before normal_quantile: bisection on the full
+    probability_within (base 1, no interruptions, σ = 1)."""
+    import math
+
+    from planner.model import probability_within
+
+    lo, hi = -40.0, 40.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        p = float(probability_within(math.exp(mid), base_hours=1.0, loss_hours=0.0, rate=0.0,
+                                     sigma=1.0))
+        lo, hi = (mid, hi) if p < q else (lo, mid)
+    return lo
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.one_of(st.sampled_from([0.0, 1e-12, 0.5, 0.8, 0.95, 0.999999, 1 - 1e-15]),
+                 st.floats(0.0, 1.0, exclude_max=True)))
+def test_normal_quantile_is_the_bisection_on_probability_within(q):
+    from planner.model import normal_quantile
+
+    assert normal_quantile(q) == _quantile_by_probability_within(q)
+
+
+def test_normal_quantile_of_certainty_is_infinite():
+    from planner.model import normal_quantile
+
+    assert normal_quantile(1.0) == float("inf")
