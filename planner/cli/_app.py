@@ -249,11 +249,32 @@ def _current_context():
     return ctx
 
 
-def _running_options() -> frozenset[str]:
-    """The long options of the command line being run (`main` registers only the command
-    it runs), empty outside one."""
+def _running_options() -> tuple[frozenset[str], frozenset[str]]:
+    """The long options of the command being run, and those of its whole command line (`main`
+    registers only the command it runs: a group's, all of the group's); both empty outside
+    one. Its context is current while it runs; `main` writes an error's line after click has
+    left it, inside ``failed_command``."""
     ctx = _current_context()
-    return frozenset() if ctx is None else _options_of(ctx.find_root().command)
+    if ctx is not None:
+        return _options_of(ctx.command), _options_of(ctx.find_root().command)
+    if _FAILED:
+        command, line = _FAILED[-1]
+        return _options_of(command), _options_of(line)
+    return frozenset(), frozenset()
+
+
+_FAILED: list = []  # (command, its command line) whose error line `main` is writing
+
+
+@contextlib.contextmanager
+def failed_command(command, line):
+    """While `main` writes the error line of the click ``command`` (of the command line
+    ``line``), ``flag_for`` spells fields as that command does: click has left its context."""
+    _FAILED.append((command, line))
+    try:
+        yield
+    finally:
+        _FAILED.pop()
 
 
 def given_options(*, besides: tuple[str, ...] = ()) -> list[str]:
@@ -276,9 +297,15 @@ def flag_for(field: str | None) -> str | None:
     if not field:
         return None
     flag = FLAG_OF_FIELD.get(field) or "--" + field.replace("_", "-")
-    # an option of the running command is an option of some command: the whole CLI (every
-    # command module imported, every command built) is needed only for the others
-    if flag in _running_options():
+    # the running command's own spelling first: `offers --cloud` sets `clouds`, which is
+    # `plan --clouds`. An option of the command line being run is an option of some command:
+    # the whole CLI (every command module imported, every command built) is needed only for
+    # the others.
+    command, line = _running_options()
+    for spelled in (flag, flag.removesuffix("s")):
+        if spelled in command:
+            return spelled
+    if flag in line:
         return flag
     return flag if flag in cli_options() else None
 

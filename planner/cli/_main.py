@@ -245,6 +245,7 @@ def _run(argv: list[str] | None, args: list[str], only: str | None) -> int:
 def _run_command(argv: list[str] | None, args: list[str], only: str | None) -> int:
     from catalog import GpuplanError
 
+    command = None
     try:
         command = full_command() if only is None else _command(only)
         _refuse_repeated(command, args)
@@ -255,7 +256,8 @@ def _run_command(argv: list[str] | None, args: list[str], only: str | None) -> i
         if isinstance(code, int) and not isinstance(code, bool) and code:
             return code
     except GpuplanError as exc:
-        print(f"error: {error_line(exc)}", file=sys.stderr)
+        with _app.failed_command(_leaf(command, args), command):  # flags as it spells them
+            print(f"error: {error_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except CliExit as exc:
         return exc.code
@@ -269,6 +271,17 @@ def _run_command(argv: list[str] | None, args: list[str], only: str | None) -> i
             return _show_click_error(exc)
         raise
     return 0
+
+
+def _leaf(command, args: list[str]):
+    """The (sub)command of ``command`` the command line ``args`` names (`catalog use` → use),
+    as far as its first two words name one; None without ``command``."""
+    for name in args[:2]:
+        sub = getattr(command, "commands", {}).get(name)
+        if sub is None:
+            break
+        command = sub
+    return command
 
 
 def _refuse_repeated(command, args: list[str]) -> None:
@@ -297,9 +310,12 @@ def _refuse_repeated(command, args: list[str]) -> None:
         i += 1 if eq else 2
     for opt, values in seen.items():
         if len(values) > 1:
-            given = ", ".join(repr(v) for v in values)
-            raise GpuplanError(f"{opt} is given {len(values)} times ({given}); it takes one "
-                               f"value. To fix: give {opt} once")
+            # the first two values, each cut to 40 characters (a 100 KB --model was echoed
+            # whole, and so was every value of an option given a thousand times)
+            given = ", ".join(f"{v[:40]!r}{'…' if len(v) > 40 else ''}" for v in values[:2])
+            more = ", …" if len(values) > 2 else ""
+            raise GpuplanError(f"{opt} is given {len(values)} times ({given}{more}); it takes "
+                               f"one value. To fix: give {opt} once")
 
 
 def _command(only: str):

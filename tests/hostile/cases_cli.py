@@ -77,7 +77,7 @@ OFFERS_NUMBER_CASES = [
 
 OFFERS_NAME_CASES = [
     offers("region-of-another-cloud", "--cloud", "gcp", "--region", "us-east-1",
-           says="region 'us-east-1' is aws's, not in --clouds gcp. To fix: add aws to --clouds"),
+           says="region 'us-east-1' is aws's, not in --cloud gcp. To fix: add aws to --cloud"),
     offers("region-in-one-of-the-clouds", "--cloud", "gcp,aws", "--region", "us-east-1",
            "--limit", "2", expect=0, says="us-east-1"),
     offers("gpu-empty", "--gpu", "", says="--gpu is empty"),
