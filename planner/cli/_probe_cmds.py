@@ -109,7 +109,7 @@ def _reasons(notes) -> list[str]:
     """One line per distinct reason, naming the figures it applies to."""
     by_reason: dict[str, list[str]] = {}
     for n in notes:
-        by_reason.setdefault(n.reason, []).append(f"{n.kind} {n.key}")
+        by_reason.setdefault(n.reason, []).append(n.what)
     return [f"{', '.join(dict.fromkeys(what))}: {why}" for why, what in by_reason.items()]
 
 

@@ -66,13 +66,20 @@ class CalibrationNote:
     report_ids: tuple[int, ...]
     reason: str
 
+    @property
+    def what(self) -> str:
+        """The figure named, e.g. "matmul H100-SXM5-80GB bf16"; a report refused as a whole
+        is its own figure ("report 3", not "report report 3")."""
+        return self.key if self.kind == "report" else f"{self.kind} {self.key}"
+
     def line(self) -> str:
-        what = f"{self.kind} {self.key}"
+        ids = ", ".join(map(str, self.report_ids))
+        if self.kind == "report":  # no value, and the key already names the report
+            return f"{self.key}: {self.reason}"
         val = "-" if self.value is None else (f"{self.value:,.1f} {self.unit}" if
                                               self.value < 1e6 else
                                               f"{self.value:.3g} {self.unit}")
-        ids = ", ".join(map(str, self.report_ids))
-        return f"{what}: {val} (report{'s' if len(self.report_ids) > 1 else ''} {ids}): " \
+        return f"{self.what}: {val} (report{'s' if len(self.report_ids) > 1 else ''} {ids}): " \
                f"{self.reason}"
 
 
