@@ -217,7 +217,7 @@ def family_note(cfg: Any) -> str:
                   else cfg).get("model_type")
     if isinstance(model_type, str) and model_type.lower() in KNOWN_MODEL_TYPES:
         return ""
-    said = (f"model_type {model_type!r} is not a family gpuplan knows" if
+    said = (f"model_type {_show(model_type)} is not a family gpuplan knows" if
             isinstance(model_type, str) and model_type else "the config.json names no model_type")
     return (f"{said}: read as a Llama-style decoder (the keys above; compare the parameter "
             "count with the model card, or give `params`)")

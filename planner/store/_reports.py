@@ -135,8 +135,10 @@ def workload_figures(report) -> dict | None:
 def instance_contradiction(gpu_model: str | None, instance_type: str | None,
                            gpu_accelerator: str | None, instance_accelerator: str) -> str:
     """The refusal of a report whose GPU name is not the GPU its catalog instance type has:
-    one of the two facts is wrong, so neither can key its figures."""
-    return (f"the report names the GPU {gpu_model!r} ({gpu_accelerator}) on a {instance_type}, "
+    one of the two facts is wrong, so neither can key its figures. The GPU's name is the
+    report's text: at most 40 characters of it are quoted."""
+    named = repr(gpu_model) if len(str(gpu_model)) <= 40 else f"{str(gpu_model)[:40]!r}…"
+    return (f"the report names the GPU {named} ({gpu_accelerator}) on a {instance_type}, "
             f"whose GPUs are {instance_accelerator}: one of the two is wrong, so its figures "
             "calibrate neither. To fix: re-run the probes on the instance (they record both "
             "as measured)")
@@ -155,12 +157,16 @@ def _canonical(value):
 
 
 def measurement_fingerprint(report) -> str | None:
-    """sha256 of what the run measured: each rank's own figures (matmul, memory, workload)
-    and the probes' sections (their points, spreads and checks); not the file's formatting,
-    nor the facts that name the run — the environment (hostname, instance, versions), the
-    ranks' hosts, devices and GPU UUIDs, timestamps, duration, quick flag, errors. So a copy
-    of one run re-saved, renamed, re-dated or relabelled has the same fingerprint and counts
-    once, while two real runs never agree: their timed figures differ in the last bits.
+    """sha256 of what the run measured: each rank's own figures (matmul, memory, workload),
+    the probes' sections (their points, spreads and checks) and the kind of device they ran
+    on (the environment's device_type; none without an environment); not the file's
+    formatting, nor the facts that name the run — the rest of the environment (hostname,
+    instance, versions), the ranks' hosts, devices and GPU UUIDs, timestamps, duration,
+    quick flag, errors. So a copy of one run re-saved, renamed, re-dated or relabelled has
+    the same fingerprint and counts once, while two real runs never agree: their timed
+    figures differ in the last bits. A copy without its environment section is another
+    report: it calibrates nothing (what it measured is unknown), and taken for the GPU run
+    it would have hidden that run's figures from the calibration.
     None when the report measured nothing (then only identical bytes are the same report)."""
     ranks = [[r.rank, *(sorted([nv.name, float(nv.value)] for nv in values)
                         for values in (r.matmul_best_tflops, r.memory_gb_per_s, r.workload))]
@@ -171,8 +177,9 @@ def measurement_fingerprint(report) -> str | None:
             or (mem and mem.points) or (col and any(s.points for s in col.series))
             or (w and w.status == "measured")):
         return None
+    device = report.environment.device_type if report.environment is not None else None
     content = [ranks, *(None if s is None else _canonical(dataclasses.asdict(s))
-                        for s in sections)]
+                        for s in sections), device]
     text = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -210,6 +217,8 @@ def _same_run(conn: sqlite3.Connection, fingerprint: str | None,
 def _accelerator_of(report, catalog: Catalog, override: str | None) -> str | None:
     env = report.environment
     named = where = None  # the catalog accelerator the report's GPU name (or instance) is
+    gpu = None if env is None else env.gpu_model  # the report's text: 40 characters quoted
+    said = repr(gpu) if len(str(gpu)) <= 40 else f"{str(gpu)[:40]!r}…"
     if env is not None and env.device_type == "cuda":
         try:  # an unknown type just means "not from the catalog"
             on = catalog.instance_type(env.instance_type or "", env.cloud).accelerator
@@ -217,7 +226,7 @@ def _accelerator_of(report, catalog: Catalog, override: str | None) -> str | Non
             on = None
         try:
             named = catalog.resolve_accelerator(env.gpu_model or "", strict=True)
-            where = repr(env.gpu_model)
+            where = said
         except GpuplanError:
             named, where = on, f"the GPUs of a {env.instance_type}"
         if on is not None and named != on:  # an A100 on a p5 would calibrate A100 plans
@@ -237,7 +246,7 @@ def _accelerator_of(report, catalog: Catalog, override: str | None) -> str | Non
     if named is not None:
         return named
     raise CalibrationError(
-        f"cannot tell which catalog accelerator {env.gpu_model!r} is. To fix: pass "
+        f"cannot tell which catalog accelerator {said} is. To fix: pass "
         "`accelerator` NAME (see `gpuplan gpus`)", field="accelerator", value=env.gpu_model)
 
 
