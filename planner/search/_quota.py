@@ -11,7 +11,8 @@ A rule with a field left out matches every value of it; a candidate's limit is t
 Every rule must match something: an unknown cloud, region or accelerator is an
 ``UnknownNameError`` with close matches, and a rule whose combination matches no offer in the
 catalog (a GCP region under ``cloud: aws``, an accelerator the region does not sell) is an
-error too — a quota that limits nothing is almost always a typo.
+error too — a quota that limits nothing is almost always a typo. So are two rules of one scope
+(cloud, region, accelerator and month): which of their limits was meant is a guess.
 
 ``parse_quotas(mapping, catalog)`` validates parsed data; the front end reads the file
 (``gpuplan plan --quota-file``: at most MAX_QUOTA_FILE_BYTES of YAML) and passes the data.
@@ -121,8 +122,29 @@ def parse_quota_rules(entries: Any, catalog: Catalog, where: str) -> tuple[Quota
     types = {t.key: t.accelerator for t in catalog.instance_types}
     offered = {(o.cloud, o.region, types.get((o.cloud, o.instance_type), ""))
                for o in catalog.offers}
-    return tuple(_rule(e, catalog, offered, f"{where}: quotas[{i}]")
-                 for i, e in enumerate(entries, start=1))
+    rules = tuple(_rule(e, catalog, offered, f"{where}: quotas[{i}]")
+                  for i, e in enumerate(entries, start=1))
+    _refuse_duplicates(rules, where)
+    return rules
+
+
+def _refuse_duplicates(rules: tuple[QuotaRule, ...], where: str) -> None:
+    """Two rules of one scope (cloud, region, accelerator — names as the catalog spells them,
+    so H100 and h100-sxm5-80gb are one — and month): one of them held and the other was
+    dropped, silently; which one the file meant is a guess."""
+    first: dict[tuple, int] = {}
+    for i, rule in enumerate(rules, start=1):
+        key = (rule.cloud, rule.region, rule.accelerator, rule.month)
+        if key not in first:
+            first[key] = i
+            continue
+        scope = ", ".join(f"{k} {v}" for k, v in zip(("cloud", "region", "accelerator",
+                                                      "month"), key, strict=True) if v)
+        raise PlannerError(f"{where}: quotas[{i}]: the same scope as quotas[{first[key]}] "
+                           f"({scope or 'every cloud, region and accelerator'}), gpus "
+                           f"{rule.gpus} against {rules[first[key] - 1].gpus}: which one holds "
+                           "is a guess. To fix: keep one rule per cloud, region, accelerator "
+                           "and month (remove or merge the other)")
 
 
 def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str) -> QuotaRule:
