@@ -85,6 +85,14 @@ def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, di
             raise TeamPlanError(f"{at}: {len(fields) + len(row[None])} cells for a header of "
                                 f"{len(fields)} columns. To fix: correct the row (a comma in a "
                                 "number or name must be quoted)")
+        short = [c for c in ACTUALS_COLUMNS if row[c] is None]  # csv's value of a lost cell
+        if short:  # (an empty cell is ""): "row 2: cost_usd '' is not a number" said less
+            cells = sum(v is not None for k, v in row.items() if k is not None)
+            raise TeamPlanError(f"{at} has {cells} cell{'s' if cells != 1 else ''}, "
+                                f"the header has {len(fields)} columns (no {', '.join(short)})"
+                                ". To fix: give every row a cell for each of "
+                                f"{', '.join(ACTUALS_COLUMNS)} (an empty cell still needs its "
+                                "comma)")
         if name not in known:
             raise TeamPlanError(str(UnknownNameError("job", name, known, where=at,
                                                      hint="use a job name from the team plan")))
