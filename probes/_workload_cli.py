@@ -8,7 +8,8 @@ overrides. `gpuplan probe workload` resolves the model on the laptop and calls t
 explicit shape; ``--print-command`` there prints the torchrun line for a node.
 
 Exit status as `python -m probes`: 0 measured, 1 the report was written but the probe failed
-on some rank, 2 a problem to fix first.
+on some rank, 2 a problem to fix first (``main`` raises it as a ProbesError, which
+``probes.cli.main`` says on stderr as every set-up error: "error: … To fix: …").
 """
 
 from __future__ import annotations
@@ -170,7 +171,7 @@ def config_from_args(args) -> WorkloadConfig:
                               device=args.device, attention=args.attention,
                               profile=not args.no_profile, timeout_seconds=args.timeout_s)
     except ValueError as exc:
-        raise ProbesError(f"{exc}. To fix: see python -m probes workload --help") from None
+        raise ProbesError(f"{str(exc).rstrip('.')}. {FIX}") from None
 
 
 def too_short_to_calibrate(config: WorkloadConfig) -> str | None:
@@ -274,24 +275,23 @@ def _check_args(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The run, for ``probes.cli.main``: 0 or 1 as `python -m probes`; a problem to fix first
+    (torch missing, no shape, a --tp it cannot hold, no CUDA for --device cuda, a process group
+    that does not form) raises a ProbesError, which ``probes.cli.main`` says on stderr, once
+    under torchrun, and exits 2."""
     from probes._errors import TORCH_MISSING
 
     args = build_parser().parse_args(argv)
     try:
         import torch  # noqa: F401 - only to say clearly that it is missing
     except ImportError:
-        print(TORCH_MISSING)
-        return 2
+        raise ProbesError(TORCH_MISSING) from None
     from probes._workload_run import run_workload_probe
 
-    try:
-        config = config_from_args(args)
-        if os.environ.get("RANK", "0") == "0" and (note := too_short_to_calibrate(config)):
-            print(note, file=sys.stderr)
-        report = run_workload_probe(config, out=args.out)
-    except ProbesError as exc:
-        print(exc)
-        return 2
+    config = config_from_args(args)
+    if os.environ.get("RANK", "0") == "0" and (note := too_short_to_calibrate(config)):
+        print(note, file=sys.stderr)
+    report = run_workload_probe(config, out=args.out)
     if os.environ.get("RANK", "0") == "0":
         print(format_summary(report, out=args.out))
         sys.stdout.flush()

@@ -5,7 +5,8 @@ Exit status: 0 when every probe ran, 1 when the report was written but a probe f
 error is in the report and on stdout), 2 for a problem the user can fix (missing torch, bad
 option, no CUDA for --device cuda, a process group that does not form). Every option is checked
 before anything runs (``check_args``: bounds, names with "Did you mean", a report path that
-can be written); an option error is one line on stderr ending "To fix: …".
+can be written); an option error is one line on stderr ending "To fix: …", and so is a set-up
+error (``setup_error``: "error: … To fix: …"). Stdout carries only the summary.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 
 from probes._args import FIX as _FIX
@@ -280,20 +282,46 @@ def workload_position(argv: list[str]) -> int | None:
     return None
 
 
+# Under torchrun every rank runs the same command, so a set-up error (torch missing, a --tp
+# the processes cannot hold, no CUDA) is usually every rank's, in one gathered log: rank 0 says
+# it at once; another rank first waits this long, by when torchrun, seeing rank 0 exit, has
+# stopped it. An error of that rank alone (a rank beyond the node's GPUs; rank 0 then waits in
+# the process group) is still said, after the wait. Exiting at once instead, a rank could get
+# rank 0 stopped before it had said anything.
+PEER_GRACE_S = 5.0
+
+
+def setup_error(message: object) -> int:
+    """Say a problem the user can fix before anything is measured, as every gpuplan error:
+    one line on stderr, "error: … To fix: …"; returns the exit status, 2. Said once under
+    torchrun (PEER_GRACE_S); nothing if stderr is closed (stdout is the summary's)."""
+    if os.environ.get("RANK", "0") != "0":
+        time.sleep(PEER_GRACE_S)
+    if sys.stderr is None:  # 2>&-: print(file=None) would write to stdout
+        return 2
+    try:
+        print(f"error: {' '.join(str(message).split())}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # a closed or broken stderr: the exit status still says it
+        pass
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     at = workload_position(argv)
     if at is not None:  # `python -m probes workload ...`: the user's layers
         from probes._workload_cli import main as workload_main
 
-        return workload_main(argv[:at] + argv[at + 1:])
+        try:
+            return workload_main(argv[:at] + argv[at + 1:])
+        except ProbesError as exc:
+            return setup_error(exc)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         import torch  # noqa: F401 - only to say clearly that it is missing
     except ImportError:
-        print(TORCH_MISSING)
-        return 2
+        return setup_error(TORCH_MISSING)
     from probes._runner import run_probes
 
     try:
@@ -302,13 +330,11 @@ def main(argv: list[str] | None = None) -> int:
                              dtypes=args.dtypes, matmul_shapes=args.shapes,
                              collective_sizes_bytes=args.sizes)
     except ValueError as exc:
-        print(f"{exc}. To fix: see python -m probes --help.")
-        return 2
+        return setup_error(f"{str(exc).rstrip('.')}. {_FIX}")
     try:
         report = run_probes(config, out=args.out)
     except ProbesError as exc:
-        print(exc)
-        return 2
+        return setup_error(exc)
     if os.environ.get("RANK", "0") == "0":
         print(format_summary(report, out=args.out))
         sys.stdout.flush()

@@ -26,7 +26,8 @@ def test_import_does_not_load_torch():
 def test_missing_torch_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` fail
     assert main(["--out", str(tmp_path / "r.json")]) == 2
-    assert capsys.readouterr().out == TORCH_MISSING + "\n"
+    captured = capsys.readouterr()
+    assert captured.err == f"error: {TORCH_MISSING}\n" and captured.out == ""
     assert not (tmp_path / "r.json").exists()
 
 
@@ -81,8 +82,57 @@ def test_cuda_without_a_gpu_is_a_clear_error(tmp_path, capsys):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     assert main(["--device", "cuda", "--out", str(tmp_path / "r.json")]) == 2
-    text = capsys.readouterr().out.strip()
-    assert "\n" not in text and "no CUDA device" in text and "To fix:" in text
+    line = setup_error_line(capsys.readouterr())
+    assert line.startswith("error: --device cuda was asked for") and "no CUDA device" in line
+    assert "To fix: install a CUDA build of torch" in line
+
+
+def setup_error_line(captured) -> str:
+    """A setup error as the project says every error: one line on stderr, "error: … To fix:
+    …", and nothing on stdout (which scripts read)."""
+    assert captured.out == "", captured.out
+    assert captured.err.startswith("error: ") and captured.err.count("\n") == 1, captured.err
+    assert "To fix: " in captured.err
+    return captured.err.rstrip("\n")
+
+
+def test_a_value_the_api_refuses_is_one_error_line(monkeypatch, capsys, tmp_path):
+    pytest.importorskip("torch")
+    import probes.cli as cli
+
+    def refused(**kwargs):
+        raise ValueError("timeout_seconds must be a finite number > 0, got nan")
+
+    monkeypatch.setattr(cli, "ProbeConfig", refused)
+    assert main(["--out", str(tmp_path / "r.json")]) == 2
+    assert setup_error_line(capsys.readouterr()) == (
+        "error: timeout_seconds must be a finite number > 0, got nan. To fix: see "
+        "`python -m probes --help`.")
+
+
+def test_a_setup_error_is_said_by_rank_0_at_once(monkeypatch, capsys, tmp_path):
+    """Under torchrun every rank meets the same error: rank 0 says it at once; the others
+    first give torchrun the time to stop them once rank 0 has exited (one line in a log that
+    gathers every rank), and still say it if they are not stopped (an error of their own)."""
+    import probes.cli as cli
+
+    waited = []
+    monkeypatch.setattr(cli.time, "sleep", waited.append)
+    monkeypatch.setitem(sys.modules, "torch", None)
+    argv = ["--out", str(tmp_path / "r.json")]
+    monkeypatch.setenv("RANK", "0")
+    assert main(argv) == 2 and waited == []
+    first = setup_error_line(capsys.readouterr())
+    monkeypatch.setenv("RANK", "1")
+    assert main(argv) == 2 and waited == [cli.PEER_GRACE_S] and cli.PEER_GRACE_S >= 1
+    assert setup_error_line(capsys.readouterr()) == first
+
+
+def test_a_setup_error_with_stderr_closed_keeps_stdout_clean(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.setattr(sys, "stderr", None)  # 2>&-
+    assert main(["--out", str(tmp_path / "r.json")]) == 2
+    assert capsys.readouterr().out == ""
 
 
 @pytest.mark.parametrize("argv", [["--sizes", "12Q"], ["--shapes", "1x2"],

@@ -154,7 +154,11 @@ def test_a_report_that_cannot_be_written_at_the_end_is_one_line(capsys, tmp_path
 
     monkeypatch.setattr(runner, "run_probes", full)
     assert main(["--out", str(tmp_path / "r.json")]) == 2
-    assert capsys.readouterr().out.strip().endswith("choose another location with --out.")
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(f"error: probe report {tmp_path / 'r.json'}: cannot write "
+                                   "it (disk full). To fix: free space")
+    assert captured.err.endswith("choose another location with --out.\n")
 
 
 # ---- the API: ProbeConfig and run_probes ---------------------------------------------------

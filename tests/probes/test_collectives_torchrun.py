@@ -103,7 +103,51 @@ def test_missing_peer_fails_cleanly_within_the_timeout(tmp_path):
            "--out", str(tmp_path / "r.json")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 2
-    assert "process group" in proc.stdout and "To fix:" in proc.stdout
+    assert proc.stdout == ""
+    line = proc.stderr.strip()
+    assert line.count("\n") == 0, proc.stderr
+    assert line.startswith("error: cannot start the gloo process group for rank 0 of 2 within "
+                           "2 s") and "To fix: run the same torchrun command" in line
+    assert not (tmp_path / "r.json").exists()
+
+
+# Rank 1 alone cannot start (as a rank beyond the node's GPUs): rank 0 waits for it in the
+# process group, so only rank 1 can say why.
+RANK1_HAS_NO_GPU = """
+import os, sys
+import probes._timing as timing
+from probes import ProbeSetupError
+from probes.cli import main
+
+if os.environ["RANK"] == "1":
+    def no_gpu(requested, *, local_rank=0):
+        raise ProbeSetupError("local rank 1 has no GPU: this node shows 1. To fix: set "
+                              "torchrun --nproc-per-node to at most the number of GPUs.")
+    timing.resolve_device = no_gpu
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def torchrun_error_lines(proc) -> list[str]:
+    """The error lines of a torchrun run whose ranks all write to one log: on stderr, none on
+    stdout (torchrun's own report of the failed ranks follows on stderr)."""
+    assert "error:" not in proc.stdout and "To fix" not in proc.stdout, proc.stdout
+    return [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+
+
+def test_an_error_of_one_rank_under_torchrun_reaches_the_user_once(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(RANK1_HAS_NO_GPU)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+           str(script), "--quick", "--device", "cpu", "--timeout-s", "60",
+           "--out", str(tmp_path / "r.json")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=_env(),
+                          cwd=tmp_path)
+    assert proc.returncode != 0
+    assert torchrun_error_lines(proc) == [
+        "error: local rank 1 has no GPU: this node shows 1. To fix: set torchrun "
+        "--nproc-per-node to at most the number of GPUs."], proc.stderr[-3000:]
+    assert "exitcode  : 2" in proc.stderr  # rank 1's, in torchrun's report
     assert not (tmp_path / "r.json").exists()
 
 

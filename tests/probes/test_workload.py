@@ -140,12 +140,13 @@ def test_the_command_line_needs_a_shape_and_says_how(tmp_path, capsys):
     from probes.cli import main
 
     assert main(["workload", "--hidden", "64", "--out", str(tmp_path / "w.json")]) == 2
-    out = capsys.readouterr().out
-    assert "To fix:" in out and "--heads" in out and "--seq-len" in out
+    said = capsys.readouterr()
+    assert said.out == "" and said.err.startswith("error: ")  # stdout stays the report's
+    assert "To fix:" in said.err and "--heads" in said.err and "--seq-len" in said.err
     assert main(["workload", "--hidden", "64", "--heads", "4", "--ffn-hidden", "96",
                  "--seq-len", "32", "--tp", "3", "--device", "cpu",
                  "--out", str(tmp_path / "w.json")]) == 2
-    assert "tp=3 must divide" in capsys.readouterr().out
+    assert "tp=3 must divide" in capsys.readouterr().err
     assert not (tmp_path / "w.json").exists()
     # before measuring: argparse's one-line error (stderr, exit 2), as for `python -m probes`
     for bad, says in ((str(tmp_path), "is a directory"), ("/dev/null", "is a device"),

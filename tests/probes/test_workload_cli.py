@@ -1,0 +1,106 @@
+"""`python -m probes workload` (and `gpuplan probe workload`, which runs it): a problem to fix
+before anything is measured — no shape, a --tp the shape or the processes cannot hold, no CUDA
+for --device cuda, torch missing — is one line on stderr, "error: … To fix: …", exit 2, with
+stdout left to the summary; under torchrun it is said once, by rank 0."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from probes._errors import TORCH_MISSING
+from probes.cli import main
+
+SHAPE = ["--hidden", "64", "--heads", "4", "--ffn-hidden", "96", "--seq-len", "32",
+         "--device", "cpu", "--steps", "2", "--warmup-steps", "1", "--quick"]
+
+
+def _error_line(captured) -> str:
+    assert captured.out == "", captured.out
+    assert captured.err.startswith("error: ") and captured.err.count("\n") == 1, captured.err
+    assert "To fix: " in captured.err
+    return captured.err.rstrip("\n")
+
+
+def test_missing_torch_is_one_error_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    assert main(["workload", *SHAPE, "--out", str(tmp_path / "w.json")]) == 2
+    assert _error_line(capsys.readouterr()) == f"error: {TORCH_MISSING}"
+    assert not (tmp_path / "w.json").exists()
+
+
+def test_a_missing_shape_is_one_error_line(capsys, tmp_path):
+    pytest.importorskip("torch")
+    assert main(["workload", "--hidden", "64", "--out", str(tmp_path / "w.json")]) == 2
+    line = _error_line(capsys.readouterr())
+    assert line.startswith("error: give the model (--model NAME, --config config.json or "
+                           "--params N) or its shape. To fix: e.g. --model llama3-8b")
+    assert line.endswith("(missing: --heads, --ffn-hidden, --seq-len)")
+
+
+def test_a_tp_the_shape_cannot_hold_is_one_error_line(capsys, tmp_path):
+    pytest.importorskip("torch")
+    assert main(["workload", *SHAPE, "--tp", "3", "--out", str(tmp_path / "w.json")]) == 2
+    assert _error_line(capsys.readouterr()) == (
+        "error: tp=3 must divide heads (4), kv_heads (4) and ffn_hidden (96). To fix: see "
+        "`python -m probes workload --help`.")
+    assert not (tmp_path / "w.json").exists()
+
+
+def test_a_tp_above_one_process_is_one_error_line(capsys, tmp_path):
+    pytest.importorskip("torch")
+    assert main(["workload", *SHAPE, "--tp", "2", "--out", str(tmp_path / "w.json")]) == 2
+    assert _error_line(capsys.readouterr()) == (
+        "error: tp=2 does not divide the 1 processes. To fix: run torchrun with a multiple of "
+        "2 processes, or change --tp.")
+    assert not (tmp_path / "w.json").exists()
+
+
+def test_cuda_without_a_gpu_is_one_error_line(capsys, tmp_path):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    argv = ["workload", *SHAPE, "--device", "cuda", "--out", str(tmp_path / "w.json")]
+    assert main(argv) == 2
+    line = _error_line(capsys.readouterr())
+    assert line.startswith("error: --device cuda was asked for") and "no CUDA device" in line
+
+
+def test_gpuplan_probe_workload_says_it_the_same_way(capsys, tmp_path):
+    pytest.importorskip("torch")
+    from planner.cli import main as gpuplan
+
+    code = gpuplan(["probe", "workload", "--model", "gpt2", "--seq-len", "64", "--device",
+                    "cpu", "--quick", "--tp", "2", "--out", str(tmp_path / "w.json")])
+    assert code == 2
+    assert _error_line(capsys.readouterr()) == (
+        "error: tp=2 does not divide the 1 processes. To fix: run torchrun with a multiple of "
+        "2 processes, or change --tp.")
+    assert not (tmp_path / "w.json").exists()
+
+
+@pytest.mark.parametrize(("tp", "says"), [
+    ("3", "error: tp=3 must divide heads (4), kv_heads (4) and ffn_hidden (96). To fix: see "
+          "`python -m probes workload --help`."),  # refused before torch starts anything
+    ("4", "error: tp=4 does not divide the 2 processes. To fix: run torchrun with a multiple "
+          "of 4 processes, or change --tp."),  # refused by every rank in the process group
+])
+def test_under_torchrun_the_error_is_said_once(tmp_path, tp, says):
+    pytest.importorskip("torch")
+    env = dict(os.environ, GPUPLAN_NO_METADATA="1", OMP_NUM_THREADS="1")
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+                 "MASTER_PORT"):
+        env.pop(name, None)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+           "-m", "probes", "workload", *SHAPE, "--kv-heads", "4", "--tp", tp,
+           "--out", str(tmp_path / "w.json")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env,
+                          cwd=tmp_path)
+    assert proc.returncode != 0
+    assert "error:" not in proc.stdout and "To fix" not in proc.stdout, proc.stdout
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert lines == [says], proc.stderr[-3000:]
+    assert not (tmp_path / "w.json").exists()
