@@ -35,12 +35,15 @@ class UrlInputs:
 
     def __call__(self, widget, label: str, *args, key: str, **kwargs):
         unbound = st.session_state.setdefault("_url_unbound", set())
-        if (getattr(widget, "__name__", "") == "number_input"
-                and not all(map(_plain_number, self.raw.get(key, ())))):
-            # Streamlit's reader of the link's value does int(inf) for an integer widget given
-            # inf or a 400-digit number (an OverflowError on the page): such a widget is not
-            # bound to the link in this session, and the value is named below as unusable
-            unbound.add(key)
+        if getattr(widget, "__name__", "") == "number_input":
+            whole = _whole_number_box(args, kwargs)
+            if not all(_plain_number(r, whole=whole) for r in self.raw.get(key, ())):
+                # Streamlit's reader of the link's value does int(inf) for an integer widget
+                # given inf or a 400-digit number (an OverflowError on the page), and int(1.5)
+                # (a Max GPUs of 1 planned while the warning called 1.5 invalid): such a
+                # widget is not bound to the link in this session, so it shows its default,
+                # and the value is named below as unusable
+                unbound.add(key)
         bind = {} if key in unbound else {"bind": Q}
         value = widget(label, *args, key=key, **bind, **kwargs)
         self.keys.add(key)
@@ -65,13 +68,28 @@ class UrlInputs:
                        + "; ".join(md(x) for x in lines), icon=":material/link_off:")
 
 
-def _plain_number(text: str) -> bool:
-    """A link value a number widget can read: finite, at most ±2**53, or not a number at all
-    (Streamlit reports that itself); "" is no value."""
+_NUMBER_INPUT_ARGS = ("min_value", "max_value", "value", "step")  # st.number_input's order
+
+
+def _whole_number_box(args: tuple, kwargs: dict) -> bool:
+    """Whether a number_input holds whole numbers: Streamlit's rule, every number given to it
+    (bounds, value, step) an int."""
+    given = dict(zip(_NUMBER_INPUT_ARGS, args, strict=False)) | kwargs
+    numbers = [given.get(k) for k in _NUMBER_INPUT_ARGS if given.get(k) is not None]
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in numbers)
+
+
+def _plain_number(text: str, *, whole: bool = False) -> bool:
+    """A link value a number widget can read: finite, at most ±2**53 and, for a ``whole``
+    number box, a whole number (8.0 and 1e3 are), or not a number at all (Streamlit reports
+    that itself); "" is no value."""
     try:
-        return text == "" or (len(text) <= 40 and abs(float(text)) <= 2**53)
+        number = float(text) if text != "" and len(text) <= 40 else None
     except ValueError:
         return True
+    if number is None:
+        return text == ""
+    return abs(number) <= 2**53 and (not whole or number.is_integer())
 
 
 def _shown(value) -> str:
