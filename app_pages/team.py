@@ -112,14 +112,28 @@ def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
     return data
 
 
+def refuse_past_deadlines(team_plan, today: dt.date) -> None:
+    """A job whose deadline has passed is refused, as the Plan page refuses a past deadline
+    (the planner would allocate its window at today's prices): a deadline is 00:00 UTC of its
+    day, so today's has passed too."""
+    for job in team_plan.jobs:
+        if job.deadline <= today:
+            raise teams_.TeamPlanError(
+                f"{team_plan.source}: {job.where}: deadline {job.deadline} is in the past (a "
+                f"job finishes by 00:00 UTC on its deadline; today is {today}). To fix: give a "
+                "future date")
+
+
 @st.cache_data(max_entries=16, show_spinner="Allocating…")
 def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, catalog_id: tuple,
-                   calibration_id: tuple) -> dict:
+                   calibration_id: tuple, today: str) -> dict:
     """Parse, allocate and render; ``{"error": line}`` when the plan cannot be used.
 
     ``payload`` is the uploaded YAML text (``source_kind`` "yaml", named ``name``) or the
     edited tables as JSON ("table"). Neither may name a file on the server: ``configs`` holds
-    (the name a job gives, the uploaded bytes) of each config.json the plan names.
+    (the name a job gives, the uploaded bytes) of each config.json the plan names. ``today``
+    (UTC, ISO) is the day a deadline must be after; a key too, so a cached allocation is not
+    shown once its deadline has passed.
     """
     del catalog_id, calibration_id
     try:
@@ -135,6 +149,7 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
             except catalog.GpuplanError as exc:
                 raise teams_.TeamPlanError(f"{name}: {config_name}: {exc}") from None
         team_plan = S.parse_team_plan_no_paths(data, catalog=cat, source=name, configs=parsed)
+        refuse_past_deadlines(team_plan, dt.date.fromisoformat(today))
         allocation = teams_.allocate(team_plan, catalog=cat,
                                    calibration=store.load_calibration(cat))
         reports = {}
@@ -166,6 +181,19 @@ _TABLE_WORDS = (
     (re.compile(r"To fix: correct the team plan \(format: docs/team\.md\)"),
      "To fix: correct the cell"),
     (re.compile(r"e\.g\. \w+: "), "e.g. "),
+    # the allocation's own refusal: the tables have budgets, no quotas
+    (re.compile(r"^[^:]*: no allocation meets every quota and budget; "),
+     "Budgets table: no allocation meets every budget; "),
+    (re.compile(r"To fix: raise that quota or budget in the team plan, widen a job's window, "
+                r"clouds or accelerators, or drop a job"),
+     "To fix: raise that budget, widen a job's window (earliest_start to deadline) or its "
+     "clouds, or delete a job's row"),
+    (re.compile(r"\bjobs\[(\d+)\]"), r"row \1"),  # "name already used by jobs[1]"
+    # a team file's other workload keys: the table has a model cell only
+    (re.compile(r", or config config\.json, or params\b"), ""),
+    # whatever else a message says in a team file's words
+    (re.compile(r"^table: "), ""),
+    (re.compile(r"\bin the team plan\b"), "in the tables"),
 )
 
 
@@ -395,7 +423,8 @@ def main() -> None:
         return
     if last != (how, *given):
         st.caption("The jobs changed since this allocation: run it again to update it.")
-    out = run_allocation(*last, S.catalog_key(cat), S.calibration_key())
+    out = run_allocation(*last, S.catalog_key(cat), S.calibration_key(),
+                         today=dt.datetime.now(dt.UTC).date().isoformat())
     if "error" in out:
         S.show_error(out)
         return
