@@ -44,6 +44,37 @@ def parse(name: str, data: bytes) -> dict:
     return {"report": report}
 
 
+@st.cache_data(max_entries=8, show_spinner="Checking the report…")
+def judged(name: str, data: bytes, accelerator: str, catalog_id: tuple) -> dict:
+    """What ingesting the report would calibrate, before it is stored: ``{"used": [figure
+    lines], "refused": [reasons]}``, or ``{"error": line}`` when ingesting would refuse it.
+
+    The store's own ingest and calibration rules decide (the datasheet bounds, the report's
+    own consistency: what `ingest` reports after storing it), run on a scratch database that
+    is deleted at once; ``planner.store`` has no dry run. ``catalog_id`` is the cache key of
+    the catalog whose datasheets bound the figures.
+    """
+    import tempfile
+
+    del catalog_id
+    try:
+        cat = catalog.load_catalog(overrides=S.overrides_path())
+        with tempfile.TemporaryDirectory(prefix="gpuplan-probe-check-") as scratch:
+            db = Path(scratch) / "probes.db"
+            stored = store.ingest_bytes(data, cat, source=Path(name).name or "report.json",
+                                        accelerator=accelerator, db=db)
+            cal = store.load_calibration(cat, db=db)
+    except catalog.GpuplanError as exc:
+        return S.error_out(exc)
+    return {"used": [n.line() for n in cal.used() if stored.id in n.report_ids],
+            "refused": sorted({n.reason for n in cal.rejected() if stored.id in n.report_ids})}
+
+
+def calibrates_nothing(refused) -> str:
+    """Why a report calibrates nothing, as ingesting says it."""
+    return "; ".join(sorted(refused)) or "no figure passed the calibration rules"
+
+
 def resolved_accelerator(cat: catalog.Catalog, env) -> str | None:
     if env is None:
         return None
@@ -149,8 +180,7 @@ def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None
                         f"now use its measurements ({kinds})."), icon=":material/check:")
     elif stored.accelerator and gpu_run:
         st.warning(F.md(f"Stored as probe report {stored.id}, but it calibrates nothing: "
-                        + ("; ".join(sorted(refused)) or "no figure passed the calibration "
-                           "rules") + "."), icon=":material/warning:")
+                        f"{calibrates_nothing(refused)}."), icon=":material/warning:")
     else:
         st.success(F.md(f"Stored as probe report {stored.id}, for reference only: a CPU run "
                         "calibrates no GPU, so plans are unchanged."), icon=":material/check:")
@@ -209,17 +239,8 @@ def remove_reports(reports) -> None:
             st.rerun()
 
 
-def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
-    environment(report)
-    gpu_run = is_gpu_run(report)
-    names = [a.name for a in cat.accelerators]
-    found = resolved_accelerator(cat, report.environment)
-    acc_name = st.selectbox("Catalog accelerator (for the datasheet comparison and "
-                            "calibration)", names,
-                            index=names.index(found) if found in names else None,
-                            key=I.for_upload("probe_accelerator", data), disabled=not gpu_run,
-                            help=None if gpu_run else "A CPU run has no GPU to compare")
-    acc = cat.accelerator(acc_name) if acc_name and gpu_run else None
+def measurements(report, acc: catalog.Accelerator | None) -> None:
+    """The report's charts (matmul vs the datasheet, bus bandwidth) and memory table."""
     left, right = st.columns(2)
     fig = matmul_chart(report, acc)
     if fig is not None:
@@ -237,9 +258,41 @@ def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
               "bytes": C.bytes_tick(p.size_bytes) if p.size_bytes else None,
               "note": p.reason} for p in report.memory.points]),
             MEMORY_COLUMNS, key="memory_table")
+
+
+def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
+    environment(report)
+    gpu_run = is_gpu_run(report)
+    names = [a.name for a in cat.accelerators]
+    found = resolved_accelerator(cat, report.environment)
+    acc_name = st.selectbox("Catalog accelerator (for the datasheet comparison and "
+                            "calibration)", names,
+                            index=names.index(found) if found in names else None,
+                            key=I.for_upload("probe_accelerator", data), disabled=not gpu_run,
+                            help=None if gpu_run else "A CPU run has no GPU to compare")
+    acc = cat.accelerator(acc_name) if acc_name and gpu_run else None
+    # judged before it is charted: a figure the rules refuse (a hand edit, an impossible
+    # number) is not drawn as a measurement beside the datasheet; the refusal is said instead
+    # and the charts are folded away (a CPU run calibrates nothing by design: charted as is)
+    verdict = judged(name, data, acc_name, S.catalog_key(cat)) if acc_name and gpu_run else {}
+    # a report ingesting would refuse whole (an accelerator box that contradicts the report's
+    # GPU, a GPU name that contradicts its instance) is said now and refused on ingesting
+    if "error" in verdict:
+        st.warning(F.md(f"Ingesting would refuse this report: {verdict['error']}"),
+                   icon=":material/warning:")
+    refused = "used" in verdict and not verdict["used"]
+    if refused:
+        st.warning(F.md(f"Ingesting would calibrate nothing: "
+                        f"{calibrates_nothing(verdict['refused'])}. Its charts are folded "
+                        "away below: not measurements to go by."), icon=":material/warning:")
+    with (st.expander("Charts of the refused figures") if refused else st.container()):
+        measurements(report, acc)
     for err in report.errors:
         st.warning(F.md(f"probe {err.probe} failed: {err.error_type}: {err.message}"))
-    if gpu_run:
+    if refused:
+        st.caption("Ingesting stores the report, but plans do not change: the calibration "
+                   "rules refuse its figures (above).")
+    elif gpu_run:
         st.caption("Ingesting stores the report; plans on this accelerator then use its "
                    "measured matmul, memory and collective rates instead of datasheet peaks.")
     else:
