@@ -183,22 +183,47 @@ class _Worker:
     state: tuple | None = None
 
     @classmethod
-    def start(cls, state: tuple) -> None:
+    def start(cls, state: tuple, parent: int) -> None:
         import signal
 
         cls.state = state
         # Ctrl-C reaches the whole process group: the parent stops the pool and says so once;
         # a worker printing its own KeyboardInterrupt traceback would bury that line
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _die_with(parent)
 
     @classmethod
     def plan(cls, key):
         return _plan_one(key, cls.state)
 
 
+def _die_with(parent: int) -> None:
+    """End this worker when ``parent``, the process that forked it, ends. Killed (SIGTERM,
+    SIGKILL, the OOM killer), the parent never shuts its pool down, and a worker blocked on
+    the pool's pipes — held open by its siblings, so no end of file comes — lived on under
+    init, holding the caller's stdout open: `$(gpuplan report …)` waited for ever. Linux's
+    prctl(PR_SET_PDEATHSIG) has the kernel kill it; elsewhere nothing is set (the pool's own
+    shutdown covers Ctrl-C)."""
+    import os
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # no libc to ask: as elsewhere
+        return
+    if os.getppid() != parent:  # the parent died before the request: nothing would come
+        os._exit(1)
+
+
 def _run_plans(keys: list, cat, A, calibration, workers: int,
                progress: Progress = _unheard) -> dict:
     import multiprocessing as mp
+    import os
 
     state = (cat, A, calibration)
     results: dict = {}
@@ -212,7 +237,7 @@ def _run_plans(keys: list, cat, A, calibration, workers: int,
         from concurrent.futures import ProcessPoolExecutor
 
         pool = ProcessPoolExecutor(min(workers, len(keys)), mp_context=mp.get_context("fork"),
-                                   initializer=_Worker.start, initargs=(state,))
+                                   initializer=_Worker.start, initargs=(state, os.getpid()))
         try:
             for key, outcome in zip(keys, pool.map(_Worker.plan, keys), strict=True):
                 done(key, outcome)
