@@ -226,7 +226,7 @@ def ingest_cmd(
                 raise
             done = stored_so_far()
             what, _, fix = str(exc).partition(" To fix: ")
-            what = what.replace("nothing was stored", "this report was not stored")
+            what = what.replace("nothing was changed", "this report was not stored")
             raise GpuplanError(f"{what.rstrip('. ')}. The reports before {path} were stored: "
                                f"{done}. To fix: {fix.rstrip('. ') + ', then ' if fix else ''}"
                                f"ingest {path} and the reports after it again") from None

@@ -96,12 +96,31 @@ def next_report_id(conn: sqlite3.Connection) -> int:
 
 def stored_json(text):
     """``json.loads`` of a stored report's text. A row nested too deep to parse (edited by
-    hand: the ingest reader bounds the depth) raises ValueError, as other unreadable JSON
-    does, not RecursionError: one damaged report must not stop every plan."""
+    hand: the ingest reader bounds the depth) or whose text is not UTF-8 raises ValueError,
+    as other unreadable JSON does, not RecursionError: one damaged report must not stop every
+    plan."""
+    if isinstance(text, _NotUtf8):
+        raise ValueError("its text is not UTF-8")
     try:
         return json.loads(text)
     except RecursionError:
         raise ValueError("its JSON is nested too deep to read") from None
+
+
+class _NotUtf8(str):
+    """A stored text that is not UTF-8 (a damaged file, a hand edit), read with U+FFFD for
+    its bad bytes: SQLite's own decoding raised on the row — for every reader, with the
+    row's whole text in a message over several lines — so one such report stopped every plan
+    and `probe show` itself."""
+
+
+def _text(raw: bytes) -> str:
+    """The connections' text_factory: UTF-8, else a ``_NotUtf8`` (``stored_json`` refuses it,
+    so the report reads as damaged and `gpuplan probe remove N` is the fix)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _NotUtf8(raw.decode("utf-8", "replace"))
 
 
 def db_path() -> Path:
@@ -112,7 +131,8 @@ def db_path() -> Path:
 def _error(exc: BaseException, path: Path) -> CalibrationError:
     """The one-line error for what SQLite (or the OS) reported."""
     name = str(getattr(exc, "sqlite_errorname", "") or "")
-    text = str(exc)
+    text = " ".join(str(exc).split())  # one line, and no stored text quoted at length
+    text = text if len(text) <= 160 else text[:160] + "…"
     low = text.lower()
     err = getattr(exc, "errno", None)
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in low:
@@ -121,7 +141,7 @@ def _error(exc: BaseException, path: Path) -> CalibrationError:
             "for the other gpuplan command (an ingest, the app) to finish, then retry")
     if name.startswith("SQLITE_FULL") or "full" in low or err == errno.ENOSPC:
         return CalibrationError(
-            f"{path}: the disk is full ({text}); nothing was stored. To fix: free space on that "
+            f"{path}: the disk is full ({text}); nothing was changed. To fix: free space on that "
             "disk (or point GPUPLAN_HOME at another), then retry")
     if name.startswith("SQLITE_READONLY") or "readonly" in low or err in (errno.EACCES,
                                                                          errno.EROFS):
@@ -153,6 +173,7 @@ def _retryable(exc: sqlite3.Error) -> bool:
 def _open(path: Path) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit) that waits for locks."""
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+    conn.text_factory = _text
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
 
@@ -176,7 +197,8 @@ def _create_schema(conn: sqlite3.Connection, path: Path) -> None:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a failed COMMIT may have ended it: a second error here
+            conn.execute("ROLLBACK")  # ("cannot rollback") would hide the disk's own
         raise
 
 
@@ -194,6 +216,7 @@ def _reading(db: Path | None) -> Iterator[sqlite3.Connection | None]:
                                timeout=BUSY_TIMEOUT_SECONDS)
     except sqlite3.Error as exc:
         raise _error(exc, path) from None
+    conn.text_factory = _text
     try:
         if _version(conn, path) < SCHEMA_VERSION:
             yield None

@@ -175,7 +175,7 @@ def test_an_ingest_that_fails_midway_names_the_reports_it_stored(capsys, tmp_pat
 
     def ingest(path, *a, **kw):
         if str(path).endswith("r2.json"):
-            raise GpuplanError(f"{path}: the disk is full; nothing was stored. To fix: free "
+            raise GpuplanError(f"{path}: the disk is full; nothing was changed. To fix: free "
                                "space")
         return real(path, *a, **kw)
 
