@@ -96,8 +96,7 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
             hint = "give a file name inside that directory." if kind == "a directory" else fix
             raise _fail(f"{what} {p}: is {kind}; refusing to replace it. To fix: {hint}")
         if not os.access(p, os.W_OK):
-            raise _fail(f"{what} {p}: the file is read-only. To fix: make it writable "
-                        f"(chmod u+w {shell_word(p)}) or choose another path.")
+            raise _fail(f"{what} {p}: {_not_writable(p, st)}")
     parent = p.parent
     try:
         parent_st = os.stat(parent)
@@ -115,6 +114,23 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
         raise _fail(f"{what} {p}: the directory {parent} is read-only for you. To fix: "
                     "choose a writable location.")
     return p
+
+
+def _not_writable(p: Path, st: os.stat_result) -> str:
+    """Why the existing file ``p`` cannot be written, and the fix that can work: chmod helps
+    only a file whose mode forbids it, not one on a read-only mount nor an immutable one."""
+    try:
+        read_only_mount = bool(os.statvfs(p).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows): the mode is all there is
+        read_only_mount = False
+    if read_only_mount:
+        return "it is on a read-only file system. To fix: choose a path on a writable disk."
+    if st.st_mode & stat.S_IWUSR and (os.geteuid() in (0, st.st_uid)
+                                      if hasattr(os, "geteuid") else True):
+        return ("it cannot be written although its mode allows it (an immutable or "
+                "append-only file: see lsattr). To fix: choose another path.")
+    return (f"the file is read-only. To fix: make it writable (chmod u+w {shell_word(p)}) or "
+            "choose another path.")
 
 
 def make_directory(path: str | os.PathLike[str], *, what: str) -> Path:

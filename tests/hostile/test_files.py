@@ -7,6 +7,7 @@ import errno
 import math
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -242,3 +243,30 @@ def test_a_full_disk_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch)
 def test_the_written_path_is_returned(tmp_path):
     assert write_text_atomic(tmp_path / "a.txt", "é") == tmp_path / "a.txt"
     assert (tmp_path / "a.txt").read_bytes() == "é".encode()
+
+
+class _Statvfs:
+    def __init__(self, flag: int) -> None:
+        self.f_flag = flag
+
+
+@pytest.mark.parametrize(("mount_flag", "mode", "says", "not_says"), [
+    # a read-only mount: chmod fails there (EROFS); it promised chmod would fix it
+    (os.ST_RDONLY, 0o644, "on a read-only file system", "chmod"),
+    # an immutable file (chattr +i): its mode already allows writing
+    (0, 0o644, "immutable or append-only", "chmod"),
+    (0, 0o444, "chmod u+w", "immutable"),  # the mode forbids it: chmod is the fix
+])
+def test_a_file_that_cannot_be_written_gets_the_fix_that_works(tmp_path, monkeypatch,
+                                                                mount_flag, mode, says,
+                                                                not_says):
+    path = tmp_path / "r.md"
+    path.write_text("keep")
+    path.chmod(mode)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **kw: False if Path(p) == path
+                        else real_access(p, m, **kw))
+    monkeypatch.setattr(os, "statvfs", lambda p: _Statvfs(mount_flag))
+    said = _error(check_output_path, path, what="report")
+    assert says in said and not_says not in said and "To fix:" in said, said
+    assert path.read_text() == "keep"
