@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from probes._report_io import check_report_path, write_report_atomic
+from probes._report_io import check_report_path
+from probes._rescue import write_or_rescue
 from probes._schema import SCHEMA_VERSION, ProbeFailure, ProbeReport, ProbeSetupError
 from probes._topology import Topology, topology_from_env
 
@@ -286,7 +287,7 @@ def run_probes(config: ProbeConfig | None = None, *,
         quick=config.quick, duration_seconds=time.perf_counter() - started,
         errors=errors, ranks=ranks, **sections)
     if out is not None and topo.rank == 0:
-        write_report_atomic(report, Path(out))
+        write_or_rescue(report, Path(out))  # a full disk now must not lose the run
     return report
 
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from probes._report_io import write_report_atomic
+from probes._rescue import write_or_rescue
 from probes._schema import (
     SCHEMA_VERSION,
     NamedValue,
@@ -239,7 +239,7 @@ def run_workload_probe(config: WorkloadConfig, *, out: str | os.PathLike[str] | 
                          duration_seconds=time.perf_counter() - started,
                          environment=environment, workload=section, errors=errors, ranks=ranks)
     if out is not None and topo.rank == 0:
-        write_report_atomic(report, Path(out))
+        write_or_rescue(report, Path(out))  # a full disk now must not lose the run
     return report
 
 

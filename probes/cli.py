@@ -22,6 +22,7 @@ from probes._args import MAX_DIGITS, MAX_TIMEOUT_S, OneLineParser, check_timeout
 from probes._args import shown as _shown
 from probes._errors import TORCH_MISSING
 from probes._report_io import check_report_path
+from probes._rescue import check_space
 from probes._runner import PROBE_NAMES, ProbeConfig
 from probes._schema import MATMUL_DTYPES, ProbeReport, ProbesError
 from probes._smi import clock_event_words
@@ -110,6 +111,7 @@ def check_args(args: argparse.Namespace) -> None:
         # Before minutes of measuring, not after: the trial file finds what access() cannot
         # (root passes it; a read-only mount, /proc).
         check_report_path(args.out, what="probe report (--out)", try_create=True)
+        check_space(args.out, what="probe report (--out)")
 
 
 def build_parser() -> argparse.ArgumentParser:
