@@ -319,6 +319,7 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
         regions = {o.region for o in offers if o.cloud == rate.cloud}
         if rate.region not in regions:
             raise _unknown(source, rate.where, "region", rate.region, regions)
+        _refuse_unclassified(source, rate, offers)
     for d in overrides.discounts:
         matched = [o for o in offers if d.matches(o)]
         if not matched:
@@ -372,6 +373,27 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
             index[new.key] = len(out)
             out.append(new)
     return tuple(out)
+
+
+def _refuse_unclassified(source: str, rate: PrivateRate, offers) -> None:
+    """A reserved rate without offering_class and upfront, where the catalog sells that term
+    in classes (AWS: standard/convertible × no/partial/all upfront): it replaced none of them
+    and was added beside them as another, unclassified offer — not what "the rate I hold"
+    means."""
+    if rate.pricing not in RESERVED_MODELS or rate.offering_class or rate.upfront:
+        return
+    sold = sorted({(o.offering_class, o.upfront) for o in offers
+                   if (o.cloud, o.instance_type, o.region, o.pricing) == (
+                       rate.cloud, rate.instance_type, rate.region, rate.pricing)
+                   and o.offering_class})
+    if sold:
+        c, u = sold[0]
+        raise _fail(source, rate.where,
+                    f"{rate.instance_type} {rate.pricing} in {rate.region} is sold as "
+                    f"{', '.join(f'{a}/{b}' for a, b in sold)} (offering_class/upfront); "
+                    "without them this rate would be one more, unclassified offer beside "
+                    "those, replacing none",
+                    f"add the term you hold, e.g. offering_class: {c}, upfront: {u}")
 
 
 def _too_deep(source: str, d: Discount, offer: Offer, offers) -> OverrideError:

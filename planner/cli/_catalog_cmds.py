@@ -19,8 +19,9 @@ OverridesOpt = Annotated[
     typer.Option("--overrides", help="YAML file of negotiated discounts and private rates "
                  "(env GPUPLAN_OVERRIDES). Format: discounts: [{cloud|family|instance_type, "
                  "region?, pricing?, percent (0-100, exclusive)}], prices: [{cloud, "
-                 "instance_type, region, pricing, usd_per_hour}]. Every entry must match an "
-                 "offer."),
+                 "instance_type, region, pricing, usd_per_hour; for reserved_1y/3y where the "
+                 "term has classes, offering_class (standard|convertible) and upfront "
+                 "(none|partial|all)}]. Every entry must match an offer."),
 ]
 # OWASP "CSV Injection": a spreadsheet runs a cell that starts with one of these as a formula.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")

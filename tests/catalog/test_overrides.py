@@ -207,3 +207,19 @@ def test_dates_stay_text_so_a_bad_date_is_not_a_crash(tmp_path):
     f.write_text("discounts: [{cloud: aws, family: 2027-02-30, percent: 5}]")
     with pytest.raises(OverrideError, match="family '2027-02-30' matches nothing"):
         load_catalog("packaged", overrides=f)
+
+
+def test_a_reserved_rate_without_its_class_is_refused_where_the_term_has_classes(cat):
+    """The README's own example added a fourth, unclassified p5.48xlarge reserved_1y offer
+    at $55/h beside the three convertible ones, replacing none (docs sweep, 2026-12)."""
+    rate = {"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
+            "pricing": "reserved_1y", "usd_per_hour": 35.0}
+    with pytest.raises(OverrideError) as exc:
+        _apply(cat, {"prices": [rate]})
+    said = str(exc.value)
+    assert "prices[1]" in said and "convertible/none" in said and "To fix:" in said, said
+    assert "offering_class: convertible" in said
+    by = _apply(cat, {"prices": [{**rate, "offering_class": "convertible", "upfront": "none"}]})
+    held = [o for k, o in by.items() if k[:4] == ("aws", "p5.48xlarge", "us-east-1",
+                                                  "reserved_1y")]
+    assert len(held) == 3 and sum(o.usd_per_hour == 35.0 for o in held) == 1
