@@ -109,7 +109,8 @@ MAX_WINDOW_DAYS = 3653  # 10 years, as a plan's deadline (``parse_deadline``)
 WHOLE_FIELDS = {"seq_len": 10_000_000, "experts": SIZE_LIMITS["experts"],
                 "experts_per_token": SIZE_LIMITS["experts_per_token"], "lora_rank": 65_536,
                 **{k: SIZE_LIMITS[k] for k in ARCH_FIELDS}}
-NO_FILES = ("config: a team plan given as text (an upload) cannot name files on this machine. "
+NO_FILES = ("config: a team plan given as text or data (an upload, a parsed mapping) cannot "
+            "name files on this machine. "
             "To fix: use model: or params: (with layers, hidden, heads … to fix the shape), or "
             "run `gpuplan report` on the file")
 

@@ -36,7 +36,7 @@ CONFIG_JOB = {"name": "sft-1b", "workload": {"config": "llama-3.2-1b/config.json
 def test_an_uploaded_team_plan_cannot_name_a_server_path(catalog):
     text = yaml.safe_dump({"jobs": [{**CONFIG_JOB, "workload": {"config": "/dev/zero",
                                                                 "tokens": "1B"}}]})
-    with pytest.raises(TeamPlanError, match="config: a team plan given as text") as info:
+    with pytest.raises(TeamPlanError, match="config: a team plan given as text or data") as info:
         load_team_plan(text, catalog=catalog)  # text: config paths refused by default
     assert "To fix" in str(info.value)
     with pytest.raises(TeamPlanError, match="cannot name files on this machine"):
