@@ -5,8 +5,9 @@ recommendation, and (when nothing is feasible) the plans that would be without o
 What it draws is the result's contract (``planner.plan(..., points=True)``):
 
 - ``points``: the best plan of every instance type, pricing model and node count (cheapest
-  region), past the deadline and over the budget too, each with ``meets_deadline`` (every
-  limit, at the minimum probability) and ``within_limits`` (budget and quotas);
+  region), past the deadline and over the budget too, each with ``meets_deadline`` (the
+  deadline at the minimum probability, whatever the budget) and ``within_limits`` (budget and
+  quotas);
 - ``frontier``: the Pareto set of (cost, wall-clock) over every plan within the budget and
   quotas, whatever the deadline, so the saving of a later deadline shows at any minimum
   probability;
@@ -42,9 +43,9 @@ def plan_key(p: dict) -> tuple:
 
 
 def status(p: dict) -> str:
-    if p.get("meets_deadline"):
-        return MEETS
-    return LATE if p.get("within_limits", True) else OVER
+    if not p.get("within_limits", True):
+        return OVER
+    return MEETS if p.get("meets_deadline") else LATE
 
 
 def plan_points(result: dict) -> list[dict]:

@@ -67,6 +67,10 @@ only (2,679 fields; the recommendation and candidates are unchanged); with that 
 the new code writes the previous file byte for byte.
 The catalog stamp was rewritten on 2026-12-04 for the accelerators' new ``inference_only``
 column (Inferentia1/2, Qualcomm AI100); every case rendered identical before the stamp changed.
+``7b-infeasible-budget`` was rewritten alone on 2026-12-04 when ``meets_deadline`` became the
+deadline alone (it also required the budget and quotas, which ``within_limits`` says): 775
+``meets_deadline`` fields of over-budget plans went from false to true, nothing else changed;
+the other fourteen cases are identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

@@ -82,7 +82,7 @@ class Candidate:
     cost_usd_p10: float
     cost_usd_p90: float
     deadline_probability: float
-    meets_deadline: bool
+    meets_deadline: bool  # the deadline at the minimum probability (not budget or quotas)
     within_limits: bool  # budget, quotas (whatever the deadline)
     expected_interruptions: float
     spot_interruptions_per_hour: float | None
@@ -153,7 +153,7 @@ class PlanPoint:
     total_cost_usd_p10: float
     total_cost_usd_p90: float
     deadline_probability: float
-    meets_deadline: bool
+    meets_deadline: bool  # the deadline at the minimum probability (not budget or quotas)
     within_limits: bool  # budget, quotas, GPU limit (not the deadline)
     on_frontier: bool
 

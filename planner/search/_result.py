@@ -116,7 +116,7 @@ def _describe(workload, catalog, c, A, ms, space: Space, C: Cands,
     e = C.e[t]
     gp = space.gp
     prob = space.probability(e)
-    meets = C.within_budget[t] & C.within_quota[t] & space.on_time(e)
+    meets = space.on_time(e)  # the deadline alone: within_limits says budget and quotas
     n = len(t)
     q = quantile(np.repeat([0.1, 0.9], n), base_hours=np.tile(gp["checkpointed_hours"][e], 2),
                  loss_hours=np.tile(gp["loss_hours"][e], 2), rate=np.tile(gp["rate"][e], 2),
@@ -245,7 +245,7 @@ def _points(c, space: Space, C: Cands, within, front_idx, ref_cost) -> tuple[Pla
     if not idx.size:
         return ()
     prob = space.probability(C.e[idx])
-    meets = within[idx] & space.on_time(C.e[idx])
+    meets = space.on_time(C.e[idx])  # the deadline alone, as a candidate's
     ranges = [TimeRange.around(float(wall[i]), float(space.e_sigma[C.e[i]])) for i in idx]
     # the cost at P10/P90 hours as a candidate is costed (a reservation pays whole terms: a
     # cost that scaled with the hours showed $505k-$995k for a flat $708,762)

@@ -120,3 +120,17 @@ def test_a_bad_number_is_named_by_its_flag_only(capsys, flag, value, says):
     code, out, err = run(capsys, *LLAMA3_8B, "--deadline", "14d", flag, value)
     assert code == 2 and out == "" and says in err
     assert f" {flag.removeprefix('--').replace('-', '_')} " not in err.replace(flag, "")
+
+
+def test_an_over_budget_plan_on_time_says_so_in_two_fields(capsys):
+    """meets_deadline is the deadline alone, within_limits the budget and quotas: the plan
+    "without --budget" that the text said meets the deadline had meets_deadline false, so a
+    script filtering on it threw away the plan the text recommends (numbers sweep, 2026-12)."""
+    code, out, _ = run(capsys, *LLAMA3_8B, "--deadline", "14d", "--budget", "12690.52",
+                       "--json")
+    assert code == 2
+    inf = json.loads(out)["infeasible"]
+    relaxed, fastest = inf["relaxed"]["budget"], inf["fastest"]
+    for p in (relaxed, fastest):
+        assert p["meets_deadline"] is True and p["within_limits"] is False, p
+        assert p["deadline_probability"] >= 0.9 and p["total_cost_usd"] > 12690.52
