@@ -71,6 +71,10 @@ column (Inferentia1/2, Qualcomm AI100); every case rendered identical before the
 deadline alone (it also required the budget and quotas, which ``within_limits`` says): 775
 ``meets_deadline`` fields of over-budget plans went from false to true, nothing else changed;
 the other fourteen cases are identical.
+``gpt2xl-aws-on-demand-by-accelerator``, ``team-example`` and ``team-12-jobs`` were rewritten
+the same day when a tied model's model FLOPs began to count its output head (the shared table):
+only ``mfu``, ``model_tflops_per_gpu`` and the assumption line quoting the model FLOPs per token
+changed (333, 1 and 2 fields); hours, costs and choices are identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

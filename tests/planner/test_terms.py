@@ -119,6 +119,17 @@ def test_model_flops_per_token_is_6n_plus_causal_attention_for_llama2_7b():
     assert ms.model_flops_per_token() == pytest.approx(42_865_262_592, rel=1e-12)
 
 
+def test_a_tied_model_counts_its_one_table_as_the_output_head():
+    """GPT-2 shares its embedding table with the output head: the head is still a V·h GEMM
+    per token (the time model runs it), so N_matmul is every parameter; subtracting V·h as
+    for an untied model dropped the head (MFU read 24% low for GPT-2, 17.5% for Llama 3.2)."""
+    ms = ModelScalars.of(workload("gpt2", seq_len=1024))
+    assert ms.params_embedding == 50257 * 768  # one table, counted once
+    attention = 6 * 12 * 1024 * 12 * 64
+    assert ms.model_flops_per_token() == pytest.approx(6 * ms.params_active + attention,
+                                                       rel=1e-12)
+
+
 def test_lora_counts_4n_because_frozen_weights_get_no_weight_gradients():
     ms = ModelScalars.of(workload("llama2-7b", seq_len=4096, finetune="lora"))
     # 4 · 6,607,339,520 + 3,221,225,472 = 29,650,583,552
