@@ -75,6 +75,10 @@ the other fourteen cases are identical.
 the same day when a tied model's model FLOPs began to count its output head (the shared table):
 only ``mfu``, ``model_tflops_per_gpu`` and the assumption line quoting the model FLOPs per token
 changed (333, 1 and 2 fields); hours, costs and choices are identical.
+``70b-commitments-storage``, ``70b-infeasible-deadline-quotas`` and ``13b-spot-flagged-top200``
+were rewritten the same day when interleaving began to require a layer (or the embedding or the
+loss) in every one of the pp·vp chunks: rows at pp 64 lost their vp and fit memory, so only
+``search.model_evaluations`` and the note quoting it changed (+32, +20, +12 rows timed).
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

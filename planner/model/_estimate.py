@@ -35,6 +35,7 @@ from ._grid import (
 )
 from ._hardware import Cluster
 from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype, nvlink_domain
+from ._memory import interleaving_fits
 from ._perf import CHECKPOINT_BYTES, RECOMPUTE_NAMES
 from ._records import Estimate, ParallelPlan, TimeRange
 from ._scalars import ModelScalars
@@ -328,6 +329,11 @@ def _check_model_pins(workload: Workload) -> None:
         raise WorkloadError(f"vp={p.vp} must divide the {math.ceil(a.layers / p.pp)} layers of "
                             f"each of the {p.pp} pipeline stages. To fix: pin a divisor",
                             field="vp", value=p.vp)
+    if p.vp is not None and p.pp and p.pp > 1 and not interleaving_fits(a.layers, p.pp, p.vp):
+        raise WorkloadError(f"pp={p.pp} × vp={p.vp} is {p.pp * p.vp} pipeline chunks for the "
+                            f"model's {a.layers} layers: every chunk holds a layer, the "
+                            "embedding or the loss (at most layers + 2 chunks). To fix: pin a "
+                            "smaller vp or pp", field="vp", value=p.vp)
 
 
 def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions | None = None,

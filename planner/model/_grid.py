@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ._assumptions import Assumptions
 from ._inputs import ClusterInputs
-from ._memory import memory_by_recompute, memory_terms, virtual_stages
+from ._memory import interleaving_fits, memory_by_recompute, memory_terms, virtual_stages
 from ._perf import RECOMPUTE_CODES, evaluate
 from ._scalars import ModelScalars
 from ._software import PROFILES
@@ -184,15 +184,14 @@ def plan_grid(ms: ModelScalars, gpus_per_node: int, nodes: np.ndarray, recompute
     ep_pin = pins.ep if pins else None
     out = _with_experts({key: g[:, i] for i, key in enumerate(keys)}, ms.E,
                         ep_pin if profile.expert_parallel or ep_pin else 1)
-    layers_stage = np.ceil(ms.L / out["pp"])
     if pin_t[3] is not None:
         vp = np.where(out["pp"] > 1, pin_t[3], 1)
         # a pinned vp > 1 asks for an interleaved pipeline: plans without one do not qualify
-        keep = (layers_stage % vp == 0) & ((out["pp"] > 1) | (pin_t[3] == 1))
+        keep = interleaving_fits(ms.L, out["pp"], vp) & ((out["pp"] > 1) | (pin_t[3] == 1))
         out = {k: v[keep] for k, v in out.items()}
         out["vp"] = vp[keep].astype(np.int64)
     else:
-        out["vp"] = virtual_stages(layers_stage, out["pp"],
+        out["vp"] = virtual_stages(ms.L, out["pp"],
                                    profile.interleaved_pipeline).astype(np.int64)
     return out | {"rc_options": codes}
 

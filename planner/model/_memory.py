@@ -30,14 +30,28 @@ if TYPE_CHECKING:
 OPTIMIZER_STATE_BYTES = {"adamw": 12, "sgd": 8, "adafactor": 4}  # fp32 master + moments
 
 
-def virtual_stages(layers_stage: np.ndarray, pp: np.ndarray,
-                   interleaved: bool = True) -> np.ndarray:
-    """The largest of 4, 2, 1 that divides a stage's layers (1 without a pipeline)."""
+def virtual_stages(layers: int, pp: np.ndarray, interleaved: bool = True) -> np.ndarray:
+    """The largest of 4, 2, 1 virtual stages a pipeline of ``pp`` stages over ``layers``
+    layers can interleave (``interleaving_fits``); 1 without a pipeline."""
     import numpy as np
 
-    ls = np.asarray(layers_stage).astype(np.int64)
-    v = np.where(ls % 4 == 0, 4.0, np.where(ls % 2 == 0, 2.0, 1.0))
-    return np.where((np.asarray(pp) > 1) & interleaved, v, 1.0)
+    pp = np.asarray(pp)
+    v = np.where(interleaving_fits(layers, pp, 4), 4.0,
+                 np.where(interleaving_fits(layers, pp, 2), 2.0, 1.0))
+    return np.where((pp > 1) & interleaved, v, 1.0)
+
+
+def interleaving_fits(layers: int, pp, vp):
+    """Whether ``vp`` virtual stages fit: ``vp`` divides a stage's ⌈layers/pp⌉ layers (the
+    slowest stage, the one the model times) and every one of the pp·vp chunks holds a layer,
+    the embedding or the loss (Megatron-Core's account_for_embedding_in_pipeline_split and
+    account_for_loss_in_pipeline_split give those a chunk each, as NeMo's 126-layer 405B
+    recipe does): pp·vp ≤ layers + 2 — GPT-2's 12 layers cannot run as 8 stages × 2 chunks.
+    Arrays broadcast."""
+    import numpy as np
+
+    pp, vp = np.asarray(pp, dtype=np.float64), np.asarray(vp, dtype=np.float64)
+    return (np.ceil(layers / pp) % vp == 0) & (pp * vp <= layers + 2)
 
 
 def expert_parallel(ms: ModelScalars, dp: np.ndarray) -> np.ndarray:
@@ -142,7 +156,7 @@ def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, m
         per_tok_none = per_tok_none + 4 * a * ms.s  # QKᵀ scores and softmax output, bf16
     # 1F1B keeps p micro-batches in flight on the first stage; interleaving (v > 1 virtual
     # stages) adds (p−1)/(p·v) of that (Korthikanti et al. 2022 §4.2.3); without it, none.
-    vpp = virtual_stages(layers_stage, pp) if vp is None else np.asarray(vp, dtype=f)
+    vpp = virtual_stages(ms.L, pp) if vp is None else np.asarray(vp, dtype=f)
     extra = np.where(vpp > 1, (pp - 1) / (pp * vpp), 0.0)
     in_flight = np.minimum(pp * (1 + extra), np.maximum(m, 1.0))
     logits = T * V / tp * (A.logits_bytes + 2)

@@ -137,7 +137,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     ep = expert_parallel(ms, dp) if ep is None else np.asarray(ep, dtype=f)
     D = G if nvlink_domain_gpus is None else np.maximum(G, np.asarray(nvlink_domain_gpus,
                                                                       dtype=f))
-    vpp = virtual_stages(layers_stage, pp) if vp is None else np.where(
+    vpp = virtual_stages(ms.L, pp) if vp is None else np.where(
         pp > 1, np.asarray(vp, dtype=f), 1.0)
     if ms.E:  # routed experts split over `shards` GPUs, held by `replicas` (``expert_layout``)
         shards, replicas, fold = expert_layout(tp, dp, cp, ep)

@@ -112,6 +112,24 @@ def test_a_pin_that_cannot_work_says_why(cat, pins, fragment):
     assert err.value.field in ("tp", "pp", "cp", "vp", "zero", "ep")
 
 
+def test_every_pipeline_chunk_holds_a_layer_the_embedding_or_the_loss(cat):
+    """The search gave GPT-2's 12 layers pp 8 × vp 2 (16 chunks), which the framework cannot
+    build (numbers sweep, 2026-12); 126 layers as 32 × 4 chunks (the embedding and the loss
+    one each, as Megatron-Core accounts them) still fit."""
+    from planner.model._memory import interleaving_fits, virtual_stages
+
+    assert not interleaving_fits(12, 8, 2) and interleaving_fits(12, 4, 3)
+    assert interleaving_fits(126, 32, 4) and interleaving_fits(126, 64, 2)  # 128 chunks
+    assert not interleaving_fits(9, 4, 3)  # ⌈9/4⌉ = 3, but 12 chunks for 9 + 2
+    assert list(virtual_stages(12, np.array([1, 2, 4, 8]))) == [1.0, 2.0, 1.0, 1.0]
+    e = estimate(build_workload(WorkloadSpec(model="gpt2", tokens="1B")),
+                 reference_cluster(cat, "H100", 4096))
+    assert e.plan.pp * e.plan.virtual_stages <= 12 + 2, e.plan
+    with pytest.raises(WorkloadError, match="16 pipeline chunks for the model's 12 layers"):
+        estimate(wl("gpt2", seq=1024, pins=PlanPins(pp=8, vp=2)),
+                 reference_cluster(cat, "H100", 64))
+
+
 def test_tensor_parallelism_spans_the_nvlink_domain_not_the_node(cat):
     """A GB200 NVL72 rack joins its 4-GPU nodes over NVLink: tp 8 across two of them (as
     NeMo's GB200 recipes run Nemotron-340B) was refused as "above the 4 GPUs per node"."""
