@@ -79,6 +79,8 @@ changed (333, 1 and 2 fields); hours, costs and choices are identical.
 were rewritten the same day when interleaving began to require a layer (or the embedding or the
 loss) in every one of the pp·vp chunks: rows at pp 64 lost their vp and fit memory, so only
 ``search.model_evaluations`` and the note quoting it changed (+32, +20, +12 rows timed).
+``125m-1d`` and ``gpt2xl-aws-on-demand-by-accelerator`` were rewritten the same day for the
+assumption line "range P10–P90 …" alone, which reads minutes below an hour (57 and 69 lines).
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

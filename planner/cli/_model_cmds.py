@@ -154,13 +154,15 @@ def _bullet(out, text: str) -> None:
 
 
 def _h(hours: float) -> str:
-    return f"{hours:,.1f} h ({hours / 24:,.1f} d)" if hours >= 48 else f"{hours:,.1f} h"
+    from planner.model import format_hours
+
+    return format_hours(hours, decimals_from_2_days=1)
 
 
 def print_estimate(est, without=None) -> None:
     from rich.table import Table
 
-    from planner.model import format_count
+    from planner.model import format_amount, format_count, format_hours_range
 
     out = console(fit=True)  # the terminal's width, 100 when piped (as README says)
     c, p, w = est.cluster, est.plan, est.workload
@@ -173,16 +175,17 @@ def print_estimate(est, without=None) -> None:
     t.add_column("metric")
     t.add_column("value", overflow="fold")  # left: a wrapped line stays beside its label
     r = est.wall_clock
-    t.add_row("wall-clock (calendar)", f"{_h(r.p50)}  P10–P90 {r.p10:,.0f}–{r.p90:,.0f} h")
+    t.add_row("wall-clock (calendar)",
+              f"{_h(r.p50)}  P10–P90 {format_hours_range(r.p10, r.p90)}")
     t.add_row("training time", f"{_h(est.training_hours)} (steps × step time)")
-    t.add_row("GPU-hours", f"{est.gpu_hours:,.0f}  P10–P90 {r.p10 * c.gpus:,.0f}–"
-              f"{r.p90 * c.gpus:,.0f}")
+    t.add_row("GPU-hours", f"{format_amount(est.gpu_hours)}  P10–P90 "
+              f"{format_amount(r.p10 * c.gpus)}–{format_amount(r.p90 * c.gpus)}")
     t.add_row("MFU", f"{est.mfu:.1%}")
     t.add_row("model TFLOP/s per GPU", f"{est.model_tflops_per_gpu:,.1f}")
     t.add_row("tokens/s", f"{est.tokens_per_s:,.0f} ({est.tokens_per_s / c.gpus:,.0f} per GPU)")
     t.add_row("memory per GPU", f"{est.memory['total_gib']:.1f} of "
               f"{est.memory['capacity_gib']:g} GiB")
-    t.add_row("step time", f"{est.step_time_s:.3f} s × {est.steps:,} steps of "
+    t.add_row("step time", f"{est.step_time_s:.4g} s × {est.steps:,} steps of "
               f"{est.tokens_per_step:,} tokens")
     g = est.goodput
     n = g.expected_interruptions  # '~318.9' claimed a precision, '~0.0' hid 0.04

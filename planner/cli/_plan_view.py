@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from ..model import format_chance, format_requirement
+from ..model import (
+    format_amount,
+    format_chance,
+    format_hours,
+    format_hours_range,
+    format_requirement,
+    format_usd,
+)
 from ._app import console, flag_for, say_fields
 
-
-def _hours(h: float) -> str:
-    return f"{h:,.0f} h ({h / 24:,.1f} d)" if h >= 48 else f"{h:,.1f} h"
+_hours = format_hours  # whole hours and days from 48 h, minutes and seconds below an hour
 
 
 FRONTIER_ROWS = 15  # frontier plans a table shows (spread over the whole frontier)
@@ -29,8 +34,8 @@ def _pricing(o) -> str:
 
 def _table_hours(h: float) -> str:
     # a decimal below 100 h: on the frontier 4.4 h and 4.0 h both read "4", so a dearer plan
-    # looked no faster
-    return f"{h:,.1f}" if h < 100 else f"{h:,.0f}"
+    # looked no faster; below a tenth of an hour two significant digits (0.04 read "0.0")
+    return f"{h:,.1f}" if 0.1 <= h < 100 else format_amount(h)
 
 
 def candidate_table(title: str, rows, *, width: int | None,
@@ -50,7 +55,7 @@ def candidate_table(title: str, rows, *, width: int | None,
                Column("hours (P90)", align="right"), Column("P", ESSENTIAL, align="right"),
                Column("plan"), Column("recompute", OPTIONAL))
     cells = [(c.offer.cloud, _regions(c), c.offer.instance_type, c.nodes, _pricing(c.offer),
-              f"{c.cost_usd:,.0f}", f"{_table_hours(c.wall_clock_hours)} "
+              format_usd(c.cost_usd).lstrip("$"), f"{_table_hours(c.wall_clock_hours)} "
               f"({_table_hours(c.wall_clock_hours_p90)})",
               format_chance(c.deadline_probability), c.estimate.plan.layout(),
               c.estimate.plan.recompute) for c in rows]
@@ -110,10 +115,11 @@ def _card(c, constraints) -> str:
         f"[bold]{c.nodes}x {o.instance_type}[/bold] ({c.gpus}x {c.accelerator}) in "
         f"{o.cloud} {', '.join(c.regions)}, {o.pricing}"
         + (f" ({o.offering_class}, {o.upfront} upfront)" if o.offering_class else ""),
-        f"cost [bold]${c.cost_usd:,.0f}[/bold] (P10–P90 ${c.cost_usd_p10:,.0f}–"
-        f"${c.cost_usd_p90:,.0f}) at ${c.usd_per_hour_cluster:,.2f}/h",
-        f"wall-clock {_hours(c.wall_clock_hours)}, P10–P90 {c.wall_clock_hours_p10:,.0f}–"
-        f"{c.wall_clock_hours_p90:,.0f} h · {c.gpu_hours:,.0f} GPU-h",
+        f"cost [bold]{format_usd(c.cost_usd)}[/bold] (P10–P90 {format_usd(c.cost_usd_p10)}–"
+        f"{format_usd(c.cost_usd_p90)}) at ${c.usd_per_hour_cluster:,.2f}/h",
+        f"wall-clock {_hours(c.wall_clock_hours)}, P10–P90 "
+        f"{format_hours_range(c.wall_clock_hours_p10, c.wall_clock_hours_p90)} · "
+        f"{format_amount(c.gpu_hours)} GPU-h",
         f"P(finish by the deadline) {format_chance(c.deadline_probability)} (model range and "
         f"{c.expected_interruptions:,.1f} expected interruptions) · MFU {e.mfu:.1%} · "
         f"goodput {e.goodput.fraction:.1%}",

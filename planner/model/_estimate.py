@@ -41,6 +41,7 @@ from ._records import Estimate, ParallelPlan, TimeRange
 from ._scalars import ModelScalars
 from ._shape import shape_of
 from ._software import PROFILES, check_pins
+from ._units import format_hours_range
 from ._workload import Workload, default_batch_note
 
 if TYPE_CHECKING:
@@ -218,7 +219,8 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              f"memory: {A.runtime_reserve_gib} GiB runtime reserve, "
              f"{A.usable_memory_fraction:.0%} of {ci.memory_gib:g} GiB usable",
              *gp.notes,
-             f"range P10–P90 {wall.p10:,.1f}–{wall.p90:,.1f} h: log-normal, σ = {sigma:.3f} "
+             f"range P10–P90 {format_hours_range(wall.p10, wall.p90, decimals_from_2_days=1)}"
+             f": log-normal, σ = {sigma:.3f} "
              + "(throughput σ {:.3f} {}".format(*throughput_sigma(
                  A, workload.framework, moe=workload.arch.is_moe))
              + (", narrowed by the workload probe" if wm is not None else "")

@@ -102,6 +102,46 @@ def format_usd(x: float) -> str:
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 
 
+def format_hours(h: float, *, decimals_from_2_days: int = 0) -> str:
+    """A duration as people read it: seconds below a minute, minutes below an hour, hours with
+    a decimal below 48 h, then hours (``decimals_from_2_days``) and days — a 2-minute run
+    read "0.0 h"; "—" for a figure that is not a number."""
+    if not math.isfinite(h):
+        return "—"
+    if h < 1 / 60:
+        s = h * 3600
+        return f"{s:.2g} s" if s < 10 else f"{s:,.0f} s"
+    if h < 1:
+        return f"{h * 60:,.1f} min"
+    if h < 48:
+        return f"{h:,.1f} h"
+    return f"{h:,.{decimals_from_2_days}f} h ({h / 24:,.1f} d)"
+
+
+def format_hours_range(lo: float, hi: float, *, decimals_from_2_days: int = 0) -> str:
+    """A P10–P90 range of hours in one unit, its upper end's, with ``format_hours``'s
+    precision: "1.3–2.6 h" beside a median of 1.8 h (it read "1–3 h"), "2.1–4.0 min"."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "—"
+    if hi < 1 / 60:
+        return f"{lo * 3600:.2g}–{hi * 3600:.2g} s"
+    if hi < 1:
+        return f"{lo * 60:,.1f}–{hi * 60:,.1f} min"
+    if hi < 48:
+        return f"{lo:,.1f}–{hi:,.1f} h"
+    return f"{lo:,.{decimals_from_2_days}f}–{hi:,.{decimals_from_2_days}f} h"
+
+
+def format_amount(x: float) -> str:
+    """A count of GPU-hours (or the like) to a figure that shows: whole from 100, one
+    decimal from 1, two significant digits below (0.31 GPU-hours read "0")."""
+    if not math.isfinite(x):
+        return "—"
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    return f"{x:,.1f}" if abs(x) >= 1 else f"{x:.2g}"
+
+
 def format_count(n: float) -> str:
     """A count as people write token counts: 50e9 → '50B', 1.5e12 → '1.5T', 1e15 →
     '1,000T' (not Python's '1e+12')."""

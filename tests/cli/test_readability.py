@@ -405,3 +405,40 @@ def test_json_is_one_line_into_a_pipe_and_indented_at_a_terminal(monkeypatch):
     assert terminal.getvalue().count("\n") > 5 and '\n  "plan": {' in terminal.getvalue()
     assert json.loads(piped.getvalue()) == json.loads(terminal.getvalue()) == {
         "plan": {"nodes": 2, "regions": ["us-east-1", "eu-north-1"]}, "x": None}
+
+
+def test_a_short_run_reads_in_minutes_and_fractions_not_zeros(capsys):
+    """"wall-clock 0.0 h  P10–P90 0–0 h", "GPU-hours 0" for a 2-minute run, and ranges in
+    whole hours beside a median with a decimal (numbers sweep, 2026-12)."""
+    code, out, _ = run(capsys, "estimate", "--model", "gpt2", "--tokens", "1B", "--gpu", "B200",
+                       "--gpus", "8")
+    assert code == 0
+    assert "0.0 h" not in out and "0–0" not in out, out
+    assert re.search(r"wall-clock \(calendar\) │ \d+\.\d min  P10–P90 \d+\.\d–\d+\.\d min", out)
+    assert re.search(r"GPU-hours +│ 0\.\d+  P10–P90 0\.\d+–0\.\d+", out), out
+
+
+@pytest.mark.parametrize(("hours", "says"), [
+    (0.001, "3.6 s"), (0.01, "36 s"), (0.0385, "2.3 min"), (1.84, "1.8 h"),
+    (180.4, "180 h (7.5 d)"), (float("nan"), "—")])
+def test_format_hours(hours, says):
+    from planner.model import format_hours
+
+    assert format_hours(hours) == says
+
+
+@pytest.mark.parametrize(("lo", "hi", "says"), [
+    (1.31, 2.58, "1.3–2.6 h"), (0.028, 0.055, "1.7–3.3 min"), (130.2, 260.7, "130–261 h"),
+    (0.001, 0.002, "3.6–7.2 s")])
+def test_format_hours_range_keeps_one_unit_and_the_median_precision(lo, hi, says):
+    from planner.model import format_hours_range
+
+    assert format_hours_range(lo, hi) == says
+
+
+@pytest.mark.parametrize(("x", "says"), [(7531.2, "7,531"), (12.34, "12.3"), (0.312, "0.31"),
+                                         (0.0, "0")])
+def test_format_amount(x, says):
+    from planner.model import format_amount
+
+    assert format_amount(x) == says
