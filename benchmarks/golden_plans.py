@@ -81,6 +81,10 @@ loss) in every one of the pp·vp chunks: rows at pp 64 lost their vp and fit mem
 ``search.model_evaluations`` and the note quoting it changed (+32, +20, +12 rows timed).
 ``125m-1d`` and ``gpt2xl-aws-on-demand-by-accelerator`` were rewritten the same day for the
 assumption line "range P10–P90 …" alone, which reads minutes below an hour (57 and 69 lines).
+``gpt2xl-aws-on-demand-by-accelerator``, ``70b-commitments-storage`` and
+``mistral-32k-fsdp-by-cloud-top200`` were rewritten the same day for ``regions`` alone: a plan
+on the frontier, a side of ``spot_vs_on_demand`` or a ``by_group`` entry lists every region
+with its configuration at its price, as the candidates do (90, 124 and 6 lists).
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

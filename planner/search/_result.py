@@ -40,11 +40,22 @@ def build_result(*, workload, catalog, constraints, A, ms, space: Space, sel: Se
         wanted += [inf["fastest"], inf["cheapest"], *inf["relaxed"].values()]
     described = _describe(workload, catalog, c, A, ms, space, C, sorted(set(wanted)))
 
+    import numpy as np
+
+    # the same configuration at the same price in other regions, on the same side of the
+    # limits: one option listing them all, wherever it is shown (the frontier, the spot and
+    # on-demand sides and the groups listed one region where the candidates listed four)
+    key = space.config[C.oi] * (space.max_nodes + 1) + C.nodes.astype(np.int64)
+    within = sel.within
+
     def one(i: int, regions: tuple | None = None) -> Candidate:
+        if regions is None:
+            same = np.flatnonzero((key == key[i]) & (within == within[i]))
+            regions = tuple(sorted({space.offers[C.oi[j]].region for j in same}))
         return _with_regions(described[i], regions or (space.offers[C.oi[i]].region,))
 
     top = [one(i, r) for i, r in sel.top]
-    frontier = [one(i, r) for i, r in sel.frontier]
+    frontier = [one(i) for i, _ in sel.frontier]
     side = {p: one(i) for p, i in sel.side.items()}
     by_group = {g: one(i) for g, i in sel.by_group.items()}
     infeasible = None

@@ -134,3 +134,21 @@ def test_an_over_budget_plan_on_time_says_so_in_two_fields(capsys):
     for p in (relaxed, fastest):
         assert p["meets_deadline"] is True and p["within_limits"] is False, p
         assert p["deadline_probability"] >= 0.9 and p["total_cost_usd"] > 12690.52
+
+
+def test_one_plan_lists_the_same_regions_wherever_it_is_shown(capsys):
+    """The recommendation listed four regions at its price; the same plan on the frontier and
+    as spot_vs_on_demand's on-demand side listed one (numbers sweep, 2026-12)."""
+    code, out, _ = run(capsys, *LLAMA3_8B, "--deadline", "14d", "--pricing", "on_demand",
+                       "--json")
+    assert code == 0
+    data = json.loads(out)
+    rec = data["recommendation"]
+
+    def same(p):
+        return all(p[k] == rec[k] for k in ("cloud", "instance_type", "pricing", "nodes"))
+
+    assert len(rec["regions"]) > 1, rec["regions"]
+    shown = [p for p in [*data["frontier"], data["spot_vs_on_demand"]["on_demand"]] if same(p)]
+    assert shown and all(p["regions"] == rec["regions"] for p in shown), \
+        [p["regions"] for p in shown]
