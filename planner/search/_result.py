@@ -38,21 +38,11 @@ def build_result(*, workload, catalog, constraints, A, ms, space: Space, sel: Se
     inf = sel.infeasible
     if inf is not None:
         wanted += [inf["fastest"], inf["cheapest"], *inf["relaxed"].values()]
-    described = _describe(workload, catalog, c, A, ms, space, C, sorted(set(wanted)))
-
-    import numpy as np
-
-    # the same configuration at the same price in other regions, on the same side of the
-    # limits: one option listing them all, wherever it is shown (the frontier, the spot and
-    # on-demand sides and the groups listed one region where the candidates listed four)
-    key = space.config[C.oi] * (space.max_nodes + 1) + C.nodes.astype(np.int64)
-    within = sel.within
+    described = _describe(workload, catalog, c, A, ms, space, C, sorted(set(wanted)),
+                          regions=_same_regions(space, C, sel.within, wanted))
 
     def one(i: int, regions: tuple | None = None) -> Candidate:
-        if regions is None:
-            same = np.flatnonzero((key == key[i]) & (within == within[i]))
-            regions = tuple(sorted({space.offers[C.oi[j]].region for j in same}))
-        return _with_regions(described[i], regions or (space.offers[C.oi[i]].region,))
+        return described[i] if regions is None else _with_regions(described[i], regions)
 
     top = [one(i, r) for i, r in sel.top]
     frontier = [one(i) for i, _ in sel.frontier]
@@ -115,10 +105,25 @@ def _with_regions(cand: Candidate, regions: tuple[str, ...]) -> Candidate:
     return replace(cand, regions=regions)
 
 
-def _describe(workload, catalog, c, A, ms, space: Space, C: Cands,
-              idx: list[int]) -> dict[int, Candidate]:
+def _same_regions(space: Space, C: Cands, within, idx: list[int]) -> dict[int, tuple]:
+    """For each candidate of ``idx``, the regions of its configuration at its price on the
+    same side of the limits: one option lists them all wherever it is shown (the frontier,
+    the spot and on-demand sides and the groups listed one region where the candidates
+    listed four)."""
+    import numpy as np
+
+    key = space.config[C.oi] * (space.max_nodes + 1) + C.nodes.astype(np.int64)
+    found: dict[tuple, set] = {}
+    for j in np.flatnonzero(np.isin(key, key[np.array(idx, dtype=np.int64)])):
+        found.setdefault((int(key[j]), bool(within[j])), set()).add(space.offers[C.oi[j]].region)
+    return {i: tuple(sorted(found[(int(key[i]), bool(within[i]))])) for i in idx}
+
+
+def _describe(workload, catalog, c, A, ms, space: Space, C: Cands, idx: list[int],
+              regions: dict[int, tuple] | None = None) -> dict[int, Candidate]:
     """Full candidates for ``idx``: the model's estimate, P10/P90 of calendar time (both
-    quantiles of every candidate in one call), costs, commitments and warnings."""
+    quantiles of every candidate in one call), costs, commitments and warnings; each listing
+    ``regions[i]`` (default its own region)."""
     import numpy as np
 
     if not idx:
@@ -138,7 +143,8 @@ def _describe(workload, catalog, c, A, ms, space: Space, C: Cands,
     out = {}
     for k, i in enumerate(idx):
         out[i] = _candidate(workload, catalog, c, A, ms, space, C, i, hours[k], costs[k],
-                            paid[k], float(prob[k]), bool(meets[k]))
+                            paid[k], float(prob[k]), bool(meets[k]),
+                            regions.get(i) if regions else None)
     return out
 
 
@@ -155,7 +161,7 @@ def _costs_at(c, space: Space, C: Cands, t, hours):
 
 
 def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hours, costs,
-               paid, prob: float, meets: bool) -> Candidate:
+               paid, prob: float, meets: bool, regions: tuple | None = None) -> Candidate:
     o = space.offers[C.oi[i]]
     q10, q90 = float(hours[1]), float(hours[2])
     entry = space.types[C.ti[i]]
@@ -211,7 +217,7 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
             "loss_hours": float(gp["loss_hours"][e]), "rate": float(gp["rate"][e]),
             "sigma": float(space.e_sigma[e]), "deadline_hours": c.deadline_hours}
     return Candidate(
-        offer=o, regions=(o.region,), accelerator=entry.it.accelerator, nodes=n,
+        offer=o, regions=regions or (o.region,), accelerator=entry.it.accelerator, nodes=n,
         gpus=int(C.gpus[i]), estimate=est, wall_clock_hours=float(wall[i]),
         wall_clock_hours_p10=q10, wall_clock_hours_p90=q90, cost_usd=float(costs[0]),
         cost_usd_p10=float(costs[1]), cost_usd_p90=float(costs[2]),
