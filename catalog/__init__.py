@@ -39,6 +39,7 @@ from ._errors import (
     OverrideError,
     UnknownNameError,
     close_matches,
+    quoted,
     without_fix,
 )
 from ._files import (
@@ -123,7 +124,8 @@ __all__ = [
     "catalog_status", "check_names", "check_output_path", "close_matches", "data_dir",
     "decode_user_bytes", "input_clash", "load_catalog", "load_json_text", "load_overrides",
     "load_yaml_text",
-    "make_directory", "parse_overrides", "read_json_file", "read_user_text", "refresh_catalog",
+    "make_directory", "parse_overrides", "quoted", "read_json_file", "read_user_text",
+    "refresh_catalog",
     "select_offers", "shell_word", "stored_catalogs", "unquoted_hint", "use_catalog",
     "without_fix", "write_bytes_atomic", "write_snapshot", "write_text_atomic",
 ]

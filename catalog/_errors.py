@@ -27,6 +27,17 @@ REPLACE_CATALOG_FIX = ("To fix: run `gpuplan catalog use packaged`, or `gpuplan 
                        "refresh`")
 
 
+QUOTED_CHARS = 40  # characters of a user's text a message quotes (more: cut, "…")
+
+
+def quoted(value: object) -> str:
+    """``value`` as a message quotes it: ``repr``, a string longer than QUOTED_CHARS cut
+    there with "…" after the quote (a 100 KB GPU name or option value was echoed whole)."""
+    if isinstance(value, str) and len(value) > QUOTED_CHARS:
+        return f"{value[:QUOTED_CHARS]!r}…"
+    return repr(value)
+
+
 def without_fix(error: BaseException | str) -> str:
     """An error's message without its "To fix: …" and final period, for a caller that
     says what it was doing and gives the fix that applies there."""

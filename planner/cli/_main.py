@@ -289,7 +289,7 @@ def _refuse_repeated(command, args: list[str]) -> None:
     keeps the last silently, so which one the user meant is a guess. Options declared
     `multiple` (`--gpu`, `--assume`) and flags may repeat. (Duck-typed: Typer brings its own
     copy of click's classes.)"""
-    from catalog import GpuplanError
+    from catalog import GpuplanError, quoted
 
     while args and args[0] in (getattr(command, "commands", None) or {}):
         command, args = command.commands[args[0]], args[1:]
@@ -312,7 +312,7 @@ def _refuse_repeated(command, args: list[str]) -> None:
         if len(values) > 1:
             # the first two values, each cut to 40 characters (a 100 KB --model was echoed
             # whole, and so was every value of an option given a thousand times)
-            given = ", ".join(f"{v[:40]!r}{'…' if len(v) > 40 else ''}" for v in values[:2])
+            given = ", ".join(map(quoted, values[:2]))
             more = ", …" if len(values) > 2 else ""
             raise GpuplanError(f"{opt} is given {len(values)} times ({given}{more}); it takes "
                                f"one value. To fix: give {opt} once")

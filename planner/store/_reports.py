@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from catalog import Catalog, GpuplanError
+from catalog import Catalog, GpuplanError, quoted
 
 from ..model import CalibrationError, WorkloadShape, freeze, thaw
 from ._db import _reading, _write, next_report_id, stored_json
@@ -136,9 +136,9 @@ def instance_contradiction(gpu_model: str | None, instance_type: str | None,
                            gpu_accelerator: str | None, instance_accelerator: str) -> str:
     """The refusal of a report whose GPU name is not the GPU its catalog instance type has:
     one of the two facts is wrong, so neither can key its figures. The GPU's name is the
-    report's text: at most 40 characters of it are quoted."""
-    named = repr(gpu_model) if len(str(gpu_model)) <= 40 else f"{str(gpu_model)[:40]!r}…"
-    return (f"the report names the GPU {named} ({gpu_accelerator}) on a {instance_type}, "
+    report's text: ``quoted``, cut to 40 characters."""
+    return (f"the report names the GPU {quoted(gpu_model)} ({gpu_accelerator}) on a "
+            f"{instance_type}, "
             f"whose GPUs are {instance_accelerator}: one of the two is wrong, so its figures "
             "calibrate neither. To fix: re-run the probes on the instance (they record both "
             "as measured)")
@@ -217,8 +217,7 @@ def _same_run(conn: sqlite3.Connection, fingerprint: str | None,
 def _accelerator_of(report, catalog: Catalog, override: str | None) -> str | None:
     env = report.environment
     named = where = None  # the catalog accelerator the report's GPU name (or instance) is
-    gpu = None if env is None else env.gpu_model  # the report's text: 40 characters quoted
-    said = repr(gpu) if len(str(gpu)) <= 40 else f"{str(gpu)[:40]!r}…"
+    said = quoted(None if env is None else env.gpu_model)  # the report's text, cut
     if env is not None and env.device_type == "cuda":
         try:  # an unknown type just means "not from the catalog"
             on = catalog.instance_type(env.instance_type or "", env.cloud).accelerator
