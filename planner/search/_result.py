@@ -45,6 +45,7 @@ def build_result(*, workload, catalog, constraints, A, ms, space: Space, sel: Se
         return described[i] if regions is None else _with_regions(described[i], regions)
 
     top = [one(i, r) for i, r in sel.top]
+    # not the selection's regions: those are the frontier pool's (one region per option)
     frontier = [one(i) for i, _ in sel.frontier]
     side = {p: one(i) for p, i in sel.side.items()}
     by_group = {g: one(i) for g, i in sel.by_group.items()}
@@ -112,7 +113,7 @@ def _same_regions(space: Space, C: Cands, within, idx: list[int]) -> dict[int, t
     listed four)."""
     import numpy as np
 
-    key = space.config[C.oi] * (space.max_nodes + 1) + C.nodes.astype(np.int64)
+    key = space.option_keys(C)
     found: dict[tuple, set] = {}
     for j in np.flatnonzero(np.isin(key, key[np.array(idx, dtype=np.int64)])):
         found.setdefault((int(key[j]), bool(within[j])), set()).add(space.offers[C.oi[j]].region)

@@ -99,7 +99,7 @@ def _distinct(space: Space, C: Cands, order: np.ndarray, members: np.ndarray | N
 
     if order.size == 0:
         return []
-    key = space.config[C.oi] * (space.max_nodes + 1) + C.nodes.astype(np.int64)
+    key = space.option_keys(C)
     _, first = np.unique(key[order], return_index=True)
     heads = order[np.sort(first)][:limit]
     pool = order if members is None else members
@@ -180,7 +180,7 @@ def select(*, constraints, space: Space, top_n: int, points: bool) -> Selection:
             break
     ranked = np.array(ranked, dtype=np.int64)
     # every feasible region of those configurations, wherever it ranks
-    key = space.config[C.oi] * (space.max_nodes + 1) + C.nodes.astype(np.int64)
+    key = space.option_keys(C)
     same = np.flatnonzero(np.isin(key, key[ranked]) & within)
     same = same[space.on_time(C.e[same])] if same.size else same
     top_items = _distinct(space, C, ranked, members=same, limit=top_n)

@@ -236,6 +236,14 @@ class Space:
         oi = L.flat[L.starts[L.gi[pick]] + rank]
         return oi * self.stride + L.gj[pick]
 
+    def option_keys(self, C: Cands) -> np.ndarray:
+        """Per candidate of ``C``, its configuration (``config``: the same plan at the same
+        price) and node count as one key: candidates with equal keys are one option, listing
+        their regions."""
+        import numpy as np
+
+        return self.config[C.oi] * (self.max_nodes + 1) + C.nodes.astype(np.int64)
+
     def cheapest(self, *, first_only: bool = False) -> np.ndarray:
         """Ids of every cost group's cheapest offers at every row (``Layout._cheapest``)."""
         return self.layout.cheapest_ids[first_only]
