@@ -26,6 +26,15 @@ def app(page: str | None = None, **query: str | list[str]) -> AppTest:
     return at
 
 
+def upload_team(text: str, name: str = "team.yaml") -> AppTest:
+    """The Team page with ``text`` uploaded as a team YAML named ``name``, allocation run."""
+    at = app("app_pages/team.py")
+    at.radio(key="team_source").set_value("yaml").run()
+    at.file_uploader(key="team_yaml").set_value((name, text.encode(), "text/yaml")).run()
+    at.button(key="team_run").click().run()
+    return at
+
+
 def plain(text: str) -> str:
     """Markdown source as it reads on screen: backslash escapes removed."""
     return re.sub(r"\\(.)", r"\1", text)

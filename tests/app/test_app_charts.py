@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from app_pages import _charts as C
 
-from ._apptest import app, assert_clean, chart, table_columns, texts
+from ._apptest import app, assert_clean, chart, table_columns, texts, upload_team
 from .conftest import probe_report_json
 
 
@@ -263,11 +263,7 @@ budgets:
 
 
 def test_the_monthly_burn_has_months_as_categories_and_draws_the_budgets():
-    at = app("app_pages/team.py")
-    at.radio(key="team_source").set_value("yaml").run()
-    at.file_uploader(key="team_yaml").set_value(("team.yaml", TEAM.encode(),
-                                                 "text/yaml")).run()
-    at.button(key="team_run").click().run()
+    at = upload_team(TEAM)
     assert_clean(at)
     spec = chart(at, "team_burn")
     layout = spec["layout"]

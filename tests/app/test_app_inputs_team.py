@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ._apptest import app, errors
+from ._apptest import app, errors, upload_team
 
 PAST_TEAM = """\
 jobs:
@@ -54,11 +54,7 @@ def test_a_deadline_today_is_in_the_past():
 
 
 def test_a_team_file_with_a_past_deadline_names_the_job():
-    at = app("app_pages/team.py")
-    at.radio(key="team_source").set_value("yaml").run()
-    at.file_uploader(key="team_yaml").set_value(("team.yaml", PAST_TEAM.encode(),
-                                                 "text/yaml")).run()
-    at.button(key="team_run").click().run()
+    at = upload_team(PAST_TEAM)
     assert not at.exception
     (said,) = errors(at)
     assert said.startswith("team.yaml: jobs[1] 'last-year': deadline 2020-02-01 is in the "

@@ -10,7 +10,16 @@ import tempfile
 
 import pytest
 
-from ._apptest import app, assert_clean, errors, everything, recommendation, texts, warnings
+from ._apptest import (
+    app,
+    assert_clean,
+    errors,
+    everything,
+    recommendation,
+    texts,
+    upload_team,
+    warnings,
+)
 from .conftest import probe_report_json
 
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
@@ -186,14 +195,6 @@ jobs:
     earliest_start: 2027-03-01
     deadline: 2027-04-01
 """
-
-
-def upload_team(text: str, name: str = "team.yaml"):
-    at = app("app_pages/team.py")
-    at.radio(key="team_source").set_value("yaml").run()
-    at.file_uploader(key="team_yaml").set_value((name, text.encode(), "text/yaml")).run()
-    at.button(key="team_run").click().run()
-    return at
 
 
 def test_an_uploaded_team_plan_cannot_name_a_server_file():

@@ -41,21 +41,18 @@ def test_a_missing_shape_is_one_error_line(capsys, tmp_path):
     assert line.endswith("(missing: --heads, --ffn-hidden, --seq-len)")
 
 
-def test_a_tp_the_shape_cannot_hold_is_one_error_line(capsys, tmp_path):
+@pytest.mark.parametrize(("tp", "said"), [
+    # a tp the shape cannot hold
+    ("3", "error: tp=3 must divide heads (4), kv_heads (4) and ffn_hidden (96). To fix: see "
+          "`python -m probes workload --help`."),
+    # a tp above the one process
+    ("2", "error: tp=2 does not divide the 1 processes. To fix: run torchrun with a multiple "
+          "of 2 processes, or change --tp."),
+])
+def test_a_tp_that_cannot_run_is_one_error_line(capsys, tmp_path, tp, said):
     pytest.importorskip("torch")
-    assert main(["workload", *SHAPE, "--tp", "3", "--out", str(tmp_path / "w.json")]) == 2
-    assert _error_line(capsys.readouterr()) == (
-        "error: tp=3 must divide heads (4), kv_heads (4) and ffn_hidden (96). To fix: see "
-        "`python -m probes workload --help`.")
-    assert not (tmp_path / "w.json").exists()
-
-
-def test_a_tp_above_one_process_is_one_error_line(capsys, tmp_path):
-    pytest.importorskip("torch")
-    assert main(["workload", *SHAPE, "--tp", "2", "--out", str(tmp_path / "w.json")]) == 2
-    assert _error_line(capsys.readouterr()) == (
-        "error: tp=2 does not divide the 1 processes. To fix: run torchrun with a multiple of "
-        "2 processes, or change --tp.")
+    assert main(["workload", *SHAPE, "--tp", tp, "--out", str(tmp_path / "w.json")]) == 2
+    assert _error_line(capsys.readouterr()) == said
     assert not (tmp_path / "w.json").exists()
 
 
