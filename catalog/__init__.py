@@ -11,6 +11,8 @@
     refresh_catalog, use_catalog, catalog_status, stored_catalogs   catalogs on disk
     write_snapshot                 the packaged snapshot, from the shared reference (developers)
     data_dir                       where gpuplan keeps per-user state
+    read_cached, write_cached      small derived results kept in the per-user cache (keyed,
+                                   checked, plain data only; the planner's model evaluations)
     read_user_text, decode_user_bytes, load_yaml_text, load_json_text, read_json_file,
     check_output_path, write_bytes_atomic, write_text_atomic   safe reading and writing of
                                    the user's files (input_clash: an output that is one of
@@ -95,7 +97,8 @@ _LAZY = {"RefreshResult": "_refresh", "catalog_status": "_refresh",
          "Overrides": "_overrides", "load_overrides": "_overrides",
          "parse_overrides": "_overrides",
          "SORT_KEYS": "_query", "AcceleratorSummary": "_query", "OfferRow": "_query",
-         "accelerator_summaries": "_query", "select_offers": "_query"}
+         "accelerator_summaries": "_query", "select_offers": "_query",
+         "read_cached": "_blobs", "write_cached": "_blobs"}
 
 
 def __getattr__(name: str):
@@ -124,8 +127,9 @@ __all__ = [
     "catalog_status", "check_names", "check_output_path", "close_matches", "data_dir",
     "decode_user_bytes", "input_clash", "load_catalog", "load_json_text", "load_overrides",
     "load_yaml_text",
-    "make_directory", "parse_overrides", "quoted", "read_json_file", "read_user_text",
+    "make_directory", "parse_overrides", "quoted", "read_cached", "read_json_file",
+    "read_user_text",
     "refresh_catalog",
     "select_offers", "shell_word", "stored_catalogs", "unquoted_hint", "use_catalog",
-    "without_fix", "write_bytes_atomic", "write_snapshot", "write_text_atomic",
+    "without_fix", "write_bytes_atomic", "write_cached", "write_snapshot", "write_text_atomic",
 ]

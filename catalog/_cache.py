@@ -160,17 +160,17 @@ def _read_cache_file(file: Path) -> bytes | None:
     return data if len(data) <= MAX_CACHE_BYTES else None
 
 
-def _frame(key: bytes, source: Path, payload: bytes) -> bytes:
+def _frame(key: bytes, source: Path, payload: bytes, fmt: bytes = FORMAT) -> bytes:
     where = os.fsencode(str(source))
-    return b"".join((FORMAT, key, hashlib.sha256(payload).digest(),
+    return b"".join((fmt, key, hashlib.sha256(payload).digest(),
                      len(where).to_bytes(4, "big"), where, payload))
 
 
-def _unframe(data: bytes, key: bytes) -> bytes | None:
-    """The payload of a cache file made for ``key``, None if it is not one, is for another
-    key, or is damaged."""
-    head = len(FORMAT)
-    if not data.startswith(FORMAT) or data[head:head + 32] != key:
+def _unframe(data: bytes, key: bytes, fmt: bytes = FORMAT) -> bytes | None:
+    """The payload of a cache file (of format ``fmt``) made for ``key``, None if it is not
+    one, is for another key, or is damaged."""
+    head = len(fmt)
+    if not data.startswith(fmt) or data[head:head + 32] != key:
         return None
     digest = data[head + 32:head + 64]
     size = int.from_bytes(data[head + 64:head + 68], "big")
