@@ -76,16 +76,20 @@ def wall(cmd: list[str], env: dict) -> float:
 
 
 def end_to_end(variants: dict[str, list[str]], runs: int, *, cold: frozenset[str] = frozenset(),
-               source: frozenset[str] = frozenset(), **env_extra: str) -> dict[str, list[float]]:
+               source: frozenset[str] = frozenset(), unkept: frozenset[str] = frozenset(),
+               **env_extra: str) -> dict[str, list[float]]:
     """Wall seconds of ``python -c pass`` ("pass") and of each variant (label → gpuplan
-    arguments), round-robin; labels in ``cold`` run with an empty catalog cache, labels in
-    ``source`` without gpuplan's bytecode (module docstring)."""
+    arguments), round-robin; labels in ``cold`` run with an empty cache, labels in ``source``
+    without gpuplan's bytecode (module docstring), labels in ``unkept`` with the catalog cache
+    but without the model evaluations kept on disk (``eval-*.bin`` removed before each run; the
+    run writes them again for the next label)."""
     py = sys.executable
     times: dict[str, list[float]] = {"pass": [], **{label: [] for label in variants}}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         env = cli_env(tmp, **env_extra)
-        warm = next(args for label, args in variants.items() if label not in cold)
+        warm = next(args for label, args in variants.items()
+                    if label not in cold | unkept)
         wall([py, "-m", "planner", *warm], env)  # warm-up: the caches (module docstring)
         wall([py, "-c", "pass"], env)
         source_env = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(
@@ -97,6 +101,9 @@ def end_to_end(variants: dict[str, list[str]], runs: int, *, cold: frozenset[str
                 run_env = source_env if label in source else env
                 if label in cold:
                     run_env = {**run_env, "GPUPLAN_CACHE_DIR": str(tmp / f"cold-{i}")}
+                if label in unkept:
+                    for kept in Path(run_env["GPUPLAN_CACHE_DIR"]).glob("eval-*.bin"):
+                        kept.unlink()
                 times[label].append(wall([py, "-m", "planner", *args], run_env))
     return times
 

@@ -1,10 +1,11 @@
 """Shared fixtures. Every test runs with GPUPLAN_HOME in a temporary folder, so nothing reads or
 writes the real user data directory, and with cloud metadata look-ups disabled.
 
-The cache of parsed catalogs (``catalog._cache``) lives in one temporary folder for the whole
-session, never in the user's cache: it is keyed by the catalog files' content, so sharing it
-between tests changes no answer, only how often the packaged catalog is parsed (tests of the
-cache itself point it elsewhere)."""
+The cache of parsed catalogs (``catalog._cache``) and of shape evaluations
+(``planner.search._kept``) lives in one temporary folder for the whole session, never in the
+user's cache: it is keyed by the catalog files' content and by the model's code and inputs, so
+sharing it between tests changes no answer, only how often the packaged catalog is parsed and
+the model run (tests of the caches themselves point it elsewhere)."""
 
 from __future__ import annotations
 

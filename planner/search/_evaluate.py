@@ -44,6 +44,7 @@ from ..model import (
     workload_memory_ratios,
     workload_scales,
 )
+from . import _kept
 
 if TYPE_CHECKING:
     import numpy as np
@@ -138,6 +139,7 @@ def evaluation_bytes(ev: ShapeEvaluation | None) -> int:
                + sum(a.nbytes for a in (*ev.grid.values(), *ev.res.values())))
 
 
+_CTX_FIELDS = ("workload", "assumptions", "calibration")  # ShapeKey's fields from CallContext
 _EVALUATIONS = BoundedCache(CACHE_SIZE, max_bytes=CACHE_BYTES, weigh=evaluation_bytes)
 _MISSING = object()
 
@@ -173,7 +175,8 @@ def hashable(value: Any) -> Any:
 @dataclass(frozen=True, slots=True)
 class CallContext:
     """What one ``plan`` call shares between its instance types: the keys of its inputs and
-    the grids it built (a grid depends on GPUs per node, node range and memory only)."""
+    the grids it built (a grid depends on GPUs per node, node range and memory only) and,
+    once a shape is not kept in memory, its inputs' keys as ``_kept`` writes them."""
 
     workload: Workload
     ms: ModelScalars
@@ -183,6 +186,7 @@ class CallContext:
     assumptions_key: tuple
     calibration_key: tuple | None
     grids: dict
+    kept_text: list  # [canonical text of the three keys], filled on first use
 
     @classmethod
     def of(cls, workload: Workload, ms: ModelScalars, A: Assumptions,
@@ -191,7 +195,7 @@ class CallContext:
                    workload_key=replace(workload, tokens=1.0, inferred=()),
                    assumptions_key=hashable(A),
                    calibration_key=None if calibration.empty else hashable(calibration),
-                   grids={})
+                   grids={}, kept_text=[])
 
 
 def shape_evaluation(ctx: CallContext, it, cluster, ci: ClusterInputs,
@@ -212,7 +216,18 @@ def shape_evaluation(ctx: CallContext, it, cluster, ci: ClusterInputs,
         fabric=it.name if nic is not None else None)
     found = _EVALUATIONS.get(key, _MISSING)
     if found is _MISSING:
-        found = _evaluate(ctx, it.accelerator, it.gpu_count, max_nodes, ci, nic)
+        if not ctx.kept_text:
+            ctx.kept_text.append(_kept.canonical(hashable(
+                (ctx.workload_key, ctx.assumptions_key, ctx.calibration_key))))
+        text = ctx.kept_text[0] + _kept.canonical(hashable(tuple(
+            getattr(key, f.name) for f in fields(ShapeKey) if f.name not in _CTX_FIELDS)))
+        kept = _kept.load(text)  # from an earlier process (``_kept``)
+        if kept is _kept.MISSING:
+            found = _evaluate(ctx, it.accelerator, it.gpu_count, max_nodes, ci, nic)
+            _kept.store(text, found)
+        else:
+            found = None if kept is None else ShapeEvaluation(
+                **kept, found=MappingProxyType({}))
         _EVALUATIONS.put(key, found)
     return found
 

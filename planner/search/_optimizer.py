@@ -59,6 +59,7 @@ from ._evaluate import (
     CACHE_BYTES,
     BoundedCache,
     CallContext,
+    clear_cache,
     evaluation_bytes,
     shape_evaluation,
 )
@@ -123,6 +124,15 @@ _TYPES = BoundedCache(64, max_bytes=CACHE_BYTES,
                       weigh=lambda hit: sum(evaluation_bytes(t.ev) for t in hit[1]))
 _LAYOUTS = BoundedCache(64, max_bytes=CACHE_BYTES,
                         weigh=lambda hit: sum(evaluation_bytes(t.ev) for t in hit[0]))
+
+
+def clear_caches() -> None:
+    """Forget everything kept in this process (filtered offers, instance types, layouts,
+    shape evaluations): the next plan starts as a new process's does — reading evaluations
+    kept on disk unless ``GPUPLAN_NO_CACHE=1``. For tests and benchmarks."""
+    for kept in (_USABLE, _TYPES, _LAYOUTS):
+        kept.clear()
+    clear_cache()
 
 
 def check_exclude(names, catalog: Catalog, *, where: str = "",

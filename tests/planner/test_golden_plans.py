@@ -41,14 +41,15 @@ def test_answers_are_byte_identical_to_the_stored_ones(packaged, name):
         golden.first_difference(golden.read_stored(name), golden.render(name, packaged))
 
 
-def test_a_kept_evaluation_gives_the_answer_a_fresh_one_gives(packaged):
+def test_a_kept_evaluation_gives_the_answer_a_fresh_one_gives(packaged, monkeypatch):
     from planner import Assumptions, Constraints, WorkloadSpec, build_workload, plan
-    from planner.search import _evaluate
+    from planner.search import _optimizer
 
     w = build_workload(WorkloadSpec(model="llama2-13b", tokens="300B"))
     c = Constraints(deadline_hours=400, max_gpus=256, clouds=("aws", "gcp"))
     warm = plan(w, packaged, c, points=True).as_dict(points=True)
-    _evaluate.clear_cache()
+    monkeypatch.setenv("GPUPLAN_NO_CACHE", "1")  # fresh: nothing kept in memory or on disk
+    _optimizer.clear_caches()
     cold = plan(w, packaged, c, points=True).as_dict(points=True)
     assert json.dumps(warm, default=str) == json.dumps(cold, default=str)
     # other tokens, deadline and assumptions: a kept evaluation is reused only where it holds
@@ -56,7 +57,7 @@ def test_a_kept_evaluation_gives_the_answer_a_fresh_one_gives(packaged):
     slow = Assumptions().with_overrides(gpu_speed_cv=0.05)
     for workload, A in ((more, None), (w, slow)):
         kept = plan(workload, packaged, c, assumptions=A).as_dict()
-        _evaluate.clear_cache()
+        _optimizer.clear_caches()
         assert json.dumps(kept, default=str) == json.dumps(
             plan(workload, packaged, c, assumptions=A).as_dict(), default=str)
 
