@@ -51,8 +51,13 @@ def _help_keeps_hyphenated_words() -> None:
     """Help text wraps between words only: click's wrapper broke '--warmup-steps' after
     '--warmup-' and 'pre-training' after 'pre-', so a flag could not be copied from --help.
     (The wrapper click's help formatter builds, in typer's bundled click and in click itself
-    where it is installed, is given break_on_hyphens=False; in this process only, once.)"""
+    where another module already imported it — importing click just to patch it cost ~5 ms
+    per command — is given break_on_hyphens=False; in this process only, once.)"""
+    import sys
+
     for module in ("typer._click._textwrap", "click._textwrap"):
+        if module == "click._textwrap" and "click" not in sys.modules:
+            continue
         try:
             wrapper = __import__(module, fromlist=["TextWrapper"]).TextWrapper
         except ImportError:
