@@ -42,7 +42,7 @@ def measure(max_gpus: int, runs: int) -> dict:
     cat = catalog.load_catalog("packaged")
     workload = build_workload(WorkloadSpec(**WORKLOAD))
     c = Constraints(deadline_hours=parse_deadline(DEADLINE), max_gpus=max_gpus)
-    from planner.search._optimizer import clear_caches
+    from planner.search import clear_caches
 
     plan(build_workload(WorkloadSpec(model="gpt2", tokens="1B")), cat,
          Constraints(deadline_hours=24, max_gpus=8))  # imports and catalog, not this shape

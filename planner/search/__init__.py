@@ -9,6 +9,7 @@ out in ``_optimizer``'s docstring and docs/design.md.
     plan_options, PlanOptions, Option  the same candidates, described only when asked for
     Quotas, QuotaRule, parse_quotas    GPU quotas per cloud / region / accelerator (data)
     spot_rate, run_cost_usd            what a spot offer risks and what a run costs
+    clear_caches                       forget what this process kept (benchmarks, tests)
 """
 
 from ._candidates import (
@@ -37,6 +38,7 @@ from ._constraints import (
 from ._optimizer import (
     GPU_VENDORS,
     check_exclude,
+    clear_caches,
     plan,
     plan_options,
     spot_rate,
@@ -57,7 +59,8 @@ __all__ = [
     "MAX_GPUS_LIMIT",
     "MAX_QUOTA_FILE_BYTES", "MAX_SPOT_INSTANCES_LIMIT", "MAX_QUOTA_GPUS", "Candidate",
     "Commitment", "Constraints", "FlaggedSkipped", "Infeasible", "Option", "PlanOptions",
-    "PlanPoint", "PlanResult", "QuotaRule", "Quotas", "check_exclude", "parse_quota_rules",
+    "PlanPoint", "PlanResult", "QuotaRule", "Quotas", "check_exclude", "clear_caches",
+    "parse_quota_rules",
     "parse_quotas",
     "plan", "plan_options", "run_cost_usd", "spot_rate", "usable_offers",
 ]

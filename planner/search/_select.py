@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from ._space import Cands, Space
 
 FIRST_CHUNK = 512  # candidates ranked at a time (each later chunk 4× larger)
+SCREEN_ABOVE = 4096  # the frontier of more points than this is screened first (``_screen``)
+SCREEN_STEP = 32  # … by the front of every 32nd point
 
 
 def _in_order(C: Cands, idx: np.ndarray):
@@ -64,9 +66,41 @@ def _first(space: Space, C: Cands, idx: np.ndarray, *, on_time: bool = True) -> 
 
 def _pareto(cost: np.ndarray, wall: np.ndarray) -> np.ndarray:
     """Indices of the Pareto-optimal points (minimise both; a later point must be faster by
-    more than 1e-12), sorted by cost, then wall, then index. Only a point faster than every
-    point before it can be kept (the kept wall is never more than 1e-12 above that running
-    minimum), so the walk visits those only."""
+    more than 1e-12), sorted by cost, then wall, then index: ``_pareto_walk`` over the points
+    ``_screen`` leaves (all of them when there are few)."""
+    import numpy as np
+
+    if len(cost) <= SCREEN_ABOVE:
+        return _pareto_walk(cost, wall)
+    idx = np.flatnonzero(_screen(cost, wall))
+    return idx[_pareto_walk(cost[idx], wall[idx])]
+
+
+def _screen(cost: np.ndarray, wall: np.ndarray) -> np.ndarray:
+    """False for points the walk can never keep, found without sorting them all: the front
+    of every SCREEN_STEP-th point, then each point that a front point is strictly cheaper
+    than (in the walk's order: NaN last) and no slower than. Why such a point p is never kept:
+    when the walk reaches it, the front point s came before; s was kept, or the wall kept then
+    was at most wall_s + 1e-12, and kept walls only fall — so p, no faster than s, is not
+    faster than the kept wall by 1e-12. Dropping points the walk does not keep changes nothing
+    it keeps (tests/planner/test_search_kernels.py compares both)."""
+    import numpy as np
+
+    sample = np.arange(0, len(cost), SCREEN_STEP)
+    front = sample[_pareto_walk(cost[sample], wall[sample])]
+    if not front.size:  # e.g. no sampled time is a number: nothing to screen by
+        return np.ones(len(cost), dtype=bool)
+    # front costs strictly rise (an equal cost, sorted after, is never faster) and walls fall:
+    # the dearest front point cheaper than p is the fastest of those cheaper than p
+    j = np.searchsorted(cost[front], cost, side="left") - 1
+    return ~((j >= 0) & (wall[front][np.maximum(j, 0)] <= wall))
+
+
+def _pareto_walk(cost: np.ndarray, wall: np.ndarray) -> np.ndarray:
+    """``_pareto`` over every point: sorted by (cost, wall, index), a point is kept when it is
+    faster than the last kept by more than 1e-12. Only a point faster than every point before
+    it can be kept (the kept wall is never more than 1e-12 above that running minimum), so the
+    walk visits those only."""
     import numpy as np
 
     order = np.argsort(cost)
@@ -158,10 +192,10 @@ def select(*, constraints, space: Space, top_n: int, points: bool) -> Selection:
         ref_cost = float(F.cost.min())
     if c.budget_usd is not None:
         tau = min(tau, c.budget_usd)  # above the budget nothing is feasible
-    parts = [space.cheapest(), space.closure(space.within_cost(tau, feasible=True))]
+    parts = [space.closure(space.within_cost(tau, feasible=True))]
     if points:
         parts.append(space.within_cost(4 * ref_cost))
-    C = space.cands(np.concatenate(parts))
+    C = space.cands(np.concatenate(parts), also=F)  # F is every cheapest offer
     # ---- over the kept candidates: exactly the lists of all candidates -------------------
     cost, wall = C.cost, C.wall
     within = C.within_budget & C.within_quota
@@ -187,7 +221,7 @@ def select(*, constraints, space: Space, top_n: int, points: bool) -> Selection:
     # the frontier: among the cheapest offers (the first of equal prices: the others tie it
     # and come later), within the limits — no other candidate can be on it (``_space``)
     pool = np.searchsorted(C.ids, space.cheapest(first_only=True))
-    pool = np.sort(pool[within[pool]])
+    pool = np.sort(pool[within[pool]], kind="stable")  # sorted already: both ids are
     front_idx = pool[_pareto(cost[pool], wall[pool])] if pool.size else \
         np.array([], dtype=np.int64)
     front_items = _distinct(space, C, front_idx)

@@ -158,7 +158,8 @@ class Layout:
         self.config_size = np.bincount(self.config)
         self.config_members = np.argsort(self.config, kind="stable")
         self.config_start = np.r_[0, np.cumsum(self.config_size)][:-1]
-        self.cheapest_ids = {first: self._cheapest(first) for first in (False, True)}
+        # sorted once here (a layout serves many calls), so ``cands`` need not sort them
+        self.cheapest_ids = {first: np.sort(self._cheapest(first)) for first in (False, True)}
         for value in (*vars(self).values(), *self.groups):  # shared between calls: read-only
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
@@ -245,7 +246,8 @@ class Space:
         return self.config[C.oi] * (self.max_nodes + 1) + C.nodes.astype(np.int64)
 
     def cheapest(self, *, first_only: bool = False) -> np.ndarray:
-        """Ids of every cost group's cheapest offers at every row (``Layout._cheapest``)."""
+        """Ids of every cost group's cheapest offers at every row (``Layout._cheapest``),
+        sorted."""
         return self.layout.cheapest_ids[first_only]
 
     def within_cost(self, tau: float, *, feasible: bool = False) -> np.ndarray:
@@ -294,11 +296,15 @@ class Space:
         extra = L.config_members[L.config_start[cfg[pick]] + rank] * self.stride + jj[pick]
         return _unique(np.concatenate([ids, extra]))
 
-    def cands(self, ids: np.ndarray) -> Cands:
-        """The candidates ``ids`` (deduplicated, in canonical order) with cost and limits."""
+    def cands(self, ids: np.ndarray, *, also: Cands | None = None) -> Cands:
+        """The candidates ``ids`` (deduplicated, in canonical order) with cost and limits;
+        with ``also``, those of ``also`` too (its figures reused, not recomputed: every
+        figure is elementwise, so the same floats)."""
         import numpy as np
 
         ids = _unique(ids)
+        if also is not None:
+            return _merged(also, self.cands(_missing_from(also.ids, ids)))
         oi, j = ids // self.stride, ids % self.stride
         e = self.offset[self.risk[oi]] + j
         nodes = self.e_nodes[e].astype(np.float64)
@@ -400,9 +406,32 @@ class Space:
         return np.where(s > 0, z < zq - Z_MARGIN, D < B * (1 - 1e-12))
 
 
+def _missing_from(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """The ``ids`` not in ``sorted_ids`` (sorted, distinct)."""
+    import numpy as np
+
+    if not sorted_ids.size:
+        return ids
+    pos = np.minimum(np.searchsorted(sorted_ids, ids), sorted_ids.size - 1)
+    return ids[sorted_ids[pos] != ids]
+
+
+def _merged(a: Cands, b: Cands) -> Cands:
+    """``a`` and ``b`` (no id in both) as one ``Cands`` in canonical (id) order."""
+    from dataclasses import fields
+
+    import numpy as np
+
+    if not len(b):
+        return a
+    at = np.searchsorted(a.ids, b.ids)
+    return Cands(**{f.name: np.insert(getattr(a, f.name), at, getattr(b, f.name))
+                    for f in fields(Cands)})
+
+
 def _unique(ids: np.ndarray) -> np.ndarray:
     """Sorted distinct ids (a sort: numpy's hashing unique is slower on these arrays)."""
     import numpy as np
 
-    ids = np.sort(ids)
+    ids = np.sort(ids, kind="stable")  # timsort: the ids come in long sorted runs
     return ids[np.r_[True, ids[1:] != ids[:-1]]] if ids.size else ids

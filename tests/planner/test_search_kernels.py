@@ -87,3 +87,42 @@ def test_normal_quantile_of_certainty_is_infinite():
     from planner.model import normal_quantile
 
     assert normal_quantile(1.0) == float("inf")
+
+
+COSTS = st.sampled_from([1.0, 2.0, 2.0, 3.0, 3.0 + 1e-13, 5.0, 8.0, np.nan])
+WALLS = st.sampled_from([1.0, 1.0 + 5e-13, 2.0, 2.0, 4.0, 6.0, 9.0, np.nan])
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(COSTS, WALLS), min_size=0, max_size=120), st.integers(1, 7))
+def test_the_screened_frontier_is_the_walked_one(points, step):
+    """``_pareto`` screens by a sample's front before walking: the same indices, in the same
+    order, as the walk over every point (ties, 1e-12 gaps and NaN included)."""
+    from planner.search import _select
+
+    cost = np.array([p[0] for p in points], dtype=float)
+    wall = np.array([p[1] for p in points], dtype=float)
+    walked = _select._pareto_walk(cost, wall)
+    above, every = _select.SCREEN_ABOVE, _select.SCREEN_STEP
+    try:
+        _select.SCREEN_ABOVE, _select.SCREEN_STEP = 0, step
+        screened = _select._pareto(cost, wall)
+    finally:
+        _select.SCREEN_ABOVE, _select.SCREEN_STEP = above, every
+    assert screened.tolist() == walked.tolist()
+
+
+def test_the_screen_drops_most_of_a_large_search():
+    """Curves like a plan's (cost rising, time falling with nodes, per offer): the screen
+    leaves a small share for the walk, and the same front."""
+    from planner.search import _select
+
+    rng = np.random.default_rng(7)
+    nodes = np.tile(np.arange(1, 2049, dtype=float), 40)
+    price = np.repeat(rng.uniform(1, 10, 40), 2048)
+    speed = np.repeat(rng.uniform(0.5, 2, 40), 2048)
+    wall = 1e4 / (speed * nodes ** rng.uniform(0.8, 0.95))
+    cost = price * nodes * wall
+    kept = _select._screen(cost, wall)
+    assert kept.sum() < 0.1 * len(cost)
+    assert _select._pareto(cost, wall).tolist() == _select._pareto_walk(cost, wall).tolist()
