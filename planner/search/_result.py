@@ -170,12 +170,16 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
     n = int(C.nodes[i])
     wall = C.wall
     rate, restart = float(space.e_rate[e]), float(space.e_restart[e])
-    cluster = cluster_for_instance(catalog, entry.it, n)
     # the search timed every node count from one node's figures and each count's network
     # (``nic_by_nodes``); the description states this cluster's: its inter-node network,
-    # NVLink domain and any probe measurement at this node count
-    ci = entry.ci if n == 1 else cluster_inputs(cluster, workload, A, entry.calibration,
-                                                memory_gib=entry.it.gpu_memory_gib)
+    # NVLink domain and any probe measurement at this node count. Kept per layout (its
+    # workload shape, assumptions and calibration): the frontiers of later plans repeat them
+    cluster, ci = space.layout.clusters.get((int(C.ti[i]), n)) or (None, None)
+    if cluster is None:
+        cluster = cluster_for_instance(catalog, entry.it, n)
+        ci = entry.ci if n == 1 else cluster_inputs(cluster, workload, A, entry.calibration,
+                                                    memory_gib=entry.it.gpu_memory_gib)
+        space.layout.clusters[(int(C.ti[i]), n)] = (cluster, ci)
     est = summarise(workload, cluster, ms, A, ci,
                     ev.grid, ev.res, int(C.j[i]), interruption_rate_per_node_hour=rate,
                     restart_minutes=restart, measurements=ev.found,

@@ -160,6 +160,7 @@ class Layout:
         self.config_start = np.r_[0, np.cumsum(self.config_size)][:-1]
         # sorted once here (a layout serves many calls), so ``cands`` need not sort them
         self.cheapest_ids = {first: np.sort(self._cheapest(first)) for first in (False, True)}
+        self.clusters: dict = {}  # (type, nodes) → (Cluster, ClusterInputs) described (_result)
         for value in (*vars(self).values(), *self.groups):  # shared between calls: read-only
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
