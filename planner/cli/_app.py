@@ -147,6 +147,18 @@ def console(stderr: bool = False, *, fit: bool = False):
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 
+def print_hanging(out, text: str, *, first: str = "  ", rest: str = "    ") -> None:
+    """``text`` wrapped to ``out``'s width, its first line after ``first`` and the others
+    under ``rest`` (a wrapped line at column 0 read as a new item); printed as text (a
+    note's brackets are not markup), words and flags never broken."""
+    import textwrap
+
+    from rich.text import Text
+
+    out.print(Text(textwrap.fill(text, out.width, initial_indent=first, subsequent_indent=rest,
+                                 break_on_hyphens=False, break_long_words=False)))
+
+
 @contextlib.contextmanager
 def progress_on_stderr():
     """A progress display on stderr, shown only on a terminal (pipes, logs and CI get

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from . import _workload_opts as W
-from ._app import console, given_options, print_json, say_fields
+from ._app import console, given_options, print_hanging, print_json, say_fields
 
 
 def active_calibration(cat, no_calibration: bool = False):
@@ -142,15 +142,8 @@ def print_assumption_table(rows: list[dict]) -> None:
 
 
 def _bullet(out, text: str) -> None:
-    """'  • text', wrapped to the console with the continuation under the text (not at
-    column 0), printed as text (a note's brackets are not markup)."""
-    import textwrap
-
-    from rich.text import Text
-
-    out.print(Text(textwrap.fill(text, out.width, initial_indent="  • ",
-                                 subsequent_indent="    ", break_on_hyphens=False,
-                                 break_long_words=False)))
+    """'  • text', the continuation under the text."""
+    print_hanging(out, text, first="  • ")
 
 
 def _h(hours: float) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ._app import CliExit, console, print_json, say_fields
+from ._app import CliExit, console, print_hanging, print_json, say_fields
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, clean_cell, print_table
 
 MAX_REPORT_ID = 1_000_000_000
@@ -239,23 +239,25 @@ def ingest_cmd(
         used, refused = _for_report(cal, s.id)
         if used:
             use = f"calibrates {s.accelerator} ({len(used)} figure{'' if len(used) == 1 else 's'})"
-        else:
-            use = "stored; calibrates nothing"
+        else:  # "stored" only when this run stored it (else the status line says where)
+            use = "stored; calibrates nothing" if s.ingest_status == "stored" else \
+                "calibrates nothing"
         # a report's own text (GPU name, instance, error messages) may carry terminal control
         # sequences: shown as visible escapes, as `probe show`'s table shows them
         out.print(clean_cell(f"report {s.id}: {_machine(s)}"
                              f"{' on ' + s.instance_type if s.instance_type else ''}; {use}"),
                   markup=False)
+        # the lines under it wrap under their text, not at column 0 (read as a new item)
         if s.ingest_status != "stored":
-            out.print(clean_cell(f"  {say_fields(s.ingest_status)}"), markup=False)
+            print_hanging(out, clean_cell(say_fields(s.ingest_status)))
         for n in used:  # each figure it counted (the matmul line alone under-said "4 figures")
-            out.print(clean_cell(f"  used: {say_fields(n.line())}"), markup=False)
+            print_hanging(out, clean_cell(f"used: {say_fields(n.line())}"))
         matmul = s.measurements.get("matmul_tflops", {})
         if not used and matmul:  # what it measured, for reference (a CPU run, a quick run)
-            out.print(clean_cell("  measured matmul TFLOP/s: " + ", ".join(
-                f"{k} {_num(v)}" for k, v in matmul.items())), markup=False)
+            print_hanging(out, clean_cell("measured matmul TFLOP/s: " + ", ".join(
+                f"{k} {_num(v)}" for k, v in matmul.items())))
         for line in _reasons(refused):
-            out.print(clean_cell(f"  not used: {say_fields(line)}"), markup=False)
+            print_hanging(out, clean_cell(f"not used: {say_fields(line)}"))
     out.print(f"database: {db_path()}", markup=False)
 
 

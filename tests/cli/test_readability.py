@@ -442,3 +442,23 @@ def test_format_amount(x, says):
     from planner.model import format_amount
 
     assert format_amount(x) == says
+
+
+def test_probe_ingest_wraps_a_reason_under_its_text_and_says_stored_once(capsys, monkeypatch):
+    """A long "not used" reason continued at column 0 read as a new item; a report ingested
+    again said "stored; calibrates nothing" beside "already stored as report 1"."""
+    from pathlib import Path
+
+    monkeypatch.setenv("COLUMNS", "80")
+    report = Path(__file__).parents[1] / "probes" / "fixtures" / "hostile" / \
+        "cpu_quick_report.json"
+    code, first, _ = run(capsys, "probe", "ingest", str(report))
+    assert code == 0 and "stored; calibrates nothing" in first
+    lines = first.splitlines()
+    assert widest(first) <= 80 and all(
+        line.startswith(("report ", "  ", "database: ")) for line in lines), first
+    at = next(i for i, line in enumerate(lines) if line.startswith("  not used:"))
+    assert lines[at + 1].startswith("    ") and not lines[at + 1].startswith("     "), first
+    code, again, _ = run(capsys, "probe", "ingest", str(report))
+    assert code == 0 and "already stored as report 1" in again
+    assert "stored;" not in again.splitlines()[0], again
