@@ -67,7 +67,10 @@ def build_options(*, workload, catalog, constraints, A, ms, space: Space,
                   sel: Selection) -> PlanOptions:
     """The selection as light options (no estimate yet) and a way to describe those kept."""
     C = sel.C
-    feasible_front = [(i, r) for i, r in sel.frontier if sel.meets(i)]
+    front = [i for i, _ in sel.frontier if sel.meets(i)]
+    # every region of each frontier option, as ``plan`` lists them (the selection's are the
+    # frontier pool's: one region per option)
+    feasible_front = list(_same_regions(space, C, sel.within, front).items()) if front else []
 
     def option(i: int, regions: tuple) -> Option:
         o = space.offers[C.oi[i]]

@@ -79,6 +79,20 @@ def test_plan_options_describe_what_plan_shows(packaged):
         [(x.cost_usd, x.wall_clock_hours, x.offer.region) for x in full.candidates]
 
 
+def test_plan_options_list_every_region_of_a_frontier_option(packaged):
+    """A team option from the frontier listed one region where ``plan`` listed two (same
+    configuration, same price): the allocator's report then hid where the job could run."""
+    from planner import Constraints, WorkloadSpec, build_workload, plan
+    from planner.search import plan_options
+
+    w = build_workload(WorkloadSpec(model="llama3-8b", tokens="1T"))
+    c = Constraints(deadline_hours=336, max_gpus=512, clouds=("azure",))
+    full = [f for f in plan(w, packaged, c).frontier if f.meets_deadline]
+    light = plan_options(w, packaged, c).feasible_frontier
+    assert any(len(f.regions) > 1 for f in full)
+    assert [o.regions for o in light] == [f.regions for f in full]
+
+
 def test_kept_evaluations_are_read_only(packaged):
     from planner import Constraints, WorkloadSpec, build_workload, plan
     from planner.search import _evaluate
