@@ -85,6 +85,16 @@ assumption line "range P10–P90 …" alone, which reads minutes below an hour (
 ``mistral-32k-fsdp-by-cloud-top200`` were rewritten the same day for ``regions`` alone: a plan
 on the frontier, a side of ``spot_vs_on_demand`` or a ``by_group`` entry lists every region
 with its configuration at its price, as the candidates do (90, 124 and 6 lists).
+``mixtral-pinned-budget`` and ``team-example`` were rewritten on 2026-12-05 when the window
+data-parallel communication hides under became its pass's wall time (launch- and host-bound
+time included, not the GPU's work alone: faster HBM had made GPT-2 on 4,096 H200 0.3% slower
+than on H100) and the MoE constants were refitted on it (``ep_comm_overlap`` 0.5110 → 0.5114,
+``moe_overhead_s_per_layer`` 4.058 → 4.065 ms; the dense ones did not move). Mixtral keeps its
+recommendation and candidates (the same plans, hours within 0.3%); at large node counts more of
+the all-reduce hides under MoE dispatch time (up to 4% faster), so its frontier gains 3 plans
+(37 → 40) and its chart points 11 (987 → 998). ``team-example``: 22 fields of one MoE job
+(hours, cost +0.008%, one end time a minute later); its allocation is unchanged. The thirteen
+dense cases render byte-identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

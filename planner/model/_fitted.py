@@ -6,9 +6,9 @@ In-sample median |error| 6.7%, max 24.0%; leave-one-source-out median |error| 6.
 Profiles without calibration rows (deepspeed, hf) use the mean of the calibrated ones
 and the worst calibrated σ widened by the spread between profiles (0.023).
 MoE stage (dense constants fixed) on benchmarks/data/throughput_moe_rows.csv (49 rows):
-in-sample median |error| 18.9%; leave-one-source-out 48.8%, leave-one-model-out 21.7% (max 168.8%).
+in-sample median |error| 18.0%; leave-one-source-out 48.8%, leave-one-model-out 21.7% (max 169.0%).
 Operations layer: `python benchmarks/fit_operations.py --write` (see its docstring).
-Software layer written 2026-12-03.
+Software layer written 2026-12-05.
 """
 
 GEMM_EFFICIENCY = {"megatron": 0.945463, "fsdp": 0.844748, "deepspeed": 0.895105, "hf": 0.895105}
@@ -18,9 +18,9 @@ TP_COMM_OVERLAP = {"megatron": 0, "fsdp": 0, "deepspeed": 0, "hf": 0}  # not ide
 HOST_OVERHEAD_S_PER_LAYER = {"megatron": 0, "fsdp": 0, "deepspeed": 0, "hf": 0}  # not identified: fixed
 ATTENTION_EFFICIENCY = 0.858378
 FP8_RELATIVE_FRACTION = 0.798669
-EP_COMM_OVERLAP = 0.510998
-MOE_OVERHEAD_S_PER_LAYER = 0.00405834
-MOE_THROUGHPUT_LOG_SIGMA = 0.561079
+EP_COMM_OVERLAP = 0.51136
+MOE_OVERHEAD_S_PER_LAYER = 0.00406503
+MOE_THROUGHPUT_LOG_SIGMA = 0.561128
 THROUGHPUT_LOG_SIGMA = {"megatron": 0.117826, "fsdp": 0.082141, "deepspeed": 0.120141, "hf": 0.120141}
 LOSO_MEDIAN_ABS_ERROR = 0.0605824
 FAILURE_RATE_PER_GPU_HOUR = 5.298023426017251e-05

@@ -335,8 +335,11 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     # A ring all-reduce is a reduce-scatter then an all-gather, each moving half its bytes.
     t_rs = all_reduce(grad_bytes) / 2 + lat_half  # gradients, one reduce-scatter
     t_ag = all_reduce(weight_bytes) / 2 + lat_half  # weights, one all-gather
-    # The passes communication hides under (compute + elementwise work of the micro-batch).
-    work_mb = compute_mb + layers_stage * t_elem_layer
+    # The passes communication hides under: their wall time (compute, elementwise work and
+    # launch or host time the GPU waits for; NCCL runs on its own stream meanwhile). Counting
+    # the GPU's work alone made faster HBM slower where kernel launches bound a layer (GPT-2
+    # on 4,096 H200 0.3% slower than on H100: less elementwise time, less window, no less wall).
+    work_mb = compute_mb + other_mb
     fwd_share = 1.0 / (1.0 + bwd_factor + recompute_mm)
     fwd_mb = work_mb * fwd_share
     bwd_mb = work_mb - fwd_mb
