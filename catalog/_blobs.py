@@ -86,9 +86,22 @@ def write_cached(prefix: str, name: str, key: bytes, value, *, budget_bytes: int
 
 
 def _prune(directory, prefix: str, budget_bytes: int) -> None:
-    """Remove the oldest ``prefix`` files until the rest hold at most ``budget_bytes``."""
+    """Remove the oldest ``prefix`` files until the rest hold at most ``budget_bytes``, and
+    temporary files a killed writer left (older than ``_cache.STALE_TMP_SECONDS``)."""
+    import time
+
     try:
-        entries = [e for e in os.scandir(directory)
+        found = list(os.scandir(directory))
+    except OSError:
+        return
+    now = time.time()
+    for e in found:
+        try:
+            _cache._stale_tmp_removed(e, now)
+        except OSError:
+            continue
+    try:
+        entries = [e for e in found
                    if e.name.startswith(prefix + "-") and e.is_file(follow_symlinks=False)]
         sized = sorted(((e.stat(follow_symlinks=False), e.path) for e in entries),
                        key=lambda item: item[0].st_mtime, reverse=True)

@@ -387,6 +387,17 @@ def _write_atomic(file: Path, data: bytes) -> None:
 STALE_TMP_SECONDS = 3600
 
 
+def _stale_tmp_removed(entry: os.DirEntry, now: float) -> bool | None:
+    """None when ``entry`` is not a temporary file of a write; else whether it was stale (a
+    killed writer's, older than STALE_TMP_SECONDS) and so removed. Raises OSError."""
+    if not entry.name.startswith(".tmp-"):
+        return None
+    if now - entry.stat(follow_symlinks=False).st_mtime <= STALE_TMP_SECONDS:
+        return False
+    os.unlink(entry.path)
+    return True
+
+
 def _prune(directory: Path, keep: Path) -> None:
     """Remove cache files of catalog directories that no longer exist (refreshed catalogs
     are pruned by the store) and temporary files a crash left behind."""
@@ -399,9 +410,7 @@ def _prune(directory: Path, keep: Path) -> None:
     now = time.time()
     for entry in entries:
         try:
-            if entry.name.startswith(".tmp-"):
-                if now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_SECONDS:
-                    os.unlink(entry.path)
+            if _stale_tmp_removed(entry, now) is not None:
                 continue
             if (not entry.name.startswith("catalog-") or entry.path == str(keep)
                     or not entry.is_file(follow_symlinks=False)):

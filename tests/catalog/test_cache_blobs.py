@@ -50,3 +50,18 @@ def test_the_budget_removes_the_oldest_entries(cache):
     assert read_cached("eval", "f" * 32, key) == b"y" * 10_000
     with pytest.raises(ValueError):
         read_cached("eval", "../x", key)
+
+
+def test_a_killed_writers_temporary_file_is_removed_once_stale(cache):
+    """A writer killed between writing and renaming leaves ``.tmp-…``: pruning removes it an
+    hour on (a younger one may be another process's write in progress)."""
+    from catalog import _blobs, write_cached
+
+    cache.mkdir(mode=0o700, parents=True)
+    stale, fresh = cache / ".tmp-123-deadbeef", cache / ".tmp-456-cafef00d"
+    for tmp in (stale, fresh):
+        tmp.write_bytes(b"half an entry")
+    os.utime(stale, (1000, 1000))
+    _blobs._WRITTEN.clear()  # this write prunes
+    write_cached("eval", "ab" * 16, bytes(32), b"x", budget_bytes=2**20)
+    assert not stale.exists() and fresh.exists()
