@@ -147,16 +147,21 @@ def console(stderr: bool = False, *, fit: bool = False):
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 
-def print_hanging(out, text: str, *, first: str = "  ", rest: str = "    ") -> None:
+def print_hanging(out, text: str, *, first: str = "  ", rest: str = "    ",
+                  style: str = "", first_style: str = "") -> None:
     """``text`` wrapped to ``out``'s width, its first line after ``first`` and the others
     under ``rest`` (a wrapped line at column 0 read as a new item); printed as text (a
-    note's brackets are not markup), words and flags never broken."""
+    note's brackets are not markup), words and flags never broken; ``style`` for all of it,
+    ``first_style`` for the ``first`` prefix ("warning:" in yellow)."""
     import textwrap
 
     from rich.text import Text
 
-    out.print(Text(textwrap.fill(text, out.width, initial_indent=first, subsequent_indent=rest,
-                                 break_on_hyphens=False, break_long_words=False)))
+    line = Text(textwrap.fill(text, out.width, initial_indent=first, subsequent_indent=rest,
+                              break_on_hyphens=False, break_long_words=False), style=style)
+    if first_style and first.strip():
+        line.stylize(first_style, 0, len(first.rstrip()))
+    out.print(line)
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ import typer
 
 from ._app import console, load_priced_catalog, print_json, progress_on_stderr
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
-from ._values import catalog_banner, split_csv
+from ._values import print_catalog_banner, split_csv
 
 OverridesOpt = Annotated[
     str | None,
@@ -71,7 +71,7 @@ def gpus_cmd(
     rows = [s for s in accelerator_summaries(cat) if all_ or s.instance_types]
     if json_out:
         print_json([s.as_dict() for s in rows])
-        console(stderr=True, fit=True).print(catalog_banner(cat), markup=False)
+        print_catalog_banner(console(stderr=True, fit=True), cat)
         return
 
     def cell(a, field: str, value) -> str:
@@ -101,7 +101,7 @@ def gpus_cmd(
         out.print("! the cheapest offer is flagged: " + "; ".join(
             f"{f} = {OFFER_FLAGS[f]}" for f in flagged) + " (see `gpuplan offers --gpu NAME`)",
             markup=False)
-    out.print(catalog_banner(cat), markup=False)
+    print_catalog_banner(out, cat)
 
 
 def _offers_csv(dicts: list[dict], fields: list[str]) -> str:
@@ -171,7 +171,7 @@ def offers_cmd(
         else:
             every = dicts or [r.as_dict() for r in select_offers(cat)[:1]]
             sys.stdout.write(_offers_csv(dicts, list(every[0]) if every else ["cloud"]))
-        console(stderr=True).print(catalog_banner(cat))
+        print_catalog_banner(console(stderr=True, fit=True), cat)
         return
     _offers_table(rows, limit, cat, show_reasons=flagged, wide=wide)
 
@@ -249,7 +249,7 @@ def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> N
                      "(see `offers --flagged`)." if blocking else "")
                   + (f" {', '.join(notes)}: for information; `gpuplan plan` uses those prices."
                      if notes else ""), markup=False)
-    out.print(catalog_banner(cat), markup=False)
+    print_catalog_banner(out, cat)
 
 
 INFO_COLUMNS = (

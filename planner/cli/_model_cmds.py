@@ -162,8 +162,12 @@ def print_estimate(est, without=None) -> None:
     hw = (f"{c.nodes}x {c.instance_type} ({c.gpus}x {c.accelerator.name})" if c.instance_type
           else f"{c.gpus}x {c.accelerator.name} (reference node)")
     a = w.arch
-    out.print(f"[bold]{a.name or 'model'}[/bold] {a.params_total() / 1e9:.2f}B params, "
-              f"{format_count(w.tokens)} tokens on {hw}; framework {w.framework}")
+    from rich.text import Text
+
+    # the name as text: a config's folder may be called "m[/red]" (rich read it as markup)
+    out.print(Text.assemble((a.name or "model", "bold"), f" {a.params_total() / 1e9:.2f}B "
+                            f"params, {format_count(w.tokens)} tokens on {hw}; framework "
+                            f"{w.framework}"))
     t = Table(show_header=False)
     t.add_column("metric")
     t.add_column("value", overflow="fold")  # left: a wrapped line stays beside its label
@@ -196,8 +200,9 @@ def print_estimate(est, without=None) -> None:
               f"{m['activations_gib']:.1f}, logits {m['logits_gib']:.1f}, reserve "
               f"{m['runtime_reserve_gib']:.1f} GiB")
     out.print(t)
-    for warning in est.warnings:
-        out.print(f"[yellow]warning:[/yellow] {say_fields(warning)}")
+    for warning in est.warnings:  # continued two columns in, as plan's
+        print_hanging(out, say_fields(warning), first="warning: ", rest="  ",
+                      first_style="yellow")
     if est.calibrated:
         out.print("[bold]Measured on your instances[/bold] (`gpuplan probe show`; "
                   "--no-calibration to ignore)")

@@ -93,7 +93,7 @@ def plan_cmd(
 
     from ._app import EXIT_USAGE, CliExit, load_priced_catalog
     from ._files import load_quota_file
-    from ._values import catalog_banner, split_csv
+    from ._values import print_catalog_banner, split_csv
 
     if emit is not None or emit_out is not None:
         from ._launch_cmds import check_emit_options
@@ -130,7 +130,7 @@ def plan_cmd(
         from ._plan_view import print_plan
 
         print_plan(result, constraints, wide=wide)
-        console(fit=not wide).print(catalog_banner(cat))
+        print_catalog_banner(console(fit=not wide), cat)
     if result.infeasible is not None:
         inf = result.infeasible
         from ._plan_view import infeasible_fixes

@@ -10,7 +10,7 @@ from ..model import (
     format_requirement,
     format_usd,
 )
-from ._app import console, flag_for, say_fields
+from ._app import console, flag_for, print_hanging, say_fields
 
 _hours = format_hours  # whole hours and days from 48 h, minutes and seconds below an hour
 
@@ -178,8 +178,8 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     out.print(Panel(_card(r, constraints),
                     title=f"Recommendation (deadline {_hours(constraints.deadline_hours)}, "
                           f"P ≥ {format_requirement(constraints.min_probability or 0)})"))
-    for w in r.warnings:
-        out.print(f"[yellow]warning:[/yellow] {say_fields(w)}")
+    for w in r.warnings:  # continued two columns in: a line at column 0 is the next item
+        print_hanging(out, say_fields(w), first="warning: ", rest="  ", first_style="yellow")
     if result.group_by:
         table(f"Best plan per {result.group_by}", list(result.by_group.values()),
               group=(result.group_by, list(result.by_group)))
@@ -191,20 +191,22 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
              " all)" if len(shown) < len(result.frontier) else ")"), shown)
     sv = result.spot_vs_on_demand
     if len(sv) > 1:
-        out.print("Best per pricing model — " + " | ".join(
+        print_hanging(out, "Best per pricing model — " + " | ".join(
             f"{k}: ${c.cost_usd:,.0f}, {_hours(c.wall_clock_hours)}, "
             f"P={format_chance(c.deadline_probability)} ({c.nodes}x {c.offer.instance_type})"
-            for k, c in sv.items()))
+            for k, c in sv.items()), first="", rest="  ")
     _flagged(out, result)
     for note in result.notes:
-        out.print(f"[dim]{say_fields(note)}[/dim]")
+        print_hanging(out, say_fields(note), first="", rest="  ", style="dim")
 
 
 def _flagged(out, result) -> None:
     f = result.flagged_skipped
     if f and f.count and f.cheapest is not None:
         o = f.cheapest
-        out.print(f"[dim]{f.count} offers with flagged prices were skipped (--allow-flagged "
-                  f"to use them); the cheapest was {o.instance_type} {o.cloud} {o.region} "
-                  f"{o.pricing} at ${f.cheapest_usd_per_gpu_hour:,.2f}/GPU-h: "
-                  f"{o.flag_reasons or ', '.join(o.flags)}[/dim]")
+        print_hanging(out, f"{f.count} offers with flagged prices were skipped "
+                      f"(--allow-flagged to use them); the cheapest was {o.instance_type} "
+                      f"{o.cloud} {o.region} {o.pricing} at "
+                      f"${f.cheapest_usd_per_gpu_hour:,.2f}/GPU-h: "
+                      f"{o.flag_reasons or ', '.join(o.flags)}", first="", rest="  ",
+                      style="dim")

@@ -462,3 +462,39 @@ def test_probe_ingest_wraps_a_reason_under_its_text_and_says_stored_once(capsys,
     code, again, _ = run(capsys, "probe", "ingest", str(report))
     assert code == 0 and "already stored as report 1" in again
     assert "stored;" not in again.splitlines()[0], again
+
+
+def test_user_text_in_plan_and_estimate_prose_is_not_markup(capsys, monkeypatch, tmp_path):
+    """An overrides path holding "[/red]" raised rich's MarkupError after the whole plan was
+    shown; a config folder named "[bold]x[" lost its "[bold]" in estimate's header."""
+    from pathlib import Path
+
+    monkeypatch.setenv("COLUMNS", "100")
+    folder = tmp_path / "ov[" / "red]"
+    folder.mkdir(parents=True)
+    overrides = folder / "o.yaml"
+    overrides.write_text("discounts:\n  - {cloud: aws, percent: 8}\n")
+    code, out, err = run(capsys, "plan", "--model", "gpt2", "--tokens", "1B", "--deadline",
+                         "1d", "--max-gpus", "8", "--overrides", str(overrides))
+    assert code == 0 and "Traceback" not in err
+    assert str(overrides) in " ".join(line.strip() for line in out.splitlines())
+    config = tmp_path / "[bold]x["
+    config.mkdir()
+    example = Path(__file__).parents[2] / "examples" / "llama-3.2-1b" / "config.json"
+    (config / "config.json").write_text(example.read_text())
+    code, out, _ = run(capsys, "estimate", "--config", str(config / "config.json"),
+                       "--tokens", "1B", "--gpu", "H100", "--gpus", "8")
+    assert code == 0 and out.splitlines()[0].startswith("[bold]x[ "), out.splitlines()[0]
+
+
+def test_plan_warnings_notes_and_banner_continue_under_their_text(capsys, monkeypatch):
+    """A wrapped warning, note or catalog line continued at column 0, where the next item
+    starts: each continues two columns in."""
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, _ = run(capsys, "plan", "--model", "llama3-8b", "--tokens", "1T", "--deadline",
+                       "14d")
+    assert code == 0
+    lines = out.splitlines()
+    for start in ("warning: capacity", "deadline ", "Catalog: "):
+        at = next(i for i, line in enumerate(lines) if line.startswith(start))
+        assert lines[at + 1].startswith("  ") and lines[at + 1].strip(), (start, lines[at + 1])
