@@ -164,6 +164,14 @@ def print_hanging(out, text: str, *, first: str = "  ", rest: str = "    ",
     out.print(line)
 
 
+def print_catalog_banner(out, cat) -> None:
+    """``catalog_banner`` printed as text — an overrides path may hold "[/red]", which rich
+    took for markup and raised on after the whole plan was shown — wrapped under itself."""
+    from ._values import catalog_banner
+
+    print_hanging(out, catalog_banner(cat), first="", rest="  ")
+
+
 @contextlib.contextmanager
 def progress_on_stderr():
     """A progress display on stderr, shown only on a terminal (pipes, logs and CI get

@@ -10,9 +10,15 @@ from typing import Annotated
 
 import typer
 
-from ._app import console, load_priced_catalog, print_json, progress_on_stderr
+from ._app import (
+    console,
+    load_priced_catalog,
+    print_catalog_banner,
+    print_json,
+    progress_on_stderr,
+)
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
-from ._values import print_catalog_banner, split_csv
+from ._values import split_csv
 
 OverridesOpt = Annotated[
     str | None,

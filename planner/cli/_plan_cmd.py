@@ -91,9 +91,9 @@ def plan_cmd(
     import planner
     from planner.search import Constraints, plan
 
-    from ._app import EXIT_USAGE, CliExit, load_priced_catalog
+    from ._app import EXIT_USAGE, CliExit, load_priced_catalog, print_catalog_banner
     from ._files import load_quota_file
-    from ._values import print_catalog_banner, split_csv
+    from ._values import split_csv
 
     if emit is not None or emit_out is not None:
         from ._launch_cmds import check_emit_options

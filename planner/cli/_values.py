@@ -47,11 +47,3 @@ def catalog_banner(cat, today: dt.date | None = None) -> str:
         line += (f". Prices are up to {age:,} days old: run `gpuplan catalog refresh` (AWS and "
                  "Azure need no credentials) or apply your own rates with --overrides")
     return line
-
-
-def print_catalog_banner(out, cat) -> None:
-    """``catalog_banner`` printed as text — an overrides path may hold "[/red]", which rich
-    took for markup and raised on after the whole plan was shown — wrapped under itself."""
-    from ._app import print_hanging
-
-    print_hanging(out, catalog_banner(cat), first="", rest="  ")
