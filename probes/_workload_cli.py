@@ -281,13 +281,10 @@ def main(argv: list[str] | None = None) -> int:
     (torch missing, no shape, a --tp it cannot hold, no CUDA for --device cuda, a process group
     that does not form) raises a ProbesError, which ``probes.cli.main`` says on stderr, once
     under torchrun, and exits 2."""
-    from probes._errors import TORCH_MISSING
+    from probes._errors import require_torch
 
     args = build_parser().parse_args(argv)
-    try:
-        import torch  # noqa: F401 - only to say clearly that it is missing
-    except ImportError:
-        raise ProbesError(TORCH_MISSING) from None
+    require_torch()  # ProbesError when it is missing; a Ctrl-C during the import not lost
     from probes._workload_run import run_workload_probe
 
     config = config_from_args(args)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from probes._args import FIX as _FIX
 from probes._args import MAX_DIGITS, MAX_TIMEOUT_S, OneLineParser, check_timeout, close_names
 from probes._args import shown as _shown
-from probes._errors import TORCH_MISSING
+from probes._errors import TORCH_MISSING, require_torch  # noqa: F401 - TORCH_MISSING: named here too
 from probes._report_io import check_report_path
 from probes._rescue import check_space
 from probes._runner import PROBE_NAMES, ProbeConfig
@@ -321,9 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        import torch  # noqa: F401 - only to say clearly that it is missing
-    except ImportError:
-        return setup_error(TORCH_MISSING)
+        require_torch()  # a clear message when it is missing; Ctrl-C during it not lost
+    except ProbesError as exc:
+        return setup_error(exc)
     from probes._runner import run_probes
 
     try:
