@@ -14,6 +14,7 @@ from ._app import (
     console,
     load_priced_catalog,
     print_catalog_banner,
+    print_hanging,
     print_json,
     progress_on_stderr,
 )
@@ -104,9 +105,9 @@ def gpus_cmd(
     if flagged:
         from catalog import OFFER_FLAGS
 
-        out.print("! the cheapest offer is flagged: " + "; ".join(
+        print_hanging(out, "! the cheapest offer is flagged: " + "; ".join(
             f"{f} = {OFFER_FLAGS[f]}" for f in flagged) + " (see `gpuplan offers --gpu NAME`)",
-            markup=False)
+            first="", rest="  ")
     print_catalog_banner(out, cat)
 
 
@@ -241,8 +242,8 @@ def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> N
         for r in shown:
             if r.offer.flag_reasons:
                 o = r.offer
-                out.print(f"{o.cloud}/{o.instance_type}/{o.region}/{o.pricing}: "
-                          f"{o.flag_reasons}", markup=False)
+                print_hanging(out, f"{o.cloud}/{o.instance_type}/{o.region}/{o.pricing}: "
+                              f"{o.flag_reasons}", first="", rest="  ")
     if any(r.offer.flags for r in rows):
         from catalog import INFORMATIONAL_FLAGS, OFFER_FLAGS
 
@@ -250,11 +251,11 @@ def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> N
         blocking = [f for f in used if f not in INFORMATIONAL_FLAGS]
         notes = [f for f in used if f in INFORMATIONAL_FLAGS]
         # an overridden (negotiated) price is used: only the other flags keep a price out
-        out.print("Flags: " + "; ".join(f"{f} = {OFFER_FLAGS[f]}" for f in used) + "."
-                  + (f" Prices flagged {', '.join(blocking)} are not used by `gpuplan plan` "
-                     "(see `offers --flagged`)." if blocking else "")
-                  + (f" {', '.join(notes)}: for information; `gpuplan plan` uses those prices."
-                     if notes else ""), markup=False)
+        print_hanging(out, "Flags: " + "; ".join(f"{f} = {OFFER_FLAGS[f]}" for f in used)
+                      + "." + (f" Prices flagged {', '.join(blocking)} are not used by "
+                               "`gpuplan plan` (see `offers --flagged`)." if blocking else "")
+                      + (f" {', '.join(notes)}: for information; `gpuplan plan` uses those "
+                         "prices." if notes else ""), first="", rest="  ")
     print_catalog_banner(out, cat)
 
 

@@ -498,3 +498,18 @@ def test_plan_warnings_notes_and_banner_continue_under_their_text(capsys, monkey
     for start in ("warning: capacity", "deadline ", "Catalog: "):
         at = next(i for i, line in enumerate(lines) if line.startswith(start))
         assert lines[at + 1].startswith("  ") and lines[at + 1].strip(), (start, lines[at + 1])
+
+
+def test_offers_prose_continues_under_its_text(capsys, monkeypatch):
+    """The flags legend and the catalog banner each continue two columns in, so a line at
+    column 0 starts the next item."""
+    monkeypatch.setenv("COLUMNS", "100")
+    for argv, first in ((["offers", "--gpu", "H100"], "Flags: "),):
+        code, out, _ = run(capsys, *argv)
+        assert code == 0
+        lines = out.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith(first))
+        rest = lines[at + 1:]
+        stop = next(i for i, line in enumerate(rest) if line.startswith("Catalog: "))
+        assert stop >= 1 and all(line.startswith("  ") for line in rest[:stop]), rest[:stop]
+        assert rest[stop + 1].startswith("  "), rest[stop + 1]
