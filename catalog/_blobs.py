@@ -46,11 +46,10 @@ def read_cached(prefix: str, name: str, key: bytes):
     payload = _cache._unframe(data, key, BLOB_FORMAT) if data is not None else None
     if payload is None:
         return None
-    unpickler, unpickling_error = _cache._no_globals_unpickler()
+    unpickler, errors = _cache._no_globals_unpickler()
     try:
         return unpickler(io.BytesIO(payload)).load()
-    except (unpickling_error, ValueError, TypeError, KeyError, AttributeError, EOFError,
-            IndexError, MemoryError, OverflowError, RecursionError):
+    except errors:
         return None
 
 
@@ -68,19 +67,13 @@ def write_cached(prefix: str, name: str, key: bytes, value, *, budget_bytes: int
         return
     if len(payload) > budget_bytes // 4:  # one entry may not crowd out the rest
         return
-    directory = file.parent
-    try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError:
+    if not _cache._write_cache_file(file, _cache._frame(key, file, payload, BLOB_FORMAT)):
         return
-    if not _cache._usable_dir(directory):
-        return
-    _cache._write_atomic(file, _cache._frame(key, file, payload, BLOB_FORMAT))
     # the budget is enforced on the first write of a process and after every eighth of it
     # written since (a long-lived app process keeps writing)
     written = _WRITTEN.get(prefix, budget_bytes) + len(payload)
     if written >= budget_bytes // 8:
-        _prune(directory, prefix, budget_bytes)
+        _prune(file.parent, prefix, budget_bytes)
         written = 0
     _WRITTEN[prefix] = written
 

@@ -261,13 +261,16 @@ def _records(table, record: type, rows: list[int] | None = None) -> tuple:
 
 
 def _no_globals_unpickler():
+    """(an Unpickler class that refuses every global name, the errors a damaged or forged
+    payload raises while it or the caller reads it): a cache file is plain data or a miss."""
     import pickle
 
     class NoGlobals(pickle.Unpickler):
         def find_class(self, module, name):  # plain data only: nothing to import or call
-            raise pickle.UnpicklingError(f"global {module}.{name} in a catalog cache")
+            raise pickle.UnpicklingError(f"global {module}.{name} in a gpuplan cache file")
 
-    return NoGlobals, pickle.UnpicklingError
+    return NoGlobals, (pickle.UnpicklingError, ValueError, TypeError, KeyError, AttributeError,
+                       EOFError, IndexError, MemoryError, OverflowError, RecursionError)
 
 
 # -- the two entry points ---------------------------------------------------------------------
@@ -281,9 +284,7 @@ def load(path: Path, key: bytes, record_types: tuple[type, type, type]):
     payload = _unframe(data, key) if data is not None else None
     if payload is None:
         return None
-    unpickler, unpickling_error = _no_globals_unpickler()
-    errors = (unpickling_error, ValueError, TypeError, KeyError, AttributeError, EOFError,
-              IndexError, MemoryError, OverflowError, RecursionError)
+    unpickler, errors = _no_globals_unpickler()
     accelerator, instance_type, offer = record_types
     try:
         meta, accelerators, instance_types, offers_blob = unpickler(io.BytesIO(payload)).load()
@@ -352,15 +353,23 @@ def store(path: Path, key: bytes, meta: dict, tables: tuple) -> None:
     except Exception:  # unusual data is simply not cached
         return
     file = cache_file(path)
+    if _write_cache_file(file, _frame(key, path, payload)):
+        _prune(file.parent, keep=file)
+
+
+def _write_cache_file(file: Path, data: bytes) -> bool:
+    """Write ``data`` as ``file`` in the cache directory (created private if missing), by
+    rename; False when the directory cannot be made or is not the user's alone (nothing
+    written). Any other failure just leaves no file."""
     directory = file.parent
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError:
-        return
+        return False
     if not _usable_dir(directory):
-        return
-    _write_atomic(file, _frame(key, path, payload))
-    _prune(directory, keep=file)
+        return False
+    _write_atomic(file, data)
+    return True
 
 
 def _write_atomic(file: Path, data: bytes) -> None:
