@@ -2,7 +2,8 @@
 
 The probes measure for minutes on a rented node and write the report at the end: a disk that
 filled meanwhile (or a folder gone) used to leave an error and nothing else, the paid run to
-be done again. ``check_space`` refuses a nearly full disk before measuring;
+be done again. ``check_out`` (the path, then ``check_space``) refuses a nearly full disk
+before measuring;
 ``write_or_rescue`` writes the report where asked and, when that fails, to a rescue file in
 the system's temporary folder or the home folder, and its error names that file.
 """
@@ -16,9 +17,19 @@ import time
 from pathlib import Path
 
 from probes._errors import ReportWriteError
-from probes._report_io import write_report_atomic
+from probes._report_io import check_report_path, write_report_atomic
 
 MIN_FREE_BYTES = 4 * 2**20  # a full node's report is ~100 KB; below this a disk is all but full
+
+
+def check_out(path: str | os.PathLike[str], *, what: str) -> None:
+    """Before minutes of measuring, not after (rank 0 only: the others write nothing): a
+    report path rank 0 can create — the trial file finds what access() cannot (root passes
+    it; a read-only mount, /proc) — on a disk with room for it (``check_space``)."""
+    if os.environ.get("RANK", "0") != "0":
+        return
+    check_report_path(path, what=what, try_create=True)
+    check_space(path, what=what)
 
 
 def check_space(path: str | os.PathLike[str], *, what: str) -> None:

@@ -19,8 +19,7 @@ import os
 import sys
 
 from probes._args import MAX_TIMEOUT_S, OneLineParser, check_timeout, count
-from probes._report_io import check_report_path
-from probes._rescue import check_space
+from probes._rescue import check_out
 from probes._schema import ProbeReport, ProbesError
 from probes._workload_config import (
     ATTENTION_BACKENDS,
@@ -271,9 +270,7 @@ def _check_args(args) -> None:
     device, FIFO, directory or the kernel's own files (the same rules as `python -m probes
     --out`)."""
     _check_values(args)
-    if os.environ.get("RANK", "0") == "0":
-        check_report_path(args.out, what="workload report (--out)", try_create=True)
-        check_space(args.out, what="workload report (--out)")
+    check_out(args.out, what="workload report (--out)")
 
 
 def main(argv: list[str] | None = None) -> int:

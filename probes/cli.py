@@ -20,9 +20,8 @@ from collections.abc import Callable, Sequence
 from probes._args import FIX as _FIX
 from probes._args import MAX_DIGITS, MAX_TIMEOUT_S, OneLineParser, check_timeout, close_names
 from probes._args import shown as _shown
-from probes._errors import TORCH_MISSING, require_torch  # noqa: F401 - TORCH_MISSING: named here too
-from probes._report_io import check_report_path
-from probes._rescue import check_space
+from probes._errors import require_torch
+from probes._rescue import check_out
 from probes._runner import PROBE_NAMES, ProbeConfig
 from probes._schema import MATMUL_DTYPES, ProbeReport, ProbesError
 from probes._smi import clock_event_words
@@ -107,11 +106,7 @@ def check_args(args: argparse.Namespace) -> None:
     if len(shapes) > MAX_LIST or any(d > MAX_MATMUL_DIM for s in shapes for d in s):
         raise ProbesError(f"--shapes: at most {MAX_LIST} shapes, each dimension at most "
                           f"{MAX_MATMUL_DIM:,}. {_FIX}")
-    if os.environ.get("RANK", "0") == "0":
-        # Before minutes of measuring, not after: the trial file finds what access() cannot
-        # (root passes it; a read-only mount, /proc).
-        check_report_path(args.out, what="probe report (--out)", try_create=True)
-        check_space(args.out, what="probe report (--out)")
+    check_out(args.out, what="probe report (--out)")
 
 
 def build_parser() -> argparse.ArgumentParser:

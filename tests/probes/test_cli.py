@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from probes import PROBE_NAMES, SCHEMA_VERSION, ProbeConfig, load_report, run_probes
-from probes.cli import TORCH_MISSING, main, parse_size
+from probes._errors import TORCH_MISSING
+from probes.cli import main, parse_size
 
 FAST = ["--quick", "--device", "cpu", "--shapes", "64", "--dtypes", "fp32,tf32"]
 
