@@ -154,6 +154,7 @@ def _h(hours: float) -> str:
 
 def print_estimate(est, without=None) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     from planner.model import format_amount, format_count, format_hours_range
 
@@ -162,8 +163,6 @@ def print_estimate(est, without=None) -> None:
     hw = (f"{c.nodes}x {c.instance_type} ({c.gpus}x {c.accelerator.name})" if c.instance_type
           else f"{c.gpus}x {c.accelerator.name} (reference node)")
     a = w.arch
-    from rich.text import Text
-
     # the name as text: a config's folder may be called "m[/red]" (rich read it as markup)
     out.print(Text.assemble((a.name or "model", "bold"), f" {a.params_total() / 1e9:.2f}B "
                             f"params, {format_count(w.tokens)} tokens on {hw}; framework "
