@@ -24,6 +24,7 @@
                                    its fix cut
 """
 
+from ._aliases import check_names
 from ._anomalies import ANOMALY_FLAGS, CEILING_USD_PER_GPU_HOUR, OUTLIER_Z
 from ._clouds import (
     AWS_ADVISOR_BUCKETS,
@@ -56,7 +57,6 @@ from ._load import (
     STALE_AFTER_DAYS,
     Catalog,
     active_catalog_name,
-    check_names,
     data_dir,
     load_catalog,
 )

@@ -8,7 +8,7 @@ insensitive; an accelerator's aliases come from its catalog row.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ._errors import UnknownNameError
 from ._records import Accelerator
@@ -61,3 +61,20 @@ def resolve(name: str, index: dict[str, str], display_names: Iterable[str], *,
             hint="run `gpuplan gpus` to list accelerators and their aliases",
         )
     return canonical
+
+
+def check_names(kind: str, given: Iterable[str], known: Iterable[str], hint: str = "", *,
+                spell: Callable[[str], str] | None = None, where: str = "") -> tuple[str, ...]:
+    """``given`` in ``known``'s spelling (``spell``, e.g. 'On-Demand' → 'on_demand'); raise
+    UnknownNameError (prefixed by ``where``) for the first that is not in ``known``, quoting it
+    as it was given and matching it as spelled. The one check of a list of names: the catalog's
+    filters, ``Constraints`` and a team plan's lists."""
+    known = set(known)
+    out = []
+    for name in given:
+        spelled = name if spell is None else spell(name)
+        if spelled not in known:
+            raise UnknownNameError(kind, name, known, hint, where=where,
+                                   match_as=None if spell is None else spelled)
+        out.append(spelled)
+    return tuple(out)

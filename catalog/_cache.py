@@ -300,10 +300,11 @@ def load(path: Path, key: bytes, record_types: tuple[type, type, type]):
 
 
 class LazyOffers:
-    """The offers of a cache hit, built when asked for: all of them, or only those of some
-    pricing models (a plan over on-demand and spot builds a third of the packaged 14,000),
-    and a column without building any. Each method raises ValueError if the cache cannot
-    give it (the caller then reads the files)."""
+    """The offers of a cache hit, built when asked for: all of them, or those at some rows
+    (chosen from the columns: a plan builds only the offers of the GPUs it can time at its
+    pricing models, a ninth of the packaged 14,000), and a column without building any.
+    Each method raises ValueError if the cache cannot give it (the caller then reads the
+    files)."""
 
     def __init__(self, table, record: type, errors: tuple) -> None:
         self._load, self._record, self._errors, self._table = table, record, errors, None
@@ -316,12 +317,13 @@ class LazyOffers:
         except self._errors as exc:
             raise ValueError(f"catalog cache: {type(exc).__name__}") from None
 
-    def build(self, pricing: frozenset[str] | None = None) -> tuple:
-        """Every offer, or those whose pricing model is in ``pricing``, in catalog order."""
-        if pricing is None:
-            return self._call(lambda table: _records(table, self._record))
-        return self._call(lambda table: _records(table, self._record, [
-            i for i, p in enumerate(_column(table, "pricing")) if p in pricing]))
+    def build(self) -> tuple:
+        """Every offer, in catalog order."""
+        return self._call(lambda table: _records(table, self._record))
+
+    def build_rows(self, rows: list[int]) -> tuple:
+        """The offers at ``rows`` (catalog positions), in that order."""
+        return self._call(lambda table: _records(table, self._record, rows))
 
     def column(self, name: str) -> tuple:
         """One field of every offer, in catalog order."""

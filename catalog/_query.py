@@ -12,9 +12,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ._aliases import check_names
 from ._clouds import CLOUDS
 from ._errors import GpuplanError, UnknownNameError
-from ._load import Catalog, check_names
+from ._load import Catalog
 from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer, canonical_pricing
 
 SORT_KEYS = ("price", "gpu_price", "pflop_price")
@@ -72,9 +73,9 @@ def _round(x: float | None) -> float | None:
 def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
     clouds = check_names("cloud", clouds or (), CLOUDS, spell=lambda c: c.strip().lower())
     pricing = check_names("pricing model", pricing or (), PRICING_MODELS, spell=canonical_pricing)
-    known_regions = catalog.regions()
-    check_names("region", regions or (), known_regions,
-                hint="run `gpuplan offers --json | jq '.[].region'` or see `gpuplan catalog info`")
+    if regions:  # (every offer's region read only when some are asked for)
+        check_names("region", regions, catalog.regions(), hint="run `gpuplan offers --json | "
+                    "jq '.[].region'` or see `gpuplan catalog info`")
     if clouds and regions:  # each name exists, but in no asked-for cloud: 0 offers, silently
         in_clouds = {r for c in clouds for r in catalog.regions(c)}
         for r in regions:
@@ -127,10 +128,19 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
                     hint="run `gpuplan offers` to list instance types")
     acc_by_name = {a.name: a for a in catalog.accelerators}
     types = {t.key: t for t in catalog.instance_types}
+    kept_types = None  # what the instance type alone decides, before any offer is built
+    if clouds or accs or instance_types or min_gpus:
+        kept_types = {k for k, t in types.items()
+                      if not ((clouds and t.cloud not in clouds)
+                              or (accs and t.accelerator not in accs)
+                              or (instance_types and t.name not in instance_types)
+                              or (min_gpus and t.gpu_count < min_gpus))}
     rows = []
-    # only the asked-for pricing models' offers are built from the cache (the order of the
-    # rows is the sort's: keys are unique)
-    for o in catalog.offers_priced_as(pricing) if pricing else catalog.offers:
+    # only the offers those filters and the pricing models keep are built from the cache (the
+    # order of the rows is the sort's: keys are unique)
+    for o in catalog.offers_where(
+            pricing=pricing or None, types=kept_types,
+            priced_only=not include_unpriced or max_price is not None):
         t = types[(o.cloud, o.instance_type)]
         if ((clouds and o.cloud not in clouds) or (regions and o.region not in regions)
                 or (pricing and o.pricing not in pricing) or (accs and t.accelerator not in accs)

@@ -80,19 +80,27 @@ def spot_rate(offer: Offer, A: Assumptions) -> float:
     return A.spot_interruptions_per_hour[offer.cloud]
 
 
-def _considered(catalog: Catalog, c: Constraints):
+def _considered(catalog: Catalog, c: Constraints, precision: str | None = None):
     """The priced offer rows the filters and `exclude` keep, GPUs only unless `gpu` names
     accelerators: what ``usable_offers`` times (and, when none can be timed, what
-    ``_untimed_accelerators`` names)."""
+    ``_untimed_accelerators`` names). With ``precision`` and no `gpu`, only the GPUs the model
+    can time at it (their offers alone are built from the catalog cache)."""
     from catalog import select_offers
 
-    exclude, explicit = set(c.exclude), bool(c.gpus)
-    for r in select_offers(catalog, gpus=c.gpus, clouds=c.clouds, regions=c.regions,
+    gpus = c.gpus
+    if not gpus:  # TPU/Trainium/Gaudi by --gpu only
+        vendors = [a for a in catalog.accelerators if a.vendor in GPU_VENDORS]
+        # (if none can be timed, all of them: the filters are still checked, and the caller
+        # drops what it cannot time)
+        gpus = tuple(a.name for a in ([a for a in vendors if precision is None
+                                       or can_time(a, precision)] or vendors))
+        if not gpus:  # an empty filter would keep every accelerator
+            return
+    exclude = set(c.exclude)
+    for r in select_offers(catalog, gpus=gpus, clouds=c.clouds, regions=c.regions,
                            pricing=c.pricing, include_unpriced=False, include_flagged=True):
         o = r.offer
-        if o.usd_per_hour is None or {o.instance_type, o.cloud, o.region} & exclude:
-            continue
-        if explicit or r.accelerator.vendor in GPU_VENDORS:  # TPU/Trainium/Gaudi by --gpu only
+        if not {o.instance_type, o.cloud, o.region} & exclude:
             yield r
 
 
@@ -102,7 +110,7 @@ def usable_offers(catalog: Catalog, workload: Workload,
     catalog's flags kept out (or let in, with ``allow_flagged``)."""
     out, skipped = [], []
     timed: dict[str, bool] = {}  # can_time per accelerator (thousands of offers, ~40 of them)
-    for r in _considered(catalog, c):
+    for r in _considered(catalog, c, workload.precision):
         o, acc = r.offer, r.accelerator
         if acc.name not in timed:
             timed[acc.name] = can_time(acc, workload.precision)

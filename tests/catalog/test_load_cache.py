@@ -253,6 +253,55 @@ def test_offers_of_some_pricing_models_and_regions_come_from_the_cache_as_from_t
     assert parsed.offers_priced_as(pricing) == subset  # a parsed catalog filters its tuple
 
 
+@pytest.mark.parametrize("pricing, gpus, priced_only", [
+    (None, None, False), (("spot",), None, True), (("on_demand", "spot"), ("H100", "A100-80GB"),
+                                                   True),
+    (None, ("L4",), False), (("reserved_1y",), ("H100",), True), (("spot",), ("no-such",), True)])
+def test_offers_where_builds_only_its_offers_from_the_cache_as_the_files_give_them(
+        cache, parses, monkeypatch, pricing, gpus, priced_only):
+    """A plan builds only the offers of the GPUs it can time (issue #19: a seventh of the
+    packaged catalog); they equal the parsed files' in catalog order, and an offer two calls
+    both want is built once."""
+    load("packaged")
+    cat = load("packaged")
+    parsed = fresh(packaged_catalog_dir(), "packaged")
+    built = []
+    real = _cache.LazyOffers.build_rows
+    monkeypatch.setattr(_cache.LazyOffers, "build_rows",
+                        lambda self, rows: built.extend(rows) or real(self, rows))
+    types = None if gpus is None else {t.key for t in parsed.instance_types
+                                       if t.accelerator in gpus}
+    expect = tuple(o for o in parsed.offers
+                   if (pricing is None or o.pricing in pricing)
+                   and (types is None or (o.cloud, o.instance_type) in types)
+                   and not (priced_only and o.usd_per_hour is None))
+    got = cat.offers_where(pricing=pricing, types=types, priced_only=priced_only)
+    assert got == expect
+    assert parsed.offers_where(pricing=pricing, types=types, priced_only=priced_only) == expect
+    assert len(built) == len(expect) == len(set(built))
+    again = cat.offers_where(pricing=pricing, types=types)  # priced or not: a superset
+    assert len(built) == len(again)  # only the unpriced ones were new
+    assert all(a is b for a, b in zip(got, (o for o in again if o in set(got)), strict=True))
+    assert _load._deferred(cat) is not None, "offers_where must not build every offer"
+
+
+def test_select_offers_builds_only_the_offers_its_filters_keep(cache, parses, monkeypatch):
+    """Filters the instance type decides (cloud, GPU, name, GPU count) and the pricing models
+    choose the offers built from the cache: `plan --gpu H100` does not build 14,000."""
+    load("packaged")
+    cat = load("packaged")
+    built = []
+    real = _cache.LazyOffers.build_rows
+    monkeypatch.setattr(_cache.LazyOffers, "build_rows",
+                        lambda self, rows: built.extend(rows) or real(self, rows))
+    rows = catalog.select_offers(cat, gpus=["H100"], clouds=["aws", "gcp"], pricing=["spot"],
+                                 include_unpriced=False)
+    parsed = fresh(packaged_catalog_dir(), "packaged")
+    assert [r.offer for r in rows] == [r.offer for r in catalog.select_offers(
+        parsed, gpus=["H100"], clouds=["aws", "gcp"], pricing=["spot"], include_unpriced=False)]
+    assert rows and len(built) == len(rows)
+
+
 def test_offers_of_some_pricing_models_a_damaged_cache_cannot_build_come_from_the_files(
         cache, stored, parses):
     good = with_damaged_offers(stored, b"not a pickle")
