@@ -176,6 +176,9 @@ class Layout:
         for g in self.groups:
             p = self.price[g]
             head = g[:np.searchsorted(p, p[0] * (1 + PRICE_TIE), side="right")]
+            if len(head) == 1:  # most groups: one cheapest offer, kept by both orders
+                picks.append(head)
+                continue
             q = self.price[head]
             run = np.r_[0, np.cumsum(q[1:] != q[:-1])]  # exact-price runs (sorted by price)
             keep = np.r_[True, run[1:] != run[:-1]]
