@@ -104,13 +104,28 @@ def test_the_quantile_is_the_bisections_to_the_last_bit(seed):
     assert np.array_equal(both[n:], _bisection(0.9, B, L, r, s))
 
 
-def test_a_plan_imports_no_scipy():
+def test_a_plan_imports_no_scipy_and_no_statistics():
+    """statistics (for one normal quantile) imported decimal, fractions and random: 4 ms."""
     code = ("import sys, catalog\n"
             "from planner import Constraints, WorkloadSpec, build_workload, plan\n"
             "w = build_workload(WorkloadSpec(model='gpt2-xl', tokens='20B'))\n"
-            "plan(w, catalog.load_catalog('packaged'), Constraints(deadline_hours=72,"
+            "r = plan(w, catalog.load_catalog('packaged'), Constraints(deadline_hours=72,"
             " max_gpus=64))\n"
-            "print(','.join(m for m in sys.modules if m.startswith('scipy')))")
+            "assert r.recommendation.wall_clock_hours_p90 > 0\n"
+            "print(','.join(m for m in sys.modules if m.split('.')[0] in "
+            "('scipy', 'statistics', 'fractions', 'decimal')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("without_c", [False, True])
+def test_the_quantiles_start_is_statistics_normal_quantile_to_the_bit(monkeypatch, without_c):
+    from statistics import NormalDist
+
+    from planner.model import _probability
+
+    if without_c:  # an interpreter without the C helper falls back to statistics itself
+        monkeypatch.setitem(sys.modules, "_statistics", None)
+    for p in (1e-12, 1e-9, 0.001, 0.1, 0.25, 0.5, 0.5 + 1e-9, 0.9, 0.975, 1 - 1e-12):
+        assert _probability._inv_cdf(p) == NormalDist().inv_cdf(p)
