@@ -151,14 +151,15 @@ def print_hanging(out, text: str, *, first: str = "  ", rest: str = "    ",
                   style: str = "", first_style: str = "") -> None:
     """``text`` wrapped to ``out``'s width, its first line after ``first`` and the others
     under ``rest`` (a wrapped line at column 0 read as a new item); printed as text (a
-    note's brackets are not markup), words and flags never broken; ``style`` for all of it,
-    ``first_style`` for the ``first`` prefix ("warning:" in yellow)."""
+    note's brackets are not markup), words and flags never broken — except a word wider than
+    a line (a long path), cut to fit: whole, the terminal wrapped it at column 0; ``style``
+    for all of it, ``first_style`` for the ``first`` prefix ("warning:" in yellow)."""
     import textwrap
 
     from rich.text import Text
 
     line = Text(textwrap.fill(text, out.width, initial_indent=first, subsequent_indent=rest,
-                              break_on_hyphens=False, break_long_words=False), style=style)
+                              break_on_hyphens=False, break_long_words=True), style=style)
     if first_style and first.strip():
         line.stylize(first_style, 0, len(first.rstrip()))
     out.print(line)

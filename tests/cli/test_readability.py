@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib.metadata
+import itertools
 import json
 import os
 import pty
@@ -498,6 +499,26 @@ def test_plan_warnings_notes_and_banner_continue_under_their_text(capsys, monkey
     for start in ("warning: capacity", "deadline ", "Catalog: "):
         at = next(i for i, line in enumerate(lines) if line.startswith(start))
         assert lines[at + 1].startswith("  ") and lines[at + 1].strip(), (start, lines[at + 1])
+
+
+def test_a_word_wider_than_the_terminal_continues_under_its_text(capsys, monkeypatch,
+                                                                  tmp_path):
+    """An overrides path longer than the terminal was kept whole, and the terminal wrapped it
+    at column 0, where the next item starts: it is cut to fit, each piece two columns in."""
+    monkeypatch.setenv("COLUMNS", "80")
+    folder = tmp_path / ("x" * 120)
+    folder.mkdir()
+    overrides = folder / "o.yaml"
+    overrides.write_text("discounts:\n  - {cloud: aws, percent: 8}\n")
+    code, out, _ = run(capsys, "plan", "--model", "gpt2", "--tokens", "1B", "--deadline",
+                       "1d", "--max-gpus", "8", "--overrides", str(overrides))
+    assert code == 0
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Catalog: "))
+    banner = [lines[at]] + list(itertools.takewhile(lambda line: line.startswith("  "),
+                                                    lines[at + 1:]))
+    assert all(len(line) <= 80 for line in banner), banner
+    assert str(overrides) in "".join(line.strip() for line in banner), banner
 
 
 def test_offers_prose_continues_under_its_text(capsys, monkeypatch):
