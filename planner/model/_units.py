@@ -102,19 +102,29 @@ def format_usd(x: float) -> str:
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 
 
+def _duration_unit(h: float) -> tuple[float, str]:
+    """The unit ``format_hours`` and ``format_hours_range`` show ``h`` in, as (per hour,
+    name): seconds below a minute, minutes below an hour, else hours — judged on the figure
+    as shown (59.7 s read "60 s" and 0.9999 h "60.0 min": now "1.0 min" and "1.0 h")."""
+    if round(h * 3600) < 60:
+        return 3600.0, "s"
+    if round(h * 60, 1) < 60:
+        return 60.0, "min"
+    return 1.0, "h"
+
+
 def format_hours(h: float, *, decimals_from_2_days: int = 0) -> str:
     """A duration as people read it: seconds below a minute, minutes below an hour, hours with
     a decimal below 48 h, then hours (``decimals_from_2_days``) and days — a 2-minute run
     read "0.0 h"; "—" for a figure that is not a number."""
     if not math.isfinite(h):
         return "—"
-    if h < 1 / 60:
+    per_hour, unit = _duration_unit(h)
+    if unit == "s":
         s = h * 3600
         return f"{s:.2g} s" if s < 10 else f"{s:,.0f} s"
-    if h < 1:
-        return f"{h * 60:,.1f} min"
-    if h < 48:
-        return f"{h:,.1f} h"
+    if unit == "min" or h < 48:
+        return f"{h * per_hour:,.1f} {unit}"
     return f"{h:,.{decimals_from_2_days}f} h ({h / 24:,.1f} d)"
 
 
@@ -123,12 +133,11 @@ def format_hours_range(lo: float, hi: float, *, decimals_from_2_days: int = 0) -
     precision: "1.3–2.6 h" beside a median of 1.8 h (it read "1–3 h"), "2.1–4.0 min"."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "—"
-    if hi < 1 / 60:
+    per_hour, unit = _duration_unit(hi)
+    if unit == "s":
         return f"{lo * 3600:.2g}–{hi * 3600:.2g} s"
-    if hi < 1:
-        return f"{lo * 60:,.1f}–{hi * 60:,.1f} min"
-    if hi < 48:
-        return f"{lo:,.1f}–{hi:,.1f} h"
+    if unit == "min" or hi < 48:
+        return f"{lo * per_hour:,.1f}–{hi * per_hour:,.1f} {unit}"
     return f"{lo:,.{decimals_from_2_days}f}–{hi:,.{decimals_from_2_days}f} h"
 
 

@@ -421,7 +421,8 @@ def test_a_short_run_reads_in_minutes_and_fractions_not_zeros(capsys):
 
 @pytest.mark.parametrize(("hours", "says"), [
     (0.001, "3.6 s"), (0.01, "36 s"), (0.0385, "2.3 min"), (1.84, "1.8 h"),
-    (180.4, "180 h (7.5 d)"), (float("nan"), "—")])
+    (180.4, "180 h (7.5 d)"), (float("nan"), "—"), (59.7 / 3600, "1.0 min"),
+    (0.99999, "1.0 h"), (59.4 / 3600, "59 s"), (0.9991, "59.9 min")])
 def test_format_hours(hours, says):
     from planner.model import format_hours
 
@@ -430,7 +431,7 @@ def test_format_hours(hours, says):
 
 @pytest.mark.parametrize(("lo", "hi", "says"), [
     (1.31, 2.58, "1.3–2.6 h"), (0.028, 0.055, "1.7–3.3 min"), (130.2, 260.7, "130–261 h"),
-    (0.001, 0.002, "3.6–7.2 s")])
+    (0.001, 0.002, "3.6–7.2 s"), (0.5, 0.99999, "0.5–1.0 h"), (0.004, 59.8 / 3600, "0.2–1.0 min")])
 def test_format_hours_range_keeps_one_unit_and_the_median_precision(lo, hi, says):
     from planner.model import format_hours_range
 
