@@ -64,7 +64,9 @@ def default_jobs(today: dt.date) -> pd.DataFrame:
         {"name": "ablation-small", "team": "product", "model": "gpt2-medium", "tokens": "20B",
          "earliest_start": start, "deadline": start + dt.timedelta(days=14), "priority": 0,
          "clouds": "", "pricing": "on_demand,spot", "max_gpus": 64},
-    ])
+    # whole numbers that may be blank: a row added in the editor leaves them None, which
+    # an int64 column took only by turning into objects (pandas warns it will refuse)
+    ]).astype({"priority": "Int64", "max_gpus": "Int64"})
 
 
 def _cell(value) -> str:

@@ -439,6 +439,23 @@ def test_a_small_team_plan_shows_cents_not_zero():
     assert total.startswith("$0.") and total != "$0"
 
 
+def test_a_row_added_with_blank_numbers_keeps_the_tables_types(recwarn):
+    """The sample jobs replaced by one's own, its priority and GPU limit left blank: None
+    went into int64 columns, which pandas turned into objects with a warning that a later
+    pandas refuses it (the editor would then fail)."""
+    at = app("app_pages/team.py")
+    at.session_state["team_jobs"] = {"edited_rows": {}, "deleted_rows": [0, 1],
+                                     "added_rows": [{
+        "name": "tiny", "model": "gpt2", "tokens": "100M", "earliest_start": "2027-01-01",
+        "deadline": "2027-01-20"}]}
+    at.run()
+    at.button(key="team_run").click().run()
+    assert_clean(at)
+    dtype_warnings = [w for w in recwarn if "incompatible dtype" in str(w.message)]
+    assert not dtype_warnings, dtype_warnings[0].message
+    assert "Total cost" in {m.label for m in at.metric}  # the job was allocated
+
+
 def test_table_errors_without_a_row_name_are_in_the_tables_words():
     """Deleting every job said "table: 'jobs' must be a non-empty list of jobs. To fix:
     correct the cell"; a negative budget "table: budgets['total']: …" (app sweep
