@@ -256,7 +256,9 @@ class SoftwareConstants:
 
 
 # Allowed range per constant (inclusive); anything outside is a typo or a unit mistake.
-# Fractions live in (0, 1]; factors and times have generous physical bounds.
+# Fractions live in [0.01, 1] (the lowest default is 0.18: an efficiency of 5e-324 was
+# accepted and made every figure NaN or a 300-digit number); factors and times have generous
+# physical bounds.
 _FRACTIONS = {"matmul_fraction", "default_matmul_fraction", "fp8_relative_fraction",
               "attention_fraction", "causal_fraction", "memory_bandwidth_efficiency",
               "gemm_efficiency", "intra_node_efficiency", "inter_node_efficiency",
@@ -285,14 +287,16 @@ _INTEGER = {"nvlink_domain_gpus", "gemm_tile_k", "kernels_per_layer", "grad_redu
             "logits_bytes"}
 
 
-def _bounds(name: str) -> tuple[float, float, bool]:
-    """(low, high, low is exclusive)."""
+MIN_FRACTION = 0.01
+
+
+def _bounds(name: str) -> tuple[float, float]:
+    """(low, high), both allowed."""
     if name in _FRACTIONS:
-        return 0.0, 1.0, True
+        return MIN_FRACTION, 1.0
     if name in _SHARES:
-        return 0.0, 0.999, False
-    low, high = _BOUNDS[name]
-    return low, high, False
+        return 0.0, 0.999
+    return _BOUNDS[name]
 
 
 
@@ -375,12 +379,11 @@ def _with_overrides(a: Assumptions, values: Mapping[str, object]) -> Assumptions
             now = current[entry] if entry else current  # a valid example: the value in force
             raise PlannerError(f"assumption {key}={value!r} must be a finite number. To fix: "
                                f"e.g. `assume` {key}={now:g}", field="assume", value=key)
-        low, high, open_low = _bounds(name)
-        if value > high or value < low or (open_low and value <= low):
-            span = f"({_exact(low)}, {_exact(high)}]" if open_low else \
-                f"[{_exact(low)}, {_exact(high)}]"
-            raise PlannerError(f"assumption {key}={_exact(value)} is outside {span}. To fix: "
-                               "pass a value in that range", field="assume", value=key)
+        low, high = _bounds(name)
+        if not low <= value <= high:
+            raise PlannerError(f"assumption {key}={_exact(value)} is outside "
+                               f"[{_exact(low)}, {_exact(high)}]. To fix: pass a value in that "
+                               "range", field="assume", value=key)
         if name in _INTEGER:
             if value != int(value):
                 raise PlannerError(f"assumption {key} must be a whole number, got {value:g}. "
