@@ -10,15 +10,11 @@ import math
 from collections.abc import Callable, Sequence
 
 from probes._schema import ProbesError
+from probes._spread import shown
 
 FIX = "To fix: see `python -m probes --help`."
 MAX_TIMEOUT_S = 86_400  # --timeout-s: a process group that has not formed in a day never will
 MAX_DIGITS = 20  # past this a number is not a count; int() of 5,000 digits raises, unworded
-MAX_SHOWN = 40  # characters of a bad value quoted back
-
-
-def shown(text: str) -> str:
-    return repr(text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 1] + "…")
 
 
 def check_timeout(seconds: float, fix: str = FIX) -> None:

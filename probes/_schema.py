@@ -31,9 +31,8 @@ Version 1 files still parse (the new fields take their defaults) so that `gpupla
 can list them; the planner refuses to calibrate from them and says why (probes._figures).
 Reading and writing the JSON is probes._report_io.
 
-The exceptions are in ``probes._errors``, the shared status/spread checks in
-``probes._spread`` and the workload section in ``probes._workload_schema``; this module
-re-exports them, so every record of the report is reachable here.
+The exceptions are in ``probes._errors``, the shared checks in ``probes._spread`` and the
+workload section in ``probes._workload_schema``; re-exported, every record is reachable here.
 """
 
 from __future__ import annotations
@@ -48,6 +47,7 @@ from probes._spread import (
     Spread,
     Status,
     check_count,
+    check_name,
     check_non_negative,
     check_positive,
     check_shape,
@@ -201,6 +201,7 @@ class MatmulDtype:
     check_passed: bool | None = None
 
     def __post_init__(self) -> None:
+        check_name("matmul dtype", self.dtype, MATMUL_DTYPES)  # first: the messages name it
         check_status(self.status, self.reason, f"matmul {self.dtype}")
         if self.status == "measured" and (self.best_tflops is None or self.best_shape is None):
             raise ValueError(f"matmul {self.dtype}: measured needs best_tflops and best_shape")

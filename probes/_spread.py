@@ -12,6 +12,31 @@ from typing import Literal
 
 Status = Literal["measured", "skipped", "failed"]
 STATUSES = ("measured", "skipped", "failed")
+MAX_SHOWN = 40  # characters of a bad value quoted back (a damaged file's 100,000-character
+# string was echoed whole by every later `probe show`)
+MAX_SECONDS = 86_400.0  # a probe run times out within a day (--timeout-s): a longer timing
+# is a damaged file, and 1e308 s times a layer count printed "inf s"
+
+
+def shown(text: str) -> str:
+    """``text`` quoted for a message, cut to ``MAX_SHOWN`` characters."""
+    return repr(text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 1] + "…")
+
+
+def check_name(where: str, value: str, names: tuple[str, ...]) -> None:
+    """A name from a fixed list (a dtype, a layout)."""
+    if value not in names:
+        got = shown(value) if isinstance(value, str) else repr(value)
+        raise ValueError(f"{where} must be one of {', '.join(names)}, got {got}")
+
+
+def check_seconds(where: str, **values: float | None) -> None:
+    """Timings a probe run can measure: at most ``MAX_SECONDS`` (their own lower bounds are
+    checked by ``check_positive`` or ``check_non_negative``)."""
+    for name, value in values.items():
+        if value is not None and value > MAX_SECONDS:
+            raise ValueError(f"{where}.{name} must be at most {MAX_SECONDS:,.0f} seconds (a "
+                             f"probe run stops within a day), got {value:g}")
 
 
 def check_status(status: str, reason: str | None, where: str) -> None:

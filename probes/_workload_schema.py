@@ -11,6 +11,7 @@ from probes._spread import (
     check_count,
     check_non_negative,
     check_positive,
+    check_seconds,
     check_status,
 )
 from probes._workload_config import FRAMEWORKS, LIMITS, PRECISIONS, RECOMPUTE
@@ -37,11 +38,13 @@ class WorkloadSplit:
     communication_seconds: float | None = None  # tensor-parallel all-reduces (tp > 1)
 
     def __post_init__(self) -> None:
-        check_non_negative("workload.split", matmul_seconds=self.matmul_seconds,
-                           attention_seconds=self.attention_seconds,
-                           other_seconds=self.other_seconds,
-                           optimizer_seconds=self.optimizer_seconds,
-                           communication_seconds=self.communication_seconds)
+        seconds = {"matmul_seconds": self.matmul_seconds,
+                   "attention_seconds": self.attention_seconds,
+                   "other_seconds": self.other_seconds,
+                   "optimizer_seconds": self.optimizer_seconds,
+                   "communication_seconds": self.communication_seconds}
+        check_non_negative("workload.split", **seconds)
+        check_seconds("workload.split", **seconds)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,3 +177,7 @@ class WorkloadSection:
             tokens_per_second=self.tokens_per_second,
             static_memory_bytes=self.static_memory_bytes,
             layer_saved_bytes=self.layer_saved_bytes)
+        check_seconds("workload", **{name: getattr(self, name) for name in (
+            "step_seconds", "step_seconds_p10", "step_seconds_p90", "fwd_bwd_seconds",
+            "layer_fwd_bwd_seconds", "layer_fwd_bwd_seconds_p10", "layer_fwd_bwd_seconds_p90",
+            "layer_step_seconds", "optimizer_seconds", "grad_reduce_seconds")})

@@ -19,12 +19,12 @@ from collections.abc import Callable, Sequence
 
 from probes._args import FIX as _FIX
 from probes._args import MAX_DIGITS, MAX_TIMEOUT_S, OneLineParser, check_timeout, close_names
-from probes._args import shown as _shown
 from probes._errors import require_torch
 from probes._rescue import check_out
 from probes._runner import PROBE_NAMES, ProbeConfig
 from probes._schema import MATMUL_DTYPES, ProbeReport, ProbesError
 from probes._smi import clock_event_words
+from probes._spread import shown as _shown
 
 # gpuplan is not on a package index: the probes need only torch next to this package
 _UNITS = {"": 1, "B": 1, "K": 2**10, "KIB": 2**10, "M": 2**20, "MIB": 2**20, "G": 2**30,

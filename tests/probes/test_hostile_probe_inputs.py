@@ -143,11 +143,15 @@ IMPOSSIBLE = [
     ("matmul.repeats", 0, "matmul.repeats must be a whole number from 1"),
     ("matmul.dtypes.0.across_ranks.min", -1.0, "across_ranks_min must be a finite number > 0"),
     ("environment.idle.power_draw_w", -5.0, "power_draw_w must be a finite number >= 0"),
+    # stored, with "None" for its peak, and echoed whole by every later `probe show`
+    ("matmul.dtypes.0.dtype", "abc", "matmul dtype must be one of fp32, tf32, bf16, fp16, "
+                                     "fp8_e4m3, fp8_e4m3_fast, got 'abc'"),
+    ("matmul.dtypes.0.dtype", "x" * 100_000, "got '" + "x" * 39 + "…'. To fix"),
 ]
 
 
 @pytest.mark.parametrize(("field", "value", "says"), IMPOSSIBLE,
-                         ids=[f"{f}={v!r}" for f, v, _ in IMPOSSIBLE])
+                         ids=[f"{f}={v!r}"[:60] for f, v, _ in IMPOSSIBLE])
 def test_an_impossible_value_is_refused_naming_the_field_the_value_and_the_bound(
         tmp_path, capsys, field, value, says):
     bad = _mutated(tmp_path, h100_report(bf16_tflops=650.0, node_count=1), field, value)
@@ -167,6 +171,12 @@ WORKLOAD_IMPOSSIBLE = [
                                             "number >= 0"),
     ("workload.tokens_per_second", -1.0, "workload.tokens_per_second must be a finite number "
                                          ">= 0"),
+    # finite, but × 16 layers printed "inf s" (and 1e308 as a 309-digit number)
+    ("workload.layer_step_seconds", 1e308, "workload.layer_step_seconds must be at most "
+                                           "86,400 seconds (a probe run stops within a day), "
+                                           "got 1e+308"),
+    ("workload.split.optimizer_seconds", 1e308, "workload.split.optimizer_seconds must be at "
+                                                "most 86,400 seconds"),
 ]
 
 
