@@ -49,9 +49,11 @@ from ._files import (
     MAX_USER_FILE_BYTES,
     decode_user_bytes,
     load_json_text,
+    number_in_file,
     read_json_file,
     read_user_text,
     unquoted_hint,
+    whole_number_in_file,
 )
 from ._load import (
     STALE_AFTER_DAYS,
@@ -131,5 +133,6 @@ __all__ = [
     "read_user_text",
     "refresh_catalog",
     "select_offers", "shell_word", "stored_catalogs", "unquoted_hint", "use_catalog",
+    "number_in_file", "whole_number_in_file",
     "without_fix", "write_bytes_atomic", "write_cached", "write_snapshot", "write_text_atomic",
 ]

@@ -254,6 +254,41 @@ def unquoted_hint(value: object) -> str:
     return ""
 
 
+# YAML 1.1 reads a number in exponent form as text unless it has a dot and a signed exponent
+# (1.0e+13). catalog's YAML reader reads 1e13 as a number, but data given otherwise (the app,
+# JSON, a quoted "1e13") still brings strings where the CLI would accept 2e12.
+_EXPONENT_FORM = re.compile(
+    r"[+-]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][+-]?[0-9]+")
+_WHOLE_LIMIT = 10**30  # an integral float above this stays a float (refused as not whole)
+
+
+def number_in_file(value):
+    """A string in exponent form ('1e13', '2.5E-1') as the float it spells; anything else
+    unchanged, so the caller's own check refuses it ('1e400', 'nan', 'inf' and garbage stay
+    strings and are refused there, quoted back as written)."""
+    if isinstance(value, str) and len(value) <= 40 and _EXPONENT_FORM.fullmatch(value.strip()):
+        text = value.strip().replace("_", "")
+        x = float(text)
+        mantissa = text.lower().partition("e")[0]
+        # 1e-400 underflows to 0.0: as 0 it would mean "none" (a min_probability of 0 turns
+        # the requirement off), so it stays a string and is refused as written
+        if math.isfinite(x) and (x != 0 or not any(c in "123456789" for c in mantissa)):
+            return x
+    return value
+
+
+def whole_number_in_file(value):
+    """``number_in_file``, and a float with no fraction as an int, for a file's whole-number
+    fields (max_gpus, priority, quota gpus, seq_len …): 1e3 arrives as 1000.0 and means 1000,
+    as an integral float does in a config.json; 1.5 stays a float, which the caller refuses.
+    The one rule for team plans and quota files (a quota file refused `gpus: 64.0`, which the
+    same rule inside a team plan took)."""
+    x = number_in_file(value)
+    if isinstance(x, float) and x.is_integer() and abs(x) <= _WHOLE_LIMIT:
+        return int(x)
+    return x
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:200] or type(exc).__name__
 

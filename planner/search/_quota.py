@@ -26,7 +26,14 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from catalog import CLOUDS, Catalog, GpuplanError, UnknownNameError, unquoted_hint
+from catalog import (
+    CLOUDS,
+    Catalog,
+    GpuplanError,
+    UnknownNameError,
+    unquoted_hint,
+    whole_number_in_file,
+)
 
 from ..model import PlannerError
 
@@ -155,7 +162,7 @@ def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str)
         raise UnknownNameError("field", unknown[0], _RULE_FIELDS, where=at,
                                hint=f"use one of {', '.join(_RULE_FIELDS)} (format: `gpuplan "
                                     "plan --help`, `quota_file`)")
-    gpus = e.get("gpus")
+    gpus = whole_number_in_file(e.get("gpus"))  # 64.0 and 1e3 as a team plan takes them
     if isinstance(gpus, bool) or not isinstance(gpus, int) or not 0 <= gpus <= MAX_QUOTA_GPUS:
         shown = "a huge number" if isinstance(gpus, int) and gpus > 10**30 else repr(gpus)
         raise PlannerError(f"{at}: gpus must be a whole number from 0 to {MAX_QUOTA_GPUS:,}, "

@@ -7,11 +7,17 @@ stay short).
 from __future__ import annotations
 
 import datetime as dt
-import math
-import re
 from collections.abc import Callable, Iterable
 
-from catalog import Catalog, GpuplanError, UnknownNameError, check_names, unquoted_hint
+from catalog import (
+    Catalog,
+    GpuplanError,
+    UnknownNameError,
+    check_names,
+    unquoted_hint,
+)
+from catalog import number_in_file as number
+from catalog import whole_number_in_file as whole_number
 
 from ..model import PlannerError
 from ..search import MAX_BUDGET_USD
@@ -32,38 +38,6 @@ class TeamPlanError(PlannerError):
     """A team plan or actuals file that cannot be used; the message names the place."""
 
     names_file_keys = True  # its YAML keys (``in_team_terms``), never the CLI's flags
-
-
-# YAML 1.1 reads a number in exponent form as text unless it has a dot and a signed exponent
-# (1.0e+13). catalog's YAML reader now reads 1e13 as a number, but a plan given as data (the
-# app, JSON, a quoted "1e13") still brings strings where the CLI would accept 2e12.
-_EXPONENT_FORM = re.compile(
-    r"[+-]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][+-]?[0-9]+")
-
-
-def number(value):
-    """A string in exponent form ('1e13', '2.5E-1') as the float it spells; anything else
-    unchanged, so the caller's own check refuses it ('1e400', 'nan', 'inf' and garbage stay
-    strings and are refused there, quoted back as written)."""
-    if isinstance(value, str) and len(value) <= 40 and _EXPONENT_FORM.fullmatch(value.strip()):
-        text = value.strip().replace("_", "")
-        x = float(text)
-        mantissa = text.lower().partition("e")[0]
-        # 1e-400 underflows to 0.0: as 0 it would mean "none" (a min_probability of 0 turns
-        # the requirement off), so it stays a string and is refused as written
-        if math.isfinite(x) and (x != 0 or not any(c in "123456789" for c in mantissa)):
-            return x
-    return value
-
-
-def whole_number(value):
-    """``number``, and a float with no fraction as an int, for the whole-number fields
-    (max_gpus, priority, quota gpus, seq_len …): 1e3 arrives as 1000.0 and means 1000, as an
-    integral float does in a config.json; 1.5 stays a float, which ``whole`` refuses."""
-    x = number(value)
-    if isinstance(x, float) and x.is_integer() and abs(x) <= HUGE:
-        return int(x)
-    return x
 
 
 def no_unknown(entry: dict, allowed: Iterable[str], at: str) -> None:

@@ -85,6 +85,15 @@ def test_a_duplicate_quota_rule_without_some_fields_is_refused(catalog, rule):
         parse_quotas(_rules(rule, dict(rule, gpus=rule["gpus"] + 1)), catalog)
 
 
+@pytest.mark.parametrize(("written", "gpus"), [(64.0, 64), ("1e3", 1000), (1e3, 1000)])
+def test_a_quota_file_takes_whole_numbers_as_a_team_plan_does(catalog, written, gpus):
+    """A quota file refused `gpus: 64.0` and `1e3`, which the same rule in a team plan took
+    (docs/team.md: a whole-number field takes 64.0 or 1e3); 64.5 is still refused."""
+    assert parse_quotas(_rules({"cloud": "aws", "gpus": written}), catalog).rules[0].gpus == gpus
+    with pytest.raises(GpuplanError, match=r"gpus must be a whole number .* got 64\.5\. To fix"):
+        parse_quotas(_rules({"cloud": "aws", "gpus": 64.5}), catalog)
+
+
 def test_quota_rules_of_different_scopes_or_months_are_kept(catalog):
     rules = _rules({"cloud": "aws", "region": "us-east-1", "accelerator": "H100", "gpus": 64},
                    {"cloud": "aws", "region": "us-east-1", "gpus": 128},
