@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _cache, _paths, _store
-from ._aliases import build_alias_index, resolve
+from ._aliases import build_alias_index, check_names, resolve
 from ._clouds import CLOUDS
 from ._errors import CatalogError, CatalogFileError, UnknownNameError
 from ._meta import check_meta, read_meta
@@ -74,6 +74,9 @@ class Catalog:
         return found if found is not None else self._acc_by_name[self.resolve_accelerator(name)]
 
     def instance_type(self, name: str, cloud: str | None = None) -> InstanceType:
+        if cloud is not None:  # spelled as `offers --cloud` takes it ("AWS")
+            cloud = check_names("cloud", (cloud,), CLOUDS, spell=lambda c: c.strip().lower(),
+                                hint=f"use one of {', '.join(CLOUDS)}")[0]
         matches = [t for (c, n), t in self._types.items()
                    if n == name and (cloud is None or c == cloud)]
         if not matches:

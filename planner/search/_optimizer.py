@@ -54,7 +54,7 @@ from ..model import (
     range_sigma,
 )
 from ._candidates import FlaggedSkipped, PlanOptions, PlanResult
-from ._constraints import Constraints
+from ._constraints import MAX_GPUS_LIMIT, Constraints
 from ._evaluate import (
     CACHE_BYTES,
     BoundedCache,
@@ -343,8 +343,11 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
         pinned = ", ".join(f"{k}={v}" for k, v in pins.items())
         return (f"no matching offer can run the pinned plan ({pinned}) for this model within "
                 "the GPU limit (tensor parallelism must divide the GPUs NVLink joins and the "
-                "heads; the model must fit). To fix: change or drop the pins, or raise "
-                "`max_gpus`")
-    return (f"the model ({workload.arch.params_total() / 1e9:.1f}B parameters) fits on none of "
-            f"the {len(offers)} matching offers within the GPU limit. To fix: raise `max_gpus`, "
-            "allow GPUs with more memory, or use `recompute` full")
+                "heads; the model must fit). To fix: change or drop the pins"
+                + (", or raise `max_gpus`" if c.max_gpus < MAX_GPUS_LIMIT else ""))
+    # at the largest limit there is nothing to raise: "raise max_gpus" sent the user in circles
+    raise_limit = "raise `max_gpus`, " if c.max_gpus < MAX_GPUS_LIMIT else ""
+    return (f"the model ({workload.arch.params_total() / 1e9:,.1f}B parameters) fits on none of "
+            f"the {len(offers):,} matching offers within {c.max_gpus:,} GPUs. To fix: "
+            f"{raise_limit}allow GPUs with more memory, use `recompute` full, or check the "
+            "model's size")

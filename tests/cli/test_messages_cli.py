@@ -47,6 +47,29 @@ def test_plan_keeps_its_own_plural_flags(capsys):
     assert "To fix: add aws to --clouds or drop us-east-1 from --regions" in line
 
 
+def test_estimate_names_an_unknown_cloud_not_the_instance_it_disambiguates(capsys):
+    """`--cloud nope` said "p5.48xlarge is on aws, not nope. To fix: … (`gpuplan offers
+    --cloud nope`)": the typo was never named and the suggested command failed too."""
+    code, _, err = run(capsys, "estimate", "--model", "llama3-8b", "--tokens", "1T",
+                       "--instance", "p5.48xlarge", "--cloud", "nope")
+    assert code == 2
+    assert one_line(err) == "error: unknown cloud 'nope'. To fix: use one of aws, gcp, azure"
+    code, _, _ = run(capsys, "estimate", "--model", "llama3-8b", "--tokens", "1T",
+                     "--instance", "p5.48xlarge", "--cloud", "AWS")  # as `offers --cloud AWS`
+    assert code == 0
+
+
+def test_a_model_too_large_at_the_largest_gpu_limit_is_not_told_to_raise_it(capsys):
+    code, _, err = run(capsys, "plan", "--params", "1e14", "--tokens", "1e15", "--deadline",
+                       "3650d", "--max-gpus", "65536")
+    line = one_line(err)
+    assert code == 2 and "within 65,536 GPUs. To fix: allow GPUs with more memory" in line
+    assert "raise --max-gpus" not in line
+    code, _, err = run(capsys, "plan", "--params", "1e14", "--tokens", "1e15", "--deadline",
+                       "3650d")
+    assert "within 1,024 GPUs. To fix: raise --max-gpus" in one_line(err)
+
+
 # -- 2: a huge value is quoted as a short prefix ----------------------------------------------
 def test_a_repeated_option_with_a_huge_value_is_one_short_line(capsys):
     code, _, err = run(capsys, "estimate", "--model", HUGE, "--model", "gpt2")
