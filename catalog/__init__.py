@@ -16,7 +16,8 @@
     read_user_text, decode_user_bytes, load_yaml_text, load_json_text, read_json_file,
     check_output_path, write_bytes_atomic, write_text_atomic   safe reading and writing of
                                    the user's files (input_clash: an output that is one of
-                                   the command's inputs); make_directory for gpuplan's own;
+                                   the command's inputs); make_directory for gpuplan's own
+                                   (check_directory_place: the same check for a reader);
                                    shell_word: a path as one word of a command to paste
     GpuplanError, UnknownNameError, close_matches   errors (with the input's ``field``), and
                                    the one "did you mean"; check_names: a list of names
@@ -80,6 +81,7 @@ from ._records import (
     canonical_pricing,
 )
 from ._writes import (
+    check_directory_place,
     check_output_path,
     input_clash,
     make_directory,
@@ -126,7 +128,8 @@ __all__ = [
     "CatalogFileError", "CatalogNotice", "Cloud", "GpuplanError", "InstanceType", "Offer",
     "OfferRow", "OverrideError", "Overrides", "RefreshResult", "StoredCatalog", "UnknownNameError",
     "accelerator_summaries", "active_catalog_name", "aws_bucket_rate", "canonical_pricing",
-    "catalog_status", "check_names", "check_output_path", "close_matches", "data_dir",
+    "catalog_status", "check_directory_place", "check_names", "check_output_path",
+    "close_matches", "data_dir",
     "decode_user_bytes", "input_clash", "load_catalog", "load_json_text", "load_overrides",
     "load_yaml_text",
     "make_directory", "parse_overrides", "quoted", "read_cached", "read_json_file",

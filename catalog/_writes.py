@@ -3,6 +3,7 @@
     check_output_path   refuses '', directories, devices, FIFOs, sockets, a missing or read-only
                         directory
     make_directory      creates gpuplan's own directories, saying what is in the way
+    check_directory_place  the same check for a reader (a missing directory is fine)
     write_bytes_atomic  temp file in the target's directory, fsync, rename: readers see the old
     write_text_atomic   file or the new one; new files get the user's umask, not 0600
 
@@ -141,16 +142,29 @@ def make_directory(path: str | os.PathLike[str], *, what: str) -> Path:
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        blocker = next((q for q in (p, *p.parents) if q.is_symlink() and not q.exists()
-                        or q.exists() and not q.is_dir()), None)
-        if blocker is not None:
-            kind = ("a symbolic link to a missing place or to itself"
-                    if blocker.is_symlink() and not blocker.exists() else "a file")
-            raise _fail(f"{what} {p}: {blocker} is {kind}, not a directory. To fix: move it "
-                        "away, or point GPUPLAN_HOME at a directory") from None
+        check_directory_place(p, what=what)
         raise _fail(f"{what} {p}: cannot create it ({_os_reason(exc)}). To fix: make it "
                     "writable, or point GPUPLAN_HOME at a writable directory") from None
     return p
+
+
+def check_directory_place(path: str | os.PathLike[str], *, what: str) -> None:
+    """Nothing but a directory stands where ``path`` or one of its parents must be (a missing
+    one is fine: a reader then finds nothing); else the error ``make_directory`` gives — a
+    reader of a mistaken GPUPLAN_HOME (a file, /dev/null) said "nothing stored" while a
+    writer said what was in the way."""
+    p = Path(path)
+    blocker = next((q for q in (p, *p.parents) if q.is_symlink() and not q.exists()
+                    or q.exists() and not q.is_dir()), None)
+    if blocker is None:
+        return
+    if blocker.is_symlink() and not blocker.exists():
+        kind = "a symbolic link to a missing place or to itself"
+    else:
+        kind = "a file" if blocker.is_file() else "a device or other special file"
+    fix = "point GPUPLAN_HOME at a directory" if kind.startswith("a device") else \
+        "move it away, or point GPUPLAN_HOME at a directory"  # never "move /dev/null away"
+    raise _fail(f"{what} {p}: {blocker} is {kind}, not a directory. To fix: {fix}")
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *,

@@ -282,8 +282,12 @@ def show_cmd(
 ) -> None:
     """List ingested probe reports, the measurements the planner uses, and those it does not
     use, with why."""
-    from planner.store import get_report, list_reports, load_calibration, report_json
+    from catalog import check_directory_place
+    from planner.store import db_path, get_report, list_reports, load_calibration, report_json
 
+    # a mistaken GPUPLAN_HOME (a file, /dev/null) read as "no probe reports ingested", while
+    # `probe ingest` said what was in the way
+    check_directory_place(db_path().parent, what="probe database")
     if report_id is not None:
         report_id_of(report_id)
         stored = report_json(report_id)  # a damaged record is refused here, in both forms

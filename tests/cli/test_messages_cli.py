@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
 import yaml
 from probe_reports import h100_report
 
@@ -57,6 +58,22 @@ def test_estimate_names_an_unknown_cloud_not_the_instance_it_disambiguates(capsy
     code, _, _ = run(capsys, "estimate", "--model", "llama3-8b", "--tokens", "1T",
                      "--instance", "p5.48xlarge", "--cloud", "AWS")  # as `offers --cloud AWS`
     assert code == 0
+
+
+@pytest.mark.parametrize("home", ["a file", "under a file", "/dev/null"])
+def test_probe_show_says_what_is_in_the_way_of_the_data_directory(capsys, monkeypatch,
+                                                                  tmp_path, home):
+    """A GPUPLAN_HOME that is a file (or /dev/null) read as "no probe reports ingested",
+    exit 0, while `probe ingest` said what was in the way; /dev/null is not to be moved."""
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    where = {"a file": blocker, "under a file": blocker / "sub", "/dev/null": "/dev/null"}[home]
+    monkeypatch.setenv("GPUPLAN_HOME", str(where))
+    code, out, err = run(capsys, "probe", "show", "--json")
+    line = one_line(err)
+    assert code == 2 and out == "", out
+    assert "not a directory. To fix: " in line and "GPUPLAN_HOME" in line, line
+    assert ("move it away" in line) == (home != "/dev/null"), line
 
 
 def test_a_model_too_large_at_the_largest_gpu_limit_is_not_told_to_raise_it(capsys):
