@@ -152,6 +152,10 @@ def _error(exc: BaseException, path: Path) -> CalibrationError:
         return CalibrationError(
             f"{path}: disk I/O error on the probe database ({text}). To fix: check the disk "
             "(space, health), then retry")
+    if path.is_dir():  # "check the permissions" sent the user the wrong way
+        return CalibrationError(
+            f"{path} is a directory, not the probe database ({text}). To fix: move it away "
+            "(or set GPUPLAN_HOME to another directory)")
     if name.startswith("SQLITE_CANTOPEN") or "unable to open" in low:
         return CalibrationError(
             f"{path}: cannot open the probe database ({text}). To fix: check the permissions "

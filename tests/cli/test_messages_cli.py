@@ -76,6 +76,15 @@ def test_probe_show_says_what_is_in_the_way_of_the_data_directory(capsys, monkey
     assert ("move it away" in line) == (home != "/dev/null"), line
 
 
+def test_a_probe_database_that_is_a_directory_is_named_so(capsys, monkeypatch, tmp_path):
+    (tmp_path / "probes.db").mkdir()  # said "check the permissions of the data directory"
+    monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path))
+    code, _, err = run(capsys, "probe", "show")
+    assert code == 2
+    assert "probes.db is a directory, not the probe database" in one_line(err)
+    assert "To fix: move it away" in err
+
+
 def test_a_model_too_large_at_the_largest_gpu_limit_is_not_told_to_raise_it(capsys):
     code, _, err = run(capsys, "plan", "--params", "1e14", "--tokens", "1e15", "--deadline",
                        "3650d", "--max-gpus", "65536")
