@@ -131,6 +131,8 @@ def assumptions_from(assume: list[str] | None):
             raise PlannerError(f"--assume {key} is given twice. To fix: give each name once",
                                field="assume", value=item)
         try:
+            if not raw.isascii():  # float() reads "٣٠" as 30; --tokens and --budget do not
+                raise ValueError(raw)
             values[key] = float(raw)
         except ValueError:
             raise PlannerError(f"--assume {item!r}: {raw!r} is not a number. To fix: e.g. "

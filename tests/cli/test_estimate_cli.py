@@ -80,6 +80,9 @@ def test_estimate_on_an_instance_type(capsys):
     (["--model", "llama3-8b", "--gpu", "H100", "--precision", "fp4"], "--precision 'fp4'"),
     (["--model", "llama3-8b", "--gpu", "H100", "--assume", "restart_minuts=30"],
      "Did you mean 'restart_minutes'"),
+    # float() reads Arabic-Indic digits; --tokens and --budget refuse them (hostile sweep)
+    (["--model", "llama3-8b", "--gpu", "H100", "--assume", "restart_minutes=\u0663\u0660"],
+     "is not a number. To fix: e.g. --assume restart_minutes=30"),
     (["--model", "llama3-8b", "--instance", "g6e.12xlarge", "--nodes", "2"],
      "cannot be used across nodes"),
     (["--config", "/nonexistent/config.json", "--gpu", "H100"], "cannot read config"),
