@@ -98,10 +98,14 @@ def _verify(R: Rows, x: np.ndarray) -> None:
 
 # ---- diagnosis -------------------------------------------------------------------------------
 
+NOT_IN_TIME = "not in time"  # an elastic programme stopped with no schedule yet
+
+
 def _elastic(options: Options, R: Rows, mode: str, groups: Groups, rank: np.ndarray,
              time_limit_s: float):
     """Solve an elastic version (``_milp``'s docstring): (positive slacks, the schedule's cost,
-    whether it is proven optimal); None when even that is infeasible."""
+    whether it is proven optimal); None when even that is infeasible; ``NOT_IN_TIME`` when
+    its time ran out before any schedule (not a proof of anything)."""
     n, n_jobs = len(options), len(groups.of_job)
     copies = groups.copies
     cost_scale = 1e-3 / max(float((options.cost_usd * copies[options.job]).sum()), 1.0)
@@ -137,8 +141,8 @@ def _elastic(options: Options, R: Rows, mode: str, groups: Groups, rank: np.ndar
         return None
     res = run_milp(np.array(c), E, len(c), np.array(integ), np.array(upper),
                    time_limit_s=time_limit_s, gap=1e-6)
-    if res.x is None:
-        return None
+    if res.x is None:  # proven infeasible, or out of time before any schedule
+        return None if res.status == 2 else NOT_IN_TIME
     out = []
     for i, (key, meta) in enumerate(slack_meta):
         v = float(res.x[n + i])
@@ -197,6 +201,9 @@ def _diagnose(options: Options, R: Rows, job_names, groups: Groups, rank,
         nonlocal proven
         share = max(1.0, (until - time.perf_counter()) / left)
         got = _elastic(options, R, mode, groups, rank, share)
+        if got == NOT_IN_TIME:  # "Cheapest relaxations: none found" claimed a proof
+            found[mode], proven = None, False
+            return
         found[mode] = got and got[:2]
         proven = proven and (got is None or got[2])
 
@@ -221,7 +228,13 @@ def _diagnose(options: Options, R: Rows, job_names, groups: Groups, rank,
     what = _listed(list(dict.fromkeys(binding)), "; ") or "the quotas and budgets together"
     which = "Cheapest relaxations" if proven else \
         "Relaxations found within the time limit (maybe not the cheapest)"
+    head = f"no allocation meets every quota and budget; binding: {what}. "
+    if not parts and not proven:
+        return AllocationInfeasibleError(
+            head + f"No relaxation was found within {time_limit_s:g} s (the programme is too "
+            "large to search in that time). To fix: raise that quota or budget in the team "
+            "plan, drop jobs, or allow fewer start offsets", relax)
     return AllocationInfeasibleError(
-        f"no allocation meets every quota and budget; binding: {what}. {which}: "
-        + ("; or ".join(parts) or "none found") + ". To fix: raise that quota or budget in the "
-        "team plan, widen a job's window, clouds or accelerators, or drop a job", relax)
+        head + f"{which}: " + ("; or ".join(parts) or "none found") + ". To fix: raise that "
+        "quota or budget in the team plan, widen a job's window, clouds or accelerators, or "
+        "drop a job", relax)

@@ -119,6 +119,33 @@ def test_infeasible_quota_names_the_binding_rule_and_the_cheapest_relaxation():
     assert {"quota", "drop_job"} <= kinds
 
 
+def test_relaxations_not_found_in_time_are_not_called_the_cheapest(monkeypatch):
+    """Every elastic programme out of time before any schedule read "Cheapest relaxations:
+    none found" — a proof that nothing helps, where nothing had been searched (hostile sweep:
+    4,000 job-offsets under tight quotas and budgets)."""
+    from types import SimpleNamespace
+
+    from planner.team import _solve
+
+    real = _solve.run_milp
+    calls = []
+
+    def out_of_time(*args, **kwargs):
+        calls.append(kwargs)
+        if len(calls) == 1:
+            return real(*args, **kwargs)  # the allocation itself: infeasible, proven
+        return SimpleNamespace(x=None, status=1, message="Time limit reached")
+
+    monkeypatch.setattr(_solve, "run_milp", out_of_time)
+    with pytest.raises(AllocationInfeasibleError) as err:
+        solve(_two_overlapping(), job_names=["pretrain", "finetune"], epoch=EPOCH,
+              quotas=[QuotaRule(gpus=96, cloud="aws", region="us-east-1")], time_limit_s=5)
+    msg = str(err.value)
+    assert "No relaxation was found within 5 s" in msg and "To fix: " in msg
+    assert "Cheapest" not in msg and "none found" not in msg
+    assert len(calls) > 1 and err.value.relaxations == ()
+
+
 def test_infeasible_budget_names_the_period_and_the_missing_dollars():
     opts = _two_overlapping(gpus=8, cost=30000.0)
     with pytest.raises(AllocationInfeasibleError) as err:
