@@ -331,6 +331,32 @@ def run_milp(c, R: Rows, n_cols: int, integrality, upper, *, time_limit_s: float
 
     A = coo_matrix((np.concatenate(R.vals), (np.concatenate(R.rows), np.concatenate(R.cols))),
                    shape=(len(R.lb), n_cols)).tocsr()
-    return milp(c, integrality=integrality, bounds=(np.zeros(n_cols), upper),
-                constraints=[LinearConstraint(A, np.array(R.lb), np.array(R.ub))],
-                options={"time_limit": time_limit_s, "mip_rel_gap": gap, "presolve": True})
+    return _interruptible(lambda: milp(
+        c, integrality=integrality, bounds=(np.zeros(n_cols), upper),
+        constraints=[LinearConstraint(A, np.array(R.lb), np.array(R.ub))],
+        options={"time_limit": time_limit_s, "mip_rel_gap": gap, "presolve": True}))
+
+
+def _interruptible(solve):
+    """``solve()`` in a thread while this one waits in short steps: HiGHS releases the GIL
+    but never returns to Python mid-solve, so a Ctrl-C waited for the solve — 20 s and more
+    on a large team plan (its presolve overruns the time limit). The abandoned solve ends
+    with the process (a daemon thread)."""
+    import threading
+
+    done: list = []
+
+    def work() -> None:
+        try:
+            done.append((True, solve()))
+        except BaseException as exc:  # handed to the waiting thread, raised there
+            done.append((False, exc))
+
+    worker = threading.Thread(target=work, name="gpuplan-milp", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    ok, value = done[0]
+    if not ok:
+        raise value
+    return value

@@ -146,6 +146,35 @@ def test_relaxations_not_found_in_time_are_not_called_the_cheapest(monkeypatch):
     assert len(calls) > 1 and err.value.relaxations == ()
 
 
+def test_ctrl_c_during_a_solve_stops_the_command_at_once(monkeypatch):
+    """HiGHS never returns to Python mid-solve: a Ctrl-C waited for the solve to end (20 s
+    and more on a large team plan). A stand-in that, like HiGHS, releases the GIL and never
+    checks for signals (hashing 3 GiB, ~2 s) is interrupted within a fraction of that."""
+    import hashlib
+    import os
+    import signal
+    import threading
+    import time
+
+    import scipy.optimize
+
+    zeros = bytes(3 << 30)  # the zero page: no real memory
+
+    def deaf_solve(*args, **kwargs):
+        hashlib.sha256(zeros).digest()  # one C call: signals are only seen after it
+        raise AssertionError("the solve was not interrupted")
+
+    monkeypatch.setattr(scipy.optimize, "milp", deaf_solve)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        solve(_two_overlapping(), job_names=["a", "b"], epoch=EPOCH)
+    waited = time.perf_counter() - started
+    timer.cancel()
+    assert waited < 1.0, f"Ctrl-C took effect after {waited:.2f} s"
+
+
 def test_infeasible_budget_names_the_period_and_the_missing_dollars():
     opts = _two_overlapping(gpus=8, cost=30000.0)
     with pytest.raises(AllocationInfeasibleError) as err:
