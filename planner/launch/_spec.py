@@ -105,6 +105,13 @@ def spec_for_instance(catalog, instance: str, nodes: int, *, region: str | None 
         known = {o.region for o in catalog.offers
                  if (o.cloud, o.instance_type) == (it.cloud, it.name)}
         if known and region not in known:
+            if region in catalog.regions(it.cloud):  # it said "unknown region" of a real one
+                shown = sorted(known)
+                raise GpuplanError(
+                    f"{it.name} is not offered in {region} ({it.cloud}) in the catalog."
+                    f" To fix: pin one of its regions ({', '.join(shown[:12])}"
+                    f"{' …' if len(shown) > 12 else ''}) or leave the region out",
+                    field="region", value=region)
             raise UnknownNameError(f"region for {it.name}", region, known)
     return LaunchSpec(cloud=it.cloud, instance_type=it.name, accelerator=it.accelerator,
                       gpus_per_node=it.gpu_count, nodes=nodes, region=region, spot=spot,

@@ -64,6 +64,12 @@ def test_launch_probes_user_errors_exit_2_with_one_line(capsys):
         (["--instance", "p5.48xlarge", "--target", "slurm"], "unknown launch target"),
         (["--instance", "p5.48xlarge", "--target", "dstack", "--nodes", "0"], "between 1 and"),
         (["--instance", "p5.48xlarge", "--target", "dstack", "--bucket", "ftp://x"], "bucket"),
+        # a real region without the instance read "unknown region … Did you mean 'us-west-1'"
+        (["--instance", "p5.48xlarge", "--target", "dstack", "--region", "eu-west-1"],
+         "p5.48xlarge is not offered in eu-west-1 (aws) in the catalog. To fix: pin one of its "
+         "regions ("),
+        (["--instance", "p5.48xlarge", "--target", "dstack", "--region", "eu-west-9"],
+         "unknown region for p5.48xlarge 'eu-west-9'"),
     ):
         code, out, err = run(capsys, "launch", "probes", *argv)
         assert code == 2
