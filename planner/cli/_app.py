@@ -177,13 +177,20 @@ def print_catalog_banner(out, cat) -> None:
 def progress_on_stderr():
     """A progress display on stderr, shown only on a terminal (pipes, logs and CI get
     nothing) and gone when the work ends; yields ``update(task, done, total, detail="")``,
-    one bar per task name, in the order first heard."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    one bar per task name, in the order first heard, each with its time so far (a team
+    plan's solve sat at "0/1" for a minute and more with no sign of life)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     err = console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[detail]}"), console=err, transient=True,
-                  disable=not err.is_terminal) as bar:
+                  TimeElapsedColumn(), TextColumn("{task.fields[detail]}"), console=err,
+                  transient=True, disable=not err.is_terminal) as bar:
         tasks: dict[str, Any] = {}
 
         def update(task: str, done: int, total: int, detail: str = "") -> None:

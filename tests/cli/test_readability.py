@@ -522,6 +522,23 @@ def test_a_word_wider_than_the_terminal_continues_under_its_text(capsys, monkeyp
     assert str(overrides) in "".join(line.strip() for line in banner), banner
 
 
+def test_progress_shows_the_time_so_far(monkeypatch):
+    """A team plan's solve sat at "0/1" for a minute and more with nothing moving."""
+    import io
+
+    from rich.console import Console
+
+    from planner.cli import _app
+
+    screen = io.StringIO()
+    monkeypatch.setattr(_app, "console", lambda **kwargs: Console(
+        file=screen, force_terminal=True, width=100))
+    with _app.progress_on_stderr() as update:
+        update("solving the team MILP", 0, 1)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())  # without the colours
+    assert re.search(r"solving the team MILP ━+ 0/1 0:00:0\d", shown), shown
+
+
 def test_offers_prose_continues_under_its_text(capsys, monkeypatch):
     """The flags legend and the catalog banner each continue two columns in, so a line at
     column 0 starts the next item."""
