@@ -146,6 +146,28 @@ def test_relaxations_not_found_in_time_are_not_called_the_cheapest(monkeypatch):
     assert len(calls) > 1 and err.value.relaxations == ()
 
 
+def test_the_diagnosis_starts_no_programme_once_its_time_is_spent(monkeypatch):
+    """HiGHS overruns its time limit (its presolve): each relaxation programme still got at
+    least a second, so a 60 s limit gave 63 s of diagnosis after the 23 s solve."""
+    from planner.team import _solve
+
+    real, clock, calls = _solve.run_milp, [0.0], []
+
+    def slow(*args, **kwargs):
+        calls.append(kwargs["time_limit_s"])
+        result = real(*args, **kwargs)
+        clock[0] += 2 * kwargs["time_limit_s"]  # every solve takes twice its limit
+        return result
+
+    monkeypatch.setattr(_solve, "run_milp", slow)
+    monkeypatch.setattr(_solve.time, "perf_counter", lambda: clock[0])
+    with pytest.raises(AllocationInfeasibleError) as err:
+        solve(_two_overlapping(), job_names=["pretrain", "finetune"], epoch=EPOCH,
+              quotas=[QuotaRule(gpus=96, cloud="aws", region="us-east-1")], time_limit_s=10)
+    assert len(calls) == 2  # the allocation, then one relaxation: its overrun spent the rest
+    assert "maybe not the cheapest" in str(err.value)
+
+
 def test_ctrl_c_during_a_solve_stops_the_command_at_once(monkeypatch):
     """HiGHS never returns to Python mid-solve: a Ctrl-C waited for the solve to end (20 s
     and more on a large team plan). A stand-in that, like HiGHS, releases the GIL and never
