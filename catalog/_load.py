@@ -135,6 +135,14 @@ class Catalog:
         return tuple(sorted({region for c, region in pairs if cloud in (None, c)
                              and (wanted is None or CLOUDS[c].region_kind(region) in wanted)}))
 
+    def offer_places(self) -> frozenset[tuple[str, str, str]]:
+        """(cloud, region, instance type) of every offer, without building any (~35 ms)."""
+        deferred = _deferred(self)
+        if deferred is not None:
+            return frozenset(zip(deferred.column("cloud"), deferred.column("region"),
+                                 deferred.column("instance_type"), strict=True))
+        return frozenset((o.cloud, o.region, o.instance_type) for o in self.offers)
+
     def flagged_offers(self) -> tuple[Offer, ...]:
         """Offers whose price must not be used unless asked for (each with its reasons)."""
         return tuple(o for o in self.offers if not o.price_usable)

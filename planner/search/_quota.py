@@ -127,8 +127,8 @@ def parse_quota_rules(entries: Any, catalog: Catalog, where: str) -> tuple[Quota
         raise PlannerError(f"{where}: {len(entries):,} quota rules; at most "
                            f"{MAX_QUOTA_RULES:,} are allowed. {FIX}")
     types = {t.key: t.accelerator for t in catalog.instance_types}
-    offered = {(o.cloud, o.region, types.get((o.cloud, o.instance_type), ""))
-               for o in catalog.offers}
+    offered = {(cloud, region, types.get((cloud, name), ""))
+               for cloud, region, name in catalog.offer_places()}
     rules = tuple(_rule(e, catalog, offered, f"{where}: quotas[{i}]")
                   for i, e in enumerate(entries, start=1))
     _refuse_duplicates(rules, where)

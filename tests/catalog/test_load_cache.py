@@ -285,6 +285,21 @@ def test_offers_where_builds_only_its_offers_from_the_cache_as_the_files_give_th
     assert _load._deferred(cat) is not None, "offers_where must not build every offer"
 
 
+def test_offer_places_come_from_the_columns_as_the_files_give_them(cache, parses):
+    """A quota file's check (each rule must match some offer) built all 14,000 offers."""
+    from planner.search import parse_quotas
+
+    load("packaged")
+    cat = load("packaged")
+    parsed = fresh(packaged_catalog_dir(), "packaged")
+    places = cat.offer_places()
+    assert places == parsed.offer_places() == {(o.cloud, o.region, o.instance_type)
+                                               for o in parsed.offers}
+    parse_quotas({"quotas": [{"cloud": "aws", "gpus": 64}, {"accelerator": "H100",
+                                                           "gpus": 8}]}, cat)
+    assert _load._deferred(cat) is not None, "the quota check built the offers"
+
+
 def test_select_offers_builds_only_the_offers_its_filters_keep(cache, parses, monkeypatch):
     """Filters the instance type decides (cloud, GPU, name, GPU count) and the pricing models
     choose the offers built from the cache: `plan --gpu H100` does not build 14,000."""
