@@ -121,8 +121,8 @@ class Catalog:
                 return found
         offers = self.offers
         return tuple(offers[i] for i in _rows(
-            pricing, types, priced_only, [(o.pricing, o.cloud, o.instance_type, o.usd_per_hour)
-                                          for o in offers]))
+            pricing, types, priced_only, ((o.pricing, o.cloud, o.instance_type, o.usd_per_hour)
+                                          for o in offers)))
 
     def regions(self, cloud: str | None = None, *,
                 kinds: Iterable[str] | None = None) -> tuple[str, ...]:

@@ -136,18 +136,14 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
                               or (instance_types and t.name not in instance_types)
                               or (min_gpus and t.gpu_count < min_gpus))}
     rows = []
-    # only the offers those filters and the pricing models keep are built from the cache (the
-    # order of the rows is the sort's: keys are unique)
+    # only the offers those filters, the pricing models and the price's presence keep are
+    # built from the cache; the rest is checked here (the order of the rows is the sort's:
+    # keys are unique)
     for o in catalog.offers_where(
             pricing=pricing or None, types=kept_types,
             priced_only=not include_unpriced or max_price is not None):
         t = types[(o.cloud, o.instance_type)]
-        if ((clouds and o.cloud not in clouds) or (regions and o.region not in regions)
-                or (pricing and o.pricing not in pricing) or (accs and t.accelerator not in accs)
-                or (instance_types and o.instance_type not in instance_types)
-                or (min_gpus and t.gpu_count < min_gpus)):
-            continue
-        if o.usd_per_hour is None and (not include_unpriced or max_price is not None):
+        if regions and o.region not in regions:
             continue
         if (only_flagged and o.price_usable) or (not include_flagged and not o.price_usable):
             continue
