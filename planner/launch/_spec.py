@@ -102,8 +102,7 @@ def spec_for_instance(catalog, instance: str, nodes: int, *, region: str | None 
     """Look ``instance`` up in the catalog (UnknownNameError with close matches if absent)."""
     it = catalog.instance_type(instance, cloud)
     if region is not None:
-        known = {o.region for o in catalog.offers
-                 if (o.cloud, o.instance_type) == (it.cloud, it.name)}
+        known = {r for c, r, name in catalog.offer_places() if (c, name) == it.key}
         if known and region not in known:
             if region in catalog.regions(it.cloud):  # it said "unknown region" of a real one
                 shown = sorted(known)
