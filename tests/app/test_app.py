@@ -428,9 +428,9 @@ def test_added_table_rows_with_blank_cells_mean_what_the_caption_says():
     assert {m.label: m.value for m in at.metric}["Jobs"] == "3"  # the two given and 'new'
 
 
-def test_a_small_team_plan_shows_cents_not_zero():
-    """A 100M-token job's $0.06 read "$0" in the metric and every table (app sweep
-    2026-12-04)."""
+def _one_tiny_job_allocated():
+    """The team page with its sample jobs replaced by one 100M-token job (priority and GPU
+    limit left blank), allocated."""
     at = app("app_pages/team.py")
     at.session_state["team_jobs"] = {"edited_rows": {}, "deleted_rows": [0, 1],
                                      "added_rows": [{
@@ -439,6 +439,13 @@ def test_a_small_team_plan_shows_cents_not_zero():
     at.run()
     at.button(key="team_run").click().run()
     assert_clean(at)
+    return at
+
+
+def test_a_small_team_plan_shows_cents_not_zero():
+    """A 100M-token job's $0.06 read "$0" in the metric and every table (app sweep
+    2026-12-04)."""
+    at = _one_tiny_job_allocated()
     total = {m.label: m.value for m in at.metric}["Total cost"]
     assert total.startswith("$0.") and total != "$0"
 
@@ -447,14 +454,7 @@ def test_a_row_added_with_blank_numbers_keeps_the_tables_types(recwarn):
     """The sample jobs replaced by one's own, its priority and GPU limit left blank: None
     went into int64 columns, which pandas turned into objects with a warning that a later
     pandas refuses it (the editor would then fail)."""
-    at = app("app_pages/team.py")
-    at.session_state["team_jobs"] = {"edited_rows": {}, "deleted_rows": [0, 1],
-                                     "added_rows": [{
-        "name": "tiny", "model": "gpt2", "tokens": "100M", "earliest_start": "2027-01-01",
-        "deadline": "2027-01-20"}]}
-    at.run()
-    at.button(key="team_run").click().run()
-    assert_clean(at)
+    at = _one_tiny_job_allocated()
     dtype_warnings = [w for w in recwarn if "incompatible dtype" in str(w.message)]
     assert not dtype_warnings, dtype_warnings[0].message
     assert "Total cost" in {m.label for m in at.metric}  # the job was allocated
