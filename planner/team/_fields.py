@@ -125,15 +125,22 @@ def offsets(value, at: str) -> tuple[int, ...]:
 
 
 def names(value, at: str, allowed: Iterable[str] | None, kind: str = "name", *,
-          spell: Callable[[str], str] | None = None) -> tuple[str, ...]:
+          spell: Callable[[str], str] | None = None,
+          allow_empty: bool = False) -> tuple[str, ...]:
     """A list (or comma-separated string) of names, each one of ``allowed`` when given;
-    ``spell`` puts each in the spelling ``allowed`` uses (e.g. lower-case clouds)."""
+    ``spell`` puts each in the spelling ``allowed`` uses (e.g. lower-case clouds). An empty
+    list is refused unless ``allow_empty`` (an exclusion list): a job allowed no cloud was
+    silently planned on every cloud, the meaning of leaving the key out."""
     if value is None:
         return ()
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise TeamPlanError(f"{at}: expected a list of names, got {show(value)}. {FIX}")
+    if not value and not allow_empty:
+        raise TeamPlanError(f"{at}: is empty, which would allow no {kind} at all. To fix: "
+                            f"list at least one {kind}, or leave the key out to allow every "
+                            f"{kind}")
     spelling = None if spell is None else (lambda v: spell(v.strip()))
     if allowed is None:
         return tuple(value if spelling is None else map(spelling, value))

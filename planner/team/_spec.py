@@ -242,7 +242,8 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, 
     pricing = names(entry.get("pricing"), f"{at}: pricing", PRICING_MODELS,
                     "pricing model", spell=canonical_pricing) or DEFAULT_PRICING
     accs = tuple(accelerator(catalog, a, f"{at}: accelerators")
-                 for a in names(entry.get("accelerators"), f"{at}: accelerators", None))
+                 for a in names(entry.get("accelerators"), f"{at}: accelerators", None,
+                               "accelerator"))
     exclude = _exclude(entry.get("exclude"), f"{at}: exclude", catalog)
     max_gpus = whole_number(entry.get("max_gpus", DEFAULT_MAX_GPUS))
     if not whole(max_gpus, 1, MAX_JOB_GPUS):
@@ -312,7 +313,7 @@ def _check_size(jobs: list[Job], source: str) -> None:
 def _exclude(value, at: str, catalog: Catalog) -> tuple[str, ...]:
     """Instance types, clouds or regions, checked here so that a typo names the job and the
     key (plan() would check them too, but its message names the CLI's --exclude)."""
-    listed = names(value, at, None)
+    listed = names(value, at, None, allow_empty=True)  # excluding nothing is fine
     try:
         check_exclude(listed, catalog, where=at,
                       hint="exclude takes instance types (p4d.24xlarge), clouds or regions")

@@ -39,6 +39,23 @@ def test_clouds_and_pricing_are_taken_as_people_write_them(catalog):
     assert job.clouds == ("aws",) and job.pricing == ("on_demand", "spot")
 
 
+@pytest.mark.parametrize(("key", "value", "kind"), [
+    ("clouds", [], "cloud"), ("clouds", " , ", "cloud"), ("regions", [], "region"),
+    ("pricing", [], "pricing model"), ("accelerators", "", "accelerator")])
+def test_an_empty_allow_list_is_refused_not_read_as_every_one(catalog, key, value, kind):
+    # `clouds: []` planned the job on every cloud — what leaving the key out means
+    msg = _third(catalog, **{key: value})
+    assert msg == (f"team.yaml: jobs[3] 'pretrain-70b': {key}: is empty, which would allow "
+                   f"no {kind} at all. To fix: list at least one {kind}, or leave the key "
+                   f"out to allow every {kind}")
+
+
+def test_an_empty_exclusion_list_excludes_nothing(catalog):
+    data = team_dict()
+    data["jobs"] = data["jobs"][:2] + [_job(exclude=[])]
+    assert parse_team_plan(data, catalog=catalog, source="team.yaml").jobs[2].exclude == ()
+
+
 def test_deadline_before_earliest_start(catalog):
     msg = _third(catalog, deadline="2027-02-01")
     assert msg.startswith("team.yaml: jobs[3] 'pretrain-70b': deadline 2027-02-01 is before "
