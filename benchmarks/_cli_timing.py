@@ -88,9 +88,9 @@ def end_to_end(variants: dict[str, list[str]], runs: int, *, cold: frozenset[str
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         env = cli_env(tmp, **env_extra)
-        warm = next(args for label, args in variants.items()
-                    if label not in cold | unkept)
-        wall([py, "-m", "planner", *warm], env)  # warm-up: the caches (module docstring)
+        for label, args in variants.items():  # warm-up: the caches (module docstring),
+            if label not in cold | unkept:  # the evaluations each warm label keeps included
+                wall([py, "-m", "planner", *args], env)
         wall([py, "-c", "pass"], env)
         source_env = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(
             _without_gpuplan_bytecode(Path(env["PYTHONPYCACHEPREFIX"]), tmp))} \

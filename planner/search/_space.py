@@ -158,8 +158,11 @@ class Layout:
         self.config_size = np.bincount(self.config)
         self.config_members = np.argsort(self.config, kind="stable")
         self.config_start = np.r_[0, np.cumsum(self.config_size)][:-1]
-        # sorted once here (a layout serves many calls), so ``cands`` need not sort them
-        self.cheapest_ids = {first: np.sort(self._cheapest(first)) for first in (False, True)}
+        # sorted once here (a layout serves many calls), so ``cands`` need not sort them; each
+        # picked offer's rows are one ascending run, which timsort merges (0.1 ms where
+        # quicksort took 6.6 ms for 165k ids: 16,384 GPUs, every new process)
+        self.cheapest_ids = {first: np.sort(self._cheapest(first), kind="stable")
+                             for first in (False, True)}
         self.clusters: dict = {}  # (type, nodes) → (Cluster, ClusterInputs) described (_result)
         for value in (*vars(self).values(), *self.groups):  # shared between calls: read-only
             if isinstance(value, np.ndarray):
