@@ -114,8 +114,17 @@ def _finite(data: Any, prose: bool = False) -> Any:
     kind = type(data)  # the exact types first: a plan's JSON has ~15,000 values
     if kind is str:
         return say_fields(data) if prose and "`" in data else data
-    if kind is dict:
-        return {k: _finite(v, k in _PROSE_KEYS) for k, v in data.items()}
+    if kind is dict:  # a dict's plain numbers inline: half the calls (12 → 7 ms, 2 MB JSON)
+        out = {}
+        for k, v in data.items():
+            t = type(v)
+            if t is float:
+                out[k] = v if math.isfinite(v) else None
+            elif t is int or t is bool or v is None:
+                out[k] = v
+            else:
+                out[k] = _finite(v, k in _PROSE_KEYS)
+        return out
     if kind is float:
         return data if math.isfinite(data) else None
     if kind is int or kind is bool or data is None:
