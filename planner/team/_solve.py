@@ -152,6 +152,63 @@ def _elastic(options: Options, R: Rows, mode: str, groups: Groups, rank: np.ndar
     return out, float(np.dot(options.cost_usd, x)), res.status == 0
 
 
+def _greedy_drops(options: Options, R: Rows, groups: Groups, rank: np.ndarray):
+    """(drop slacks, cost) of a schedule that always exists: jobs taken most important first
+    (then in file order), each copy on its cheapest option that keeps every quota and budget
+    row within its limit, dropped where none does. Milliseconds where the elastic programme
+    ran out of time on thousands of start offsets (hostile sweep: "No relaxation was found"
+    although dropping jobs always fits); not the cheapest set to drop."""
+    from scipy.sparse import csc_matrix
+
+    limited = [r for r, m in enumerate(R.meta) if m["kind"] != "job"]
+    n = len(options)
+    if limited:
+        M = csc_matrix((np.concatenate([R.vals[r] for r in limited]),
+                        (np.concatenate([np.full(len(R.cols[r]), i)
+                                         for i, r in enumerate(limited)]),
+                         np.concatenate([R.cols[r] for r in limited]))),
+                       shape=(len(limited), n))
+        M.sum_duplicates()
+        M.sort_indices()
+        ub = np.array([R.ub[r] for r in limited], dtype=float)
+    else:
+        M, ub = None, np.zeros(0)
+    used = np.zeros(len(limited))
+    x = np.zeros(n)
+    slacks, blocked = [], set()
+    for g in sorted(range(len(groups.members)), key=lambda g: (-rank[g], g)):
+        ks = np.flatnonzero(options.job == g)
+        ks = ks[np.argsort(options.cost_usd[ks], kind="stable")]
+        sub = M[:, ks] if M is not None else None
+        dropped = 0
+        for _ in groups.members[g]:
+            if sub is None:
+                fits = np.ones(len(ks), dtype=bool)
+            else:
+                room = ub - used  # the same tolerance as _verify's
+                over = sub.data > room[sub.indices] + 1e-6 * np.maximum(1, np.abs(ub))[
+                    sub.indices]
+                total = np.r_[0, np.cumsum(over)]  # rows each option would break
+                fits = total[sub.indptr[1:]] == total[sub.indptr[:-1]]
+            if not fits.any():
+                dropped += 1
+                if sub is not None:  # what keeps out the job's cheapest option: binding
+                    a, b = sub.indptr[0], sub.indptr[1]
+                    blocked.update(limited[i] for i in sub.indices[a:b][over[a:b]])
+                continue
+            k = int(np.argmax(fits))  # the cheapest that fits (ks sorted by cost)
+            x[ks[k]] += 1
+            if sub is not None:
+                a, b = sub.indptr[k], sub.indptr[k + 1]
+                used[sub.indices[a:b]] += sub.data[a:b]
+        if dropped:
+            slacks.append((("job", g), {"kind": "job", "job": g}, float(dropped)))
+    # nothing dropped: every job fitted, which the solve proved impossible (its tolerances)
+    if not slacks:
+        return None
+    return slacks, float(np.dot(options.cost_usd, x)), [R.meta[r] for r in sorted(blocked)]
+
+
 def _change(key, meta, v: float, job_names, groups: Groups) -> list[tuple[str, dict]]:
     """(text, record) of each change one positive slack asks for."""
     if key[0] == "quota":
@@ -170,6 +227,13 @@ def _change(key, meta, v: float, job_names, groups: Groups) -> list[tuple[str, d
     members = groups.members[meta["job"]]
     dropped = members[len(members) - min(len(members), round(v)):]  # the group's last jobs
     return [(job_names[j], {"kind": "drop_job", "job": job_names[j]}) for j in dropped]
+
+
+def _limit_label(meta: dict) -> str:
+    """A quota or budget row as the error names it."""
+    if meta["kind"] == "quota":
+        return f"quota {scope_label(meta['scope'])} in {meta['month']}"
+    return f"budget {meta['period']}"
 
 
 def _listed(texts: Sequence[str], sep: str = " and ", more: str = "more") -> str:
@@ -215,6 +279,11 @@ def _diagnose(options: Options, R: Rows, job_names, groups: Groups, rank,
     if found.get("quotas") is None and found.get("budgets") is None \
             and {"quota", "budget"} <= kinds:
         run("both", 1)
+    greedy_binding = []
+    if not found.get("jobs"):  # out of time (dropping every job always fits: never None)
+        got = _greedy_drops(options, R, groups, rank)
+        if got is not None:
+            found["jobs"], greedy_binding = got[:2], got[2]
     parts, relax, binding = [], [], []
     for mode in ("quotas", "budgets", "both", "jobs"):
         got = found.get(mode)
@@ -226,8 +295,8 @@ def _diagnose(options: Options, R: Rows, job_names, groups: Groups, rank,
         texts = [t for t, _ in changes]
         parts.append((_drops(texts) if mode == "jobs" else _listed(texts, more="more changes"))
                      + f" (then {format_usd(cost)})")
-        binding.extend(f"quota {scope_label(m['scope'])} in {m['month']}" if k[0] == "quota"
-                       else f"budget {m['period']}" for k, m, _ in slacks if k[0] != "job")
+        binding.extend(_limit_label(m) for k, m, _ in slacks if k[0] != "job")
+    binding.extend(_limit_label(m) for m in greedy_binding)
     what = _listed(list(dict.fromkeys(binding)), "; ") or "the quotas and budgets together"
     which = "Cheapest relaxations" if proven else \
         "Relaxations found within the time limit (maybe not the cheapest)"
