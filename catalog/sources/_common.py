@@ -69,31 +69,60 @@ def no_progress(cloud: str, step: str, done: int, total: int) -> None:
 def run_per_region(cloud: str, regions: Sequence[str], work: Callable[[str], T],
                    progress: Progress | None, max_workers: int = 8,
                    what: str = "region") -> dict[str, T]:
-    """Run ``work(region)`` for every region on a thread pool; the first failure propagates
-    (with the region named) after the other workers are cancelled — no partial result."""
-    from concurrent.futures import ThreadPoolExecutor, as_completed  # imports logging: lazily
+    """Run ``work(region)`` for every region on worker threads; the first failure propagates
+    (with the region named) and no further region is started — no partial result. Results
+    come in ``regions`` order.
+
+    The workers are daemon threads, not a ``ThreadPoolExecutor``'s: an executor's workers are
+    joined when the ``with`` block ends and again at interpreter exit, so a Ctrl-C printed
+    "interrupted" and then waited for every download in flight (minutes for AWS price files),
+    and a second Ctrl-C during that wait printed a traceback from ``threading._shutdown``. The
+    main thread waits in 0.1 s steps, so the interrupt is raised at once; a worker's own
+    download is abandoned with the process (files are written to a temporary name first)."""
+    import queue
+    import threading
 
     report = progress or no_progress
-    results: dict[str, T] = {}
+    regions = list(dict.fromkeys(regions))  # each once: the wait counts distinct results
     if not regions:
-        return results
-    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(regions)))) as pool:
-        futures = {pool.submit(work, r): r for r in regions}
-        for future in as_completed(futures):
-            region = futures[future]
+        return {}
+    todo: queue.SimpleQueue = queue.SimpleQueue()
+    for region in regions:
+        todo.put(region)
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
             try:
-                results[region] = future.result()
-            except SourceUnavailable:
-                for f in futures:
-                    f.cancel()
-                raise
-            except Exception as exc:
-                for f in futures:
-                    f.cancel()
-                raise RefreshError(f"{cloud}: {what} {region} failed: {exc}. To fix: retry "
-                                   f"later, or leave {cloud} out with --cloud") from exc
+                region = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((region, True, work(region)))
+            except BaseException as exc:  # handed to the main thread, which raises it
+                stop.set()  # here, before this worker takes the next region
+                done.put((region, False, exc))
+
+    for i in range(max(1, min(max_workers, len(regions)))):
+        threading.Thread(target=worker, name=f"gpuplan-{cloud}-{i}", daemon=True).start()
+    results: dict[str, T] = {}
+    try:
+        while len(results) < len(regions):
+            try:
+                region, ok, value = done.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if not ok:
+                if isinstance(value, SourceUnavailable) or not isinstance(value, Exception):
+                    raise value  # a cloud to skip, or an interrupt: as they are
+                raise RefreshError(f"{cloud}: {what} {region} failed: {value}. To fix: retry "
+                                   f"later, or leave {cloud} out with --cloud") from value
+            results[region] = value
             report(cloud, region, len(results), len(regions))
-    return results
+    finally:
+        stop.set()  # no region is started after a failure or an interrupt
+    return {r: results[r] for r in regions}
 
 
 def guess_topology(accelerator: Accelerator | None, gpu_count: int) -> str:

@@ -282,3 +282,42 @@ def test_an_aws_refresh_from_the_public_files_end_to_end(server, packaged):
     assert result.kept_unfetched["aws"] > 10_000
     assert sum(o.cloud == "gcp" for o in by.values()) == sum(o.cloud == "gcp"
                                                             for o in packaged.offers)
+
+
+def test_a_ctrl_c_during_the_downloads_stops_at_once():
+    """Ctrl-C printed "interrupted" and then waited for every download in flight (the thread
+    pool's workers were joined), and a second Ctrl-C then printed a traceback (hostile sweep:
+    `catalog refresh`). A download here takes 30 s; the interrupt must not wait for it."""
+    import os
+    import signal
+    import threading
+    import time
+
+    release = threading.Event()
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_per_region("aws", ["us-east-1", "us-west-2"], lambda r: release.wait(30),
+                           None, max_workers=2)
+        assert time.perf_counter() - start < 5
+    finally:
+        timer.cancel()
+        release.set()
+
+
+def test_regions_come_back_in_order_and_none_starts_after_a_failure():
+    started = []
+
+    def work(region):
+        started.append(region)
+        if region == "b":
+            raise ConnectionResetError("connection reset by peer")
+        return region.upper()
+
+    assert run_per_region("aws", ["c", "a", "c", "d"], lambda r: r.upper(), None,
+                          max_workers=3) == {"c": "C", "a": "A", "d": "D"}
+    with pytest.raises(RefreshError, match="aws: region b failed: connection reset by peer"):
+        run_per_region("aws", ["a", "b", "c", "d"], work, None, max_workers=1)
+    assert started == ["a", "b"]
