@@ -208,9 +208,12 @@ def main(argv: list[str] | None = None) -> int:
         if argv is None:  # inside the Ctrl-C handling too: an interrupt can come here
             process_settings(only)
             _stdio.make_safe()
+            _stdio.keep_lost_interrupts()
         code = _run(argv, args, only)
         if argv is None:
             sys.stdout.flush()  # a full disk shows here, not as a silent short file
+            if code != _stdio.EXIT_INTERRUPTED and _stdio.lost_interrupt():
+                return _stdio.interrupted()  # the command finished before it could stop
         return code
     except KeyboardInterrupt:  # Ctrl-C before the command ran, or while it printed
         return _stdio.interrupted()

@@ -1,7 +1,8 @@
 """The command line's standard streams when things go wrong around them, so that a failure
 is one line and a non-zero exit, never a traceback or a silent exit 0:
 
-- Ctrl-C: "interrupted" and exit 130 (files are written atomically, so none is half-written);
+- Ctrl-C: "interrupted" and exit 130 (files are written atomically, so none is half-written),
+  also when it lands in a finaliser, where Python would print it and carry on;
 - an unbuffered stdout (``python -u``, PYTHONUNBUFFERED, common in containers and CI): Python
   drops the rest of a short write to a nearly full disk without an error, and the command
   would exit 0 with its output cut off. stdout gets a buffered layer, whose writes either
@@ -85,6 +86,46 @@ def make_safe() -> None:
         except (OSError, ValueError):  # its descriptor was closed after start-up
             if name == "stdout":
                 sys.stdout = _Closed()
+
+
+_LOST: list[bool] = []  # an interrupt Python reported as "Exception ignored" (keep_lost_…)
+
+
+def keep_lost_interrupts() -> None:
+    """A Ctrl-C that lands while Python runs a finaliser (a weakref callback, a ``__del__``:
+    matplotlib's caches while a PDF report is drawn) is printed as "Exception ignored in …
+    KeyboardInterrupt" and lost: the command went on and exited 0 (hostile sweep, 2 of 30
+    interrupts). Such a report is not printed; the signal is raised once more, so the
+    command stops where it can, and ``lost_interrupt`` says it happened."""
+    import signal
+    import threading
+
+    default = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            default(unraisable)
+            return
+        _LOST.append(True)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            # from another thread, 10 ms on: raised from here (signal.raise_signal,
+            # _thread.interrupt_main) it is raised inside this hook and lost again
+            threading.Thread(target=_interrupt_soon, daemon=True).start()
+
+    sys.unraisablehook = hook
+
+
+def _interrupt_soon() -> None:
+    import _thread
+    import signal
+    import time
+
+    time.sleep(0.01)
+    _thread.interrupt_main(signal.SIGINT)
+
+
+def lost_interrupt() -> bool:
+    return bool(_LOST)
 
 
 def interrupted() -> int:

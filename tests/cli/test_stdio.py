@@ -141,6 +141,30 @@ def test_ctrl_c_while_the_cli_imports_exits_130_with_one_line():
                                    "not at all")
 
 
+def test_a_ctrl_c_that_lands_in_a_finaliser_still_stops_the_command():
+    # Python prints an interrupt raised in a weakref callback or __del__ ("Exception ignored
+    # in … KeyboardInterrupt") and carries on: a PDF report was written and the command exited
+    # 0 (hostile sweep). A __del__ that raises it stands in for the key press landing there.
+    code = (
+        "import sys\n"
+        "import planner.cli._main as m\n"
+        "class Finaliser:\n"
+        "    def __del__(self):\n"
+        "        raise KeyboardInterrupt\n"
+        "real = m._run\n"
+        "def run(*args):\n"
+        "    Finaliser()\n"
+        "    return real(*args)\n"
+        "m._run = run\n"
+        "sys.argv = ['gpuplan', 'gpus', '--json']\n"
+        "sys.exit(m.main())\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip() == ("error: interrupted (Ctrl-C); files are written whole or "
+                                   "not at all")
+
+
 def test_import_planner_loads_neither_numpy_nor_the_cli():
     # what makes the window above small, and `gpuplan offers` skip the model's imports
     code = ("import sys, planner, planner.cli\n"
