@@ -115,6 +115,15 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
         cfg = {**cfg, **text_config}
     if str(cfg.get("model_type", "")).lower() == "dbrx":  # DBRX nests attention, MoE sizes
         cfg = {**cfg, **_dbrx_keys(cfg, source)}
+    # first: a Mamba config lacks attention heads, and that is not what is wrong with it
+    model_type = cfg.get("model_type", "")
+    model_type = model_type if isinstance(model_type, str) else ""
+    if model_type.lower() in NOT_TRANSFORMERS:
+        raise WorkloadError(f"{source}: model_type {model_type!r} is a state-space or "
+                            "recurrent model (or a hybrid with such layers); gpuplan times "
+                            "decoder-only transformers only. "
+                            "To fix: give `params` for a transformer of the same size (a "
+                            "rough stand-in), or use a transformer's config.json")
     found = {name: _one(cfg, source, *keys) for name, keys in (
         ("layers", ("num_hidden_layers", "n_layer", "num_layers", "n_layers")),
         ("hidden", ("hidden_size", "n_embd", "d_model")),
@@ -136,14 +145,6 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
         key, value = _one(cfg, source, *keys)
         return 0 if key is None else _size(source, key, value, name, minimum=minimum)
 
-    model_type = cfg.get("model_type", "")
-    model_type = model_type if isinstance(model_type, str) else ""
-    if model_type.lower() in NOT_TRANSFORMERS:
-        raise WorkloadError(f"{source}: model_type {model_type!r} is a state-space or "
-                            "recurrent model (or a hybrid with such layers); gpuplan times "
-                            "decoder-only transformers only. "
-                            "To fix: give `params` for a transformer of the same size (a "
-                            "rough stand-in), or use a transformer's config.json")
     gated = model_type.lower() not in NOT_GATED
     # absent: 4 × hidden (GPT-2's rule; MPT's expansion_ratio); present, it must be a real size
     # (0 is not "absent")
@@ -293,7 +294,9 @@ def _size(source: str, key: str, value: Any, name: str, *, minimum: int) -> int:
     upper = SIZE_LIMITS[name]
     if not minimum <= whole <= upper:
         bound = f"at least {minimum}" if whole < minimum else f"at most {upper:,}"
-        raise WorkloadError(f"{source}: {key} is {whole:,}; it must be {bound}. {FIX}")
+        # as written when huge: 1e300 read as a 301-digit integer of float noise
+        shown = f"{whole:,}" if abs(whole) < 10**15 else _show(value)
+        raise WorkloadError(f"{source}: {key} is {shown}; it must be {bound}. {FIX}")
     return whole
 
 

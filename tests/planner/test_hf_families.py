@@ -162,6 +162,26 @@ def test_a_hybrid_with_state_space_layers_is_refused():
         architecture_from_config({**GEMMA_7B, "model_type": "jamba"})
 
 
+def test_a_pure_state_space_config_is_refused_as_one_not_as_lacking_heads():
+    # a Mamba config.json has no attention heads: "config lacks num_attention_heads. To fix:
+    # use the model's config.json" — of the model's own config.json (hostile sweep)
+    from planner import WorkloadError
+
+    mamba = {"architectures": ["MambaForCausalLM"], "model_type": "mamba", "hidden_size": 768,
+             "num_hidden_layers": 24, "vocab_size": 50280, "state_size": 16, "expand": 2}
+    with pytest.raises(WorkloadError, match="'mamba' is a state-space or recurrent model"):
+        architecture_from_config(mamba)
+
+
+def test_a_huge_size_is_echoed_as_written_not_as_300_digits():
+    from planner import WorkloadError
+
+    with pytest.raises(WorkloadError) as err:
+        architecture_from_config({**GEMMA_7B, "num_hidden_layers": 1e300})
+    assert "num_hidden_layers is 1e+300; it must be at most 10,000" in str(err.value)
+    assert len(str(err.value)) < 200
+
+
 def test_an_unknown_family_is_read_as_llama_style_and_the_note_says_so():
     from planner import WorkloadSpec, build_workload
     from planner.model import family_note
