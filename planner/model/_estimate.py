@@ -237,7 +237,8 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
                         "would waste less")
     if workload.tokens < tokens_per_step:  # steps rounds up: the run pays for a whole step
         shown = f"{workload.tokens:,.0f}" if workload.tokens >= 10 else f"{workload.tokens:g}"
-        warnings.append(f"the run ({shown} tokens) is shorter than one optimizer "
+        warnings.append(f"the run ({shown} token{'s' if shown != '1' else ''}) is shorter "
+                        "than one optimizer "
                         f"step ({tokens_per_step:,} tokens): the time is that of a whole step; "
                         "a smaller `global_batch_tokens` would match it")
     wanted = ms.gbs_seqs or workload.sequences_per_step(cluster.gpus)

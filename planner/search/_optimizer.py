@@ -348,6 +348,7 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
     # at the largest limit there is nothing to raise: "raise max_gpus" sent the user in circles
     raise_limit = "raise `max_gpus`, " if c.max_gpus < MAX_GPUS_LIMIT else ""
     return (f"the model ({workload.arch.params_total() / 1e9:,.1f}B parameters) fits on none of "
-            f"the {len(offers):,} matching offers within {c.max_gpus:,} GPUs. To fix: "
+            f"the {len(offers):,} matching offers within {c.max_gpus:,} "
+            f"GPU{'s' if c.max_gpus != 1 else ''}. To fix: "
             f"{raise_limit}allow GPUs with more memory, use `recompute` full, or check the "
             "model's size")
