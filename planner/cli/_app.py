@@ -255,6 +255,16 @@ def load_priced_catalog(overrides: str | None):
                             "the file, or unset GPUPLAN_OVERRIDES") from None
 
 
+def overrides_input(overrides: str | None) -> dict:
+    """The overrides file ``load_priced_catalog`` reads, as {what names it: path}, for the
+    check that an output is none of a command's inputs: GPUPLAN_OVERRIDES's file was not in
+    it, and `report --out` or `plan --emit-out` wrote over it (hostile sweep)."""
+    if overrides:
+        return {"--overrides": overrides}
+    path = os.environ.get("GPUPLAN_OVERRIDES", "").strip()
+    return {"GPUPLAN_OVERRIDES": path} if path else {}
+
+
 # Inputs whose flag is not "--" + the field with "-" for "_" (the planner's field names are
 # its records' and keyword arguments': Constraints.budget_usd is `plan --budget`).
 FLAG_OF_FIELD = {"budget_usd": "--budget", "deadline_hours": "--deadline", "group_by": "--by",

@@ -91,7 +91,13 @@ def plan_cmd(
     import planner
     from planner.search import Constraints, plan
 
-    from ._app import EXIT_USAGE, CliExit, load_priced_catalog, print_catalog_banner
+    from ._app import (
+        EXIT_USAGE,
+        CliExit,
+        load_priced_catalog,
+        overrides_input,
+        print_catalog_banner,
+    )
     from ._files import load_quota_file
     from ._values import split_csv
 
@@ -100,7 +106,7 @@ def plan_cmd(
 
         check_emit_options(emit, emit_out, json_out=json_out,  # before the search
                            inputs={"--config": config, "--quota-file": quota_file,
-                                   "--overrides": overrides})
+                                   **overrides_input(overrides)})
     cat = load_priced_catalog(overrides)
     spec = W.workload_spec(model=model, config=config, params=params,
                            active_params=active_params, experts=experts,

@@ -56,7 +56,7 @@ def report_cmd(
         load_team_plan,
     )
 
-    from ._app import load_priced_catalog
+    from ._app import load_priced_catalog, overrides_input
     from ._model_cmds import active_calibration
     from ._values import catalog_banner
 
@@ -72,7 +72,7 @@ def report_cmd(
     # the text as given: Path() drops a trailing '/' ("new/" wrote a file "new", exit 0)
     out_path = None if to_stdout else check_output_path(os.path.expanduser(out), what="report")
     _not_an_input(out_path, {"the team file": team_file, "--actuals": actuals,
-                             "--overrides": overrides})
+                             **overrides_input(overrides)})
     fmt = report_format(fmt, out, json_out=json_out)
     # A PDF goes to stdout only when asked for by name (--out -) and not onto a terminal,
     # where its bytes would be garbage.

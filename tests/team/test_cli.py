@@ -216,3 +216,20 @@ def test_out_never_replaces_a_config_the_plan_reads(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "is the config of job 'sft-1b': the report would replace it" in err
     assert config.read_text() == before
+
+
+def test_out_never_replaces_the_overrides_file_of_gpuplan_overrides(team_file, tmp_path,
+                                                                      monkeypatch, capsys):
+    """The check covered --overrides but not GPUPLAN_OVERRIDES's file: `report --out` and
+    `plan --emit-out` wrote over it, exit 0 (hostile sweep)."""
+    overrides = tmp_path / "ov.yaml"
+    overrides.write_text("discounts: []\n")
+    monkeypatch.setenv("GPUPLAN_OVERRIDES", str(overrides))
+    assert main(["report", str(team_file), "--format", "md", "--out", str(overrides)]) == 2
+    assert (f"--out {overrides} is GPUPLAN_OVERRIDES: the report would replace it. To fix: "
+            "choose another --out") in capsys.readouterr().err
+    assert main(["plan", "--model", "llama3-8b", "--tokens", "100B", "--emit", "skypilot",
+                 "--emit-out", str(overrides)]) == 2
+    assert (f"--emit-out {overrides} is the file GPUPLAN_OVERRIDES names, which this plan "
+            "reads") in capsys.readouterr().err
+    assert overrides.read_text() == "discounts: []\n"
