@@ -130,7 +130,16 @@ def plan_cmd(
         group_by=by.lower() if by is not None else None)
     result = plan(workload, cat, constraints, assumptions=W.assumptions_from(assume),
                   calibration=active_calibration(cat, no_calibration), top_n=top)
+    emitted = False
     if json_out:
+        if emit is not None and result.infeasible is None:
+            # the launch file first: a write that failed (a full disk) printed the whole
+            # answer on stdout and then exited 2 (hostile sweep)
+            from ._launch_cmds import emit_for_plan
+
+            emit_for_plan(result.recommendation.as_dict(), emit, emit_out, cat, workload,
+                          json_out=True)
+            emitted = True
         print_json(result.as_dict())
     else:
         from ._plan_view import print_plan
@@ -145,7 +154,7 @@ def plan_cmd(
                          f"{infeasible_fixes(inf, constraints)} (details "
                          f"{'in the JSON' if json_out else 'above'})\n")
         raise CliExit(EXIT_USAGE)
-    if emit is not None:
+    if emit is not None and not emitted:
         from ._launch_cmds import emit_for_plan
 
         emit_for_plan(result.recommendation.as_dict(), emit, emit_out, cat, workload,

@@ -47,7 +47,7 @@ def report_cmd(
     --out -, cannot go with --json (both would be stdout)."""
     from catalog import check_output_path, write_bytes_atomic
     from planner.model import format_usd
-    from planner.reports import compare_actuals, load_actuals, render
+    from planner.reports import load_actuals, render
     from planner.team import (
         MAX_WORKERS,
         AllocationInfeasibleError,
@@ -99,13 +99,9 @@ def report_cmd(
             print_json({"infeasible": True, "error": str(exc),
                         "relaxations": list(exc.relaxations)})
         raise
-    if json_out:
-        data = allocation.as_dict()
-        if spent is not None:
-            data["actuals"] = compare_actuals(allocation, spent)
-        print_json(data)
-        if out_path is None:
-            return
+    if json_out and out_path is None:
+        print_json(_report_json(allocation, spent))
+        return
     body = render(allocation, fmt, actuals=spent)
     if out_path is None:  # stdout: the file's own bytes (HTML says it is UTF-8, whatever the
         # locale's encoding; a PDF was checked not to go to a terminal)
@@ -118,6 +114,8 @@ def report_cmd(
             buffer.flush()
         return
     write_bytes_atomic(out_path, body, what="report")
+    if json_out:  # after the file: a write that failed printed the answer, then exit 2
+        print_json(_report_json(allocation, spent))
     t = allocation.totals
     # markup=False: the path and the overrides path are user text, not rich markup.
     console(stderr=True, fit=True).print(
@@ -126,6 +124,15 @@ def report_cmd(
         f"{catalog_banner(cat)}", markup=False)
     if not json_out:  # the report is in the file: on the terminal, one line per job
         print_jobs(allocation.as_dict()["jobs"], wide=wide)
+
+
+def _report_json(allocation, spent) -> dict:
+    from planner.reports import compare_actuals
+
+    data = allocation.as_dict()
+    if spent is not None:
+        data["actuals"] = compare_actuals(allocation, spent)
+    return data
 
 
 def report_format(fmt: str | None, out: str | None, *, json_out: bool = False) -> str:

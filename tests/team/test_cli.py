@@ -233,3 +233,26 @@ def test_out_never_replaces_the_overrides_file_of_gpuplan_overrides(team_file, t
     assert (f"--emit-out {overrides} is the file GPUPLAN_OVERRIDES names, which this plan "
             "reads") in capsys.readouterr().err
     assert overrides.read_text() == "discounts: []\n"
+
+
+def test_json_is_printed_only_once_the_file_is_written(team_file, tmp_path, monkeypatch,
+                                                        capsys):
+    """With --json and a file to write, a write that failed (a full disk) left the whole
+    answer on stdout, then exit 2: a script read a normal allocation (hostile sweep)."""
+    import errno
+
+    import catalog
+
+    def full(path, *args, **kwargs):
+        raise catalog.GpuplanError(f"cannot write {path}: {errno.errorcode[errno.ENOSPC]}. "
+                                   "To fix: free space")
+
+    monkeypatch.setattr(catalog, "write_bytes_atomic", full)
+    monkeypatch.setattr(catalog, "write_text_atomic", full)
+    assert main(["report", str(team_file), "--json", "--out", str(tmp_path / "r.html")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "ENOSPC" in captured.err
+    assert main(["plan", "--model", "llama3-8b", "--tokens", "100B", "--json", "--emit",
+                 "skypilot", "--emit-out", str(tmp_path / "task.yaml")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "ENOSPC" in captured.err
