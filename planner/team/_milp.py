@@ -325,12 +325,19 @@ def group_rank(priority: Sequence[int] | None, groups: Groups) -> np.ndarray:
     return np.array(ranks, dtype=float)
 
 
-def run_milp(c, R: Rows, n_cols: int, integrality, upper, *, time_limit_s: float, gap: float):
-    from scipy.optimize import LinearConstraint, milp
+def row_matrix(R: Rows, n_cols: int):
+    """The rows of ``R`` as one sparse matrix (CSR, a row per constraint)."""
     from scipy.sparse import coo_matrix
 
-    A = coo_matrix((np.concatenate(R.vals), (np.concatenate(R.rows), np.concatenate(R.cols))),
-                   shape=(len(R.lb), n_cols)).tocsr()
+    return coo_matrix((np.concatenate(R.vals), (np.concatenate(R.rows),
+                                                np.concatenate(R.cols))),
+                      shape=(len(R.lb), n_cols)).tocsr()
+
+
+def run_milp(c, R: Rows, n_cols: int, integrality, upper, *, time_limit_s: float, gap: float):
+    from scipy.optimize import LinearConstraint, milp
+
+    A = row_matrix(R, n_cols)
     return _interruptible(lambda: milp(
         c, integrality=integrality, bounds=(np.zeros(n_cols), upper),
         constraints=[LinearConstraint(A, np.array(R.lb), np.array(R.ub))],

@@ -24,6 +24,7 @@ from ._milp import (
     build,
     check_inputs,
     group_rank,
+    row_matrix,
     run_milp,
     scope_label,
     tie,
@@ -153,54 +154,38 @@ def _elastic(options: Options, R: Rows, mode: str, groups: Groups, rank: np.ndar
 
 
 def _greedy_drops(options: Options, R: Rows, groups: Groups, rank: np.ndarray):
-    """(drop slacks, cost) of a schedule that always exists: jobs taken most important first
-    (then in file order), each copy on its cheapest option that keeps every quota and budget
-    row within its limit, dropped where none does. Milliseconds where the elastic programme
+    """(drop slacks, cost, the quota and budget rows that kept jobs out) of a schedule that
+    always exists: jobs taken most important first (then in file order), each copy on its
+    cheapest option that keeps every quota and budget row within its limit, dropped where none
+    does; None if nothing had to be dropped. Milliseconds where the elastic programme
     ran out of time on thousands of start offsets (hostile sweep: "No relaxation was found"
     although dropping jobs always fits); not the cheapest set to drop."""
-    from scipy.sparse import csc_matrix
-
     limited = [r for r, m in enumerate(R.meta) if m["kind"] != "job"]
-    n = len(options)
-    if limited:
-        M = csc_matrix((np.concatenate([R.vals[r] for r in limited]),
-                        (np.concatenate([np.full(len(R.cols[r]), i)
-                                         for i, r in enumerate(limited)]),
-                         np.concatenate([R.cols[r] for r in limited]))),
-                       shape=(len(limited), n))
-        M.sum_duplicates()
-        M.sort_indices()
-        ub = np.array([R.ub[r] for r in limited], dtype=float)
-    else:
-        M, ub = None, np.zeros(0)
+    M = row_matrix(R, len(options))[limited].tocsc()  # a column per option
+    M.sort_indices()
+    ub = np.array([R.ub[r] for r in limited], dtype=float)
+    limit = ub + 1e-6 * np.maximum(1, np.abs(ub))  # the same tolerance as _verify's
     used = np.zeros(len(limited))
-    x = np.zeros(n)
+    x = np.zeros(len(options))
     slacks, blocked = [], set()
     for g in sorted(range(len(groups.members)), key=lambda g: (-rank[g], g)):
         ks = np.flatnonzero(options.job == g)
         ks = ks[np.argsort(options.cost_usd[ks], kind="stable")]
-        sub = M[:, ks] if M is not None else None
+        sub = M[:, ks]
         dropped = 0
         for _ in groups.members[g]:
-            if sub is None:
-                fits = np.ones(len(ks), dtype=bool)
-            else:
-                room = ub - used  # the same tolerance as _verify's
-                over = sub.data > room[sub.indices] + 1e-6 * np.maximum(1, np.abs(ub))[
-                    sub.indices]
-                total = np.r_[0, np.cumsum(over)]  # rows each option would break
-                fits = total[sub.indptr[1:]] == total[sub.indptr[:-1]]
+            over = sub.data > (limit - used)[sub.indices]
+            total = np.r_[0, np.cumsum(over)]  # rows each option would break
+            fits = total[sub.indptr[1:]] == total[sub.indptr[:-1]]
             if not fits.any():
-                dropped += 1
-                if sub is not None:  # what keeps out the job's cheapest option: binding
-                    a, b = sub.indptr[0], sub.indptr[1]
-                    blocked.update(limited[i] for i in sub.indices[a:b][over[a:b]])
+                dropped += 1  # what keeps out the job's cheapest option: binding
+                a, b = sub.indptr[0], sub.indptr[1]
+                blocked.update(limited[i] for i in sub.indices[a:b][over[a:b]])
                 continue
             k = int(np.argmax(fits))  # the cheapest that fits (ks sorted by cost)
             x[ks[k]] += 1
-            if sub is not None:
-                a, b = sub.indptr[k], sub.indptr[k + 1]
-                used[sub.indices[a:b]] += sub.data[a:b]
+            a, b = sub.indptr[k], sub.indptr[k + 1]
+            used[sub.indices[a:b]] += sub.data[a:b]
         if dropped:
             slacks.append((("job", g), {"kind": "job", "job": g}, float(dropped)))
     # nothing dropped: every job fitted, which the solve proved impossible (its tolerances)
