@@ -245,7 +245,7 @@ def load_priced_catalog(overrides: str | None):
 
     if not_empty("--overrides", overrides):
         return load_catalog(overrides=overrides)
-    path = os.environ.get("GPUPLAN_OVERRIDES", "").strip()
+    path = _overrides_from_env()
     if not path:
         return load_catalog()
     try:
@@ -261,8 +261,13 @@ def overrides_input(overrides: str | None) -> dict:
     it, and `report --out` or `plan --emit-out` wrote over it (hostile sweep)."""
     if overrides:
         return {"--overrides": overrides}
-    path = os.environ.get("GPUPLAN_OVERRIDES", "").strip()
+    path = _overrides_from_env()
     return {"GPUPLAN_OVERRIDES": path} if path else {}
+
+
+def _overrides_from_env() -> str:
+    """GPUPLAN_OVERRIDES's path ("" when unset or exported empty, as shells treat it)."""
+    return os.environ.get("GPUPLAN_OVERRIDES", "").strip()
 
 
 # Inputs whose flag is not "--" + the field with "-" for "_" (the planner's field names are

@@ -130,22 +130,20 @@ def plan_cmd(
         group_by=by.lower() if by is not None else None)
     result = plan(workload, cat, constraints, assumptions=W.assumptions_from(assume),
                   calibration=active_calibration(cat, no_calibration), top_n=top)
-    emitted = False
-    if json_out:
-        if emit is not None and result.infeasible is None:
-            # the launch file first: a write that failed (a full disk) printed the whole
-            # answer on stdout and then exited 2 (hostile sweep)
-            from ._launch_cmds import emit_for_plan
-
-            emit_for_plan(result.recommendation.as_dict(), emit, emit_out, cat, workload,
-                          json_out=True)
-            emitted = True
-        print_json(result.as_dict())
-    else:
+    if not json_out:
         from ._plan_view import print_plan
 
         print_plan(result, constraints, wide=wide)
         print_catalog_banner(console(fit=not wide), cat)
+    if emit is not None and result.infeasible is None:
+        # after the table; before the JSON: a write that failed (a full disk) printed the
+        # whole answer on stdout and then exited 2 (hostile sweep)
+        from ._launch_cmds import emit_for_plan
+
+        emit_for_plan(result.recommendation.as_dict(), emit, emit_out, cat, workload,
+                      json_out=json_out)
+    if json_out:
+        print_json(result.as_dict())
     if result.infeasible is not None:
         inf = result.infeasible
         from ._plan_view import infeasible_fixes
@@ -154,8 +152,3 @@ def plan_cmd(
                          f"{infeasible_fixes(inf, constraints)} (details "
                          f"{'in the JSON' if json_out else 'above'})\n")
         raise CliExit(EXIT_USAGE)
-    if emit is not None and not emitted:
-        from ._launch_cmds import emit_for_plan
-
-        emit_for_plan(result.recommendation.as_dict(), emit, emit_out, cat, workload,
-                      json_out=json_out)
