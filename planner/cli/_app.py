@@ -167,8 +167,12 @@ def print_hanging(out, text: str, *, first: str = "  ", rest: str = "    ",
 
     from rich.text import Text
 
-    line = Text(textwrap.fill(text, out.width, initial_indent=first, subsequent_indent=rest,
-                              break_on_hyphens=False, break_long_words=True), style=style)
+    from ._tables import clean_cell
+
+    # escaped first: a note quoting a file's path or a report's text cannot act on the terminal
+    line = Text(textwrap.fill(clean_cell(text), out.width, initial_indent=first,
+                              subsequent_indent=rest, break_on_hyphens=False,
+                              break_long_words=True), style=style)
     if first_style and first.strip():
         line.stylize(first_style, 0, len(first.rstrip()))
     out.print(line)
@@ -388,15 +392,17 @@ def error_line(exc: BaseException) -> str:
     wrong first (``--seq-len: …``) unless the message already starts with it."""
     from planner.model import refer_to_fields
 
+    from ._tables import one_line
+
     if getattr(exc, "names_file_keys", False):
         # a team plan's errors already name its YAML keys (``in_team_terms``); a backtick
         # left is the user's own text (a job named "exp `tokens`" read "exp --tokens")
-        return str(exc)
+        return one_line(str(exc))
     text = refer_to_fields(str(exc), flag_for)
     flag = flag_for(getattr(exc, "field", None))
     if flag and not text.startswith(flag):
         text = f"{flag}: {text}"
-    return text
+    return one_line(text)
 
 
 def say_fields(text: str) -> str:

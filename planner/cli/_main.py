@@ -19,6 +19,7 @@ import typer
 
 from . import _app, _coerce, _stdio
 from ._app import EXIT_USAGE, CliExit, error_line
+from ._tables import one_line
 
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 
@@ -237,7 +238,7 @@ def _run(argv: list[str] | None, args: list[str], only: str | None) -> int:
             if issubclass(category, CatalogNotice):
                 if str(message) not in said:  # a command that asks the store twice: once
                     said.add(str(message))
-                    print(f"note: {message}", file=sys.stderr)
+                    print(f"note: {one_line(str(message))}", file=sys.stderr)
             else:
                 shown(message, category, *rest, **kw)
 
@@ -343,7 +344,8 @@ def _show_click_error(exc) -> int:
     for typer_words, ours in _VALUE_WORDS.items():  # pydantic's words: what is taken, in ours
         message = message.replace(typer_words, ours)
     end = "" if message.endswith(("?", "!")) else "."  # "Did you mean 'offers'?" ends itself
-    print(f"error: {where}: {message}{end} To fix: see `{where} --help`", file=sys.stderr)
+    print(one_line(f"error: {where}: {message}{end} To fix: see `{where} --help`"),
+          file=sys.stderr)
     return exc.exit_code
 
 

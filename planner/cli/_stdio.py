@@ -157,8 +157,10 @@ def os_error(exc: OSError) -> int | None:
 
 
 def _say(message: str) -> None:
+    from ._tables import one_line
+
     try:
-        print(f"error: {message}", file=sys.stderr, flush=True)
+        print(f"error: {one_line(message)}", file=sys.stderr, flush=True)
     except (OSError, ValueError, AttributeError):
         pass
 

@@ -147,7 +147,27 @@ def terminal_width(*, wide: bool = False, stream: TextIO | None = None) -> int |
 
 # ---- cells ----------------------------------------------------------------------------------
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 and C1 controls (ESC starts a colour, a cursor move or a window-title change) and the
+# bidirectional overrides and isolates (they reorder what follows on the line, so a name can
+# display as another): shown as escapes wherever text from a file or a report reaches the
+# terminal. The cell pattern keeps newlines (a cell may have lines) and tabs (made spaces).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_LINE_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": " "}
+
+
+def _escape(match: re.Match) -> str:
+    c = match.group()
+    if c in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[c]
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line of a message: every control character, a newline too, as a
+    visible escape, so a file name (``a\\nb\\x1b[31m.yaml``) can neither break the error line
+    nor colour, move or retitle the terminal."""
+    return _LINE_CONTROL.sub(_escape, text)
 
 
 def _cell_len(text: str) -> int:
@@ -161,7 +181,7 @@ def clean_cell(value: object) -> str:
     if value is None:
         return "—"
     text = str(value).replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(_escape, text)
 
 
 def _fold(word: str, width: int) -> list[str]:
