@@ -93,6 +93,8 @@ def _plain_number(text: str, *, whole: bool = False) -> bool:
 
 
 def _shown(value) -> str:
+    if isinstance(value, bool):  # a checkbox: not Python's False
+        return "ticked" if value else "unticked"
     if isinstance(value, list):
         return ", ".join(map(str, value)) or "none"
     return "the default" if value in (None, "") else str(value)

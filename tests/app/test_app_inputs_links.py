@@ -49,3 +49,12 @@ def test_a_whole_number_written_as_a_decimal_is_still_taken(given, value):
     at = app(max_gpus=given)
     assert at.number_input(key="max_gpus").value == value
     assert not any("max_gpus=" in w for w in warnings(at))
+
+
+def test_a_checkbox_link_value_it_cannot_take_is_named_in_words():
+    """?allow_flagged=maybe said "showing False", a Python literal."""
+    at = app(allow_flagged="maybe")
+    assert not at.exception
+    said = " ".join(warnings(at))
+    assert "allow_flagged=maybe" in said and "showing unticked" in said
+    assert "False" not in said
