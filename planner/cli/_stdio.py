@@ -8,8 +8,9 @@ is one line and a non-zero exit, never a traceback or a silent exit 0:
   would exit 0 with its output cut off. stdout gets a buffered layer, whose writes either
   complete or raise;
 - stdout closed (``>&-``) or unwritable (a full disk, /dev/full): one line, exit 2;
-- a locale whose encoding cannot spell the tables' characters (–, ─, ≥: ISO-8859-1): they
-  print as '?' instead of raising UnicodeEncodeError;
+- a locale whose encoding cannot spell the tables' characters (–, ─, ≥: ASCII, ISO-8859-1):
+  they print in ASCII ("-", ">=", accents dropped, '?' only for what has no spelling there)
+  instead of raising UnicodeEncodeError;
 - a data directory or input the user may not read: the path, and how to get access.
 """
 
@@ -58,8 +59,41 @@ class _Discarded(io.TextIOBase):
         return len(text)
 
 
+_PLAIN_ERRORS = "gpuplan-plain"
+# What the planner's own text uses, spelled in ASCII: "P ≥ 90%" read "P ? 90%" and every
+# range "P10?P90" in an ASCII or latin-1 locale. Box drawing and accents are found by name.
+_PLAIN = {"≥": ">=", "≤": "<=", "≠": "!=", "≈": "~", "±": "+/-", "×": "x", "·": "|",
+          "–": "-", "—": "--", "−": "-", "…": "...", "→": "->", "←": "<-", "•": "*",
+          "“": '"', "”": '"', "‘": "'", "’": "'", "σ": "sigma", "µ": "u", "μ": "u",
+          "∞": "inf", "✓": "ok", "✗": "x", "\u00a0": " ", "\u202f": " "}
+
+
+def _plain(exc: UnicodeError) -> tuple[str, int]:
+    """The codec error handler for a stream that cannot encode a character: an ASCII
+    spelling of it (``_PLAIN``, box-drawing lines as - | +, a letter without its accent),
+    else '?'."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    import unicodedata
+
+    out = []
+    for c in exc.object[exc.start:exc.end]:
+        name = unicodedata.name(c, "")
+        if c in _PLAIN:
+            out.append(_PLAIN[c])
+        elif name.startswith("BOX DRAWINGS"):
+            out.append("-" if "HORIZONTAL" in name and "VERTICAL" not in name else
+                       "|" if "VERTICAL" in name and "HORIZONTAL" not in name else "+")
+        else:
+            bare = "".join(x for x in unicodedata.normalize("NFKD", c)
+                           if x.isascii() and x.isprintable())
+            out.append(bare or "?")
+    return "".join(out), exc.end
+
+
 def make_safe() -> None:
     """Set up sys.stdout and sys.stderr for the command (see the module docstring)."""
+    codecs.register_error(_PLAIN_ERRORS, _plain)
     if sys.stdout is None:
         sys.stdout = _Closed()
     if sys.stderr is None:
@@ -72,7 +106,7 @@ def make_safe() -> None:
             utf8 = codecs.lookup(stream.encoding or "utf-8").name == "utf-8"
         except LookupError:
             utf8 = False
-        errors = stream.errors if utf8 else "replace"
+        errors = stream.errors if utf8 else _PLAIN_ERRORS
         try:
             if name == "stdout" and isinstance(stream.buffer, io.FileIO):
                 # line by line, as unbuffered output was asked for: stderr lines keep their
@@ -82,7 +116,7 @@ def make_safe() -> None:
                                                     encoding=stream.encoding, errors=errors,
                                                     line_buffering=True))
             elif not utf8:
-                stream.reconfigure(errors="replace")
+                stream.reconfigure(errors=_PLAIN_ERRORS)
         except (OSError, ValueError):  # its descriptor was closed after start-up
             if name == "stdout":
                 sys.stdout = _Closed()

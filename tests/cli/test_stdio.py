@@ -6,6 +6,7 @@ a PermissionError traceback."""
 
 from __future__ import annotations
 
+import codecs
 import os
 import subprocess
 import sys
@@ -57,6 +58,23 @@ def test_a_latin1_locale_prints_tables_instead_of_crashing():
     proc = _gpuplan("gpus", env={"PYTHONIOENCODING": "latin-1"})
     assert proc.returncode == 0, proc.stderr
     assert "A100" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_an_ascii_locale_spells_the_plan_in_ascii_not_question_marks():
+    # "P ? 90%", "P10?P90 $18,128?$35,560" and "?????" rules under every table header
+    proc = _gpuplan("plan", "--model", "gpt2", "--tokens", "1B", "--deadline", "1d",
+                    env={"PYTHONIOENCODING": "ascii"})
+    assert proc.returncode == 0, proc.stderr
+    assert "P >= 90%" in proc.stdout and "P10-P90 $" in proc.stdout
+    assert "?" not in proc.stdout and "\n----" in proc.stdout
+
+
+def test_the_plain_spelling_of_what_an_encoding_lacks():
+    codecs.register_error(_stdio._PLAIN_ERRORS, _stdio._plain)
+    text = "≥ 1–2 × 3 ─│╭ café σ 中"
+    assert text.encode("ascii", _stdio._PLAIN_ERRORS) == b">= 1-2 x 3 -|+ cafe sigma ?"
+    assert text.encode("latin-1", _stdio._PLAIN_ERRORS) == \
+        ">= 1-2 × 3 -|+ café sigma ?".encode("latin-1")  # latin-1 keeps × and é
 
 
 def test_ctrl_c_exits_130_with_one_line(monkeypatch, capsys):
