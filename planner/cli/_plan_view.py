@@ -175,7 +175,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
         _flagged(out, result)
         return
     r = result.recommendation
-    out.print(Panel(_card(r, constraints),
+    out.print(Panel(_card(r, constraints), expand=False,
                     title=f"Recommendation (deadline {_hours(constraints.deadline_hours)}, "
                           f"P ≥ {format_requirement(constraints.min_probability or 0)})"))
     for w in r.warnings:  # continued two columns in: a line at column 0 is the next item

@@ -552,3 +552,13 @@ def test_offers_prose_continues_under_its_text(capsys, monkeypatch):
         stop = next(i for i, line in enumerate(rest) if line.startswith("Catalog: "))
         assert stop >= 1 and all(line.startswith("  ") for line in rest[:stop]), rest[:stop]
         assert rest[stop + 1].startswith("  "), rest[stop + 1]
+
+
+def test_a_huge_columns_value_does_not_stretch_the_recommendation(capsys, monkeypatch):
+    # COLUMNS=100000 drew the recommendation's box 100,000 columns wide: 1.2 MB of spaces
+    monkeypatch.setenv("COLUMNS", "100000")
+    code, out, _ = run(capsys, "plan", "--model", "gpt2", "--tokens", "1B", "--deadline", "1d")
+    assert code == 0 and "Recommendation" in out
+    box = [line for line in out.splitlines() if line.startswith(("╭", "│", "╰"))]
+    assert box and max(cell_len(line) for line in box) < 300
+    assert len(out) < 100_000
