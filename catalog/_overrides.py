@@ -24,7 +24,8 @@ type; text fields are non-empty (``family: ''`` would otherwise match every inst
 ``0 < percent < 100`` (100 % would make prices $0, which the catalog never shows);
 ``MIN_OFFER_USD_PER_HOUR <= usd_per_hour <= MAX_USD_PER_HOUR``; and every entry must match at
 least one offer of the catalog it is applied to — a misspelt instance type, family or region
-is reported with the closest names the catalog has.
+is reported with the closest names the catalog has, a misspelt key with the closest key. A
+file without entries is refused: "overrides from FILE" under prices would claim what it never did.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from ._records import (
     canonical_pricing,
 )
 
+_TOP_KEYS = ("discounts", "prices")
 _MATCH_KEYS = ("cloud", "family", "instance_type", "region", "pricing")
 # Specificity: an instance type beats a family beats a cloud; region and pricing break ties.
 _WEIGHT = {"instance_type": 100, "family": 10, "cloud": 1, "region": 5, "pricing": 3}
@@ -63,6 +65,7 @@ MAX_ENTRIES = 10_000
 # The dearest list price in the catalog is ~142 $/instance-hour (p6-b300.48xlarge); a rate 70
 # times that is a typo (cents for dollars, a monthly figure), not a negotiated price.
 MAX_USD_PER_HOUR = 10_000.0
+_FORMAT = "(format: `gpuplan offers --help`, --overrides)"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,19 +112,29 @@ class Overrides:
 
 
 def _fail(source: str, where: str, problem: str, fix: str = "") -> OverrideError:
-    fix = fix or ("correct the entry (format: `gpuplan offers --help`, --overrides)")
+    fix = fix or f"correct the entry {_FORMAT}"
     return OverrideError(f"{source}: {where}: {problem}. To fix: {fix}")
 
 
-def _text(source: str, where: str, entry: dict, key: str) -> str | None:
+def _unknown_name(source: str, where: str, kind: str, name: object, known: Iterable[str], *,
+                  hint: str = "", match_as: str | None = None) -> OverrideError:
+    """UnknownNameError's words ("Did you mean 'prices'?"), as a team plan's keys have them."""
+    at = f"{source}: {where}" if where else source
+    return OverrideError(str(UnknownNameError(kind, "null" if name is None else name, known,
+                                              hint, where=at, match_as=match_as)))
+
+
+def _text(source: str, where: str, entry: dict, key: str, *, required: bool = False) -> str | None:
     if key not in entry:
         return None
     value = entry[key]
     if not isinstance(value, str) or not value.strip():
         hint = unquoted_hint(value)
-        raise _fail(source, where, f"{key} must be non-empty text, got {value!r}{hint}",
-                    f"write {key} in quotes" if hint else
-                    f"give {key} a value, or remove the field to match every {key}")
+        # given, of another type: "give it a value" misled; a price's keys: "remove" can't help
+        fix = (f"write {key} in quotes" if hint else f"write {key} as text" if value is not None
+               and not isinstance(value, str) else f"give {key} a value" + (
+                   "" if required else f", or remove the field to match every {key}"))
+        raise _fail(source, where, f"{key} must be non-empty text, got {value!r}{hint}", fix)
     if value != value.strip():
         raise _fail(source, where, f"{key} {value!r} has leading or trailing spaces")
     return value
@@ -141,23 +154,24 @@ def _number(source: str, where: str, value: object, field: str, *, low: float, h
     return float(value)
 
 
-def _check_common(source: str, where: str, entry: object, allowed: Iterable[str]) -> dict:
+def _check_common(source: str, where: str, entry: object, allowed: tuple[str, ...]) -> dict:
     if not isinstance(entry, dict):
         raise _fail(source, where, f"expected a mapping of fields, got {type(entry).__name__}")
-    unknown = sorted(str(k) for k in set(entry) - set(allowed))
-    if unknown:
-        raise _fail(source, where, f"unknown field(s) {unknown}; allowed: {sorted(allowed)}")
+    unknown = [k for k in entry if k not in allowed]
+    if unknown:  # the first, as a team plan names its keys; it was a Python list of them all
+        raise _unknown_name(source, where, "field", unknown[0], allowed,
+                            hint=f"use one of {', '.join(allowed)} {_FORMAT}")
     cloud = _text(source, where, entry, "cloud")
     if cloud is not None:  # as the CLI takes them: AWS, On-Demand
         entry = {**entry, "cloud": cloud.strip().lower()}
         if entry["cloud"] not in CLOUDS:
-            raise _fail(source, where, f"cloud {cloud!r} is not one of {list(CLOUDS)}")
+            raise _unknown_name(source, where, "cloud", cloud, CLOUDS, match_as=entry["cloud"])
     pricing = _text(source, where, entry, "pricing")
     if pricing is not None:
         entry = {**entry, "pricing": canonical_pricing(pricing)}
         if entry["pricing"] not in PRICING_MODELS:
-            raise _fail(source, where, f"pricing {pricing!r} is not one of "
-                        f"{list(PRICING_MODELS)}")
+            raise _unknown_name(source, where, "pricing model", pricing, PRICING_MODELS,
+                                match_as=entry["pricing"])
     return entry
 
 
@@ -172,19 +186,26 @@ def _entries(source: str, data: Mapping, key: str) -> list:
     return value
 
 
-def parse_overrides(data: object, *, source: str = "overrides") -> Overrides:
+def parse_overrides(data: object, *, source: str = "overrides",
+                    omit: str = "leave out --overrides") -> Overrides:
     """Validate overrides given as data (the parsed YAML: a mapping) and return them.
 
-    ``source`` names the data in messages and in overridden offers' sources.
+    ``source`` names the data in messages and in overridden offers' sources; ``omit`` ends the
+    fix of data without an entry (None, ``{}``, empty lists): how to do without overrides.
     """
-    if data is None:
-        data = {}
-    if not isinstance(data, Mapping):
+    if not isinstance(data, Mapping | None):
         kind = "a list" if isinstance(data, list) else f"a single value ({type(data).__name__})"
         raise _fail(source, "top level", f"expected a mapping with the keys 'discounts' and/or "
                                          f"'prices', found {kind}")
-    if set(data) - {"discounts", "prices"}:
-        raise _fail(source, "top level", "expected only the keys 'discounts' and 'prices'")
+    unknown = [k for k in data or {} if k not in _TOP_KEYS]
+    if unknown:
+        raise _unknown_name(source, "", "field", unknown[0], _TOP_KEYS,
+                            hint=f"use discounts and/or prices {_FORMAT}")
+    if not any(_entries(source, data or {}, k) for k in _TOP_KEYS):
+        # as a team plan's `clouds: []`: it changes nothing, and every plan says it applied
+        raise OverrideError(f"{source}: has no entries under 'discounts' or 'prices', so it "
+                            "would change no price. To fix: add entries, e.g. discounts: [{cloud: "
+                            f"aws, percent: 10}}] {_FORMAT}, or {omit}")
     discounts = []
     for i, entry in enumerate(_entries(source, data, "discounts"), start=1):
         where = f"discounts[{i}]"
@@ -208,8 +229,9 @@ def parse_overrides(data: object, *, source: str = "overrides") -> Overrides:
         entry = _check_common(source, where, entry, _RATE_KEYS)
         missing = [k for k in required if k not in entry]
         if missing:
-            raise _fail(source, where, f"missing {missing}")
-        texts = {k: _text(source, where, entry, k) for k in required[:4]}
+            raise _fail(source, where, f"missing {', '.join(missing)} (a price needs "
+                        f"{', '.join(required)})")
+        texts = {k: _text(source, where, entry, k, required=True) for k in required[:4]}
         # the lower bound is every offer record's (an override becomes one); the upper, a typo's
         rate = _number(source, where, entry["usd_per_hour"], "usd_per_hour",
                        low=MIN_OFFER_USD_PER_HOUR, low_inclusive=True, high=MAX_USD_PER_HOUR,
@@ -218,10 +240,9 @@ def parse_overrides(data: object, *, source: str = "overrides") -> Overrides:
         if any(option.values()) and texts["pricing"] not in RESERVED_MODELS:
             raise _fail(source, where, "offering_class and upfront are only for reserved_1y "
                                        "and reserved_3y")
-        if option["offering_class"] not in ("", *OFFERING_CLASSES):
-            raise _fail(source, where, f"offering_class must be one of {list(OFFERING_CLASSES)}")
-        if option["upfront"] not in ("", *UPFRONT_OPTIONS):
-            raise _fail(source, where, f"upfront must be one of {list(UPFRONT_OPTIONS)}")
+        for key, known in (("offering_class", OFFERING_CLASSES), ("upfront", UPFRONT_OPTIONS)):
+            if option[key] not in ("", *known):
+                raise _unknown_name(source, where, key, option[key], known)
         price = PrivateRate(usd_per_hour=rate, where=where, **texts, **option)
         _no_twin(source, price, prices, lambda r: (r.cloud, r.instance_type, r.region, r.pricing,
                                                    r.offering_class, r.upfront),

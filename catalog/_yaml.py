@@ -6,6 +6,7 @@ A module of its own so that PyYAML (~8–14 ms of imports) loads only when a YAM
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -19,6 +20,60 @@ MAX_YAML_EXPANDED_NODES = 100_000
 
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MERGE = "tag:yaml.org,2002:merge"
+
+
+_SHOWN_CHARS = 40  # of a value's YAML text that its repr quotes back
+
+
+class _WrittenFloat(float):
+    """A float YAML spelled as something no number can show: ``1e400`` (inf once read), or
+    ``.inf``. Messages quote values with ``repr``, which said "inf" for the ``1e400`` the
+    user wrote; this one says what the file says, as a config.json's huge size is echoed."""
+
+    __slots__ = ("text",)
+
+    def __new__(cls, value: float, text: str) -> _WrittenFloat:
+        self = super().__new__(cls, value)
+        self.text = text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS - 1] + "…"
+        return self
+
+    def __getnewargs__(self) -> tuple[float, str]:  # pickled to a planning worker intact
+        return float(self), self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return self.text  # no format spec gives digits for inf: "{:,.0f}" said "inf" too
+
+
+class _Binary(bytes):
+    """A ``!!binary`` value: no gpuplan field takes one, so it only ever reaches a message,
+    where ``b'\\x89PNG…'`` was Python's spelling, not the file's."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "a binary value (!!binary)"
+
+    __str__ = __repr__
+
+
+class _Set(set):
+    """A ``!!set`` value, quoted back in YAML's spelling (``!!set {aws, gcp}``), not as
+    Python's ``{'aws', 'gcp'}``, which reads as a mapping to a YAML user."""
+
+    def __repr__(self) -> str:
+        # on one line: a message is one line, and a set's text may hold a newline
+        items = ", ".join(sorted("null" if v is None else " ".join(str(v).split())
+                                 for v in self))
+        if len(items) > _SHOWN_CHARS:
+            items = items[:_SHOWN_CHARS - 1] + "…"
+        return f"a set (!!set {{{items}}})"
+
+    __str__ = __repr__
 
 
 class _SafeLoader(yaml.SafeLoader):
@@ -77,7 +132,18 @@ class _SafeLoader(yaml.SafeLoader):
             raise yaml.constructor.ConstructorError(
                 None, None, f"{node.value!r} is a YAML 1.1 base-60 number, which YAML 1.2 "
                 "does not have: write it in base 10", node.start_mark)
-        return super().construct_yaml_float(node)
+        value = super().construct_yaml_float(node)
+        # 1e400 overflows to inf: kept as written for the message that refuses it
+        return value if math.isfinite(value) else _WrittenFloat(value, str(node.value))
+
+    def construct_yaml_binary(self, node):  # noqa: ANN001
+        return _Binary(super().construct_yaml_binary(node))
+
+    def construct_yaml_set(self, node):  # noqa: ANN001
+        # PyYAML's two-step form (yield, then fill) lets an alias refer to the set
+        data = _Set()
+        yield data
+        data.update(self.construct_mapping(node))
 
 
 def _check_digits(node: yaml.ScalarNode) -> None:
@@ -113,6 +179,8 @@ _SafeLoader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT,
 _SafeLoader.add_constructor(_TIMESTAMP, yaml.SafeLoader.construct_yaml_str)
 _SafeLoader.add_constructor("tag:yaml.org,2002:int", _SafeLoader.construct_yaml_int)
 _SafeLoader.add_constructor("tag:yaml.org,2002:float", _SafeLoader.construct_yaml_float)
+_SafeLoader.add_constructor("tag:yaml.org,2002:binary", _SafeLoader.construct_yaml_binary)
+_SafeLoader.add_constructor("tag:yaml.org,2002:set", _SafeLoader.construct_yaml_set)
 
 
 def _check_expansion(node: yaml.Node, *, what: str) -> None:
@@ -156,7 +224,10 @@ def _check_expansion(node: yaml.Node, *, what: str) -> None:
 def load_yaml_text(text: str, *, what: str, max_depth: int = 32) -> Any:
     """The data in YAML ``text``: plain dicts, lists, strings (dates too), numbers, booleans.
 
-    Errors name ``what`` with the line and column of the problem.
+    A float that is no finite number (``1e400``, ``.inf``), a ``!!binary`` and a ``!!set``
+    value equal what PyYAML reads, but their ``repr`` (what a message quotes) is the YAML's:
+    "1e400", "a binary value (!!binary)", "a set (!!set {a, b})". Errors name ``what`` with
+    the line and column of the problem.
     """
     loader_class = type("_BoundedLoader", (_SafeLoader,), {"max_depth": max_depth})
     try:

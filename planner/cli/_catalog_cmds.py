@@ -28,7 +28,8 @@ OverridesOpt = Annotated[
                  "region?, pricing?, percent (0-100, exclusive)}], prices: [{cloud, "
                  "instance_type, region, pricing, usd_per_hour; for reserved_1y/3y where the "
                  "term has classes, offering_class (standard|convertible) and upfront "
-                 "(none|partial|all)}]. Every entry must match an offer."),
+                 "(none|partial|all)}]. Every entry must match an offer; a file without entries is "
+                 "refused."),
 ]
 # OWASP "CSV Injection": a spreadsheet runs a cell that starts with one of these as a formula.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")

@@ -41,7 +41,8 @@ MAX_QUOTA_GPUS = 1_000_000  # far above any cloud quota; catches typos such as 1
 MAX_QUOTA_FILE_BYTES = 2**20
 MAX_QUOTA_RULES = 10_000
 _RULE_FIELDS = ("cloud", "region", "accelerator", "gpus", "month")
-FIX = "To fix: correct the quota file (format: `gpuplan plan --help`, `quota_file`)"
+FORMAT = "(format: `gpuplan plan --help`, `quota_file`)"
+FIX = f"To fix: correct the quota file {FORMAT}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,8 +104,7 @@ def parse_quotas(data: Any, catalog: Catalog, *, source: str = "quota file") -> 
     unknown = sorted(str(k) for k in data if k != "quotas")
     if unknown:
         raise UnknownNameError("top-level field", unknown[0], ["quotas"], where=source,
-                               hint="the file holds one list, 'quotas' (format: `gpuplan plan "
-                                    "--help`, `quota_file`)")
+                               hint=f"the file holds one list, 'quotas' {FORMAT}")
     rules = parse_quota_rules(data["quotas"], catalog, source)
     for i, rule in enumerate(rules, start=1):
         if rule.month is not None:  # a plan has no start date to say which month it runs in
@@ -116,20 +116,23 @@ def parse_quotas(data: Any, catalog: Catalog, *, source: str = "quota file") -> 
     return Quotas(rules)
 
 
-def parse_quota_rules(entries: Any, catalog: Catalog, where: str) -> tuple[QuotaRule, ...]:
-    """The rules of a ``quotas:`` list (also used by team plans); ``where`` prefixes errors."""
+def parse_quota_rules(entries: Any, catalog: Catalog, where: str, *, fix: str = FIX,
+                      fmt: str = FORMAT) -> tuple[QuotaRule, ...]:
+    """The rules of a ``quotas:`` list; ``where`` prefixes errors, ``fix`` and ``fmt`` say
+    which file to correct and where its format is written (a team plan's quotas are its own
+    key, not a quota file: docs/team.md)."""
     if entries is None:
         return ()
     if not isinstance(entries, list):
         raise PlannerError(f"{where}: 'quotas' must be a list of rules such as "
-                           f"{{cloud: aws, gpus: 64}}. {FIX}")
+                           f"{{cloud: aws, gpus: 64}}. {fix}")
     if len(entries) > MAX_QUOTA_RULES:
         raise PlannerError(f"{where}: {len(entries):,} quota rules; at most "
-                           f"{MAX_QUOTA_RULES:,} are allowed. {FIX}")
+                           f"{MAX_QUOTA_RULES:,} are allowed. {fix}")
     types = {t.key: t.accelerator for t in catalog.instance_types}
     offered = {(cloud, region, types.get((cloud, name), ""))
                for cloud, region, name in catalog.offer_places()}
-    rules = tuple(_rule(e, catalog, offered, f"{where}: quotas[{i}]")
+    rules = tuple(_rule(e, catalog, offered, f"{where}: quotas[{i}]", fix, fmt)
                   for i, e in enumerate(entries, start=1))
     _refuse_duplicates(rules, where)
     return rules
@@ -154,20 +157,20 @@ def _refuse_duplicates(rules: tuple[QuotaRule, ...], where: str) -> None:
                            "and month (remove or merge the other)")
 
 
-def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str) -> QuotaRule:
+def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str, fix: str,
+          fmt: str) -> QuotaRule:
     if not isinstance(e, dict):
-        raise PlannerError(f"{at}: expected a mapping like {{cloud: aws, gpus: 64}}. {FIX}")
+        raise PlannerError(f"{at}: expected a mapping like {{cloud: aws, gpus: 64}}. {fix}")
     unknown = sorted(str(k) for k in e if k not in _RULE_FIELDS)
     if unknown:
         raise UnknownNameError("field", unknown[0], _RULE_FIELDS, where=at,
-                               hint=f"use one of {', '.join(_RULE_FIELDS)} (format: `gpuplan "
-                                    "plan --help`, `quota_file`)")
+                               hint=f"use one of {', '.join(_RULE_FIELDS)} {fmt}")
     gpus = whole_number_in_file(e.get("gpus"))  # 64.0 and 1e3 as a team plan takes them
     if isinstance(gpus, bool) or not isinstance(gpus, int) or not 0 <= gpus <= MAX_QUOTA_GPUS:
         shown = "a huge number" if isinstance(gpus, int) and gpus > 10**30 else repr(gpus)
         raise PlannerError(f"{at}: gpus must be a whole number from 0 to {MAX_QUOTA_GPUS:,}, "
                            f"got {shown}. To fix: e.g. gpus: 64")
-    cloud, region, acc, month = (_text(e.get(k), f"{at}: {k}") for k in
+    cloud, region, acc, month = (_text(e.get(k), f"{at}: {k}", fix) for k in
                                  ("cloud", "region", "accelerator", "month"))
     if cloud is not None and cloud not in CLOUDS:
         raise _located(UnknownNameError("cloud", cloud, CLOUDS), at)
@@ -189,11 +192,11 @@ def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str)
     return rule
 
 
-def _text(value: Any, at: str) -> str | None:
+def _text(value: Any, at: str, fix: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise PlannerError(f"{at}: expected a name, got {value!r}{unquoted_hint(value)}. {FIX}")
+        raise PlannerError(f"{at}: expected a name, got {value!r}{unquoted_hint(value)}. {fix}")
     return value.strip()
 
 

@@ -22,7 +22,8 @@ from catalog import whole_number_in_file as whole_number
 from ..model import PlannerError
 from ..search import MAX_BUDGET_USD
 
-FIX = "To fix: correct the team plan (format: docs/team.md)"
+TEAM_FORMAT = "(format: docs/team.md)"
+FIX = f"To fix: correct the team plan {TEAM_FORMAT}"
 
 # Bounds far beyond real team plans; they turn typos and hostile files into clear errors
 # instead of a MILP with millions of columns or a 10^12-GPU cluster.

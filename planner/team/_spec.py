@@ -67,6 +67,7 @@ from ..search import (
 )
 from ._fields import (
     FIX,
+    TEAM_FORMAT,
     TeamPlanError,
     accelerator,
     budgets,
@@ -200,7 +201,8 @@ def parse_team_plan(data: Any, *, catalog: Catalog, source: str = "team.yaml",
     _check_size(jobs, source)
     try:
         quotas = parse_quota_rules(_numbers_in(data.get("quotas"), ("gpus",), whole_number),
-                                   catalog, source)
+                                   catalog, source, fix=f"To fix: correct quotas in {source} "
+                                   f"{TEAM_FORMAT}", fmt=TEAM_FORMAT)
     except GpuplanError as exc:
         raise TeamPlanError(f"{exc}{'' if 'To fix' in str(exc) else '. ' + FIX}") from None
     name = data.get("name")
@@ -373,8 +375,9 @@ def _overrides(value, source: str):
     if isinstance(value, dict):
         value = {k: _numbers_in(v, ("percent", "usd_per_hour"), number)
                  for k, v in value.items()}
-    try:
-        parsed = parse_overrides(value, source=f"{source}: overrides")
+    try:  # `overrides: {}` is refused as an empty --overrides file is
+        parsed = parse_overrides(value, source=f"{source}: overrides",
+                                 omit="remove the overrides: key")
     except OverrideError as exc:
         raise TeamPlanError(str(exc)) from None
     return dataclasses.replace(parsed, path=f"{source} (overrides)")

@@ -59,7 +59,10 @@ def test_parse_overrides_takes_data_not_a_path(cat):
     assert ov.path == "team.yaml (overrides)" and ov.discounts[0].percent == 50
     assert _apply(cat, {"discounts": [{"instance_type": "p5.48xlarge",
                                        "percent": 50}]})[P5].usd_per_hour == pytest.approx(27.52)
-    assert parse_overrides(None, source="x") == parse_overrides({}, source="x")
+    # data without an entry is refused, as an empty file is (test_overrides_messages.py)
+    for empty in (None, {}, {"prices": [], "discounts": None}):
+        with pytest.raises(OverrideError, match="has no entries"):
+            parse_overrides(empty, source="x")
 
 
 @pytest.mark.parametrize("data,fragment", [
@@ -75,9 +78,10 @@ def test_parse_overrides_takes_data_not_a_path(cat):
     ({"discounts": [{"family": " p5", "percent": 50}]}, "leading or trailing spaces"),
     ({"discounts": [{"instance_type": 5, "percent": 50}]}, "instance_type must be non-empty"),
     ({"discounts": [{"region": "us-east-1", "percent": 5}]}, "needs at least one of"),
-    ({"discounts": [{"cloud": "oracle", "percent": 5}]}, "cloud 'oracle' is not one of"),
-    ({"discounts": [{"cloud": "aws", "pricing": "cheap", "percent": 5}]}, "pricing 'cheap'"),
-    ({"discounts": [{"cloud": "aws", "percent": 5, "colour": "red"}]}, "unknown field(s)"),
+    ({"discounts": [{"cloud": "oracle", "percent": 5}]}, "unknown cloud 'oracle'"),
+    ({"discounts": [{"cloud": "aws", "pricing": "cheap", "percent": 5}]},
+     "unknown pricing model 'cheap'"),
+    ({"discounts": [{"cloud": "aws", "percent": 5, "colour": "red"}]}, "unknown field 'colour'"),
     ({"discounts": {"cloud": "aws"}}, "expected a list of entries"),
     ({"discounts": ["aws"]}, "expected a mapping of fields"),
     ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge"}]}, "missing"),
@@ -90,7 +94,7 @@ def test_parse_overrides_takes_data_not_a_path(cat):
     ({"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
                   "pricing": "on_demand", "usd_per_hour": 5, "upfront": "all"}]},
      "only for reserved_1y"),
-    ({"foo": 1}, "expected only the keys"),
+    ({"foo": 1}, "unknown field 'foo'"),
     (["discounts"], "expected a mapping with the keys 'discounts' and/or 'prices', found a list"),
 ])
 def test_bad_entries_are_explained(data, fragment):
