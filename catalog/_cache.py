@@ -42,6 +42,10 @@ from itertools import repeat
 from operator import attrgetter, itemgetter
 from pathlib import Path
 
+# a killed writer's temp file: the one rule and age of every gpuplan writer
+from ._writes import STALE_TEMP_SECONDS as STALE_TMP_SECONDS  # noqa: F401  (_blobs names it)
+from ._writes import remove_if_stale
+
 FORMAT = b"gpuplan-catalog-cache 1\n"
 CATALOG_FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
 MAX_SOURCE_BYTES = 256 * 2**20  # as _csvio.MAX_TABLE_BYTES: a larger file is not a catalog
@@ -395,18 +399,12 @@ def _write_atomic(file: Path, data: bytes) -> None:
             pass
 
 
-STALE_TMP_SECONDS = 3600
-
-
 def _stale_tmp_removed(entry: os.DirEntry, now: float) -> bool | None:
     """None when ``entry`` is not a temporary file of a write; else whether it was stale (a
     killed writer's, older than STALE_TMP_SECONDS) and so removed. Raises OSError."""
     if not entry.name.startswith(".tmp-"):
         return None
-    if now - entry.stat(follow_symlinks=False).st_mtime <= STALE_TMP_SECONDS:
-        return False
-    os.unlink(entry.path)
-    return True
+    return remove_if_stale(entry.path, now)
 
 
 def _prune(directory: Path, keep: Path) -> None:

@@ -66,6 +66,11 @@ def _os_reason(exc: OSError) -> str:
         return "permission denied"
     if exc.errno == errno.ENOSPC:
         return "disk full"
+    if exc.errno == errno.EDQUOT:
+        return "disk quota exceeded"
+    if exc.errno == errno.EFBIG:  # strerror's "File too large" read as a full disk; a file
+        # system's own largest file (FAT's 4 GiB) is far above any file gpuplan writes
+        return "the file is larger than this process's file-size limit, ulimit -f"
     if exc.errno == errno.EROFS:
         return "read-only file system"
     if exc.errno == errno.ENAMETOOLONG:

@@ -11,11 +11,12 @@ from pathlib import Path
 
 from . import _store
 from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, write_table
-from ._errors import CatalogError
+from ._errors import CatalogError, CatalogFileError
+from ._files import _os_reason
 from ._load import read_catalog_dir
 from ._meta import cloud_meta
 from ._paths import catalogs_dir
-from ._writes import make_directory, write_text_atomic
+from ._writes import make_directory, write_fix, write_text_atomic
 
 
 def install(accelerators, instance_types, offers, meta: dict, *, name: str | None = None,
@@ -32,7 +33,14 @@ def install(accelerators, instance_types, offers, meta: dict, *, name: str | Non
     meta = with_cloud_meta(meta, offers)
     tmp = base / f".tmp-{name}"
     final = base / name
-    os.mkdir(tmp)
+    try:
+        os.mkdir(tmp)
+    except FileExistsError:  # another install of this name under way: as before
+        raise
+    except OSError as exc:  # a read-only or locked store: the store's fix, not a traceback
+        raise CatalogFileError(f"catalog store {base}: cannot create {tmp.name} in it "
+                               f"({_os_reason(exc)}). To fix: "
+                               f"{write_fix(exc.errno, base, own=True)}") from None
     try:
         write_table(tmp / "accelerators.csv", accelerators, ACCELERATORS)
         write_table(tmp / "instance_types.csv", instance_types, INSTANCE_TYPES)

@@ -41,6 +41,19 @@ def user_data_dir() -> Path:
     return path
 
 
+def is_user_data(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` lies in gpuplan's own data folder: the user moves those files by
+    setting GPUPLAN_HOME, not by naming another path (a write error's fix says which)."""
+    from ._errors import CatalogFileError
+
+    try:
+        home = os.path.realpath(user_data_dir())
+    except (CatalogFileError, OSError, ValueError):  # a home no file system allows: not ours
+        return False
+    real = os.path.realpath(path)
+    return real == home or real.startswith(home.rstrip(os.sep) + os.sep)
+
+
 def packaged_catalog_dir() -> Path:
     return Path(__file__).resolve().parent / "data"
 

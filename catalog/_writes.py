@@ -5,20 +5,37 @@
     make_directory      creates gpuplan's own directories, saying what is in the way
     check_directory_place  the same check for a reader (a missing directory is fine)
     write_bytes_atomic  temp file in the target's directory, fsync, rename: readers see the old
-    write_text_atomic   file or the new one; new files get the user's umask, not 0600
+    write_text_atomic   file or the new one; new files get the user's umask, not 0600; the
+                        target's own temp files a killed writer left are removed first
+    write_fix           the fix for a write's errno (the one mapping: disk full, ulimit -f,
+                        read-only mount, permissions)
+    remove_if_stale     the one rule for a killed writer's temp file (STALE_TEMP_SECONDS),
+                        shared with the cache's writer
 
 All failures are ``CatalogFileError`` (a ``GpuplanError``), whose message ends "To fix: …".
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 import shlex
 import stat
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from ._files import _as_path, _describe_mode, _fail, _os_reason
+from ._paths import is_user_data
+
+# A temp file older than this is a killed writer's (SIGKILL, power loss: no cleanup ran). A
+# live write takes seconds (fsync of a few MiB), so an hour never removes the temp file of a
+# concurrent writer still on its way to the rename, even on a slow network disk.
+STALE_TEMP_SECONDS = 3600
+_TEMP_HEX = 12  # random hex digits in a temp file's name
+_TEMP_EXTRA = len("..") + _TEMP_HEX + len(".tmp")  # what a temp name adds to the target's
+_NAME_MAX = 255  # bytes in one file name (Linux, macOS)
 
 
 def shell_word(path: str | os.PathLike[str]) -> str:
@@ -112,20 +129,53 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
     if not stat.S_ISDIR(parent_st.st_mode):
         raise _fail(f"{what} {p}: {parent} is not a directory. To fix: {fix}")
     if not os.access(parent, os.W_OK | os.X_OK):
+        # access() fails alike for a mode that forbids it and for a read-only mount (EROFS),
+        # where chmod fails too: statvfs tells them apart
+        if _read_only_mount(parent):
+            raise _fail(f"{what} {p}: the directory {parent} is on a read-only file system. "
+                        f"To fix: {write_fix(errno.EROFS, parent)}")
         raise _fail(f"{what} {p}: the directory {parent} is read-only for you. To fix: "
-                    "choose a writable location.")
+                    f"{write_fix(errno.EACCES, parent)}")
     return p
+
+
+def _read_only_mount(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows): the mode is all there is
+        return False
+
+
+def write_fix(error: int | None, folder: str | os.PathLike[str], *,
+              own: bool | None = None) -> str:
+    """What fixes a write into ``folder`` that failed with errno ``error``: the text after
+    "To fix: ", without the final period. The one mapping for every writer, since each cause
+    needs its own fix: chmod cannot make a read-only mount writable, another folder on the
+    same disk does not lift ``ulimit -f``. gpuplan's own files (``own``; by default: under
+    its data folder) the user moves with GPUPLAN_HOME, not by naming another path."""
+    own = is_user_data(folder) if own is None else own
+    elsewhere = "set GPUPLAN_HOME to a writable folder" if own else "choose another location"
+    if error == errno.EFBIG:  # a limit of this process, not of the disk: nothing to free
+        return ("raise the file-size limit (ulimit -f unlimited, in the shell that runs "
+                "gpuplan) and run the command again")
+    if error == errno.ENOSPC:
+        return f"free space on that disk, or {elsewhere}"
+    if error == errno.EDQUOT:
+        return f"free space within your disk quota, or {elsewhere}"
+    if error == errno.EROFS:  # chmod fails there too: only another file system helps
+        return ("set GPUPLAN_HOME to a folder on a writable file system" if own
+                else "choose a path on a writable file system")
+    if error in (errno.EACCES, errno.EPERM):
+        where = shell_word(folder)
+        return f"make {where} writable (chmod u+w {where}), or {elsewhere}"
+    return elsewhere
 
 
 def _not_writable(p: Path, st: os.stat_result) -> str:
     """Why the existing file ``p`` cannot be written, and the fix that can work: chmod helps
     only a file whose mode forbids it, not one on a read-only mount nor an immutable one."""
-    try:
-        read_only_mount = bool(os.statvfs(p).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):  # no statvfs (Windows): the mode is all there is
-        read_only_mount = False
-    if read_only_mount:
-        return "it is on a read-only file system. To fix: choose a path on a writable disk."
+    if _read_only_mount(p):
+        return f"it is on a read-only file system. To fix: {write_fix(errno.EROFS, p)}"
     if st.st_mode & stat.S_IWUSR and (os.geteuid() in (0, st.st_uid)
                                       if hasattr(os, "geteuid") else True):
         return ("it cannot be written although its mode allows it (an immutable or "
@@ -143,8 +193,10 @@ def make_directory(path: str | os.PathLike[str], *, what: str) -> Path:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         check_directory_place(p, what=what)
-        raise _fail(f"{what} {p}: cannot create it ({_os_reason(exc)}). To fix: make it "
-                    "writable, or point GPUPLAN_HOME at a writable directory") from None
+        # the fix names the folder that refused: the nearest one that exists
+        folder = next((q for q in p.parents if os.path.isdir(q)), p.parent)
+        raise _fail(f"{what} {p}: cannot create it ({_os_reason(exc)}). To fix: "
+                    f"{write_fix(exc.errno, folder, own=True)}") from None
     return p
 
 
@@ -180,7 +232,9 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *,
     except FileNotFoundError:
         existing_mode = None
     except OSError as exc:
-        raise _fail(f"{what} {target}: cannot write it ({_os_reason(exc)}).") from None
+        raise _fail(f"{what} {target}: cannot write it ({_os_reason(exc)}). To fix: "
+                    f"{write_fix(exc.errno, target.parent)}") from None
+    _prune_stale_temps(target)
     fd, tmp = _create_temp(target, what=what)
     try:
         try:
@@ -204,8 +258,8 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *,
         os.replace(tmp, target)
     except OSError as exc:
         _unlink_quietly(tmp)
-        raise _fail(f"{what} {target}: cannot write it ({_os_reason(exc)}). To fix: free "
-                    "space or choose another location.") from None
+        raise _fail(f"{what} {target}: cannot write it ({_os_reason(exc)}). To fix: "
+                    f"{write_fix(exc.errno, target.parent)}") from None
     except BaseException:
         _unlink_quietly(tmp)
         raise
@@ -219,13 +273,58 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *,
     return write_bytes_atomic(path, text.encode("utf-8"), what=what)
 
 
+def _temp_prefix(name: str) -> str:
+    """``.NAME.``: how the temp files of the target ``name`` begin (then 12 hex digits and
+    ``.tmp``). A name too long to take the 18 more bytes is shortened, with a digest of the
+    whole name, so that no two targets share a prefix (the pruning removes only the temp
+    files of its own target)."""
+    raw = name.encode("utf-8", "surrogatepass")  # the length on disk; never raises
+    if len(raw) <= _NAME_MAX - _TEMP_EXTRA:
+        return f".{name}."
+    return f".{name[:40]}~{hashlib.sha256(raw).hexdigest()[:16]}."  # <= 178 bytes
+
+
+def _is_temp_of(name: str, prefix: str) -> bool:
+    middle = name[len(prefix):-len(".tmp")]
+    return (name.startswith(prefix) and name.endswith(".tmp") and len(middle) == _TEMP_HEX
+            and all(c in "0123456789abcdef" for c in middle))
+
+
+def remove_if_stale(path: str, now: float) -> bool:
+    """Remove ``path``, a temp file of a write, if it is a regular file (never a link or a
+    folder) last modified more than STALE_TEMP_SECONDS before ``now``; whether it was.
+    Raises OSError. The rule of every writer of gpuplan (this module's, the cache's)."""
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode) or now - st.st_mtime <= STALE_TEMP_SECONDS:
+        return False
+    os.unlink(path)
+    return True
+
+
+def _prune_stale_temps(target: Path) -> None:
+    """Remove the temp files of ``target`` (its own name's pattern only: nothing else in the
+    user's folder) that a killed writer left behind; best effort, a failure changes nothing.
+    """
+    prefix, now = _temp_prefix(target.name), time.time()
+    try:
+        with os.scandir(target.parent) as entries:
+            found = [e.path for e in entries if _is_temp_of(e.name, prefix)]
+    except OSError:
+        return
+    for path in found:
+        try:
+            remove_if_stale(path, now)
+        except OSError:  # gone already (its writer renamed it), or not ours to remove
+            continue
+
+
 def _create_temp(target: Path, *, what: str) -> tuple[int, str]:
     # Not tempfile.mkstemp: it creates files 0600. os.open(..., 0o666) lets the kernel apply
     # the user's umask, without reading (and racing on) the process-wide umask.
-    stem = target.name[:120]
+    prefix = _temp_prefix(target.name)
     for _ in range(16):
         # os.urandom, not secrets: the same bytes without importing random and base64
-        tmp = str(target.parent / f".{stem}.{os.urandom(6).hex()}.tmp")
+        tmp = str(target.parent / f"{prefix}{os.urandom(_TEMP_HEX // 2).hex()}.tmp")
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
             return os.open(tmp, flags, 0o666), tmp
@@ -233,7 +332,8 @@ def _create_temp(target: Path, *, what: str) -> tuple[int, str]:
             continue
         except OSError as exc:
             raise _fail(f"{what} {target}: cannot create a file in {target.parent} "
-                        f"({_os_reason(exc)}). To fix: choose a writable location.") from None
+                        f"({_os_reason(exc)}). To fix: "
+                        f"{write_fix(exc.errno, target.parent)}") from None
     raise _fail(f"{what} {target}: cannot create a temporary file in {target.parent}. "
                 "To fix: remove stale .*.tmp files there.")
 

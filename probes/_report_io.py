@@ -16,14 +16,15 @@ kept here in short (a test pins that both refuse the same places):
                            to one), not the kernel's own files (/proc, /sys, /dev: by place and
                            file-system type, root passes access()), a creatable folder
     write_report_atomic    check_report_path, a temporary file in the same folder, fsync,
-                           os.replace, folder fsync; the temporary file removed on any failure;
-                           a new file gets the user's umask (not mkstemp's 0600)
+                           os.replace, folder fsync; the temporary file removed on any failure
+                           (and a killed writer's, once stale); a new file gets the user's umask
 
 Write failures are ReportWriteError (a ProbesError and an OSError), read failures ReportError.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import json
@@ -31,6 +32,7 @@ import os
 import re
 import secrets
 import stat
+import time
 import types
 import typing
 from pathlib import Path
@@ -47,6 +49,7 @@ MAX_REPORT_BYTES = 16 * 2**20  # ~9 KB for 8 GPUs, ~0.6 MB for 1,024 ranks (as p
 # (8 PiB, exact in every JSON reader), so none reaches the store's 64-bit SQLite columns out
 # of range; the records check tighter bounds field by field (probes._spread).
 MAX_REPORT_INT = 2**53
+STALE_TEMP_SECONDS = 3600  # an older temp file is a killed writer's: a live write takes seconds
 
 
 def report_to_json(report: ProbeReport) -> str:
@@ -56,24 +59,21 @@ def report_to_json(report: ProbeReport) -> str:
 
 # --- where a report may go -----------------------------------------------------------------
 
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+          (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"))
+
+
 def _kind(mode: int) -> str | None:
     """What a non-regular file is, in words; None for a regular file."""
     if stat.S_ISREG(mode):
         return None
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+    return next((words for test, words in _KINDS if test(mode)), "not a regular file")
 
 
 def _reason(exc: OSError) -> str:
     reasons = {errno.ENOENT: "no such file", errno.EACCES: "permission denied",
                errno.EPERM: "permission denied", errno.ENOSPC: "disk full",
+               errno.EFBIG: "the file is larger than this process's file-size limit, ulimit -f",
                errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system",
                errno.EISDIR: "is a directory", errno.ENAMETOOLONG: "file name too long",
                errno.ENOTDIR: "a part of the path is not a directory"}
@@ -135,13 +135,11 @@ def check_report_path(path: str | os.PathLike[str], *, what: str = "probe report
     this before minutes of measuring. Raises ReportWriteError.
     """
     raw = os.fspath(path) if isinstance(path, str | os.PathLike) else path
-    if not isinstance(raw, str):
-        raise ReportWriteError(f"{what}: expected a file path, got {type(raw).__name__}. "
-                               f"{_FIX_OUT}")
-    if not raw.strip():
-        raise ReportWriteError(f"{what}: the path is empty. {_FIX_OUT}")
-    if "\x00" in raw:
-        raise ReportWriteError(f"{what}: the path contains a NUL character. {_FIX_OUT}")
+    bad = (f"expected a file path, got {type(raw).__name__}" if not isinstance(raw, str)
+           else "the path is empty" if not raw.strip()
+           else "the path contains a NUL character" if "\x00" in raw else None)
+    if bad:
+        raise ReportWriteError(f"{what}: {bad}. {_FIX_OUT}")
     try:
         mode: int | None = os.stat(raw).st_mode  # follows a symlink to what it names
     except (FileNotFoundError, NotADirectoryError):
@@ -209,8 +207,7 @@ def write_report_atomic(report: ProbeReport, path: str | os.PathLike[str]) -> Pa
             os.fsync(fd)
         finally:
             os.close(fd)
-        # Looked at again just before the rename: a device or FIFO that appeared at the path
-        # since check_report_path must not be replaced either.
+        # Looked at again before the rename: a device or FIFO that appeared meanwhile neither.
         try:
             kind = _kind(os.stat(target).st_mode)
         except FileNotFoundError:
@@ -220,10 +217,8 @@ def write_report_atomic(report: ProbeReport, path: str | os.PathLike[str]) -> Pa
                                    f"{_FIX_OUT}")
         os.replace(tmp, target)
     except BaseException as exc:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         if isinstance(exc, OSError) and not isinstance(exc, ReportWriteError):
             raise _write_error(target, exc) from exc
         raise
@@ -232,11 +227,26 @@ def write_report_atomic(report: ProbeReport, path: str | os.PathLike[str]) -> Pa
 
 
 def _write_error(target: Path, exc: OSError) -> ReportWriteError:
+    # catalog._writes.write_fix's rule: chmod fails on a read-only mount, free space and
+    # another folder do not lift `ulimit -f`
+    other, e = "choose another location with --out", exc.errno
+    fix = ("raise the file-size limit (ulimit -f unlimited) and run again" if e == errno.EFBIG
+           else "choose a path on a writable file system with --out" if e == errno.EROFS
+           else f"make {target.parent} writable (chmod u+w {target.parent}), or {other}"
+           if e in (errno.EACCES, errno.EPERM) else f"free space, or {other}")
     return ReportWriteError(f"probe report {target}: cannot write it ({_reason(exc)}). To fix: "
-                            "free space, or choose another location with --out.")
+                            f"{fix}.")
 
 
 def _create_temp(target: Path) -> tuple[int, str]:
+    # First the temp files a killed writer left for this target, once STALE_TEMP_SECONDS old:
+    # its names only, none when shortened below (not this target's alone then); best effort.
+    own = re.compile(re.escape(f".{target.name}.") + r"[0-9a-f]{12}\.tmp")
+    with contextlib.suppress(OSError), os.scandir(target.parent) as entries:
+        for e in (e for e in entries if len(target.name) <= 120 and own.fullmatch(e.name)):
+            if e.is_file(follow_symlinks=False) and time.time() - e.stat(
+                    follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS:
+                os.unlink(e.path)
     # Not tempfile.mkstemp: it creates files 0600. os.open(..., 0o666) lets the kernel apply
     # the user's umask, as for any file the user's tools write.
     for _ in range(16):
@@ -254,16 +264,12 @@ def _create_temp(target: Path) -> tuple[int, str]:
 
 def _fsync_directory(folder: Path) -> None:
     # Makes the rename durable; best effort (not every file system allows opening a folder).
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -318,8 +324,7 @@ def load_report(path: str | os.PathLike[str]) -> ProbeReport:
 
 def _looks_utf16(data: bytes) -> bool:
     """A byte-order mark, or text whose every other byte is NUL (ASCII in UTF-16 without a
-    BOM); a binary file's scattered NULs are not UTF-16. The rule of catalog's
-    ``looks_utf16``, repeated: the probes run on a node without the catalog."""
+    BOM), not a binary's scattered NULs: catalog's ``looks_utf16`` (probes run without it)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return True
     head = data[:64]
