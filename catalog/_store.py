@@ -150,15 +150,9 @@ def _write_marker(path: Path, name: str) -> None:
         raise CatalogError(f"catalog marker {path} is {kind}; gpuplan keeps a one-line "
                            f"file there. To fix: remove it ({remove}) and run the command "
                            "again")
-    try:
-        write_text_atomic(path, name + "\n", what="catalog marker")
-    except CatalogError as exc:
-        if "To fix: choose a writable location" not in str(exc):
-            raise
-        # nothing in `gpuplan catalog use` chooses a location: say what the user can change
-        raise CatalogError(f"{without_fix(exc)}. To fix: make {path.parent} writable (chmod "
-                           f"u+w {path.parent}), or set GPUPLAN_HOME to a writable "
-                           "folder") from None
+    # the writer's fix already names what the user can change here (chmod, or GPUPLAN_HOME:
+    # the marker is under gpuplan's own folder, which no command option moves)
+    write_text_atomic(path, name + "\n", what="catalog marker")
 
 
 def _catalog_path(name: str) -> Path | None:
