@@ -26,7 +26,8 @@ from ..model import (
     model_attention,
     model_layer,
 )
-from ._db import _reading, stored_json
+from ._damage import StoreConnection, stored_json
+from ._db import _reading
 from ._reports import (
     DTYPE_NAMES,
     instance_contradiction,
@@ -40,22 +41,25 @@ PCIE_BIDIR_GB_PER_S = 128.0  # PCIe 5.0 x16, both directions: the bound without 
 
 def load_calibration(catalog: Catalog | None = None, *, db: Path | None = None) -> Calibration:
     """The calibration from every stored report, by the rules of planner/_calibration.py."""
+    found, layers = [], []
+    # the reports are read inside the connection: one whose text is not JSON makes it ask
+    # whether the file is damaged (``_reading``) before any plan believes the rest
     with _reading(db) as conn:
         rows = conn.execute("SELECT id, created_utc, accelerator, report_json FROM reports "
                             "ORDER BY id").fetchall() if conn else []
-    if not rows:
-        return NO_CALIBRATION
-    if catalog is None:
-        from catalog import load_catalog
+        if not rows:
+            return NO_CALIBRATION
+        if catalog is None:
+            from catalog import load_catalog
 
-        catalog = load_catalog()
-    found, layers = [], []
-    runs: dict[str, int] = {}  # measurement fingerprint -> the first report with it
-    for rid, created, acc, text in rows:
-        figures, layer = _candidates(rid, created, acc, text, catalog, runs)
-        found.extend(figures)
-        if layer is not None:
-            layers.append(layer)
+            catalog = load_catalog()
+        runs: dict[str, int] = {}  # measurement fingerprint -> the first report with it
+        for rid, created, acc, text in rows:
+            figures, layer = _candidates(rid, created, acc, stored_json_or_error(text, conn),
+                                         catalog, runs)
+            found.extend(figures)
+            if layer is not None:
+                layers.append(layer)
     if not layers:
         return calibrate(found)
     # the layers are modelled with the hardware figures `estimate` will use: the probes'
@@ -198,11 +202,20 @@ def _per_gpu(report, f) -> PerGpu | None:
                      for nv in (getattr(r, attr) if attr else ()) if nv.name == f.name)
 
 
-def _candidates(rid: int, created: str, acc_name: str | None, text: str, catalog: Catalog,
+def stored_json_or_error(text: str, conn: StoreConnection) -> object:
+    """A stored report's JSON, or the ValueError that says why it is unreadable."""
+    try:
+        return stored_json(text, conn)
+    except ValueError as exc:
+        return exc
+
+
+def _candidates(rid: int, created: str, acc_name: str | None, data: object, catalog: Catalog,
                 runs: dict[str, int]) -> tuple[list[Candidate], WorkloadCandidate | None]:
-    """Every figure of one stored report as a Candidate for the rules, and its workload
-    layer (None when it has none). ``runs``: the measurement fingerprints of the reports
-    before it (a copy of one of them is refused; added to when it is not)."""
+    """Every figure of one stored report (its JSON, or why it has none: ``data``) as a
+    Candidate for the rules, and its workload layer (None when it has none). ``runs``: the
+    measurement fingerprints of the reports before it (a copy of one of them is refused;
+    added to when it is not)."""
     from probes import ReportError, parse_report
 
     def whole(why: str) -> tuple[list[Candidate], None]:
@@ -211,8 +224,10 @@ def _candidates(rid: int, created: str, acc_name: str | None, text: str, catalog
                           refusal=why)], None
 
     try:
-        report = parse_report(stored_json(text), source=f"probe report {rid}")
-    except (ReportError, ValueError) as exc:  # JSONDecodeError is a ValueError
+        if isinstance(data, ValueError):  # not UTF-8, not JSON, nested too deep
+            raise data
+        report = parse_report(data, source=f"probe report {rid}")
+    except (ReportError, ValueError) as exc:
         return whole(f"this gpuplan cannot read it: {exc}")
     fingerprint = measurement_fingerprint(report)
     if fingerprint in runs:  # stored before copies were recognised at ingest

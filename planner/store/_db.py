@@ -25,23 +25,40 @@ Concurrency and faults: the schema is created inside one ``BEGIN IMMEDIATE`` tra
 ``IF NOT EXISTS`` statements (idempotent, and atomic: a crash leaves either no schema or all of
 it); every write is one IMMEDIATE transaction that takes the write lock before it reads, so two
 ingests of the same file cannot both insert it. Connections wait up to BUSY_TIMEOUT_SECONDS for
-a lock and the write is retried RETRIES times; errors say "locked", "disk full", "read-only" or
-"damaged" for what SQLite actually reported.
+a lock and the write is retried RETRIES times; a write still waiting after NOTICE_AFTER_SECONDS
+says so (a ``StoreNotice``: the CLI's "note:" line), so a long wait is not a silent hang.
+Errors say "locked", "disk full", "read-only" or "damaged" for what SQLite actually reported;
+``_damage`` tells a damaged file (SQLite's quick_check, run when something looked wrong) from a
+damaged report.
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import sqlite3
 import time
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
-from catalog import data_dir
+from catalog import CatalogNotice, data_dir
 
 from ..model import CalibrationError
+from ._damage import (
+    StoreConnection,
+    check_rows,
+    damage_error,
+    damaged_database,
+    is_corrupt,
+    message_of,
+    raise_if_damaged,
+    rebuild_fix,
+    short,
+)
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = 1
 _REMOVED_DDL = """CREATE TABLE IF NOT EXISTS removed_reports (
@@ -79,6 +96,15 @@ _DDL = (
 )
 BUSY_TIMEOUT_SECONDS = 10.0
 RETRIES = 4
+# a write waits this long for the lock before saying that it waits (then the rest of its wait)
+NOTICE_AFTER_SECONDS = 1.0
+
+
+class StoreNotice(CatalogNotice):
+    """Something about the probe database a user must know that is not an error (a write
+    waiting for another process's lock): the CLI prints it as a "note:" line on stderr."""
+
+
 def ensure_removed_table(conn: sqlite3.Connection) -> None:
     """The removed reports' ids (in a write transaction): added to schema 1 later, so a
     database created before it gets it on its first write, not by a schema migration."""
@@ -94,45 +120,17 @@ def next_report_id(conn: sqlite3.Connection) -> int:
                         "COALESCE((SELECT MAX(id) FROM removed_reports), 0)) + 1").fetchone()[0]
 
 
-def stored_json(text):
-    """``json.loads`` of a stored report's text. A row nested too deep to parse (edited by
-    hand: the ingest reader bounds the depth) or whose text is not UTF-8 raises ValueError,
-    as other unreadable JSON does, not RecursionError: one damaged report must not stop every
-    plan."""
-    if isinstance(text, _NotUtf8):
-        raise ValueError("its text is not UTF-8")
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise ValueError("its JSON is nested too deep to read") from None
-
-
-class _NotUtf8(str):
-    """A stored text that is not UTF-8 (a damaged file, a hand edit), read with U+FFFD for
-    its bad bytes: SQLite's own decoding raised on the row — for every reader, with the
-    row's whole text in a message over several lines — so one such report stopped every plan
-    and `probe show` itself."""
-
-
-def _text(raw: bytes) -> str:
-    """The connections' text_factory: UTF-8, else a ``_NotUtf8`` (``stored_json`` refuses it,
-    so the report reads as damaged and `gpuplan probe remove N` is the fix)."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return _NotUtf8(raw.decode("utf-8", "replace"))
-
-
 def db_path() -> Path:
     return data_dir() / "probes.db"
 
 
 # -- connections and errors ------------------------------------------------------------------
-def _error(exc: BaseException, path: Path) -> CalibrationError:
-    """The one-line error for what SQLite (or the OS) reported."""
+def _error(exc: BaseException, path: Path,
+           conn: StoreConnection | None = None) -> CalibrationError:
+    """The one-line error for what SQLite (or the OS) reported; with ``conn``, an error that
+    is none of the known kinds is called damage when quick_check finds some."""
     name = str(getattr(exc, "sqlite_errorname", "") or "")
-    text = " ".join(str(exc).split())  # one line, and no stored text quoted at length
-    text = text if len(text) <= 160 else text[:160] + "…"
+    text = short(message_of(exc))  # one line, and no stored text quoted at length
     low = text.lower()
     err = getattr(exc, "errno", None)
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in low:
@@ -160,13 +158,13 @@ def _error(exc: BaseException, path: Path) -> CalibrationError:
         return CalibrationError(
             f"{path}: cannot open the probe database ({text}). To fix: check the permissions "
             "of the gpuplan data directory (or set GPUPLAN_HOME)")
-    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in low \
-            or "not a database" in low:
-        return CalibrationError(
-            f"{path}: the probe database is damaged ({text}). To fix: move it away and "
-            "ingest the reports again")
+    if is_corrupt(exc):
+        return damaged_database(path, text)
+    found = conn.damage() if conn is not None else None
+    if found:  # a constraint failed, or a column was missing, where a page was damaged
+        return damaged_database(path, found)
     return CalibrationError(f"{path}: the probe database failed ({text}). To fix: retry; if it "
-                            "persists, move the file away and ingest the reports again")
+                            f"persists, {rebuild_fix('the file')}")
 
 
 def _retryable(exc: sqlite3.Error) -> bool:
@@ -174,15 +172,16 @@ def _retryable(exc: sqlite3.Error) -> bool:
     return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc).lower()
 
 
-def _open(path: Path) -> sqlite3.Connection:
+def _open(path: Path) -> StoreConnection:
     """A connection in autocommit mode (transactions are explicit) that waits for locks."""
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
-    conn.text_factory = _text
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
+                           factory=StoreConnection)
+    conn.path = path
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
 
 
-def _version(conn: sqlite3.Connection, path: Path) -> int:
+def _version(conn: StoreConnection, path: Path) -> int:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
         raise CalibrationError(f"{path}: probe database schema {version} is newer than this "
@@ -191,7 +190,7 @@ def _version(conn: sqlite3.Connection, path: Path) -> int:
     return version
 
 
-def _create_schema(conn: sqlite3.Connection, path: Path) -> None:
+def _create_schema(conn: StoreConnection, path: Path) -> None:
     """Idempotent and atomic: every statement in one IMMEDIATE transaction."""
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -207,9 +206,11 @@ def _create_schema(conn: sqlite3.Connection, path: Path) -> None:
 
 
 @contextmanager
-def _reading(db: Path | None) -> Iterator[sqlite3.Connection | None]:
+def _reading(db: Path | None) -> Iterator[StoreConnection | None]:
     """A connection for reads; None when there is no database or no schema yet (a store
-    whose creation never committed reads as empty). Reading never creates the file."""
+    whose creation never committed reads as empty). Reading never creates the file. A read
+    of a damaged file raises the damaged error (``_damage``), whatever its body raised or
+    returned: rows it did not see, or saw garbled, are not a smaller store."""
     path = db or db_path()
     if not path.exists():
         yield None
@@ -217,50 +218,98 @@ def _reading(db: Path | None) -> Iterator[sqlite3.Connection | None]:
     try:
         # mode=rw: never creates the file, yet can roll back a crashed writer's journal
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True,
-                               timeout=BUSY_TIMEOUT_SECONDS)
+                               timeout=BUSY_TIMEOUT_SECONDS, factory=StoreConnection)
     except sqlite3.Error as exc:
         raise _error(exc, path) from None
-    conn.text_factory = _text
+    conn.path = path
     try:
         if _version(conn, path) < SCHEMA_VERSION:
             yield None
         else:
+            check_rows(conn, path)
             yield conn
-    except sqlite3.Error as exc:
-        raise _error(exc, path) from None
+            if conn.unreadable:  # a text that is not UTF-8 or not JSON: a report, or the file?
+                raise_if_damaged(conn, path)
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        raise _failure(exc, conn, path) from None
+    except (CalibrationError, ValueError):  # "no probe report N", a damaged report
+        damaged = damage_error(conn, path)
+        if damaged is not None:
+            raise damaged from None
+        raise
     finally:
         conn.close()
 
 
-def _write(db: Path | None, work):
+def _failure(exc: sqlite3.Error | UnicodeDecodeError, conn: StoreConnection,
+             path: Path) -> BaseException:
+    """The error to raise for ``exc``, raised by a statement on ``conn``: SQLite's own, said
+    by ``_error``; a UnicodeDecodeError is SQLite's message quoting a damaged schema's bytes
+    when quick_check finds damage, else not the database's (raised as it is)."""
+    if isinstance(exc, UnicodeDecodeError) and conn.damage() is None:
+        return exc
+    return _error(exc, path, conn)
+
+
+def _tries() -> list[tuple[float, float]]:
+    """(busy timeout, pause before it) of each try of a write: RETRIES + 1 tries of
+    BUSY_TIMEOUT_SECONDS, the first cut at NOTICE_AFTER_SECONDS, where the wait is said."""
+    first = min(NOTICE_AFTER_SECONDS, BUSY_TIMEOUT_SECONDS)
+    tries = [(first, 0.0)]
+    if BUSY_TIMEOUT_SECONDS > first:
+        tries.append((BUSY_TIMEOUT_SECONDS - first, 0.0))
+    return tries + [(BUSY_TIMEOUT_SECONDS, 0.05 * 2**attempt) for attempt in range(RETRIES)]
+
+
+def _write(db: Path | None, work: Callable[[StoreConnection], T]) -> T:
     """Run ``work(conn)`` in one IMMEDIATE transaction, creating the schema if needed;
-    retried while another process holds the lock."""
+    retried while another process holds the lock (said once the wait is long)."""
     path = db or db_path()
     from catalog import make_directory
 
     make_directory(path.parent, what="probe database")  # says what is in the way
-    for attempt in range(RETRIES + 1):
+    tries = _tries()
+    for number, (wait, pause) in enumerate(tries):
+        time.sleep(pause)
         try:
             conn = _open(path)
         except sqlite3.Error as exc:
             raise _error(exc, path) from None
         try:
-            if _version(conn, path) < SCHEMA_VERSION:
-                _create_schema(conn, path)
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            return result
-        except sqlite3.Error as exc:
-            if attempt < RETRIES and _retryable(exc):
-                time.sleep(0.05 * 2**attempt)
+            conn.execute(f"PRAGMA busy_timeout = {round(wait * 1000)}")
+            return _transaction(conn, path, work)
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            if number < len(tries) - 1 and isinstance(exc, sqlite3.Error) and _retryable(exc):
+                if number == 0:  # said once, after the first, short wait; then the rest
+                    left = sum(w + p for w, p in tries[1:])
+                    shown = f"{left:.0f}" if left >= 1 else f"{left:.1f}"
+                    warnings.warn(StoreNotice(
+                        f"waiting for the probe database {path}: another gpuplan process is "
+                        f"writing it (up to {shown} s more)…"), stacklevel=2)
                 continue
-            raise _error(exc, path) from None
+            raise _failure(exc, conn, path) from None
+        except (CalibrationError, ValueError):  # "no probe report N", a damaged report
+            damaged = damage_error(conn, path)
+            if damaged is not None:
+                raise damaged from None
+            raise
         finally:
             conn.close()
-    raise AssertionError("unreachable")  # the loop returns or raises
+    raise AssertionError("unreachable")  # the last try returns or raises
+
+
+def _transaction(conn: StoreConnection, path: Path, work: Callable[[StoreConnection], T]) -> T:
+    if _version(conn, path) < SCHEMA_VERSION:
+        _create_schema(conn, path)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        check_rows(conn, path)  # a write must not add to a damaged file, nor miss a row
+        result = work(conn)
+        if conn.unreadable:
+            raise_if_damaged(conn, path)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return result

@@ -13,7 +13,6 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,8 @@ from pathlib import Path
 from catalog import Catalog, GpuplanError, quoted
 
 from ..model import CalibrationError, WorkloadShape, freeze, thaw
-from ._db import _reading, _write, next_report_id, stored_json
+from ._damage import StoreConnection, rebuild_fix, stored_json
+from ._db import _reading, _write, next_report_id
 
 # probe dtype -> catalog dtype (catalog.DTYPES); fp8 with fast accumulation keeps its own key
 DTYPE_NAMES = {"fp32": "fp32", "tf32": "tf32", "bf16": "bf16", "fp16": "fp16",
@@ -184,7 +184,7 @@ def measurement_fingerprint(report) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _same_run(conn: sqlite3.Connection, fingerprint: str | None,
+def _same_run(conn: StoreConnection, fingerprint: str | None,
               rows: list[tuple[str, str, float, str]]) -> tuple[int, str] | None:
     """(id, accelerator) of a stored report with the same measurements, if any. Only reports
     whose measurement rows are the same as ``rows`` (a copy's are) are parsed, so an ingest
@@ -206,7 +206,7 @@ def _same_run(conn: sqlite3.Connection, fingerprint: str | None,
             continue
         text = conn.execute("SELECT report_json FROM reports WHERE id = ?", (rid,)).fetchone()[0]
         try:
-            report = parse_report(stored_json(text), source=f"probe report {rid}")
+            report = parse_report(stored_json(text, conn), source=f"probe report {rid}")
         except (ReportError, TypeError, ValueError):  # JSONDecodeError is a ValueError
             continue  # an unreadable row is refused when the calibration loads
         if measurement_fingerprint(report) == fingerprint:
@@ -282,7 +282,7 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
     rows = _measurements(report)
     fingerprint = measurement_fingerprint(report)
 
-    def work(conn: sqlite3.Connection) -> tuple[int, str]:
+    def work(conn: StoreConnection) -> tuple[int, str]:
         existing = conn.execute("SELECT id, accelerator FROM reports WHERE sha256 = ?",
                                 (digest,)).fetchone()
         same = "same file"
@@ -323,11 +323,11 @@ _COLUMNS = ("id, created_utc, ingested_utc, accelerator, gpu_model, device_type,
             "node_count, instance_type, cloud, region, source_path, world_size, report_json")
 
 
-def _row_to_report(conn, row) -> StoredReport:
+def _row_to_report(conn: StoreConnection, row: tuple) -> StoredReport:
     """A stored report; CalibrationError ("damaged") for a row of the wrong types (a database
     edited by hand or written by something else: SQLite keeps any type in any column)."""
     def damaged(why: str) -> CalibrationError:
-        return _damaged(row[0], why)
+        return _damaged(conn.path, row[0], why)
 
     meas: dict = {}
     for kind, key, value in conn.execute(
@@ -337,9 +337,9 @@ def _row_to_report(conn, row) -> StoredReport:
             raise damaged(f"measurement {kind!r}/{key!r} is {value!r}, not a number")
         meas.setdefault(kind, {})[key] = value
     try:
-        data = stored_json(row[13]) if isinstance(row[13], str | bytes) else {}
-    except ValueError:  # JSONDecodeError, or nested too deep
-        data = {}
+        data = stored_json(row[13], conn)
+    except ValueError:  # JSONDecodeError, or nested too deep; `_reading` then asks whether the
+        data = {}  # file is damaged, else the calibration lists the report as unreadable
     if not isinstance(data, dict):
         raise damaged(f"its report is a JSON {type(data).__name__}, not an object")
     env = data.get("environment") if isinstance(data.get("environment"), dict) else {}
@@ -387,13 +387,14 @@ def report_json(report_id: int, *, db: Path | None = None) -> dict:
             raise CalibrationError(f"no probe report {report_id}. To fix: see `gpuplan probe "
                                    "show`")
         try:
-            return stored_json(row[0])
+            return stored_json(row[0], conn)
         except (TypeError, ValueError) as exc:  # a hand-edited or older database
-            raise _damaged(report_id, f"its report does not parse: {exc}") from None
+            raise _damaged(conn.path, report_id, f"its report does not parse: {exc}") from None
 
 
-def _damaged(report_id, why: str) -> CalibrationError:
-    return CalibrationError(f"the probe database is damaged (report {report_id!r}: {why}). To "
-                            f"fix: `gpuplan probe remove {report_id}`, or move the database "
-                            "away (see `gpuplan probe show` for its path) and ingest the "
-                            "reports again")
+def _damaged(path: Path | None, report_id, why: str) -> CalibrationError:
+    """One damaged report (a hand edit, or damage inside its stored text alone: SQLite's
+    quick_check found the file whole): removing it is the fix, or rebuilding the store."""
+    return CalibrationError(f"{path}: the probe database is damaged (report {report_id!r}: "
+                            f"{why}). To fix: `gpuplan probe remove {report_id}`, or "
+                            f"{rebuild_fix()}")
