@@ -227,8 +227,7 @@ def write_report_atomic(report: ProbeReport, path: str | os.PathLike[str]) -> Pa
 
 
 def _write_error(target: Path, exc: OSError) -> ReportWriteError:
-    # catalog._writes.write_fix's rule: chmod fails on a read-only mount, free space and
-    # another folder do not lift `ulimit -f`
+    # catalog._writes.write_fix's rule: no chmod on a read-only mount, no room lifts ulimit -f
     other, e = "choose another location with --out", exc.errno
     fix = ("raise the file-size limit (ulimit -f unlimited) and run again" if e == errno.EFBIG
            else "choose a path on a writable file system with --out" if e == errno.EROFS
@@ -247,8 +246,7 @@ def _create_temp(target: Path) -> tuple[int, str]:
             if e.is_file(follow_symlinks=False) and time.time() - e.stat(
                     follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS:
                 os.unlink(e.path)
-    # Not tempfile.mkstemp: it creates files 0600. os.open(..., 0o666) lets the kernel apply
-    # the user's umask, as for any file the user's tools write.
+    # Not tempfile.mkstemp (files 0600): os.open(..., 0o666) lets the kernel apply the umask.
     for _ in range(16):
         tmp = str(target.parent / f".{target.name[:120]}.{secrets.token_hex(6)}.tmp")
         try:
@@ -372,9 +370,11 @@ def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:
         raise ReportError(f"{source}: missing field 'schema_version'. {_FIX_REPORT}")
     if isinstance(version, bool) or version not in SUPPORTED_SCHEMA_VERSIONS:
         supported = ", ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
-        raise ReportError(f"{source}: unknown schema_version {version!r}; this gpuplan reads "
-                          f"version(s) {supported}. To fix: upgrade gpuplan (newer report) "
-                          "or re-run the probes with this version.")
+        newer = type(version) is int and version > max(SUPPORTED_SCHEMA_VERSIONS)  # not '3'
+        raise ReportError(f"{source}: schema_version {version} is newer than this gpuplan reads"
+                          f" ({supported}). To fix: upgrade gpuplan." if newer else f"{source}:"
+                          f" schema_version must be one of {supported}, got {version!r}. "
+                          f"{_FIX_REPORT}")
     return _build(ProbeReport, data, source, "")
 
 

@@ -99,12 +99,13 @@ class Quotas:
 
 def parse_quotas(data: Any, catalog: Catalog, *, source: str = "quota file") -> Quotas:
     """Quotas from a parsed quota file: a mapping with one key, ``quotas``, a list of rules."""
-    if not isinstance(data, dict) or "quotas" not in data:
-        raise PlannerError(f"{source}: expected a top-level 'quotas:' list. {FIX}")
-    unknown = sorted(str(k) for k in data if k != "quotas")
+    # a misspelt key first: `quota:` is told "did you mean 'quotas'?", not "expected quotas"
+    unknown = sorted(str(k) for k in data if k != "quotas") if isinstance(data, dict) else []
     if unknown:
         raise UnknownNameError("top-level field", unknown[0], ["quotas"], where=source,
                                hint=f"the file holds one list, 'quotas' {FORMAT}")
+    if not isinstance(data, dict) or "quotas" not in data:
+        raise PlannerError(f"{source}: expected a top-level 'quotas:' list. {FIX}")
     rules = parse_quota_rules(data["quotas"], catalog, source)
     for i, rule in enumerate(rules, start=1):
         if rule.month is not None:  # a plan has no start date to say which month it runs in

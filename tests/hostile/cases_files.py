@@ -322,6 +322,8 @@ QUOTA_CASES = [
     quota("empty-file", "", says="expected a top-level 'quotas:' list"),
     quota("a-list-at-top", "- {gpus: 1}\n", says="expected a top-level 'quotas:' list"),
     quota("unknown-top-field", "quotas: []\nquota: []\n", says="Did you mean 'quotas'?"),
+    quota("misspelt-top-field-alone", "quota:\n  - {cloud: aws, gpus: 8}\n",
+          says="unknown top-level field 'quota'. Did you mean 'quotas'?"),
     quota("quotas-a-mapping", "quotas: {cloud: aws}\n", says="must be a list"),
     quota("rule-a-string", "quotas: [aws]\n", says="expected a mapping"),
     quota("unknown-field", rules({"cloud": "aws", "gpu": 8}), says="Did you mean 'gpus'?"),
