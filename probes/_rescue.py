@@ -54,7 +54,12 @@ def write_or_rescue(report, out: str | os.PathLike[str]) -> Path:
     try:
         return write_report_atomic(report, out)
     except ReportWriteError as exc:
-        said = str(exc).partition(" To fix:")[0].rstrip(".")
+        said, _, fix = str(exc).partition(" To fix: ")
+        said = said.rstrip(".")
+        # the write's own fix (free space, ulimit -f, a writable file system, chmod): "free
+        # space" whatever failed sent a user with a read-only mount or a ulimit to the wrong
+        # fix; the run is over, so --out is no longer the way to choose another place
+        fix = fix.strip().rstrip(".").replace(" with --out", "") or "free space"
         name = f"gpuplan-probe-report-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}" \
                f"-{os.getpid()}.json"
         for folder in (tempfile.gettempdir(), os.path.expanduser("~")):
@@ -64,6 +69,6 @@ def write_or_rescue(report, out: str | os.PathLike[str]) -> Path:
             except (ReportWriteError, OSError):
                 continue
             raise ReportWriteError(f"{said}; the measured report was saved to {rescue} "
-                                   f"instead. To fix: free space, then mv {rescue} {out}"
+                                   f"instead. To fix: {fix}, then mv {rescue} {out}"
                                    ) from None
         raise

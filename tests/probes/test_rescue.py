@@ -71,3 +71,31 @@ def test_a_nearly_full_disk_is_refused_before_measuring(monkeypatch, tmp_path, c
 def test_a_disk_with_room_is_not_refused(monkeypatch, tmp_path):
     monkeypatch.setattr(rescue.shutil, "disk_usage", lambda p: Usage(10**9, 0, 10**9))
     rescue.check_space(tmp_path / "new" / "deeper" / "r.json", what="probe report")
+
+
+@pytest.mark.parametrize(("why", "fix"), [
+    ("the file is larger than this process's file-size limit, ulimit -f",
+     "raise the file-size limit (ulimit -f unlimited) and run again"),
+    ("read-only file system", "choose a path on a writable file system"),
+])
+def test_the_rescue_keeps_the_write_s_own_fix(why, fix, monkeypatch, tmp_path):
+    """The rescue said "To fix: free space, then mv …" whatever failed: a ulimit or a
+    read-only mount sent the user to free space."""
+    target = tmp_path / "out" / "report.json"
+    real = rescue.write_report_atomic
+
+    def write(report, path):
+        if Path(path) == target:
+            raise ReportWriteError(f"probe report {target}: cannot write it ({why}). To fix: "
+                                   f"{fix} with --out.")
+        return real(report, path)
+
+    monkeypatch.setattr(rescue, "write_report_atomic", write)
+    monkeypatch.setattr(rescue.tempfile, "gettempdir", lambda: str(tmp_path))
+    from probe_reports import h100_report
+
+    with pytest.raises(ReportWriteError) as info:
+        rescue.write_or_rescue(h100_report(), target)
+    said = str(info.value)
+    assert f"To fix: {fix}, then mv " in said and "free space" not in said
+    assert "--out" not in said  # the run is over: no option chooses the place now
