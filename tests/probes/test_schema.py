@@ -125,7 +125,20 @@ def test_unknown_schema_version_lists_supported(tmp_path):
     with pytest.raises(ReportError) as info:
         parse_report(data)
     message = _one_line_with_fix(info.value)
-    assert "99" in message and "version(s) 1, 2, 3" in message
+    assert "schema_version 99 is newer than this gpuplan reads (1, 2, 3)" in message
+    assert "upgrade gpuplan" in message
+
+
+@pytest.mark.parametrize("version", ["3", 0, 2.5, None])
+def test_a_schema_version_that_is_no_supported_number_is_not_called_newer(version):
+    # '3' (text) said "unknown schema_version '3'; this gpuplan reads version(s) 1, 2, 3"
+    data = json.loads(report_to_json(sample_report()))
+    data["schema_version"] = version
+    with pytest.raises(ReportError) as info:
+        parse_report(data)
+    message = _one_line_with_fix(info.value)
+    assert f"schema_version must be one of 1, 2, 3, got {version!r}" in message
+    assert "upgrade" not in message
 
 
 @pytest.mark.parametrize("drop", [("schema_version",), ("created_utc",),
