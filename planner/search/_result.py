@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..model import TimeRange, cluster_for_instance, cluster_inputs, quantile, summarise
+from ..model import (
+    TimeRange,
+    cluster_for_instance,
+    cluster_inputs,
+    format_chance,
+    format_requirement,
+    quantile,
+    summarise,
+)
 from ._candidates import (
     Candidate,
     Commitment,
@@ -217,6 +225,14 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
             f"instance-h); the {commitment.paid_hours - wall[i]:,.0f} h left per instance "
             f"are charged at {1 - c.commitment_use:.0%} (`commitment_use` "
             f"{c.commitment_use:.0%}: the share of them you will use afterwards)")
+    if meets and c.probability_required and prob < 0.5:
+        # what the user asked (P ≥ 1%) made a plan "meet" a deadline it is likely to miss
+        warnings.append(
+            f"deadline: this plan finishes by the deadline with probability "
+            f"{format_chance(prob)}, which meets the {format_requirement(c.min_probability)} "
+            f"asked (`min_probability`), but it is more likely to miss it: expected "
+            f"{wall[i]:,.0f} h against {c.deadline_hours:,.0f} h; 0.5 or more asks for a "
+            "likely finish, 0 for the expected time")
     gp = space.gp
     if not q10 <= wall[i] <= q90:
         warnings.append(_outside_range(float(wall[i]), q10, q90, float(gp["loss_hours"][e]),
