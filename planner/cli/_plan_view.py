@@ -102,7 +102,15 @@ def infeasible_fixes(inf, constraints) -> str:
     fastest = inf.fastest
     if fastest.gpus + fastest.gpus // fastest.nodes > constraints.max_gpus:
         parts.append(f"raise --max-gpus (now {constraints.max_gpus:,})")
-    pins = fastest.estimate.workload.pins.as_dict()
+    est = fastest.estimate
+    gbt = est.workload.global_batch_tokens
+    if gbt is not None and est.plan.micro_batches == 1:
+        # one micro-batch per rank: the given batch is what stops more data parallelism (8,192
+        # tokens, one sequence: "the fastest takes 1,217.8 h" never named the batch)
+        seqs = est.tokens_per_step // est.workload.seq_len
+        parts.append(f"raise --global-batch-tokens (now {gbt:,}: {seqs:,} "
+                     f"sequence{'s' if seqs != 1 else ''} a step, which caps data parallelism)")
+    pins = est.workload.pins.as_dict()
     if pins:
         parts.append("change or drop the pins (" + ", ".join(
             f"{flag_for(k) or k} {v}" for k, v in pins.items()) + ")")

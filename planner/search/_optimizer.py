@@ -339,6 +339,14 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
                 f"`max_gpus` {c.max_gpus:,}. To fix: raise `max_gpus` to {smallest:,} or "
                 "more, or choose accelerators sold in smaller instances with `gpu`")
     pins = workload.pins.as_dict()
+    mb, gbt = pins.get("micro_batch"), workload.global_batch_tokens
+    if mb and gbt and mb * workload.seq_len > gbt:  # each rank needs whole micro-batches
+        seqs = gbt // workload.seq_len
+        return (f"the pinned micro_batch={mb} is larger than the global batch "
+                f"({gbt:,} tokens: {seqs:,} sequence{'s' if seqs != 1 else ''} of "
+                f"{workload.seq_len:,}). To fix: lower `micro_batch` to "
+                f"{max(seqs, 1):,} or less, or raise `global_batch_tokens` to "
+                f"{mb * workload.seq_len:,} or more")
     if pins:
         pinned = ", ".join(f"{k}={v}" for k, v in pins.items())
         return (f"no matching offer can run the pinned plan ({pinned}) for this model within "
