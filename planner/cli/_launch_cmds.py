@@ -41,12 +41,13 @@ def _unnamed(bundle) -> tuple[str, tuple[str, ...]]:
 
 def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
           before: tuple[str, ...] = (), *, notes_to_stderr: bool = False,
-          unnamed: bool = False) -> None:
+          unnamed: bool = False, option: str = "--out") -> None:
     """The bundle's files (written, or printed), ``before`` (what it costs), then the commands,
     numbered and never wrapped (they are copied whole). ``notes_to_stderr``: stdout carries
     only the files (`launch probes --out -`: one YAML stream, documents separated by ---) or
     JSON (`plan --json --emit … --emit-out FILE`), so the notes go to stderr. ``unnamed``
-    (with ``to_stdout``): the user saves stdout under a name of their own (``_unnamed``)."""
+    (with ``to_stdout``): the user saves stdout under a name of their own (``_unnamed``);
+    ``option`` names the file (for ``check_replaceable``'s message)."""
     from catalog import check_output_path, write_text_atomic
 
     out = sys.stderr if notes_to_stderr else sys.stdout
@@ -57,6 +58,7 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
     else:
         for f in bundle.files:  # every path checked before any file is written
             check_output_path(f.path, what="task file")
+            check_replaceable(f.path, option=option, beside=f is not bundle.files[-1])
         for f in bundle.files:
             write_text_atomic(f.path, f.text, what="task file")
             out.write(f"wrote {f.path}\n")
@@ -69,6 +71,39 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
     for i, cmd in enumerate((*commands, *after), 1):
         out.write(f"  {i}. {cmd}\n")
     out.flush()
+
+
+MAX_LAUNCH_FILE_BYTES = 1 << 20  # a launch file is a few KB: a larger one is not gpuplan's
+
+
+def check_replaceable(path: str, *, option: str, beside: bool = False) -> None:
+    """Refuse to replace an existing file that gpuplan did not write, or wrote and the user
+    edited since (`launch probes` replaced a hand-edited task file, and `--out base.json` an
+    unrelated JSON, exit 0: hostile sweep). An unedited file of gpuplan's (its generated-by
+    line, ``planner.launch.GENERATED_MARK``, and a matching digest) is replaced silently, so
+    a re-run needs no option: the CLI's other outputs (`report --out`, `probe run --out`)
+    have no --force either, and refuse only the files the command reads. ``beside``: dstack's
+    fleet file, whose name comes from ``option``'s."""
+    from planner.launch import GENERATED_MARK, LaunchError, generated_state
+
+    fix = f"To fix: choose another {option}, or remove it"
+    shown = f"{path} (the fleet file, named after {option}'s)" if beside else path
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_LAUNCH_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return  # nothing to replace (check_output_path has refused what cannot be written)
+    except OSError as exc:
+        raise LaunchError(f"{shown} exists and cannot be read to check that gpuplan wrote it "
+                          f"({exc.strerror or exc}). {fix}") from None
+    state = (generated_state(data.decode("utf-8", "replace"))
+             if len(data) <= MAX_LAUNCH_FILE_BYTES else None)
+    if state == "edited":
+        raise LaunchError(f"{shown} was written by gpuplan and edited since: replacing it would "
+                          f"lose the edits. {fix}")
+    if state is None:
+        raise LaunchError(f"{shown} exists and was not written by gpuplan (it has no "
+                          f"'{GENERATED_MARK} …' line at the top). {fix}")
 
 
 def cost_lines(cost) -> tuple[str, ...]:
@@ -120,9 +155,15 @@ def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: 
                                "git+https://example.com/gpuplan.git'")
         if not _one_requirement(install):
             raise GpuplanError(f"--install {install!r} is not one pip requirement (a name, a "
-                               "name with versions or extras, 'NAME @ URL', a URL or a path "
-                               "to a wheel, optionally '; MARKER'). To fix: e.g. --install "
+                               "name with versions or extras, 'NAME @ URL' or a URL, "
+                               "optionally '; MARKER'). To fix: e.g. --install "
                                "'gpuplan @ git+https://example.com/gpuplan.git'")
+        if _local_install(install):
+            raise GpuplanError(f"--install {install!r} is a file on this machine, and a local "
+                               "file is not copied to the nodes: pip would fail there after "
+                               "the instances are paid for. To fix: give a URL pip can fetch "
+                               "on the node (git+https://…, https://…/gpuplan-….whl), or leave "
+                               "--install out to copy this machine's probes")
 
 
 # One pip requirement (PEP 508 as pip takes one argument), written out because `packaging` is
@@ -147,6 +188,28 @@ def _one_requirement(text: str) -> bool:
         _NAMED.fullmatch(requirement) or _URL_OR_PATH.fullmatch(requirement))
 
 
+# What pip reads as a file of the machine it runs on: a path, a file: URL, or a name ending in
+# one of pip's archive suffixes (`pip install gpuplan-0.1-py3-none-any.whl` is a local file).
+# The task copies no such file to the nodes (uploading it too would be a second copy path to
+# keep right for both orchestrators, for what a URL already does), so pip would fail there.
+_ARCHIVES = (".whl", ".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz",
+             ".tar.lz", ".tlz", ".tar.lzma")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def _local_install(text: str) -> bool:
+    requirement = text.partition(";")[0].strip()
+    if _SCHEME.match(requirement):
+        url = requirement  # a bare URL (git+ssh://git@host/… has an '@' of its own)
+    elif "@" in requirement:
+        url = requirement.partition("@")[2].strip()  # NAME @ URL
+    else:
+        return (requirement.startswith((".", "/", "~")) or "/" in requirement
+                or "\\" in requirement or requirement.lower().endswith(_ARCHIVES))
+    scheme = _SCHEME.match(url)
+    return scheme is None or scheme.group(1).lower().rsplit("+", 1)[-1] == "file"
+
+
 def probes_cmd(
     instance: Annotated[str, typer.Option("--instance", help="A catalog instance type, e.g. "
                         "p5.48xlarge.")],
@@ -158,16 +221,20 @@ def probes_cmd(
     = None,
     spot: Annotated[bool, typer.Option("--spot", help="Spot instead of on-demand.")] = False,
     out: Annotated[str | None, typer.Option("--out", help="Task file to write (default "
-                   "gpuplan-probes.sky.yaml / gpuplan-probes.dstack.yml). - prints the task "
+                   "gpuplan-probes.sky.yaml / gpuplan-probes.dstack.yml); an existing file is "
+                   "replaced only if gpuplan wrote it and it is unedited. - prints the task "
                    "file(s) on stdout as one YAML stream (dstack's fleet and task as two "
                    "documents), with the cost and commands on stderr.")]
     = None,
     bucket: Annotated[str | None, typer.Option("--bucket", help="s3://BUCKET[/PREFIX] or "
                       "gs://BUCKET[/PREFIX] to copy the report to (default: fetch it with "
-                      "scp).")] = None,
-    install: Annotated[str | None, typer.Option("--install", help="A pip spec to install on "
-                       "each node instead of copying this machine's probes (a git URL or a "
-                       "wheel of gpuplan).")] = None,
+                      "scp); the PREFIX is names separated by single '/', no '.' or '..'.")]
+    = None,
+    install: Annotated[str | None, typer.Option("--install", help="Instead of copying this "
+                       "machine's probes, pip install this on each node: a URL pip can fetch "
+                       "there (git+https://…, https://…/gpuplan-….whl) or NAME==VERSION from "
+                       "the package index. A local file is refused: it is not copied to the "
+                       "nodes.")] = None,
 ) -> None:
     """A task file that provisions NODES x INSTANCE, copies this machine's probes to them, runs
     the probe suite under torchrun on all of them, and brings report.json back for `gpuplan
@@ -220,6 +287,7 @@ def check_emit_options(target: str | None, out_path: str | None, *,
             raise LaunchError(f"--emit-out {out_path} is the file {option} names, which this "
                               "plan reads: the task file would replace it. To fix: choose "
                               "another --emit-out")
+        check_replaceable(out_path, option="--emit-out")
 
 
 def emit_for_plan(recommendation: dict | None, target: str, out_path: str | None,
@@ -233,4 +301,4 @@ def emit_for_plan(recommendation: dict | None, target: str, out_path: str | None
                              workload=workload)
     if out_path in (None, "-"):
         sys.stdout.write(f"\n# ---- launch file ({target}) ----\n")
-    _emit(bundle, out_path in (None, "-"), notes_to_stderr=json_out)
+    _emit(bundle, out_path in (None, "-"), notes_to_stderr=json_out, option="--emit-out")

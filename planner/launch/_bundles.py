@@ -64,8 +64,9 @@ def probe_run_cost(catalog, spec: LaunchSpec, target: str, *,
 def probes_launch(spec: LaunchSpec, target: str, *, task_path: str, install: str | None = None,
                   bucket: str | None = None, source_dir: str | Path | None = None) -> LaunchBundle:
     """A task that copies the local probes to every node, runs them there under torchrun and
-    brings report.json back. ``install``: a pip spec to install instead of copying (a git URL
-    or a wheel of gpuplan); ``source_dir``: the probes package to copy (default: this one)."""
+    brings report.json back. ``install``: a pip spec to install instead of copying (a URL the
+    node can fetch: the CLI refuses a local file, which is never uploaded); ``source_dir``:
+    the probes package to copy (default: this one)."""
     target = choose("launch target", target, TARGETS)
     b = parse_bucket(bucket) if bucket else None
     src = str(Path(source_dir) if source_dir else probes_source_dir())

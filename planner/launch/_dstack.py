@@ -88,7 +88,9 @@ def probes_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
         task["env"] = env
     task.update({"commands": [*steps, probe_script(spec, "$DSTACK_NODE_RANK",
                                                    "$DSTACK_MASTER_NODE_IP", save,
-                                                   f"$PWD/{DSTACK_SRC}")],
+                                                   f"$PWD/{DSTACK_SRC}",
+                                                   copy_to=b.object_uri(report) if b
+                                                   else None)],
                  **profile(spec),
                  "max_duration": f"{DSTACK_MAX_DURATION_MINUTES // 60}h"})
     files = [LaunchFile(path=task_path, text=dump_yaml(task, header))]

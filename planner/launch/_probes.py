@@ -56,11 +56,27 @@ def parse_bucket(uri: str) -> Bucket:
     if not m:
         raise LaunchError(f"bad bucket URI {uri!r}. To fix: pass s3://BUCKET[/PREFIX] or "
                           "gs://BUCKET[/PREFIX], e.g. s3://my-bucket/probes")
-    if not _PREFIX.fullmatch(m.group(3) or ""):
+    raw = m.group(3) or ""
+    if not _PREFIX.fullmatch(raw):
         raise LaunchError(f"bad bucket URI {uri!r}: the bucket prefix may hold only letters, "
                           "digits and . _ / = + - (it is used in a shell command on every "
                           "node). To fix: e.g. s3://my-bucket/probes")
-    return Bucket(m.group(1), m.group(2), (m.group(3) or "").strip("/"))
+    # SkyPilot mounts the bucket as a folder, where '..' climbs out of it (s3://b/../../x
+    # wrote the report to /x on the node, exit 0) and '.' or '//' collapse, while `aws s3 cp`
+    # and gsutil keep them in the key: the report would land where the printed fetch does not
+    # look. One trailing '/' (s3://b/runs/) is the usual spelling of a folder and is kept.
+    prefix = raw.removesuffix("/")
+    for segment in prefix.split("/") if prefix else ():
+        if segment in ("", ".", ".."):
+            drops = ("which the bucket's folder on the node drops: the report would land "
+                     "where the printed fetch does not look")
+            what = ("a '..' segment, which climbs out of the bucket's folder on the node: the "
+                    "report would land outside the bucket" if segment == ".." else
+                    f"a '.' segment, {drops}" if segment else f"an empty segment (//), {drops}")
+            raise LaunchError(f"bad bucket URI {uri!r}: the prefix has {what}. To fix: give "
+                              "the prefix as names separated by single '/', e.g. "
+                              "s3://my-bucket/probes")
+    return Bucket(m.group(1), m.group(2), prefix)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,18 +119,47 @@ def probes_source_dir() -> Path:
     return Path(probes.__file__).resolve().parent
 
 
-def probe_script(spec: LaunchSpec, rank: str, addr: str, save: str, src: str) -> str:
+REPORT_BEGIN = "----- BEGIN gpuplan report.json -----"
+REPORT_END = "----- END gpuplan report.json -----"
+
+
+def probe_script(spec: LaunchSpec, rank: str, addr: str, save: str, src: str, *,
+                 copy_to: str | None = None) -> str:
+    """The node's script: torchrun, then on rank 0 ``save`` (``copy_to``: the bucket object
+    ``save`` copies the report to, which may fail)."""
     # GPUPLAN_PROBE_ARGS: extra `python -m probes` options (e.g. --quick) without editing
     torchrun = torchrun_command(nodes=spec.nodes, gpus_per_node=spec.gpus_per_node,
                                 node_rank=rank, master_addr=addr,
                                 program="-m probes --out report.json ${GPUPLAN_PROBE_ARGS:-}")
+    if copy_to:
+        # A failed copy to the bucket (credentials, permissions, a full mount) exited with
+        # the probes' status, 0: the job "succeeded" and `sky launch --down` deleted the
+        # cluster with the only copy of a paid-for report. A non-zero exit alone does not keep
+        # it (--down tears down after a failed job too), and holding the nodes for an scp
+        # would bill every node for longer than a re-run. So the step fails, and the report
+        # goes into the job's log, which `sky launch`/`dstack apply` stream to the user's
+        # terminal (and `dstack logs` keeps): saved from there, it ingests as usual.
+        where = copy_to  # parse_bucket's characters only: nothing a shell reads in "…"
+        save_lines = [
+            "  copied=0",
+            f"  {{ {save}; }} || copied=$?",
+            '  if [ "$copied" != 0 ]; then',
+            f"    echo \"gpuplan: copying the report to {where} failed (exit $copied); the "
+            "report follows, between the BEGIN and END lines below: save what is between "
+            "them as report.json\"",
+            f'    echo "{REPORT_BEGIN}"; cat report.json; echo; echo "{REPORT_END}"',
+            '    if [ "$status" = 0 ]; then status=$copied; fi',
+            "  fi",
+        ]
+    else:
+        save_lines = [f"  {save}"]
     return "\n".join([
         f'export PYTHONPATH="{src}${{PYTHONPATH:+:$PYTHONPATH}}"',
         f'mkdir -p "{REPORT_DIR}" && cd "{REPORT_DIR}"',
         "status=0",
         f"{torchrun} || status=$?",  # exit 1: report written, a probe failed (docs/probes.md)
         f'if [ "{rank}" = "0" ] && [ -f report.json ]; then',
-        f"  {save}",
+        *save_lines,
         "fi",
         'exit "$status"',
     ]) + "\n"

@@ -70,7 +70,8 @@ def probes_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
     task["setup"] = setup(install) + "\n"
     task["run"] = ('MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)\n'
                    + probe_script(spec, "$SKYPILOT_NODE_RANK", "$MASTER_ADDR", save,
-                                  SKY_SRC.replace("~", "$HOME")))
+                                  SKY_SRC.replace("~", "$HOME"),
+                                  copy_to=b.object_uri(report) if b else None))
     fetch = (b.copy_command(b.object_uri(report), "report.json") if b
              else f"scp {spec.name}:~/gpuplan-probes/report.json report.json")
     task_arg = shell_word(task_path)

@@ -12,7 +12,7 @@ import shlex
 
 from catalog import shell_word
 
-from ._spec import LaunchBundle, LaunchFile, LaunchSpec, comment_lines
+from ._spec import LaunchBundle, LaunchFile, LaunchSpec, comment_lines, mark_generated
 
 MASTER_PORT = 29500  # torchrun's default rendezvous port
 
@@ -44,6 +44,6 @@ def training_script(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...]
                      "MASTER_ADDR (node 0's private IP) set.")
     lines += ["set -euo pipefail", *(f"export {k}={shlex.quote(v)}" for k, v in env.items()),
               body]
-    return LaunchBundle(target="torchrun", files=(LaunchFile(path=task_path,
-                                                             text="\n".join(lines) + "\n"),),
+    text = mark_generated("\n".join(lines) + "\n")
+    return LaunchBundle(target="torchrun", files=(LaunchFile(path=task_path, text=text),),
                         commands=(f"bash {shell_word(task_path)}",))

@@ -416,8 +416,10 @@ LAUNCH_CASES = [
     *[launch(f"install-valid-{i}", "--install", spec, "--out", "-", expect=0)
       for i, spec in enumerate(("gpuplan@ https://example.com/x.whl",
                                 'gpuplan; python_version >= "3.10"', "gpuplan (>=0.1)",
-                                "pkg[extra] >= 1, < 2", "git+ssh://git@example.com/o/g.git",
-                                "./local.whl"))],
+                                "pkg[extra] >= 1, < 2", "git+ssh://git@example.com/o/g.git"))],
+    # a file here is not copied to the nodes: pip failed there after the instances were paid
+    launch("install-local-wheel", "--install", "./local.whl",
+           says="a local file is not copied to the nodes"),
     launch("install-a-pipe", "--install", "gpuplan | sh", says="is not one pip requirement"),
     out("empty", "", says="--out is empty"),
     out("directory", "{tmp}", says="is a directory"),
@@ -436,8 +438,9 @@ LAUNCH_CASES = [
     out("name-too-long", "{tmp}/" + "t" * 300 + ".yaml", says="file name too long"),
     out("good", "{tmp}/task.sky.yaml", 0, says="sky launch",
         check=file_contains("task.sky.yaml", "num_nodes: 1")),
-    out("replaces-a-file", "{old}", 0, says="wrote", files={"old": "old task\n"},
-        check=file_contains("old", "num_nodes", absent=("old task",))),
+    # a file gpuplan did not write is kept (a hand-edited task, an unrelated config)
+    out("keeps-a-file-not-its-own", "{old}", says="was not written by gpuplan",
+        files={"old": "old task\n"}, check=file_contains("old", "old task")),
     out("stdout", "-", 0, says="# ---- gpuplan-probes.sky.yaml ----"),
     Case("launch-dstack-good", ("launch", "probes", "--instance", "p5.48xlarge", "--target",
                                 "dstack", "--nodes", "2", "--out", "{tmp}/t.dstack.yml"), 0,
