@@ -48,8 +48,6 @@ from ._errors import (
     refer_to_fields,
 )
 from ._estimate import (
-    check_pins_fit_cluster,
-    check_pins_fit_model,
     checkpoint_bytes,
     estimate,
     range_sigma,
@@ -108,6 +106,7 @@ from ._layer_model import (
 )
 from ._memory import memory_terms, virtual_stages
 from ._perf import CHECKPOINT_BYTES, RECOMPUTE_CODES, RECOMPUTE_NAMES, evaluate
+from ._pin_checks import check_pins_fit_cluster, check_pins_fit_model
 from ._presets import preset, preset_names
 from ._probability import normal_quantile, probability_within, quantile
 from ._records import Estimate, ParallelPlan, TimeRange, workload_dict

@@ -325,7 +325,10 @@ def overrides_note(a: Assumptions) -> str | None:
         now, was = getattr(a, field_name), getattr(default, field_name)
         if entry:  # a table entry (a whole table cannot be set)
             now, was = now[entry], was.get(entry)
-        parts.append(f"{name} = {now:g}" + (f" (default {was:g})" if isinstance(
+        # a spot rate is the fallback for offers that publish none: an offer's own rate wins
+        only = (f"; for {entry} spot offers without a published rate" if
+                field_name == "spot_interruptions_per_hour" else "")
+        parts.append(f"{name} = {now:g}" + (f" (default {was:g}{only})" if isinstance(
             was, int | float) and not isinstance(was, bool) else ""))
     return "set with `assume`: " + "; ".join(parts)
 

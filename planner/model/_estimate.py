@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING
 
 from ._assumptions import Assumptions, gpu_family, overrides_note
 from ._calibration import NO_CALIBRATION, Calibration
-from ._errors import NoFitError, WorkloadError
+from ._errors import NoFitError
 from ._goodput import goodput
 from ._grid import (
     BATCH_ROUNDING_LIMIT,
-    TP_CHOICES,
     best_index,
     least_memory,
     plan_grid,
@@ -35,12 +34,12 @@ from ._grid import (
 )
 from ._hardware import Cluster
 from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype, nvlink_domain
-from ._memory import interleaving_fits
 from ._perf import CHECKPOINT_BYTES, RECOMPUTE_NAMES
+from ._pin_checks import check_pins_fit_cluster
 from ._records import Estimate, ParallelPlan, TimeRange
 from ._scalars import ModelScalars
 from ._shape import shape_of
-from ._software import PROFILES, check_pins
+from ._software import PROFILES
 from ._units import format_hours_range
 from ._workload import Workload, default_batch_note
 
@@ -255,6 +254,16 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
         warnings.append(f"`assume` default_matmul_fraction has no effect on "
                         f"{cluster.accelerator.name}: its family {fam!r} has a published value;"
                         f" to change it use `assume` matmul_fraction.{fam}=…")
+    spot_key = f"spot_interruptions_per_hour.{cluster.cloud}"
+    # a spot offer's own published rate (AWS's advisor buckets) wins over the cloud's
+    # assumed one (planner.search spot_rate); its caller names spot_restart_minutes for spot
+    if (restart_constant == "spot_restart_minutes" and spot_key in A.overridden
+            and interruption_rate_per_node_hour != A.spot_interruptions_per_hour[cluster.cloud]):
+        warnings.append(f"`assume` {spot_key} has no effect on this spot "
+                        f"{cluster.instance_type}: the offer has its own published rate "
+                        f"({interruption_rate_per_node_hour:.2g} interruptions per instance-"
+                        f"hour), which is used; the assumed rate applies only to "
+                        f"{cluster.cloud} spot offers without one")
     return Estimate(workload=workload, cluster=cluster, plan=plan, step_time_s=step,
                     steps=steps, tokens_per_step=tokens_per_step, breakdown=breakdown,
                     memory=memory, mfu=tflops_gpu / ci.peak_tflops,
@@ -262,81 +271,6 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
                     ideal_hours=ideal_h, goodput=gp, wall_clock=wall,
                     assumptions=tuple(notes), warnings=tuple(warnings),
                     calibrated=tuple(calibrated))
-
-
-def check_pins_fit_cluster(workload: Workload, cluster: Cluster,
-                           nvlink_domain_gpus: float | None = None) -> None:
-    """Pins that cannot work on this cluster → one error saying why (before any search).
-    ``nvlink_domain_gpus``: the GPUs NVLink joins (``ClusterInputs``; default the node)."""
-    p, a = workload.pins, workload.arch
-    check_pins(p, workload.framework)
-    G, N = cluster.gpus_per_node, cluster.gpus
-    D = max(G, int(nvlink_domain_gpus or G))
-    where = f"the {G} GPUs per node" if D == G else f"the {D} GPUs NVLink joins"
-    if p.tp is not None:
-        if p.tp > D:
-            raise WorkloadError(f"tp={p.tp} is above {where}: tensor parallelism stays inside "
-                                "an NVLink domain (its all-reduces run every layer). To fix: "
-                                f"pin tp to a divisor of {D}", field="tp", value=p.tp)
-        if D % p.tp or a.heads % p.tp:
-            fitting = ", ".join(str(t) for t in TP_CHOICES
-                                if t <= D and not D % t and not a.heads % t)
-            raise WorkloadError(f"tp={p.tp} must divide both {where} and the "
-                                f"{a.heads} attention heads. To fix: pin one of {fitting}",
-                                field="tp", value=p.tp)
-    _check_model_pins(workload)
-    split = (p.tp or 1) * (p.pp or 1) * (p.cp or 1)
-    if N % split:
-        # named by the pins given (the error's field is the last of them: its flag leads)
-        given = [(k, v) for k, v in (("tp", p.tp), ("pp", p.pp), ("cp", p.cp)) if v]
-        what = " · ".join(f"{k}={v}" for k, v in given)
-        product = f" = {split}" if len(given) > 1 else ""
-        raise WorkloadError(f"{what}{product} does not divide the {N} GPUs (tp·pp·cp must "
-                            f"divide the GPU count). To fix: pin a divisor of {N}, or change "
-                            "the GPU count", field=given[-1][0], value=given[-1][1])
-
-
-def check_pins_fit_model(workload: Workload) -> None:
-    """Pins that cannot work for this model on any cluster → one error saying why (``plan``
-    runs this before its search; ``estimate`` with the cluster's own checks)."""
-    check_pins(workload.pins, workload.framework)
-    _check_model_pins(workload)
-
-
-def _check_model_pins(workload: Workload) -> None:
-    """The model-level part of the pin checks, after the framework's (``check_pins``)."""
-    p, a = workload.pins, workload.arch
-    if p.pp is not None and p.pp > a.layers:
-        raise WorkloadError(f"pp={p.pp} is above the model's {a.layers} layers. To fix: pin pp "
-                            f"to at most {a.layers}", field="pp", value=p.pp)
-    if p.cp is not None and workload.seq_len % p.cp:
-        raise WorkloadError(f"cp={p.cp} must divide the sequence length {workload.seq_len}. "
-                            "To fix: pin a power of two that divides it", field="cp",
-                            value=p.cp)
-    if p.ep is not None and p.ep > 1 and not a.is_moe:
-        raise WorkloadError(f"ep={p.ep} pins expert parallelism, but this model has no "
-                            "experts. To fix: drop `ep` (or give `experts` for a mixture of "
-                            "experts)", field="ep", value=p.ep)
-    if p.ep is not None and a.is_moe and a.experts % p.ep:
-        fitting = ", ".join(str(e) for e in range(1, a.experts + 1) if not a.experts % e)
-        raise WorkloadError(f"ep={p.ep} must divide the {a.experts} experts. To fix: pin one "
-                            f"of {fitting}", field="ep", value=p.ep)
-    if p.vp is not None and p.vp > 1 and p.pp == 1:
-        raise WorkloadError(f"vp={p.vp} interleaves pipeline stages, but pp=1 has no pipeline. "
-                            "To fix: drop vp, or pin pp to 2 or more", field="vp", value=p.vp)
-    if p.vp is not None and p.vp > a.layers:
-        raise WorkloadError(f"vp={p.vp} is above the model's {a.layers} layers: each virtual "
-                            f"stage holds at least one layer. To fix: pin vp to at most "
-                            f"{a.layers}", field="vp", value=p.vp)
-    if p.vp is not None and p.pp and p.pp > 1 and math.ceil(a.layers / p.pp) % p.vp:
-        raise WorkloadError(f"vp={p.vp} must divide the {math.ceil(a.layers / p.pp)} layers of "
-                            f"each of the {p.pp} pipeline stages. To fix: pin a divisor",
-                            field="vp", value=p.vp)
-    if p.vp is not None and p.pp and p.pp > 1 and not interleaving_fits(a.layers, p.pp, p.vp):
-        raise WorkloadError(f"pp={p.pp} × vp={p.vp} is {p.pp * p.vp} pipeline chunks for the "
-                            f"model's {a.layers} layers: every chunk holds a layer, the "
-                            "embedding or the loss (at most layers + 2 chunks). To fix: pin a "
-                            "smaller vp or pp", field="vp", value=p.vp)
 
 
 def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions | None = None,
@@ -358,6 +292,8 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
     measured = workload_memory_ratios(calibration, workload, cluster.accelerator.name, grid)
     pruned = prune(ms, A, grid, ci, measured)
     if len(pruned["tp"]) == 0:
+        if A.runtime_reserve_gib >= ci.memory_gib * A.usable_memory_fraction:
+            raise NoFitError(_reserve_message(cluster, A, ci))
         raise NoFitError(no_fit_message(workload, cluster, ms, A, ci,
                                         least_memory(ms, A, grid, ci, measured),
                                         measured=measured))
@@ -366,6 +302,20 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
                     measured_memory=measured)
     i = best_index(pruned, res)
     return summarise(workload, cluster, ms, A, ci, pruned, res, i, measurements=found)
+
+
+def _reserve_message(cluster: Cluster, A: Assumptions, ci: ClusterInputs) -> str:
+    """No plan fits because the per-GPU runtime reserve alone fills each GPU's usable memory:
+    "use more GPUs" could not help, since every GPU keeps the reserve."""
+    usable = ci.memory_gib * A.usable_memory_fraction
+    also = (f", or raise usable_memory_fraction (set to {A.usable_memory_fraction:g})"
+            if "usable_memory_fraction" in A.overridden else ", or choose a GPU with more memory")
+    return (f"the runtime reserve (runtime_reserve_gib = {A.runtime_reserve_gib:g} GiB, kept on "
+            f"every GPU) is at least the {usable:.1f} GiB usable on each "
+            f"{cluster.accelerator.name} ({A.usable_memory_fraction:.0%} of "
+            f"{ci.memory_gib:g} GiB): nothing else fits, on any number of GPUs. To fix: lower it "
+            f"with `assume` runtime_reserve_gib=… below {usable:.1f} (the default is "
+            f"{Assumptions().runtime_reserve_gib:g}){also}")
 
 
 def _no_grid_message(workload: Workload, cluster: Cluster, ms: ModelScalars) -> str:

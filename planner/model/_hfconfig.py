@@ -19,7 +19,9 @@ An unknown model type is read Llama-style: untied.
 (``catalog.read_json_file``: regular files only, at most MAX_CONFIG_BYTES — a real
 config.json is a few KB — no NaN or Infinity, no 400-digit numbers) or the upload, and pass
 the data. Every size must be a whole number within ``SIZE_LIMITS``; booleans, fractions and
-negative sizes are errors, not silently converted.
+negative sizes are errors, not silently converted. A missing FFN width is 4 × hidden only for
+the families whose modeling files mean that (``FFN_FROM_HIDDEN``); other known families must
+state it, and an unknown one read without it has the guess said in its note.
 """
 
 from __future__ import annotations
@@ -59,6 +61,14 @@ TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text", "cohere
 # files: c_fc/c_proj, fc1/fc2, dense_h_to_4h/dense_4h_to_h, up_proj/down_proj only)
 NOT_GATED = frozenset({"gpt2", "gpt_neox", "gptj", "gpt_neo", "opt", "bloom", "falcon", "phi",
                        "starcoder2", "gpt_bigcode", "mpt", "codegen", "nemotron", "persimmon"})
+# Known model types whose modeling file makes the FFN 4 × hidden when the config gives no width
+# (GPT-2, GPT-J, CodeGen, GPT-BigCode: n_inner null; GPT-Neo: intermediate_size null; BLOOM and
+# Falcon always; MPT: expansion_ratio, default 4). Every other known type's config class has a
+# fixed default instead (LlamaConfig: 11008, whatever the hidden size), which is no more this
+# model's width than 4 × hidden: its real configs always state it, so a missing one is refused.
+FFN_FROM_HIDDEN = frozenset({"gpt2", "gptj", "gpt_neo", "codegen", "gpt_bigcode", "bloom",
+                             "falcon", "mpt"})
+FFN_KEYS = ("intermediate_size", "n_inner", "ffn_dim")  # the FFN width, as families spell it
 
 # Generous upper bounds (the largest published models are 10–100× below each) that catch
 # typos and hostile values before they reach the performance model.
@@ -116,8 +126,12 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     if str(cfg.get("model_type", "")).lower() == "dbrx":  # DBRX nests attention, MoE sizes
         cfg = {**cfg, **_dbrx_keys(cfg, source)}
     # first: a Mamba config lacks attention heads, and that is not what is wrong with it
-    model_type = cfg.get("model_type", "")
-    model_type = model_type if isinstance(model_type, str) else ""
+    model_type = cfg.get("model_type")
+    if model_type is None:  # absent or null: read Llama-style, and the note says so
+        model_type = ""
+    elif not isinstance(model_type, str):  # 5 or ["llama"] was read as "no model_type"
+        raise WorkloadError(f"{source}: model_type must be text, the family's name (e.g. "
+                            f"\"llama\"), got {_show(model_type)}. {FIX}")
     if model_type.lower() in NOT_TRANSFORMERS:
         raise WorkloadError(f"{source}: model_type {model_type!r} is a state-space or "
                             "recurrent model (or a hybrid with such layers); gpuplan times "
@@ -149,8 +163,15 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     # absent: 4 × hidden (GPT-2's rule; MPT's expansion_ratio); present, it must be a real size
     # (0 is not "absent")
     ratio = optional("ffn_hidden", "expansion_ratio", minimum=1)
-    ffn = optional("ffn_hidden", "intermediate_size", "n_inner", "ffn_dim",
-                   minimum=1) or (ratio or 4) * sizes["hidden"]
+    ffn = optional("ffn_hidden", *FFN_KEYS, minimum=1)
+    if not ffn and not ratio and model_type.lower() in KNOWN_MODEL_TYPES - FFN_FROM_HIDDEN:
+        key = "ffn_dim" if model_type.lower() == "opt" else "intermediate_size"
+        raise WorkloadError(f"{source}: this {model_type} config has no {key}"
+                            + (" (it is null)" if key in cfg else "") + ", the FFN width: "
+                            "4 × hidden would only guess it, and transformers would use its "
+                            "config's default, not this model's. To fix: add it (the model "
+                            "card's config.json has it), or give `params` instead")
+    ffn = ffn or (ratio or 4) * sizes["hidden"]
     kv_heads = _kv_heads(cfg, source, model_type.lower(), sizes["heads"])
     experts = optional("experts", "num_local_experts", "n_routed_experts", "num_experts")
     if not experts and model_type.lower() in MOE_MODEL_TYPES:
@@ -218,10 +239,18 @@ def family_note(cfg: Any) -> str:
                   else cfg).get("model_type")
     if isinstance(model_type, str) and model_type.lower() in KNOWN_MODEL_TYPES:
         return ""
-    said = (f"model_type {_show(model_type)} is not a family gpuplan knows" if
-            isinstance(model_type, str) and model_type else "the config.json names no model_type")
-    return (f"{said}: read as a Llama-style decoder (the keys above; compare the parameter "
-            "count with the model card, or give `params`)")
+    if model_type is None or model_type == "":
+        said = "the config.json names no model_type"
+    elif isinstance(model_type, str):
+        said = f"model_type {_show(model_type)} is not a family gpuplan knows"
+    else:  # architecture_from_config refuses it; this note is public and says it too
+        said = f"model_type {_show(model_type)} is not text"
+    # the width read is then a guess, which the architecture line alone showed as read
+    merged = {**cfg, **inner} if isinstance(inner, Mapping) else cfg
+    ffn = ("" if any(merged.get(k) is not None for k in (*FFN_KEYS, "expansion_ratio")) else
+           "; its FFN is 4 × hidden, as the file gives no intermediate_size")
+    return (f"{said}: read as a Llama-style decoder (the keys above{ffn}; compare the "
+            "parameter count with the model card, or give `params`)")
 
 
 def _dbrx_keys(cfg: dict, source: str) -> dict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ._errors import WorkloadError
-from ._workload import Architecture
+from ._workload import ARCH_LIMITS, Architecture
 
 DEFAULT_VOCAB = 32000  # Llama 2 / Mistral vocabulary, for shapes inferred from a count
 ASPECT_HIDDEN_PER_LAYER = 128  # GPT-3 175B (12288/96) and Llama 7B (4096/32) both ≈ 128
@@ -118,6 +118,18 @@ def infer_architecture(params_total: float, params_active: float | None = None, 
         raise WorkloadError(f"`params` {params_total:g} is too small for a transformer with a "
                             f"{vocab}-token vocabulary. To fix: pass a larger count or `config`")
     _, hidden, layers_exact, ffn = best
+    if round(layers_exact) > ARCH_LIMITS["layers"]:
+        # the widest shape still needs more layers than an Architecture takes: its error
+        # blamed `layers`, which the user did not give (nor can: the inference runs first)
+        what = "active_params" if moe else "params"
+        raise WorkloadError(
+            f"no Llama-style shape of hidden size up to {widths[-1]:,} has about "
+            f"{params_total / 1e9:,.0f}B parameters"
+            + (f" ({params_active / 1e9:,.0f}B active, {experts} experts top-"
+               f"{experts_per_token})" if moe else "")
+            + f" within {ARCH_LIMITS['layers']:,} layers: it would need "
+            f"{round(layers_exact):,}. To fix: lower `{what}`, or give the architecture with "
+            "`config`", field=what)
     if moe:
         arch = _closest_moe(shape, hidden, layers_exact, experts_share, params_total,
                             params_active)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 HALF_DTYPES = ("bf16", "fp16")  # what a published stand-in or achievable rate is measured in
+INSTANCE, GPU = "`instance`", "`gpu`"  # the inputs that name a cluster's accelerator
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,13 +57,25 @@ def matmul_dtype(precision: str) -> str:
 
 def inference_only_message(names: Sequence[str], option: str) -> str:
     """Why ``names`` (inference-only accelerators: ``Accelerator.inference_only``) get no
-    training estimate, and what to pick instead (``option``: how the caller spells --gpu)."""
+    training estimate, and what to pick instead (``option``: how the caller spells --gpu, or
+    "`instance`" when the user named an instance type: the examples are then instances)."""
     what = ("an inference accelerator: its vendor's software does not train models"
             if len(names) == 1 else
             "inference accelerators: their vendors' software does not train models")
+    instead = (f"an instance type of a training accelerator with {option}, e.g. trn1.32xlarge "
+               "(Trainium1) or trn2.48xlarge (Trainium2) on AWS, or a GPU instance"
+               if option == INSTANCE else
+               f"a training accelerator with {option}, e.g. Trainium1 or Trainium2 on AWS, or "
+               "a GPU")
     return (f"{', '.join(names)}: {what} (AWS Neuron trains on Trainium only; Qualcomm's "
-            f"Cloud AI 100 SDK runs inference). To fix: choose a training accelerator with "
-            f"{option}, e.g. Trainium1 or Trainium2 on AWS, or a GPU")
+            f"Cloud AI 100 SDK runs inference). To fix: choose {instead}")
+
+
+def hardware_option(cluster: Cluster) -> str:
+    """The input that chose ``cluster``'s accelerator, for a hint to change it: `instance`
+    for an instance type's cluster, `gpu` for a reference node (a hint that said `gpu` to a
+    user who gave `instance` named an option they had not used)."""
+    return INSTANCE if cluster.instance_type else GPU
 
 
 def can_time(acc, precision: str) -> bool:
@@ -87,8 +100,9 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
                    cal: Calibration = NO_CALIBRATION, *,
                    memory_gib: float | None = None) -> ClusterInputs:
     acc = cluster.accelerator
+    option = hardware_option(cluster)
     if acc.inference_only:
-        raise HardwareError(inference_only_message([acc.name], "`gpu`"))
+        raise HardwareError(inference_only_message([acc.name], option))
     dtype = matmul_dtype(workload.precision)
     half = "fp16" if workload.precision == "fp16" else "bf16"
     notes = []
@@ -99,10 +113,12 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
         raise HardwareError(
             f"{acc.name} has no {missing} peak in the catalog, so {workload.precision} "
             f"training cannot be modelled on it. To fix: choose `precision` "
-            f"{'fp16' if acc.tflops_fp16 else 'bf16'} or another accelerator"
+            f"{'fp16' if acc.tflops_fp16 else 'bf16'}, or another {option}"
             if (acc.tflops_fp16 or acc.tflops_bf16) else
-            f"{acc.name} has no published tensor peaks. To fix: pick another `gpu`, or "
-            "measure it with `gpuplan probe run` and `gpuplan probe ingest`")
+            # no probe advice: a measured matmul rate replaces a datasheet figure, but the
+            # model still needs the peak (for MFU and attention) before it reads any
+            f"{acc.name} has no published tensor peaks, so no training on it can be "
+            f"modelled. To fix: pick another {option}")
     fam = gpu_family(acc.architecture, acc.form_factor)
     if acc.achievable_matmul_tflops and dtype in HALF_DTYPES:
         default_matmul = acc.achievable_matmul_tflops
@@ -144,7 +160,7 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
                     "and the optimizer step")
     if not hbm:
         raise HardwareError(f"{acc.name} has no memory bandwidth in the catalog. To fix: "
-                            "choose another accelerator")
+                            f"pick another {option}")
     if not hbm_m:
         hbm_note = (f"HBM {hbm:g} GB/s × {A.memory_bandwidth_efficiency} for elementwise "
                     "kernels and the optimizer step")
@@ -156,7 +172,8 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
                             field="memory_gib", value=memory_gib)
     mem = memory_gib or acc.memory_gib
     if not mem:
-        raise HardwareError(f"{acc.name} has no memory size in the catalog")
+        raise HardwareError(f"{acc.name} has no memory size in the catalog. To fix: pick "
+                            f"another {option}")
     eff = A.intra_node_efficiency.get(cluster.topology,
                                       A.intra_node_efficiency[FALLBACK_TOPOLOGY])
     default_intra = cluster.intra_node_gb_per_s_per_gpu / 2 * eff

@@ -28,6 +28,7 @@ from ._workload import (
     DEFAULT_RECOMPUTE,
     FINETUNE_SEQ_LEN,
     MAX_SEQ_LEN,
+    MAX_TOKENS,
     OPTIONAL_ARCH_LIMITS,
     Architecture,
     PlanPins,
@@ -217,6 +218,9 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                                 "fix: pass `tokens`, e.g. 3 epochs of a 50M-token dataset is "
                                 "`tokens` 150M", field="tokens", value=None)
         tokens = CHINCHILLA_TOKENS_PER_PARAM * arch.params_active()
+        if tokens > MAX_TOKENS:  # the Workload's bound blamed `tokens`, which was not given
+            raise WorkloadError(_default_tokens_message(arch, tokens), field="tokens",
+                                value=None)
         notes.append(f"tokens {format_count(tokens)}: {CHINCHILLA_TOKENS_PER_PARAM} per active "
                      "parameter, "
                      "compute-optimal per Hoffmann et al. 2022 (`tokens` to change)")
@@ -295,6 +299,17 @@ def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]
         values["head_dim"] = arch.d_head
         derived.append(f"head_dim={arch.d_head} (kept: {hidden} is not a multiple of {heads})")
     return replace(arch, **values), derived
+
+
+def _default_tokens_message(arch: Architecture, tokens: float) -> str:
+    """Why the default token count (CHINCHILLA_TOKENS_PER_PARAM per active parameter) is
+    refused: the model is too large for it, and `tokens` is what to give."""
+    what = "active parameters" if arch.is_moe else "parameters"
+    return (f"`tokens` was not given, and its default, {CHINCHILLA_TOKENS_PER_PARAM} per active "
+            f"parameter (Chinchilla-optimal) × {format_count(arch.params_active())} {what} = "
+            f"{format_count(tokens)} tokens ({tokens:.1e}), is above the "
+            f"{format_count(MAX_TOKENS)} ({MAX_TOKENS:.0e}) tokens the model covers. To fix: "
+            f"give `tokens`, at most {format_count(MAX_TOKENS)}, e.g. `tokens` 300T")
 
 
 def build_cluster(catalog: Catalog, *, instance: str | None = None, nodes: int = 1,

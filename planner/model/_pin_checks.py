@@ -1,0 +1,89 @@
+"""The pin checks `estimate` and `plan` run before any search: a pinned degree that cannot
+work on this cluster (``check_pins_fit_cluster``) or for this model on any cluster
+(``check_pins_fit_model``) is one error saying why, not an empty search."""
+
+from __future__ import annotations
+
+import math
+
+from ._errors import WorkloadError
+from ._grid import TP_CHOICES
+from ._hardware import Cluster
+from ._memory import interleaving_fits
+from ._software import check_pins
+from ._workload import Workload
+
+
+def check_pins_fit_cluster(workload: Workload, cluster: Cluster,
+                           nvlink_domain_gpus: float | None = None) -> None:
+    """Pins that cannot work on this cluster → one error saying why (before any search).
+    ``nvlink_domain_gpus``: the GPUs NVLink joins (``ClusterInputs``; default the node)."""
+    p, a = workload.pins, workload.arch
+    check_pins(p, workload.framework)
+    G, N = cluster.gpus_per_node, cluster.gpus
+    D = max(G, int(nvlink_domain_gpus or G))
+    where = f"the {G} GPUs per node" if D == G else f"the {D} GPUs NVLink joins"
+    if p.tp is not None:
+        if p.tp > D:
+            raise WorkloadError(f"tp={p.tp} is above {where}: tensor parallelism stays inside "
+                                "an NVLink domain (its all-reduces run every layer). To fix: "
+                                f"pin tp to a divisor of {D}", field="tp", value=p.tp)
+        if D % p.tp or a.heads % p.tp:
+            fitting = ", ".join(str(t) for t in TP_CHOICES
+                                if t <= D and not D % t and not a.heads % t)
+            raise WorkloadError(f"tp={p.tp} must divide both {where} and the "
+                                f"{a.heads} attention heads. To fix: pin one of {fitting}",
+                                field="tp", value=p.tp)
+    _check_model_pins(workload)
+    split = (p.tp or 1) * (p.pp or 1) * (p.cp or 1)
+    if N % split:
+        # named by the pins given (the error's field is the last of them: its flag leads)
+        given = [(k, v) for k, v in (("tp", p.tp), ("pp", p.pp), ("cp", p.cp)) if v]
+        what = " · ".join(f"{k}={v}" for k, v in given)
+        product = f" = {split}" if len(given) > 1 else ""
+        raise WorkloadError(f"{what}{product} does not divide the {N} GPUs (tp·pp·cp must "
+                            f"divide the GPU count). To fix: pin a divisor of {N}, or change "
+                            "the GPU count", field=given[-1][0], value=given[-1][1])
+
+
+def check_pins_fit_model(workload: Workload) -> None:
+    """Pins that cannot work for this model on any cluster → one error saying why (``plan``
+    runs this before its search; ``estimate`` with the cluster's own checks)."""
+    check_pins(workload.pins, workload.framework)
+    _check_model_pins(workload)
+
+
+def _check_model_pins(workload: Workload) -> None:
+    """The model-level part of the pin checks, after the framework's (``check_pins``)."""
+    p, a = workload.pins, workload.arch
+    if p.pp is not None and p.pp > a.layers:
+        raise WorkloadError(f"pp={p.pp} is above the model's {a.layers} layers. To fix: pin pp "
+                            f"to at most {a.layers}", field="pp", value=p.pp)
+    if p.cp is not None and workload.seq_len % p.cp:
+        raise WorkloadError(f"cp={p.cp} must divide the sequence length {workload.seq_len}. "
+                            "To fix: pin a power of two that divides it", field="cp",
+                            value=p.cp)
+    if p.ep is not None and p.ep > 1 and not a.is_moe:
+        raise WorkloadError(f"ep={p.ep} pins expert parallelism, but this model has no "
+                            "experts. To fix: drop `ep` (or give `experts` for a mixture of "
+                            "experts)", field="ep", value=p.ep)
+    if p.ep is not None and a.is_moe and a.experts % p.ep:
+        fitting = ", ".join(str(e) for e in range(1, a.experts + 1) if not a.experts % e)
+        raise WorkloadError(f"ep={p.ep} must divide the {a.experts} experts. To fix: pin one "
+                            f"of {fitting}", field="ep", value=p.ep)
+    if p.vp is not None and p.vp > 1 and p.pp == 1:
+        raise WorkloadError(f"vp={p.vp} interleaves pipeline stages, but pp=1 has no pipeline. "
+                            "To fix: drop vp, or pin pp to 2 or more", field="vp", value=p.vp)
+    if p.vp is not None and p.vp > a.layers:
+        raise WorkloadError(f"vp={p.vp} is above the model's {a.layers} layers: each virtual "
+                            f"stage holds at least one layer. To fix: pin vp to at most "
+                            f"{a.layers}", field="vp", value=p.vp)
+    if p.vp is not None and p.pp and p.pp > 1 and math.ceil(a.layers / p.pp) % p.vp:
+        raise WorkloadError(f"vp={p.vp} must divide the {math.ceil(a.layers / p.pp)} layers of "
+                            f"each of the {p.pp} pipeline stages. To fix: pin a divisor",
+                            field="vp", value=p.vp)
+    if p.vp is not None and p.pp and p.pp > 1 and not interleaving_fits(a.layers, p.pp, p.vp):
+        raise WorkloadError(f"pp={p.pp} × vp={p.vp} is {p.pp * p.vp} pipeline chunks for the "
+                            f"model's {a.layers} layers: every chunk holds a layer, the "
+                            "embedding or the loss (at most layers + 2 chunks). To fix: pin a "
+                            "smaller vp or pp", field="vp", value=p.vp)
