@@ -290,15 +290,26 @@ def check_emit_options(target: str | None, out_path: str | None, *,
         check_replaceable(out_path, option="--emit-out")
 
 
-def emit_for_plan(recommendation: dict | None, target: str, out_path: str | None,
-                  catalog, workload=None, *, json_out: bool = False) -> None:
-    """`plan --emit TARGET [--emit-out FILE]`: the recommendation as a launch file."""
-    from planner.launch import EMIT_TARGETS, choose, default_path, training_launch
+def plan_launch(recommendation: dict | None, target: str, out_path: str | None, catalog,
+                workload=None):
+    """`plan --emit TARGET [--emit-out FILE]`: the recommendation's launch bundle, built
+    before anything is printed (``emit_plan_launch`` writes it), so a plan no launch file
+    covers (a TPU, a Trainium) is one error line, not a whole plan on stdout and then exit 2."""
+    from catalog import without_fix
+    from planner.launch import EMIT_TARGETS, NoLaunchFile, choose, default_path, training_launch
 
     target = choose("--emit target", target, EMIT_TARGETS)
     path = out_path if out_path not in (None, "-") else default_path(target, "train")
-    bundle = training_launch(recommendation, target, task_path=path, catalog=catalog,
-                             workload=workload)
+    try:
+        return training_launch(recommendation, target, task_path=path, catalog=catalog,
+                               workload=workload)
+    except NoLaunchFile as exc:  # "choose a GPU instance": plan chooses none, --gpu does
+        raise NoLaunchFile(f"{without_fix(exc)}. To fix: leave out --emit, or plan on GPUs "
+                           "with --gpu (e.g. --gpu H100)") from None
+
+
+def emit_plan_launch(bundle, out_path: str | None, *, json_out: bool = False) -> None:
+    """Write (or print) the bundle ``plan_launch`` built."""
     if out_path in (None, "-"):
-        sys.stdout.write(f"\n# ---- launch file ({target}) ----\n")
+        sys.stdout.write(f"\n# ---- launch file ({bundle.target}) ----\n")
     _emit(bundle, out_path in (None, "-"), notes_to_stderr=json_out, option="--emit-out")

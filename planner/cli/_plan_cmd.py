@@ -130,18 +130,23 @@ def plan_cmd(
         group_by=by.lower() if by is not None else None)
     result = plan(workload, cat, constraints, assumptions=W.assumptions_from(assume),
                   calibration=active_calibration(cat, no_calibration), top_n=top)
+    bundle = None
+    if emit is not None and result.infeasible is None:
+        from ._launch_cmds import plan_launch
+
+        # built before anything is printed: a plan no launch file covers is one error line
+        bundle = plan_launch(result.recommendation.as_dict(), emit, emit_out, cat, workload)
     if not json_out:
         from ._plan_view import print_plan
 
         print_plan(result, constraints, wide=wide)
         print_catalog_banner(console(fit=not wide), cat)
-    if emit is not None and result.infeasible is None:
+    if bundle is not None:
         # after the table; before the JSON: a write that failed (a full disk) printed the
         # whole answer on stdout and then exited 2 (hostile sweep)
-        from ._launch_cmds import emit_for_plan
+        from ._launch_cmds import emit_plan_launch
 
-        emit_for_plan(result.recommendation.as_dict(), emit, emit_out, cat, workload,
-                      json_out=json_out)
+        emit_plan_launch(bundle, emit_out, json_out=json_out)
     if json_out:
         print_json(result.as_dict())
     if result.infeasible is not None:

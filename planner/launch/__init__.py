@@ -31,6 +31,7 @@ from ._spec import (
     LaunchError,
     LaunchFile,
     LaunchSpec,
+    NoLaunchFile,
     choose,
     default_path,
     dump_yaml,
@@ -46,7 +47,8 @@ from ._torchrun import MASTER_PORT, torchrun_command
 __all__ = [
     "EMIT_TARGETS", "EXPECTED_MINUTES", "GENERATED_MARK", "MASTER_PORT", "MAX_NODES",
     "TARGETS", "TORCH_SPEC", "TRAIN_SCRIPT", "TRAIN_SETUP", "Bucket", "LaunchBundle",
-    "LaunchError", "LaunchFile", "LaunchSpec", "ProbeRunCost", "choose", "default_path",
+    "LaunchError", "LaunchFile", "LaunchSpec", "NoLaunchFile", "ProbeRunCost", "choose",
+    "default_path",
     "dump_yaml", "fleet_path", "generated_state", "parse_bucket", "plan_args", "plan_env",
     "probe_run_cost", "probes_launch", "probes_source_dir", "run_name", "spec_for_instance",
     "spec_for_recommendation", "torchrun_command", "training_launch",

@@ -30,6 +30,11 @@ class LaunchError(GpuplanError):
     pass
 
 
+class NoLaunchFile(LaunchError):
+    """The instance's accelerator is no GPU the launch files run (a TPU, a Trainium): `plan
+    --emit` says to leave --emit out or plan on GPUs, `launch probes` to pick a GPU instance."""
+
+
 def choose(kind: str, value: str, allowed: tuple[str, ...]) -> str:
     """``value`` when it is one of ``allowed``; else the one-line error with close matches."""
     if value in allowed:
@@ -62,7 +67,7 @@ class LaunchSpec:
                               "To fix: pass `nodes` 1 or more (2 or more also measure the "
                               "fabric)", field="nodes", value=self.nodes)
         if not (self.skypilot_accelerator or self.dstack_gpu):
-            raise LaunchError(
+            raise NoLaunchFile(
                 f"{self.instance_type} has {self.accelerator}, which the SkyPilot/dstack/torchrun "
                 "launch files do not cover (they run CUDA/ROCm GPUs). To fix: choose a GPU "
                 "instance, e.g. `gpuplan offers --gpu H100`")

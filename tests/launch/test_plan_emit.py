@@ -91,3 +91,18 @@ def test_a_model_folder_named_with_a_newline_stays_inside_the_comment(target, tm
         assert not [x for x in lines if x.startswith(("echo", "setup: curl"))], f.text
         if target != "torchrun":
             assert list(load(f.text)).count("setup") <= 1
+
+
+@pytest.mark.parametrize("target", ["torchrun", "skypilot", "dstack"])
+def test_a_plan_no_launch_file_covers_is_one_line_and_nothing_on_stdout(target, capsys):
+    """A TPU recommendation with --emit printed the whole plan (5 KB) on stdout and then
+    exit 2: the target is checked after planning, but now before anything is printed."""
+    from planner.cli import main
+
+    code = main(["plan", "--model", "llama3-8b", "--tokens", "1T", "--deadline", "14d",
+                 "--gpu", "TPU-v5p", "--emit", target])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "launch files do not cover" in err
+    assert err.rstrip().endswith("To fix: leave out --emit, or plan on GPUs with --gpu "
+                                 "(e.g. --gpu H100)")
