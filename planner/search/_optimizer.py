@@ -33,6 +33,7 @@ over every candidate within the budget and quotas, whatever the deadline.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,7 @@ from catalog import CLOUDS, Catalog, Offer, UnknownNameError
 
 from ..model import (
     NO_CALIBRATION,
+    PRECISIONS,
     Assumptions,
     Calibration,
     ModelScalars,
@@ -282,7 +284,7 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
     ctx = CallContext.of(workload, ms, A, calibration)
     types, evaluated = _types_cached(ctx, catalog, offers, c.max_gpus)
     if not types:
-        raise PlannerError(_nothing_fits(workload, offers, flagged, catalog, c))
+        raise PlannerError(_nothing_fits(workload, offers, flagged, catalog, c, A))
     key = (id(types), ctx.assumptions_key, c.quotas)
     hit = _LAYOUTS.get(key)
     if hit is None or hit[0] is not types:
@@ -313,7 +315,7 @@ def _untimed_accelerators(workload: Workload, catalog: Catalog, c: Constraints) 
 
 
 def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedSkipped,
-                  catalog: Catalog, c: Constraints) -> str:
+                  catalog: Catalog, c: Constraints, A: Assumptions) -> str:
     if not offers:
         untimed = _untimed_accelerators(workload, catalog, c)
         inference = [n for n in untimed if catalog.accelerator(n).inference_only]
@@ -323,10 +325,18 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
         if untimed and not flagged.count:  # the filters match: the precision is what fails
             names = ", ".join(untimed[:6]) + (", …" if len(untimed) > 6 else "")
             also = (f"; {', '.join(inference)}: inference only" if inference else "")
+            # a precision that times them all; none (Gaudi: no peaks at all): "choose another
+            # precision" sent the user through every one to the same error
+            others = [p for p in PRECISIONS if p != workload.precision and all(
+                can_time(catalog.accelerator(n), p) for n in untimed)]
+            fix = (f"choose `precision` {' or '.join(others)}, or accelerators that support "
+                   f"{workload.precision} with `gpu`" if others else
+                   "choose accelerators with published peaks with `gpu` (e.g. H100); no "
+                   "`precision` can be timed on these")
             return (f"the offers that match the filters are on accelerators that cannot run "
                     f"{workload.precision} training ({names}: no {workload.precision} or "
                     f"half-precision peak, memory or bandwidth in the catalog{also}). To fix: "
-                    "choose another `precision`, or accelerators that support it with `gpu`")
+                    f"{fix}")
         extra = (f" ({flagged.count} offers match but their prices are flagged: see `gpuplan "
                  "offers --flagged`, or pass `allow_flagged`)") if flagged.count else ""
         return ("no offer matches the filters" + extra + ". To fix: widen `clouds`/`regions`/"
@@ -338,6 +348,16 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
         return (f"every matching offer's instance has at least {smallest:,} GPUs, above "
                 f"`max_gpus` {c.max_gpus:,}. To fix: raise `max_gpus` to {smallest:,} or "
                 "more, or choose accelerators sold in smaller instances with `gpu`")
+    memory = [m for o in offers if (m := catalog.instance_type_by_key(
+        o.cloud, o.instance_type).gpu_memory_gib) is not None]
+    usable = max(memory, default=math.inf) * A.usable_memory_fraction
+    if A.runtime_reserve_gib >= usable:  # every GPU keeps it: more or bigger counts cannot help
+        return (f"the runtime reserve (runtime_reserve_gib = {A.runtime_reserve_gib:g} GiB, "
+                f"kept on every GPU) is at least the {usable:.1f} GiB usable on the largest "
+                f"matching GPU ({A.usable_memory_fraction:.0%} of its memory): nothing else "
+                f"fits, on any number of GPUs. To fix: lower it with `assume` "
+                f"runtime_reserve_gib=… below {usable:.1f} (the default is "
+                f"{Assumptions().runtime_reserve_gib:g})")
     pins = workload.pins.as_dict()
     mb, gbt = pins.get("micro_batch"), workload.global_batch_tokens
     if mb and gbt and mb * workload.seq_len > gbt:  # each rank needs whole micro-batches
