@@ -166,9 +166,11 @@ def format_requirement(p: float) -> str:
     ``format_chance``'s "> 99.99%", which describes a computed one)."""
     for digits in range(6):
         text = f"{p:.{digits}%}"
-        if abs(float(text[:-1]) / 100 - p) < 1e-12:
+        # relative: 1e-300 "matched" "0%" within an absolute 1e-12, so P ≥ 1e-300 read P ≥ 0%
+        if abs(float(text[:-1]) / 100 - p) <= 1e-9 * p:
             return text
-    return f"{p:.6%}"
+    # below 0.0001% six decimals say 0.000000%: a tiny ask is shown (1e-298%), not rounded away
+    return f"{p:.6%}" if p >= 1e-6 else f"{p * 100:.3g}%"
 
 
 def format_chance(p: float, *, below: float | None = None) -> str:

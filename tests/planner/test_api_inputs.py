@@ -242,6 +242,10 @@ def test_a_required_probability_is_shown_as_given():
 
     assert [format_requirement(p) for p in (0.9, 0.95, 0.999, 0.99999, 0.0)] == [
         "90%", "95%", "99.9%", "99.999%", "0%"]
+    # a tiny ask is shown, not rounded to "0%" (`--min-probability 1e-300` read "P ≥ 0%",
+    # the banner of 0, which plans differently)
+    assert [format_requirement(p) for p in (1e-7, 1.234e-8, 1e-300, 0.123456789)] == [
+        "0.00001%", "1.23e-06%", "1e-298%", "12.345679%"]
 
 
 def test_an_infeasible_reason_never_rounds_the_best_chance_to_zero():
