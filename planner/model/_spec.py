@@ -340,4 +340,8 @@ def build_cluster(catalog: Catalog, *, instance: str | None = None, nodes: int =
     if nodes != 1:
         raise HardwareError("`nodes` applies to `instance`. To fix: with `gpu`, give the total "
                             "count as `gpus` N")
+    if cloud is not None:  # it only picks between instance types of one name: else ignored
+        raise HardwareError("`cloud` tells apart instance types of the same name; a `gpu` "
+                            "reference node has no cloud. To fix: leave out `cloud`, or give "
+                            "`instance` TYPE with it", field="cloud", value=cloud)
     return reference_cluster(catalog, gpu, 8 if gpus is None else gpus), None

@@ -290,3 +290,13 @@ def test_a_stored_report_that_does_not_parse_is_refused_by_show_id_in_both_forms
         assert code == 2 and out == "" and "probe database is damaged" in err, argv
     code, out, _ = run(capsys, "probe", "show")  # the list says it cannot be read
     assert code == 0 and "cannot read it" in out
+
+
+def test_cloud_with_a_gpu_reference_node_is_refused_not_ignored(capsys):
+    # --cloud only tells apart instance types of one name; with --gpu it was silently dropped
+    code = main(["estimate", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8",
+                 "--cloud", "gcp"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("error: --cloud tells apart instance types of the same name")
+    assert "To fix: leave out --cloud, or give --instance TYPE with it" in err
