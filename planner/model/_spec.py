@@ -194,12 +194,7 @@ def build_workload(spec: WorkloadSpec) -> Workload:
     if spec.global_batch_tokens is None:
         gbt = None  # the default rule, which depends on the cluster: stated per estimate
     else:
-        given = parse_count(spec.global_batch_tokens, "global_batch_tokens")
-        if given != int(given):  # 1.5 was cut to 1 and reported back as "(1)"
-            raise WorkloadError(f"`global_batch_tokens` must be a whole number of tokens, got "
-                                f"{given:g}. To fix: e.g. 4M", field="global_batch_tokens",
-                                value=spec.global_batch_tokens)
-        gbt = int(given)
+        gbt = round(parse_count(spec.global_batch_tokens, "global_batch_tokens"))  # whole
         # a step trains whole sequences: 16,383 tokens of 8,192 was 1 (floored); below one
         # sequence the Workload refuses it
         if gbt % seq and gbt > seq:

@@ -86,6 +86,11 @@ def parse_count(text: str | float | int, field: str = "tokens", *,
         unit = f" {noun}" if noun else ""
         raise error(f"{what} {_short(text)} is too large: at most {_bound(upper)}{unit}. "
                     f"To fix: check the number (e.g. {example}).")
+    if abs(value - round(value)) > 1e-9 * value:  # 2.3T's float product is whole enough
+        # a count is whole: 1.5 tokens ran as a whole step and read "2 tokens"; a global
+        # batch of 1.5 was cut to 1 and reported back as "(1)"
+        raise error(f"{what} must be a whole number{f' of {noun}' if noun else ''}, got "
+                    f"{value:,.10g}. To fix: e.g. {example}")
     return value
 
 

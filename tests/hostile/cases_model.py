@@ -193,8 +193,12 @@ CASES: list[Case] = [
     pln("assume-lost-time-above-one", "--assume", "operational_loss_fraction=0.999",
         says="0.0075 + 0.999 leave no calendar time"),
     Case(id="estimate-fewer-tokens-than-one-step",
-         argv=("estimate", "--model", "gpt2", "--gpu", "H100", "--gpus", "8", "--tokens", "1.5",
-               "--json"), expect=0, says="the run (1.5 tokens) is shorter than one optimizer"),
+         argv=("estimate", "--model", "gpt2", "--gpu", "H100", "--gpus", "8", "--tokens", "3",
+               "--json"), expect=0, says="the run (3 tokens) is shorter than one optimizer"),
+    # a count is whole: 1.5 tokens ran as one step and read "2 tokens"
+    Case(id="estimate-fractional-tokens",
+         argv=("estimate", "--model", "gpt2", "--gpu", "H100", "--gpus", "8", "--tokens", "1.5"),
+         expect=2, says="--tokens must be a whole number of tokens, got 1.5"),
     Case(id="estimate-model-empty", argv=("estimate", "--model", "", "--gpu", "H100"), expect=2,
          says="--model is empty"),
     # ---- workload options that the chosen source does not take ------------------------------

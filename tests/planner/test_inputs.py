@@ -256,7 +256,24 @@ def test_a_config_file_of_json_null_is_named_not_taken_for_no_config():
 def test_a_fractional_global_batch_is_refused_not_truncated():
     from planner import WorkloadSpec, build_workload
 
-    with pytest.raises(WorkloadError, match="whole number of tokens, got 1.5"):
+    with pytest.raises(PlannerError, match="whole number of tokens per step, got 1.5"):
         build_workload(WorkloadSpec(model="llama2-7b", tokens="1B", global_batch_tokens="1.5"))
     assert build_workload(WorkloadSpec(model="llama2-7b", tokens="1B",
                                        global_batch_tokens="4.5M")).global_batch_tokens == 4_501_504
+
+
+@pytest.mark.parametrize("text", ["1.5", "1.0005K", 2.5])
+def test_a_fractional_count_is_refused(text):
+    # 1.5 tokens ran as one step and read "2 tokens" (hostile sweep)
+    from planner.model import parse_count
+
+    with pytest.raises(PlannerError, match="`tokens` must be a whole number of tokens, got"):
+        parse_count(text, "tokens")
+
+
+@pytest.mark.parametrize("text, value", [("2.3T", 2.3e12), ("7.24B", 7.24e9), ("1.5K", 1500),
+                                         ("0.1234567891T", 123456789100)])
+def test_a_decimal_with_a_suffix_is_a_whole_count(text, value):
+    from planner.model import parse_count
+
+    assert parse_count(text, "tokens") == pytest.approx(value)
