@@ -274,7 +274,8 @@ def test_an_unknown_schema_version_is_a_clear_error(tmp_path, catalog, make_repo
     path = write_report_atomic(make_report(), tmp_path / "r.json")
     data = json.loads(path.read_text())
     path.write_text(json.dumps({**data, "schema_version": 99}))
-    with pytest.raises(CalibrationError, match="schema_version 99 is newer than this gpuplan reads") as info:
+    with pytest.raises(CalibrationError,
+                       match="schema_version 99 is newer than this gpuplan reads") as info:
         ingest(path, catalog)
     assert "To fix" in str(info.value)
 
