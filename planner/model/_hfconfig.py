@@ -209,6 +209,8 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
             is None:
         raise WorkloadError(f"{source}: a qwen2_moe config needs "
                             f"shared_expert_intermediate_size (its shared expert). {FIX}")
+    if experts:
+        _refuse_unmodelled_moe(cfg, source, model_type.lower())
     shared_width = optional("moe_ffn_hidden", "shared_expert_intermediate_size")
     if experts and shared_width and not more["shared_experts"]:
         # Qwen-MoE: one shared expert as wide as n routed ones (Qwen1.5-MoE-A2.7B 5632 =
@@ -228,6 +230,28 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
         # The Architecture speaks of CLI options; here the sizes came from the file.
         raise WorkloadError(f"{source}: {str(exc).split(' To fix')[0]} {FIX}") from None
     return arch, context
+
+
+def _refuse_unmodelled_moe(cfg: dict, source: str, model_type: str) -> None:
+    """MoE keys the model does not read, refused rather than ignored: Qwen-MoE's dense layers
+    (mlp_only_layers, decoder_sparse_step; every real config has [] and 1) were read as all
+    sparse, and a DeepSeek config without n_shared_experts as 0 shared experts (transformers'
+    default is 1; every real config states it)."""
+    dense = cfg.get("mlp_only_layers")
+    step = cfg.get("decoder_sparse_step")
+    if dense not in (None, []) or (step is not None and (isinstance(step, bool)
+                                                        or step != 1)):
+        raise WorkloadError(f"{source}: mlp_only_layers {_show(dense)} / decoder_sparse_step "
+                            f"{_show(step)} make some layers dense, which gpuplan does not model "
+                            "(it counts every layer past first_k_dense_replace as a mixture of "
+                            "experts). To fix: give mlp_only_layers [] and decoder_sparse_step 1 "
+                            "as the released configs do, or give `params` and `active_params` "
+                            "instead")
+    if model_type.startswith("deepseek") and _get(cfg, "n_routed_experts")[0] is not None \
+            and _get(cfg, "n_shared_experts")[0] is None:
+        raise WorkloadError(f"{source}: this {model_type} config has routed experts but no "
+                            "n_shared_experts (the released configs state it; transformers "
+                            f"would assume 1). {FIX}")
 
 
 def family_note(cfg: Any) -> str:

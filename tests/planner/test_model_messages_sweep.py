@@ -209,3 +209,38 @@ def test_a_spot_offer_with_its_own_rate_warns_that_the_assumed_rate_did_nothing(
     plain = plan(workload, catalog, Constraints(deadline_hours=720, clouds=("aws",),
                                                 pricing=("spot",), gpus=("A10G",)), top_n=20)
     assert not any("has no effect" in w for c in plain.candidates for w in c.warnings)
+
+
+def _qwen3_moe(**extra):
+    return {"model_type": "qwen3_moe", "num_hidden_layers": 48, "hidden_size": 2048,
+            "num_attention_heads": 32, "num_key_value_heads": 4, "intermediate_size": 6144,
+            "moe_intermediate_size": 768, "num_experts": 128, "num_experts_per_tok": 8,
+            "vocab_size": 151936, "head_dim": 128, **extra}
+
+
+@pytest.mark.parametrize("extra", [{"mlp_only_layers": [0, 1]}, {"decoder_sparse_step": 2},
+                                   {"mlp_only_layers": [100, -1, "a"]},
+                                   {"decoder_sparse_step": 0}])
+def test_qwen_moe_dense_layers_are_refused_not_ignored(extra):
+    # every layer was read as sparse: "128 experts top-8: 30.53B" for an all-dense config
+    with pytest.raises(WorkloadError, match="make some layers dense, which gpuplan does not "
+                                            "model"):
+        architecture_from_config(_qwen3_moe(**extra), source="c.json")
+
+
+def test_qwen_moe_released_values_are_read():
+    arch, _ = architecture_from_config(_qwen3_moe(mlp_only_layers=[], decoder_sparse_step=1),
+                                       source="c.json")
+    assert arch.experts == 128
+
+
+def test_a_deepseek_config_without_shared_experts_is_refused():
+    # read as 0 shared experts; transformers assumes 1, the released configs state it
+    cfg = {"model_type": "deepseek_v3", "num_hidden_layers": 61, "hidden_size": 7168,
+           "num_attention_heads": 128, "num_key_value_heads": 128, "intermediate_size": 18432,
+           "moe_intermediate_size": 2048, "n_routed_experts": 256, "num_experts_per_tok": 8,
+           "first_k_dense_replace": 3, "vocab_size": 129280}
+    with pytest.raises(WorkloadError, match="routed experts but no n_shared_experts"):
+        architecture_from_config(cfg, source="c.json")
+    arch, _ = architecture_from_config({**cfg, "n_shared_experts": 1}, source="c.json")
+    assert arch.shared_experts == 1
