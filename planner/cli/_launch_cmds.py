@@ -48,7 +48,8 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
     JSON (`plan --json --emit … --emit-out FILE`), so the notes go to stderr. ``unnamed``
     (with ``to_stdout``): the user saves stdout under a name of their own (``_unnamed``);
     ``option`` names the file (for ``check_replaceable``'s message)."""
-    from catalog import check_output_path, write_text_atomic
+    from catalog import GpuplanError, check_output_path, without_fix, write_text_atomic
+    from planner.launch import LaunchError
 
     out = sys.stderr if notes_to_stderr else sys.stdout
     if to_stdout:
@@ -57,8 +58,17 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
         sys.stdout.flush()
     else:
         for f in bundle.files:  # every path checked before any file is written
-            check_output_path(f.path, what="task file")
-            check_replaceable(f.path, option=option, beside=f is not bundle.files[-1])
+            beside = f is not bundle.files[-1]
+            try:
+                check_output_path(f.path, what="task file")
+            except GpuplanError as exc:
+                if not beside:
+                    raise
+                # the fleet file's name comes from --out's: "give a file name inside that
+                # directory" could not be done, since the user never named this one
+                raise LaunchError(f"{without_fix(exc)} (the fleet file, named after "
+                                  f"{option}'s). To fix: choose another {option}") from None
+            check_replaceable(f.path, option=option, beside=beside)
         for f in bundle.files:
             write_text_atomic(f.path, f.text, what="task file")
             out.write(f"wrote {f.path}\n")

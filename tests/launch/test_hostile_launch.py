@@ -254,3 +254,16 @@ def test_plan_emit_out_refuses_before_planning(capsys, tmp_path):
     one_error(code, err, f"{other} exists and was not written by gpuplan",
               "To fix: choose another --emit-out, or remove it")
     assert out == "" and other.read_text() == "#!/bin/sh\necho mine\n"
+
+
+def test_a_directory_in_the_fleet_file_s_place_says_to_choose_another_out(tmp_path, capsys):
+    # "give a file name inside that directory": the user never named the fleet file
+    from planner.cli import main
+
+    (tmp_path / "x-fleet.dstack.yml").mkdir()
+    code = main(["launch", "probes", "--instance", "p5.48xlarge", "--target", "dstack",
+                 "--nodes", "2", "--out", str(tmp_path / "x.dstack.yml")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "(the fleet file, named after --out's). To fix: choose another --out" in err
+    assert not (tmp_path / "x.dstack.yml").exists()
