@@ -258,8 +258,6 @@ def test_plan_emit_out_refuses_before_planning(capsys, tmp_path):
 
 def test_a_directory_in_the_fleet_file_s_place_says_to_choose_another_out(tmp_path, capsys):
     # "give a file name inside that directory": the user never named the fleet file
-    from planner.cli import main
-
     (tmp_path / "x-fleet.dstack.yml").mkdir()
     code = main(["launch", "probes", "--instance", "p5.48xlarge", "--target", "dstack",
                  "--nodes", "2", "--out", str(tmp_path / "x.dstack.yml")])
