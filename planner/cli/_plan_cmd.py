@@ -128,6 +128,7 @@ def plan_cmd(
         checkpoint_storage_usd_per_gb_month=storage_price, commitment_use=commitment_use,
         max_spot_instances=max_spot_instances, allow_flagged=allow_flagged,
         group_by=by.lower() if by is not None else None)
+    _check_commitment_use(commitment_use, constraints.pricing)
     result = plan(workload, cat, constraints, assumptions=W.assumptions_from(assume),
                   calibration=active_calibration(cat, no_calibration), top_n=top)
     bundle = None
@@ -157,3 +158,15 @@ def plan_cmd(
                          f"{infeasible_fixes(inf, constraints)} (details "
                          f"{'in the JSON' if json_out else 'above'})\n")
         raise CliExit(EXIT_USAGE)
+
+
+def _check_commitment_use(given: float | None, pricing: tuple[str, ...]) -> None:
+    """--commitment-use prices a term's hours left after the run: with no term among the
+    pricing models searched it changed nothing, silently (hostile sweep)."""
+    from catalog import PRICING_TERM_HOURS, GpuplanError
+
+    if given is not None and not any(PRICING_TERM_HOURS.get(p) for p in pricing):
+        raise GpuplanError(
+            f"--commitment-use applies to reserved and committed pricing (the term's hours "
+            f"left after the run); --pricing {', '.join(pricing)} has no term. To fix: add "
+            "one to --pricing (e.g. reserved_1y, committed_1y), or leave out --commitment-use")

@@ -152,3 +152,15 @@ def test_one_plan_lists_the_same_regions_wherever_it_is_shown(capsys):
     shown = [p for p in [*data["frontier"], data["spot_vs_on_demand"]["on_demand"]] if same(p)]
     assert shown and all(p["regions"] == rec["regions"] for p in shown), \
         [p["regions"] for p in shown]
+
+
+def test_commitment_use_without_a_term_priced_is_refused_not_ignored(capsys):
+    # the default pricing (on_demand, spot) has no term: --commitment-use 1 changed nothing
+    code = main(["plan", "--model", "gpt2", "--tokens", "1B", "--deadline", "1d",
+                 "--commitment-use", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "--pricing on_demand, spot has no term" in err
+    assert "or leave out --commitment-use" in err
+    assert main(["plan", "--model", "gpt2", "--tokens", "1B", "--deadline", "1d",
+                 "--commitment-use", "1", "--pricing", "on_demand,reserved_1y", "--json"]) == 0
