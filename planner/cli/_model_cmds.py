@@ -156,7 +156,7 @@ def print_estimate(est, without=None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from planner.model import format_amount, format_count, format_hours_range
+    from planner.model import format_amount, format_count, format_hours_range, format_params
 
     out = console(fit=True)  # the terminal's width, 100 when piped (as README says)
     c, p, w = est.cluster, est.plan, est.workload
@@ -164,7 +164,7 @@ def print_estimate(est, without=None) -> None:
           else f"{c.gpus}x {c.accelerator.name} (reference node)")
     a = w.arch
     # the name as text: a config's folder may be called "m[/red]" (rich read it as markup)
-    out.print(Text.assemble((a.name or "model", "bold"), f" {a.params_total() / 1e9:.2f}B "
+    out.print(Text.assemble((a.name or "model", "bold"), f" {format_params(a.params_total())} "
                             f"params, {format_count(w.tokens)} tokens on {hw}; framework "
                             f"{w.framework}"))
     t = Table(show_header=False)

@@ -17,7 +17,7 @@ from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, referenc
 from ._hfconfig import architecture_from_config, family_note, printable_name
 from ._inference import infer_architecture
 from ._presets import preset
-from ._units import format_count, parse_count
+from ._units import format_count, format_params, parse_count
 from ._workload import (
     DEFAULT_ATTENTION,
     DEFAULT_FINETUNE,
@@ -120,7 +120,7 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                      + (f", {arch.experts} experts top-{arch.experts_per_token}"
                         + (f" + {arch.shared_experts} shared" if arch.shared_experts else "")
                         if arch.experts else "")
-                     + f": {arch.params_total() / 1e9:,.2f}B parameters")
+                     + f": {format_params(arch.params_total())} parameters")
         if family_note(spec.config):
             notes.append(family_note(spec.config))
     else:

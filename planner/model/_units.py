@@ -166,6 +166,12 @@ def format_count(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def format_params(n: float) -> str:
+    """A parameter count in billions with two decimals, as model cards write them (8.03B);
+    below 5M, where that reads "0.00B", as a count (``format_count``: 1.2M, 3,072)."""
+    return f"{n / 1e9:,.2f}B" if n >= 5e6 else format_count(n)
+
+
 def format_requirement(p: float) -> str:
     """A probability the user asked for, as given: 0.9 → "90%", 0.99999 → "99.999%" (not
     ``format_chance``'s "> 99.99%", which describes a computed one)."""

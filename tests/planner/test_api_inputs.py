@@ -254,3 +254,11 @@ def test_an_infeasible_reason_never_rounds_the_best_chance_to_zero():
 
     assert [_best(p) for p in (0.563, 0.0002, 3.5e-5, 0.0, 0.9996)] == [
         "56.3%", "0.02%", "< 0.01%", "0.0%", "99.96%"]
+
+
+def test_a_parameter_count_keeps_a_figure_when_small():
+    # a tiny config read "0.00B params"
+    from planner.model import format_params
+
+    assert [format_params(n) for n in (8.03e9, 124.44e6, 5e6, 41_600, 3)] == [
+        "8.03B", "0.12B", "0.01B", "41.6K", "3"]
