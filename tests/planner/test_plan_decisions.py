@@ -226,8 +226,8 @@ def test_fp8_on_accelerators_without_it_says_so_not_that_no_offer_matches(catalo
 
     workload = build_workload(WorkloadSpec(model="llama3-8b", tokens="1T", precision="fp8"))
     with pytest.raises(PlannerError, match=r"accelerators that cannot run fp8 training "
-                                           r"\(A100-SXM4-40GB: .*To fix: choose another "
-                                           r"`precision`"):
+                                           r"\(A100-SXM4-40GB: .*To fix: choose `precision` "
+                                           r"bf16 or fp16, or accelerators that support fp8"):
         plan(workload, catalog, Constraints(deadline_hours=336, gpus=("A100-SXM4-40GB",)))
 
 
