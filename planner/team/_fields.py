@@ -7,6 +7,7 @@ stay short).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Iterable
 
 from catalog import (
@@ -78,11 +79,33 @@ def whole(value, low: int, high: int) -> bool:
 
 
 def show(value) -> str:
-    """``repr`` for messages, safe for 10^400 and for megabyte strings."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > HUGE:
-        return "a huge number"
-    text = repr(value)
+    """A value of the file for messages, as YAML writes it (true, null, [a, b], {a: 1}: the
+    file's writer read Python's True, None, ['a', 'b']); safe for 10^400 and for megabyte
+    strings. A text is quoted, so a name with spaces shows where it ends."""
+    text = repr(value) if isinstance(value, str) else _yaml_text(value)
     return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS - 3] + "…"
+
+
+_PLAIN_WORD = re.compile(r"[\w.\-/]+")
+
+
+def _yaml_text(value, depth: int = 0) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int) and abs(value) > HUGE:
+        return "a huge number"
+    if isinstance(value, str):  # inside a list or mapping: plain where YAML would be
+        return value if _PLAIN_WORD.fullmatch(value) else repr(value)
+    if depth > 3:  # the text is cut at MAX_SHOWN_CHARS anyway
+        return "…"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_yaml_text(v, depth + 1) for v in value[:20]) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_yaml_text(k, depth + 1)}: {_yaml_text(v, depth + 1)}"
+                               for k, v in list(value.items())[:20]) + "}"
+    return repr(value)  # numbers (1e400 as written: catalog's YAML reader), a set, bytes
 
 
 def text(value, at: str) -> str:
@@ -182,7 +205,7 @@ def budgets(value, source: str) -> tuple[tuple[str, float], ...]:
     seen: dict[str, str] = {}
     for period, usd in value.items():
         period = str(period)[:40]
-        at = f"{source}: budgets[{period!r}]"
+        at = f"{source}: budgets.{period}"  # the key as the file writes it
         try:
             months = period_months(period)
         except ValueError:
@@ -193,7 +216,7 @@ def budgets(value, source: str) -> tuple[tuple[str, float], ...]:
                                 "dates are. To fix: check the year")
         written, period = period, period.upper() if len(period) == 6 else period  # 2027q1
         if period in seen:  # two budgets for one quarter: which binds was a guess
-            raise TeamPlanError(f"{at}: the same period as budgets[{seen[period]!r}]. To fix: "
+            raise TeamPlanError(f"{at}: the same period as budgets.{seen[period]}. To fix: "
                                 "keep one of them")
         seen[period] = written
         usd = number(usd)

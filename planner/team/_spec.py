@@ -221,7 +221,7 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, 
                             f"deadline. {FIX}")
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
-        got = "" if name is None else f", got {name!r}{unquoted_hint(name)}"
+        got = "" if name is None else f", got {show(name)}{unquoted_hint(name)}"
         raise TeamPlanError(f"{at}: 'name' is required (a non-empty string){got}. {FIX}")
     name = text(name, f"{at}: name")
     at = f"{source}: jobs[{i}] {name!r}"

@@ -160,7 +160,7 @@ def test_a_deadline_ten_years_out_is_accepted():
 # ---- team plan values ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("changes", "fragment"), [
-    ({"budgets": {"total": float("nan")}}, "budgets['total']: must be a number of USD >= 0"),
+    ({"budgets": {"total": float("nan")}}, "budgets.total: must be a number of USD >= 0"),
     ({"budgets": {"total": 10**400}}, "got a huge number"),
     ({"jobs": [{**team_dict()["jobs"][0], "deadline": "2027-02-30"}]},
      "deadline: '2027-02-30' is not a date (day is out of range for month)"),

@@ -104,3 +104,21 @@ def test_the_cli_names_the_file_it_reads(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"To fix: correct quotas in {path} (format: docs/team.md)" in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name, says", [
+    ("[a, b]", "got [a, b]"), ("{a: 1}", "got {a: 1}"), ("true", "got true"),
+])
+def test_a_job_name_of_another_type_is_quoted_as_yaml_writes_it(catalog, name, says):
+    # "got ['a', 'b']", "got {'a': 1}", "got True": Python's spelling, not the file's
+    with pytest.raises(TeamPlanError) as info:
+        load_team_plan(JOB.replace("name: a", f"name: {name}"), catalog=catalog)
+    message = str(info.value)
+    assert says in message and "['" not in message and "True" not in message
+
+
+def test_a_budget_is_located_as_the_file_writes_its_key(catalog):
+    # "budgets['total']" was Python's subscript
+    with pytest.raises(TeamPlanError) as info:
+        load_team_plan(JOB + "budgets: {total: -5}\n", catalog=catalog)
+    assert "team.yaml: budgets.total: must be a number" in str(info.value)

@@ -102,12 +102,12 @@ def test_missing_fields_and_duplicates(catalog):
 
 
 @pytest.mark.parametrize(("changes", "expected"), [
-    ({"budgets": {"March": 100}}, "budgets['March']: not a period"),
-    ({"budgets": {"2027Q2": -5}}, "budgets['2027Q2']: must be a number of USD >= 0"),
+    ({"budgets": {"March": 100}}, "budgets.March: not a period"),
+    ({"budgets": {"2027Q2": -5}}, "budgets.2027Q2: must be a number of USD >= 0"),
     # one quarter written twice was two budgets; a year 1 budget planned $0 silently
     ({"budgets": {"2027Q1": 150000, "2027q1": 100}},
-     "budgets['2027q1']: the same period as budgets['2027Q1']. To fix: keep one of them"),
-    ({"budgets": {"0001-03": 100}}, "budgets['0001-03']: the year is outside 2000–2200"),
+     "budgets.2027q1: the same period as budgets.2027Q1. To fix: keep one of them"),
+    ({"budgets": {"0001-03": 100}}, "budgets.0001-03: the year is outside 2000–2200"),
     ({"quotas": [{"cloud": "aws", "gpus": 8, "month": "2027-13"}]},
      "quotas[1]: month: '2027-13' is not a month"),
     ({"quotas": [{"cloud": "aws", "region": "us-east-9", "gpus": 8}]},
