@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ._app import CliExit, console, print_hanging, print_json, say_fields
-from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, clean_cell, print_table
+from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, clean_cell, one_line, print_table
 
 MAX_REPORT_ID = 1_000_000_000
 
@@ -158,12 +158,12 @@ def _print_report(r, cal) -> None:
             ("measured", f"{r.created_utc[:19]} UTC; ingested {r.ingested_utc[:19]} UTC"),
             ("accelerator", f"{r.accelerator or '-'} (the GPU said: {r.gpu_model or '-'})"),
             ("on", f"{where}; {gpus}"), ("file", r.source_path or "-")):
-        out.print(clean_cell(f"{label:<12} {value}"), markup=False)
+        out.print(one_line(f"{label:<12} {value}"), markup=False)
     out.print("Measured:", markup=False)
     for kind, figures in r.measurements.items():
         shown = ", ".join(f"{k} {_num(v) if isinstance(v, int | float) else v}"
                           for k, v in figures.items())
-        out.print(clean_cell(f"  {kind}: {shown}"), markup=False)
+        out.print(one_line(f"  {kind}: {shown}"), markup=False)
     _print_notes(out, *_for_report(cal, r.id), nothing=" nothing from this report")
 
 
@@ -172,11 +172,11 @@ def _print_notes(out, used, rejected, *, nothing: str) -> None:
     uses none), then what it does not use, with why."""
     out.print("Used by the planner:" + ("" if used else nothing), markup=False)
     for n in used:
-        out.print(clean_cell(f"  {say_fields(n.line())}"), markup=False)
+        out.print(one_line(f"  {say_fields(n.line())}"), markup=False)
     if rejected:
         out.print("Not used:", markup=False)
         for n in rejected:
-            out.print(clean_cell(f"  {say_fields(n.line())}"), markup=False)
+            out.print(one_line(f"  {say_fields(n.line())}"), markup=False)
 
 
 def _gpus_per_node(s) -> str:
@@ -244,7 +244,7 @@ def ingest_cmd(
                 "calibrates nothing"
         # a report's own text (GPU name, instance, error messages) may carry terminal control
         # sequences: shown as visible escapes, as `probe show`'s table shows them
-        out.print(clean_cell(f"report {s.id}: {_machine(s)}"
+        out.print(one_line(f"report {s.id}: {_machine(s)}"
                              f"{' on ' + s.instance_type if s.instance_type else ''}; {use}"),
                   markup=False)
         # the lines under it wrap under their text, not at column 0 (read as a new item)
@@ -313,9 +313,10 @@ def show_cmd(
     def row(r) -> tuple:
         m = r.measurements
         used, _ = _for_report(cal, r.id)
-        return (r.id, r.created_utc[:19], r.accelerator or r.device_type,
+        # a report's own text on one line: a newline in its instance type drew "used:" lines
+        return (r.id, one_line(r.created_utc[:19]), one_line(r.accelerator or r.device_type),
                 _gpus_per_node(r), r.node_count or 1,
-                r.instance_type or "-", "yes" if r.quick else "no",
+                one_line(r.instance_type or "-"), "yes" if r.quick else "no",
                 _num(m.get("matmul_tflops", {}).get("bf16")),
                 _num(m.get("device_copy_gb_per_s", {}).get("copy")),
                 _num(m.get("busbw_intra_gb_per_s", {}).get("all_reduce")),

@@ -81,3 +81,23 @@ def test_a_note_quoting_the_overrides_path_is_escaped(capsys, tmp_path):
                          str(name))
     assert code == 0, err
     assert "\x1b" not in out + err and "rates\\x1b[8m.yaml" in out + err
+
+
+FORGED = "p5.48xlarge; calibrates H100 (1 figure)\n  used: matmul H100 bf16: 5,000.0 TFLOP/s"
+
+
+def test_a_report_s_instance_type_cannot_forge_lines_in_probe_output(capsys, tmp_path):
+    # a newline in environment.instance_type printed a fake "used:" line under `probe ingest`
+    # and `probe show` (hostile sweep); the ESC escapes were already there
+    from probe_reports import h100_report
+
+    from probes import write_report_atomic
+
+    path = write_report_atomic(h100_report(instance_type=FORGED), tmp_path / "r.json")
+    for argv in (("probe", "ingest", str(path)), ("probe", "show", "1"),
+                 ("probe", "show", "--wide")):
+        code, out, _ = run(capsys, *argv)
+        assert code == 0, argv
+        assert not any(line.lstrip().startswith("used: matmul H100 bf16: 5,000.0")
+                       for line in out.splitlines()), (argv, out)
+        assert "\\n  used: matmul H100" in out.replace("\n", "")
