@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import warnings
 
 from ..model import PlannerError
@@ -14,6 +15,10 @@ from ._svg import MAX_LABEL_PX, TEAM_COLOURS, _fit
 
 
 def _mpl():
+    # The charts draw on a bare Figure, never through pyplot, so no backend is used; but
+    # importing matplotlib validates MPLBACKEND, and a bad one (MPLBACKEND=bogus) was a
+    # traceback after the whole plan had run. It is left out while matplotlib loads.
+    saved = os.environ.pop("MPLBACKEND", None)
     try:
         import matplotlib
         from matplotlib.figure import Figure
@@ -21,6 +26,9 @@ def _mpl():
         raise PlannerError("the PDF report draws its charts with matplotlib, which is not "
                            "installed. To fix: pip install 'gpuplan[report]', or use "
                            "--format html, md or csv") from None
+    finally:
+        if saved is not None:
+            os.environ["MPLBACKEND"] = saved
     return matplotlib, Figure
 
 

@@ -197,3 +197,18 @@ def test_pdf_says_when_its_fonts_cannot_draw_a_name(golden_allocation, tmp_path)
     got = text(renamed(golden_allocation, {"sft-70b": "launch 🚀"}))
     assert "some names contain characters this PDF's fonts cannot draw" in got
     assert got.count(note) == 1
+
+
+def test_a_bad_mplbackend_does_not_stop_the_pdf_charts():
+    # MPLBACKEND=bogus: matplotlib's import raised ValueError, a traceback after the whole
+    # plan had run; the charts use no backend. A fresh process: matplotlib loads once.
+    pytest.importorskip("matplotlib")
+    import os
+    import sys
+
+    code = ("from planner.reports._charts import _mpl; import os; mpl, fig = _mpl(); "
+            "print(fig.__name__, os.environ['MPLBACKEND'])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "MPLBACKEND": "bogus"}, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.split() == ["Figure", "bogus"]  # the user's setting is put back
