@@ -106,6 +106,10 @@ def check_args(args: argparse.Namespace) -> None:
     if len(shapes) > MAX_LIST or any(d > MAX_MATMUL_DIM for s in shapes for d in s):
         raise ProbesError(f"--shapes: at most {MAX_LIST} shapes, each dimension at most "
                           f"{MAX_MATMUL_DIM:,}. {_FIX}")
+    if args.out == "-":  # a file named '-' was written, though other commands print for '-'
+        raise ProbesError("--out -: the probes write their report to a file (rank 0, at the "
+                          "end of the run), not to standard output. To fix: give a file name, "
+                          "e.g. --out report.json")
     check_out(args.out, what="probe report (--out)")
 
 

@@ -54,6 +54,8 @@ def _refused(argv: list[str], capsys) -> str:
     (["--timeout-s", "-5"], "from 1 to 86,400"),
     (["--timeout-s", "1e9"], "from 1 to 86,400"),
     (["--timeout-s", "soon"], "invalid float value: 'soon'"),
+    # a file named '-' was written (other commands print to stdout for '-')
+    (["--out", "-"], "--out -: the probes write their report to a file"),
     (["--sizes", "0"], "bad size '0'"),
     (["--sizes=-1K"], "bad size '-1K'"),
     (["--sizes", "1T"], "bad size '1T'"),
