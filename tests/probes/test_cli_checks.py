@@ -54,8 +54,6 @@ def _refused(argv: list[str], capsys) -> str:
     (["--timeout-s", "-5"], "from 1 to 86,400"),
     (["--timeout-s", "1e9"], "from 1 to 86,400"),
     (["--timeout-s", "soon"], "invalid float value: 'soon'"),
-    # a file named '-' was written (other commands print to stdout for '-')
-    (["--out", "-"], "--out -: the probes write their report to a file"),
     (["--sizes", "0"], "bad size '0'"),
     (["--sizes=-1K"], "bad size '-1K'"),
     (["--sizes", "1T"], "bad size '1T'"),
@@ -214,3 +212,9 @@ def test_probe_workload_help_states_what_it_times(capsys, monkeypatch):
         text = _help(capsys, command)
         assert "--recompute <str> auto (searched), none, selective, full." in text, command
         assert "Pin the tensor-parallel degree (default: searched)." in text, command
+
+
+def test_out_dash_is_refused_not_written_as_a_file_named_dash(capsys):
+    # a file named '-' was written (other commands print to stdout for '-')
+    line = _refused(["--out", "-"], capsys)
+    assert "--out -: the probes write their report to a file" in line
