@@ -30,6 +30,7 @@ from ._assumptions import (
     attention_key,
     describe_assumptions,
     gpu_family,
+    overrides_note,
 )
 from ._calibration import (
     KINDS,
@@ -167,6 +168,7 @@ __all__ = [
     "inference_only_message",
     "intra_link_for", "layer_flops", "least_memory", "matmul_dtype", "memory_terms",
     "model_attention", "model_layer", "nic_by_nodes", "normal_quantile", "nvlink_domain",
+    "overrides_note",
     "parse_count", "parse_deadline", "plan_grid", "preset", "preset_names", "probability_within",
     "probe_options", "prune", "quantile", "range_sigma", "refer_to_fields", "reference_cluster",
     "run_model", "seconds_per_sequence", "shape_distance", "shape_of", "summarise", "thaw",

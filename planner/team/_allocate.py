@@ -8,6 +8,7 @@ team plan into its run options (once per group of identical jobs) and the soluti
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Sequence
 
@@ -15,7 +16,14 @@ import numpy as np
 
 from catalog import GpuplanError
 
-from ..model import NO_CALIBRATION, Assumptions, PlannerError, probability_within, refer_to_fields
+from ..model import (
+    NO_CALIBRATION,
+    Assumptions,
+    PlannerError,
+    overrides_note,
+    probability_within,
+    refer_to_fields,
+)
 from ..search import Constraints, Option, QuotaRule, Quotas, plan_options
 from ._milp import DEFAULT_TIME_LIMIT_S, AllocationInfeasibleError, Options, scope_label, scopes
 from ._solve import solve
@@ -52,7 +60,23 @@ def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
     allocation = allocate_candidates(team_plan, cands, catalog_info=cat.provenance(),
                                      assumptions=A, time_limit_s=time_limit_s)
     report(SOLVING, 1, 1)
-    return allocation
+    said = _inputs_said(A, calibration or NO_CALIBRATION)
+    return dataclasses.replace(allocation, assumptions=[*allocation.assumptions, *said]) \
+        if said else allocation
+
+
+def _inputs_said(A: Assumptions, calibration) -> list[str]:
+    """What changed the report's numbers beyond its file: constants set with `assume` and the
+    probe measurements used. Neither was said, so a shared report (`--assume
+    restart_minutes=600` doubled its cost) could not be explained or reproduced."""
+    said = []
+    if note := overrides_note(A):
+        said.append(f"{note[0].upper()}{note[1:]}.")
+    used = calibration.used()
+    if used:
+        said.append("Measured on your instances (`gpuplan probe show`), used instead of "
+                    "datasheet figures: " + "; ".join(n.line() for n in used) + ".")
+    return said
 
 
 def _unheard(step: str, done: int, total: int) -> None:

@@ -122,3 +122,30 @@ def test_a_budget_is_located_as_the_file_writes_its_key(catalog):
     with pytest.raises(TeamPlanError) as info:
         load_team_plan(JOB + "budgets: {total: -5}\n", catalog=catalog)
     assert "team.yaml: budgets.total: must be a number" in str(info.value)
+
+
+def test_a_report_says_the_constants_and_measurements_that_changed_it():
+    # `--assume restart_minutes=600` doubled a report's cost and the report never said so;
+    # nor did it name the probe measurements it used
+    from types import SimpleNamespace
+
+    from planner.model import Assumptions, CalibrationNote
+    from planner.team._allocate import _inputs_said
+
+    note = CalibrationNote(kind="matmul", key="H200-SXM-141GB bf16", value=679.7,
+                           unit="TFLOP/s", report_ids=(1,), reason="one report")
+    said = _inputs_said(Assumptions().with_overrides(restart_minutes=600),
+                        SimpleNamespace(used=lambda: (note,)))
+    assert said[0].startswith("Set with `assume`: restart_minutes = 600 (default ")
+    assert said[1] == ("Measured on your instances (`gpuplan probe show`), used instead of "
+                       "datasheet figures: matmul H200-SXM-141GB bf16: 679.7 TFLOP/s (report "
+                       "1): one report.")
+    assert _inputs_said(Assumptions(), SimpleNamespace(used=lambda: ())) == []
+
+
+def test_the_cli_report_lists_an_assumed_constant(tmp_path, capsys):
+    path = tmp_path / "plan.yaml"
+    path.write_text(JOB)
+    assert main(["report", str(path), "--format", "md", "--workers", "1",
+                 "--assume", "restart_minutes=600"]) == 0
+    assert "Set with `assume`: restart_minutes = 600" in capsys.readouterr().out.replace("\\", "")
