@@ -159,7 +159,10 @@ def report_format(fmt: str | None, out: str | None, *, json_out: bool = False) -
         return "md"
     if out is None or out == STDOUT:
         return fmt or "md"
-    suffix = Path(out).suffix.lower()
+    # ".html" alone is a hidden file with no suffix to pathlib; its writer meant HTML (it got
+    # Markdown, silently). Another hidden name (.budget) still has no suffix: Markdown.
+    name = Path(out).name.lower()
+    suffix = name if name in _SUFFIX else Path(out).suffix.lower()
     implied = _SUFFIX.get(suffix)
     if fmt is None:
         if implied is None and suffix:  # report.txt: Markdown? CSV? Say, don't guess.

@@ -256,3 +256,12 @@ def test_json_is_printed_only_once_the_file_is_written(team_file, tmp_path, monk
                  "skypilot", "--emit-out", str(tmp_path / "task.yaml")]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "ENOSPC" in captured.err
+
+
+@pytest.mark.parametrize(("out", "fmt"), [(".html", "html"), ("r/.CSV", "csv"),
+                                          (".budget", "md"), ("a.b/.md", "md")])
+def test_a_file_named_only_by_its_suffix_gets_that_format(out, fmt):
+    # `--out .html` wrote Markdown: pathlib sees a hidden file with no suffix
+    from planner.cli._report_cmds import report_format
+
+    assert report_format(None, out) == fmt
