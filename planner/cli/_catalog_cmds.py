@@ -337,9 +337,9 @@ def use_cmd(
                            f"has {len(name):,}. To fix: give a name that `gpuplan catalog "
                            "info` lists, or packaged")
     if not CATALOG_NAME.fullmatch(name):
-        raise GpuplanError(f"{name!r} is not a catalog name (letters, digits, '.', '_' and "
-                           "'-'; not a path). To fix: give a name that `gpuplan catalog info` "
-                           "lists, or packaged")
+        raise GpuplanError(f"{name!r} is not a catalog name (a letter or digit, then "
+                           "letters, digits, '.', '_' and '-'; not a path). To fix: give a name "
+                           "that `gpuplan catalog info` lists, or packaged")
     from catalog import active_catalog_name
 
     path = use_catalog(name)

@@ -330,3 +330,9 @@ def test_the_stale_price_banner_writes_the_age_with_thousands_separators():
     oldest = min(o.as_of for o in cat.offers)
     line = catalog_banner(cat, today=oldest + dt.timedelta(days=1234))
     assert "Prices are up to 1,234 days old" in line
+
+
+def test_a_catalog_name_starting_with_a_dash_is_told_what_a_name_starts_with(capsys):
+    # "-x" was told the allowed characters, all of which it has
+    assert main(["catalog", "use", "--", "-x"]) == 2
+    assert "(a letter or digit, then letters, digits" in capsys.readouterr().err
