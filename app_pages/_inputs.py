@@ -48,24 +48,70 @@ class UrlInputs:
         value = widget(label, *args, key=key, **bind, **kwargs)
         self.keys.add(key)
         raw = self.raw.get(key)
-        if raw is not None:
+        given = [r for r in raw or () if r != ""]
+        if len(given) > 1 and not isinstance(value, list):
+            # a link holds one value per widget (a multiselect's list aside): which of two
+            # Streamlit takes varies by widget, so the link is named as it is, not judged
+            self.problems.append(f"{key}={_values(given)} ({label}: given {len(given)} times, "
+                                 f"a link sets it once; showing {_shown(value)})")
+        elif raw is not None:
             bad = _unusable(raw, value)
             if bad is not None:
                 why = "not one of the choices" if isinstance(value, list) else \
-                    "not a valid value"
-                self.problems.append(f"{key}={', '.join(bad)} ({label}: {why}; showing "
+                    "not a valid value" + _range(widget, args, kwargs)
+                self.problems.append(f"{key}={_values(bad)} ({label}: {why}; showing "
                                      f"{_shown(value)})")
         return value
 
     def warn(self) -> None:
-        """One warning naming every unusable or unknown parameter of the link."""
+        """One warning naming every unusable or unknown parameter of the link: each value cut
+        to ``SHOWN_CHARS`` and at most ``SHOWN_UNKNOWN`` unknown names, so a crafted link
+        cannot fill the page."""
         unknown = [k for k in self.raw if k not in self.keys and k not in self.IGNORED]
         lines = list(self.problems)
-        lines += [f"{k}={', '.join(self.raw[k])} (not a setting of this page; ignored)"
-                  for k in unknown]
+        lines += [f"{_cut(k)}={_values(self.raw[k])} (not a setting of this page; ignored)"
+                  for k in unknown[:SHOWN_UNKNOWN]]
+        if len(unknown) > SHOWN_UNKNOWN:
+            lines.append(f"and {len(unknown) - SHOWN_UNKNOWN:,} more not of this page")
         if lines:
             st.warning("The link has parameters this page cannot use: "
                        + "; ".join(md(x) for x in lines), icon=":material/link_off:")
+
+
+SHOWN_CHARS = 40  # of each value a warning repeats
+SHOWN_UNKNOWN = 10  # unknown parameters a warning names
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
+
+
+def _values(values: list[str]) -> str:
+    """A parameter's values as a warning shows them: each cut, at most ``SHOWN_UNKNOWN``."""
+    shown = ", ".join(_cut(v) for v in values[:SHOWN_UNKNOWN])
+    return shown + (f" and {len(values) - SHOWN_UNKNOWN:,} more"
+                    if len(values) > SHOWN_UNKNOWN else "")
+
+
+def _number(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:,}"
+
+
+def _range(widget, args: tuple, kwargs: dict) -> str:
+    """': 0 to 0.99' for a number box or slider with bounds (the first four arguments of both
+    are min, max, value, step), so the warning says what the link may give."""
+    if getattr(widget, "__name__", "") not in ("number_input", "slider"):
+        return ""
+    given = dict(zip(_NUMBER_INPUT_ARGS, args, strict=False)) | kwargs
+    low, high = given.get("min_value"), given.get("max_value")
+    if not all(isinstance(b, int | float) or b is None for b in (low, high)):
+        return ""  # a date or time slider: no such words
+    whole = "a whole number " if _whole_number_box(args, kwargs) else ""  # 1.5 for Max GPUs
+    if low is not None and high is not None:
+        return f": {whole}{'from ' if whole else ''}{_number(low)} to {_number(high)}"
+    if low is not None:
+        return f": {whole}at least {_number(low)}"
+    return f": {whole}at most {_number(high)}" if high is not None else ""
 
 
 _NUMBER_INPUT_ARGS = ("min_value", "max_value", "value", "step")  # st.number_input's order

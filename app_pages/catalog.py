@@ -34,6 +34,10 @@ ACCELERATOR_COLUMNS = {
     "cheapest_spot_usd_per_gpu_hour": ("Cheapest spot $/GPU-h", "usd3"),
     "clouds": ("Clouds", "list"),
 }
+# the offers filter's own bound (catalog's MAX_PRICE_LIMIT_USD_PER_HOUR, private to it;
+# a test keeps them equal): without it, a link's 1e15 reached the filter, which refused
+# it in red with a Python float, instead of the link warning
+MAX_PRICE_USD_PER_HOUR = 100_000.0
 SORT_HELP = ("price: $ per instance-hour; gpu_price: $ per GPU-hour; pflop_price: $ per bf16 "
              "PFLOP/s-hour")
 
@@ -53,7 +57,8 @@ def filters(cat: catalog.Catalog, url: I.UrlInputs) -> dict:
     # the filter's own bounds (1 to 1,024: no instance holds more), so the box refuses more
     min_gpus = url(c[0].number_input, L["min_gpus"], min_value=1, max_value=1024, value=None,
                    step=1, key="offers_min_gpus", placeholder="any")
-    max_price = url(c[1].number_input, L["max_price"], min_value=0.01, value=None, step=1.0,
+    max_price = url(c[1].number_input, L["max_price"], min_value=0.01,
+                    max_value=MAX_PRICE_USD_PER_HOUR, value=None, step=1.0,
                     key="offers_max_price", placeholder="any")
     sort = url(c[2].selectbox, L["sort"], list(catalog.SORT_KEYS), key="offers_sort",
                help=SORT_HELP)

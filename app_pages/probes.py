@@ -305,6 +305,8 @@ def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
 
 def main() -> None:
     st.title("Probe results")
+    # no setting here is in the URL: a link's parameters are named, not dropped silently
+    I.UrlInputs("probes").warn()
     cat = S.load_catalog_or_stop()
     st.markdown("Upload the JSON report that `gpuplan probe run` wrote on a rented instance.")
     up = I.upload("Probe report", key="probe_file", what="probe report", types=["json"])

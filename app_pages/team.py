@@ -78,12 +78,13 @@ def _cell(value) -> str:
 
 
 def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
-    """The edited tables as the team-plan mapping (docs/team.md's format). Rows without a
-    name are skipped; an empty cell is left out of the job, so the plan's own default (all
-    clouds, every pricing model) or its "missing" message applies."""
+    """The edited tables as the team-plan mapping (docs/team.md's format). Empty rows are
+    skipped, half-filled ones refused; an empty cell is left out of the job, so the plan's
+    default (all clouds, every pricing model) or its "missing" message applies."""
     out = []
-    for row in jobs.to_dict("records"):
+    for n, row in enumerate(jobs.to_dict("records"), start=1):
         if not _cell(row.get("name")):
+            _empty_or_refused(row, f"Jobs table, row {n}: the name cell is empty")
             continue
         job = {"name": _cell(row["name"]),
                "workload": {"model": _cell(row.get("model")),
@@ -102,6 +103,8 @@ def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
     periods: dict[str, float] = {}
     for n, r in enumerate(budgets.to_dict("records"), start=1):
         if not (_cell(r.get("period")) and _cell(r.get("usd"))):
+            _empty_or_refused(r, f"Budgets table, row {n}: the "
+                              f"{'USD' if _cell(r.get('period')) else 'period'} cell is empty")
             continue
         period = _cell(r["period"])
         if period in periods:  # a mapping would keep the last: a tighter budget vanished
@@ -112,6 +115,13 @@ def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
     if periods:
         data["budgets"] = periods
     return data
+
+
+def _empty_or_refused(row: dict, problem: str) -> None:
+    """An unusable row is skipped only when empty (an added row left blank): a half-filled
+    one was dropped without a word, and its job or budget vanished."""
+    if any(_cell(v) for v in row.values()):
+        raise teams_.TeamPlanError(f"{problem}. To fix: fill it in, or delete the row")
 
 
 def refuse_past_deadlines(team_plan, today: dt.date) -> None:
@@ -174,7 +184,7 @@ _TABLE_WORDS = (
     (re.compile(r"^[^:]*: budgets\[(\d+)\]: "), r"Budgets table, row \1: "),
     # a job's name itself is wrong (no name to show), a period's budget, no job at all
     (re.compile(r"^[^:]*: jobs\[(\d+)\]: "), r"Jobs table, row \1: "),
-    (re.compile(r"^[^:]*: budgets\['([^']*)'\]: "), r"Budgets table, period \1: "),
+    (re.compile(r"^[^:]*: budgets\.([^:]*): "), r"Budgets table, period \1: "),
     (re.compile(r"^[^:]*: 'jobs' must be a non-empty list of jobs\..*"),
      "the Jobs table has no job. To fix: add a row with a name"),
     (re.compile(r"missing '(\w+)'\. To fix: correct the team plan \(format: docs/team\.md\)"),
@@ -252,9 +262,11 @@ def monthly_burn(a: dict) -> go.Figure:
                  for m in months]
         fig.add_bar(x=months, y=cost, name=F.plot_text(team),
                     marker_color=colours[F.plot_text(team)],
-                    customdata=[[F.usd(c), n] for c, n in zip(cost, names, strict=True)],
-                    hovertemplate="%{x}: %{customdata[0]} · " + F.plot_text(team)
-                                  + "<br>%{customdata[1]}<extra></extra>")
+                    # the team's name as data, not template text: plotly fills a "%{x}" in it
+                    customdata=[[F.usd(c), n, F.plot_text(team)]
+                                for c, n in zip(cost, names, strict=True)],
+                    hovertemplate="%{x}: %{customdata[0]} · %{customdata[2]}"
+                                  "<br>%{customdata[1]}<extra></extra>")
     budgets = [(m, v["budget_usd"]) for m, v in a["by_month"].items() if v.get("budget_usd")]
     if budgets:
         fig.add_scatter(x=[m for m, _ in budgets], y=[b for _, b in budgets],
@@ -412,6 +424,7 @@ def jobs_input(how: str) -> tuple[str, str, tuple] | None:
 
 def main() -> None:
     st.title("Team budget")
+    I.UrlInputs("team").warn()  # no setting is in the URL: a link's parameters are named
     cat = S.load_catalog_or_stop()
     how = st.radio("Jobs from", ["table", "yaml"], horizontal=True, key="team_source",
                    format_func={"table": "Edit a table", "yaml": "Upload team YAML"}.get)

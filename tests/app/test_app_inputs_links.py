@@ -26,15 +26,17 @@ def test_a_fraction_for_a_whole_number_box_shows_the_default_not_a_truncation(
         default = constraint_default("max_spot_instances")
     assert box.value == default
     said = " ".join(warnings(at))
-    assert f"{key}={given} ({label}: not a valid value; showing {default})" in said
+    # the warning says what the box takes (its range: app sweep 2026-12-05)
+    assert f"{key}={given} ({label}: not a valid value: a whole number from 1 to " in said, said
+    assert f"; showing {default})" in said, said
 
 
 def test_a_fraction_for_an_optional_whole_number_box_shows_it_empty():
     at = app(source="params", params="7B", experts="2.5")
     assert not at.exception
     assert at.number_input(key="experts").value is None
-    assert "experts=2.5 (Experts: not a valid value; showing the default)" in \
-        " ".join(warnings(at))
+    assert ("experts=2.5 (Experts: not a valid value: a whole number from 0 to 1,024; showing "
+            "the default)") in " ".join(warnings(at))
 
 
 def test_a_fraction_for_the_catalog_min_gpus_shows_any():
