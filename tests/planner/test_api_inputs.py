@@ -262,3 +262,16 @@ def test_a_parameter_count_keeps_a_figure_when_small():
 
     assert [format_params(n) for n in (8.03e9, 124.44e6, 5e6, 41_600, 3)] == [
         "8.03B", "0.12B", "0.01B", "41.6K", "3"]
+
+
+def test_a_small_measured_figure_keeps_its_digits():
+    # a CPU report's "not used" line read "matmul cpu fp32: 0.0 TFLOP/s" for 0.00211
+    from planner.model import CalibrationNote
+
+    def line(value):
+        return CalibrationNote(kind="matmul", key="cpu fp32", value=value, unit="TFLOP/s",
+                               report_ids=(1,), reason="a CPU run").line()
+
+    assert line(0.00211) == "matmul cpu fp32: 0.00211 TFLOP/s (report 1): a CPU run"
+    assert line(679.7).startswith("matmul cpu fp32: 679.7 TFLOP/s")
+    assert line(2e7).startswith("matmul cpu fp32: 2e+07 TFLOP/s")
