@@ -49,13 +49,31 @@ def parse_actuals(text: str, team_plan, *,
                   source: str = "actuals.csv") -> dict[str, dict]:
     """Spent GPU-hours and USD per job from CSV text with columns job, gpu_hours, cost_usd
     (other columns are ignored; several rows for one job are summed)."""
-    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    text = text.removeprefix("\ufeff")
+    _check_quotes_close(text, source)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     try:
         return _actual_rows(reader, team_plan, source)
     except csv.Error as exc:  # a NUL byte, an over-long field, a stray quote
         # line_num counts the lines read whole: the error is in the one being read
         raise TeamPlanError(f"{source}: line {reader.line_num + 1}: not valid CSV ({exc}). "
                             "To fix: save the file as plain CSV") from None
+
+
+def _check_quotes_close(text: str, source: str) -> None:
+    """A quote never closed swallows the rest of the file into one cell, which the rows'
+    check then called "row 2 has 1 cell" — not the cause. The strict reader finds it."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    ended = 0  # the last line of the last whole row: the open quote is in the row after it
+    try:
+        for _ in reader:
+            ended = reader.line_num
+    except csv.Error as exc:
+        if "unexpected end of data" not in str(exc):
+            return  # other oddities: the tolerant reader below says what they are
+        raise TeamPlanError(f"{source}: line {ended + 1}: a quote (\") is never closed, so "
+                            "the rest of the file reads as one cell. To fix: close the quote, "
+                            "or remove it") from None
 
 
 def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, dict]:

@@ -255,3 +255,14 @@ def test_a_jobs_workload_label_keeps_small_and_fractional_token_counts(catalog, 
     data["jobs"][0]["workload"]["tokens"] = tokens
     job = parse_team_plan(data, catalog=catalog).jobs[0]
     assert workload_label(job) == f"llama3-8b, {label}"
+
+
+def test_an_unclosed_quote_in_actuals_is_named_not_called_a_short_row(catalog):
+    # '"a,10,20' swallowed the rest of the file: "row 2 has 1 cell, the header has 3 columns"
+    plan = parse_team_plan(team_dict(), catalog=catalog)
+    text = 'job,gpu_hours,cost_usd\npretrain-8b,1,2\n"pretrain-8b,10,20\npretrain-8b,3,4\n'
+    with pytest.raises(TeamPlanError, match=r"line 3: a quote \(\"\) is never closed"):
+        parse_actuals(text, plan)
+    # a quoted cell that closes is plain CSV
+    assert parse_actuals('job,gpu_hours,cost_usd\n"pretrain-8b",1,2\n', plan) == {
+        "pretrain-8b": {"gpu_hours": 1.0, "cost_usd": 2.0}}
