@@ -430,9 +430,9 @@ def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise _type_error(source, path, "an integer", value)
-        if not 0 <= value <= MAX_REPORT_INT:
-            raise ReportError(f"{source}: {path} must be a whole number from 0 to 2**53 "
-                              f"({MAX_REPORT_INT:,}), got {value}. {_FIX_REPORT}")
+        if not 0 <= value <= MAX_REPORT_INT:  # no range: the record's own bound may be tighter
+            raise ReportError(f"{source}: {path} must be " + ("0 or more" if value < 0 else
+                              f"at most {MAX_REPORT_INT:,}") + f", got {value}. {_FIX_REPORT}")
         return value
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):

@@ -89,7 +89,7 @@ def test_a_gpu_count_of_2_to_the_63_is_refused_not_a_sqlite_overflow(capsys):
     line = _error_line(capsys)
     assert code == 2
     assert "environment.gpu_count" in line and "9223372036854775808" in line
-    assert "whole number from 0 to 2**53" in line
+    assert "must be at most 9,007,199,254,740,992, got" in line
     assert _stored() == []
 
 
@@ -115,19 +115,21 @@ IMPOSSIBLE = [
                                     "got -1.0"),
     ("matmul.dtypes.0.best_shape", [0, 8192, 8192], "best_shape must be 3 whole numbers >= 1"),
     ("matmul.dtypes.0.best_shape", [-8192, 8192, 8192],
-     "matmul.dtypes[0].best_shape[0] must be a whole number from 0"),
-    ("environment.gpu_memory_bytes", -1, "environment.gpu_memory_bytes must be a whole number "
-                                         "from 0 to 2**53"),
+     "matmul.dtypes[0].best_shape[0] must be 0 or more, got -8192"),
+    # no range here: "0 to 2**53" then "from 1 to …" for gpu_count contradicted each other
+    ("environment.gpu_memory_bytes", -1, "environment.gpu_memory_bytes must be 0 or more, "
+                                         "got -1"),
+    ("environment.gpu_count", -3, "environment.gpu_count must be 0 or more, got -3"),
     ("environment.gpu_memory_bytes", 0, "environment.gpu_memory_bytes must be a finite number "
                                         "> 0, got 0"),
     ("environment.gpu_count", 0, "environment.gpu_count must be a whole number from 1 to "
                                  "1,048,576, got 0"),  # a CUDA run saw at least its own GPU
     ("environment.node_count", 9, "environment.node_count must be a whole number from 1 to 8"),
-    ("collectives.world_size", -1, "collectives.world_size must be a whole number from 0"),
+    ("collectives.world_size", -1, "collectives.world_size must be 0 or more, got -1"),
     ("collectives.world_size", 0, "collectives.world_size must be a whole number from 1 to "
                                   "1,048,576, got 0"),
     ("collectives.world_size", 1e30, "collectives.world_size must be an integer, got 1e+30"),
-    ("collectives.series.0.group_size", -1, "group_size must be a whole number from 0"),
+    ("collectives.series.0.group_size", -1, "group_size must be 0 or more, got -1"),
     ("collectives.series.0.group_size", 0, "group_size must be a whole number from 1 to "
                                            "1,048,576, got 0"),
     ("collectives.series.0.group_size", 16, "group_size must be a whole number from 1 to 8, "
