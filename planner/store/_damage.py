@@ -161,13 +161,10 @@ def check_rows(conn: StoreConnection, path: Path) -> None:
         raise_if_damaged(conn, path)
 
 
-def damage_error(conn: StoreConnection, path: Path) -> CalibrationError | None:
-    """The damaged error for the file behind ``conn`` when quick_check finds damage."""
-    found = conn.damage()
-    return damaged_database(path, found) if found else None
-
-
 def raise_if_damaged(conn: StoreConnection, path: Path) -> None:
-    damaged = damage_error(conn, path)
-    if damaged is not None:
-        raise damaged
+    """The damaged error for the file behind ``conn`` when quick_check finds damage; called
+    while another error is handled too, whose context it does not carry (the file, not that
+    error, is what is wrong)."""
+    found = conn.damage()
+    if found:
+        raise damaged_database(path, found) from None

@@ -49,7 +49,6 @@ from ..model import CalibrationError
 from ._damage import (
     StoreConnection,
     check_rows,
-    damage_error,
     damaged_database,
     is_corrupt,
     message_of,
@@ -233,9 +232,7 @@ def _reading(db: Path | None) -> Iterator[StoreConnection | None]:
     except (sqlite3.Error, UnicodeDecodeError) as exc:
         raise _failure(exc, conn, path) from None
     except (CalibrationError, ValueError):  # "no probe report N", a damaged report
-        damaged = damage_error(conn, path)
-        if damaged is not None:
-            raise damaged from None
+        raise_if_damaged(conn, path)  # or the file's damage behind it
         raise
     finally:
         conn.close()
@@ -289,9 +286,7 @@ def _write(db: Path | None, work: Callable[[StoreConnection], T]) -> T:
                 continue
             raise _failure(exc, conn, path) from None
         except (CalibrationError, ValueError):  # "no probe report N", a damaged report
-            damaged = damage_error(conn, path)
-            if damaged is not None:
-                raise damaged from None
+            raise_if_damaged(conn, path)
             raise
         finally:
             conn.close()
