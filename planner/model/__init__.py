@@ -52,6 +52,7 @@ from ._estimate import (
     checkpoint_bytes,
     estimate,
     range_sigma,
+    reserve_message,
     summarise,
     workload_memory_ratios,
     workload_scales,
@@ -171,6 +172,7 @@ __all__ = [
     "overrides_note",
     "parse_count", "parse_deadline", "plan_grid", "preset", "preset_names", "probability_within",
     "probe_options", "prune", "quantile", "range_sigma", "refer_to_fields", "reference_cluster",
+    "reserve_message",
     "run_model", "seconds_per_sequence", "shape_distance", "shape_of", "summarise", "thaw",
     "virtual_stages", "workload_dict", "workload_memory_ratios", "workload_scales",
 ]

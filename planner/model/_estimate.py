@@ -293,7 +293,8 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
     pruned = prune(ms, A, grid, ci, measured)
     if len(pruned["tp"]) == 0:
         if A.runtime_reserve_gib >= ci.memory_gib * A.usable_memory_fraction:
-            raise NoFitError(_reserve_message(cluster, A, ci))
+            raise NoFitError(reserve_message(A, usable_on=f"each {cluster.accelerator.name}",
+                                             memory_gib=ci.memory_gib))
         raise NoFitError(no_fit_message(workload, cluster, ms, A, ci,
                                         least_memory(ms, A, grid, ci, measured),
                                         measured=measured))
@@ -304,18 +305,19 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
     return summarise(workload, cluster, ms, A, ci, pruned, res, i, measurements=found)
 
 
-def _reserve_message(cluster: Cluster, A: Assumptions, ci: ClusterInputs) -> str:
-    """No plan fits because the per-GPU runtime reserve alone fills each GPU's usable memory:
-    "use more GPUs" could not help, since every GPU keeps the reserve."""
-    usable = ci.memory_gib * A.usable_memory_fraction
+def reserve_message(A: Assumptions, *, usable_on: str, memory_gib: float) -> str:
+    """No plan fits because the per-GPU runtime reserve alone fills the usable memory of
+    ``memory_gib`` GPUs (``usable_on``: "each H100-SXM5-80GB", "the largest matching GPU"):
+    "use more GPUs" could not help, since every GPU keeps the reserve. `estimate` and `plan`
+    both say it."""
+    usable = memory_gib * A.usable_memory_fraction
     also = (f", or raise usable_memory_fraction (set to {A.usable_memory_fraction:g})"
             if "usable_memory_fraction" in A.overridden else ", or choose a GPU with more memory")
     return (f"the runtime reserve (runtime_reserve_gib = {A.runtime_reserve_gib:g} GiB, kept on "
-            f"every GPU) is at least the {usable:.1f} GiB usable on each "
-            f"{cluster.accelerator.name} ({A.usable_memory_fraction:.0%} of "
-            f"{ci.memory_gib:g} GiB): nothing else fits, on any number of GPUs. To fix: lower it "
-            f"with `assume` runtime_reserve_gib=… below {usable:.1f} (the default is "
-            f"{Assumptions().runtime_reserve_gib:g}){also}")
+            f"every GPU) is at least the {usable:.1f} GiB usable on {usable_on} "
+            f"({A.usable_memory_fraction:.0%} of {memory_gib:g} GiB): nothing else fits, on any "
+            f"number of GPUs. To fix: lower it with `assume` runtime_reserve_gib=… below "
+            f"{usable:.1f} (the default is {Assumptions().runtime_reserve_gib:g}){also}")
 
 
 def _no_grid_message(workload: Workload, cluster: Cluster, ms: ModelScalars) -> str:

@@ -54,6 +54,7 @@ from ..model import (
     cluster_inputs,
     inference_only_message,
     range_sigma,
+    reserve_message,
 )
 from ._candidates import FlaggedSkipped, PlanOptions, PlanResult
 from ._constraints import MAX_GPUS_LIMIT, Constraints
@@ -350,14 +351,10 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
                 "more, or choose accelerators sold in smaller instances with `gpu`")
     memory = [m for o in offers if (m := catalog.instance_type_by_key(
         o.cloud, o.instance_type).gpu_memory_gib) is not None]
-    usable = max(memory, default=math.inf) * A.usable_memory_fraction
-    if A.runtime_reserve_gib >= usable:  # every GPU keeps it: more or bigger counts cannot help
-        return (f"the runtime reserve (runtime_reserve_gib = {A.runtime_reserve_gib:g} GiB, "
-                f"kept on every GPU) is at least the {usable:.1f} GiB usable on the largest "
-                f"matching GPU ({A.usable_memory_fraction:.0%} of its memory): nothing else "
-                f"fits, on any number of GPUs. To fix: lower it with `assume` "
-                f"runtime_reserve_gib=… below {usable:.1f} (the default is "
-                f"{Assumptions().runtime_reserve_gib:g})")
+    largest = max(memory, default=math.inf)
+    if A.runtime_reserve_gib >= largest * A.usable_memory_fraction:  # kept on every GPU: more
+        # or bigger counts cannot help
+        return reserve_message(A, usable_on="the largest matching GPU", memory_gib=largest)
     pins = workload.pins.as_dict()
     mb, gbt = pins.get("micro_batch"), workload.global_batch_tokens
     if mb and gbt and mb * workload.seq_len > gbt:  # each rank needs whole micro-batches
