@@ -66,8 +66,8 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
                     raise
                 # the fleet file's name comes from --out's: "give a file name inside that
                 # directory" could not be done, since the user never named this one
-                raise LaunchError(f"{without_fix(exc)} (the fleet file, named after "
-                                  f"{option}'s). To fix: choose another {option}") from None
+                raise LaunchError(f"{without_fix(exc)} {_named_after(option)}. To fix: "
+                                  f"choose another {option}") from None
             check_replaceable(f.path, option=option, beside=beside)
         for f in bundle.files:
             write_text_atomic(f.path, f.text, what="task file")
@@ -81,6 +81,12 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
     for i, cmd in enumerate((*commands, *after), 1):
         out.write(f"  {i}. {cmd}\n")
     out.flush()
+
+
+def _named_after(option: str) -> str:
+    """Said of dstack's fleet file, which the user never named: its name comes from
+    ``option``'s."""
+    return f"(the fleet file, named after {option}'s)"
 
 
 MAX_LAUNCH_FILE_BYTES = 1 << 20  # a launch file is a few KB: a larger one is not gpuplan's
@@ -97,7 +103,7 @@ def check_replaceable(path: str, *, option: str, beside: bool = False) -> None:
     from planner.launch import GENERATED_MARK, LaunchError, generated_state
 
     fix = f"To fix: choose another {option}, or remove it"
-    shown = f"{path} (the fleet file, named after {option}'s)" if beside else path
+    shown = f"{path} {_named_after(option)}" if beside else path
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_LAUNCH_FILE_BYTES + 1)
