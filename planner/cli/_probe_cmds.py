@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ._app import CliExit, console, print_hanging, print_json, say_fields
-from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, clean_cell, one_line, print_table
+from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, one_line, print_table
 
 MAX_REPORT_ID = 1_000_000_000
 
@@ -243,21 +243,21 @@ def ingest_cmd(
             use = "stored; calibrates nothing" if s.ingest_status == "stored" else \
                 "calibrates nothing"
         # a report's own text (GPU name, instance, error messages) may carry terminal control
-        # sequences: shown as visible escapes, as `probe show`'s table shows them
+        # sequences: shown as visible escapes, here and in the notes (print_hanging escapes)
         out.print(one_line(f"report {s.id}: {_machine(s)}"
-                             f"{' on ' + s.instance_type if s.instance_type else ''}; {use}"),
+                           f"{' on ' + s.instance_type if s.instance_type else ''}; {use}"),
                   markup=False)
         # the lines under it wrap under their text, not at column 0 (read as a new item)
         if s.ingest_status != "stored":
-            print_hanging(out, clean_cell(say_fields(s.ingest_status)))
+            print_hanging(out, say_fields(s.ingest_status))
         for n in used:  # each figure it counted (the matmul line alone under-said "4 figures")
-            print_hanging(out, clean_cell(f"used: {say_fields(n.line())}"))
+            print_hanging(out, f"used: {say_fields(n.line())}")
         matmul = s.measurements.get("matmul_tflops", {})
         if not used and matmul:  # what it measured, for reference (a CPU run, a quick run)
-            print_hanging(out, clean_cell("measured matmul TFLOP/s: " + ", ".join(
-                f"{k} {_num(v)}" for k, v in matmul.items())))
+            print_hanging(out, "measured matmul TFLOP/s: " + ", ".join(
+                f"{k} {_num(v)}" for k, v in matmul.items()))
         for line in _reasons(refused):
-            print_hanging(out, clean_cell(f"not used: {say_fields(line)}"))
+            print_hanging(out, f"not used: {say_fields(line)}")
     out.print(f"database: {db_path()}", markup=False)
 
 
