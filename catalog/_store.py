@@ -46,10 +46,10 @@ from pathlib import Path
 from . import _paths
 from ._errors import CatalogError, CatalogNotice, UnknownNameError, without_fix
 from ._meta import check_meta, read_meta
+from ._writes import STALE_TEMP_SECONDS
 
 FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
 KEEP = 3  # refreshed catalogs kept besides the active and previous ones
-STALE_WORK_SECONDS = 3600  # .tmp/.trash directories older than this are crash leftovers
 MARKER_MAX_BYTES = 4096
 # at most 100 characters, as `gpuplan catalog use NAME` takes (a longer one was listed but
 # could not be selected)
@@ -319,7 +319,8 @@ def _clean_stale_work(base: Path) -> None:
     for p in entries:
         if p.name.startswith((".tmp-", ".trash-")) and p.is_dir():
             try:
-                if now - p.stat().st_mtime > STALE_WORK_SECONDS:
+                # a crash's leftovers: the age every writer's temp files are pruned at
+                if now - p.stat().st_mtime > STALE_TEMP_SECONDS:
                     shutil.rmtree(p, ignore_errors=True)
             except OSError:
                 pass
