@@ -117,11 +117,13 @@ def parse_quotas(data: Any, catalog: Catalog, *, source: str = "quota file") -> 
     return Quotas(rules)
 
 
-def parse_quota_rules(entries: Any, catalog: Catalog, where: str, *, fix: str = FIX,
-                      fmt: str = FORMAT) -> tuple[QuotaRule, ...]:
-    """The rules of a ``quotas:`` list; ``where`` prefixes errors, ``fix`` and ``fmt`` say
-    which file to correct and where its format is written (a team plan's quotas are its own
-    key, not a quota file: docs/team.md)."""
+def parse_quota_rules(entries: Any, catalog: Catalog, where: str, *,
+                      correct: str = "the quota file", fmt: str = FORMAT
+                      ) -> tuple[QuotaRule, ...]:
+    """The rules of a ``quotas:`` list; ``where`` prefixes errors, ``correct`` and ``fmt`` say
+    what to correct and where its format is written (a team plan's quotas are its own key,
+    not a quota file: docs/team.md)."""
+    fix = f"To fix: correct {correct} {fmt}"
     if entries is None:
         return ()
     if not isinstance(entries, list):

@@ -201,8 +201,8 @@ def parse_team_plan(data: Any, *, catalog: Catalog, source: str = "team.yaml",
     _check_size(jobs, source)
     try:
         quotas = parse_quota_rules(_numbers_in(data.get("quotas"), ("gpus",), whole_number),
-                                   catalog, source, fix=f"To fix: correct quotas in {source} "
-                                   f"{TEAM_FORMAT}", fmt=TEAM_FORMAT)
+                                   catalog, source, correct=f"quotas in {source}",
+                                   fmt=TEAM_FORMAT)
     except GpuplanError as exc:
         raise TeamPlanError(f"{exc}{'' if 'To fix' in str(exc) else '. ' + FIX}") from None
     name = data.get("name")
