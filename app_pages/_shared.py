@@ -192,9 +192,9 @@ def calibration_key() -> tuple[tuple[int, str | None], ...]:
 
 def catalog_banner(cat: catalog.Catalog) -> None:
     """Which catalog priced this, from what source, and a warning when it is old."""
-    dates = ", ".join(f"{c} {cat.as_of(c):%Y-%m-%d}" for c in catalog.CLOUDS if cat.as_of(c))
-    text = f"Catalog: **{md(cat.name)}** — prices as of {dates or 'unknown'} (approximate). " \
-           f"Source: {md(cat.source or 'unknown')}."
+    dates = md(catalog.price_dates(cat.provenance()))
+    text = f"Catalog: **{md(cat.name)}** — prices as of {dates}. Source: " \
+           f"{md(cat.source or 'unknown')}."
     if cat.overrides_path:
         text += f" Overrides from {md(Path(cat.overrides_path).name)}."
     age = cat.age_days()
@@ -208,9 +208,9 @@ def catalog_banner(cat: catalog.Catalog) -> None:
 
 def catalog_line(info: dict) -> None:
     """The catalog a result was priced with (the ``catalog`` entry of a plan or allocation)."""
-    dates = ", ".join(f"{c} {d}" for c, d in (info.get("as_of") or {}).items())
     over = info.get("overrides")
-    st.caption(f"Priced with the {md(info.get('name'))} catalog ({dates}); "
+    st.caption(f"Priced with the {md(info.get('name'))} catalog (prices as of "
+               f"{md(catalog.price_dates(info))}); "
                f"{md(info.get('source') or '')}"
                + (f"; overrides {md(Path(over).name)}" if over else ""))
 

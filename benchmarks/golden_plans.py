@@ -95,6 +95,10 @@ the all-reduce hides under MoE dispatch time (up to 4% faster), so its frontier 
 (37 → 40) and its chart points 11 (987 → 998). ``team-example``: 22 fields of one MoE job
 (hours, cost +0.008%, one end time a minute later); its allocation is unchanged. The thirteen
 dense cases render byte-identical.
+All fifteen were rewritten on 2026-12-05 when the ``catalog`` record of a plan or allocation
+began to say which clouds' price dates are approximate (``as_of_approximate``, from
+``Catalog.provenance``; the reports, banner and app show them with "~"): with that one field
+dropped every file is identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

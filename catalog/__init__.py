@@ -63,6 +63,7 @@ from ._load import (
     data_dir,
     load_catalog,
 )
+from ._meta import price_dates
 from ._records import (
     DTYPES,
     FABRICS,
@@ -136,6 +137,6 @@ __all__ = [
     "read_user_text",
     "refresh_catalog",
     "select_offers", "shell_word", "stored_catalogs", "unquoted_hint", "use_catalog",
-    "number_in_file", "whole_number_in_file",
+    "number_in_file", "price_dates", "whole_number_in_file",
     "without_fix", "write_bytes_atomic", "write_cached", "write_snapshot", "write_text_atomic",
 ]

@@ -21,7 +21,7 @@ from . import _cache, _paths, _store
 from ._aliases import build_alias_index, check_names, resolve
 from ._clouds import CLOUDS
 from ._errors import CatalogError, CatalogFileError, UnknownNameError
-from ._meta import check_meta, read_meta
+from ._meta import check_meta, provenance, read_meta
 from ._older import with_planning_facts
 from ._records import (
     PRICING_MODELS,
@@ -189,11 +189,8 @@ class Catalog:
                        offers=offers, overrides_path=note or None)
 
     def provenance(self) -> dict:
-        """Where this catalog's prices come from, as every result records it: the catalog's
-        name, each cloud's price date, its source and the overrides applied."""
-        return {"name": self.name, "as_of": {c: self.as_of(c).isoformat() for c in CLOUDS
-                                             if self.as_of(c)},
-                "source": self.source, "overrides": self.overrides_path}
+        """Where this catalog's prices come from, as every result records it (``_meta``)."""
+        return provenance(self)
 
     def info(self, *, today: _dt.date | None = None, include_store: bool = True) -> dict:
         """Everything `gpuplan catalog info` and the app show about this catalog, as data."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ._errors import REPLACE_CATALOG_FIX, CatalogFileError, without_fix
@@ -41,6 +41,29 @@ def cloud_meta(offers: Iterable[Offer], cloud: str, basis: dict[str, str] | None
         "basis": (basis or {}).get(cloud, ""),
         "sources": sources,
     }
+
+
+def provenance(cat) -> dict:
+    """Where catalog ``cat``'s prices come from, as every result records it: its name, each
+    cloud's newest price date and whether that date is approximate (inferred from a file's
+    publication, not observed), its source and the overrides applied."""
+    from ._clouds import CLOUDS
+
+    dated = [c for c in CLOUDS if cat.as_of(c)]
+    return {"name": cat.name, "as_of": {c: cat.as_of(c).isoformat() for c in dated},
+            "as_of_approximate": {c: cat.as_of_approximate(c) for c in dated},
+            "source": cat.source, "overrides": cat.overrides_path}
+
+
+def price_dates(info: Mapping) -> str:
+    """The "prices as of" text of a ``provenance`` — "aws 2026-01-21, gcp ~2025-04-01; ~ =
+    approximate date" — the one wording of the CLI banner, the reports and the app. A record
+    written before dates carried ``as_of_approximate`` shows its dates unmarked."""
+    as_of = info.get("as_of") or {}
+    approx = info.get("as_of_approximate") or {}
+    dates = ", ".join(f"{c} {'~' if approx.get(c) else ''}{d}" for c, d in as_of.items())
+    legend = "; ~ = approximate date" if any(approx.get(c) for c in as_of) else ""
+    return (dates or "unknown") + legend
 
 
 MAX_META_BYTES = 4 * 2**20
@@ -120,4 +143,5 @@ _TYPE_WORDS = {str: "text", dict: "a JSON object", list: "a list", bool: "true o
                int: "a whole number"}
 
 
-__all__ = ["MAX_META_BYTES", "check_meta", "cloud_meta", "read_meta"]
+__all__ = ["MAX_META_BYTES", "check_meta", "cloud_meta", "price_dates", "provenance",
+           "read_meta"]

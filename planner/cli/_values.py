@@ -35,12 +35,10 @@ def not_empty(option: str, value: str | None) -> str | None:
 
 def catalog_banner(cat, today: dt.date | None = None) -> str:
     """One line saying which catalog priced this, how old it is, and what to do about it."""
-    from catalog import CLOUDS, STALE_AFTER_DAYS
+    from catalog import STALE_AFTER_DAYS, price_dates
 
-    dates = ", ".join(f"{c} {'~' if cat.as_of_approximate(c) else ''}{cat.as_of(c):%Y-%m-%d}"
-                      for c in CLOUDS if cat.as_of(c))
     age = cat.age_days(today)
-    line = f"Catalog: {cat.name} (prices as of {dates}; ~ = approximate date)"
+    line = f"Catalog: {cat.name} (prices as of {price_dates(cat.provenance())})"
     if cat.overrides_path:
         line += f"; overrides from {cat.overrides_path}"
     if age is not None and age > STALE_AFTER_DAYS:

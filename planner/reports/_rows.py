@@ -6,6 +6,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable, Mapping
 
+from catalog import price_dates
+
 from ..model import ParallelPlan, format_chance, format_usd
 
 
@@ -75,9 +77,8 @@ def plan_text(p: Mapping) -> str:
 
 def catalog_line(allocation) -> str:
     c = allocation.catalog
-    dates = ", ".join(f"{k} {v}" for k, v in sorted(c.get("as_of", {}).items()))
     over = f"; overrides: {c['overrides']}" if c.get("overrides") else ""
-    return f"catalog {c.get('name', '?')} (prices as of {dates or 'unknown'}){over}"
+    return f"catalog {c.get('name', '?')} (prices as of {price_dates(c)}){over}"
 
 
 # (header, value) for the per-job table of the Markdown, HTML and PDF reports.

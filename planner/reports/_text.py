@@ -31,10 +31,11 @@ def _md_cell(text: object) -> str:
     # "[" and "]" too: a job named "![x](https://tracker.example/p.png)" must not become an
     # image or a link in the pull request that shows the report. Nor may a bare URL, "www."
     # or an e-mail address (GitHub's extended autolinks): their ":", "." and "@" are escaped,
-    # which breaks the match and renders the same characters.
+    # which breaks the match and renders the same characters. "~" too: GitHub strikes through
+    # text between single tildes ("gcp ~2025-04-01, azure ~2024-03-01", a job "~old~").
     s = str(text).replace("\r", " ").replace("\n", " ").replace("\\", "\\\\")
     s = (s.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-         .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]"))
+         .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]").replace("~", "\\~"))
     return _AUTOLINK.sub(lambda m: "\\" + m.group(0), s)
 
 

@@ -293,9 +293,7 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
         _LAYOUTS.put(key, hit)
     space = Space(hit[1], workload=workload, A=A, ckpt=checkpoint_bytes(ms), constraints=c)
     base_sigma = range_sigma(A, workload.framework, moe=workload.arch.is_moe)
-    cat_info = {"name": catalog.name, "as_of": {cl: catalog.as_of(cl).isoformat()
-                                               for cl in CLOUDS if catalog.as_of(cl)},
-                "source": catalog.source, "overrides": catalog.overrides_path}
+    cat_info = catalog.provenance()
     notes = (f"deadline {c.deadline_hours:,.1f} h; {len(offers):,} offers"
              + (f" ({flagged.count} flagged offers skipped)" if flagged.count else "")
              + f"; up to {c.max_gpus:,} GPUs; model evaluated {evaluated:,} (instance type × "

@@ -205,6 +205,12 @@ def test_the_catalog_banner_gives_the_date_and_source():
               if "Catalog:" in w]
     assert banner and re.search(r"prices as of aws \d{4}-\d\d-\d\d", banner[0])
     assert "Source:" in banner[0]
+    # only the approximate dates are marked, the "~" escaped (markdown strikes through text
+    # between two of them); the banner once called every date approximate
+    assert re.search(r"aws \d{4}-\d\d-\d\d, gcp ~\d{4}", banner[0]), banner[0]
+    assert "(approximate)" not in banner[0]
+    raw = [b.value for b in (*at.info, *at.warning) if "Catalog:" in b.value]
+    assert "gcp \\~2" in raw[0] and "; \\~ = approximate date" in raw[0], raw[0]
 
 
 def test_a_lost_active_catalog_is_named_on_the_page():

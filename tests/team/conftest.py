@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+# gcp's date approximate, as a price file's publication date is (``catalog.price_dates``)
 CATALOG_INFO = {"name": "packaged", "as_of": {"aws": "2025-03-01", "gcp": "2025-01-01"},
+                "as_of_approximate": {"aws": False, "gcp": True},
                 "source": "synthetic test catalog", "overrides": None}
 
 
