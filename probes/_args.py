@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import math
+import sys
 from collections.abc import Callable, Sequence
 
 from probes._schema import ProbesError
@@ -63,6 +64,7 @@ class OneLineParser(argparse.ArgumentParser):
         self.checks, self.fix = checks, fix
 
     def parse_args(self, args=None, namespace=None):  # noqa: ANN001, ANN201 - argparse's
+        self._dash_values(sys.argv[1:] if args is None else list(args))
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             # Compared without the dashes every option shares, which would make "--bogus"
@@ -78,6 +80,21 @@ class OneLineParser(argparse.ArgumentParser):
         except ProbesError as exc:
             self.error(str(exc))
         return parsed
+
+    def _dash_values(self, argv: list[str]) -> None:
+        """argparse reads a value that starts with "-" and is no plain negative number as the
+        next option: `--shapes -16x16x16` said only "expected one argument"."""
+        for option, value in zip(argv, argv[1:], strict=False):
+            action = self._option_string_actions.get(option)
+            if (action is not None and (action.nargs is None or isinstance(action.nargs, int)
+                                        and action.nargs > 0)
+                    and value.startswith("-") and value not in ("-", "--")  # argparse's own
+                    and value.split("=", 1)[0] not in
+                    self._option_string_actions
+                    and not self._negative_number_matcher.match(value)):
+                self.error(f"{option} {shown(value)}: a value that starts with '-' is read as "
+                           f"an option. To fix: write {option}={shown(value)} if that is the "
+                           "value meant")
 
     def error(self, message: str):  # noqa: ANN201 - argparse's; never returns
         message = " ".join(message.split())

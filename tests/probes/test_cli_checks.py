@@ -75,6 +75,10 @@ def _refused(argv: list[str], capsys) -> str:
     (["--device", "gpu"], "invalid choice: 'gpu'"),
     (["--sise", "1K"], "unrecognized arguments: --sise 1K. Did you mean --sizes?"),
     (["extra"], "unrecognized arguments: extra"),
+    # argparse reads a value starting with "-" as the next option ("expected one argument")
+    (["--shapes", "-16x16x16"], "--shapes '-16x16x16': a value that starts with '-' is read as "
+                                "an option. To fix: write --shapes='-16x16x16'"),
+    (["--out", "-report.json"], "write --out='-report.json' if that is the value meant"),
 ])
 def test_bad_options_are_one_line_and_nothing_runs(argv, fragment, capsys, tmp_path):
     line = _refused([*argv, "--out", str(tmp_path / "r.json")], capsys)
@@ -133,6 +137,7 @@ def test_only_rank_0_checks_the_report_path(monkeypatch):
     (["--dtypes", "fp61"], "Did you mean"),
     (["--sise", "1K"], "Did you mean --sizes?"),
     (["--sizes", "9" * 400], "at most 16 GiB"),
+    (["--shapes", "-16x16x16"], "a value that starts with '-' is read as an option"),
     (["--out", "/dev/gpuplan-probe-report.json"], "is under /dev"),
 ])
 def test_gpuplan_probe_run_refuses_the_same(argv, fragment):
