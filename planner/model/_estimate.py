@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from ._assumptions import Assumptions, gpu_family, overrides_note
+from ._assumptions import Assumptions, overrides_note
 from ._calibration import NO_CALIBRATION, Calibration
 from ._errors import NoFitError
 from ._goodput import goodput
@@ -41,6 +41,7 @@ from ._scalars import ModelScalars
 from ._shape import shape_of
 from ._software import PROFILES
 from ._units import format_hours_range
+from ._unused import unused_overrides
 from ._workload import Workload, default_batch_note
 
 if TYPE_CHECKING:
@@ -249,11 +250,8 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
         warnings.append(f"the global batch was rounded up from {wanted} to {m * dp * mb} "
                         f"sequences to give each of the {dp} data-parallel ranks whole "
                         f"micro-batches of {mb}")
-    fam = gpu_family(cluster.accelerator.architecture, cluster.accelerator.form_factor)
-    if "default_matmul_fraction" in A.overridden and fam in A.matmul_fraction:
-        warnings.append(f"`assume` default_matmul_fraction has no effect on "
-                        f"{cluster.accelerator.name}: its family {fam!r} has a published value;"
-                        f" to change it use `assume` matmul_fraction.{fam}=…")
+    warnings += unused_overrides(A, workload, cluster,
+                                 spot=restart_constant == "spot_restart_minutes")
     spot_key = f"spot_interruptions_per_hour.{cluster.cloud}"
     # a spot offer's own published rate (AWS's advisor buckets) wins over the cloud's
     # assumed one (planner.search spot_rate); its caller names spot_restart_minutes for spot
