@@ -103,6 +103,7 @@ _LAZY = {"RefreshResult": "_refresh", "catalog_status": "_refresh",
          "parse_overrides": "_overrides",
          "SORT_KEYS": "_query", "AcceleratorSummary": "_query", "OfferRow": "_query",
          "accelerator_summaries": "_query", "select_offers": "_query",
+         "absent_pricing": "_query",
          "read_cached": "_blobs", "write_cached": "_blobs"}
 
 
@@ -128,7 +129,8 @@ __all__ = [
     "UPFRONT_OPTIONS", "Accelerator", "AcceleratorSummary", "Catalog", "CatalogError",
     "CatalogFileError", "CatalogNotice", "Cloud", "GpuplanError", "InstanceType", "Offer",
     "OfferRow", "OverrideError", "Overrides", "RefreshResult", "StoredCatalog", "UnknownNameError",
-    "accelerator_summaries", "active_catalog_name", "aws_bucket_rate", "canonical_pricing",
+    "absent_pricing", "accelerator_summaries", "active_catalog_name", "aws_bucket_rate",
+    "canonical_pricing",
     "catalog_status", "check_directory_place", "check_names", "check_output_path",
     "close_matches", "data_dir",
     "decode_user_bytes", "input_clash", "load_catalog", "load_json_text", "load_overrides",

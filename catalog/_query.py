@@ -216,3 +216,20 @@ def accelerator_summaries(catalog: Catalog) -> list[AcceleratorSummary]:
         cheapest_on_demand_flags=best_flags.get((a.name, "on_demand"), ()),
         cheapest_spot_flags=best_flags.get((a.name, "spot"), ()),
     ) for a in catalog.accelerators]
+
+
+def absent_pricing(catalog: Catalog, pricing: Sequence[str]) -> str | None:
+    """When some asked-for pricing models have no priced offer in ``catalog`` at all, a clause
+    saying so and where such prices come from (else None): "no offer matches" alone sent the
+    user through every other filter for a pricing model the catalog does not hold."""
+    pricing = check_names("pricing model", pricing or (), PRICING_MODELS,
+                          spell=canonical_pricing)
+    absent = [p for p in pricing if not any(o.usd_per_hour is not None
+                                            for o in catalog.offers_priced_as((p,)))]
+    if not absent:
+        return None
+    committed = any(p.startswith("committed") for p in absent)
+    return (f"the catalog has no {', '.join(absent)} offers"
+            + (" (GCP committed-use prices come with `gpuplan catalog refresh --cloud gcp`, "
+               "which needs an API key)" if committed else "")
+            + "; your own rates can be added with `overrides`")

@@ -192,8 +192,12 @@ _FILTER_FLAGS = {"gpus": "--gpu", "clouds": "--cloud", "regions": "--region",
 def _say_why_none(cat, filters: dict, rest: dict) -> None:
     """No offer matched: which one filter, left out, would let some through (on stderr; the
     filters may each be right and only disagree, e.g. an AWS instance type with --cloud gcp)."""
-    from catalog import select_offers
+    from catalog import absent_pricing, select_offers
 
+    if absent := absent_pricing(cat, filters["pricing"]):
+        console(stderr=True, fit=True).print(
+            f"note: {absent.replace('`overrides`', '--overrides')}", markup=False)
+        return
     given = {**filters, "min_gpus": rest["min_gpus"], "max_price": rest["max_price"]}
     hints = []
     for key, value in given.items():

@@ -338,6 +338,10 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
                     f"{fix}")
         extra = (f" ({flagged.count} offers match but their prices are flagged: see `gpuplan "
                  "offers --flagged`, or pass `allow_flagged`)") if flagged.count else ""
+        from catalog import absent_pricing  # the offer queries: only on this error's path
+
+        if not extra and (absent := absent_pricing(catalog, c.pricing)):
+            return f"no offer matches the filters: {absent}. To fix: choose another `pricing`"
         return ("no offer matches the filters" + extra + ". To fix: widen `clouds`/`regions`/"
                 "`pricing`/`gpu`" + (", exclude less (`exclude`)" if c.exclude else "")
                 + " or check `gpuplan offers`")

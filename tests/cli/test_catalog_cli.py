@@ -267,6 +267,14 @@ def test_filters_that_only_disagree_say_which_one_to_drop(capsys):
     assert "without --cloud:" in err and "without --instance:" in err
 
 
+def test_a_pricing_model_the_catalog_lacks_is_named(capsys):
+    # "without --pricing: 14,468 offers" left the user guessing that none is committed_1y
+    code, out, err = run(capsys, "offers", "--pricing", "committed_3y")
+    assert code == 0 and "0 offers" in out
+    assert "the catalog has no committed_3y offers" in " ".join(err.split())
+    assert "your own rates can be added with --overrides" in " ".join(err.split())
+
+
 def test_a_lost_active_catalog_is_replaced_with_a_note_once(capsys):
     """A marker naming a catalog that is gone (a folder deleted by hand): the CLI says which
     catalog it uses instead — silently it could price plans with years-old prices — once, as

@@ -314,6 +314,17 @@ def test_a_filter_that_matches_nothing_is_a_clear_error():
         run(deadline_hours=30.0, exclude=("aws", "gcp", "azure"))
 
 
+def test_a_pricing_model_the_catalog_lacks_is_named_not_every_filter():
+    # `--pricing committed_1y` on the packaged catalog (no committed-use prices) said only
+    # "no offer matches the filters. To fix: widen clouds/regions/pricing/gpu"
+    with pytest.raises(PlannerError) as info:
+        run(deadline_hours=30.0, pricing=("committed_1y",))
+    msg = str(info.value)
+    assert "the catalog has no committed_1y offers (GCP committed-use prices come with " \
+        "`gpuplan catalog refresh --cloud gcp`" in msg and "To fix: choose another `pricing`" \
+        in msg, msg
+
+
 def test_a_gpu_limit_below_every_instance_says_so_not_more_memory():
     """A 1.6B model with `max_gpus` 2 on H200s (all 8-GPU instances) was told it "fits on none
     … allow GPUs with more memory" (sweep 2026-12-04)."""
