@@ -99,6 +99,11 @@ All fifteen were rewritten on 2026-12-05 when the ``catalog`` record of a plan o
 began to say which clouds' price dates are approximate (``as_of_approximate``, from
 ``Catalog.provenance``; the reports, banner and app show them with "~"): with that one field
 dropped every file is identical.
+The thirteen plan cases were rewritten the same day when each plan's ``workload`` began to state
+its LoRA rank (``lora_rank``: null without LoRA) and ``70b-lora-a100``'s model-FLOPs assumption
+the rank and the share of weights its adapters train ("LoRA rank 16: 4·N, adapters of 0.29% of
+the weights trained" where it said "LoRA 4·N"); with those two normalised away every file is
+identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

@@ -208,8 +208,9 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
                 "(moe_overhead_s_per_layer), both fitted on measured MoE throughput"
                 if ms.E else ""),
              f"model FLOPs per token {mflops:.3e} (6·N + 6·L·s·h causal attention"
-             f"{'; LoRA 4·N' if ms.lora else ''}"
-             f"); MFU against the {matmul_dtype(workload.precision)} dense peak "
+             + (f"; LoRA rank {workload.lora_rank}: 4·N, adapters of "
+                f"{ms.trainable_fraction:.2%} of the weights trained" if ms.lora else "")
+             + f"); MFU against the {matmul_dtype(workload.precision)} dense peak "
              f"{ci.peak_tflops:g} TFLOP/s",
              batch_note,
              (f"attention: flash kernel, causal fraction {A.causal_fraction} of the score "

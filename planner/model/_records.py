@@ -166,6 +166,7 @@ def workload_dict(w: Workload) -> dict:
             "vocab": a.vocab, "experts": a.experts, "experts_per_token": a.experts_per_token,
             "tokens": w.tokens, "seq_len": w.seq_len,
             "global_batch_tokens": w.global_batch_tokens, "precision": w.precision,
-            "optimizer": w.optimizer, "finetune": w.finetune, "framework": w.framework,
+            "optimizer": w.optimizer, "finetune": w.finetune,
+            "lora_rank": w.lora_rank if w.finetune == "lora" else None, "framework": w.framework,
             "attention": w.attention}
 

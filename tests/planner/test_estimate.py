@@ -198,6 +198,18 @@ def test_lora_needs_less_memory_and_time_than_full_finetuning(catalog):
     assert lora.memory["optimizer_gib"] < full.memory["optimizer_gib"]
 
 
+def test_the_lora_rank_is_stated_in_the_assumptions_and_the_json(catalog):
+    # rank 16 and rank 256 differ by GiBs per GPU, and neither output named the rank
+    cluster = reference_cluster(catalog, "H100", 8)
+    for rank in (16, 256):
+        est = estimate(workload("llama3-8b", finetune="lora", lora_rank=rank), cluster)
+        assert any(f"LoRA rank {rank}: 4·N, adapters of " in a for a in est.assumptions)
+        assert est.as_dict()["workload"]["lora_rank"] == rank
+    full = estimate(workload("llama3-8b", finetune="full"), cluster)
+    assert full.as_dict()["workload"]["lora_rank"] is None  # no adapters: no rank
+    assert not any("LoRA" in a for a in full.assumptions)
+
+
 def test_mfu_stays_below_one_for_a_long_context_small_model(catalog):
     arch, _ = preset("gpt2")
     w = Workload(arch=arch, tokens=1e12, seq_len=131072, global_batch_tokens=64 * 131072)
