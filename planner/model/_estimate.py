@@ -376,10 +376,26 @@ def no_fit_message(workload, cluster, ms, A, ci, least: float, *,
             grid, r, j = hit
             hint = (f" The smallest setup that fits is {above} nodes "
                     f"({above * cluster.gpus_per_node} GPUs) with {plan_of(grid, r, j)}.")
+        else:  # (the search stops at 512 nodes)
+            full = cluster.accelerator.reference_gpus_per_node or 0
+            per = cluster.gpus_per_node
+            hint = (f" No setup of up to 512 nodes of {per} GPU{'s' if per != 1 else ''} fits"
+                    + (f"; this is part of a {full}-GPU node: whole nodes (`gpus` a multiple of"
+                       f" {full}) can split the model over more GPUs per node"
+                       if cluster.instance_type is None and full > cluster.gpus_per_node
+                       else "") + ".")
     pins = workload.pins.as_dict()
     pinned = (f" with {', '.join(f'{k}={v}' for k, v in pins.items())} pinned" if pins else "")
+    # only the remedies that can still help: the most frugal plan already recomputes all it
+    # may and runs the smallest micro-batch not pinned
+    fixes = ["use more GPUs (`nodes`/`gpus`)", "a GPU with more memory"]
+    if workload.recompute in ("none", "selective"):
+        fixes.append("`recompute` full")
+    if pins.get("micro_batch", 1) > 1:
+        fixes.append("a smaller `micro_batch`")
+    if pins:
+        fixes.append("fewer pins")
     return (f"{ms.params_total / 1e9:.1f}B parameters do not fit on {cluster.gpus}x "
             f"{cluster.accelerator.name}{pinned}: the most memory-frugal plan needs "
-            f"{least:.1f} GiB per GPU of {capacity:.1f} usable.{hint} To fix: use more GPUs "
-            "(`nodes`/`gpus`), a GPU with more memory, `recompute` full, a smaller "
-            "`micro_batch`, or fewer pins")
+            f"{least:.1f} GiB per GPU of {capacity:.1f} usable.{hint} To fix: "
+            f"{', '.join(fixes[:-1])} or {fixes[-1]}")

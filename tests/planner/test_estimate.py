@@ -16,6 +16,7 @@ from planner import (
     HardwareError,
     Measurement,
     NoFitError,
+    PlanPins,
     Workload,
     WorkloadSpec,
     build_cluster,
@@ -71,6 +72,30 @@ def test_the_smallest_setup_named_is_the_smallest_not_the_next_power_of_two(cata
     estimate(workload("llama3-8b"), cluster_for_instance(catalog, it, n))  # fits
     with pytest.raises(NoFitError):
         estimate(workload("llama3-8b"), cluster_for_instance(catalog, it, n - 1))
+
+
+def test_the_fixes_offered_are_only_those_that_can_still_help(catalog):
+    """The most frugal plan already recomputes all it may and runs micro-batch 1: "--recompute
+    full, a smaller --micro-batch, or fewer pins" was offered with none of them given."""
+    cluster = reference_cluster(catalog, "H100", 8)
+    with pytest.raises(NoFitError) as info:
+        estimate(workload("llama2-70b"), cluster)
+    assert str(info.value).endswith("To fix: use more GPUs (`nodes`/`gpus`) or a GPU with "
+                                    "more memory"), str(info.value)
+    pinned = workload("llama2-70b", recompute="selective", pins=PlanPins(micro_batch=2))
+    with pytest.raises(NoFitError) as info:
+        estimate(pinned, cluster)
+    assert str(info.value).endswith("a GPU with more memory, `recompute` full, a smaller "
+                                    "`micro_batch` or fewer pins"), str(info.value)
+
+
+def test_no_setup_up_to_the_search_limit_is_said_not_left_out(catalog):
+    # 405B on one A100-40GB of an 8-GPU node: nodes of one GPU never fit (no tensor
+    # parallelism); the message named no setup and gave no reason
+    with pytest.raises(NoFitError) as info:
+        estimate(workload("llama3-405b"), reference_cluster(catalog, "A100-40GB", 1))
+    assert "No setup of up to 512 nodes of 1 GPU fits; this is part of a 8-GPU node: whole " \
+        "nodes (`gpus` a multiple of 8)" in str(info.value), str(info.value)
 
 
 def test_a_single_node_instance_that_cannot_grow_names_no_larger_setup(catalog):
