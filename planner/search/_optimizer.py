@@ -377,5 +377,6 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
     return (f"the model ({workload.arch.params_total() / 1e9:,.1f}B parameters) fits on none of "
             f"the {len(offers):,} matching offers within {c.max_gpus:,} "
             f"GPU{'s' if c.max_gpus != 1 else ''}. To fix: "
-            f"{raise_limit}allow GPUs with more memory, use `recompute` full, or check the "
-            "model's size")
+            f"{raise_limit}allow GPUs with more memory, "
+            + ("use `recompute` full, " if workload.recompute in ("none", "selective") else "")
+            + "or check the model's size")

@@ -335,8 +335,14 @@ def test_a_gpu_limit_below_every_instance_says_so_not_more_memory():
                                            r"`max_gpus` to 8"):
         plan(small, packaged(), c)
     big = build_workload(WorkloadSpec(model="llama2-70b", tokens="1B"))  # 1-GPU H100s exist
-    with pytest.raises(PlannerError, match="fits on none"):
+    with pytest.raises(PlannerError, match="fits on none") as info:
         plan(big, packaged(), Constraints(deadline_hours=168.0, max_gpus=1, gpus=("H100",)))
+    # the search already recomputes everything it may ("auto"): only limited recomputation
+    # is told to recompute fully
+    assert "`recompute` full" not in str(info.value)
+    limited = build_workload(WorkloadSpec(model="llama2-70b", tokens="1B", recompute="none"))
+    with pytest.raises(PlannerError, match="use `recompute` full"):
+        plan(limited, packaged(), Constraints(deadline_hours=168.0, max_gpus=1, gpus=("H100",)))
 
 
 # ---- spot vs on-demand --------------------------------------------------------------------
