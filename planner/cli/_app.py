@@ -41,7 +41,8 @@ def new_apps() -> dict[str, typer.Typer]:
                             short_help="Measure this machine; feed the planner.",
                             no_args_is_help=True)
     launch_app = typer.Typer(help="Task files for SkyPilot or dstack that provision instances "
-                             "and run the probes (or a plan) under torchrun.",
+                             "and run the probes under torchrun (a plan's own launch files: "
+                             "`gpuplan plan --emit`).",
                              short_help="Task files that run the probes.",
                              no_args_is_help=True)
     return {"": app, "catalog": catalog_app, "probe": probe_app, "launch": launch_app}
