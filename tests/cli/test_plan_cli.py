@@ -93,6 +93,13 @@ def test_a_probability_close_to_one_is_not_shown_as_certain(capsys):
     assert "To fix: e.g. 0.99" in err
 
 
+def test_best_per_pricing_model_writes_a_near_certain_chance_readably(capsys):
+    # "P=> 99.99%": the chance of a plan far inside its deadline glued to "P="
+    code, out, _ = run(capsys, *LLAMA3_8B, "--deadline", "60d", "--min-probability", "0.9999")
+    line = " ".join(out[out.index("Best per pricing model"):].split("\n\n")[0].split())
+    assert code == 0 and "P > 99.99%" in line and "P=" not in line, line
+
+
 @pytest.mark.parametrize("deadline", ["yesterday", "2X"])
 def test_bad_deadline_is_one_line_and_exit_2(capsys, deadline):
     code, out, err = run(capsys, *LLAMA3_8B, "--deadline", deadline)
