@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..model import format_figure
 from ._app import CliExit, console, print_hanging, print_json, say_fields
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, one_line, print_table
 
@@ -90,16 +91,6 @@ def check_run_args(argv: list[str]) -> None:
     check_output_path(args.out, what="probe report (--out)")
 
 
-def _num(v: float | None) -> str:
-    """1 decimal for real figures; 3 significant digits for absurd ones (1e308 stays short)
-    and for small ones (a CPU run's 0.004 TFLOP/s is not "0.0")."""
-    import math
-
-    if v is None or not math.isfinite(v):
-        return "-"
-    return f"{v:,.1f}" if 0.1 <= abs(v) < 1e6 or v == 0 else f"{v:.3g}"
-
-
 def _for_report(cal, report_id: int) -> tuple[list, list]:
     return ([n for n in cal.used() if report_id in n.report_ids],
             [n for n in cal.rejected() if report_id in n.report_ids])
@@ -161,7 +152,7 @@ def _print_report(r, cal) -> None:
         out.print(one_line(f"{label:<12} {value}"), markup=False)
     out.print("Measured:", markup=False)
     for kind, figures in r.measurements.items():
-        shown = ", ".join(f"{k} {_num(v) if isinstance(v, int | float) else v}"
+        shown = ", ".join(f"{k} {format_figure(v) if isinstance(v, int | float) else v}"
                           for k, v in figures.items())
         out.print(one_line(f"  {kind}: {shown}"), markup=False)
     _print_notes(out, *_for_report(cal, r.id), nothing=" nothing from this report")
@@ -255,7 +246,7 @@ def ingest_cmd(
         matmul = s.measurements.get("matmul_tflops", {})
         if not used and matmul:  # what it measured, for reference (a CPU run, a quick run)
             print_hanging(out, "measured matmul TFLOP/s: " + ", ".join(
-                f"{k} {_num(v)}" for k, v in matmul.items()))
+                f"{k} {format_figure(v)}" for k, v in matmul.items()))
         for line in _reasons(refused):
             print_hanging(out, f"not used: {say_fields(line)}")
     out.print(f"database: {db_path()}", markup=False)
@@ -317,10 +308,10 @@ def show_cmd(
         return (r.id, one_line(r.created_utc[:19]), one_line(r.accelerator or r.device_type),
                 _gpus_per_node(r), r.node_count or 1,
                 one_line(r.instance_type or "-"), "yes" if r.quick else "no",
-                _num(m.get("matmul_tflops", {}).get("bf16")),
-                _num(m.get("device_copy_gb_per_s", {}).get("copy")),
-                _num(m.get("busbw_intra_gb_per_s", {}).get("all_reduce")),
-                _num(m.get("busbw_world_gb_per_s", {}).get("all_reduce")), len(used))
+                format_figure(m.get("matmul_tflops", {}).get("bf16")),
+                format_figure(m.get("device_copy_gb_per_s", {}).get("copy")),
+                format_figure(m.get("busbw_intra_gb_per_s", {}).get("all_reduce")),
+                format_figure(m.get("busbw_world_gb_per_s", {}).get("all_reduce")), len(used))
 
     print_table(SHOW_COLUMNS, [row(r) for r in reports], wide=wide)
     _print_notes(console(fit=True), cal.used(), cal.rejected(),

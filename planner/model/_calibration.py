@@ -26,6 +26,7 @@ from typing import Any
 
 from ._records import Z_P90
 from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, shape_distance, size_distance
+from ._units import format_figure
 
 KINDS: tuple[str, ...] = ("matmul", "hbm", "intra", "inter", "workload")
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
@@ -76,10 +77,7 @@ class CalibrationNote:
         ids = ", ".join(map(str, self.report_ids))
         if self.kind == "report":  # no value, and the key already names the report
             return f"{self.key}: {self.reason}"
-        # 3 significant digits below 0.1 as well: a CPU run's 0.0021 TFLOP/s read "0.0"
-        val = "-" if self.value is None else (f"{self.value:,.1f} {self.unit}" if
-                                              0.1 <= self.value < 1e6 or self.value == 0 else
-                                              f"{self.value:.3g} {self.unit}")
+        val = "-" if self.value is None else f"{format_figure(self.value)} {self.unit}"
         return f"{self.what}: {val} (report{'s' if len(self.report_ids) > 1 else ''} {ids}): " \
                f"{self.reason}"
 

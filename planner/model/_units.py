@@ -184,6 +184,15 @@ def format_requirement(p: float) -> str:
     return f"{p:.6%}" if p >= 1e-6 else f"{p * 100:.3g}%"
 
 
+def format_figure(v: float | None) -> str:
+    """A measured figure (TFLOP/s, GB/s) with at least 3 significant digits: 1 decimal from
+    100 (989.5), 3 significant digits below it (a CPU run's 0.00211 is not "0.0", nor 0.1346
+    "0.1" beside 0.0955) and for absurd figures (1e308 stays short); "-" for none."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    return f"{v:,.1f}" if 100 <= abs(v) < 1e6 or v == 0 else f"{v:.3g}"
+
+
 def format_chance(p: float, *, below: float | None = None) -> str:
     """A probability as a whole percentage, with decimals where rounding would say 100% of a
     chance below 1 (or 0% of one above 0): a plan "with probability 100%" read as no risk at

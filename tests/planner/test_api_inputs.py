@@ -273,5 +273,17 @@ def test_a_small_measured_figure_keeps_its_digits():
                                report_ids=(1,), reason="a CPU run").line()
 
     assert line(0.00211) == "matmul cpu fp32: 0.00211 TFLOP/s (report 1): a CPU run"
+    # and above 0.1 (0.1346 read "0.1" beside 0.0955; 0.734 read "0.7")
+    assert line(0.1346).startswith("matmul cpu fp32: 0.135 TFLOP/s")
+    assert line(0.734).startswith("matmul cpu fp32: 0.734 TFLOP/s")
     assert line(679.7).startswith("matmul cpu fp32: 679.7 TFLOP/s")
     assert line(2e7).startswith("matmul cpu fp32: 2e+07 TFLOP/s")
+
+
+def test_measured_figures_keep_three_significant_digits_in_one_place():
+    from planner.model import format_figure
+
+    assert [format_figure(v) for v in (0.00211, 0.0955, 0.1346, 7.25, 45.3, 989.54, 1234.5,
+                                       2e7, 0.0, None, float("nan"))] == [
+        "0.00211", "0.0955", "0.135", "7.25", "45.3", "989.5", "1,234.5", "2e+07", "0.0", "-",
+        "-"]
