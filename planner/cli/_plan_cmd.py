@@ -87,7 +87,11 @@ def plan_cmd(
     wide: Wide = False,
 ) -> None:
     """The cheapest cloud configuration that trains the workload by the deadline, the
-    cost/time frontier, and the odds of finishing in time."""
+    cost/time frontier, and the odds of finishing in time.
+
+    Exit status: 0 a plan meets the deadline; 2 none does (with --json the answer, its
+    `infeasible` block set, is still printed) or the input is wrong (one error line, nothing
+    on stdout)."""
     import planner
     from planner.search import Constraints, plan
 

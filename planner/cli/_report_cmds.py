@@ -44,7 +44,11 @@ def report_cmd(
 
     --json prints the allocation (JSON) on stdout; with --out FILE the report is also
     written to FILE, in the format of --format or FILE's suffix. --format without --out, or
-    --out -, cannot go with --json (both would be stdout)."""
+    --out -, cannot go with --json (both would be stdout).
+
+    Exit status: 0 every job is placed; 2 no allocation fits the quotas, budgets and
+    deadlines (with --json, `{"infeasible": true, "error", "relaxations"}` is still printed)
+    or the input is wrong (one error line, nothing on stdout)."""
     from catalog import check_output_path, write_bytes_atomic
     from planner.model import format_usd
     from planner.reports import load_actuals, render
