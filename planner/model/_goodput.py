@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._assumptions import Assumptions
+from ._units import format_hours
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,7 +74,8 @@ def goodput(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: floa
              "GPU-hour, failure_rate_per_gpu_hour"
              + (f"; spot {interruption_rate_per_node_hour:.2g}/node-h" if
                 interruption_rate_per_node_hour else "")
-             + f"), checkpoint {write_h * 3600:.0f} s every {tau:.2f} h (Young/Daly; "
+             # in the unit each reads in: a tiny run's said "checkpoint 0 s every 0.00 h"
+             + f"), checkpoint {format_hours(write_h)} every {format_hours(tau)} (Young/Daly; "
              f"checkpoint_write_gb_per_s_per_node), restart {restart_h * 60:.0f} min "
              f"({restart_constant})", ops_note)
     return Goodput(fraction=fraction, mtbf_hours=mtbf, checkpoint_interval_hours=tau,

@@ -355,6 +355,14 @@ def test_goodput_interval_is_capped_at_the_run_length():
     assert g.checkpoint_interval_hours == pytest.approx(0.1)  # τ* = 0.206 h > the run
 
 
+def test_the_goodput_note_writes_the_checkpoint_in_the_unit_it_reads_in():
+    # a small run's note read "checkpoint 0 s every 0.00 h"
+    g = goodput(ideal_hours=0.01, gpus=8, nodes=1, checkpoint_bytes=1.5e9, A=GOODPUT_A)
+    assert "checkpoint 1.5 s every 36 s (Young/Daly" in g.notes[0], g.notes[0]
+    g = goodput(ideal_hours=1000.0, gpus=1024, nodes=128, checkpoint_bytes=1e12, A=GOODPUT_A)
+    assert "checkpoint 7.8 s every 12.4 min (Young/Daly" in g.notes[0], g.notes[0]
+
+
 def test_spot_interruptions_add_to_the_failure_rate():
     g = goodput(ideal_hours=100.0, gpus=64, nodes=8, checkpoint_bytes=1e12, A=GOODPUT_A,
                 interruption_rate_per_node_hour=0.05)
