@@ -3,6 +3,7 @@ by `probe workload` (its own help where it times one setting instead of searchin
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import typer
@@ -138,4 +139,8 @@ def assumptions_from(assume: list[str] | None):
             raise PlannerError(f"--assume {item!r}: {raw!r} is not a number. To fix: e.g. "
                                "--assume restart_minutes=30", field="assume",
                                value=item) from None
+        if not math.isfinite(values[key]):  # 1e400 read as inf: say what was written
+            raise PlannerError(f"--assume {item!r}: {raw.strip()!r} is not a finite number. To "
+                               "fix: e.g. --assume restart_minutes=30", field="assume",
+                               value=item)
     return Assumptions().with_overrides(**values)

@@ -83,6 +83,9 @@ def test_estimate_on_an_instance_type(capsys):
     # float() reads Arabic-Indic digits; --tokens and --budget refuse them (hostile sweep)
     (["--model", "llama3-8b", "--gpu", "H100", "--assume", "restart_minutes=\u0663\u0660"],
      "is not a number. To fix: e.g. --assume restart_minutes=30"),
+    # 1e400 is inf to float(): the error echoed "restart_minutes=inf", not what was written
+    (["--model", "llama3-8b", "--gpu", "H100", "--assume", "restart_minutes=1e400"],
+     "--assume 'restart_minutes=1e400': '1e400' is not a finite number"),
     (["--model", "llama3-8b", "--instance", "g6e.12xlarge", "--nodes", "2"],
      "cannot be used across nodes"),
     (["--config", "/nonexistent/config.json", "--gpu", "H100"], "cannot read config"),
