@@ -154,6 +154,8 @@ def plan_cmd(
         emit_plan_launch(bundle, emit_out, json_out=json_out)
     if json_out:
         print_json(result.as_dict())
+        # which prices, how old, as `offers --json` says it: on stderr, beside the JSON
+        print_catalog_banner(console(stderr=True, fit=True), cat)
     if result.infeasible is not None:
         inf = result.infeasible
         from ._plan_view import infeasible_fixes

@@ -31,6 +31,8 @@ def test_plan_json_contract(capsys):
     assert data["infeasible"] is None
     assert {"as_of", "source"} <= set(data["catalog"])
     assert set(data["catalog"]["as_of"]) == {"aws", "gcp", "azure"} and data["catalog"]["source"]
+    # the catalog's age goes to stderr, as `offers --json` says it (plan said nothing)
+    assert " ".join(err.split()).startswith("Catalog: packaged (prices as of aws ")
     rec = data["recommendation"]
     assert data["candidates"] and data["candidates"][0] == rec
     for p in [*data["candidates"], *data["frontier"]]:
