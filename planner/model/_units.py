@@ -190,7 +190,9 @@ def format_figure(v: float | None) -> str:
     "0.1" beside 0.0955) and for absurd figures (1e308 stays short); "-" for none."""
     if v is None or not math.isfinite(v):
         return "-"
-    return f"{v:,.1f}" if 100 <= abs(v) < 1e6 or v == 0 else f"{v:.3g}"
+    if 100 <= abs(v) < 1e6 or v == 0:
+        return f"{v:,.1f}"
+    return f"{v:#.3g}" if abs(v) < 100 else f"{v:.3g}"  # "#": 30.0 stays "30.0", not "30"
 
 
 def format_chance(p: float, *, below: float | None = None) -> str:

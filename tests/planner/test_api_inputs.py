@@ -283,7 +283,7 @@ def test_a_small_measured_figure_keeps_its_digits():
 def test_measured_figures_keep_three_significant_digits_in_one_place():
     from planner.model import format_figure
 
-    assert [format_figure(v) for v in (0.00211, 0.0955, 0.1346, 7.25, 45.3, 989.54, 1234.5,
-                                       2e7, 0.0, None, float("nan"))] == [
-        "0.00211", "0.0955", "0.135", "7.25", "45.3", "989.5", "1,234.5", "2e+07", "0.0", "-",
-        "-"]
+    assert [format_figure(v) for v in (0.00211, 0.0955, 0.1346, 7.25, 30.0, 45.3, 989.54,
+                                       1234.5, 2e7, 0.0, None, float("nan"))] == [
+        "0.00211", "0.0955", "0.135", "7.25", "30.0", "45.3", "989.5", "1,234.5", "2e+07",
+        "0.0", "-", "-"]
