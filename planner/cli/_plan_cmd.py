@@ -154,8 +154,9 @@ def plan_cmd(
         emit_plan_launch(bundle, emit_out, json_out=json_out)
     if json_out:
         print_json(result.as_dict())
-        # which prices, how old, as `offers --json` says it: on stderr, beside the JSON
-        print_catalog_banner(console(stderr=True, fit=True), cat)
+        if result.infeasible is None:  # (an infeasible answer's stderr is its one error line)
+            # which prices, how old, as `offers --json` says it: on stderr, beside the JSON
+            print_catalog_banner(console(stderr=True, fit=True), cat)
     if result.infeasible is not None:
         inf = result.infeasible
         from ._plan_view import infeasible_fixes
