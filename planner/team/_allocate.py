@@ -29,6 +29,7 @@ from ._milp import DEFAULT_TIME_LIMIT_S, AllocationInfeasibleError, Options, sco
 from ._solve import solve
 from ._spec import priced_catalog
 from ._summary import Allocation, summarise_allocation
+from ._workers import map_forked
 
 # The steps ``allocate`` reports to its ``progress`` callback.
 PLANNING = "planning jobs"
@@ -200,56 +201,8 @@ def _plan_one(key, state: tuple):
     return "ok", [x.as_dict() for x in res.describe(kept)]
 
 
-class _Worker:
-    """The state of one pool worker process, set once by the pool's initializer: forked
-    workers receive it without pickling the catalog, and the parent process keeps none."""
-
-    state: tuple | None = None
-
-    @classmethod
-    def start(cls, state: tuple, parent: int) -> None:
-        import signal
-
-        cls.state = state
-        # Ctrl-C reaches the whole process group: the parent stops the pool and says so once;
-        # a worker printing its own KeyboardInterrupt traceback would bury that line
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _die_with(parent)
-
-    @classmethod
-    def plan(cls, key):
-        return _plan_one(key, cls.state)
-
-
-def _die_with(parent: int) -> None:
-    """End this worker when ``parent``, the process that forked it, ends. Killed (SIGTERM,
-    SIGKILL, the OOM killer), the parent never shuts its pool down, and a worker blocked on
-    the pool's pipes — held open by its siblings, so no end of file comes — lived on under
-    init, holding the caller's stdout open: `$(gpuplan report …)` waited for ever. Linux's
-    prctl(PR_SET_PDEATHSIG) has the kernel kill it; elsewhere nothing is set (the pool's own
-    shutdown covers Ctrl-C)."""
-    import os
-    import signal
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # no libc to ask: as elsewhere
-        return
-    if os.getppid() != parent:  # the parent died before the request: nothing would come
-        os._exit(1)
-
-
 def _run_plans(keys: list, cat, A, calibration, workers: int,
                progress: Progress = _unheard) -> dict:
-    import multiprocessing as mp
-    import os
-
-    state = (cat, A, calibration)
     results: dict = {}
 
     def done(key, outcome) -> None:
@@ -257,21 +210,7 @@ def _run_plans(keys: list, cat, A, calibration, workers: int,
         progress(PLANNING, len(results), len(keys))
 
     progress(PLANNING, 0, len(keys))
-    if workers > 1 and len(keys) > 1 and "fork" in mp.get_all_start_methods():
-        from concurrent.futures import ProcessPoolExecutor
-
-        pool = ProcessPoolExecutor(min(workers, len(keys)), mp_context=mp.get_context("fork"),
-                                   initializer=_Worker.start, initargs=(state, os.getpid()))
-        try:
-            for key, outcome in zip(keys, pool.map(_Worker.plan, keys), strict=True):
-                done(key, outcome)
-        except BaseException:  # Ctrl-C: do not plan the jobs still queued before stopping
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
-        return results
-    for key in keys:
-        done(key, _plan_one(key, state))
+    map_forked(_plan_one, keys, (cat, A, calibration), workers, done)
     return results
 
 
