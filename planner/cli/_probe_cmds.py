@@ -189,8 +189,7 @@ def ingest_cmd(
 ) -> None:
     """Store probe reports; `estimate` and `plan` then use what the calibration rules accept
     (full non-quick runs, figures within the datasheet's bounds, RDMA for the fabric)."""
-    from catalog import GpuplanError, load_catalog
-    from planner.store import db_path, ingest, load_calibration
+    from catalog import load_catalog
 
     from ._values import not_empty
 
@@ -198,7 +197,34 @@ def ingest_cmd(
     for path in reports:  # every file checked before any is stored
         check_report_file(path)
     cat = load_catalog()
-    stored = []
+    try:
+        _ingest_all(reports, cat, accelerator, json_out)
+    except KeyboardInterrupt:
+        _say_what_was_stored(reports)
+        raise
+
+
+def _say_what_was_stored(reports: list[str]) -> None:
+    """After a Ctrl-C: which of ``reports`` the database holds (read back, not assumed: an
+    interrupt just after a commit said "interrupted" of a report it had kept)."""
+    from planner.store import stored_ids
+
+    try:
+        found = stored_ids(reports)
+    except Exception:  # noqa: BLE001 - the interrupt is the news; a failed check adds none
+        return
+    stored = ", ".join(f"{p} (report {found[p]})" for p in reports if p in found)
+    missing = ", ".join(p for p in reports if p not in found)
+    console(stderr=True, fit=True).print(
+        "interrupted: " + (f"stored: {stored}" if stored else "no report was stored")
+        + (f"; not stored: {missing}" if stored and missing else ""), markup=False)
+
+
+def _ingest_all(reports: list[str], cat, accelerator, json_out: bool) -> None:
+    from catalog import GpuplanError
+    from planner.store import db_path, ingest, load_calibration
+
+    stored: list = []
 
     def stored_so_far() -> str:
         return ", ".join(f"{p} (report {s.id})" for p, s in zip(reports, stored, strict=False))
@@ -206,12 +232,6 @@ def ingest_cmd(
     for path in reports:  # one transaction per report: say which were stored before a failure
         try:
             stored.append(ingest(path, cat, accelerator=accelerator))
-        except KeyboardInterrupt:
-            if stored:
-                console(stderr=True, fit=True).print(
-                    f"interrupted: stored before the interrupt: {stored_so_far()}; {path} and "
-                    "the reports after it were not", markup=False)
-            raise
         except GpuplanError as exc:
             if not stored:
                 raise

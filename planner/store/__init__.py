@@ -2,6 +2,7 @@
 
     ingest, ingest_bytes, StoredReport           store a probe report (a file, or its bytes)
     list_reports, get_report, report_json, report_count   what is stored
+    stored_ids                                   which report files are stored
     remove_reports, RemovedReport                take reports out (their ids are not reused)
     load_calibration, load_calibration_with_notes   the Calibration the model reads
     calibrate, Candidate, WorkloadCandidate      the rules that decide what is believed (pure)
@@ -19,7 +20,7 @@ from ._db import BUSY_TIMEOUT_SECONDS, RETRIES, SCHEMA_VERSION, db_path
 _LAZY = {"load_calibration": "_calibrate", "load_calibration_with_notes": "_calibrate",
          "DTYPE_NAMES": "_reports", "StoredReport": "_reports", "get_report": "_reports",
          "ingest": "_reports", "ingest_bytes": "_reports", "list_reports": "_reports",
-         "report_count": "_reports", "report_json": "_reports",
+         "report_count": "_reports", "report_json": "_reports", "stored_ids": "_reports",
          "workload_figures": "_reports",
          "RemovedReport": "_remove", "remove_reports": "_remove",
          "MAX_WORKLOAD_RATIO": "_rules", "MIN_FRACTION_OF_PEAK": "_rules",
@@ -46,5 +47,5 @@ __all__ = [
     "WorkloadCandidate", "calibrate",
     "db_path", "get_report", "ingest", "ingest_bytes", "list_reports", "load_calibration",
     "load_calibration_with_notes", "remove_reports", "report_count", "report_json",
-    "workload_figures",
+    "stored_ids", "workload_figures",
 ]

@@ -315,6 +315,26 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
     return dataclasses.replace(get_report(rid, db=db), ingest_status=status)
 
 
+def stored_ids(paths, *, db: Path | None = None) -> dict[str, int]:
+    """The stored report id of each of ``paths`` whose very bytes are stored (their SHA-256,
+    as ``ingest_bytes`` keys them): what an interrupted ingest had stored — a Ctrl-C after
+    the commit said "interrupted" of a report it had kept."""
+    digests = {}
+    for p in paths:
+        try:
+            raw = Path(p).read_bytes()
+        except OSError:
+            continue
+        digests[str(p)] = hashlib.sha256(raw.removeprefix(b"\xef\xbb\xbf")).hexdigest()
+    found: dict[str, int] = {}
+    with _reading(db) as conn:
+        for p, digest in digests.items() if conn is not None else ():
+            row = conn.execute("SELECT id FROM reports WHERE sha256 = ?", (digest,)).fetchone()
+            if row:
+                found[p] = int(row[0])
+    return found
+
+
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 

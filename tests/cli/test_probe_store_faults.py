@@ -72,3 +72,35 @@ def test_a_database_error_quoting_stored_text_is_one_short_line(tmp_path):
                                                + "  \"a\": 1,\n" * 400 + "}'"),
                       tmp_path / "probes.db"))
     assert "\n" not in said and len(said) < 400, said
+
+
+def test_an_interrupt_after_the_commit_says_the_report_was_stored(capsys, tmp_path,
+                                                                  monkeypatch):
+    """Ctrl-C just after the commit said "interrupted" of a report the database had kept
+    (fault sweep 2026-12-05): what is stored is read back and said."""
+    import planner.store as store
+
+    paths = [str(write_report_atomic(h100_report(bf16_tflops=600.0 + i), tmp_path / f"r{i}.json"))
+             for i in range(2)]
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "load_calibration", interrupted)  # read after every commit
+    code, out, err = run(capsys, "probe", "ingest", *paths)
+    assert code == 130 and out == ""
+    said = " ".join(err.split())
+    assert f"interrupted: stored: {paths[0]} (report 1), {paths[1]} (report 2)" in said, err
+
+
+def test_an_interrupt_before_any_commit_says_nothing_was_stored(capsys, tmp_path, monkeypatch):
+    import planner.store as store
+
+    path = str(write_report_atomic(h100_report(), tmp_path / "r.json"))
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "ingest", interrupted)
+    code, out, err = run(capsys, "probe", "ingest", path)
+    assert code == 130 and "interrupted: no report was stored" in err, err
