@@ -107,7 +107,9 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
     except (FileNotFoundError, NotADirectoryError):
         st = None  # the directory checks below say what is missing
     except OSError as exc:
-        raise _fail(f"{what} {p}: cannot write it ({_os_reason(exc)}). To fix: {fix}") from None
+        raise _fail(f"{what} {p}: cannot write it ({_os_reason(exc)}). To fix: "
+                    + ("give shorter names (at most 255 bytes each)." if exc.errno ==
+                       errno.ENAMETOOLONG else fix)) from None
     if st is not None:
         kind = _describe_mode(st.st_mode)
         if kind is not None:
@@ -121,6 +123,11 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
     except NotADirectoryError:
         raise _fail(f"{what} {p}: a part of {parent} is not a directory. To fix: {fix}") from None
     except FileNotFoundError:
+        link = _dangling_link(parent)
+        if link is not None:  # "mkdir -p" fails there: the link's name exists
+            raise _fail(f"{what} {p}: the directory {parent} does not exist: {link} is a "
+                        f"symbolic link to {os.readlink(link)}, which does not exist. To fix: "
+                        "create the folder it points to, or choose another path.") from None
         raise _fail(f"{what} {p}: the directory {parent} does not exist. To fix: create it "
                     f"(mkdir -p {shell_word(parent)}) or choose another path.") from None
     except OSError as exc:
@@ -137,6 +144,14 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
         raise _fail(f"{what} {p}: the directory {parent} is read-only for you. To fix: "
                     f"{write_fix(errno.EACCES, parent)}")
     return p
+
+
+def _dangling_link(folder: Path) -> Path | None:
+    """The first of ``folder`` and its parents that is a symbolic link to nothing, if any."""
+    for part in (folder, *folder.parents):
+        if os.path.islink(part) and not os.path.exists(part):
+            return part
+    return None
 
 
 def _read_only_mount(path: Path) -> bool:
@@ -167,8 +182,18 @@ def write_fix(error: int | None, folder: str | os.PathLike[str], *,
                 else "choose a path on a writable file system")
     if error in (errno.EACCES, errno.EPERM):
         where = shell_word(folder)
+        if not _owned(folder):  # only its owner (or root) may chmod it
+            return f"{elsewhere} ({where} belongs to another user)"
         return f"make {where} writable (chmod u+w {where}), or {elsewhere}"
     return elsewhere
+
+
+def _owned(folder: str | os.PathLike[str]) -> bool:
+    """Whether this user owns ``folder`` (True where it cannot be told: chmod may work)."""
+    try:
+        return not hasattr(os, "geteuid") or os.geteuid() in (0, os.stat(folder).st_uid)
+    except OSError:
+        return True
 
 
 def _not_writable(p: Path, st: os.stat_result) -> str:
@@ -180,6 +205,9 @@ def _not_writable(p: Path, st: os.stat_result) -> str:
                                       if hasattr(os, "geteuid") else True):
         return ("it cannot be written although its mode allows it (an immutable or "
                 "append-only file: see lsattr). To fix: choose another path.")
+    if not _owned(p):
+        return "the file is read-only for you and belongs to another user. To fix: choose " \
+               "another path."
     return (f"the file is read-only. To fix: make it writable (chmod u+w {shell_word(p)}) or "
             "choose another path.")
 

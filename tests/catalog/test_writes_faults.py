@@ -303,3 +303,30 @@ def test_a_catalog_install_on_a_read_only_store_is_one_error_not_a_traceback(mon
     said = str(info.value)
     assert "(read-only file system)" in said and "chmod" not in said, said
     assert said.endswith("set GPUPLAN_HOME to a folder on a writable file system"), said
+
+
+def test_a_dangling_link_in_the_path_is_named_not_mkdir(tmp_path):
+    # "create it (mkdir -p linkdir)" failed: the link's name exists ("File exists")
+    (tmp_path / "linkdir").symlink_to(tmp_path / "gone" / "dir")
+    said = _error(_writes.check_output_path, tmp_path / "linkdir" / "x.html", what="report")
+    assert f"{tmp_path / 'linkdir'} is a symbolic link to {tmp_path / 'gone' / 'dir'}, which " \
+        "does not exist. To fix: create the folder it points to" in said, said
+    assert "mkdir -p" not in said
+
+
+def test_a_folder_of_another_user_is_not_told_to_chmod(tmp_path, monkeypatch):
+    real_access, real_stat = os.access, os.stat
+    monkeypatch.setattr(os, "access", lambda p, m, **kw: False if Path(p) == tmp_path
+                        else real_access(p, m, **kw))
+    monkeypatch.setattr(os, "statvfs", lambda p: type("V", (), {"f_flag": 0})())
+    monkeypatch.setattr(os, "geteuid", lambda: 4242)  # not root, not the owner
+    said = _error(_writes.check_output_path, tmp_path / "r.md", what="report")
+    assert "read-only for you" in said and "belongs to another user" in said, said
+    assert "chmod" not in said
+    assert real_stat(tmp_path).st_uid != 4242
+
+
+def test_a_name_too_long_says_shorter(tmp_path):
+    said = _error(_writes.check_output_path, tmp_path / ("n" * 300 + ".html"), what="report")
+    assert "file name too long" in said and "give shorter names (at most 255 bytes each)" \
+        in said, said
