@@ -141,8 +141,8 @@ def _serve(conn, work, state, parent: int) -> None:
 def _picklable(exc: Exception) -> Exception:
     import pickle
 
-    try:
-        pickle.dumps(exc)
+    try:  # both ways: an exception with keyword-only arguments pickles but cannot be rebuilt
+        pickle.loads(pickle.dumps(exc))
     except Exception:  # noqa: BLE001 - any exception that cannot cross the pipe as itself
         return RuntimeError(f"{type(exc).__name__}: {exc}")
     return exc

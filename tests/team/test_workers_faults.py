@@ -89,3 +89,24 @@ def test_a_low_open_file_limit_plans_in_this_process_with_a_notice():
     assert results == str([(k, k + 100) for k in range(12)])
     assert "could start " in notices and " of 12 worker processes" in notices \
         and "ulimit -n" in notices, notices
+
+
+def test_an_exception_in_a_worker_is_raised_here():
+    proc = _python("""
+        class Odd(Exception):
+            def __init__(self, *, why):  # keyword-only: pickles, but cannot be rebuilt
+                super().__init__(why)
+
+        def fail(key, state):
+            if key == 3:
+                raise Odd(why="bad key 3")
+            return key
+
+        try:
+            map_forked(fail, list(range(6)), None, 2, lambda k, v: None)
+        except Exception as exc:
+            print(type(exc).__name__, exc)
+    """)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert out.strip() == "RuntimeError Odd: bad key 3", (out, err)
