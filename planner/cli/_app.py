@@ -179,6 +179,18 @@ def print_hanging(out, text: str, *, first: str = "  ", rest: str = "    ",
     out.print(line)
 
 
+def catalog_banner_on_stderr(cat) -> None:
+    """``catalog_banner`` on stderr beside a --json answer, wrapped as ``print_hanging`` does
+    but without rich, which that path does not otherwise import (~15 ms)."""
+    import textwrap
+
+    from ._tables import clean_cell, text_width
+    from ._values import catalog_banner
+
+    sys.stderr.write(textwrap.fill(clean_cell(catalog_banner(cat)), text_width(sys.stderr),
+                                   subsequent_indent="  ", break_on_hyphens=False) + "\n")
+
+
 def print_catalog_banner(out, cat) -> None:
     """``catalog_banner`` printed as text — an overrides path may hold "[/red]", which rich
     took for markup and raised on after the whole plan was shown — wrapped under itself."""

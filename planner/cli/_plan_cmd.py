@@ -98,6 +98,7 @@ def plan_cmd(
     from ._app import (
         EXIT_USAGE,
         CliExit,
+        catalog_banner_on_stderr,
         load_priced_catalog,
         overrides_input,
         print_catalog_banner,
@@ -156,7 +157,7 @@ def plan_cmd(
         print_json(result.as_dict())
         if result.infeasible is None:  # (an infeasible answer's stderr is its one error line)
             # which prices, how old, as `offers --json` says it: on stderr, beside the JSON
-            print_catalog_banner(console(stderr=True, fit=True), cat)
+            catalog_banner_on_stderr(cat)
     if result.infeasible is not None:
         inf = result.infeasible
         from ._plan_view import infeasible_fixes

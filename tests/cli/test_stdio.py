@@ -193,3 +193,18 @@ def test_import_planner_loads_neither_numpy_nor_the_cli():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=60, check=True).stdout
     assert out.split() == ["[]", "True"]
+
+
+def test_plan_json_imports_no_rich(tmp_path):
+    # its stderr catalog line once went through a rich console: ~15 ms of imports for one
+    # line (benchmarks/import_budget.py forbids rich on this path)
+    code = ("import sys\nfrom planner.cli import main\n"
+            "code = main(['plan', '--model', 'gpt2', '--tokens', '1B', '--deadline', '1d', "
+            "'--max-gpus', '8', '--json'])\n"
+            "print(code, sorted(m for m in sys.modules if m.split('.')[0] == 'rich'),"
+            " file=sys.stderr)")
+    env = {**os.environ, "GPUPLAN_HOME": str(tmp_path), "GPUPLAN_CACHE_DIR": str(tmp_path)}
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120, env=env).stderr
+    assert err.strip().splitlines()[-1] == "0 []", err
+    assert "Catalog: packaged (prices as of" in err
