@@ -144,6 +144,7 @@ def _usable_dir(directory: Path) -> bool:
 def _read_cache_file(file: Path) -> bytes | None:
     if not _usable_dir(file.parent):
         return None
+    _sweep_once(file.parent)
     flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
              | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -405,6 +406,29 @@ def _stale_tmp_removed(entry: os.DirEntry, now: float) -> bool | None:
     if not entry.name.startswith(".tmp-"):
         return None
     return remove_if_stale(entry.path, now)
+
+
+_SWEPT: set[str] = set()  # cache folders this process has swept of crash leftovers
+
+
+def _sweep_once(directory: Path) -> None:
+    """Remove a killed writer's stale temp files from ``directory``, once per process: only
+    writes pruned them, and a warm cache is never written, so a SIGTERM's leftover stayed."""
+    import time
+
+    if str(directory) in _SWEPT:
+        return
+    _SWEPT.add(str(directory))
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        try:
+            _stale_tmp_removed(entry, now)
+        except OSError:
+            continue
 
 
 def _prune(directory: Path, keep: Path) -> None:

@@ -330,3 +330,19 @@ def test_a_name_too_long_says_shorter(tmp_path):
     said = _error(_writes.check_output_path, tmp_path / ("n" * 300 + ".html"), what="report")
     assert "file name too long" in said and "give shorter names (at most 255 bytes each)" \
         in said, said
+
+
+def test_a_warm_cache_is_swept_of_a_killed_writers_leftover(tmp_path, monkeypatch):
+    # a SIGTERM mid-write left .tmp-PID-HEX in the cache folder; only a cache write pruned
+    # it, and a warm cache is never written (fault sweep 2026-12-05)
+    from catalog import _cache
+
+    monkeypatch.setattr(_cache, "_SWEPT", set())  # as a new process
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    old, young = folder / ".tmp-1-aa", folder / ".tmp-2-bb"
+    for p in (old, young):
+        p.write_text("")
+    os.utime(old, (OLD, OLD))
+    assert _cache._read_cache_file(folder / "catalog-x.bin") is None  # a read, no write
+    assert not old.exists() and young.exists()
