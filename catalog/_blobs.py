@@ -24,6 +24,7 @@ import os
 import re
 
 from . import _cache
+from ._writes import sweep_temps
 
 BLOB_FORMAT = b"gpuplan-cache-blob 1\n"
 _NAME = re.compile(r"[a-z]+-[0-9a-f]{16,64}\Z")
@@ -80,19 +81,12 @@ def write_cached(prefix: str, name: str, key: bytes, value, *, budget_bytes: int
 
 def _prune(directory, prefix: str, budget_bytes: int) -> None:
     """Remove the oldest ``prefix`` files until the rest hold at most ``budget_bytes``, and
-    temporary files a killed writer left (older than ``_cache.STALE_TMP_SECONDS``)."""
-    import time
-
+    temporary files a killed writer left (older than ``STALE_TEMP_SECONDS``)."""
+    sweep_temps(directory, _cache.TEMP_PREFIX)
     try:
         found = list(os.scandir(directory))
     except OSError:
         return
-    now = time.time()
-    for e in found:
-        try:
-            _cache._stale_tmp_removed(e, now)
-        except OSError:
-            continue
     try:
         entries = [e for e in found
                    if e.name.startswith(prefix + "-") and e.is_file(follow_symlinks=False)]

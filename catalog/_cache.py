@@ -43,8 +43,9 @@ from operator import attrgetter, itemgetter
 from pathlib import Path
 
 # a killed writer's temp file: the one rule and age of every gpuplan writer
-from ._writes import STALE_TEMP_SECONDS as STALE_TMP_SECONDS  # noqa: F401  (_blobs names it)
-from ._writes import remove_if_stale
+from ._writes import remove_if_stale, sweep_temps
+
+TEMP_PREFIX = ".tmp-"  # a write's temp file in the cache folder: .tmp-PID-HEX
 
 FORMAT = b"gpuplan-catalog-cache 1\n"
 CATALOG_FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
@@ -382,7 +383,7 @@ def _write_cache_file(file: Path, data: bytes) -> bool:
 def _write_atomic(file: Path, data: bytes) -> None:
     import secrets
 
-    tmp = file.with_name(f".tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    tmp = file.with_name(f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
     flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
              | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -402,8 +403,8 @@ def _write_atomic(file: Path, data: bytes) -> None:
 
 def _stale_tmp_removed(entry: os.DirEntry, now: float) -> bool | None:
     """None when ``entry`` is not a temporary file of a write; else whether it was stale (a
-    killed writer's, older than STALE_TMP_SECONDS) and so removed. Raises OSError."""
-    if not entry.name.startswith(".tmp-"):
+    killed writer's, older than STALE_TEMP_SECONDS) and so removed. Raises OSError."""
+    if not entry.name.startswith(TEMP_PREFIX):
         return None
     return remove_if_stale(entry.path, now)
 
@@ -414,21 +415,9 @@ _SWEPT: set[str] = set()  # cache folders this process has swept of crash leftov
 def _sweep_once(directory: Path) -> None:
     """Remove a killed writer's stale temp files from ``directory``, once per process: only
     writes pruned them, and a warm cache is never written, so a SIGTERM's leftover stayed."""
-    import time
-
-    if str(directory) in _SWEPT:
-        return
-    _SWEPT.add(str(directory))
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return
-    now = time.time()
-    for entry in entries:
-        try:
-            _stale_tmp_removed(entry, now)
-        except OSError:
-            continue
+    if str(directory) not in _SWEPT:
+        _SWEPT.add(str(directory))
+        sweep_temps(directory, TEMP_PREFIX)
 
 
 def _prune(directory: Path, keep: Path) -> None:

@@ -329,6 +329,24 @@ def remove_if_stale(path: str, now: float) -> bool:
     return True
 
 
+def sweep_temps(directory: str | os.PathLike[str], prefix: str) -> None:
+    """Remove from ``directory`` every temp file named ``prefix``… that ``remove_if_stale``
+    finds stale; best effort (what cannot be read or removed stays)."""
+    import time
+
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        if entry.name.startswith(prefix):
+            try:
+                remove_if_stale(entry.path, now)
+            except OSError:
+                continue
+
+
 def _prune_stale_temps(target: Path) -> None:
     """Remove the temp files of ``target`` (its own name's pattern only: nothing else in the
     user's folder) that a killed writer left behind; best effort, a failure changes nothing.

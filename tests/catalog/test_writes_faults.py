@@ -125,7 +125,6 @@ def test_a_wide_character_name_that_fits_gets_a_temp_file_that_fits(tmp_path):
 def test_the_cache_prunes_by_the_same_rule(tmp_path):
     from catalog import _cache
 
-    assert _cache.STALE_TMP_SECONDS == _writes.STALE_TEMP_SECONDS
     old, young = tmp_path / ".tmp-1-aa", tmp_path / ".tmp-2-bb"
     for p in (old, young):
         p.write_text("half")
