@@ -43,7 +43,7 @@ from operator import attrgetter, itemgetter
 from pathlib import Path
 
 # a killed writer's temp file: the one rule and age of every gpuplan writer
-from ._writes import remove_if_stale, sweep_temps
+from ._writes import sweep_temps
 
 TEMP_PREFIX = ".tmp-"  # a write's temp file in the cache folder: .tmp-PID-HEX
 
@@ -401,14 +401,6 @@ def _write_atomic(file: Path, data: bytes) -> None:
             pass
 
 
-def _stale_tmp_removed(entry: os.DirEntry, now: float) -> bool | None:
-    """None when ``entry`` is not a temporary file of a write; else whether it was stale (a
-    killed writer's, older than STALE_TEMP_SECONDS) and so removed. Raises OSError."""
-    if not entry.name.startswith(TEMP_PREFIX):
-        return None
-    return remove_if_stale(entry.path, now)
-
-
 _SWEPT: set[str] = set()  # cache folders this process has swept of crash leftovers
 
 
@@ -423,17 +415,13 @@ def _sweep_once(directory: Path) -> None:
 def _prune(directory: Path, keep: Path) -> None:
     """Remove cache files of catalog directories that no longer exist (refreshed catalogs
     are pruned by the store) and temporary files a crash left behind."""
-    import time
-
+    sweep_temps(directory, TEMP_PREFIX)
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return
-    now = time.time()
     for entry in entries:
         try:
-            if _stale_tmp_removed(entry, now) is not None:
-                continue
             if (not entry.name.startswith("catalog-") or entry.path == str(keep)
                     or not entry.is_file(follow_symlinks=False)):
                 continue
