@@ -82,7 +82,7 @@ def write_cached(prefix: str, name: str, key: bytes, value, *, budget_bytes: int
 def _prune(directory, prefix: str, budget_bytes: int) -> None:
     """Remove the oldest ``prefix`` files until the rest hold at most ``budget_bytes``, and
     temporary files a killed writer left (older than ``STALE_TEMP_SECONDS``)."""
-    sweep_temps(directory, _cache.TEMP_PREFIX)
+    sweep_temps(directory, _cache.is_temp)
     try:
         found = list(os.scandir(directory))
     except OSError:

@@ -47,6 +47,11 @@ from ._writes import sweep_temps
 
 TEMP_PREFIX = ".tmp-"  # a write's temp file in the cache folder: .tmp-PID-HEX
 
+
+def is_temp(name: str) -> bool:
+    """Whether ``name`` is a cache write's temp file (``sweep_temps``)."""
+    return name.startswith(TEMP_PREFIX)
+
 FORMAT = b"gpuplan-catalog-cache 1\n"
 CATALOG_FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
 MAX_SOURCE_BYTES = 256 * 2**20  # as _csvio.MAX_TABLE_BYTES: a larger file is not a catalog
@@ -409,13 +414,13 @@ def _sweep_once(directory: Path) -> None:
     writes pruned them, and a warm cache is never written, so a SIGTERM's leftover stayed."""
     if str(directory) not in _SWEPT:
         _SWEPT.add(str(directory))
-        sweep_temps(directory, TEMP_PREFIX)
+        sweep_temps(directory, is_temp)
 
 
 def _prune(directory: Path, keep: Path) -> None:
     """Remove cache files of catalog directories that no longer exist (refreshed catalogs
     are pruned by the store) and temporary files a crash left behind."""
-    sweep_temps(directory, TEMP_PREFIX)
+    sweep_temps(directory, is_temp)
     try:
         entries = list(os.scandir(directory))
     except OSError:

@@ -23,7 +23,7 @@ import os
 import shlex
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ._files import _as_path, _describe_mode, _fail, _os_reason
@@ -191,9 +191,15 @@ def write_fix(error: int | None, folder: str | os.PathLike[str], *,
 def _owned(folder: str | os.PathLike[str]) -> bool:
     """Whether this user owns ``folder`` (True where it cannot be told: chmod may work)."""
     try:
-        return not hasattr(os, "geteuid") or os.geteuid() in (0, os.stat(folder).st_uid)
+        return _owns(os.stat(folder))
     except OSError:
         return True
+
+
+def _owns(st: os.stat_result) -> bool:
+    """Whether this user may chmod what ``st`` describes: its owner, or root (True where
+    there are no user ids)."""
+    return os.geteuid() in (0, st.st_uid) if hasattr(os, "geteuid") else True
 
 
 def _not_writable(p: Path, st: os.stat_result) -> str:
@@ -201,13 +207,12 @@ def _not_writable(p: Path, st: os.stat_result) -> str:
     only a file whose mode forbids it, not one on a read-only mount nor an immutable one."""
     if _read_only_mount(p):
         return f"it is on a read-only file system. To fix: {write_fix(errno.EROFS, p)}"
-    if st.st_mode & stat.S_IWUSR and (os.geteuid() in (0, st.st_uid)
-                                      if hasattr(os, "geteuid") else True):
-        return ("it cannot be written although its mode allows it (an immutable or "
-                "append-only file: see lsattr). To fix: choose another path.")
-    if not _owned(p):
+    if not _owns(st):
         return "the file is read-only for you and belongs to another user. To fix: choose " \
                "another path."
+    if st.st_mode & stat.S_IWUSR:
+        return ("it cannot be written although its mode allows it (an immutable or "
+                "append-only file: see lsattr). To fix: choose another path.")
     return (f"the file is read-only. To fix: make it writable (chmod u+w {shell_word(p)}) or "
             "choose another path.")
 
@@ -262,7 +267,10 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *,
     except OSError as exc:
         raise _fail(f"{what} {target}: cannot write it ({_os_reason(exc)}). To fix: "
                     f"{write_fix(exc.errno, target.parent)}") from None
-    _prune_stale_temps(target)
+    # a killed writer's temp files of this target (its own name's pattern only: nothing else
+    # in the user's folder)
+    prefix = _temp_prefix(target.name)
+    sweep_temps(target.parent, lambda name: _is_temp_of(name, prefix))
     fd, tmp = _create_temp(target, what=what)
     try:
         try:
@@ -329,38 +337,20 @@ def remove_if_stale(path: str, now: float) -> bool:
     return True
 
 
-def sweep_temps(directory: str | os.PathLike[str], prefix: str) -> None:
-    """Remove from ``directory`` every temp file named ``prefix``… that ``remove_if_stale``
-    finds stale; best effort (what cannot be read or removed stays)."""
-    import time
-
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return
+def sweep_temps(directory: str | os.PathLike[str], is_temp: Callable[[str], bool]) -> None:
+    """Remove from ``directory`` every file whose name ``is_temp`` says is a write's temp file
+    and that ``remove_if_stale`` finds stale (a killed writer's); best effort, a failure
+    changes nothing (gone already: its writer renamed it; or not ours to remove)."""
     now = time.time()
-    for entry in entries:
-        if entry.name.startswith(prefix):
-            try:
-                remove_if_stale(entry.path, now)
-            except OSError:
-                continue
-
-
-def _prune_stale_temps(target: Path) -> None:
-    """Remove the temp files of ``target`` (its own name's pattern only: nothing else in the
-    user's folder) that a killed writer left behind; best effort, a failure changes nothing.
-    """
-    prefix, now = _temp_prefix(target.name), time.time()
     try:
-        with os.scandir(target.parent) as entries:
-            found = [e.path for e in entries if _is_temp_of(e.name, prefix)]
+        with os.scandir(directory) as entries:
+            found = [e.path for e in entries if is_temp(e.name)]
     except OSError:
         return
     for path in found:
         try:
             remove_if_stale(path, now)
-        except OSError:  # gone already (its writer renamed it), or not ours to remove
+        except OSError:
             continue
 
 

@@ -129,7 +129,7 @@ def test_the_cache_prunes_by_the_same_rule(tmp_path):
     for p in (old, young):
         p.write_text("half")
     os.utime(old, (OLD, OLD))
-    _writes.sweep_temps(tmp_path, _cache.TEMP_PREFIX)
+    _writes.sweep_temps(tmp_path, _cache.is_temp)
     assert not old.exists() and young.exists()
 
 
