@@ -164,31 +164,33 @@ def print_hanging(out, text: str, *, first: str = "  ", rest: str = "    ",
     note's brackets are not markup), words and flags never broken — except a word wider than
     a line (a long path), cut to fit: whole, the terminal wrapped it at column 0; ``style``
     for all of it, ``first_style`` for the ``first`` prefix ("warning:" in yellow)."""
-    import textwrap
-
     from rich.text import Text
 
-    from ._tables import clean_cell
-
-    # escaped first: a note quoting a file's path or a report's text cannot act on the terminal
-    line = Text(textwrap.fill(clean_cell(text), out.width, initial_indent=first,
-                              subsequent_indent=rest, break_on_hyphens=False,
-                              break_long_words=True), style=style)
+    line = Text(hanging_text(text, out.width, first=first, rest=rest), style=style)
     if first_style and first.strip():
         line.stylize(first_style, 0, len(first.rstrip()))
     out.print(line)
 
 
-def catalog_banner_on_stderr(cat) -> None:
-    """``catalog_banner`` on stderr beside a --json answer, wrapped as ``print_hanging`` does
-    but without rich, which that path does not otherwise import (~15 ms)."""
+def hanging_text(text: str, width: int, *, first: str = "  ", rest: str = "    ") -> str:
+    """``text`` escaped and wrapped as ``print_hanging`` prints it, as plain text."""
     import textwrap
 
-    from ._tables import clean_cell, text_width
+    from ._tables import clean_cell
+
+    # escaped first: a note quoting a file's path or a report's text cannot act on the terminal
+    return textwrap.fill(clean_cell(text), width, initial_indent=first, subsequent_indent=rest,
+                         break_on_hyphens=False, break_long_words=True)
+
+
+def catalog_banner_on_stderr(cat) -> None:
+    """``catalog_banner`` on stderr beside a --json answer, wrapped as ``print_catalog_banner``
+    does but without rich, which that path does not otherwise import (~15 ms)."""
+    from ._tables import text_width
     from ._values import catalog_banner
 
-    sys.stderr.write(textwrap.fill(clean_cell(catalog_banner(cat)), text_width(sys.stderr),
-                                   subsequent_indent="  ", break_on_hyphens=False) + "\n")
+    sys.stderr.write(hanging_text(catalog_banner(cat), text_width(sys.stderr), first="",
+                                  rest="  ") + "\n")
 
 
 def print_catalog_banner(out, cat) -> None:

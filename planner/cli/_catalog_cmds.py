@@ -17,6 +17,7 @@ from ._app import (
     print_hanging,
     print_json,
     progress_on_stderr,
+    say_fields,
 )
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 from ._values import split_csv
@@ -196,7 +197,7 @@ def _say_why_none(cat, filters: dict, rest: dict) -> None:
 
     if absent := absent_pricing(cat, filters["pricing"]):
         console(stderr=True, fit=True).print(
-            f"note: {absent.replace('`overrides`', '--overrides')}", markup=False)
+            f"note: {say_fields(absent)}", markup=False)
         return
     given = {**filters, "min_gpus": rest["min_gpus"], "max_price": rest["max_price"]}
     hints = []
