@@ -275,8 +275,8 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
         report = report_from_bytes(raw, source=source)
     except ReportError as exc:
         raise CalibrationError(str(exc)) from None
-    raw = raw.removeprefix(b"\xef\xbb\xbf")  # the same report with a BOM is the same report
-    digest = hashlib.sha256(raw).hexdigest()
+    digest = _digest(raw)
+    raw = raw.removeprefix(_BOM)  # stored as text without it
     acc = _accelerator_of(report, catalog, accelerator)
     env = report.environment
     rows = _measurements(report)
@@ -315,6 +315,14 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
     return dataclasses.replace(get_report(rid, db=db), ingest_status=status)
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _digest(raw: bytes) -> str:
+    """The key a report's bytes are stored under: the same report with a BOM is the same."""
+    return hashlib.sha256(raw.removeprefix(_BOM)).hexdigest()
+
+
 def stored_ids(paths, *, db: Path | None = None) -> dict[str, int]:
     """The stored report id of each of ``paths`` whose very bytes are stored (their SHA-256,
     as ``ingest_bytes`` keys them): what an interrupted ingest had stored — a Ctrl-C after
@@ -325,7 +333,7 @@ def stored_ids(paths, *, db: Path | None = None) -> dict[str, int]:
             raw = Path(p).read_bytes()
         except OSError:
             continue
-        digests[str(p)] = hashlib.sha256(raw.removeprefix(b"\xef\xbb\xbf")).hexdigest()
+        digests[str(p)] = _digest(raw)
     found: dict[str, int] = {}
     with _reading(db) as conn:
         for p, digest in digests.items() if conn is not None else ():
