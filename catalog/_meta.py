@@ -49,8 +49,8 @@ def provenance(cat) -> dict:
     publication, not observed), its source and the overrides applied."""
     from ._clouds import CLOUDS
 
-    dated = [c for c in CLOUDS if cat.as_of(c)]
-    return {"name": cat.name, "as_of": {c: cat.as_of(c).isoformat() for c in dated},
+    dated = {c: d for c in CLOUDS if (d := cat.as_of(c))}
+    return {"name": cat.name, "as_of": {c: d.isoformat() for c, d in dated.items()},
             "as_of_approximate": {c: cat.as_of_approximate(c) for c in dated},
             "source": cat.source, "overrides": cat.overrides_path}
 

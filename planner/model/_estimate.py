@@ -389,7 +389,7 @@ def no_fit_message(workload, cluster, ms, A, ci, least: float, *,
     # only the remedies that can still help: the most frugal plan already recomputes all it
     # may and runs the smallest micro-batch not pinned
     fixes = ["use more GPUs (`nodes`/`gpus`)", "a GPU with more memory"]
-    if workload.recompute in ("none", "selective"):
+    if workload.recompute_limited:
         fixes.append("`recompute` full")
     if pins.get("micro_batch", 1) > 1:
         fixes.append("a smaller `micro_batch`")

@@ -285,6 +285,12 @@ class Workload:
             raise WorkloadError(f"`lora_rank` must be between 1 and {within}, got {rank!r}. "
                                 "To fix: pass e.g. `lora_rank` 16", field="lora_rank", value=rank)
 
+    @property
+    def recompute_limited(self) -> bool:
+        """Whether recomputation is held below full (`recompute` none or selective): only then
+        can asking for full recomputation save memory ("auto" already tries it)."""
+        return self.recompute in ("none", "selective")
+
     def sequences_per_step(self, gpus: int) -> int:
         """Sequences per optimizer step on ``gpus`` accelerators (the default rule when the
         user gave no global batch)."""

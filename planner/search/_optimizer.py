@@ -378,5 +378,5 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
             f"the {len(offers):,} matching offers within {c.max_gpus:,} "
             f"GPU{'s' if c.max_gpus != 1 else ''}. To fix: "
             f"{raise_limit}allow GPUs with more memory, "
-            + ("use `recompute` full, " if workload.recompute in ("none", "selective") else "")
+            + ("use `recompute` full, " if workload.recompute_limited else "")
             + "or check the model's size")
