@@ -216,11 +216,17 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
         hbm_gb_per_s=hbm, memory_gib=mem, intra_busbw_gb_per_s=intra,
         nic_gb_per_s_per_gpu=nic,
         sm_count=float(acc.sm_count) if acc.sm_count else math.nan,
-        hop_latency_s=(A.inter_node_latency_tcp_s if cluster.fabric in ("ethernet",
-                                                                         "gpudirect_tcpx")
-                       else A.inter_node_latency_s),
+        hop_latency_s=getattr(A, hop_latency_name(cluster.fabric)),
         nvlink_domain_gpus=float(domain), notes=tuple(notes), calibrated=tuple(calibrated),
         hbm_note=hbm_note)
+
+
+def hop_latency_name(fabric: str) -> str:
+    """The constant a network hop's latency is read from: TCP fabrics (plain Ethernet,
+    GPUDirect-TCPX) are slower per hop than RDMA ones (also what ``_unused`` says an override
+    of the other one does not reach)."""
+    return ("inter_node_latency_tcp_s" if fabric in ("ethernet", "gpudirect_tcpx")
+            else "inter_node_latency_s")
 
 
 def default_nic(cluster: Cluster, A: Assumptions) -> float:

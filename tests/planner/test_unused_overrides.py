@@ -4,14 +4,14 @@ matmul_fraction.ampere-ga100-sxm = 0.8 among the constants set, with no warning.
 
 The warning must be true: for every overridable constant, on a dense bf16 run and an fp8 MoE
 run, one node and several, an override that is warned about leaves the estimate's figures
-exactly as they were."""
+exactly as they were (flash and unfused attention alike)."""
 
 from __future__ import annotations
 
 import pytest
 
 from catalog import GpuplanError, load_catalog
-from planner import Assumptions, Workload, estimate, preset, reference_cluster
+from planner import Assumptions, Workload, build_cluster, estimate, preset, reference_cluster
 from planner.model import assumption_names
 
 
@@ -42,11 +42,41 @@ def warned(est, name: str) -> list[str]:
     ("inter_node_efficiency.efa", 0.5, "one node has no inter-node traffic"),
     ("default_matmul_fraction", 0.5, "family 'hopper' has a published value; to change it use "
                                      "`assume` matmul_fraction.hopper=…"),
+    ("attention_fraction.fa2/other", 0.3, "this run's attention kernel is fused/hopper (it "
+                                          "reads attention_fraction.fused/hopper)"),
+    ("moe_throughput_log_sigma", 0.3, "the model has no experts"),
+    ("inter_node_latency_s", 1e-4, "one node has no inter-node traffic"),
 ])
 def test_an_override_this_estimate_does_not_read_is_warned_about(cat, name, value, fragment):
     est = estimate(wl(), reference_cluster(cat, "H100", 8),
                    assumptions=Assumptions().with_overrides(**{name: value}))
     assert len(warned(est, name)) == 1 and fragment in warned(est, name)[0], est.warnings
+
+
+@pytest.mark.parametrize("name", ["attention_fraction.fused/hopper", "attention_efficiency",
+                                  "attention_ramp_tokens", "causal_fraction"])
+def test_flash_attention_constants_on_unfused_attention_are_warned_about(cat, name):
+    default = Assumptions()
+    value = (default.attention_fraction["fused/hopper"] if "." in name
+             else getattr(default, name)) * 0.8
+    est = estimate(wl(attention="unfused"), reference_cluster(cat, "H100", 8),
+                   assumptions=Assumptions().with_overrides(**{name: value}))
+    assert len(warned(est, name)) == 1 and "attention is unfused" in warned(est, name)[0]
+
+
+def test_the_hop_latency_of_the_other_fabric_is_warned_about(cat):
+    """a3-highgpu-8g's nodes talk over GPUDirect-TCPX: the TCP hop latency is read, the RDMA
+    one is not — and the other way round on EFA."""
+    tcpx, _ = build_cluster(cat, instance="a3-highgpu-8g", nodes=2)
+    efa, _ = build_cluster(cat, instance="p4d.24xlarge", nodes=2)
+    for cluster, read, unread in ((tcpx, "inter_node_latency_tcp_s", "inter_node_latency_s"),
+                                  (efa, "inter_node_latency_s", "inter_node_latency_tcp_s")):
+        est = estimate(wl(), cluster, assumptions=Assumptions().with_overrides(
+            **{read: 1e-4, unread: 1e-4}))
+        assert not warned(est, read), est.warnings
+        assert len(warned(est, unread)) == 1 and f"(it reads {read})" in warned(est, unread)[0]
+        alone = estimate(wl(), cluster, assumptions=Assumptions().with_overrides(**{unread: 0.005}))
+        assert _figures(alone) == _figures(estimate(wl(), cluster))  # the warning is true
 
 
 @pytest.mark.parametrize(("name", "value", "model", "gpus", "precision"), [
@@ -80,11 +110,13 @@ def _figures(est):
             dict(est.memory), str(est.plan), est.mfu)
 
 
-@pytest.mark.parametrize(("model", "gpus", "precision"), [
-    ("llama2-7b", 8, "bf16"), ("llama2-7b", 32, "bf16"), ("mixtral-8x7b", 16, "fp8")])
-def test_every_warned_override_leaves_the_figures_as_they_were(cat, model, gpus, precision):
+@pytest.mark.parametrize(("model", "gpus", "precision", "attention"), [
+    ("llama2-7b", 8, "bf16", "flash"), ("llama2-7b", 32, "bf16", "flash"),
+    ("mixtral-8x7b", 16, "fp8", "flash"), ("llama2-7b", 16, "bf16", "unfused")])
+def test_every_warned_override_leaves_the_figures_as_they_were(cat, model, gpus, precision,
+                                                              attention):
     cluster = reference_cluster(cat, "H100", gpus)
-    work = wl(model, precision=precision)
+    work = wl(model, precision=precision, attention=attention)
     base = _figures(estimate(work, cluster))
     checked = 0
     for name in assumption_names():
