@@ -124,18 +124,6 @@ def _empty_or_refused(row: dict, problem: str) -> None:
         raise teams_.TeamPlanError(f"{problem}. To fix: fill it in, or delete the row")
 
 
-def refuse_past_deadlines(team_plan, today: dt.date) -> None:
-    """A job whose deadline has passed is refused, as the Plan page refuses a past deadline
-    (the planner would allocate its window at today's prices): a deadline is 00:00 UTC of its
-    day, so today's has passed too."""
-    for job in team_plan.jobs:
-        if job.deadline <= today:
-            raise teams_.TeamPlanError(
-                f"{team_plan.source}: {job.where}: deadline {job.deadline} is in the past (a "
-                f"job finishes by 00:00 UTC on its deadline; today is {today}). To fix: give a "
-                "future date")
-
-
 @st.cache_data(max_entries=16, show_spinner="Allocating…")
 def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, catalog_id: tuple,
                    calibration_id: tuple, today: str) -> dict:
@@ -144,8 +132,8 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
     ``payload`` is the uploaded YAML text (``source_kind`` "yaml", named ``name``) or the
     edited tables as JSON ("table"). Neither may name a file on the server: ``configs`` holds
     (the name a job gives, the uploaded bytes) of each config.json the plan names. ``today``
-    (UTC, ISO) is the day a deadline must be after; a key too, so a cached allocation is not
-    shown once its deadline has passed.
+    (``teams_.today_utc``, ISO) is the day a deadline must be after, as the CLI's; a key too,
+    so a cached allocation is not shown once its deadline has passed.
     """
     del catalog_id, calibration_id
     try:
@@ -161,7 +149,8 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
             except catalog.GpuplanError as exc:
                 raise teams_.TeamPlanError(f"{name}: {config_name}: {exc}") from None
         team_plan = S.parse_team_plan_no_paths(data, catalog=cat, source=name, configs=parsed)
-        refuse_past_deadlines(team_plan, dt.date.fromisoformat(today))
+        # the page has no actuals: a past deadline is refused, a past start said
+        warnings = teams_.check_dates(team_plan, today=dt.date.fromisoformat(today))
         allocation = teams_.allocate(team_plan, catalog=cat,
                                    calibration=store.load_calibration(cat))
         reports = {}
@@ -170,7 +159,9 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
                 reports[label] = (fmt, team_reports.render(allocation, fmt))
             except (catalog.GpuplanError, ImportError):
                 continue  # e.g. PDF without matplotlib (the report extra): offer the others
-        return {"allocation": allocation.as_dict(), "reports": reports}
+        words = table_words if source_kind == "table" else str
+        return {"allocation": allocation.as_dict(), "reports": reports,
+                "warnings": [S.app_words(words(w)) for w in warnings]}
     except catalog.GpuplanError as exc:
         out = S.error_out(exc)
         if source_kind == "table":
@@ -383,7 +374,7 @@ def config_uploads(names: tuple[str, ...]) -> tuple | None:
     return tuple(got)
 
 
-def jobs_input(how: str) -> tuple[str, str, tuple] | None:
+def jobs_input(how: str, today: dt.date) -> tuple[str, str, tuple] | None:
     """(payload, name, configs) for ``run_allocation``, or None while there is nothing to
     run."""
     if how == "yaml":
@@ -402,7 +393,7 @@ def jobs_input(how: str) -> tuple[str, str, tuple] | None:
         configs = config_uploads(named_configs(text, name))
         return None if configs is None else (text, name, configs)
     st.caption("One row per job; clouds and pricing are comma-separated (empty = all).")
-    jobs = st.data_editor(default_jobs(dt.date.today()), num_rows="dynamic", key="team_jobs",
+    jobs = st.data_editor(default_jobs(today), num_rows="dynamic", key="team_jobs",
                           column_config={
                               "earliest_start": st.column_config.DateColumn(),
                               "deadline": st.column_config.DateColumn(),
@@ -426,9 +417,14 @@ def main() -> None:
     st.title("Team budget")
     I.UrlInputs("team").warn()  # no setting is in the URL: a link's parameters are named
     cat = S.load_catalog_or_stop()
+    try:
+        today = teams_.today_utc()
+    except teams_.TeamPlanError as exc:  # a wrong GPUPLAN_TODAY in the server's environment
+        S.show_error(S.error_out(exc))
+        return
     how = st.radio("Jobs from", ["table", "yaml"], horizontal=True, key="team_source",
                    format_func={"table": "Edit a table", "yaml": "Upload team YAML"}.get)
-    given = jobs_input(how)
+    given = jobs_input(how, today)
     if given is None:
         return
     if st.button("Run the allocation", key="team_run", type="primary"):
@@ -439,10 +435,12 @@ def main() -> None:
     if last != (how, *given):
         st.caption("The jobs changed since this allocation: run it again to update it.")
     out = run_allocation(*last, S.catalog_key(cat), S.calibration_key(),
-                         today=dt.datetime.now(dt.UTC).date().isoformat())
+                         today=today.isoformat())
     if "error" in out:
         S.show_error(out)
         return
+    for warning in out["warnings"]:
+        st.warning(F.md(warning), icon=":material/warning:")
     show_allocation(out)
 
 

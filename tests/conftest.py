@@ -1,5 +1,6 @@
 """Shared fixtures. Every test runs with GPUPLAN_HOME in a temporary folder, so nothing reads or
-writes the real user data directory, and with cloud metadata look-ups disabled.
+writes the real user data directory, with cloud metadata look-ups disabled and with today's
+date pinned (``TODAY``).
 
 The cache of parsed catalogs (``catalog._cache``) and of shape evaluations
 (``planner.search._kept``) lives in one temporary folder for the whole session, never in the
@@ -14,6 +15,8 @@ import os
 
 import pytest
 
+TODAY = "2026-12-01"  # what every test counts as today's date (GPUPLAN_TODAY)
+
 
 @pytest.fixture(scope="session")
 def _catalog_cache_dir(tmp_path_factory):
@@ -26,6 +29,10 @@ def _isolated_home(tmp_path_factory, monkeypatch, _catalog_cache_dir):
     monkeypatch.setenv("GPUPLAN_HOME", str(home))
     monkeypatch.setenv("GPUPLAN_CACHE_DIR", str(_catalog_cache_dir))
     monkeypatch.setenv("GPUPLAN_NO_METADATA", "1")
+    # team reports refuse deadlines that have passed (planner.team.check_dates): the team
+    # files under test are dated 2027 on, so "today" is pinned before them, or the suite would
+    # start failing the day their dates pass
+    monkeypatch.setenv("GPUPLAN_TODAY", TODAY)
     monkeypatch.delenv("GPUPLAN_OVERRIDES", raising=False)
     monkeypatch.delenv("GPUPLAN_NO_CACHE", raising=False)
     yield home

@@ -11,7 +11,7 @@ import typer
 
 from ..model import format_chance
 from . import _workload_opts as W
-from ._app import console, print_json, progress_on_stderr
+from ._app import console, print_hanging, print_json, progress_on_stderr
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 _SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
@@ -57,7 +57,9 @@ def report_cmd(
         AllocationInfeasibleError,
         TeamPlanError,
         allocate,
+        check_dates,
         load_team_plan,
+        today_utc,
     )
 
     from ._app import load_priced_catalog, overrides_input
@@ -92,6 +94,14 @@ def report_cmd(
     _not_an_input(out_path, {f"the config of job {j.name!r}": j.spec.config_name
                              for j in team.jobs if j.spec.config_name})
     spent = load_actuals(Path(actuals), team) if actuals else None
+    # a report is a plan made today: a window that has passed is refused, or said (actuals)
+    warnings = check_dates(team, today=today_utc(), past_ok=spent is not None,
+                           past_fix="compare the finished plan with what was spent "
+                           "(--actuals FILE)")
+    if warnings:
+        err = console(stderr=True, fit=True)
+        for warning in warnings:
+            print_hanging(err, warning, first="warning: ", rest="  ", first_style="yellow")
     try:
         with progress_on_stderr() as update:  # a large team plan takes a minute or more
             allocation = allocate(team, catalog=cat, assumptions=W.assumptions_from(assume),
@@ -104,7 +114,7 @@ def report_cmd(
                         "relaxations": list(exc.relaxations)})
         raise
     if json_out and out_path is None:
-        print_json(_report_json(allocation, spent))
+        print_json(_report_json(allocation, spent, warnings))
         return
     body = render(allocation, fmt, actuals=spent)
     if out_path is None:  # stdout: the file's own bytes (HTML says it is UTF-8, whatever the
@@ -119,7 +129,7 @@ def report_cmd(
         return
     write_bytes_atomic(out_path, body, what="report")
     if json_out:  # after the file: a write that failed printed the answer, then exit 2
-        print_json(_report_json(allocation, spent))
+        print_json(_report_json(allocation, spent, warnings))
     t = allocation.totals
     # markup=False: the path and the overrides path are user text, not rich markup.
     console(stderr=True, fit=True).print(
@@ -130,10 +140,11 @@ def report_cmd(
         print_jobs(allocation.as_dict()["jobs"], wide=wide)
 
 
-def _report_json(allocation, spent) -> dict:
+def _report_json(allocation, spent, warnings: list[str]) -> dict:
     from planner.reports import compare_actuals
 
     data = allocation.as_dict()
+    data["warnings"] = warnings  # the plan's dates against today (planner.team.check_dates)
     if spent is not None:
         data["actuals"] = compare_actuals(allocation, spent)
     return data

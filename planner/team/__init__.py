@@ -3,6 +3,7 @@
     load_team_plan, parse_team_plan, TeamPlan, Job, TeamPlanError   the team plan (docs/team.md);
     team_yaml       a team plan's YAML text as data (an upload's, before its configs)
     named_configs   the config.json names its jobs give
+    check_dates, today_utc   the plan's dates against today (past deadlines, past starts)
     allocate, allocate_candidates, Allocation, AllocationInfeasibleError   the allocation
     solve, Options, Solution, month_edges, month_shares   the MILP (``_milp``, ``_solve``)
 
@@ -21,6 +22,7 @@ from ._allocate import (
     candidate_probability,
     job_candidates,
 )
+from ._dates import TODAY_ENV, check_dates, today_utc
 from ._fields import TeamPlanError, period_months
 from ._load import MAX_TEAM_FILE_BYTES, load_team_plan, named_configs, team_yaml
 from ._milp import (
@@ -36,9 +38,10 @@ from ._spec import Job, TeamPlan, parse_team_plan, priced_catalog
 from ._summary import Allocation
 
 __all__ = [
-    "DEFAULT_TIME_LIMIT_S", "MAX_TEAM_FILE_BYTES", "MAX_WORKERS", "PER_JOB", "TOP_N", "Allocation",
-    "AllocationInfeasibleError", "Job", "Options", "Solution", "TeamPlan", "TeamPlanError",
-    "allocate", "allocate_candidates", "build_options", "candidate_probability", "job_candidates",
+    "DEFAULT_TIME_LIMIT_S", "MAX_TEAM_FILE_BYTES", "MAX_WORKERS", "PER_JOB", "TODAY_ENV", "TOP_N",
+    "Allocation", "AllocationInfeasibleError", "Job", "Options", "Solution", "TeamPlan",
+    "TeamPlanError", "allocate", "allocate_candidates", "build_options", "candidate_probability",
+    "check_dates", "job_candidates", "today_utc",
     "load_team_plan", "month_edges", "month_shares", "named_configs", "parse_team_plan",
     "period_months", "priced_catalog", "solve", "team_yaml",
 ]

@@ -5,6 +5,7 @@ a team file ("table: …", "in the team plan", "jobs[1]")."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 from ._apptest import app, errors, upload_team
 
@@ -44,13 +45,35 @@ def test_a_job_whose_window_is_in_the_past_is_refused_not_allocated():
 
 
 def test_a_deadline_today_is_in_the_past():
-    """A deadline is 00:00 UTC of its day, as on the Plan page: today's has passed."""
-    today = dt.datetime.now(dt.UTC).date()
+    """A deadline is 00:00 UTC of its day, as on the Plan page: today's has passed (today:
+    GPUPLAN_TODAY, pinned by the tests' conftest)."""
+    today = dt.date.fromisoformat(os.environ["GPUPLAN_TODAY"])
     at = run_table(edited({"earliest_start": str(today - dt.timedelta(days=10)),
                            "deadline": str(today)}, at_row=1))
     (said,) = errors(at)
     assert said.startswith(f"Jobs table, row 2 (ablation-small): deadline {today} is in the "
                            "past"), said
+
+
+def test_a_start_that_has_passed_is_said_and_the_job_still_allocated():
+    """A window that began before today was scheduled from its start, in the past, with no
+    word; the CLI's `report` says it the same way (planner.team.check_dates)."""
+    today = dt.date.fromisoformat(os.environ["GPUPLAN_TODAY"])
+    at = run_table(edited({"earliest_start": str(today - dt.timedelta(days=3)),
+                           "deadline": str(today + dt.timedelta(days=40))}, at_row=1))
+    assert not errors(at) and at.metric
+    (said,) = [w.value.replace("\\", "") for w in at.warning]
+    assert said.startswith(f"Jobs table, row 2 (ablation-small): earliest_start "
+                           f"{today - dt.timedelta(days=3)} has passed"), said
+    assert f"To fix: move earliest_start to {today} or later" in said
+
+
+def test_a_wrong_today_in_the_environment_is_one_error(monkeypatch):
+    monkeypatch.setenv("GPUPLAN_TODAY", "tomorrow")
+    at = app("app_pages/team.py").run()
+    assert not at.exception
+    (said,) = errors(at)
+    assert "GPUPLAN_TODAY='tomorrow' is not a date" in said and "YYYY-MM-DD" in said
 
 
 def test_a_team_file_with_a_past_deadline_names_the_job():

@@ -265,3 +265,74 @@ def test_a_file_named_only_by_its_suffix_gets_that_format(out, fmt):
     from planner.cli._report_cmds import report_format
 
     assert report_format(None, out) == fmt
+
+
+def _dated(monkeypatch, today: str, tmp_path, **dates) -> str:
+    """The team file with small-a's dates replaced, and ``today`` as GPUPLAN_TODAY."""
+    monkeypatch.setenv("GPUPLAN_TODAY", today)
+    data = yaml.safe_load(yaml.safe_dump(TEAM))
+    data["jobs"][0].update(dates)
+    path = tmp_path / "dated.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def test_a_deadline_that_has_passed_is_refused(monkeypatch, tmp_path, capsys):
+    """`report` allocated a March 2027 window in April at today's prices, exit 0, while the app
+    refused it: one rule now (planner.team.check_dates)."""
+    path = _dated(monkeypatch, "2027-03-20", tmp_path)  # small-a's deadline: today's 00:00
+    assert main(["report", path, "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    (line,) = err.strip().splitlines()
+    assert "jobs[1] 'small-a': deadline 2027-03-20 is in the past" in line
+    assert "today is 2027-03-20" in line and "To fix: give a future date, or compare" in line
+    assert "--actuals FILE" in line
+
+
+def test_with_actuals_a_finished_job_is_planned_with_a_warning(monkeypatch, tmp_path, capsys):
+    path = _dated(monkeypatch, "2027-03-25", tmp_path)
+    actuals = tmp_path / "actuals.csv"
+    actuals.write_text("job,gpu_hours,cost_usd\nsmall-a,100,2500\n")
+    assert main(["report", path, "--json", "--actuals", str(actuals)]) == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    warning, started = data["warnings"]  # small-b began on 03-05 and ends on 03-30
+    assert "jobs[2] 'small-b': earliest_start 2027-03-05 has passed" in started
+    assert warning.endswith("jobs[1] 'small-a': deadline 2027-03-20 has passed (today is "
+                            "2027-03-25): it is planned for its window at the catalog's current "
+                            "prices, which may not be those it was planned at")
+    assert "warning: " in err and "small-a" in err
+    assert data["actuals"]["total"]["actual_cost_usd"] == 2500
+
+
+def test_a_start_that_has_passed_is_said(monkeypatch, tmp_path, capsys):
+    path = _dated(monkeypatch, "2027-03-04", tmp_path)  # small-a began 03-01; small-b: 03-05
+    assert main(["report", path, "--json"]) == 0
+    out, err = capsys.readouterr()
+    (warning,) = json.loads(out)["warnings"]
+    assert "earliest_start 2027-03-01 has passed (today is 2027-03-04)" in warning
+    assert warning.endswith("To fix: move earliest_start to 2027-03-04 or later")
+    assert err.startswith("warning: ")
+    capsys.readouterr()
+    on_time = _dated(monkeypatch, "2027-03-01", tmp_path)  # a start today is now
+    assert main(["report", on_time, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["warnings"] == []
+
+
+@pytest.mark.parametrize("value", ["tomorrow", "2027-02-30", "2027/03/01"])
+def test_a_wrong_gpuplan_today_is_one_error(monkeypatch, team_file, capsys, value):
+    monkeypatch.setenv("GPUPLAN_TODAY", value)
+    assert main(["report", str(team_file)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"GPUPLAN_TODAY={value!r} is not a date" in line and "To fix:" in line
+
+
+def test_without_gpuplan_today_today_is_the_utc_date(monkeypatch):
+    import datetime as dt
+
+    from planner.team import today_utc
+
+    monkeypatch.delenv("GPUPLAN_TODAY")
+    before = dt.datetime.now(dt.UTC).date()
+    assert today_utc() in (before, dt.datetime.now(dt.UTC).date())
