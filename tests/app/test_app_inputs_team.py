@@ -112,3 +112,12 @@ def test_an_unknown_model_suggests_only_what_the_model_cell_takes():
     assert said.startswith("Jobs table, row 1 (pretrain-1.5b): workload: unknown model preset "
                            "'gpt5'"), said
     assert "config.json" not in said and "params" not in said, said
+
+
+def test_too_many_rows_speak_of_the_table():
+    from app_pages._team_words import table_words
+
+    said = table_words("table: 602 jobs; at most 500 are allowed in one plan. To fix: split "
+                       "the plan into several files")
+    assert said == ("the Jobs table has 602 jobs; at most 500 are allowed in one plan. To fix: "
+                    "delete rows")

@@ -366,7 +366,7 @@ def test_a_min_gpus_link_above_any_instance_is_named_as_a_link_problem():
 
 
 def test_team_table_errors_speak_of_rows_and_cells_not_yaml_fields():
-    from app_pages.team import table_words
+    from app_pages._team_words import table_words
 
     assert table_words("table: jobs[3] 'newjob': missing 'earliest_start'. To fix: correct the "
                        "team plan (format: docs/team.md)") == (
@@ -375,6 +375,18 @@ def test_team_table_errors_speak_of_rows_and_cells_not_yaml_fields():
                        "remove the field").endswith("To fix: fill in the cell")
     assert table_words("table: jobs[1] 'a': max_gpus must be … got 0. To fix: e.g. "
                        "max_gpus: 256").endswith("To fix: e.g. 256")
+
+
+@pytest.mark.parametrize("name", ["jobs[7]", "x': y", 'say "hi"', "back\\slash"])
+def test_a_job_name_is_shown_as_typed_in_a_table_error(name):
+    """A job named "jobs[7]" read "row 7" ("Jobs table, row 1 (row 7): …"), and one with a
+    quote lost the "Jobs table" prefix: the name is the planner's repr, not a bare quote."""
+    from app_pages._team_words import table_words
+
+    said = table_words(f"table: jobs[1] {name!r}: name already used by jobs[2]. To fix: give "
+                       "every job a unique name")
+    assert said == (f"Jobs table, row 1 ({name}): name already used by row 2. To fix: give "
+                    "every job a unique name")
 
 
 def test_a_config_name_in_a_team_plan_is_shown_literally():
