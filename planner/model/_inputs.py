@@ -78,13 +78,29 @@ def hardware_option(cluster: Cluster) -> str:
     return INSTANCE if cluster.instance_type else GPU
 
 
+def dtype_peak(acc, dtype: str) -> float | None:
+    """The dense peak the model times ``dtype`` GEMMs against: the datasheet's, else for a
+    16-bit type the catalog's stand-in. Never the stand-in for fp8: a chip with no published
+    peak (A10G) has no fp8 units either, and fp8 training on it was timed at its 16-bit rate."""
+    return acc.peak_tflops(dtype) or (acc.peak_stand_in_tflops if dtype in HALF_DTYPES
+                                      else None)
+
+
+def fp8_gains(acc) -> bool:
+    """Whether fp8 GEMMs outrun 16-bit ones on ``acc``: its fp8 peak is above its bf16 peak.
+    ``fp8_relative_fraction`` (fitted where fp8 doubles the peak) applies only there; on a
+    chip whose fp8 peak is its bf16 one (TPU v5p, Trainium1) it made fp8 training 20% slower
+    than bf16, a ranking no one would act on."""
+    fp8, bf16 = dtype_peak(acc, "fp8"), dtype_peak(acc, "bf16")
+    return bool(fp8 and bf16 and fp8 > bf16)
+
+
 def can_time(acc, precision: str) -> bool:
     """Whether the model has what it needs to time ``precision`` training on ``acc``."""
     if acc.inference_only:
         return False
     half = "fp16" if precision == "fp16" else "bf16"
-    peaks = (acc.peak_tflops(matmul_dtype(precision)) or acc.peak_stand_in_tflops,
-             acc.peak_tflops(half) or acc.peak_stand_in_tflops)
+    peaks = (dtype_peak(acc, matmul_dtype(precision)), dtype_peak(acc, half))
     return all(peaks) and bool(acc.memory_gib) and bool(acc.memory_bandwidth_gb_per_s)
 
 
@@ -106,15 +122,14 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
     dtype = matmul_dtype(workload.precision)
     half = "fp16" if workload.precision == "fp16" else "bf16"
     notes = []
-    peak = acc.peak_tflops(dtype) or acc.peak_stand_in_tflops
-    half_peak = acc.peak_tflops(half) or acc.peak_stand_in_tflops
+    peak, half_peak = dtype_peak(acc, dtype), dtype_peak(acc, half)
     if not half_peak or not peak:
         missing = dtype if not peak else half
         raise HardwareError(
             f"{acc.name} has no {missing} peak in the catalog, so {workload.precision} "
             f"training cannot be modelled on it. To fix: choose `precision` "
             f"{'fp16' if acc.tflops_fp16 else 'bf16'}, or another {option}"
-            if (acc.tflops_fp16 or acc.tflops_bf16) else
+            if (acc.tflops_fp16 or acc.tflops_bf16 or acc.peak_stand_in_tflops) else
             # no probe advice: a measured matmul rate replaces a datasheet figure, but the
             # model still needs the peak (for MFU and attention) before it reads any
             f"{acc.name} has no published tensor peaks, so no training on it can be "
@@ -127,9 +142,12 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
                         f"against the stand-in peak {acc.peak_stand_in_tflops:g}")
     else:
         frac = A.matmul_fraction.get(fam, A.default_matmul_fraction)
-        if dtype == "fp8":
+        if dtype == "fp8" and fp8_gains(acc):
             frac *= A.fp8_relative_fraction
         default_matmul = peak * frac
+        if dtype == "fp8" and not fp8_gains(acc):
+            notes.append(f"fp8: {acc.name}'s fp8 peak is its {half} peak ({peak:g} TFLOP/s): "
+                         f"fp8 GEMMs gain nothing on it and are timed as {half} ones")
         src = ("published MAMF for " + fam if fam in A.matmul_fraction
                else "default_matmul_fraction: no published measurement for this family")
         if f"matmul_fraction.{fam}" in A.overridden or (
@@ -205,12 +223,15 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
     akey = attention_key(acc.architecture, workload.framework, workload.attention)
     ramp = (1 + A.attention_ramp_tokens / 8192) / (1 + A.attention_ramp_tokens
                                                     / workload.seq_len)
-    attn = half_peak * A.attention_fraction[akey] * A.attention_efficiency * ramp
+    # no kernel outruns the peak: overrides (fraction 1 × efficiency 2) gave an MFU of 1.09
+    attn = min(half_peak * A.attention_fraction[akey] * A.attention_efficiency * ramp,
+               half_peak)
     if workload.attention != "unfused":
         notes.append(f"attention kernel {akey}: {half_peak:g} TFLOP/s × "
                      f"{A.attention_fraction[akey]} (published fwd+bwd share) × "
                      f"{A.attention_efficiency:.2f} (fitted) × {ramp:.2f} (sequence "
-                     f"{workload.seq_len}) = {attn:.0f} TFLOP/s")
+                     f"{workload.seq_len}) = {attn:.0f} TFLOP/s"
+                     + (" (capped at the peak)" if attn == half_peak else ""))
     return ClusterInputs(
         matmul_tflops=matmul, attention_tflops=attn, peak_tflops=peak,
         hbm_gb_per_s=hbm, memory_gib=mem, intra_busbw_gb_per_s=intra,

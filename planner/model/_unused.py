@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._assumptions import FALLBACK_FABRIC, FALLBACK_TOPOLOGY, attention_key, gpu_family
-from ._inputs import HALF_DTYPES, hop_latency_name, matmul_dtype
+from ._inputs import HALF_DTYPES, fp8_gains, hop_latency_name, matmul_dtype
 
 if TYPE_CHECKING:
     from ._assumptions import Assumptions
@@ -74,9 +74,12 @@ def unused_overrides(A: Assumptions, workload: Workload, cluster: Cluster, *,
         **{name: (flash, unfused) for name in ("attention_efficiency", "attention_ramp_tokens",
                                                "causal_fraction")},
         **latency,
-        "fp8_relative_fraction": (fractions and dtype == "fp8",
+        "fp8_relative_fraction": (fractions and dtype == "fp8" and fp8_gains(acc),
                                   f"the GEMMs run in {dtype}, not fp8" if dtype != "fp8" else
-                                  f"{acc.name} has a published achievable rate, used instead"),
+                                  f"{acc.name} has a published achievable rate, used instead"
+                                  if not fractions else
+                                  f"{acc.name}'s fp8 peak is its bf16 peak: its fp8 GEMMs are "
+                                  "timed as bf16 ones"),
         "spot_restart_minutes": (spot, "this run is not on spot"),
         "default_matmul_fraction": (fractions and fam not in A.matmul_fraction,
                                     f"{acc.name}'s family {fam!r} has a published value; to "
