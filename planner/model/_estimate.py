@@ -32,7 +32,7 @@ from ._grid import (
     prune,
     run_model,
 )
-from ._hardware import Cluster
+from ._hardware import MAX_CLUSTER_GPUS, Cluster, larger_counts, resized
 from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype, nvlink_domain
 from ._perf import CHECKPOINT_BYTES, RECOMPUTE_NAMES
 from ._pin_checks import check_pins_fit_cluster
@@ -337,58 +337,73 @@ def _no_grid_message(workload: Workload, cluster: Cluster, ms: ModelScalars) -> 
 
 def no_fit_message(workload, cluster, ms, A, ci, least: float, *,
                    measured: dict | None = None) -> str:
+    import dataclasses
+
     import numpy as np
 
     capacity = ci.memory_gib * A.usable_memory_fraction
 
-    def fitting(nodes: int):
-        """(grid, results, best row) of the plan that fits on ``nodes`` nodes, or None."""
-        grid = plan_grid(ms, cluster.gpus_per_node, np.array([nodes]), workload.recompute,
-                         workload=workload, nvlink_domain_gpus=ci.nvlink_domain_gpus)
+    def fitting(gpus: int):
+        """(cluster, grid, results, best row) of the plan that fits on ``gpus`` GPUs shaped as
+        the front end would build them (``resized``), or None."""
+        c = resized(cluster, gpus)
+        cci = dataclasses.replace(ci, nvlink_domain_gpus=nvlink_domain(
+            A, c.accelerator.name, c.gpus_per_node, c.gpus))
+        if c.gpus_per_node != cluster.gpus_per_node:  # part of a node grown: its links change
+            own = cluster_inputs(c, workload, A, memory_gib=ci.memory_gib)
+            cci = dataclasses.replace(cci, intra_busbw_gb_per_s=own.intra_busbw_gb_per_s,
+                                      nic_gb_per_s_per_gpu=own.nic_gb_per_s_per_gpu)
+        grid = plan_grid(ms, c.gpus_per_node, np.array([c.nodes]), workload.recompute,
+                         workload=workload, nvlink_domain_gpus=cci.nvlink_domain_gpus)
         if len(grid["tp"]) == 0:
             return None
-        grid = prune(ms, A, grid, ci, measured)
+        grid = prune(ms, A, grid, cci, measured)
         if len(grid["tp"]) == 0:
             return None
-        r = run_model(ms, A, grid, ci, cluster.gpus_per_node, measured_memory=measured)
+        r = run_model(ms, A, grid, cci, c.gpus_per_node, measured_memory=measured)
         j = best_index(grid, r)
-        return None if j is None else (grid, r, j)
+        return None if j is None else (c, grid, r, j)
 
-    hint = ""
-    if cluster.inter_node_gbps:
-        # doubling finds a node count that fits, halving between it and the last one that did
-        # not finds the smallest (it said 16 nodes where 11 fit)
-        below, found = cluster.nodes, None
-        for nodes in (2, 4, 8, 16, 32, 64, 128, 256, 512):
-            if nodes <= cluster.nodes:
-                continue
-            hit = fitting(nodes)
-            if hit is not None:
-                found = (nodes, hit)
-                break
-            below = nodes
-        if found is not None:
-            above, hit = found
-            while above - below > 1:
-                mid = (below + above) // 2
-                got = fitting(mid)
-                below, above, hit = (below, mid, got) if got is not None else (mid, above, hit)
-            grid, r, j = hit
-            hint = (f" The smallest setup that fits is {above} nodes "
-                    f"({above * cluster.gpus_per_node} GPUs) with {plan_of(grid, r, j)}.")
-        else:  # (the search stops at 512 nodes)
-            full = cluster.accelerator.reference_gpus_per_node or 0
-            per = cluster.gpus_per_node
-            hint = (f" No setup of up to 512 nodes of {per} GPU{'s' if per != 1 else ''} fits"
-                    + (f"; this is part of a {full}-GPU node: whole nodes (`gpus` a multiple of"
-                       f" {full}) can split the model over more GPUs per node"
-                       if cluster.instance_type is None and full > cluster.gpus_per_node
-                       else "") + ".")
+    # Only counts the front end accepts (`gpus` 21 of 8-GPU nodes was named, and refused),
+    # up to all the model covers. Doubling the index finds one that fits, halving between it
+    # and the last that did not finds the smallest (it said 16 nodes where 11 fit).
+    counts, below, found, i = larger_counts(cluster), -1, None, 0
+    while i < len(counts) and found is None:
+        found = fitting(counts[i])
+        if found is None:
+            below, i = i, (min(2 * i + 1, len(counts) - 1) if i < len(counts) - 1 else i + 1)
+    per = cluster.node_gpus or cluster.gpus_per_node
+    name = cluster.instance_type or cluster.accelerator.name
+    if found is not None:
+        above = i
+        while above - below > 1:
+            mid = (below + above) // 2
+            got = fitting(counts[mid])
+            below, above, found = (below, mid, got) if got is not None else (mid, above, found)
+        c, grid, r, j = found
+        size = (f"{c.gpus} GPUs of one {per}-GPU node" if c.gpus < per else
+                f"{c.nodes} node{'s' if c.nodes > 1 else ''} ({c.gpus} GPUs)")
+        hint = (f" The smallest setup that fits is {size} with {plan_of(grid, r, j)}"
+                + (f"; pass `gpus` {c.gpus}." if cluster.node_gpus else "."))
+    elif not cluster.inter_node_gbps:
+        hint = (f" No setup of up to one node ({per} GPUs) fits, and {name} has no known "
+                "inter-node network to span nodes." if counts else
+                f" {name} has no known inter-node network, so it cannot use more than one "
+                f"node ({per} GPUs).")
+    elif counts:
+        hint = (f" No setup of up to {counts[-1] // per:,} nodes of {per} GPU"
+                f"{'s' if per != 1 else ''} ({counts[-1]:,} GPUs, the most the model covers) "
+                "fits.")
+    else:
+        hint = f" No larger setup was tried: the model covers up to {MAX_CLUSTER_GPUS:,} GPUs."
     pins = workload.pins.as_dict()
     pinned = (f" with {', '.join(f'{k}={v}' for k, v in pins.items())} pinned" if pins else "")
-    # only the remedies that can still help: the most frugal plan already recomputes all it
+    # only the remedies that can still help: more GPUs where a larger setup was found to fit
+    # (pins can make the count irrelevant); the most frugal plan already recomputes all it
     # may and runs the smallest micro-batch not pinned
-    fixes = ["use more GPUs (`nodes`/`gpus`)", "a GPU with more memory"]
+    fixes = ["a GPU with more memory"]
+    if found is not None:
+        fixes.insert(0, "more GPUs (`gpus`)" if cluster.node_gpus else "more nodes (`nodes`)")
     if workload.recompute_limited:
         fixes.append("`recompute` full")
     if pins.get("micro_batch", 1) > 1:
@@ -397,5 +412,5 @@ def no_fit_message(workload, cluster, ms, A, ci, least: float, *,
         fixes.append("fewer pins")
     return (f"{ms.params_total / 1e9:.1f}B parameters do not fit on {cluster.gpus}x "
             f"{cluster.accelerator.name}{pinned}: the most memory-frugal plan needs "
-            f"{least:.1f} GiB per GPU of {capacity:.1f} usable.{hint} To fix: "
-            f"{', '.join(fixes[:-1])} or {fixes[-1]}")
+            f"{least:.1f} GiB per GPU of {capacity:.1f} usable.{hint} To fix: use "
+            + (f"{', '.join(fixes[:-1])} or {fixes[-1]}" if len(fixes) > 1 else fixes[0]))

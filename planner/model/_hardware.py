@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from catalog import Accelerator, Catalog, InstanceType
 
@@ -28,6 +28,10 @@ class Cluster:
     instance_type: str | None = None
     cloud: str | None = None
     notes: tuple[str, ...] = ()
+    # a reference cluster (`gpu` NAME `gpus` N): its whole node's GPUs and topology, which
+    # `gpus` counts in (up to one node, then whole nodes) even where this one is part of a node
+    node_gpus: int | None = field(default=None, repr=False)
+    node_topology: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # plain ints and floats first (a plan builds one cluster per candidate it describes);
@@ -55,10 +59,15 @@ class Cluster:
                                     "build the cluster with build_cluster or "
                                     "cluster_for_instance", field=name, value=v)
         if self.nodes > 1 and not self.inter_node_gbps:
+            # the count is given as `nodes` of an instance type, as `gpus` of a reference node
+            given, at_most = (("nodes", "`nodes` 1") if self.instance_type else
+                              ("gpus", f"at most {self.gpus_per_node} GPUs (`gpus` "
+                                       f"{self.gpus_per_node}, one node)"))
             raise HardwareError(
                 f"{self.instance_type or self.accelerator.name} has no known inter-node "
                 "network in the catalog, so it cannot be used across nodes. To fix: use "
-                "`nodes` 1, or an instance type with EFA/InfiniBand/RoCE")
+                f"{at_most}, or an instance type with EFA/InfiniBand/RoCE", field=given,
+                value=getattr(self, given))
 
     @property
     def gpus(self) -> int:
@@ -100,19 +109,47 @@ def reference_cluster(catalog: Catalog, gpu: str, gpus: int) -> Cluster:
         link = pcie_link(acc)
         why += f"; no GPU link in the datasheet, PCIe {link:g} GB/s assumed"
     gbps = gbps or None
-    nodes, rem = divmod(gpus, per_node)
-    if gpus <= per_node:
-        per_node, nodes = gpus, 1
-        topo = "single" if gpus == 1 else topo
-    elif rem:
-        raise HardwareError(f"`gpus` {gpus} is not a whole number of {per_node}-GPU "
-                            f"{acc.name} nodes. To fix: pass a multiple of {per_node}")
+    node_gpus, node_topology = per_node, topo
+    per_node, nodes, topo = _reference_shape(acc.name, gpus, per_node, topo)
     network = f"{gbps:g} Gb/s {fabric}" if gbps else "none known (single node only)"
     note = (f"reference node: {per_node}x {acc.name} per node ({why}); {nodes} node(s); "
             f"intra-node {link:g} GB/s per GPU; inter-node {network}")
     return Cluster(accelerator=acc, gpus_per_node=per_node, nodes=nodes, topology=topo,
                    intra_node_gb_per_s_per_gpu=link, inter_node_gbps=gbps, fabric=fabric,
-                   notes=(note,))
+                   notes=(note,), node_gpus=node_gpus, node_topology=node_topology)
+
+
+def _reference_shape(name: str, gpus: int, per_node: int, topo: str) -> tuple[int, int, str]:
+    """(GPUs per node, nodes, topology) of ``gpus`` on reference nodes of ``per_node``: part
+    of one node up to a node, else whole nodes (what `gpus` accepts)."""
+    nodes, rem = divmod(gpus, per_node)
+    if gpus <= per_node:
+        return gpus, 1, "single" if gpus == 1 else topo
+    if rem:
+        raise HardwareError(f"`gpus` {gpus} is not a whole number of {per_node}-GPU "
+                            f"{name} nodes. To fix: pass a multiple of {per_node}")
+    return per_node, nodes, topo
+
+
+def larger_counts(cluster: Cluster) -> list[int]:
+    """The GPU counts above ``cluster``'s that its front end accepts and the model covers,
+    smallest first: for a reference cluster what `gpus` takes (up to its node, then whole
+    nodes), else whole nodes of its own (`nodes`); beyond one node only with a network."""
+    per = cluster.node_gpus or cluster.gpus_per_node
+    within = range(cluster.gpus + 1, per + 1) if cluster.node_gpus else range(0)
+    if not cluster.inter_node_gbps:
+        return list(within)
+    return [*within, *range(per * (cluster.nodes + 1), MAX_CLUSTER_GPUS + 1, per)]
+
+
+def resized(cluster: Cluster, gpus: int) -> Cluster:
+    """``cluster`` with ``gpus`` GPUs (one of ``larger_counts``), shaped as its front end
+    would build it: a reference cluster as `gpus` shapes it, else whole nodes of its own."""
+    if cluster.node_gpus is None:
+        return replace(cluster, nodes=gpus // cluster.gpus_per_node)
+    per_node, nodes, topo = _reference_shape(cluster.accelerator.name, gpus,
+                                             cluster.node_gpus, cluster.node_topology)
+    return replace(cluster, gpus_per_node=per_node, nodes=nodes, topology=topo)
 
 
 def intra_link_for(instance: InstanceType, acc: Accelerator) -> float:

@@ -80,8 +80,8 @@ def test_the_fixes_offered_are_only_those_that_can_still_help(catalog):
     cluster = reference_cluster(catalog, "H100", 8)
     with pytest.raises(NoFitError) as info:
         estimate(workload("llama2-70b"), cluster)
-    assert str(info.value).endswith("To fix: use more GPUs (`nodes`/`gpus`) or a GPU with "
-                                    "more memory"), str(info.value)
+    assert str(info.value).endswith("To fix: use more GPUs (`gpus`) or a GPU with more "
+                                    "memory"), str(info.value)
     pinned = workload("llama2-70b", recompute="selective", pins=PlanPins(micro_batch=2))
     with pytest.raises(NoFitError) as info:
         estimate(pinned, cluster)
@@ -90,12 +90,12 @@ def test_the_fixes_offered_are_only_those_that_can_still_help(catalog):
 
 
 def test_no_setup_up_to_the_search_limit_is_said_not_left_out(catalog):
-    # 405B on one A100-40GB of an 8-GPU node: nodes of one GPU never fit (no tensor
-    # parallelism); the message named no setup and gave no reason
+    # 405B on one A100-40GB of an 8-GPU node: the message named no setup and gave no reason;
+    # then it searched nodes of one GPU (which never fit); now whole nodes, as `gpus` takes them
     with pytest.raises(NoFitError) as info:
         estimate(workload("llama3-405b"), reference_cluster(catalog, "A100-40GB", 1))
-    assert "No setup of up to 512 nodes of 1 GPU fits; this is part of a 8-GPU node: whole " \
-        "nodes (`gpus` a multiple of 8)" in str(info.value), str(info.value)
+    assert "The smallest setup that fits is 25 nodes (200 GPUs) with tp8" in str(info.value)
+    assert "; pass `gpus` 200. To fix: use more GPUs (`gpus`)" in str(info.value)
 
 
 def test_a_single_node_instance_that_cannot_grow_names_no_larger_setup(catalog):
