@@ -108,6 +108,11 @@ The thirteen plan cases were rewritten the same day for the goodput note's check
 and interval alone, now in the unit each reads in ("checkpoint 0.014 s every 28 s" where it
 said "checkpoint 0 s every 0.01 h"; "47 s every 7.9 h" for "47 s every 7.86 h"); with that
 clause normalised away every file is identical.
+``70b-lora-a100`` was rewritten alone on 2026-12-06 when LoRA adapters began to count as
+parameters of their own (``ModelScalars.adapter_fraction``): their 6·N_a FLOPs per token in
+the step time and MFU and their bf16 weights in memory, so its hours rose 0.33% (27.66 → 27.75
+h) and its model-FLOPs note names the adapters' parameters; the other fourteen cases are
+identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

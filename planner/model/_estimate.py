@@ -40,7 +40,7 @@ from ._records import Estimate, ParallelPlan, TimeRange
 from ._scalars import ModelScalars
 from ._shape import shape_of
 from ._software import PROFILES
-from ._units import format_hours_range
+from ._units import format_count, format_hours_range
 from ._unused import unused_overrides
 from ._workload import Workload, default_batch_note
 
@@ -207,10 +207,12 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
                 f"{A.moe_overhead_s_per_layer * 1e3:.1f} ms per MoE layer and micro-batch "
                 "(moe_overhead_s_per_layer), both fitted on measured MoE throughput"
                 if ms.E else ""),
-             f"model FLOPs per token {mflops:.3e} (6·N + 6·L·s·h causal attention"
-             + (f"; LoRA rank {workload.lora_rank}: 4·N, adapters of "
-                f"{ms.trainable_fraction:.2%} of the weights trained" if ms.lora else "")
-             + f"); MFU against the {matmul_dtype(workload.precision)} dense peak "
+             f"model FLOPs per token {mflops:.3e} ("
+             + (f"4·N for the frozen weights + 6·N_a for LoRA rank {workload.lora_rank}'s "
+                f"adapters of {format_count(ms.adapter_params)} parameters "
+                f"({ms.adapter_fraction:.2%} of the model's)" if ms.lora else "6·N")
+             + f" + 6·L·s·h causal attention); MFU against the "
+             f"{matmul_dtype(workload.precision)} dense peak "
              f"{ci.peak_tflops:g} TFLOP/s",
              batch_note,
              (f"attention: flash kernel, causal fraction {A.causal_fraction} of the score "

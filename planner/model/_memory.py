@@ -142,7 +142,9 @@ def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, m
     weights = grads = optim = 0.0
     for params, copies in groups:
         trainable = params * ms.trainable_fraction
-        weights = weights + (params * 2.0) / np.where(zero >= 3, copies, 1.0)
+        # bf16 weights, and LoRA adapters beside them (ms.adapter_fraction: 0 without)
+        weights = weights + (params * 2.0 * (1.0 + ms.adapter_fraction)) / np.where(
+            zero >= 3, copies, 1.0)
         grads = grads + trainable * 2.0 / np.where(zero >= 2, copies, 1.0)
         optim = optim + trainable * OPTIMIZER_STATE_BYTES[ms.optimizer] / np.where(
             zero >= 1, copies, 1.0)

@@ -181,6 +181,11 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     bwd_factor = 1.0 if ms.lora else 2.0  # LoRA: data-grad GEMMs only for frozen weights
     recompute_mm = np.where(rc == 2, 1.0, 0.0)
     t_matmul_layer = t_fwd_mm * (1.0 + bwd_factor + recompute_mm)
+    if ms.adapter_fraction:  # LoRA adapters: 2 FLOPs per parameter and token forward, data-
+        # and weight-grads backward (4), split as the layer's GEMMs over tp (skinny GEMMs:
+        # counted at the layer's GEMM rate, a floor on their time)
+        adapter_fwd = 2.0 * ms.adapter_params / ms.L * T / tp / eff
+        t_matmul_layer = t_matmul_layer + adapter_fwd * (3.0 + recompute_mm)
 
     # ---- attention core ----------------------------------------------------------------
     # Each GPU's T query tokens attend to the whole sequence (context parallelism gathers

@@ -31,7 +31,8 @@ class ModelScalars:
     params_active: float
     params_experts: float
     params_embedding: float
-    trainable_fraction: float
+    trainable_fraction: float  # trained parameters / the model's (LoRA: the adapters')
+    adapter_fraction: float  # LoRA adapters' parameters / the model's, held beside it; else 0
     attn_params: float
     attn_custom: bool  # attention parameters given (MLA), not implied by heads × head dim
     gbs_seqs: int  # 0: the default rule, resolved per cluster size (``plan_grid``)
@@ -49,12 +50,15 @@ class ModelScalars:
             moe_f = (arch.experts_per_token + arch.shared_experts) * arch.expert_ffn
             f_act = ((arch.layers - arch.moe_layers) * arch.ffn_hidden
                      + arch.moe_layers * moe_f) / arch.layers
-        trainable = 1.0
+        trainable, adapters = 1.0, 0.0
         if w.finetune == "lora":
-            # rank-r adapters on every linear map: r·(in + out) per matrix
+            # rank-r adapters on every linear map: r·(in + out) per matrix. They are parameters
+            # of their own, beside the frozen ones: held in memory, computed (``_perf``) and
+            # trained — at a high rank more than the model (capped at 1, a rank-4,096 Llama 3
+            # 8B trained "100%" of its weights with no adapter memory or FLOPs at all)
             per_layer = w.lora_rank * (4 * arch.hidden + 2 * arch.hidden
                                        + arch.mlp_matrices * (arch.hidden + arch.ffn_hidden))
-            trainable = min(1.0, per_layer * arch.layers / arch.params_total())
+            trainable = adapters = per_layer * arch.layers / arch.params_total()
         return cls(
             L=arch.layers, h=arch.hidden, a=arch.heads, a_kv=arch.kv_heads, d=arch.d_head,
             F_act=float(f_act), m_mat=arch.mlp_matrices, V=arch.vocab, s=w.seq_len,
@@ -64,6 +68,7 @@ class ModelScalars:
             params_total=arch.params_total(), params_active=arch.params_active(),
             params_experts=arch.expert_params_total(),
             params_embedding=float(arch.embedding_params()), trainable_fraction=trainable,
+            adapter_fraction=adapters,
             attn_params=float(arch.attention_params()),
             attn_custom=bool(arch.attention_params_per_layer),
             gbs_seqs=(w.global_batch_tokens // w.seq_len if w.global_batch_tokens else 0),
@@ -72,7 +77,8 @@ class ModelScalars:
 
     # -- FLOPs (the literature's model FLOPs, for MFU) -----------------------------------
     def model_flops_per_token(self) -> float:
-        """6·N_matmul + 6·L·s·a·d; LoRA skips weight-grad GEMMs of frozen weights: 4·N_matmul.
+        """6·N_matmul + 6·L·s·a·d; LoRA skips weight-grad GEMMs of frozen weights: 4·N_matmul,
+        and trains its adapters' N_a in full: + 6·N_a.
 
         N_matmul excludes the embedding lookup but includes the output head (Narayanan et al.
         2021): the parameters less the embedding tables, plus the head's V·h — with tied
@@ -84,4 +90,11 @@ class ModelScalars:
         """
         n_matmul = self.params_active - self.params_embedding + self.V * self.h
         attn = 6 * self.L * self.s * self.a * self.d
-        return (4.0 if self.lora else 6.0) * n_matmul + attn
+        if self.lora:
+            return 4.0 * n_matmul + 6.0 * self.adapter_params + attn
+        return 6.0 * n_matmul + attn
+
+    @property
+    def adapter_params(self) -> float:
+        """LoRA adapters' parameters (0 without LoRA)."""
+        return self.adapter_fraction * self.params_total

@@ -228,7 +228,8 @@ def test_the_lora_rank_is_stated_in_the_assumptions_and_the_json(catalog):
     cluster = reference_cluster(catalog, "H100", 8)
     for rank in (16, 256):
         est = estimate(workload("llama3-8b", finetune="lora", lora_rank=rank), cluster)
-        assert any(f"LoRA rank {rank}: 4·N, adapters of " in a for a in est.assumptions)
+        assert any(f"4·N for the frozen weights + 6·N_a for LoRA rank {rank}'s adapters of "
+                   in a for a in est.assumptions)
         assert est.as_dict()["workload"]["lora_rank"] == rank
     full = estimate(workload("llama3-8b", finetune="full"), cluster)
     assert full.as_dict()["workload"]["lora_rank"] is None  # no adapters: no rank

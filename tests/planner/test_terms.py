@@ -132,8 +132,11 @@ def test_a_tied_model_counts_its_one_table_as_the_output_head():
 
 def test_lora_counts_4n_because_frozen_weights_get_no_weight_gradients():
     ms = ModelScalars.of(workload("llama2-7b", seq_len=4096, finetune="lora"))
-    # 4 · 6,607,339,520 + 3,221,225,472 = 29,650,583,552
-    assert ms.model_flops_per_token() == pytest.approx(29_650_583_552, rel=1e-12)
+    # 4 · 6,607,339,520 + 3,221,225,472 = 29,650,583,552, plus the rank-16 adapters trained in
+    # full: 6 · 32 layers · 16 · (4·4096 + 2·4096 + 3·(4096 + 11008)) = 6 · 35,782,656
+    assert ms.adapter_params == 35_782_656
+    assert ms.model_flops_per_token() == pytest.approx(29_650_583_552 + 6 * 35_782_656,
+                                                       rel=1e-12)
 
 
 def test_attention_flops_grow_linearly_with_sequence_length():
