@@ -231,7 +231,7 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              "effective-training-time reports)", *calibrated[len(ci.calibrated):]]
     if said := overrides_note(A):
         notes.append(said)
-    warnings = []
+    warnings = [*workload.warnings]  # sizes given beside `params` that change it
     bubble_share = breakdown["pp_bubble_s"] / step if step > 0 else 0.0
     if bubble_share > BUBBLE_WARNING:
         warnings.append(f"the pipeline bubble is {bubble_share:.0%} of each step: the global "

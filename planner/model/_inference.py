@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from ._errors import WorkloadError
+from ._units import format_count
 from ._workload import ARCH_LIMITS, Architecture
 
 DEFAULT_VOCAB = 32000  # Llama 2 / Mistral vocabulary, for shapes inferred from a count
@@ -115,8 +116,14 @@ def infer_architecture(params_total: float, params_active: float | None = None, 
         if best is None or score < best[0]:
             best = (score, hidden, layers_exact, dense_ffn)
     if best is None:
+        # the vocabulary is the caller's (`vocab`): the default's 32000 was blamed for a 1
+        smallest = shape(widths[0], 1, _round_to(8 / 3 * widths[0], 256)).params_total()
         raise WorkloadError(f"`params` {params_total:g} is too small for a transformer with a "
-                            f"{vocab}-token vocabulary. To fix: pass a larger count or `config`")
+                            f"{vocab:,}-token vocabulary"
+                            + ("" if moe else f": the smallest shape (1 layer, hidden "
+                               f"{widths[0]}) has {format_count(smallest)} parameters")
+                            + ". To fix: pass a larger count or `config`", field="params",
+                            value=params_total)
     _, hidden, layers_exact, ffn = best
     if round(layers_exact) > ARCH_LIMITS["layers"]:
         # the widest shape still needs more layers than an Architecture takes: its error

@@ -15,7 +15,7 @@ from catalog import Catalog
 from ._errors import HardwareError, WorkloadError
 from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, reference_cluster
 from ._hfconfig import architecture_from_config, family_note, printable_name
-from ._inference import infer_architecture
+from ._inference import INFERRED_SIZE_TOLERANCE, infer_architecture
 from ._presets import preset
 from ._units import format_count, format_params, parse_count
 from ._workload import (
@@ -98,10 +98,18 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         if name == "active_params":
             continue
         top = OPTIONAL_ARCH_LIMITS[name]
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
-            raise WorkloadError(f"`{name}` must be a whole number from 0 to {top:,}, got "
-                                f"{value!r}. To fix: e.g. `{name}` 8", field=name, value=value)
+        # `experts` 0 says "dense"; a mixture routes each token to at least one expert (0 was
+        # let through here, then refused as "between 1 and experts")
+        low = 1 if name == "experts_per_token" and spec.experts != 0 else 0
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
+            raise WorkloadError(f"`{name}` must be a whole number from {low} to {top:,}, got "
+                                f"{value!r}. To fix: e.g. `{name}` "
+                                f"{2 if low else 8}", field=name, value=value)
+    # checked before the inference, which takes `vocab` from them
+    overrides = _checked_overrides(_override_pairs(spec.arch_overrides)) \
+        if spec.arch_overrides else {}
     notes: list[str] = []
+    warnings: list[str] = []
     default_seq = None
     if spec.model:
         arch, default_seq = preset(spec.model)
@@ -162,13 +170,22 @@ def build_workload(spec: WorkloadSpec) -> Workload:
             kwargs["experts"] = spec.experts
         if spec.experts_per_token is not None:
             kwargs["experts_per_token"] = spec.experts_per_token
+        if "vocab" in overrides:  # the shape is sized around the vocabulary the user gave
+            kwargs["vocab"] = overrides["vocab"]
         arch, inferred = infer_architecture(total, active, **kwargs)
         notes.extend(inferred)
-    if spec.arch_overrides:
-        arch, derived = _override(arch, _override_pairs(spec.arch_overrides))
+    if overrides:
+        arch, derived = _override(arch, overrides)
         notes.append("architecture overridden: " + ", ".join(f"{k}={v}"
                                                               for k, v in spec.arch_overrides)
-                     + (f" (kept consistent: {', '.join(derived)})" if derived else ""))
+                     + (f" (kept consistent: {', '.join(derived)})" if derived else "")
+                     + f" → {format_params(arch.params_total())} parameters"
+                     + (f", {format_params(arch.params_active())} active" if arch.is_moe
+                        else ""))
+        if spec.params not in (None, ""):
+            warnings.extend(_departure(arch, overrides, total, active))
+            if warnings:  # the note stands alone where the warnings are not shown
+                notes[-1] += f", not the {format_params(total)} of `params`"
     if spec.seq_len is not None and (isinstance(spec.seq_len, bool) or not isinstance(
             spec.seq_len, numbers.Real) or not 1 <= spec.seq_len <= MAX_SEQ_LEN
             or spec.seq_len != int(spec.seq_len)):
@@ -217,7 +234,10 @@ def build_workload(spec: WorkloadSpec) -> Workload:
             raise WorkloadError(_default_tokens_message(arch, tokens), field="tokens",
                                 value=None)
         notes.append(f"tokens {format_count(tokens)}: {CHINCHILLA_TOKENS_PER_PARAM} per active "
-                     "parameter, "
+                     "parameter"
+                     # the count it multiplies is the one modelled, which is not `params`
+                     + (f" of the {format_params(arch.params_active())} modelled, not "
+                        "`params`" if warnings else "") + ", "
                      "compute-optimal per Hoffmann et al. 2022 (`tokens` to change)")
     else:
         tokens = parse_count(spec.tokens)
@@ -226,7 +246,7 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                     optimizer=spec.optimizer, recompute=spec.recompute,
                     finetune=spec.finetune, lora_rank=spec.lora_rank,
                     framework=spec.framework, attention=spec.attention, pins=spec.pins,
-                    inferred=tuple(notes))
+                    inferred=tuple(notes), warnings=tuple(warnings))
 
 
 def _model_name(source: str) -> str:
@@ -256,10 +276,9 @@ def _override_pairs(pairs) -> dict:
     return values
 
 
-def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]]:
-    """Apply size overrides, deriving what the user did not give so the shape stays
-    consistent: a new hidden size keeps the head dimension (heads follow) and the FFN ratio; new
-    heads keep the grouped-query ratio (KV heads follow)."""
+def _checked_overrides(values: dict) -> dict:
+    """``values`` if every field is a size that can be overridden, with a positive whole
+    value."""
     unknown = set(values) - set(ARCH_FIELDS)
     if unknown:
         raise WorkloadError(f"cannot override {', '.join(sorted(unknown))}. To fix: override "
@@ -268,6 +287,20 @@ def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             raise WorkloadError(f"`{k}` must be a positive whole number, got {v!r}. To fix: "
                                 f"pass e.g. `{k}` 32", field=k, value=v)
+    return values
+
+
+def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]]:
+    """Apply size overrides (``_checked_overrides``), deriving what the user did not give so
+    the shape stays consistent: a new hidden size keeps the head dimension (heads follow) and
+    the FFN ratio; new heads keep the grouped-query ratio (KV heads follow)."""
+    first = arch.dense_layers
+    if arch.is_moe and first and values.get("layers", first + 1) <= first:
+        # the Architecture blamed dense_layers, which no option sets: `layers` is what was given
+        raise WorkloadError(f"`layers` {values['layers']} leaves no mixture-of-experts layer: "
+                            f"{arch.name or 'this model'}'s first {first} layers are dense "
+                            f"(the experts come after them). To fix: give `layers` {first + 1} "
+                            "or more", field="layers", value=values["layers"])
     values = dict(values)
     derived = []
     if "hidden" in values and values["hidden"] != arch.hidden:
@@ -294,6 +327,29 @@ def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]
         values["head_dim"] = arch.d_head
         derived.append(f"head_dim={arch.d_head} (kept: {hidden} is not a multiple of {heads})")
     return replace(arch, **values), derived
+
+
+def _departure(arch: Architecture, overrides: dict, total: float,
+               active: float | None) -> list[str]:
+    """A warning when the sizes given beside `params` make a model of another size than it
+    says (beyond INFERRED_SIZE_TOLERANCE, as close as an inferred shape must come): the run is
+    modelled at the overridden shape's count, which must not be taken for `params`."""
+    now_total, now_active = arch.params_total(), arch.params_active()
+    off = [abs(math.log(now_total / total))]
+    if active is not None and active < total:
+        off.append(abs(math.log(now_active / active)))
+    if max(off) <= math.log(INFERRED_SIZE_TOLERANCE):
+        return []
+    moe = len(off) > 1
+    was = format_params(total) + (f" ({format_params(active)} active)" if moe else "")
+    now = format_params(now_total) + (f" ({format_params(now_active)} active)" if moe else "")
+    given = [f"`{k}` {v}" for k, v in overrides.items()]
+    said = given[0] if len(given) == 1 else ", ".join(given[:-1]) + " and " + given[-1]
+    return [f"{said} change{'s' if len(given) == 1 else ''} the model from {was} parameters "
+            f"(`params`{', `active_params`' if moe else ''}) to {now}: the run is modelled at "
+            f"{now}. To fix: to model {format_params(total)}, leave "
+            f"{'it' if len(given) == 1 else 'them'} to be inferred from `params`, or set the "
+            "other sizes so they add up to it"]
 
 
 def _default_tokens_message(arch: Architecture, tokens: float) -> str:

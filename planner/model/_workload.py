@@ -155,13 +155,16 @@ class Architecture:
                                 f"({self.kv_heads}). To fix: correct `kv_heads`",
                                 field="kv_heads", value=self.kv_heads)
         if self.experts and not 0 < self.experts_per_token <= self.experts:
-            raise WorkloadError("experts_per_token must be between 1 and experts. To fix: "
+            raise WorkloadError(f"experts_per_token must be between 1 and experts "
+                                f"({self.experts}), got {self.experts_per_token!r}. To fix: "
                                 "correct `experts_per_token`", field="experts_per_token",
                                 value=self.experts_per_token)
         if self.dense_layers > self.layers:
-            raise WorkloadError("dense_layers cannot exceed layers. To fix: give at most "
-                                f"{self.layers} dense layers", field="dense_layers",
-                                value=self.dense_layers)
+            # the leading dense layers are some of the layers, not more of them
+            raise WorkloadError(f"dense_layers ({self.dense_layers}) cannot exceed layers "
+                                f"({self.layers}). To fix: give `layers` at least "
+                                f"{self.dense_layers}, or fewer dense layers",
+                                field="dense_layers", value=self.dense_layers)
 
     @property
     def is_moe(self) -> bool:
@@ -241,6 +244,9 @@ class Workload:
     attention: str = DEFAULT_ATTENTION
     pins: PlanPins = field(default_factory=PlanPins)
     inferred: tuple[str, ...] = field(default=())  # statements about what was assumed
+    # what the user must be warned of (sizes given beside `params` that make a model of
+    # another size): an estimate's warnings, not notes among its assumptions
+    warnings: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         if not (isinstance(self.tokens, int | float) and not isinstance(self.tokens, bool)

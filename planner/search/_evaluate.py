@@ -192,7 +192,7 @@ class CallContext:
     def of(cls, workload: Workload, ms: ModelScalars, A: Assumptions,
            calibration: Calibration) -> CallContext:
         return cls(workload=workload, ms=ms, A=A, calibration=calibration,
-                   workload_key=replace(workload, tokens=1.0, inferred=()),
+                   workload_key=replace(workload, tokens=1.0, inferred=(), warnings=()),
                    assumptions_key=hashable(A),
                    calibration_key=None if calibration.empty else hashable(calibration),
                    grids={}, kept_text=[])
