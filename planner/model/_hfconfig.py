@@ -183,6 +183,10 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
                             "and experts per token as the model's own config.json has them")
     per_token = optional("experts_per_token", "num_experts_per_tok", "moe_top_k") \
         if experts else 0
+    if experts and not per_token:  # 0 went on to "experts_per_token must be between 1 and …"
+        raise WorkloadError(f"{source}: the file gives {experts} experts but not how many each "
+                            "token is routed to (num_experts_per_tok or moe_top_k, at least "
+                            "1). To fix: add it as the model's own config.json has it")
     tied = cfg.get("tie_word_embeddings", model_type.lower() in TIED_BY_DEFAULT)
     if not isinstance(tied, bool):
         raise WorkloadError(f"{source}: tie_word_embeddings must be true or false, got "

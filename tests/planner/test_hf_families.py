@@ -134,6 +134,20 @@ def test_a_mixture_of_experts_type_without_its_expert_count_is_refused():
         architecture_from_config({**GEMMA_7B, "model_type": "mixtral"})
 
 
+@pytest.mark.parametrize("top", [None, 0])
+def test_experts_without_a_routing_count_name_the_key(top):
+    """A mixtral config without num_experts_per_tok read it as 0 and said "experts_per_token
+    must be between 1 and experts", a name no config.json uses."""
+    from planner import WorkloadError
+
+    cfg = {**GEMMA_7B, "model_type": "mixtral", "num_local_experts": 8}
+    if top is not None:
+        cfg["num_experts_per_tok"] = top
+    with pytest.raises(WorkloadError, match="gives 8 experts but not how many each token is "
+                                            r"routed to \(num_experts_per_tok or moe_top_k"):
+        architecture_from_config(cfg)
+
+
 def test_a_null_is_named_as_json_names_it():
     """'got None' and "config lacks ['vocab_size']" for a key that is there, null."""
     from planner import WorkloadError
