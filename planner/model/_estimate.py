@@ -40,7 +40,7 @@ from ._records import Estimate, ParallelPlan, TimeRange
 from ._scalars import ModelScalars
 from ._shape import shape_of
 from ._software import PROFILES
-from ._units import format_count, format_hours_range
+from ._units import format_count, format_hours, format_hours_range
 from ._unused import unused_overrides
 from ._workload import Workload, default_batch_note
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 BUBBLE_WARNING = 0.25  # warn when the pipeline bubble is above this share of the step
+GOODPUT_WARNING = 0.5  # warn when failures and restarts take most of the calendar time
 
 
 def checkpoint_bytes(ms: ModelScalars) -> float:
@@ -238,6 +239,12 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
                         f"batch ({m} micro-batches per {plan.pp}-stage pipeline) is too small "
                         "to feed this cluster; a larger `global_batch_tokens` or fewer GPUs "
                         "would waste less")
+    if gp.fraction < GOODPUT_WARNING:
+        warnings.append(f"goodput {gp.fraction:.0%}: on {cluster.gpus:,} GPUs an interruption "
+                        f"comes every {format_hours(gp.mtbf_hours)} and each costs the restart "
+                        f"({format_hours(gp.restart_hours)}) and the work since the last "
+                        "checkpoint, so most of the calendar time is lost; fewer GPUs would "
+                        "lose less (set `restart_minutes` if your restarts are faster)")
     if workload.tokens < tokens_per_step:  # steps rounds up: the run pays for a whole step
         shown = f"{workload.tokens:,.0f}" if workload.tokens >= 10 else f"{workload.tokens:g}"
         warnings.append(f"the run ({shown} token{'s' if shown != '1' else ''}) is shorter "

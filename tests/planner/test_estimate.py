@@ -273,3 +273,16 @@ def test_the_chosen_plan_trains_no_slower_than_a_pinned_one(catalog, pins):
     if pinned.tokens_per_step > 1.1 * free.workload.sequences_per_step(32) * 8192:
         return  # a larger batch than the recipe: not comparable
     assert free.ideal_hours <= pinned.ideal_hours * (1 + 1e-9), (free.plan, pinned.plan)
+
+
+def test_a_goodput_below_half_is_warned_about(catalog):
+    """131,072 H100s: an interruption every 9 min against a 19 min restart, goodput 31%, and
+    no warning — the expected time was right, but nothing said most of it is lost."""
+    huge = estimate(workload("llama3-70b"), reference_cluster(catalog, "H100", 131072))
+    assert huge.goodput.fraction < 0.5
+    (said,) = [w for w in huge.warnings if w.startswith("goodput ")]
+    assert f"goodput {huge.goodput.fraction:.0%}: on 131,072 GPUs an interruption comes every" \
+        in said and "fewer GPUs would lose less" in said
+    usual = estimate(workload("llama3-70b"), reference_cluster(catalog, "H100", 1024))
+    assert usual.goodput.fraction > 0.5 and not any(w.startswith("goodput ")
+                                                    for w in usual.warnings)
