@@ -219,7 +219,10 @@ def plan_env(plan: dict, workload=None, tokens_per_step: int | None = None) -> d
     if plan.get("ep"):
         env["GPUPLAN_EP"] = plan["ep"]
     if workload is not None:
-        batch = workload.global_batch_tokens or tokens_per_step
+        # the plan's own batch (whole micro-batches per data-parallel rank), which the user's
+        # request was rounded up to: the user's 2,998,272 beside dp·mb·ga·seq = 3,211,264
+        # gave a script computing grad-accum from it 6.54
+        batch = tokens_per_step or workload.global_batch_tokens
         env.update({"GPUPLAN_SEQ_LEN": workload.seq_len, "GPUPLAN_PRECISION": workload.precision,
                     "GPUPLAN_FRAMEWORK": workload.framework})
         if batch:

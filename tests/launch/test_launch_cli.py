@@ -147,3 +147,18 @@ def test_an_output_never_replaces_a_file_the_command_reads(tmp_path, capsys):
                  "--out", str(config)]) == 2
     assert "is the file --config names, which the probe reads" in capsys.readouterr().err
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_the_global_batch_emitted_is_the_plans_not_the_request(capsys):
+    """3M tokens asked, rounded up to whole micro-batches per data-parallel rank: the file said
+    GPUPLAN_GLOBAL_BATCH_TOKENS=2998272 beside DP·MICRO_BATCH·GRAD_ACCUM·SEQ_LEN = 3,211,264."""
+    code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--tokens", "1T",
+                         "--global-batch-tokens", "3M", "--deadline", "30d", "--emit",
+                         "torchrun")
+    assert code == 0, err
+    env = dict(line.removeprefix("export ").split("=", 1) for line in out.splitlines()
+               if line.startswith("export GPUPLAN_"))
+    batch = 1
+    for key in ("GPUPLAN_DP", "GPUPLAN_MICRO_BATCH", "GPUPLAN_GRAD_ACCUM", "GPUPLAN_SEQ_LEN"):
+        batch *= int(env[key])
+    assert int(env["GPUPLAN_GLOBAL_BATCH_TOKENS"]) == batch != 2_998_272
