@@ -45,9 +45,10 @@ def probe_run_cost(catalog, spec: LaunchSpec, target: str, *,
     where = best.region if spec.region else f"{best.region}, the cheapest region priced"
     expected = sum(m for _, m in EXPECTED_MINUTES)
     breakdown = " + ".join(f"{what} {m:g}" for what, m in EXPECTED_MINUTES)
-    if target == "dstack":
-        most, why = _dstack.DSTACK_MAX_DURATION_MINUTES, f"the task's max_duration, " \
-            f"{_dstack.DSTACK_MAX_DURATION_MINUTES // 60} h"
+    if target == "dstack":  # the run, then the idle time before its instances are released
+        most = _dstack.DSTACK_MAX_DURATION_MINUTES + _dstack.PROBE_IDLE_MINUTES
+        why = (f"the task's max_duration, {_dstack.DSTACK_MAX_DURATION_MINUTES // 60} h, then "
+               f"{_dstack.PROBE_IDLE_MINUTES} idle minutes before dstack releases the instances")
     elif bucket:
         most, why = expected, "torn down when the probe job ends (`sky launch --down`)"
     else:

@@ -32,7 +32,8 @@ from ._torchrun import torchrun_command
 DSTACK_SRC = "gpuplan-src"  # where the probes package lands, under the run's working directory
 HOLD_SECONDS = 1800  # without a bucket: the head job waits this long for your scp
 DSTACK_MAX_DURATION_MINUTES = 120  # a probe run's max_duration
-PROBE_FLEET_IDLE = "10m"  # a probe fleet's idle_duration: long enough to fetch the report
+PROBE_IDLE_MINUTES = 10  # a probe fleet's idle_duration: long enough to fetch the report
+PROBE_FLEET_IDLE = f"{PROBE_IDLE_MINUTES}m"
 TRAIN_FLEET_IDLE = "30m"  # a training fleet's: time to relaunch after a failure
 
 
@@ -52,7 +53,11 @@ def profile(spec: LaunchSpec) -> dict:
 
 
 def fleet(spec: LaunchSpec, idle: str) -> dict:
-    return {"type": "fleet", "name": spec.name, "nodes": spec.nodes,
+    # nodes.min 0: since dstack 0.19.27 (dstackai/dstack#3047) a fleet keeps nodes.min
+    # instances for ever, idle_duration releasing only those above it — `nodes: N` billed N
+    # instances until `dstack fleet delete`. target N provisions them; max N caps the fleet.
+    return {"type": "fleet", "name": spec.name,
+            "nodes": {"min": 0, "target": spec.nodes, "max": spec.nodes},
             "placement": "cluster",  # interconnected nodes, fast fabric (fleets docs)
             **profile(spec), "idle_duration": idle}
 
@@ -92,11 +97,15 @@ def probes_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
                                                    copy_to=b.object_uri(report) if b
                                                    else None)],
                  **profile(spec),
-                 "max_duration": f"{DSTACK_MAX_DURATION_MINUTES // 60}h"})
+                 "max_duration": f"{DSTACK_MAX_DURATION_MINUTES // 60}h",
+                 # the instance dstack provisions for a lone task is released after this idle
+                 # time (a fleet of several has its own): the cost bound counts it
+                 "idle_duration": PROBE_FLEET_IDLE})
     files = [LaunchFile(path=task_path, text=dump_yaml(task, header))]
     commands = [f"dstack apply -f {shell_word(task_path)}"]
     if spec.nodes > 1:
         task["fleets"] = [spec.name]
+        del task["idle_duration"]  # the fleet's
         files = [LaunchFile(path=fleet_path(task_path),
                             text=dump_yaml(fleet(spec, PROBE_FLEET_IDLE), header)),
                  LaunchFile(path=task_path, text=dump_yaml(task, header))]

@@ -48,7 +48,8 @@ def test_dstack_training_task_and_fleet():
     bundle = training_launch(dict(REC, pricing="spot"), "dstack", catalog=CAT,
                              task_path="t.dstack.yml")
     fleet, task = (load(f.text) for f in bundle.files)
-    assert fleet["placement"] == "cluster" and fleet["nodes"] == 4
+    assert fleet["placement"] == "cluster"
+    assert fleet["nodes"] == {"min": 0, "target": 4, "max": 4}  # released when idle
     assert task["nodes"] == 4 and task["spot_policy"] == "spot"
     assert task["retry"]["on_events"] == ["interruption", "no-capacity"]
     assert {e.split("=")[0]: e.split("=")[1] for e in task["env"]} == ENV
