@@ -57,6 +57,9 @@ class LaunchSpec:
     nodes: int
     skypilot_accelerator: str = ""
     dstack_gpu: str = ""
+    # a CUDA or ROCm GPU (NVIDIA, AMD): torchrun runs on it, and SkyPilot takes its real
+    # instance type, even where neither orchestrator has a name for it (V100-PCIe, B300)
+    torch_gpu: bool = False
     region: str | None = None
     spot: bool = False
     name: str = "gpuplan"
@@ -66,7 +69,7 @@ class LaunchSpec:
             raise LaunchError(f"`nodes` must be between 1 and {MAX_NODES}, got {self.nodes}. "
                               "To fix: pass `nodes` 1 or more (2 or more also measure the "
                               "fabric)", field="nodes", value=self.nodes)
-        if not (self.skypilot_accelerator or self.dstack_gpu):
+        if not (self.skypilot_accelerator or self.dstack_gpu or self.torch_gpu):
             raise NoLaunchFile(
                 f"{self.instance_type} has {self.accelerator}, which the SkyPilot/dstack/torchrun "
                 "launch files do not cover (they run CUDA/ROCm GPUs). To fix: choose a GPU "
@@ -136,9 +139,13 @@ def spec_for_recommendation(rec: dict | None, catalog) -> LaunchSpec:
                       **_launch_names(catalog, rec["accelerator"]))
 
 
-def _launch_names(catalog, accelerator: str) -> dict[str, str]:
+TORCH_GPU_VENDORS = ("NVIDIA", "AMD")  # CUDA and ROCm builds of torch (not "AMD Xilinx")
+
+
+def _launch_names(catalog, accelerator: str) -> dict:
     acc = catalog.accelerator(accelerator)
-    return {"skypilot_accelerator": acc.skypilot_name, "dstack_gpu": acc.dstack_name}
+    return {"skypilot_accelerator": acc.skypilot_name, "dstack_gpu": acc.dstack_name,
+            "torch_gpu": acc.vendor in TORCH_GPU_VENDORS and not acc.inference_only}
 
 
 # -- YAML ------------------------------------------------------------------------------------

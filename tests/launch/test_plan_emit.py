@@ -107,3 +107,16 @@ def test_a_plan_no_launch_file_covers_is_one_line_and_nothing_on_stdout(target, 
     assert err.count("\n") == 1 and "launch files do not cover" in err
     assert err.rstrip().endswith("To fix: leave out --emit, or plan on GPUs with --gpu "
                                  "(e.g. --gpu H100)")
+
+
+def test_a_plan_on_a_gpu_no_orchestrator_names_emits_a_torchrun_script(capsys, tmp_path):
+    """V100-PCIe-16GB (no SkyPilot/dstack name): the plan succeeded, then --emit torchrun was
+    refused as 'launch files do not cover … (they run CUDA/ROCm GPUs)' — of a CUDA GPU."""
+    from planner.cli import main
+
+    out_file = tmp_path / "v.sh"
+    code = main(["plan", "--model", "gpt2", "--tokens", "1B", "--gpu", "V100-PCIe-16GB",
+                 "--precision", "fp16", "--emit", "torchrun", "--emit-out", str(out_file)])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert "torchrun" in out_file.read_text() and "GPUPLAN_TP" in out_file.read_text()

@@ -204,3 +204,16 @@ def test_output_is_deterministic_and_names_are_valid(cat):
     name = run_name("gpuplan-probes", "Standard_ND96isr_H100_v5", 16)
     assert len(name) <= 40 and name.endswith("-16n")
     assert fleet_path("out/x.yaml") == "out/x-fleet.yaml"
+
+
+def test_a_gpu_no_orchestrator_names_is_launched_where_the_target_needs_no_name(cat):
+    """p6-b300 (B300, no SkyPilot/dstack name) was refused as not a CUDA/ROCm GPU: SkyPilot
+    takes the real instance type alone (torchrun, `plan --emit`, needs no name); dstack,
+    which needs one, says so."""
+    spec = spec_for_instance(cat, "p6-b300.48xlarge", 2)
+    (f,) = probes_launch(spec, "skypilot", task_path="p.sky.yaml").files
+    res = load(f.text)["resources"]
+    assert res["instance_type"] == "p6-b300.48xlarge" and "accelerators" not in res
+    with pytest.raises(LaunchError, match="dstack has no GPU name for B300-SXM. To fix: use "
+                                          "--target skypilot"):
+        probes_launch(spec, "dstack", task_path="p.dstack.yml")
