@@ -166,8 +166,9 @@ def probe_script(spec: LaunchSpec, rank: str, addr: str, save: str, src: str, *,
 
 
 def setup(install: str | None) -> str:
-    """Install torch only where the image has none, or the user's own pip spec."""
-    if install:
-        return f"pip install {shlex.quote(install)}"
-    return (f"python3 -c 'import torch' 2>/dev/null || "
-            f"python3 -m pip install {shlex.quote(TORCH_SPEC)}")
+    """The user's pip spec if any, then torch where the image still has none: gpuplan needs
+    torch only in its `probes` extra, so `--install 'gpuplan @ git+…'` left the nodes
+    without torchrun, found after they were paid for."""
+    torch = (f"python3 -c 'import torch' 2>/dev/null || "
+             f"python3 -m pip install {shlex.quote(TORCH_SPEC)}")
+    return f"python3 -m pip install {shlex.quote(install)} && {torch}" if install else torch

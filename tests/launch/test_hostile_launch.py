@@ -176,7 +176,7 @@ def test_a_local_install_file_is_refused(capsys, tmp_path, monkeypatch, spec):
 def test_a_fetchable_install_still_works(capsys, spec):
     code, out, err = run(capsys, *LAUNCH, "--target", "dstack", "--out", "-", "--install", spec)
     assert code == 0, err
-    assert yaml.safe_load(out)["commands"][0].startswith("pip install ")
+    assert yaml.safe_load(out)["commands"][0].startswith("python3 -m pip install ")
 
 
 def test_the_help_says_a_local_file_is_refused(capsys):

@@ -135,12 +135,16 @@ def test_bucket_copies_the_report(cat):
         parse_bucket("azure://x")
 
 
-def test_an_install_spec_replaces_the_copy(cat):
-    spec = "gpuplan[probes] @ git+https://example.invalid/gpuplan.git"
+def test_an_install_spec_replaces_the_copy_and_torch_still_comes(cat):
+    """`--install 'gpuplan @ git+…'` dropped the torch step: gpuplan has torch only in its
+    probes extra, so the paid nodes had no torchrun."""
+    spec = "gpuplan @ git+https://example.invalid/gpuplan.git"
     _, _, task = sky(cat, install=spec)
-    assert task["setup"].strip() == f"pip install '{spec}'" and "file_mounts" not in task
+    assert task["setup"].strip() == f"python3 -m pip install '{spec}' && {SETUP}"
+    assert "file_mounts" not in task
     _, _, (_, dtask) = dstack(cat, install=spec)
-    assert "files" not in dtask and dtask["commands"][0] == f"pip install '{spec}'"
+    assert "files" not in dtask
+    assert dtask["commands"][0] == f"python3 -m pip install '{spec}' && {SETUP}"
 
 
 def test_the_cost_is_catalog_price_times_nodes_times_expected_minutes(cat):
