@@ -111,7 +111,12 @@ def spec_for_instance(catalog, instance: str, nodes: int, *, region: str | None 
     it = catalog.instance_type(instance, cloud)
     if region is not None:
         known = {r for c, r, name in catalog.offer_places() if (c, name) == it.key}
-        if known and region not in known:
+        if not known:  # an instance type the catalog prices nowhere: its cloud's regions
+            # (a region "eastus: x\n#…" or an AWS one for an Azure type went into the files)
+            cloud_regions = set(catalog.regions(it.cloud))
+            if region not in cloud_regions:
+                raise UnknownNameError(f"{it.cloud} region", region, cloud_regions)
+        elif region not in known:
             if region in catalog.regions(it.cloud):  # it said "unknown region" of a real one
                 shown = sorted(known)
                 raise GpuplanError(

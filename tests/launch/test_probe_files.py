@@ -221,3 +221,14 @@ def test_a_gpu_no_orchestrator_names_is_launched_where_the_target_needs_no_name(
     with pytest.raises(LaunchError, match="dstack has no GPU name for B300-SXM. To fix: use "
                                           "--target skypilot"):
         probes_launch(spec, "dstack", task_path="p.dstack.yml")
+
+
+@pytest.mark.parametrize("region", ["us-east-1", "eastus: x\n#$(id)"])
+def test_a_region_is_checked_for_an_instance_type_priced_nowhere(cat, region):
+    """Standard_ND96isr_H200_v5 has no offers in the catalog: its --region went into the files
+    unchecked (an AWS region for an Azure type; a YAML-breaking one)."""
+    assert not [o for o in cat.offers if o.instance_type == "Standard_ND96isr_H200_v5"]
+    with pytest.raises(UnknownNameError, match="unknown azure region"):
+        spec_for_instance(cat, "Standard_ND96isr_H200_v5", 1, region=region)
+    assert spec_for_instance(cat, "Standard_ND96isr_H200_v5", 1, region="eastus").region == \
+        "eastus"
