@@ -7,6 +7,8 @@ style). `launch probes` prints what the run will cost, from the catalog, before 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import sys
 from typing import Annotated
@@ -48,8 +50,7 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
     JSON (`plan --json --emit … --emit-out FILE`), so the notes go to stderr. ``unnamed``
     (with ``to_stdout``): the user saves stdout under a name of their own (``_unnamed``);
     ``option`` names the file (for ``check_replaceable``'s message)."""
-    from catalog import GpuplanError, check_output_path, without_fix, write_text_atomic
-    from planner.launch import LaunchError
+    from catalog import write_text_atomic
 
     out = sys.stderr if notes_to_stderr else sys.stdout
     if to_stdout:
@@ -57,21 +58,19 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
             sys.stdout.write(f"{'---' + chr(10) if i else ''}# ---- {f.path} ----\n{f.text}")
         sys.stdout.flush()
     else:
-        for f in bundle.files:  # every path checked before any file is written
-            beside = f is not bundle.files[-1]
-            try:
-                check_output_path(f.path, what="task file")
-            except GpuplanError as exc:
-                if not beside:
-                    raise
-                # the fleet file's name comes from --out's: "give a file name inside that
-                # directory" could not be done, since the user never named this one
-                raise LaunchError(f"{without_fix(exc)} {_named_after(option)}. To fix: "
-                                  f"choose another {option}") from None
-            check_replaceable(f.path, option=option, beside=beside)
-        for f in bundle.files:
-            write_text_atomic(f.path, f.text, what="task file")
-            out.write(f"wrote {f.path}\n")
+        check_bundle_paths(bundle, option=option)  # every path before any file is written
+        written: list[str] = []
+        try:
+            for f in bundle.files:
+                write_text_atomic(f.path, f.text, what="task file")
+                written.append(f.path)
+        except BaseException:  # no fleet file left without its task (a full disk, ulimit -f)
+            for path in written:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            raise
+        for path in written:
+            out.write(f"wrote {path}\n")
     for line in before:
         out.write(f"{line}\n")
     head, commands = _unnamed(bundle) if to_stdout and unnamed else (
@@ -90,6 +89,31 @@ def _named_after(option: str) -> str:
 
 
 MAX_LAUNCH_FILE_BYTES = 1 << 20  # a launch file is a few KB: a larger one is not gpuplan's
+
+
+def check_bundle_paths(bundle, *, option: str, inputs: dict | None = None) -> None:
+    """Every file of ``bundle`` can be written: a path that takes a file, none of the
+    ``inputs`` (option → path the command reads), not a file of the user's. The last file is
+    the one ``option`` names; the others (dstack's fleet) are named after it."""
+    from catalog import GpuplanError, check_output_path, input_clash, without_fix
+    from planner.launch import LaunchError
+
+    for f in bundle.files:
+        beside = f is not bundle.files[-1]
+        try:
+            check_output_path(f.path, what="task file")
+        except GpuplanError as exc:
+            if not beside:
+                raise
+            # the fleet file's name comes from --out's: "give a file name inside that
+            # directory" could not be done, since the user never named this one
+            raise LaunchError(f"{without_fix(exc)} {_named_after(option)}. To fix: "
+                              f"choose another {option}") from None
+        if beside and (clash := input_clash(f.path, inputs or {})) is not None:
+            raise LaunchError(f"{f.path} {_named_after(option)} is the file {clash} names, "
+                              "which this plan reads: it would be replaced. To fix: choose "
+                              f"another {option}")
+        check_replaceable(f.path, option=option, beside=beside)
 
 
 def check_replaceable(path: str, *, option: str, beside: bool = False) -> None:
@@ -307,7 +331,7 @@ def check_emit_options(target: str | None, out_path: str | None, *,
 
 
 def plan_launch(recommendation: dict | None, target: str, out_path: str | None, catalog,
-                workload=None):
+                workload=None, inputs: dict | None = None):
     """`plan --emit TARGET [--emit-out FILE]`: the recommendation's launch bundle, built
     before anything is printed (``emit_plan_launch`` writes it), so a plan no launch file
     covers (a TPU, a Trainium) is one error line, not a whole plan on stdout and then exit 2."""
@@ -317,11 +341,15 @@ def plan_launch(recommendation: dict | None, target: str, out_path: str | None, 
     target = choose("--emit target", target, EMIT_TARGETS)
     path = out_path if out_path not in (None, "-") else default_path(target, "train")
     try:
-        return training_launch(recommendation, target, task_path=path, catalog=catalog,
-                               workload=workload)
+        bundle = training_launch(recommendation, target, task_path=path, catalog=catalog,
+                                 workload=workload)
     except NoLaunchFile as exc:  # "choose a GPU instance": plan chooses none, --gpu does
         raise NoLaunchFile(f"{without_fix(exc)}. To fix: leave out --emit, or plan on GPUs "
                            "with --gpu (e.g. --gpu H100)") from None
+    if out_path not in (None, "-"):  # the fleet file too, known only now (several nodes):
+        # it was refused after the whole plan had been printed
+        check_bundle_paths(bundle, option="--emit-out", inputs=inputs)
+    return bundle
 
 
 def emit_plan_launch(bundle, out_path: str | None, *, json_out: bool = False) -> None:

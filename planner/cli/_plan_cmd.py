@@ -106,12 +106,11 @@ def plan_cmd(
     from ._files import load_quota_file
     from ._values import split_csv
 
+    inputs = {"--config": config, "--quota-file": quota_file, **overrides_input(overrides)}
     if emit is not None or emit_out is not None:
         from ._launch_cmds import check_emit_options
 
-        check_emit_options(emit, emit_out, json_out=json_out,  # before the search
-                           inputs={"--config": config, "--quota-file": quota_file,
-                                   **overrides_input(overrides)})
+        check_emit_options(emit, emit_out, json_out=json_out, inputs=inputs)  # before search
     cat = load_priced_catalog(overrides)
     spec = W.workload_spec(model=model, config=config, params=params,
                            active_params=active_params, experts=experts,
@@ -141,7 +140,8 @@ def plan_cmd(
         from ._launch_cmds import plan_launch
 
         # built before anything is printed: a plan no launch file covers is one error line
-        bundle = plan_launch(result.recommendation.as_dict(), emit, emit_out, cat, workload)
+        bundle = plan_launch(result.recommendation.as_dict(), emit, emit_out, cat, workload,
+                             inputs)
     if not json_out:
         from ._plan_view import print_plan
 

@@ -265,3 +265,51 @@ def test_a_directory_in_the_fleet_file_s_place_says_to_choose_another_out(tmp_pa
     assert code == 2 and err.count("\n") == 1
     assert "(the fleet file, named after --out's). To fix: choose another --out" in err
     assert not (tmp_path / "x.dstack.yml").exists()
+
+
+MULTI_NODE = ("plan", "--model", "llama3-8b", "--tokens", "2T", "--deadline", "7d")
+
+
+def test_a_fleet_file_in_the_way_is_refused_before_the_plan_is_printed(capsys, tmp_path):
+    """The fleet file's name is known once the plan chose several nodes: a file of the user's
+    there was refused after 57 lines of plan on stdout — and a fleet name equal to the plan's
+    own --config was told "remove it"."""
+    other = tmp_path / "run-fleet.dstack"
+    other.write_text("mine\n")
+    code, out, err = run(capsys, *MULTI_NODE, "--emit", "dstack", "--emit-out",
+                         str(tmp_path / "run.dstack"))
+    one_error(code, err, f"{other} (the fleet file, named after --emit-out's) exists and was "
+              "not written by gpuplan")
+    assert out == "" and other.read_text() == "mine\n"
+    config = tmp_path / "c-fleet.dstack"
+    config.write_text((Path(__file__).parents[2] / "examples" / "llama-3.2-1b" /
+                       "config.json").read_text())
+    code, out, err = run(capsys, "plan", "--config", str(config), "--tokens", "2T",
+                         "--deadline", "7d", "--emit", "dstack", "--emit-out",
+                         str(tmp_path / "c.dstack"))
+    one_error(code, err, f"{config} (the fleet file, named after --emit-out's) is the file "
+              "--config names, which this plan reads: it would be replaced. To fix: choose "
+              "another --emit-out")
+    assert out == ""
+
+
+def test_a_failed_write_leaves_no_fleet_file_without_its_task(capsys, tmp_path, monkeypatch):
+    """`ulimit -f 1`: the fleet file was written, the task failed: "wrote …-fleet…", then an
+    error, and the fleet file stayed on disk alone."""
+    import catalog
+
+    real = catalog.write_text_atomic
+    calls = []
+
+    def second_fails(path, text, **kw):
+        calls.append(path)
+        if len(calls) == 2:
+            raise catalog.GpuplanError("task file: cannot write it (disk full). To fix: free "
+                                       "space")
+        return real(path, text, **kw)
+
+    monkeypatch.setattr(catalog, "write_text_atomic", second_fails)
+    code, out, err = run(capsys, "launch", "probes", "--instance", "p5.48xlarge", "--nodes",
+                         "2", "--target", "dstack", "--out", str(tmp_path / "u.dstack.yml"))
+    one_error(code, err, "disk full")
+    assert "wrote" not in out + err and list(tmp_path.iterdir()) == []
