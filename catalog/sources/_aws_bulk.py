@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ._common import today
 from ._names import AWS_FAMILY_ACCELERATOR
 
 PRICING_BASE_URL = "https://pricing.us-east-1.amazonaws.com"
@@ -65,6 +67,9 @@ class RegionPrices:
     prices: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
     # accelerated instance types of families gpuplan has no accelerator for (reported)
     unknown_accelerated: set[str] = field(default_factory=set)
+    # price lines of its instance types that could not be read (a price "fifty", -55, NaN):
+    # their offers keep the catalog's price, and the refresh says how many (reported)
+    unreadable: list[str] = field(default_factory=list)
 
 
 def region_urls(index: dict, base_url: str) -> dict[str, str]:
@@ -96,6 +101,10 @@ def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
             break
         if row[0] == "Publication Date" and len(row) > 1:
             out.published = _dt.date.fromisoformat(row[1][:10])
+            if out.published > today() + _dt.timedelta(days=1):  # a clock or a file is wrong:
+                # it dated every offer 2099 and made the catalog look fresh for 70 years
+                raise ValueError(f"the price file's Publication Date {out.published} is in the "
+                                 f"future (today is {today()})")
         elif row[0] == "Version" and len(row) > 1:
             out.version = row[1]
     if header is None:
@@ -111,7 +120,9 @@ def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
         return row[i] if i is not None and i < len(row) else ""
 
     reserved: dict[tuple[str, str], dict] = {}
+    products = 0
     for line in lines:
+        products += 1
         # Cheap rejections first: ~99 % of the lines are other instance families, Windows,
         # dedicated tenancy or another service's products.
         if '"Linux"' not in line or '"Shared"' not in line:
@@ -142,6 +153,9 @@ def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
         try:
             price = float(get(row, "PricePerUnit") or "nan")
         except ValueError:
+            price = math.nan
+        if not (math.isfinite(price) and price >= 0):  # $0.00 is AWS's "not sold": not this
+            out.unreadable.append(f"{name} price {get(row, 'PricePerUnit')!r}")
             continue
         unit, term = get(row, "Unit"), get(row, "TermType")
         if term == "OnDemand" and unit == "Hrs":
@@ -156,6 +170,9 @@ def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
                 t["hourly"] = price
             elif unit == "Quantity":
                 t["upfront"] = price
+    if not products:  # every region's file lists thousands of EC2 products: a header alone
+        # is a cut or broken file, which --prune read as "every offer of the region is gone"
+        raise ValueError("the price file has a header but no products")
     for t in reserved.values():
         hours = TERM_HOURS.get(t["length"])
         if hours is None or t["class"] not in ("standard", "convertible") or \

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from .._errors import CatalogError
+from .._errors import CatalogError, without_fix
 from .._records import PRICING_MODELS, Accelerator, InstanceType, Offer
 
 # progress(cloud, step, done, total): step is a region name or a phase ("pricing").
@@ -116,8 +116,10 @@ def run_per_region(cloud: str, regions: Sequence[str], work: Callable[[str], T],
             if not ok:
                 if isinstance(value, SourceUnavailable) or not isinstance(value, Exception):
                     raise value  # a cloud to skip, or an interrupt: as they are
-                raise RefreshError(f"{cloud}: {what} {region} failed: {value}. To fix: retry "
-                                   f"later, or leave {cloud} out with --cloud") from value
+                # one fix: a RefreshError from the download already ends with it
+                raise RefreshError(f"{cloud}: {what} {region} failed: {without_fix(value)}. To "
+                                   f"fix: retry later, or leave {cloud} out with --cloud") \
+                    from value
             results[region] = value
             report(cloud, region, len(results), len(regions))
     finally:

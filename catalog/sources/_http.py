@@ -57,10 +57,36 @@ def _open(url: str, *, timeout_s: float, attempts: int, cloud: str, first: bool)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _body(response) -> io.BufferedIOBase:
+class _Counted(io.RawIOBase):
+    """The response's bytes, counted: http.client ends a body cut short by the server
+    quietly (readline returns what came), so a truncated price file read as a short one —
+    a refresh that "succeeded" with 5 of us-east-1's 872 offers, and pruned the rest."""
+
+    def __init__(self, response) -> None:
+        self.response, self.count = response, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        n = self.response.readinto(buffer)
+        self.count += n or 0
+        return n
+
+    def check_complete(self, url: str, cloud: str) -> None:
+        """RefreshError when fewer bytes came than the response's Content-Length."""
+        expected = self.response.headers.get("Content-Length")
+        if expected and expected.strip().isdigit() and self.count < int(expected):
+            raise RefreshError(f"{cloud}: {url} ended after {self.count:,} of "
+                               f"{int(expected):,} bytes (the connection was cut). To fix: "
+                               f"retry later, or leave {cloud} out with --cloud")
+
+
+def _body(raw: _Counted, response) -> io.BufferedIOBase:
+    buffered = io.BufferedReader(raw)
     if response.headers.get("Content-Encoding", "").lower() == "gzip":
-        return gzip.GzipFile(fileobj=response)
-    return response
+        return gzip.GzipFile(fileobj=buffered)
+    return buffered
 
 
 def get_json(url: str, *, cloud: str, timeout_s: float = 60.0, attempts: int = 4,
@@ -69,7 +95,10 @@ def get_json(url: str, *, cloud: str, timeout_s: float = 60.0, attempts: int = 4
     # within seconds, and a dead proxy should not hold the refresh for a minute
     timeout_s = min(timeout_s, FIRST_CONTACT_TIMEOUT_S) if first else timeout_s
     with _open(url, timeout_s=timeout_s, attempts=attempts, cloud=cloud, first=first) as resp:
-        data = _body(resp).read(MAX_JSON_BYTES + 1)
+        raw = _Counted(resp)
+        data = _body(raw, resp).read(MAX_JSON_BYTES + 1)
+        if len(data) <= MAX_JSON_BYTES:
+            raw.check_complete(url, cloud)
     if len(data) > MAX_JSON_BYTES:
         raise RefreshError(f"{cloud}: {url} is larger than expected. To fix: retry later")
     try:
@@ -83,9 +112,11 @@ def iter_lines(url: str, *, cloud: str, timeout_s: float = 60.0,
                attempts: int = 4) -> Iterator[str]:
     """The lines of a (possibly gzip-compressed) UTF-8 text file, streamed."""
     with _open(url, timeout_s=timeout_s, attempts=attempts, cloud=cloud, first=False) as resp:
-        text = io.TextIOWrapper(_body(resp), encoding="utf-8", newline="")
+        raw = _Counted(resp)
+        text = io.TextIOWrapper(_body(raw, resp), encoding="utf-8", newline="")
         try:
             yield from text
         except (OSError, EOFError, UnicodeDecodeError) as exc:
             raise RefreshError(f"{cloud}: reading {url} failed ({exc}). To fix: retry later, "
                                f"or leave {cloud} out with --cloud") from None
+        raw.check_complete(url, cloud)  # after the last line: a cut body ends like a short one

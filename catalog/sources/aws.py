@@ -99,6 +99,14 @@ class AwsSource:
                             f"accelerator for, left out: {', '.join(unknown[:10])}"
                             f"{' …' if len(unknown) > 10 else ''}. To fix: add the family to "
                             "catalog/sources/_names.py AWS_FAMILY_ACCELERATOR")
+        unreadable = {r: f.unreadable for r, f in files.items() if f.unreadable}
+        if unreadable:
+            lines = sum(len(v) for v in unreadable.values())
+            region, said = next(iter(unreadable.items()))
+            warnings.append(f"aws: {lines:,} price line{'s' if lines > 1 else ''} of accelerated "
+                            f"instance types could not be read ({region}: {said[0]}"
+                            f"{' …' if lines > 1 else ''}); those offers keep the catalog's "
+                            "price and date")
         offers = self._offers(files, types, advisor, ec2_spot)
         covered = ON_DEMAND_AND_RESERVED + (("spot",) if advisor or ec2_spot else ())
         used = {o.instance_type for o in offers}

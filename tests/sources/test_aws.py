@@ -189,3 +189,60 @@ def test_live_aws(packaged):
     data = AwsSource(reference=packaged).fetch(["us-east-1"], None)
     assert any(t.name.startswith("p5") for t in data.instance_types)
     assert any(o.pricing == "on_demand" for o in data.offers)
+
+
+def _fixture_lines() -> list[str]:
+    with open(FIXTURES / "aws_ec2_us-east-1.csv", encoding="utf-8") as handle:
+        return list(handle)
+
+
+def test_a_price_file_dated_in_the_future_is_refused():
+    """"Publication Date" 2099 dated every offer 2099 and the catalog looked 70 years fresh."""
+    lines = [line.replace("2026-01-15T18:24:05Z", "2099-01-15T00:00:00Z")
+             for line in _fixture_lines()]
+    with pytest.raises(ValueError, match=r"Publication Date 2099-01-15 is in the future"):
+        parse_price_file(iter(lines), "us-east-1")
+
+
+def test_a_price_file_with_a_header_and_no_products_is_refused():
+    """A header alone (a broken file) read as "no offers in this region": --prune then
+    removed all 871 of them."""
+    lines = _fixture_lines()
+    header = next(i for i, line in enumerate(lines) if line.startswith('"SKU"'))
+    with pytest.raises(ValueError, match="a header but no products"):
+        parse_price_file(iter(lines[: header + 1]), "us-east-1")
+
+
+@pytest.mark.parametrize("bad", ["fifty", "-55.04", "NaN"])
+def test_an_unreadable_price_is_kept_and_said_not_dropped(bad):
+    """p5.48xlarge's on-demand price "fifty": the line was skipped with no word and the
+    refresh reported 0 changes."""
+    lines = [line.replace('"55.0400000000"', f'"{bad}"') for line in _fixture_lines()]
+    parsed = parse_price_file(iter(lines), "us-east-1")
+    assert ("p5.48xlarge", "on_demand", "", "") not in parsed.prices
+    assert parsed.unreadable == [f"p5.48xlarge price {bad!r}"]
+
+
+def test_the_refresh_says_how_many_prices_it_could_not_read(server, packaged):
+    body = _csv("aws_ec2_us-east-1.csv").replace(b'"55.0400000000"', b'"fifty"')
+    server.expect_request(REGION_INDEX_PATH).respond_with_json(
+        load_fixture("aws_region_index.json"))
+    server.expect_request(f"{VERSION}/us-east-1/index.csv").respond_with_data(body)
+    server.expect_request("/spot-advisor-data.json").respond_with_json(
+        load_fixture("aws_spot_advisor.json"))
+    data = _source(packaged, server).fetch(["us-east-1"], None)
+    (said,) = [w for w in data.warnings if "could not be read" in w]
+    assert said.startswith("aws: 1 price line of accelerated instance types could not be read "
+                           "(us-east-1: p5.48xlarge price 'fifty')")
+
+
+def test_a_region_read_failure_says_its_fix_once(server, packaged, monkeypatch):
+    from catalog.sources import _http
+
+    monkeypatch.setattr(_http, "_sleep", lambda s: None)
+    server.expect_request(REGION_INDEX_PATH).respond_with_json(
+        load_fixture("aws_region_index.json"))
+    server.expect_request(f"{VERSION}/us-east-1/index.csv").respond_with_data("", status=500)
+    with pytest.raises(RefreshError) as info:
+        _source(packaged, server).fetch(["us-east-1"], None)
+    assert str(info.value).count("To fix:") == 1, str(info.value)
