@@ -38,6 +38,7 @@ from .._records import InstanceType, Offer
 from ._common import (
     CloudData,
     Progress,
+    RefreshError,
     SourceUnavailable,
     guess_topology,
     run_per_region,
@@ -48,6 +49,7 @@ from ._names import AZURE_RETIRED, azure_accelerator
 CLOUD = "azure"
 RETAIL_PRICES_URL = "https://prices.azure.com/api/retail/prices"
 MANAGEMENT_URL = "https://management.azure.com"
+MAX_PRICE_PAGES = 1000  # one VM size: a few pages of 100 prices (every region, pricing model)
 TERM_HOURS = {"1 Year": ("reserved_1y", 8760.0), "3 Years": ("reserved_3y", 26280.0)}
 FRACTIONAL = ("Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5", "Standard_NV18ads_A10_v5")
 SKU_HINT = ("Azure resource SKUs not listed ({why}); instance specs kept from the catalog. To "
@@ -181,7 +183,16 @@ class AzureSource:
                                f"eq '{sku_name}'"}
         url: str | None = self.prices_url
         out: dict[tuple[str, str], float] = {}
+        seen: set[str] = set()
         while url:
+            # a NextPageLink back to a page already read looped for ever (17,734 requests in
+            # 20 s); one VM size has a few pages of prices, never thousands
+            if url in seen or len(seen) >= MAX_PRICE_PAGES:
+                raise RefreshError(f"azure: the Retail Prices API's pages for {sku_name} "
+                                   + ("lead back to a page already read" if url in seen else
+                                      f"go on past {MAX_PRICE_PAGES:,}")
+                                   + ". To fix: retry later, or leave azure out with --cloud")
+            seen.add(url)
             try:
                 response = session.get(url, params=params, timeout=self.timeout_s)
             except requests.ConnectionError as exc:

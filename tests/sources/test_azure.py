@@ -123,3 +123,18 @@ def test_retired_sizes_are_never_asked_for_and_ncv3_is_pcie_v100(server, package
         "Standard_NC24rs_v3")
     assert azure_accelerator("Standard_NC24s_v3") == "V100-PCIe-16GB"
     assert azure_accelerator("Standard_ND40rs_v2") == "V100-SXM2-32GB"
+
+
+def test_a_page_link_back_to_a_page_already_read_fails_the_refresh(server, packaged,
+                                                                   monkeypatch):
+    """A NextPageLink pointing at itself looped for ever (17,734 requests in 20 s)."""
+    from catalog.sources import RefreshError
+
+    monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
+    loop = server.url_for(PRICES) + "?page=again"
+    server.expect_request(PRICES).respond_with_json(
+        {"Items": [], "NextPageLink": loop, "Count": 0})
+    with pytest.raises(RefreshError, match="pages for .* lead back to a page already read. "
+                                           "To fix: retry later"):
+        AzureSource(reference=packaged, prices_url=server.url_for(PRICES)).fetch(
+            ["eastus"], None)
