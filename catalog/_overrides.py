@@ -88,8 +88,9 @@ class Discount:
                 and (self.pricing is None or self.pricing == offer.pricing))
 
     @property
-    def specificity(self) -> int:
-        return sum(_WEIGHT[k] for k in _MATCH_KEYS if getattr(self, k) is not None)
+    def specificity(self) -> tuple[int, int]:  # then the longer family (p5e over p5: not order)
+        given = [k for k in _MATCH_KEYS if getattr(self, k) is not None]
+        return sum(_WEIGHT[k] for k in given), len(self.family or "")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -328,8 +329,7 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
 
     Raises OverrideError for an entry that matches nothing, naming the closest names.
     """
-    source = overrides.path
-    label = f"overrides: {source}"
+    source, label = overrides.path, f"overrides: {overrides.path}"
     for rate in overrides.prices:
         if (rate.cloud, rate.instance_type) not in instance_types:
             elsewhere = sorted(c for c, n in instance_types if n == rate.instance_type)

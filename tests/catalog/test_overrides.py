@@ -227,3 +227,17 @@ def test_a_reserved_rate_without_its_class_is_refused_where_the_term_has_classes
     held = [o for k, o in by.items() if k[:4] == ("aws", "p5.48xlarge", "us-east-1",
                                                   "reserved_1y")]
     assert len(held) == 3 and sum(o.usd_per_hour == 35.0 for o in held) == 1
+
+
+def test_the_longer_family_prefix_wins_whatever_the_order():
+    """`family: p5` also matches p5e.48xlarge: with `family: p5e` beside it, the line that
+    came first won (-30% or -10% by the file's order)."""
+    cat = load_catalog("packaged")
+    key = next(o.key for o in cat.offers if o.instance_type == "p5e.48xlarge"
+               and o.pricing != "spot" and o.usd_per_hour)
+    listed = next(o for o in cat.offers if o.key == key).usd_per_hour
+    rules = [{"cloud": "aws", "family": "p5", "percent": 30},
+             {"cloud": "aws", "family": "p5e", "percent": 10}]
+    for order in (rules, rules[::-1]):
+        assert _apply(cat, {"discounts": order})[key].usd_per_hour == pytest.approx(
+            listed * 0.9)
