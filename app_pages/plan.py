@@ -95,8 +95,9 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
     min_prob = url(sb.slider, L["min_probability"], 0.0, 0.99,
                    S.constraint_default("min_probability"), 0.01,
                    key="min_prob", help="The chance of finishing by the deadline, from the "
-                   "model's range and interruptions together; 0 disables the check (below 1: "
-                   "the range makes no finish certain)")
+                   "model's range and interruptions together; 0: the expected time must meet the "
+                   "deadline, no probability asked (below 1: the range makes no finish "
+                   "certain)")
     max_spot = url(sb.number_input, L["max_spot_instances"], min_value=1,
                    max_value=search.MAX_SPOT_INSTANCES_LIMIT,
                    value=S.constraint_default("max_spot_instances"), step=1, key="max_spot",

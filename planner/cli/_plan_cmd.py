@@ -56,7 +56,8 @@ def plan_cmd(
                        "clouds or regions to leave out.")] = None,
     min_probability: Annotated[float | None, typer.Option(
         "--min-probability", help="Only plans at least this likely to finish by the deadline "
-        f"(default {DEFAULT_MIN_PROBABILITY:g}; 0 disables).")] = None,
+        f"(default {DEFAULT_MIN_PROBABILITY:g}; 0: the expected time must meet it, no "
+        "probability asked — not the loosest: 0.1 admits plans expected to run late).")] = None,
     top: Annotated[int, typer.Option("--top", help="Distinct candidates to list (1–1000).")]
     = 10,
     commitment_use: Annotated[float | None, typer.Option(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..model import (
     format_amount,
     format_chance,
@@ -34,8 +36,9 @@ def _pricing(o) -> str:
 
 def _table_hours(h: float) -> str:
     # a decimal below 100 h: on the frontier 4.4 h and 4.0 h both read "4", so a dearer plan
-    # looked no faster; below a tenth of an hour two significant digits (0.04 read "0.0")
-    return f"{h:,.1f}" if 0.1 <= h < 100 else format_amount(h)
+    # looked no faster; below an hour two significant digits (0.04 read "0.0", and 0.135 h
+    # "0.1" beside 0.099)
+    return f"{h:,.1f}" if 1 <= h < 100 else format_amount(h)
 
 
 def candidate_table(title: str, rows, *, width: int | None,
@@ -174,7 +177,11 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
                       + (f"misses the deadline by {_hours(miss)}" if miss > 0 else
                          f"P(deadline) {format_chance(c.deadline_probability)}"))
         for limit, c in inf.relaxed.items():
-            out.print(f"  without {flag_for(limit) or limit}: {c.nodes}x "
+            # no flag has no minimum probability: leaving it out is the 0.9 default again
+            said = (f"with --min-probability {math.floor(c.deadline_probability * 100) / 100:g} "
+                    "or less" if limit == "min_probability" else
+                    f"without {flag_for(limit) or limit}")
+            out.print(f"  {said}: {c.nodes}x "
                       f"{c.offer.instance_type} ({c.offer.cloud} {c.offer.region}, "
                       f"{c.offer.pricing}) meets the "
                       f"deadline for ${c.cost_usd:,.0f} "

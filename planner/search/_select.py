@@ -304,9 +304,12 @@ def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
         parts = []
         if "budget" in masks:
             ok = relaxed.get("budget")
-            parts.append(f"the budget {format_usd(c.budget_usd)}"
-                         + (f" (cheapest in time {format_usd(cost[ok])})" if ok is not None
-                            else ""))
+            have = format_usd(c.budget_usd)
+            need = None if ok is None else format_usd(cost[ok])
+            if need == have:  # "$25,381 (cheapest in time $25,381)" for $25,381.04: cents
+                have, need = f"${c.budget_usd:,.2f}", f"${cost[ok]:,.2f}"
+            parts.append(f"the budget {have}"
+                         + (f" (cheapest in time {need})" if need is not None else ""))
         if "quotas" in masks:
             parts.append("the quotas")
         reason = "no candidate meets the deadline within " + (" and ".join(parts) or

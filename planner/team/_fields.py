@@ -128,9 +128,9 @@ def probability(value, at: str) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and value == 0:
         return 0.0
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-        raise TeamPlanError(f"{at}: must be a number in (0, 1) (0 disables; 1 is never met: "
-                            f"the model's range makes no finish certain), got {show(value)}. "
-                            "To fix: e.g. 0.9")
+        raise TeamPlanError(f"{at}: must be a number in (0, 1) (0: no probability asked; 1 "
+                            "is never met: the model's range makes no finish certain), got "
+                            f"{show(value)}. To fix: e.g. 0.9")
     return float(value)
 
 

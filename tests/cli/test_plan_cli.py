@@ -173,3 +173,29 @@ def test_commitment_use_without_a_term_priced_is_refused_not_ignored(capsys):
     assert "or leave out --commitment-use" in err
     assert main(["plan", "--model", "gpt2", "--tokens", "1B", "--deadline", "1d",
                  "--commitment-use", "1", "--pricing", "on_demand,reserved_1y", "--json"]) == 0
+
+
+def test_the_probability_relaxation_names_a_value_that_works(capsys):
+    """"without --min-probability: 32x p6-b200 … (P 89%)": leaving the flag out is the 0.9
+    default again, still infeasible; the value to give is said, and it works."""
+    argv = ("plan", "--model", "llama3-8b", "--tokens", "1T", "--deadline", "3d",
+            "--max-gpus", "256")
+    code, out, _ = run(capsys, *argv, "--min-probability", "0.99")
+    assert code == 2 and "without --min-probability" not in out
+    line = next(x for x in out.splitlines() if "with --min-probability" in x)
+    value = line.split("with --min-probability ")[1].split()[0]
+    assert line.strip().startswith(f"with --min-probability {value} or less: ")
+    code, out, _ = run(capsys, *argv, "--min-probability", value)
+    assert code == 0, out
+
+
+def test_a_budget_just_short_shows_the_cents_that_tell_it_apart(capsys):
+    """"within the budget $25,381 (cheapest in time $25,381)" for a plan of $25,381.04."""
+    code, out, _ = run(capsys, "plan", "--model", "llama3-8b", "--tokens", "1T", "--deadline",
+                       "14d", "--json")
+    cost = json.loads(out)["recommendation"]["total_cost_usd"]
+    budget = int(cost)  # the same whole dollars, cents short
+    code, out, err = run(capsys, "plan", "--model", "llama3-8b", "--tokens", "1T",
+                         "--deadline", "14d", "--budget", str(budget))
+    assert code == 2
+    assert f"the budget ${budget:,}.00 (cheapest in time ${cost:,.2f})" in err, err

@@ -50,6 +50,9 @@ def test_reservations_show_their_class_and_upfront_option_and_short_runs_a_decim
     assert _pricing(reserved) == "reserved_1y conv/all" and _pricing(spot) == "spot"
     assert [_table_hours(h) for h in (4.44, 4.0, 99.94, 100.4, 1448.2)] == [
         "4.4", "4.0", "99.9", "100", "1,448"]
+    # below an hour two significant digits: 0.1346 h read "0.1" beside 0.0986's "0.099"
+    assert [_table_hours(h) for h in (0.0986, 0.1346, 0.114, 0.5)] == [
+        "0.099", "0.13", "0.11", "0.5"]
 
 
 def test_a_long_frontier_says_how_much_of_it_is_shown(capsys):

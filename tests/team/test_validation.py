@@ -75,8 +75,8 @@ def test_deadline_before_earliest_start(catalog):
     ({"max_gpus": 0}, "jobs[3] 'pretrain-70b': max_gpus must be a whole number >= 1"),
     ({"priority": "high"}, "jobs[3] 'pretrain-70b': priority must be a whole number"),
     ({"min_probability": 1.5}, "jobs[3] 'pretrain-70b': min_probability: must be a number in"),
-    ({"min_probability": 1}, "min_probability: must be a number in (0, 1) (0 disables; 1 is "
-                             "never met"),
+    ({"min_probability": 1}, "min_probability: must be a number in (0, 1) (0: no probability "
+                             "asked; 1 is never met"),
     ({"start_offsets_days": [0, -7]}, "jobs[3] 'pretrain-70b': start_offsets_days: must be a "
                                       "list of at most 32 whole days"),
     ({"workload": {"model": "llama3-8b", "tokens": "lots"}},
