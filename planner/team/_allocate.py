@@ -282,7 +282,10 @@ def _options_of(jobs, candidates, epoch: dt.date):
             wall = float(cand["wall_clock_hours"])
             for d in job.start_offsets_days:
                 start = t0 + 24.0 * d
-                if start + wall > t_end + 1e-9:
+                # as `plan` decides: a probability asked is the rule (0.4 admits a run
+                # expected to end past the deadline: team refused what plan recommended), and
+                # with none asked the expected end must fall in the window
+                if start >= t_end or (start + wall > t_end + 1e-9 and not job.min_probability):
                     continue
                 pending.append((j, cand, d, start, wall, None if d == 0 else t_end - start))
     prob = _probabilities(pending)

@@ -336,3 +336,24 @@ def test_without_gpuplan_today_today_is_the_utc_date(monkeypatch):
     monkeypatch.delenv("GPUPLAN_TODAY")
     before = dt.datetime.now(dt.UTC).date()
     assert today_utc() in (before, dt.datetime.now(dt.UTC).date())
+
+
+def test_a_low_min_probability_chooses_as_plan_chooses(capsys, tmp_path):
+    """min_probability 0.1 over a 21-day window: `plan` recommends 5 p5 nodes (expected to run
+    past the deadline, P 15%), the team allocator demanded an expected end inside the window
+    too and chose 7 — or, for a 70B job at 0.4, said no plan existed."""
+    team = {"min_probability": 0.1, "jobs": [
+        {"name": "j", "workload": {"model": "llama3-8b", "tokens": "1T"}, "clouds": ["aws"],
+         "accelerators": ["H100"], "earliest_start": "2027-03-01", "deadline": "2027-03-22"}]}
+    path = tmp_path / "low.yaml"
+    path.write_text(yaml.safe_dump(team))
+    assert main(["report", str(path), "--json", "--workers", "1"]) == 0
+    (job,) = json.loads(capsys.readouterr().out)["jobs"]
+    assert main(["plan", "--model", "llama3-8b", "--tokens", "1T", "--deadline", "21d",
+                 "--clouds", "aws", "--gpu", "H100", "--min-probability", "0.1",
+                 "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)["recommendation"]
+    assert (job["instance_type"], job["nodes"], job["pricing"]) == (
+        rec["instance_type"], rec["nodes"], rec["pricing"])
+    assert job["cost_usd"] == pytest.approx(rec["total_cost_usd"], rel=1e-6)
+    assert job["deadline_probability"] < 0.5 and job["slack_hours"] < 0
