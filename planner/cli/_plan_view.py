@@ -171,21 +171,22 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
         out.print(f"[bold red]infeasible:[/bold red] {say_fields(inf.reason)}.")
         for label, c, miss in (("fastest", inf.fastest, inf.fastest_misses_by_hours),
                                ("cheapest", inf.cheapest, inf.cheapest_misses_by_hours)):
-            out.print(f"  {label}: {c.nodes}x {c.offer.instance_type} ({c.offer.cloud} "
-                      f"{c.offer.region}, {c.offer.pricing}) — {_hours(c.wall_clock_hours)}, "
-                      f"${c.cost_usd:,.0f}; "
-                      + (f"misses the deadline by {_hours(miss)}" if miss > 0 else
-                         f"P(deadline) {format_chance(c.deadline_probability)}"))
+            # wrapped under itself (a wrapped line at column 0 read as a new item)
+            print_hanging(out, f"{label}: {c.nodes}x {c.offer.instance_type} ({c.offer.cloud} "
+                          f"{c.offer.region}, {c.offer.pricing}) — "
+                          f"{_hours(c.wall_clock_hours)}, ${c.cost_usd:,.0f}; "
+                          + (f"misses the deadline by {_hours(miss)}" if miss > 0 else
+                             f"P(deadline) {format_chance(c.deadline_probability)}")
+                          # none within the budget and quotas: these are shown beyond them
+                          + ("" if c.within_limits else "; beyond the budget or quotas"))
         for limit, c in inf.relaxed.items():
             # no flag has no minimum probability: leaving it out is the 0.9 default again
             said = (f"with --min-probability {math.floor(c.deadline_probability * 100) / 100:g} "
                     "or less" if limit == "min_probability" else
                     f"without {flag_for(limit) or limit}")
-            out.print(f"  {said}: {c.nodes}x "
-                      f"{c.offer.instance_type} ({c.offer.cloud} {c.offer.region}, "
-                      f"{c.offer.pricing}) meets the "
-                      f"deadline for ${c.cost_usd:,.0f} "
-                      f"(P {format_chance(c.deadline_probability)})")
+            print_hanging(out, f"{said}: {c.nodes}x {c.offer.instance_type} ({c.offer.cloud} "
+                          f"{c.offer.region}, {c.offer.pricing}) meets the deadline for "
+                          f"${c.cost_usd:,.0f} (P {format_chance(c.deadline_probability)})")
         out.print(f"To fix: {infeasible_fixes(inf, constraints)}.")
         _flagged(out, result)
         return

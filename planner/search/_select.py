@@ -257,6 +257,23 @@ def _best(p: float) -> str:
     return format_chance(p) if text in ("0.0%", "100.0%") and 0 < p < 1 else text
 
 
+def _binding_rules(c, space: Space, C: Cands, i: int | None) -> str:
+    """" (quotas[2]: 8 GPUs of aws H100-SXM5-80GB; the cheapest plan in time needs 32)": the
+    rules that keep out candidate ``i``, the cheapest in time without quotas ("" without
+    one). The reason said "the quotas" and left the user to find which."""
+    if i is None:
+        return ""
+    o = space.offers[C.oi[i]]
+    accelerator = space.types[C.ti[i]].it.accelerator
+    gpus = int(C.gpus[i])
+    rules = [f"quotas[{k}]: {r.gpus:,} GPUs of "
+             + (" ".join(x for x in (r.cloud, r.region, r.accelerator) if x) or "every offer")
+             for k, r in enumerate(c.quotas.rules, start=1)
+             if r.month is None and r.matches(o.cloud, o.region, accelerator) and r.gpus < gpus]
+    return (f" ({'; '.join(rules)}; the cheapest plan in time needs {gpus:,})" if rules
+            else "")
+
+
 def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
     """Nothing is feasible: the fastest and cheapest candidates, the cheapest plan without
     each limit and why (indices into ``C``; described by the caller)."""
@@ -311,7 +328,7 @@ def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
             parts.append(f"the budget {have}"
                          + (f" (cheapest in time {need})" if need is not None else ""))
         if "quotas" in masks:
-            parts.append("the quotas")
+            parts.append("the quotas" + _binding_rules(c, space, C, relaxed.get("quotas")))
         reason = "no candidate meets the deadline within " + (" and ".join(parts) or
                                                               "the limits")
     return {"reason": reason, "binding": binding, "fastest": fastest, "cheapest": cheapest,

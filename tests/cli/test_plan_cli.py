@@ -5,6 +5,7 @@ with exit 2. Each full plan searches every offer up to 1024 GPUs, so there are o
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -199,3 +200,19 @@ def test_a_budget_just_short_shows_the_cents_that_tell_it_apart(capsys):
                          "--deadline", "14d", "--budget", str(budget))
     assert code == 2
     assert f"the budget ${budget:,}.00 (cheapest in time ${cost:,.2f})" in err, err
+
+
+def test_a_binding_quota_is_named_and_plans_beyond_it_are_said_to_be(capsys, tmp_path):
+    """quotas [{gpus: 0}]: "no candidate meets the deadline within the quotas", then a fastest
+    and a cheapest plan shown with P > 99.99% and no word that both break the quota."""
+    quotas = tmp_path / "q.yaml"
+    quotas.write_text("quotas:\n  - {cloud: gcp, gpus: 512}\n  - {gpus: 0}\n")
+    code, out, err = run(capsys, *LLAMA3_8B, "--deadline", "14d", "--quota-file", str(quotas))
+    said = " ".join(out.split())
+    assert code == 2
+    assert "within the quotas (quotas[2]: 0 GPUs of every offer; the cheapest plan in time " \
+        "needs " in said, said
+    assert "quotas[1]" not in said  # a rule that does not bind is not named
+    for label in ("fastest", "cheapest"):  # wrapped under itself, never at column 0
+        block = re.split(r"\n(?!    )", out.split(f"  {label}: ", 1)[1], maxsplit=1)[0]
+        assert "beyond the budget or quotas" in " ".join(block.split()), block
