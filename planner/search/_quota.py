@@ -107,6 +107,11 @@ def parse_quotas(data: Any, catalog: Catalog, *, source: str = "quota file") -> 
     if not isinstance(data, dict) or "quotas" not in data:
         raise PlannerError(f"{source}: expected a top-level 'quotas:' list. {FIX}")
     rules = parse_quota_rules(data["quotas"], catalog, source)
+    if not rules:  # as an overrides file without entries: it limits nothing, and the plan's
+        # JSON said quotas applied
+        raise PlannerError(f"{source}: 'quotas' lists no rule, so the file limits nothing. To "
+                           "fix: add a rule such as {cloud: aws, gpus: 64}, or leave the "
+                           "quota file out")
     for i, rule in enumerate(rules, start=1):
         if rule.month is not None:  # a plan has no start date to say which month it runs in
             raise PlannerError(f"{source}: quotas[{i}]: month {rule.month!r} scopes a rule to "

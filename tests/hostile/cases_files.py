@@ -321,6 +321,9 @@ QUOTA_CASES = [
     quota("over-a-mebibyte", b"#" * (2**20 + 1), says="more than the 1 MiB"),
     quota("empty-file", "", says="expected a top-level 'quotas:' list"),
     quota("a-list-at-top", "- {gpus: 1}\n", says="expected a top-level 'quotas:' list"),
+    # limits nothing while the plan's JSON said quotas applied, as an empty overrides file
+    quota("no-rules", "quotas: []\n", says="'quotas' lists no rule, so the file limits nothing"),
+    quota("no-rules-null", "quotas:\n", says="'quotas' lists no rule"),
     quota("unknown-top-field", "quotas: []\nquota: []\n", says="Did you mean 'quotas'?"),
     quota("misspelt-top-field-alone", "quota:\n  - {cloud: aws, gpus: 8}\n",
           says="unknown top-level field 'quota'. Did you mean 'quotas'?"),
