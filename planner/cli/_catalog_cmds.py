@@ -301,6 +301,8 @@ def info_cmd(
     out = console(fit=True)
     out.print(f"Active catalog: {cat.name} ({cat.path})", markup=False)
     out.print(f"Source: {cat.source}", markup=False)
+    if info.get("overrides"):  # the counts below include what the file added or changed
+        out.print(f"Overrides applied: {info['overrides']}", markup=False)
     clouds = info["clouds"]
     print_table(INFO_COLUMNS, [
         (c, f"{d['instance_types']:,}", f"{d['priced_instance_types']:,}", f"{d['regions']:,}",

@@ -344,3 +344,15 @@ def test_a_catalog_name_starting_with_a_dash_is_told_what_a_name_starts_with(cap
     # "-x" was told the allowed characters, all of which it has
     assert main(["catalog", "use", "--", "-x"]) == 2
     assert "(a letter or digit, then letters, digits" in capsys.readouterr().err
+
+
+def test_catalog_info_says_the_overrides_it_counts(capsys, tmp_path):
+    """The counts included the offers an overrides file added, and no line named the file
+    (only --json carried it)."""
+    overrides = tmp_path / "ov.yaml"
+    overrides.write_text("discounts:\n  - {cloud: aws, percent: 8}\n")
+    assert main(["catalog", "info", "--overrides", str(overrides)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Overrides applied: {overrides}" in out
+    assert main(["catalog", "info"]) == 0
+    assert "Overrides applied" not in capsys.readouterr().out
