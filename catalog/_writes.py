@@ -89,6 +89,10 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
     p = _as_path(path, what=what, fix=fix)
     # Path() drops the slash ("x.yaml/" → x.yaml) and a last "." ("x/." → x)
     text = os.fspath(path)
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):  # control characters: "wrote
+        # …" and the commands printed with the name would act on the terminal (ESC ] …)
+        raise _fail(f"{what} {text!r}: the name contains control characters. To fix: give a "
+                    "name without them.")
     if text.endswith((os.sep, "/")):
         raise _fail(f"{what} {text}: ends with '/', which names a directory. To fix: "
                     "give a file name without the trailing '/'.")

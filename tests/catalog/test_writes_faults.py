@@ -344,3 +344,14 @@ def test_a_warm_cache_is_swept_of_a_killed_writers_leftover(tmp_path, monkeypatc
     os.utime(old, (OLD, OLD))
     assert _cache._read_cache_file(folder / "catalog-x.bin") is None  # a read, no write
     assert not old.exists() and young.exists()
+
+
+@pytest.mark.parametrize("name", ["\x1b]0;pwn\x07x.yaml", "a\nb.md", "tab\there.csv", "\x9bx"])
+def test_an_output_name_with_control_characters_is_refused(tmp_path, name):
+    """`--out $'\\e]0;pwn\\a…'` was echoed raw in "wrote …" and in the commands printed with
+    it: escape sequences acting on the user's terminal."""
+    from catalog import GpuplanError, check_output_path
+
+    with pytest.raises(GpuplanError, match="the name contains control characters. To fix: "):
+        check_output_path(str(tmp_path / name), what="report")
+    check_output_path(str(tmp_path / "café 日本.md"), what="report")  # printable: fine
