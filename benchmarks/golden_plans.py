@@ -113,6 +113,12 @@ parameters of their own (``ModelScalars.adapter_fraction``): their 6·N_a FLOPs 
 the step time and MFU and their bf16 weights in memory, so its hours rose 0.33% (27.66 → 27.75
 h) and its model-FLOPs note names the adapters' parameters; the other fourteen cases are
 identical.
+The thirteen plan cases were rewritten the same day when an estimate's P10–P90 became the
+quantiles of the calendar time with Poisson interruptions, as a candidate's already were
+(``_goodput.calendar_range``; `estimate` gave one configuration another range than `plan`):
+each described plan's ``range`` (``distribution`` and its P10/P90 factors) and its "range
+P10–P90" assumption changed — no hours, cost, probability or choice; the team cases are
+identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

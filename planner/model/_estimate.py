@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ._assumptions import Assumptions, overrides_note
 from ._calibration import NO_CALIBRATION, Calibration
 from ._errors import NoFitError
-from ._goodput import goodput
+from ._goodput import calendar_range, goodput
 from ._grid import (
     BATCH_ROUNDING_LIMIT,
     best_index,
@@ -145,7 +145,10 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
               ci: ClusterInputs, grid: dict, res: dict, i: int,
               interruption_rate_per_node_hour: float = 0.0,
               restart_minutes: float | None = None, restart_constant: str = "restart_minutes",
-              measurements: dict | None = None) -> Estimate:
+              measurements: dict | None = None,
+              wall_range: tuple[float, float] | None = None) -> Estimate:
+    """``wall_range``: the calendar time's P10 and P90 where the caller has them (`plan`
+    computes every candidate's in one call); else computed here, the same way."""
     step = float(res["step_s"][i])
     mb = int(grid["mb"][i])
     dp = int(grid["dp"][i])
@@ -189,7 +192,16 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
                f"kept at σ {sigma:.3f} (the measured shape is {wm.distance:.2f} away)")
             + (f"; activations scaled by {wm.memory_ratio:.2f} (measured)"
                if wm.memory_ratio is not None else ""))
-    wall = TimeRange.around(ideal_h / gp.fraction, sigma)
+    # P10/P90: quantiles of the calendar time C = B·X + K·L (log-normal model error X, Poisson
+    # interruptions K: planner.model._probability), as `plan` and the team allocator compute
+    # them — a log-normal around the expected time alone gave one configuration a P10–P90 of
+    # 1,073–2,114 h from `estimate` and 1,233–1,906 h from `plan`
+    q10, q90 = wall_range or calendar_range(
+        ideal_hours=ideal_h, gpus=cluster.gpus, nodes=cluster.nodes,
+        checkpoint_bytes=checkpoint_bytes(ms), A=A,
+        interruption_rate_per_node_hour=interruption_rate_per_node_hour,
+        restart_minutes=gp.restart_hours * 60, sigma=sigma)
+    wall = TimeRange(p10=q10, p50=ideal_h / gp.fraction, p90=q90, log_sigma=sigma)
     profile = PROFILES[workload.framework]
     batch_note = (f"global batch {tokens_per_step:,} tokens ({m} micro-batches × {dp} DP × "
                   f"{mb} sequences of {workload.seq_len})")
@@ -224,12 +236,13 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              f"{A.usable_memory_fraction:.0%} of {ci.memory_gib:g} GiB usable",
              *gp.notes,
              f"range P10–P90 {format_hours_range(wall.p10, wall.p90, decimals_from_2_days=1)}"
-             f": log-normal, σ = {sigma:.3f} "
+             f": the model's log-normal error, σ = {sigma:.3f} "
              + "(throughput σ {:.3f} {}".format(*throughput_sigma(
                  A, workload.framework, moe=workload.arch.is_moe))
              + (", narrowed by the workload probe" if wm is not None else "")
              + f"; operations σ {A.operations_log_sigma:.3f} from published "
-             "effective-training-time reports)", *calibrated[len(ci.calibrated):]]
+             "effective-training-time reports), with Poisson interruptions",
+             *calibrated[len(ci.calibrated):]]
     if said := overrides_note(A):
         notes.append(said)
     warnings = [*workload.warnings]  # sizes given beside `params` that change it

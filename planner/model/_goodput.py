@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._assumptions import Assumptions
+from ._probability import quantile
 from ._units import format_hours
 
 if TYPE_CHECKING:
@@ -106,3 +107,20 @@ def goodput_arrays(*, ideal_hours, gpus, nodes, checkpoint_bytes: float, A: Assu
     return {"fraction": fraction, "wall_hours": wall, "mtbf_hours": mtbf, "rate": rate,
             "tau_hours": tau, "loss_hours": loss,
             "checkpointed_hours": ideal * (1 + write_h / tau) / kept}
+
+
+def calendar_range(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: float,
+                   A: Assumptions, interruption_rate_per_node_hour: float,
+                   restart_minutes: float, sigma: float) -> tuple[float, float]:
+    """P10 and P90 of one run's calendar time (``_probability.quantile`` over goodput's
+    failure-free hours, loss per interruption and rate)."""
+    import numpy as np
+
+    g = goodput_arrays(ideal_hours=np.array([ideal_hours]), gpus=gpus, nodes=nodes,
+                       checkpoint_bytes=checkpoint_bytes, A=A,
+                       interruption_rate_per_node_hour=interruption_rate_per_node_hour,
+                       restart_minutes=restart_minutes)
+    q = quantile(np.array([0.1, 0.9]), base_hours=np.repeat(g["checkpointed_hours"], 2),
+                 loss_hours=np.repeat(g["loss_hours"], 2), rate=np.repeat(g["rate"], 2),
+                 sigma=sigma)
+    return float(q[0]), float(q[1])

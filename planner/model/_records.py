@@ -72,7 +72,8 @@ class ParallelPlan:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TimeRange:
-    """P10/P50/P90 of a duration: log-normal around the model's median."""
+    """P10/P50/P90 of a duration: the calendar time's quantiles around the model's median
+    (``calendar_range``); ``around`` is the log-normal alone (a chart's many points)."""
 
     p10: float
     p50: float
@@ -133,7 +134,9 @@ class Estimate:
             "wall_clock_hours_p90": r.p90, "gpu_hours": self.gpu_hours,
             "gpu_hours_p10": r.p10 * c.gpus, "gpu_hours_p90": r.p90 * c.gpus,
             "training_hours": self.ideal_hours, "ideal_wall_clock_hours": self.ideal_hours,
-            "range": {"distribution": "log-normal", "log_sigma": r.log_sigma,
+            # quantiles of C = B·X + K·L: log-normal model error X, Poisson interruptions K
+            "range": {"distribution": "log-normal error with Poisson interruptions",
+                      "log_sigma": r.log_sigma,
                       "p10_factor": r.p10 / r.p50, "p90_factor": r.p90 / r.p50},
             "mfu": self.mfu, "model_tflops_per_gpu": self.model_tflops_per_gpu,
             "tokens_per_second": self.tokens_per_s,

@@ -195,7 +195,7 @@ def _candidate(workload, catalog, c, A, ms, space: Space, C: Cands, i: int, hour
                     ev.grid, ev.res, int(C.j[i]), interruption_rate_per_node_hour=rate,
                     restart_minutes=restart, measurements=ev.found,
                     restart_constant="spot_restart_minutes" if o.pricing == "spot"
-                    else "restart_minutes")
+                    else "restart_minutes", wall_range=(q10, q90))
     commitment = None
     if o.term_hours:
         commitment = Commitment(

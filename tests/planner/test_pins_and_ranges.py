@@ -291,9 +291,10 @@ def test_p10_below_p50_below_p90(name, gpus, framework, tokens):
     d = est.as_dict()
     assert d["wall_clock_hours_p10"] < d["wall_clock_hours"] < d["wall_clock_hours_p90"]
     assert d["gpu_hours_p10"] < d["gpu_hours"] < d["gpu_hours_p90"]
-    # log-normal: P50 is the geometric mean of P10 and P90
+    # quantiles of the log-normal error with Poisson interruptions (as `plan` computes them):
+    # P50 is close to the geometric mean of P10 and P90, no longer exactly it
     assert math.sqrt(d["wall_clock_hours_p10"] * d["wall_clock_hours_p90"]) == \
-        pytest.approx(d["wall_clock_hours"], rel=1e-9)
+        pytest.approx(d["wall_clock_hours"], rel=0.05)
     assert d["training_hours"] < d["wall_clock_hours"]  # calendar time includes losses
 
 
@@ -441,3 +442,27 @@ def test_a_gb200_nvl72_rack_is_one_nvlink_domain_for_the_expert_all_to_all(cat):
     b = estimate(w, reference_cluster(cat, "B200", 64))
     assert gb.plan.expert_parallel == b.plan.expert_parallel == 64
     assert gb.breakdown["ep_comm_s"] < 0.5 * b.breakdown["ep_comm_s"]
+
+
+def test_estimate_and_plan_give_one_configuration_one_range():
+    """4,096 ND96isr_H100_v5 for Llama 3 405B: the same step, hours and goodput from both, but
+    a P10–P90 of 1,073–2,114 h from `estimate` (a log-normal around the expected time) and
+    1,233–1,906 h from `plan` (quantiles with Poisson interruptions: 63% goodput)."""
+    from planner import Constraints, cluster_for_instance, plan
+    from planner.model import PlanPins
+
+    cat = load_catalog("packaged")
+    arch, seq = preset("llama3-70b")
+    work = Workload(arch=arch, tokens=15e12, seq_len=seq)
+    result = plan(work, cat, Constraints(deadline_hours=24 * 20, max_gpus=16384,
+                                         pricing=("on_demand",), gpus=("H100",)))
+    rec = result.recommendation or result.infeasible.fastest
+    p = rec.estimate.plan
+    pinned = Workload(arch=arch, tokens=15e12, seq_len=seq, recompute=p.recompute,
+                      pins=PlanPins(tp=p.tp, pp=p.pp, cp=p.cp, vp=p.virtual_stages,
+                                    zero=p.zero_stage, micro_batch=p.micro_batch))
+    it = cat.instance_type(rec.offer.instance_type, rec.offer.cloud)
+    est = estimate(pinned, cluster_for_instance(cat, it, rec.nodes))
+    assert est.wall_clock.p50 == pytest.approx(rec.wall_clock_hours, rel=1e-9)
+    assert (est.wall_clock.p10, est.wall_clock.p90) == pytest.approx(
+        (rec.wall_clock_hours_p10, rec.wall_clock_hours_p90), rel=1e-9)
