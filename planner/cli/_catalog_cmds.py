@@ -29,8 +29,9 @@ OverridesOpt = Annotated[
                  "region?, pricing?, percent (0-100, exclusive)}], prices: [{cloud, "
                  "instance_type, region, pricing, usd_per_hour; for reserved_1y/3y where the "
                  "term has classes, offering_class (standard|convertible) and upfront "
-                 "(none|partial|all)}]. Every entry must match an offer; a file without entries is "
-                 "refused."),
+                 "(none|partial|all)}]. A discount must match an offer; a price replaces the "
+                 "offer of its key or adds one (its region must be one of the cloud's); a file "
+                 "without entries is refused."),
 ]
 # OWASP "CSV Injection": a spreadsheet runs a cell that starts with one of these as a formula.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
