@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from probes._errors import ReportWriteError
 from probes._json_rules import JSON_HOOKS
+from probes._replace import refuse_unless_report
 from probes._schema import SUPPORTED_SCHEMA_VERSIONS, ProbeReport, ReportError
 
 _FIX_REPORT = "To fix: re-run `python -m probes --out PATH` on the instance and use that file."
@@ -126,19 +127,16 @@ def _system_location(path: str) -> str | None:
 
 def check_report_path(path: str | os.PathLike[str], *, what: str = "probe report",
                       try_create: bool = False) -> Path:
-    """The file a report written to ``path`` replaces, after refusing what it must not.
-
-    A symbolic link is followed (the file it points to is replaced, the link kept); folders
-    that do not exist yet are allowed (the writer creates them) when the nearest existing one
-    is a writable directory. ``try_create``: also create and remove a file there, since root
-    passes access() and only a real attempt finds a read-only mount; the command line does
-    this before minutes of measuring. Raises ReportWriteError.
-    """
+    """The file a report written to ``path`` replaces (an earlier report only), after refusing
+    what it must not. A symbolic link is followed (its file replaced, the link kept); missing
+    folders are allowed (the writer creates them) under a writable directory. ``try_create``:
+    also create and remove a file there — root passes access(), only a real attempt finds a
+    read-only mount — as the command line does before minutes of measuring. Raises
+    ReportWriteError."""
     raw = os.fspath(path) if isinstance(path, str | os.PathLike) else path
-    bad = (f"expected a file path, got {type(raw).__name__}" if not isinstance(raw, str)
-           else "the path is empty" if not raw.strip()
-           else "the path contains a NUL character" if "\x00" in raw else None)
-    if bad:
+    if bad := (f"expected a file path, got {type(raw).__name__}" if not isinstance(raw, str)
+               else "the path is empty" if not raw.strip()
+               else "the path contains a NUL character" if "\x00" in raw else None):
         raise ReportWriteError(f"{what}: {bad}. {_FIX_OUT}")
     try:
         mode: int | None = os.stat(raw).st_mode  # follows a symlink to what it names
@@ -162,6 +160,8 @@ def check_report_path(path: str | os.PathLike[str], *, what: str = "probe report
     if mode is not None and not os.access(target, os.W_OK):
         raise ReportWriteError(f"{what} {target}: the file is read-only. To fix: make it "
                                f"writable (chmod u+w {target}) or choose another path.")
+    if mode is not None:  # an earlier report, nothing else (_replace)
+        refuse_unless_report(target, what=what, max_bytes=MAX_REPORT_BYTES)
     folder = Path(os.path.abspath(target)).parent
     while not os.path.lexists(folder):  # write_report_atomic creates the missing folders
         folder = folder.parent

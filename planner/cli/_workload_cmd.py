@@ -36,14 +36,17 @@ def check_workload_args(argv: list[str], *, print_command: bool = False,
     from catalog import GpuplanError, check_output_path, input_clash
     from probes.cli import build_workload_parser
 
+    if not print_command:  # the clash first: the report check would only say "not a report"
+        out = parse_probe_args(build_workload_parser(check_out=False), argv,
+                               command="workload").out
+        if (option := input_clash(out, inputs or {})) is not None:
+            raise GpuplanError(f"--out {out} is the file {option} names, which the probe "
+                               "reads: the report would replace it. To fix: choose another "
+                               "--out")
     args = parse_probe_args(build_workload_parser(check_out=not print_command), argv,
                              command="workload")
     if not print_command:
         check_output_path(args.out, what="workload report (--out)")
-        if (option := input_clash(args.out, inputs or {})) is not None:
-            raise GpuplanError(f"--out {args.out} is the file {option} names, which the probe "
-                               "reads: the report would replace it. To fix: choose another "
-                               "--out")
     from probes import ProbesError
     from probes.cli import check_workload_config
 

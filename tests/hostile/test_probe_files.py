@@ -358,7 +358,7 @@ def test_a_new_report_gets_the_umask_mode_not_0600(tmp_path):
 
 
 def test_a_symlink_to_a_report_is_followed_and_kept(tmp_path):
-    (tmp_path / "real.json").write_text("{}")
+    write_report_atomic(h100_report(bf16_tflops=700.0), tmp_path / "real.json")  # an earlier
     (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
     write_report_atomic(h100_report(), tmp_path / "link.json")
     assert (tmp_path / "link.json").is_symlink()

@@ -85,6 +85,24 @@ def test_round_trip_through_json_and_file(tmp_path):
     assert isinstance(load_report(path).matmul.dtypes[0].best_shape, tuple)
 
 
+def test_a_report_replaces_an_earlier_report_and_nothing_else(tmp_path):
+    """`probe run --out` (root on a rented node) replaced whatever the path named: a sweep's
+    typo overwrote /etc/passwd; `--out train.py` would lose a training script."""
+    from probes._errors import ReportWriteError
+
+    report = sample_report()
+    script = tmp_path / "train.py"
+    script.write_text("print('train')\n")
+    with pytest.raises(ReportWriteError, match="exists and is not a probe report; refusing "
+                                               "to replace it. To fix: choose another path"):
+        write_report_atomic(report, script)
+    assert script.read_text() == "print('train')\n"
+    earlier = write_report_atomic(report, tmp_path / "r.json")
+    assert write_report_atomic(report, earlier) == earlier  # a re-run replaces its report
+    (tmp_path / "empty.json").write_text("")  # nothing to lose: a `mktemp` name
+    write_report_atomic(report, tmp_path / "empty.json")
+
+
 def test_sections_may_be_absent():
     report = sample_report(matmul=None, memory=None, collectives=None, environment=None)
     assert parse_report(json.loads(report_to_json(report))) == report
