@@ -195,3 +195,22 @@ def test_ctrl_c_during_the_torch_import_stops_the_run(tmp_path, argv):
     assert done.returncode in (130, -2), (done.returncode, done.stderr[-500:])
     assert "interrupt" in done.stderr.lower() or "KeyboardInterrupt" in done.stderr
     assert not out.exists()
+
+
+def test_ctrl_c_under_python_m_probes_is_one_line_and_exit_130(tmp_path):
+    """`python -m probes` (the entry point on nodes and under torchrun) printed a 40-line
+    KeyboardInterrupt traceback per rank; `gpuplan probe run` said one line."""
+    import signal
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-m", "probes", "--out", str(tmp_path / "r.json")],
+                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,
+                            env={**os.environ, "PYTHONPATH": str(root)})
+    time.sleep(3)  # importing torch and starting to measure
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == (
+        "error: interrupted (Ctrl-C); reports are written whole or not at all")
