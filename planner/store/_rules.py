@@ -403,6 +403,18 @@ def calibrate(candidates: Iterable[Candidate], *,
     maps: dict[str, dict] = {}
     notes = []
     for (mapping, key), group in sorted(used.items(), key=lambda kv: str(kv[0])):
+        low, high = min(group, key=lambda c: c.value), max(group, key=lambda c: c.value)
+        if high.value > low.value / MIN_GPU_FRACTION_OF_MEDIAN:  # as a faulty GPU within one
+            # report: two reports 15x apart gave a "measured" median nobody measured
+            rejected += [CalibrationNote(
+                kind=c.kind, key=_key_label(mapping, key), value=c.value, unit=c.unit,
+                report_ids=(c.report_id,),
+                reason=f"the reports of this figure disagree more than "
+                       f"{1 / MIN_GPU_FRACTION_OF_MEDIAN:g}x ({low.value:,.4g} in report "
+                       f"{low.report_id}, {high.value:,.4g} in report {high.report_id}): none "
+                       "is used. To fix: remove the wrong one (`gpuplan probe remove ID`) or "
+                       "re-run the probes on a healthy node") for c in group]
+            continue
         m = _combine(group)
         maps.setdefault(mapping, {})[key] = m
         how = (f"median of {m.n_reports} reports" if m.n_reports > 1 else "one report")

@@ -128,6 +128,23 @@ def test_several_reports_combine_by_median_not_newest(tmp_path, catalog, make_re
     assert (m.p10, m.p90) == (600.0, 700.0)
 
 
+def test_reports_that_disagree_more_than_twofold_calibrate_nothing(tmp_path, catalog,
+                                                                   make_report):
+    """900 and 60 TFLOP/s from two reports of one machine were "measured 480.0 TFLOP/s (median
+    of probe reports 1, 2)": a figure nobody measured. Within one report a GPU under half the
+    median already refuses it; across reports the same factor withholds the figure."""
+    put(tmp_path, catalog, make_report(bf16_tflops=900.0), "a.json")
+    put(tmp_path, catalog, make_report(bf16_tflops=400.0, created_utc="2026-02-01T12:00:00Z"),
+        "b.json")
+    cal = load_calibration(catalog)
+    assert cal.matmul(H100, "bf16") is None
+    why = [n.reason for n in cal.rejected() if n.kind == "matmul"]
+    assert len(why) == 2 and all("the reports of this figure disagree more than 2x (400 in "
+                                 "report 2, 900 in report 1): none is used. To fix: remove the "
+                                 "wrong one (`gpuplan probe remove ID`)" in w for w in why), why
+    assert cal.hbm(H100) is not None  # the figures they agree on still calibrate
+
+
 def test_a_cpu_report_is_stored_but_does_not_calibrate(tmp_path, catalog, make_report):
     stored = put(tmp_path, catalog, make_report(device_type="cpu", gpu_model=None), "cpu.json")
     assert stored.device_type == "cpu" and stored.accelerator is None
