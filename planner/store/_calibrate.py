@@ -246,6 +246,12 @@ def _candidates(rid: int, created: str, acc_name: str | None, data: object, cata
     if instance is not None and acc is not None and instance.accelerator != acc.name:
         return whole(instance_contradiction(env.gpu_model, env.instance_type, acc.name,
                                             instance.accelerator))
+    seen = max(env.local_world_size, env.gpu_count, env.gpu_count_smi or 0) if env else 0
+    if instance is not None and seen > instance.gpu_count:  # 16 ranks on an 8-GPU p5 still
+        # calibrated matmul and HBM: only its bus bandwidth was refused
+        return whole(f"it saw {seen} GPUs per node on {instance.name}, which has "
+                     f"{instance.gpu_count}: an edited or merged report, or another instance "
+                     "type's; re-ingest the node's own report")
     try:  # one stored report must never stop every plan that reads the store
         return _figures(rid, created, acc, acc_name, report, instance)
     except (ValueError, PlannerError) as exc:

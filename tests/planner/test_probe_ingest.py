@@ -145,6 +145,17 @@ def test_reports_that_disagree_more_than_twofold_calibrate_nothing(tmp_path, cat
     assert cal.hbm(H100) is not None  # the figures they agree on still calibrate
 
 
+def test_a_report_of_more_gpus_than_its_instance_has_calibrates_nothing(tmp_path, catalog,
+                                                                        make_report):
+    """16 ranks on p5.48xlarge (8 GPUs): matmul and HBM were used, only busbw refused."""
+    stored = put(tmp_path, catalog, make_report(world_size=16, local_world_size=16,
+                                                gpu_count=16, gpu_count_smi=16))
+    cal = load_calibration(catalog)
+    assert cal.matmul(H100, "bf16") is None and cal.hbm(H100) is None
+    assert any("saw 16 GPUs per node on p5.48xlarge, which has 8" in why
+               for why in refused(cal, stored.id))
+
+
 def test_a_cpu_report_is_stored_but_does_not_calibrate(tmp_path, catalog, make_report):
     stored = put(tmp_path, catalog, make_report(device_type="cpu", gpu_model=None), "cpu.json")
     assert stored.device_type == "cpu" and stored.accelerator is None
