@@ -25,6 +25,21 @@ def _without_out(args: list[str]) -> list[str]:
     return kept
 
 
+def _own_model_name(args: list[str]) -> tuple[str | None, list[str]]:
+    """(the --model-name the user passed on to the probes, the other options); the last
+    one when given twice, as argparse takes it."""
+    named, rest, i = None, [], 0
+    while i < len(args):
+        if args[i] == "--model-name" and i + 1 < len(args):
+            named, i = args[i + 1], i + 2
+        elif args[i].startswith("--model-name="):
+            named, i = args[i].split("=", 1)[1], i + 1
+        else:
+            rest.append(args[i])
+            i += 1
+    return named, rest
+
+
 def check_workload_args(argv: list[str], *, print_command: bool = False,
                         inputs: dict | None = None) -> None:
     """Every `probe workload` option checked before any layer is built or file written: the
@@ -110,7 +125,11 @@ def workload_cmd(
                 arch.attention_params_per_layer else "",
                 f"its {arch.dense_layers} leading dense layers are not probed (the MoE layer "
                 "is)" if arch.dense_layers else "") if n), markup=False, highlight=False)
-    label = model or (config.rsplit("/", 1)[-1] if config else f"{params} (inferred)")
+    # the user's own label (`--model-name`, passed on to the probes) replaces gpuplan's: both
+    # went through, and the probes said "--model-name is given twice"
+    named, passed = _own_model_name(list(ctx.args))
+    ctx.args[:] = passed
+    label = named or model or (config.rsplit("/", 1)[-1] if config else f"{params} (inferred)")
     opts = probe_options(shape_of(workload), model_layers=workload.arch.layers,
                          framework=spec.framework, model=label, tp=tp or 1)
     check_workload_args([*opts, *ctx.args], print_command=print_command,

@@ -101,3 +101,16 @@ def test_under_torchrun_the_error_is_said_once(tmp_path, tp, says):
     lines = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
     assert lines == [says], proc.stderr[-3000:]
     assert not (tmp_path / "w.json").exists()
+
+
+def test_the_users_model_name_is_the_label_given_once(capsys):
+    """`gpuplan probe workload --model-name mylabel`: gpuplan added its own --model-name too,
+    and the probes said "--model-name is given twice" of an option given once."""
+    from planner.cli import main
+
+    code = main(["probe", "workload", "--model", "llama3-8b", "--seq-len", "256",
+                 "--print-command", "--model-name", "mylabel"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    command = next(line for line in out.splitlines() if line.startswith("torchrun "))
+    assert command.count("--model-name") == 1 and "--model-name mylabel" in command
