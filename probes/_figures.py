@@ -50,6 +50,9 @@ from probes._schema import CollectiveSeries, Environment, MatmulDtype, ProbeRepo
 # small: the median of fewer than 10 steps, or steps timed before 2 warm-up steps settled
 # the clocks and allocator, says little (--quick's 5 after 2 is refused as quick).
 MIN_STEPS, MIN_WARMUP_STEPS = 10, 2
+# What a full (not --quick) GPU run does (probes._runner's repeats, probes._warmup's GPU_WARMUP
+# minimum: both import torch, so repeated here and pinned by tests/probes/test_report_trust.py)
+FULL_REPEATS, FULL_WARMUP_S = 10, 15.0
 
 PLATEAU_BYTES = 64 * 2**20  # busbw reaches its plateau at tens of MiB (nccl-tests curves)
 # What the matmul probe writes for fp8 (probes._matmul, which imports torch, so they are
@@ -103,6 +106,12 @@ def _report_refusal(report: ProbeReport) -> str | None:
     if report.quick:
         return ("quick mode (2 shapes, a short warm-up, 3 repeats) is for checking the set-up; "
                 "re-run without --quick to calibrate")
+    m = report.matmul  # a quick run's settings under `quick: false` (an edited flag)
+    if m is not None and (m.repeats < FULL_REPEATS or (m.warmup_seconds or FULL_WARMUP_S)
+                          < FULL_WARMUP_S * 0.99):
+        return (f"its matmul ran {m.repeats} repeats after a {m.warmup_seconds or 0:.1f} s "
+                f"warm-up, where a full run does {FULL_REPEATS} after at least "
+                f"{FULL_WARMUP_S:g} s: a quick run's settings; re-run without --quick")
     if env.idle is not None and (env.idle.mig_mode or "").lower() == "enabled":
         return "MIG mode was on: a GPU slice is not the whole GPU"
     ids = sorted(r.rank for r in report.ranks)

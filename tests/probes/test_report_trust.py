@@ -20,6 +20,8 @@ from probes import ReportError, report_from_bytes, report_to_json
 from probes._figures import (
     FP8_ACCUMULATION,
     FP8_MAX_REL_ERROR,
+    FULL_REPEATS,
+    FULL_WARMUP_S,
     MIN_STEPS,
     MIN_WARMUP_STEPS,
     report_figures,
@@ -152,6 +154,29 @@ def test_the_fp8_facts_are_the_probes_own():
     assert FP8_MAX_REL_ERROR == matmul.FP8_MAX_REL_ERROR
     source = inspect.getsource(matmul)
     assert all(f'"{a}"' in source for a in FP8_ACCUMULATION.values())
+
+
+def test_the_full_run_settings_are_the_probes_own():
+    """_figures repeats what a full run does (probes._runner, probes._warmup: torch)."""
+    pytest.importorskip("torch")
+    import inspect
+
+    import probes._runner as runner
+    import probes._warmup as warmup
+
+    assert FULL_WARMUP_S == warmup.GPU_WARMUP[0]
+    assert f"repeats=3 if q else {FULL_REPEATS}" in inspect.getsource(runner)
+
+
+@pytest.mark.parametrize("changes", [{"repeats": 3}, {"warmup_seconds": 0.4},
+                                     {"repeats": 3, "warmup_seconds": 0.4}])
+def test_a_quick_run_relabelled_full_calibrates_nothing(changes):
+    """`quick: false` on a run of 3 repeats after a 0.4 s warm-up: all four figures were used."""
+    report = h100_report()
+    edited = dataclasses.replace(report, matmul=dataclasses.replace(report.matmul, **changes))
+    figures = by_kind(edited).values()
+    assert figures and all("a quick run's settings" in (f.refusal or "") for f in figures)
+    assert all(f.refusal is None for f in by_kind(report).values())
 
 
 # -- 6. matmul figures that contradict each other ----------------------------------------------
