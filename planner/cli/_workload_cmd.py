@@ -12,32 +12,19 @@ from ._app import CliExit, console
 from ._probe_cmds import parse_probe_args
 
 
-def _without_out(args: list[str]) -> list[str]:
-    """``args`` without ``--out PATH`` / ``--out=PATH``."""
-    kept, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-        elif a == "--out":
-            skip = True
-        elif not a.startswith("--out="):
-            kept.append(a)
-    return kept
-
-
-def _own_model_name(args: list[str]) -> tuple[str | None, list[str]]:
-    """(the --model-name the user passed on to the probes, the other options); the last
-    one when given twice, as argparse takes it."""
-    named, rest, i = None, [], 0
+def _take_option(args: list[str], name: str) -> tuple[str | None, list[str]]:
+    """(the value of ``name VALUE`` / ``name=VALUE`` in ``args``, the last when given twice as
+    argparse takes it; ``args`` without it)."""
+    value, rest, i = None, [], 0
     while i < len(args):
-        if args[i] == "--model-name" and i + 1 < len(args):
-            named, i = args[i + 1], i + 2
-        elif args[i].startswith("--model-name="):
-            named, i = args[i].split("=", 1)[1], i + 1
+        if args[i] == name and i + 1 < len(args):
+            value, i = args[i + 1], i + 2
+        elif args[i].startswith(name + "="):
+            value, i = args[i].split("=", 1)[1], i + 1
         else:
             rest.append(args[i])
             i += 1
-    return named, rest
+    return value, rest
 
 
 def check_workload_args(argv: list[str], *, print_command: bool = False,
@@ -127,23 +114,22 @@ def workload_cmd(
                 "is)" if arch.dense_layers else "") if n), markup=False, highlight=False)
     # the user's own label (`--model-name`, passed on to the probes) replaces gpuplan's: both
     # went through, and the probes said "--model-name is given twice"
-    named, passed = _own_model_name(list(ctx.args))
-    ctx.args[:] = passed
+    named, passed = _take_option(ctx.args, "--model-name")
     label = named or model or (config.rsplit("/", 1)[-1] if config else f"{params} (inferred)")
     opts = probe_options(shape_of(workload), model_layers=workload.arch.layers,
                          framework=spec.framework, model=label, tp=tp or 1)
-    check_workload_args([*opts, *ctx.args], print_command=print_command,
+    check_workload_args([*opts, *passed], print_command=print_command,
                         inputs={"--config": config})
     if print_command:
         # the launch task writes report.json itself (and fetches that): a --out of this
         # machine's would be the last --out there, and the report would not be fetched;
         # run by hand, the node writes workload-report.json unless the options name a file
-        launched = _without_out(ctx.args)
-        out_default = [] if launched != ctx.args else ["--out", "workload-report.json"]
+        launched = _take_option(passed, "--out")[1]
+        out_default = [] if launched != passed else ["--out", "workload-report.json"]
         out = console()
         out.print("torchrun --standalone --nproc-per-node \"$(nvidia-smi -L | wc -l)\" "
                   "-m probes workload "
-                  f"{shlex.join([*opts, *out_default, *ctx.args])}",
+                  f"{shlex.join([*opts, *out_default, *passed])}",
                   markup=False, highlight=False, soft_wrap=True)
         out.print(f"# or with `gpuplan launch probes`: sky launch --env GPUPLAN_PROBE_ARGS="
                   f"{shlex.quote(shlex.join(['workload', *opts, *launched]))} …",
@@ -151,6 +137,6 @@ def workload_cmd(
         return
     from probes.cli import main as probes_main
 
-    code = probes_main(["workload", *opts, *ctx.args])
+    code = probes_main(["workload", *opts, *passed])
     if code:
         raise CliExit(code)
