@@ -223,9 +223,7 @@ def _source(group: list[Candidate]) -> str:
 
 def _combine(group: list[Candidate]) -> Measurement:
     group = sorted(group, key=lambda c: c.report_id)
-    values = sorted(c.value for c in group)
-    mid = len(values) // 2
-    value = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+    value = _median([c.value for c in group])
     p10s = [c.p10 for c in group if c.p10 is not None]
     p90s = [c.p90 for c in group if c.p90 is not None]
     return Measurement(value, _source(group), unit=group[0].unit,
