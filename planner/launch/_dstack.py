@@ -97,15 +97,14 @@ def probes_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
                                                    copy_to=b.object_uri(report) if b
                                                    else None)],
                  **profile(spec),
-                 "max_duration": f"{DSTACK_MAX_DURATION_MINUTES // 60}h",
-                 # the instance dstack provisions for a lone task is released after this idle
-                 # time (a fleet of several has its own): the cost bound counts it
-                 "idle_duration": PROBE_FLEET_IDLE})
+                 "max_duration": f"{DSTACK_MAX_DURATION_MINUTES // 60}h"})
+    if spec.nodes == 1:  # the instance dstack provisions for a lone task is released after
+        # this idle time (a fleet of several has its own): the cost bound counts it
+        task["idle_duration"] = PROBE_FLEET_IDLE
     files = [LaunchFile(path=task_path, text=dump_yaml(task, header))]
     commands = [f"dstack apply -f {shell_word(task_path)}"]
     if spec.nodes > 1:
         task["fleets"] = [spec.name]
-        del task["idle_duration"]  # the fleet's
         files = [LaunchFile(path=fleet_path(task_path),
                             text=dump_yaml(fleet(spec, PROBE_FLEET_IDLE), header)),
                  LaunchFile(path=task_path, text=dump_yaml(task, header))]
