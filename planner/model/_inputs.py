@@ -144,10 +144,10 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
         frac = A.matmul_fraction.get(fam, A.default_matmul_fraction)
         if dtype == "fp8" and fp8_gains(acc):
             frac *= A.fp8_relative_fraction
-        default_matmul = peak * frac
-        if dtype == "fp8" and not fp8_gains(acc):
+        elif dtype == "fp8":
             notes.append(f"fp8: {acc.name}'s fp8 peak is its {half} peak ({peak:g} TFLOP/s): "
                          f"fp8 GEMMs gain nothing on it and are timed as {half} ones")
+        default_matmul = peak * frac
         src = ("published MAMF for " + fam if fam in A.matmul_fraction
                else "default_matmul_fraction: no published measurement for this family")
         if f"matmul_fraction.{fam}" in A.overridden or (
