@@ -107,11 +107,13 @@ def _report_refusal(report: ProbeReport) -> str | None:
         return ("quick mode (2 shapes, a short warm-up, 3 repeats) is for checking the set-up; "
                 "re-run without --quick to calibrate")
     m = report.matmul  # a quick run's settings under `quick: false` (an edited flag)
-    if m is not None and (m.repeats < FULL_REPEATS or (m.warmup_seconds or FULL_WARMUP_S)
-                          < FULL_WARMUP_S * 0.99):
-        return (f"its matmul ran {m.repeats} repeats after a {m.warmup_seconds or 0:.1f} s "
-                f"warm-up, where a full run does {FULL_REPEATS} after at least "
-                f"{FULL_WARMUP_S:g} s: a quick run's settings; re-run without --quick")
+    warm = None if m is None else m.warmup_seconds  # None: a report from before warm-ups
+    if m is not None and (m.repeats < FULL_REPEATS or warm is not None
+                          and warm < FULL_WARMUP_S * 0.99):
+        return (f"its matmul ran {m.repeats} repeats"
+                + (f" after a {warm:.1f} s warm-up" if warm is not None else "")
+                + f", where a full run does {FULL_REPEATS} after at least {FULL_WARMUP_S:g} s: "
+                "a quick run's settings; re-run without --quick")
     if env.idle is not None and (env.idle.mig_mode or "").lower() == "enabled":
         return "MIG mode was on: a GPU slice is not the whole GPU"
     ids = sorted(r.rank for r in report.ranks)

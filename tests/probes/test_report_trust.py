@@ -169,6 +169,7 @@ def test_the_full_run_settings_are_the_probes_own():
 
 
 @pytest.mark.parametrize("changes", [{"repeats": 3}, {"warmup_seconds": 0.4},
+                                     {"warmup_seconds": 0.0},
                                      {"repeats": 3, "warmup_seconds": 0.4}])
 def test_a_quick_run_relabelled_full_calibrates_nothing(changes):
     """`quick: false` on a run of 3 repeats after a 0.4 s warm-up: all four figures were used."""
