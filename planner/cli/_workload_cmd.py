@@ -14,13 +14,19 @@ from ._probe_cmds import parse_probe_args
 
 def _take_option(args: list[str], name: str) -> tuple[str | None, list[str]]:
     """(the value of ``name VALUE`` / ``name=VALUE`` in ``args``, the last when given twice as
-    argparse takes it; ``args`` without it)."""
+    argparse takes it; ``args`` without it). A ``name`` without a value is an error here: left
+    in, the probes called `--model-name` "given twice" beside gpuplan's own."""
+    from catalog import GpuplanError
+
     value, rest, i = None, [], 0
     while i < len(args):
-        if args[i] == name and i + 1 < len(args):
-            value, i = args[i + 1], i + 2
-        elif args[i].startswith(name + "="):
-            value, i = args[i].split("=", 1)[1], i + 1
+        if args[i] == name or args[i].startswith(name + "="):
+            value = (args[i + 1] if i + 1 < len(args) else "") if args[i] == name else \
+                args[i].split("=", 1)[1]
+            if not value.strip() or (args[i] == name and value.startswith("--")):
+                raise GpuplanError(f"probe workload: {name} needs a value. To fix: give one, "
+                                   f"e.g. {name}=NAME")
+            i += 2 if args[i] == name else 1
         else:
             rest.append(args[i])
             i += 1

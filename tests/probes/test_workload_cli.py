@@ -114,3 +114,17 @@ def test_the_users_model_name_is_the_label_given_once(capsys):
     assert code == 0, err
     command = next(line for line in out.splitlines() if line.startswith("torchrun "))
     assert command.count("--model-name") == 1 and "--model-name mylabel" in command
+
+
+@pytest.mark.parametrize("given", [["--model-name"], ["--model-name="], ["--model-name", " "],
+                                   ["--model-name", "--out", "r.json"]])
+def test_a_model_name_without_a_value_is_one_error(capsys, given):
+    """A dangling --model-name was left among the options beside gpuplan's own, and the probes
+    said it was "given twice"; `--model-name=` fell back to gpuplan's label without a word."""
+    from planner.cli import main
+
+    code = main(["probe", "workload", "--model", "llama3-8b", "--seq-len", "256",
+                 "--print-command", *given])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "--model-name needs a value. To fix: give one, e.g. --model-name=NAME" in err
