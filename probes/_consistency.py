@@ -20,7 +20,11 @@ trusted:
   each the median over the same steps, of a sum of non-negative phases and of its first);
   the split's parts share out the layer's forward + backward; tokens per second is
   micro_batch x seq_len / step_seconds; and (`rank_0_workload_edited`) rank 0's gathered
-  figures are the section's own, since the section is rank 0's.
+  figures are the section's own, since the section is rank 0's;
+- the run against the machine it states (`_against_environment`): a CUDA run puts local rank r
+  on GPU r and stops where a rank has none (probes._timing.resolve_device), so a node runs at
+  most as many ranks as it shows GPUs; and an fp8 matmul runs only at compute capability
+  FP8_MIN_CAPABILITY or above.
 
 Every reason is one line that ends with how to fix it ("To fix: re-run the probes ...").
 """
@@ -57,6 +61,9 @@ _BUS_RULE = {"all_reduce": "2(n-1)/n", "all_gather": "(n-1)/n", "reduce_scatter"
 COUNTED_PER_BYTE = {"device_copy": 2, "host_copy": 2, "device_triad": 3, "host_triad": 3,
                     "h2d_pinned": 1, "h2d_pageable": 1, "d2h_pinned": 1, "d2h_pageable": 1}
 # what probes._workload_run gathers from each rank's workload section (ranks[].workload)
+# fp8 tensor cores: Ada (8.9), Hopper (9.0) and later; torch's fp8 matmul refuses below (ROCm
+# GPUs report gfx9 capabilities, 9.0 and up, so this never refuses an AMD run)
+FP8_MIN_CAPABILITY = 8.9
 RANK_WORKLOAD = ("layer_fwd_bwd_seconds", "layer_step_seconds", "layer_activation_bytes",
                  "layer_saved_bytes", "peak_memory_bytes")
 
@@ -90,7 +97,7 @@ def _twice(keys: Iterable[Hashable]) -> Hashable | None:
 def contradiction(report: ProbeReport) -> str | None:
     """Why the report's figures contradict each other (None: they agree)."""
     for check in (_repeated, _out_of_order, _collectives_derived, _memory_derived,
-                  _matmul_derived, _workload_derived):
+                  _matmul_derived, _workload_derived, _against_environment):
         why = check(report)
         if why:
             return why
@@ -225,6 +232,26 @@ def _workload_derived(report: ProbeReport) -> str | None:
         if _differs(w.tokens_per_second, rate):
             return (f"workload tokens_per_second {_g(w.tokens_per_second)} is not micro_batch "
                     f"x seq_len / step_seconds = {_g(rate)}: {EDITED}")
+    return None
+
+
+def _against_environment(report: ProbeReport) -> str | None:
+    env = report.environment
+    if env is None or env.device_type != "cuda":
+        return None
+    shown = max(env.gpu_count, env.gpu_count_smi or 0)  # CUDA_VISIBLE_DEVICES may hide some
+    if env.local_world_size > shown:
+        return (f"{env.local_world_size} ranks per node ran on a node that shows {shown} GPUs, "
+                f"and the probe runs one rank per GPU: {EDITED}")
+    try:
+        cc = float(env.compute_capability) if env.compute_capability else None
+    except ValueError:  # not a number: probes._figures refuses it with its own reason
+        return None
+    fp8 = next((d.dtype for d in (report.matmul.dtypes if report.matmul else ())
+                if d.dtype.startswith("fp8") and d.status == "measured"), None)
+    if fp8 and cc is not None and cc < FP8_MIN_CAPABILITY:
+        return (f"matmul {fp8} was measured at compute capability {env.compute_capability}, "
+                f"and fp8 matmuls need {FP8_MIN_CAPABILITY:g} or above: {EDITED}")
     return None
 
 

@@ -28,9 +28,9 @@ from ..model import (
 )
 from ._damage import StoreConnection, stored_json
 from ._db import _reading
+from ._facts import instance_contradiction, memory_contradiction
 from ._reports import (
     DTYPE_NAMES,
-    instance_contradiction,
     measurement_fingerprint,
     workload_figures,
 )
@@ -246,6 +246,8 @@ def _candidates(rid: int, created: str, acc_name: str | None, data: object, cata
     if instance is not None and acc is not None and instance.accelerator != acc.name:
         return whole(instance_contradiction(env.gpu_model, env.instance_type, acc.name,
                                             instance.accelerator))
+    if why := memory_contradiction(env, acc):
+        return whole(why)
     seen = max(env.local_world_size, env.gpu_count, env.gpu_count_smi or 0) if env else 0
     if instance is not None and seen > instance.gpu_count:  # 16 ranks on an 8-GPU p5 still
         # calibrated matmul and HBM: only its bus bandwidth was refused

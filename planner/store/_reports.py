@@ -22,6 +22,7 @@ from catalog import Catalog, GpuplanError, quoted
 from ..model import CalibrationError, WorkloadShape, freeze, thaw
 from ._damage import StoreConnection, rebuild_fix, stored_json
 from ._db import _reading, _write, next_report_id
+from ._facts import instance_contradiction, memory_contradiction
 
 # probe dtype -> catalog dtype (catalog.DTYPES); fp8 with fast accumulation keeps its own key
 DTYPE_NAMES = {"fp32": "fp32", "tf32": "tf32", "bf16": "bf16", "fp16": "fp16",
@@ -132,18 +133,6 @@ def workload_figures(report) -> dict | None:
             "attention_backend": w.attention_backend}
 
 
-def instance_contradiction(gpu_model: str | None, instance_type: str | None,
-                           gpu_accelerator: str | None, instance_accelerator: str) -> str:
-    """The refusal of a report whose GPU name is not the GPU its catalog instance type has:
-    one of the two facts is wrong, so neither can key its figures. The GPU's name is the
-    report's text: ``quoted``, cut to 40 characters."""
-    return (f"the report names the GPU {quoted(gpu_model)} ({gpu_accelerator}) on a "
-            f"{instance_type}, "
-            f"whose GPUs are {instance_accelerator}: one of the two is wrong, so its figures "
-            "calibrate neither. To fix: re-run the probes on the instance (they record both "
-            "as measured)")
-
-
 def _canonical(value):
     """``value`` (a section as ``dataclasses.asdict`` gives it) with every number a float, so
     650 and 650.0 (a file re-saved by hand) are the same figure."""
@@ -215,6 +204,16 @@ def _same_run(conn: StoreConnection, fingerprint: str | None,
 
 
 def _accelerator_of(report, catalog: Catalog, override: str | None) -> str | None:
+    """The catalog accelerator the report's figures calibrate (None: a CPU run's), held to
+    its memory: a report of another GPU is refused before it is stored."""
+    name = _accelerator_named(report, catalog, override)
+    if name is not None and (why := memory_contradiction(report.environment,
+                                                         catalog.accelerator(name))):
+        raise CalibrationError(why)
+    return name
+
+
+def _accelerator_named(report, catalog: Catalog, override: str | None) -> str | None:
     env = report.environment
     named = where = None  # the catalog accelerator the report's GPU name (or instance) is
     said = quoted(None if env is None else env.gpu_model)  # the report's text, cut

@@ -355,8 +355,10 @@ def test_relabelling_a_stored_report_invalidates_cached_plans(tmp_path):
     from probes import write_report_atomic
 
     cat = catalog.load_catalog()
+    # no memory figure: 79.6 GiB would say SXM, and an NVL label would be refused
     path = write_report_atomic(h100_report(gpu_model="NVIDIA H100", instance_type=None,
-                                           cloud=None), tmp_path / "r.json")
+                                           cloud=None, gpu_memory_bytes=None),
+                               tmp_path / "r.json")
     ingest(path, cat, accelerator="H100")
     before = calibration_key()
     assert ingest(path, cat, accelerator="H100-NVL-94GB").id == 1

@@ -17,7 +17,7 @@ from planner.model import family_note
 from planner.reports import parse_actuals
 from planner.search import parse_quota_rules, parse_quotas
 from planner.store import ingest_bytes, list_reports, load_calibration
-from planner.store._reports import instance_contradiction
+from planner.store._facts import instance_contradiction
 from planner.team import TeamPlanError
 from probes import report_to_json
 

@@ -263,9 +263,11 @@ def test_reingesting_the_same_file_is_a_no_op(tmp_path, catalog, make_report):
 
 
 def test_reingesting_with_another_accelerator_is_not_ignored(tmp_path, catalog, make_report):
-    # "NVIDIA H100" alone does not say SXM or NVL (on a p5.48xlarge the instance would)
+    # "NVIDIA H100" alone does not say SXM or NVL (on a p5.48xlarge the instance would, and
+    # so would a memory figure: 79.6 GiB is an SXM's, and an NVL label would be refused)
     path = write_report_atomic(make_report(gpu_model="NVIDIA H100", instance_type=None,
-                                           cloud=None), tmp_path / "r.json")
+                                           cloud=None, gpu_memory_bytes=None),
+                               tmp_path / "r.json")
     first = ingest(path, catalog, accelerator="H100")
     again = ingest(path, catalog, accelerator="H100-NVL-94GB")
     assert again.id == first.id and again.accelerator == "H100-NVL-94GB"

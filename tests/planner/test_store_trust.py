@@ -228,6 +228,46 @@ def test_a_contradicting_report_stored_before_ingest_knew_is_refused(tmp_path, c
     assert "on a p5.48xlarge, whose GPUs are H100-SXM5-80GB" in why
 
 
+def test_gpu_memory_that_is_not_the_catalog_gpus_is_refused(tmp_path, catalog):
+    """An "H100" with 16 GiB of memory (a T4's, relabelled) calibrated H100 plans: the memory
+    a GPU reports is its datasheet figure less what ECC and the driver keep, 0.92-1.0 of it
+    on real GPUs (T4 with ECC 14.75 of 16 GiB, H100 79.6 of 80)."""
+    path = write_report_atomic(h100_report(gpu_memory_bytes=16 * 2**30), tmp_path / "r.json")
+    with pytest.raises(CalibrationError) as info:
+        ingest(path, catalog)
+    text = str(info.value)
+    assert text.startswith("the report gives its GPU 16.0 GiB of memory, and H100-SXM5-80GB "
+                           "has 80 GiB")
+    assert "To fix:" in text and "\n" not in text and list_reports() == []
+    # an accelerator named by hand is held to the same figure
+    with pytest.raises(CalibrationError, match="has 80 GiB"):
+        ingest(write_report_atomic(h100_report(gpu_model="Some GPU", gpu_memory_bytes=16 * 2**30,
+                                               instance_type=None, cloud=None),
+                                   tmp_path / "s.json"), catalog, accelerator="H100")
+    # 94 GiB is an H100 NVL's, not this 80 GiB SXM part
+    with pytest.raises(CalibrationError, match="93.6 GiB"):
+        ingest(write_report_atomic(h100_report(gpu_memory_bytes=int(93.6 * 2**30)),
+                                   tmp_path / "t.json"), catalog)
+    for gib in (68.5, 79.6, 84.0):  # within 0.85-1.05 of 80: ECC, driver, rounding
+        put(tmp_path, catalog, h100_report(gpu_memory_bytes=int(gib * 2**30),
+                                           bf16_tflops=600.0 + gib), f"{gib}.json")
+    assert len(list_reports()) == 3
+
+
+def test_gpu_memory_stored_before_ingest_knew_is_refused(tmp_path, catalog):
+    put(tmp_path, catalog, h100_report())
+    with sqlite3.connect(db_path()) as conn:
+        conn.execute("INSERT INTO reports (sha256, ingested_utc, created_utc, accelerator, "
+                     "device_type, report_json) SELECT 'other', ingested_utc, created_utc, "
+                     "accelerator, device_type, ? FROM reports WHERE id = 1",
+                     (report_to_json(h100_report(bf16_tflops=600.0,
+                                                 gpu_memory_bytes=16 * 2**30)),))
+    cal = load_calibration(catalog)
+    assert cal.matmul(H100, "bf16").report_ids == (1,)
+    (why,) = refused(cal, 2)
+    assert why.startswith("the report gives its GPU 16.0 GiB of memory, and H100-SXM5-80GB")
+
+
 def test_a_one_gpu_workload_run_on_an_eight_gpu_instance_is_not_a_full_node(tmp_path, catalog):
     # the report's own count says "a node of one GPU"; the catalog says p5.48xlarge has 8
     stored = put(tmp_path, catalog, h100_workload_report(

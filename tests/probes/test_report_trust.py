@@ -285,6 +285,36 @@ def test_gpu_facts_of_real_gpus_are_trusted():
         assert _refusals(_with_env(h100_report(), **changes)) == {None}
 
 
+def test_more_ranks_per_node_than_the_node_shows_gpus_is_refused():
+    """A CUDA run puts local rank r on GPU r and stops when a rank has none
+    (probes._timing.resolve_device), so 8 ranks per node beside 4 GPUs seen by CUDA and by
+    nvidia-smi is a report of another machine's shape."""
+    (why,) = _refusals(_with_env(h100_report(), gpu_count=4, gpu_count_smi=4))
+    assert why.startswith("8 ranks per node ran on a node that shows 4 GPUs") and EDITED in why
+    (why,) = _refusals(_with_env(h100_report(), gpu_count=4, gpu_count_smi=None))
+    assert "shows 4 GPUs" in why
+    # more GPUs than ranks is a run on part of the node: its own rule (bus bandwidth only)
+    part = _refusals(_with_env(h100_report(), gpu_count=16, gpu_count_smi=16))
+    assert None in part and not any("ranks per node" in r for r in part if r)
+    # CUDA_VISIBLE_DEVICES may hide GPUs from CUDA that nvidia-smi still lists
+    assert _refusals(_with_env(h100_report(), gpu_count=8, gpu_count_smi=16)) \
+        == _refusals(_with_env(h100_report(), gpu_count=16, gpu_count_smi=16))
+
+
+def test_fp8_measured_on_a_gpu_without_fp8_is_refused():
+    """fp8 matmuls need compute capability 8.9 (Ada) or above: a report of an fp8 rate at
+    capability 8.0 states a GPU that could not have run them."""
+    report = h100_report(fp8_tflops=1300.0)
+    (why,) = _refusals(_with_env(report, compute_capability="8.0"))
+    assert why.startswith("matmul fp8_e4m3 was measured at compute capability 8.0, and fp8 "
+                          "matmuls need 8.9 or above") and EDITED in why
+    for cc in ("8.9", "9.0", "10.0", None):  # Ada, Hopper, Blackwell; unknown is not a claim
+        assert all(r is None or "compute capability" not in r
+                   for r in _refusals(_with_env(report, compute_capability=cc)))
+    # without an fp8 result, capability 8.0 states nothing against the report
+    assert _refusals(_with_env(h100_report(), compute_capability="8.0")) == {None}
+
+
 def test_a_world_size_that_is_not_nodes_times_gpus_per_node_is_refused():
     """G1_nodes2_world8: 2 nodes of 8 GPUs said the environment, 8 ranks in all."""
     (why,) = _refusals(_with_env(h100_report(), node_count=2))

@@ -1,0 +1,40 @@
+"""A report's facts against the catalog: the GPU its name says beside the GPU of the instance
+type it names, and the memory it reports beside the catalog accelerator's. `ingest` refuses
+such a report before storing it, and the calibration refuses one stored before these rules
+(``_calibrate._candidates``), with the same words."""
+
+from __future__ import annotations
+
+from catalog import quoted
+
+
+def instance_contradiction(gpu_model: str | None, instance_type: str | None,
+                           gpu_accelerator: str | None, instance_accelerator: str) -> str:
+    """The refusal of a report whose GPU name is not the GPU its catalog instance type has:
+    one of the two facts is wrong, so neither can key its figures. The GPU's name is the
+    report's text: ``quoted``, cut to 40 characters."""
+    return (f"the report names the GPU {quoted(gpu_model)} ({gpu_accelerator}) on a "
+            f"{instance_type}, "
+            f"whose GPUs are {instance_accelerator}: one of the two is wrong, so its figures "
+            "calibrate neither. To fix: re-run the probes on the instance (they record both "
+            "as measured)")
+
+
+# The memory a GPU reports (torch's total_memory) is its datasheet figure less what ECC and
+# the driver keep: 0.92-1.0 of the catalog's on real parts (T4 with ECC 14.75 of 16 GiB, L40S
+# 45.0 of 48, H100 79.6 of 80, H200 140.4 of 141). Outside this band it is another GPU.
+MEMORY_BAND = (0.85, 1.05)
+
+
+def memory_contradiction(env, acc) -> str | None:
+    """The refusal of a report whose GPU memory is not catalog accelerator ``acc``'s."""
+    if env is None or env.device_type != "cuda" or not env.gpu_memory_bytes \
+            or acc is None or not acc.memory_gib:
+        return None
+    gib = env.gpu_memory_bytes / 2**30
+    low, high = MEMORY_BAND
+    if low * acc.memory_gib <= gib <= high * acc.memory_gib:
+        return None
+    return (f"the report gives its GPU {gib:,.1f} GiB of memory, and {acc.name} has "
+            f"{acc.memory_gib:g} GiB: it measured another GPU, or was edited. To fix: re-run "
+            "the probes on the instance, or name the GPU it ran on with `accelerator`")
