@@ -153,6 +153,16 @@ def test_an_honest_spread_between_gpus_calibrates_by_its_median(tmp_path, catalo
 
 
 # -- item 4: copies of one run count once ------------------------------------------------------
+def _store_past_ingest(report_json: str, *, accelerator: str | None = None) -> None:
+    """Store ``report_json`` beside report 1 as an older gpuplan did, without today's ingest
+    checks (``accelerator``: the label stored; default report 1's)."""
+    with sqlite3.connect(db_path()) as conn:
+        conn.execute("INSERT INTO reports (sha256, ingested_utc, created_utc, accelerator, "
+                     "device_type, report_json) SELECT ?, ingested_utc, created_utc, "
+                     "coalesce(?, accelerator), device_type, ? FROM reports WHERE id = 1",
+                     (f"past-{len(report_json)}", accelerator, report_json))
+
+
 def _compact(report) -> bytes:
     return json.dumps(json.loads(report_to_json(report))).encode()
 
@@ -190,11 +200,7 @@ def test_copies_do_not_decide_the_median_but_other_runs_do(tmp_path, catalog):
 
 def test_a_copy_stored_before_ingest_knew_counts_once(tmp_path, catalog):
     first = put(tmp_path, catalog, h100_report(bf16_tflops=980.0))
-    with sqlite3.connect(db_path()) as conn:  # as an older gpuplan stored it: other bytes
-        conn.execute("INSERT INTO reports (sha256, ingested_utc, created_utc, accelerator, "
-                     "device_type, report_json) SELECT 'other', ingested_utc, created_utc, "
-                     "accelerator, device_type, ? FROM reports WHERE id = 1",
-                     (_compact(h100_report(bf16_tflops=980.0)).decode(),))
+    _store_past_ingest(_compact(h100_report(bf16_tflops=980.0)).decode())  # other bytes
     cal = load_calibration(catalog)
     assert cal.matmul(H100, "bf16").report_ids == (first.id,)
     (why,) = refused(cal, 2)
@@ -216,12 +222,9 @@ def test_a_gpu_name_that_contradicts_the_instance_type_is_refused(tmp_path, cata
 
 def test_a_contradicting_report_stored_before_ingest_knew_is_refused(tmp_path, catalog):
     put(tmp_path, catalog, h100_report())
-    with sqlite3.connect(db_path()) as conn:
-        conn.execute("INSERT INTO reports (sha256, ingested_utc, created_utc, accelerator, "
-                     "device_type, report_json) SELECT 'other', ingested_utc, created_utc, "
-                     "'A100-SXM4-80GB', device_type, ? FROM reports WHERE id = 1",
-                     (report_to_json(h100_report(bf16_tflops=600.0,
-                                                 gpu_model="NVIDIA A100-SXM4-80GB")),))
+    _store_past_ingest(report_to_json(h100_report(bf16_tflops=600.0,
+                                                  gpu_model="NVIDIA A100-SXM4-80GB")),
+                       accelerator="A100-SXM4-80GB")
     cal = load_calibration(catalog)
     assert cal.matmul("A100-SXM4-80GB", "bf16") is None
     (why,) = refused(cal, 2)
@@ -256,12 +259,8 @@ def test_gpu_memory_that_is_not_the_catalog_gpus_is_refused(tmp_path, catalog):
 
 def test_gpu_memory_stored_before_ingest_knew_is_refused(tmp_path, catalog):
     put(tmp_path, catalog, h100_report())
-    with sqlite3.connect(db_path()) as conn:
-        conn.execute("INSERT INTO reports (sha256, ingested_utc, created_utc, accelerator, "
-                     "device_type, report_json) SELECT 'other', ingested_utc, created_utc, "
-                     "accelerator, device_type, ? FROM reports WHERE id = 1",
-                     (report_to_json(h100_report(bf16_tflops=600.0,
-                                                 gpu_memory_bytes=16 * 2**30)),))
+    _store_past_ingest(report_to_json(h100_report(bf16_tflops=600.0,
+                                                  gpu_memory_bytes=16 * 2**30)))
     cal = load_calibration(catalog)
     assert cal.matmul(H100, "bf16").report_ids == (1,)
     (why,) = refused(cal, 2)
@@ -305,11 +304,7 @@ def test_a_workload_shape_no_run_can_have_is_refused_and_never_stops_a_plan(
     assert list_reports() == []
     # as an older gpuplan stored it: listed as refused, and the rest of the store still used
     put(tmp_path, catalog, h100_report())
-    with sqlite3.connect(db_path()) as conn:
-        conn.execute("INSERT INTO reports (sha256, ingested_utc, created_utc, accelerator, "
-                     "device_type, report_json) SELECT 'poison', ingested_utc, created_utc, "
-                     "accelerator, device_type, ? FROM reports WHERE id = 1",
-                     (json.dumps(data),))
+    _store_past_ingest(json.dumps(data))
     cal = load_calibration(catalog)
     assert cal.matmul(H100, "bf16") is not None
     (why,) = refused(cal, 2)
