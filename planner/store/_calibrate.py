@@ -29,9 +29,9 @@ from ..model import (
 from ._damage import StoreConnection, stored_json
 from ._db import _reading
 from ._facts import instance_contradiction, memory_contradiction
+from ._fingerprint import measurement_fingerprint
 from ._reports import (
     DTYPE_NAMES,
-    measurement_fingerprint,
     workload_figures,
 )
 from ._rules import Candidate, PerGpu, WorkloadCandidate, calibrate
@@ -53,7 +53,7 @@ def load_calibration(catalog: Catalog | None = None, *, db: Path | None = None) 
             from catalog import load_catalog
 
             catalog = load_catalog()
-        runs: dict[str, int] = {}  # measurement fingerprint -> the first report with it
+        runs: dict[str, list] = {}  # a fingerprint's shape -> (fingerprint, report id)s
         for rid, created, acc, text in rows:
             figures, layer = _candidates(rid, created, acc, stored_json_or_error(text, conn),
                                          catalog, runs)
@@ -211,10 +211,10 @@ def stored_json_or_error(text: str, conn: StoreConnection) -> object:
 
 
 def _candidates(rid: int, created: str, acc_name: str | None, data: object, catalog: Catalog,
-                runs: dict[str, int]) -> tuple[list[Candidate], WorkloadCandidate | None]:
+                runs: dict[str, list]) -> tuple[list[Candidate], WorkloadCandidate | None]:
     """Every figure of one stored report (its JSON, or why it has none: ``data``) as a
     Candidate for the rules, and its workload layer (None when it has none). ``runs``: the
-    measurement fingerprints of the reports before it (a copy of one of them is refused;
+    measurement fingerprints of the reports before it, by shape (a copy of one of them is refused;
     added to when it is not)."""
     from probes import ReportError, parse_report
 
@@ -230,11 +230,13 @@ def _candidates(rid: int, created: str, acc_name: str | None, data: object, cata
     except (ReportError, ValueError) as exc:
         return whole(f"this gpuplan cannot read it: {exc}")
     fingerprint = measurement_fingerprint(report)
-    if fingerprint in runs:  # stored before copies were recognised at ingest
-        return whole(f"the same measurements as report {runs[fingerprint]} (a copy of that "
-                     "run, re-saved, renamed or re-dated): one run counts once")
+    for earlier, first in runs.get(fingerprint.shape, ()) if fingerprint else ():
+        how = earlier.same_run(fingerprint)  # stored before ingest recognised such copies
+        if how is not None:
+            return whole(f"the same measurements as report {first}{how} (a copy of that "
+                         "run, re-saved, renamed, re-dated or nudged): one run counts once")
     if fingerprint is not None:
-        runs[fingerprint] = rid
+        runs.setdefault(fingerprint.shape, []).append((fingerprint, rid))
     acc = None
     if acc_name:
         try:

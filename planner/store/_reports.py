@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from ..model import CalibrationError, WorkloadShape, freeze, thaw
 from ._damage import StoreConnection, rebuild_fix, stored_json
 from ._db import _reading, _write, next_report_id
 from ._facts import instance_contradiction, memory_contradiction
+from ._fingerprint import Fingerprint, measurement_fingerprint, rows_close
 
 # probe dtype -> catalog dtype (catalog.DTYPES); fp8 with fast accumulation keeps its own key
 DTYPE_NAMES = {"fp32": "fp32", "tf32": "tf32", "bf16": "bf16", "fp16": "fp16",
@@ -133,51 +133,12 @@ def workload_figures(report) -> dict | None:
             "attention_backend": w.attention_backend}
 
 
-def _canonical(value):
-    """``value`` (a section as ``dataclasses.asdict`` gives it) with every number a float, so
-    650 and 650.0 (a file re-saved by hand) are the same figure."""
-    if isinstance(value, dict):
-        return {k: _canonical(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_canonical(v) for v in value]
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return value
-
-
-def measurement_fingerprint(report) -> str | None:
-    """sha256 of what the run measured: each rank's own figures (matmul, memory, workload),
-    the probes' sections (their points, spreads and checks) and the kind of device they ran
-    on (the environment's device_type; none without an environment); not the file's
-    formatting, nor the facts that name the run — the rest of the environment (hostname,
-    instance, versions), the ranks' hosts, devices and GPU UUIDs, timestamps, duration,
-    quick flag, errors. So a copy of one run re-saved, renamed, re-dated or relabelled has
-    the same fingerprint and counts once, while two real runs never agree: their timed
-    figures differ in the last bits. A copy without its environment section is another
-    report: it calibrates nothing (what it measured is unknown), and taken for the GPU run
-    it would have hidden that run's figures from the calibration.
-    None when the report measured nothing (then only identical bytes are the same report)."""
-    ranks = [[r.rank, *(sorted([nv.name, float(nv.value)] for nv in values)
-                        for values in (r.matmul_best_tflops, r.memory_gb_per_s, r.workload))]
-             for r in sorted(report.ranks, key=lambda r: r.rank)]
-    sections = [report.matmul, report.memory, report.collectives, report.workload]
-    mm, mem, col, w = sections
-    if not (any(r[1] or r[2] or r[3] for r in ranks) or (mm and mm.points)
-            or (mem and mem.points) or (col and any(s.points for s in col.series))
-            or (w and w.status == "measured")):
-        return None
-    device = report.environment.device_type if report.environment is not None else None
-    content = [ranks, *(None if s is None else _canonical(dataclasses.asdict(s))
-                        for s in sections), device]
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _same_run(conn: StoreConnection, fingerprint: str | None,
-              rows: list[tuple[str, str, float, str]]) -> tuple[int, str] | None:
-    """(id, accelerator) of a stored report with the same measurements, if any. Only reports
-    whose measurement rows are the same as ``rows`` (a copy's are) are parsed, so an ingest
-    does not re-read every stored report."""
+def _same_run(conn: StoreConnection, fingerprint: Fingerprint | None,
+              rows: list[tuple[str, str, float, str]]) -> tuple[int, str, str] | None:
+    """(id, accelerator, how: ``Fingerprint.same_run``) of a stored report with the same
+    measurements, if any. Only reports whose measurement rows are the same as ``rows`` (a
+    copy's are, within SAME_RUN_REL) are parsed, so an ingest does not re-read every stored
+    report."""
     from probes import ReportError, parse_report
 
     if fingerprint is None:
@@ -189,7 +150,7 @@ def _same_run(conn: StoreConnection, fingerprint: str | None,
         stored.setdefault(rid, []).append((kind, key, value))
     for rid, acc in conn.execute("SELECT id, accelerator FROM reports ORDER BY id").fetchall():
         try:
-            if sorted(stored.get(rid, [])) != want:
+            if not rows_close(sorted(stored.get(rid, [])), want):
                 continue
         except TypeError:  # a hand-edited row of another type: not a copy of this report
             continue
@@ -198,8 +159,10 @@ def _same_run(conn: StoreConnection, fingerprint: str | None,
             report = parse_report(stored_json(text, conn), source=f"probe report {rid}")
         except (ReportError, TypeError, ValueError):  # JSONDecodeError is a ValueError
             continue  # an unreadable row is refused when the calibration loads
-        if measurement_fingerprint(report) == fingerprint:
-            return rid, acc
+        stored_print = measurement_fingerprint(report)
+        how = None if stored_print is None else stored_print.same_run(fingerprint)
+        if how is not None:
+            return rid, acc, how
     return None
 
 
@@ -285,8 +248,9 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
         existing = conn.execute("SELECT id, accelerator FROM reports WHERE sha256 = ?",
                                 (digest,)).fetchone()
         same = "same file"
-        if existing is None:  # a copy of a stored run (re-saved, renamed, re-dated)
-            existing, same = _same_run(conn, fingerprint, rows), "same measurements"
+        if existing is None:  # a copy of a stored run (re-saved, renamed, re-dated, nudged)
+            run = _same_run(conn, fingerprint, rows)
+            existing, same = run and run[:2], f"same measurements{run[2]}" if run else ""
         if existing:
             rid, old = existing
             if accelerator and acc != old:

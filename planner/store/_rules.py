@@ -13,8 +13,9 @@ The rules (`calibrate`), applied to every figure a stored report offers (probes.
    accumulation fp8, a message size short of the bus-bandwidth plateau, a run that did not
    use every GPU of its node (for bus bandwidth) — each refuses the figure, with the reason.
    A report whose GPU name is not its catalog instance type's GPU, and a copy of an earlier
-   report's measurements (``_reports.measurement_fingerprint``: re-saved, renamed, re-dated),
-   are refused whole (ingest refuses both too; this covers reports stored before it did).
+   report's measurements (``_fingerprint.measurement_fingerprint``: re-saved, renamed,
+   re-dated, nudged), are refused whole (ingest refuses both too; this covers reports stored
+   before it did).
 2. Physical bounds: a figure above the datasheet peak is impossible, and one below
    MIN_FRACTION_OF_PEAK of it says the measurement is broken (a wrong device, a unit error),
    not that the hardware is slow. Either refuses *every* figure of that report: a report that

@@ -187,6 +187,43 @@ def test_a_copy_of_a_stored_run_is_already_stored(tmp_path, catalog, copy):
     assert (m.value, m.n_reports) == (980.0, 1)
 
 
+def _nudged(report, factor: float) -> str:
+    """``report``'s JSON with every non-integer number times ``factor``: derived figures stay
+    what their raw ones give (both sides scale), and percentiles stay in order."""
+    def walk(v):
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        return v * factor if isinstance(v, float) and not v.is_integer() else v
+    return json.dumps(walk(json.loads(report_to_json(report))))
+
+
+def test_a_copy_with_its_figures_nudged_is_the_same_run(tmp_path, catalog):
+    """A copy with every figure moved by 1e-9 counted as a second run: the exact fingerprint
+    missed it, and one run pulled the median towards itself. Two real runs' timed figures
+    differ far more than 1e-6 (timer noise): within that, it is the same run."""
+    report = h100_report(bf16_tflops=980.0)
+    first = put(tmp_path, catalog, report)
+    again = ingest_bytes(_nudged(report, 1 + 1e-9).encode(), catalog, source="nudged.json")
+    assert again.id == first.id and len(list_reports()) == 1
+    assert again.ingest_status == ("already stored as report 1 (same measurements, within a "
+                                   "relative 1e-06)")
+    # one that differs as two runs do is another run
+    other = ingest_bytes(_nudged(report, 1 + 1e-4).encode(), catalog, source="other.json")
+    assert other.ingest_status == "stored" and len(list_reports()) == 2
+
+
+def test_a_nudged_copy_stored_before_ingest_knew_counts_once(tmp_path, catalog):
+    put(tmp_path, catalog, h100_report(bf16_tflops=980.0))
+    _store_past_ingest(_nudged(h100_report(bf16_tflops=980.0), 1 - 1e-8))
+    cal = load_calibration(catalog)
+    assert cal.matmul(H100, "bf16").report_ids == (1,)
+    (why,) = refused(cal, 2)
+    assert why.startswith("the same measurements as report 1, within a relative 1e-06 (a copy "
+                          "of that run")
+
+
 def test_copies_do_not_decide_the_median_but_other_runs_do(tmp_path, catalog):
     put(tmp_path, catalog, h100_report(bf16_tflops=650.0), "honest.json")
     put(tmp_path, catalog, h100_report(bf16_tflops=980.0), "forged.json")

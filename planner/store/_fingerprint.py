@@ -1,0 +1,102 @@
+"""What a probe run measured, as one comparable record: a copy of a stored run (re-saved,
+renamed, re-dated, relabelled, or with its figures nudged) is recognised as that run, at
+ingest (``_reports._same_run``) and when the calibration loads (``_calibrate._candidates``),
+so one run counts once in a median."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+
+
+def _canonical(value):
+    """``value`` (a section as ``dataclasses.asdict`` gives it) with every number a float, so
+    650 and 650.0 (a file re-saved by hand) are the same figure."""
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+# Two real runs' timed figures differ by far more than this (timer resolution and noise are
+# 1e-4 and up), and the probe's derived figures agree to float rounding (1e-15), so a report
+# whose every figure is within it of a stored run's is that run, nudged (probes._consistency
+# holds an honest report to the same 1e-6).
+SAME_RUN_REL = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What a run measured, as ``measurement_fingerprint`` reads it: the shape of its figures
+    (a sha256 of them with every number left out) and the numbers, in order."""
+    shape: str
+    values: tuple[float, ...]
+
+    def same_run(self, other: Fingerprint) -> str | None:
+        """"" (the very figures) or the tolerance (within SAME_RUN_REL) when ``other`` is the
+        same run's; None when it is another run's."""
+        if self.shape != other.shape or len(self.values) != len(other.values):
+            return None
+        if self.values == other.values:
+            return ""
+        return (f", within a relative {SAME_RUN_REL:g}" if all(
+            math.isclose(a, b, rel_tol=SAME_RUN_REL, abs_tol=1e-300)
+            for a, b in zip(self.values, other.values, strict=True)) else None)
+
+
+def _split(value, values: list[float]):
+    """``value`` (canonical: every number a float) with each number replaced by "#", appended
+    to ``values``."""
+    if isinstance(value, dict):
+        return {k: _split(v, values) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [_split(v, values) for v in value]
+    if isinstance(value, float):
+        values.append(value)
+        return "#"
+    return value
+
+
+def measurement_fingerprint(report) -> Fingerprint | None:
+    """What the run measured: each rank's own figures (matmul, memory, workload),
+    the probes' sections (their points, spreads and checks) and the kind of device they ran
+    on (the environment's device_type; none without an environment); not the file's
+    formatting, nor the facts that name the run — the rest of the environment (hostname,
+    instance, versions), the ranks' hosts, devices and GPU UUIDs, timestamps, duration,
+    quick flag, errors. So a copy of one run re-saved, renamed, re-dated or relabelled has
+    the same fingerprint and counts once, and so does one with its figures nudged within
+    SAME_RUN_REL, while two real runs never agree: their timed figures differ far more.
+    A copy without its environment section is another
+    report: it calibrates nothing (what it measured is unknown), and taken for the GPU run
+    it would have hidden that run's figures from the calibration.
+    None when the report measured nothing (then only identical bytes are the same report)."""
+    ranks = [[r.rank, *(sorted([nv.name, float(nv.value)] for nv in values)
+                        for values in (r.matmul_best_tflops, r.memory_gb_per_s, r.workload))]
+             for r in sorted(report.ranks, key=lambda r: r.rank)]
+    sections = [report.matmul, report.memory, report.collectives, report.workload]
+    mm, mem, col, w = sections
+    if not (any(r[1] or r[2] or r[3] for r in ranks) or (mm and mm.points)
+            or (mem and mem.points) or (col and any(s.points for s in col.series))
+            or (w and w.status == "measured")):
+        return None
+    device = report.environment.device_type if report.environment is not None else None
+    content = [_canonical(ranks), *(None if s is None else _canonical(dataclasses.asdict(s))
+                                    for s in sections), device]
+    values: list[float] = []
+    text = json.dumps(_split(content, values), separators=(",", ":"))
+    return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), tuple(values))
+
+
+def rows_close(have: list, want: list) -> bool:
+    """Two reports' sorted measurement rows (kind, key, value) are one run's, within
+    SAME_RUN_REL: the cheap test before their fingerprints are compared."""
+    return len(have) == len(want) and all(
+        (a[0], a[1]) == (b[0], b[1])
+        and math.isclose(float(a[2]), b[2], rel_tol=SAME_RUN_REL, abs_tol=1e-300)
+        for a, b in zip(have, want, strict=True))
