@@ -2,7 +2,8 @@
 
 Prices need no credentials: ``GET https://prices.azure.com/api/retail/prices`` with
 ``$filter=serviceName eq 'Virtual Machines' and armSkuName eq '<size>'``, one query per GPU
-size (concurrently), following ``NextPageLink`` until it is null. Item rules:
+size (concurrently), following ``NextPageLink`` until it is null, over the standard library's
+HTTPS (``_http``: a base install refreshes them, no [azure] extra). Item rules:
 
 - ``productName`` containing "Windows" → skipped (Linux prices only);
 - ``type`` Consumption → ``on_demand``, or ``spot`` when meterName/skuName contains "Spot";
@@ -33,17 +34,18 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlencode
 
 from .._records import InstanceType, Offer
 from ._common import (
     CloudData,
     Progress,
     RefreshError,
-    SourceUnavailable,
     guess_topology,
     run_per_region,
     today,
 )
+from ._http import get_json
 from ._names import AZURE_RETIRED, azure_accelerator
 
 CLOUD = "azure"
@@ -80,9 +82,8 @@ class AzureSource:
             specs = {t.name: _spec_from_reference(t) for t in self.reference.instance_types
                      if t.cloud == CLOUD}
         wanted = set(regions) if regions is not None else None
-        session = _session()
         names = sorted(n for n in specs if n not in FRACTIONAL and not AZURE_RETIRED.match(n))
-        prices = run_per_region(CLOUD, names, lambda n: self._prices(session, n, wanted),
+        prices = run_per_region(CLOUD, names, lambda n: self._prices(n, wanted),
                                 progress, self.max_workers, what="retail prices for")
         as_of = today()
         base = Offer(cloud=CLOUD, instance_type="-", region="-", pricing="on_demand",
@@ -176,12 +177,12 @@ class AzureSource:
             notes=ref.notes if ref else "from Azure resource SKUs")
 
     # -- retail prices (public) -------------------------------------------------------------
-    def _prices(self, session, sku_name: str, wanted) -> dict[tuple[str, str], float]:
-        import requests
-
-        params: dict | None = {"$filter": "serviceName eq 'Virtual Machines' and armSkuName "
-                               f"eq '{sku_name}'"}
-        url: str | None = self.prices_url
+    def _prices(self, sku_name: str, wanted) -> dict[tuple[str, str], float]:
+        # the standard library's HTTPS (``_http``), as for AWS's public price files: a base
+        # install refreshes Azure's public prices without the [azure] extra
+        query = urlencode({"$filter": "serviceName eq 'Virtual Machines' and armSkuName "
+                                      f"eq '{sku_name}'"})
+        url: str | None = f"{self.prices_url}?{query}"
         out: dict[tuple[str, str], float] = {}
         seen: set[str] = set()
         while url:
@@ -192,21 +193,20 @@ class AzureSource:
                                    + ("lead back to a page already read" if url in seen else
                                       f"go on past {MAX_PRICE_PAGES:,}")
                                    + ". To fix: retry later, or leave azure out with --cloud")
+            # the first page asks whether the API answers at all (SourceUnavailable at once
+            # when it does not); later pages are retried, and a failure fails the refresh
+            page = get_json(url, cloud=CLOUD, timeout_s=self.timeout_s, first=not seen)
             seen.add(url)
-            try:
-                response = session.get(url, params=params, timeout=self.timeout_s)
-            except requests.ConnectionError as exc:
-                raise SourceUnavailable(CLOUD, f"cannot reach the Azure Retail Prices API "
-                                        f"({type(exc).__name__}). To fix: check your network "
-                                        "or proxy and retry") from None
-            response.raise_for_status()
-            page = response.json()
-            for item in page.get("Items", []):
-                parsed = parse_item(item)
+            if not isinstance(page, dict):
+                raise RefreshError(f"azure: the Retail Prices API answered {type(page).__name__}"
+                                   " where a page of prices belongs. To fix: retry later, or "
+                                   "leave azure out with --cloud")
+            for item in page.get("Items") or []:
+                parsed = parse_item(item) if isinstance(item, dict) else None
                 if parsed and (wanted is None or parsed[0] in wanted):
                     key = parsed[:2]
                     out[key] = min(out.get(key, parsed[2]), parsed[2])
-            url, params = page.get("NextPageLink"), None
+            url = page.get("NextPageLink")
         return out
 
 
@@ -232,21 +232,6 @@ def parse_item(item: dict) -> tuple[str, str, float] | None:
 
 def source_label(as_of) -> str:
     return f"Azure Retail Prices API + resource SKUs (gpuplan catalog refresh {as_of.isoformat()})"
-
-
-def _session():
-    import requests
-    from requests.adapters import HTTPAdapter
-    from urllib3.util.retry import Retry
-
-    session = requests.Session()
-    # read=1: a proxy that accepts and never answers costs two timeouts, not six per page (a
-    # refresh behind one ran 12.5 minutes in silence); busy answers (429, 5xx) still get 5
-    retry = Retry(total=5, connect=1, read=1, backoff_factor=0.5,
-                  status_forcelist=(429, 500, 502, 503, 504), allowed_methods=("GET",))
-    session.mount("https://", HTTPAdapter(max_retries=retry, pool_maxsize=16))
-    session.mount("http://", HTTPAdapter(max_retries=retry, pool_maxsize=16))
-    return session
 
 
 def _spec_from_reference(t: InstanceType) -> dict:

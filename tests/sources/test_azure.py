@@ -71,6 +71,21 @@ def test_prices_refresh_without_credentials(azure_server, packaged, monkeypatch)
     assert any("az login" in w and "prices still refreshed" in w for w in data.warnings)
 
 
+def test_prices_need_no_package_beyond_the_base_install(azure_server, packaged, monkeypatch):
+    """README: "AWS and Azure need no credentials" — but the price fetch imported `requests`,
+    which only the [azure] extra installs, so `catalog refresh` failed whole on a base install
+    ("No module named 'requests'") and "retry" was its fix."""
+    import sys
+
+    monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
+    for name in ("requests", "urllib3"):
+        monkeypatch.setitem(sys.modules, name, None)  # `import requests` raises ImportError
+    data = AzureSource(reference=packaged, prices_url=azure_server.url_for(PRICES)).fetch(
+        None, None)
+    assert _by_key(data)[(H100, "eastus", "on_demand")].usd_per_hour == 98.32
+    assert (H100, "westus3", "on_demand") in _by_key(data)  # page 2 followed
+
+
 def test_resource_skus_give_specs_and_restrictions(azure_server, packaged):
     base = azure_server.url_for("/").rstrip("/")
     data = AzureSource(reference=packaged, credential=FakeCredential(), subscription_id="sub-1",
@@ -96,7 +111,9 @@ def test_no_network_is_one_line(packaged, closed_port, monkeypatch):
         AzureSource(reference=packaged,
                     prices_url=f"http://127.0.0.1:{closed_port}/api/retail/prices").fetch(
             ["eastus"], None)
-    assert "cannot reach the Azure Retail Prices API" in str(info.value)
+    text = str(info.value)  # as AWS's public files say it (catalog/sources/_http.py)
+    assert text.startswith(f"azure: cannot reach 127.0.0.1:{closed_port} (") and "\n" not in text
+    assert "To fix: check your network or proxy and retry" in text
 
 
 @pytest.mark.live
