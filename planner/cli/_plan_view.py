@@ -169,6 +169,9 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     if result.infeasible is not None:
         inf = result.infeasible
         out.print(f"[bold red]infeasible:[/bold red] {say_fields(inf.reason)}.")
+        beyond = "; beyond " + " and ".join(  # the limits given, not both where one was
+            w for w, given in (("the budget", constraints.budget_usd is not None),
+                               ("the quotas", constraints.quotas is not None)) if given)
         for label, c, miss in (("fastest", inf.fastest, inf.fastest_misses_by_hours),
                                ("cheapest", inf.cheapest, inf.cheapest_misses_by_hours)):
             # wrapped under itself (a wrapped line at column 0 read as a new item)
@@ -178,7 +181,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
                           + (f"misses the deadline by {_hours(miss)}" if miss > 0 else
                              f"P(deadline) {format_chance(c.deadline_probability)}")
                           # none within the budget and quotas: these are shown beyond them
-                          + ("" if c.within_limits else "; beyond the budget or quotas"))
+                          + ("" if c.within_limits else beyond))
         for limit, c in inf.relaxed.items():
             # no flag has no minimum probability: leaving it out is the 0.9 default again
             said = (f"with --min-probability {math.floor(c.deadline_probability * 100) / 100:g} "

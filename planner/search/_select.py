@@ -274,6 +274,10 @@ def _binding_rules(c, space: Space, C: Cands, i: int | None) -> str:
             else "")
 
 
+def _names(limits: list[str]) -> str:
+    return " and ".join("the budget" if k == "budget" else "the quotas" for k in limits)
+
+
 def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
     """Nothing is feasible: the fastest and cheapest candidates, the cheapest plan without
     each limit and why (indices into ``C``; described by the caller)."""
@@ -306,16 +310,23 @@ def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
         # costing 10x the budget beside a fastest block of 52 h)
         limits = [k for k in masks if k != "min_probability"]
         limited = bool(limits) and within.any() and wall[fastest] > wall.min() * (1 + 1e-9)
-        if limited:
-            binding = (*binding, *limits)
+        # a budget or quota that no plan fits at any duration binds too: without this the
+        # reason and its "To fix" named only the probability beside a $1,000 budget
+        alone = {"budget": C.within_budget, "quotas": C.within_quota}
+        shut = [k for k in limits if not alone[k].any()] or (limits if not within.any()
+                                                             else [])
+        binding = (*binding, *(limits if limited else shut))
         best_p = (float(space.probability(np.unique(C.e[pool])).max()) if within.any()
                   else space.max_probability())
-        names = " and ".join("the budget" if k == "budget" else "the quotas" for k in limits)
+        names = _names(limits)
         reason = (f"no candidate finishes within {c.deadline_hours:,.1f} h"
                   + (f" with probability ≥ {format_requirement(c.min_probability)} (best "
                      f"{_best(best_p)})" if c.probability_required else "")
                   + f"; the fastest takes {wall[fastest]:,.1f} h"
-                  + (f" within {names} ({wall.min():,.1f} h without)" if limited else ""))
+                  + (f" within {names} ({wall.min():,.1f} h without)" if limited else "")
+                  + (f"; no plan at any duration is within {_names(shut)}"
+                     + (f" (the cheapest costs {format_usd(cost.min())})" if shut == ["budget"]
+                        else "") if shut else ""))
     else:
         binding = tuple(relaxed) or tuple(masks)
         parts = []

@@ -215,4 +215,16 @@ def test_a_binding_quota_is_named_and_plans_beyond_it_are_said_to_be(capsys, tmp
     assert "quotas[1]" not in said  # a rule that does not bind is not named
     for label in ("fastest", "cheapest"):  # wrapped under itself, never at column 0
         block = re.split(r"\n(?!    )", out.split(f"  {label}: ", 1)[1], maxsplit=1)[0]
-        assert "beyond the budget or quotas" in " ".join(block.split()), block
+        assert "; beyond the quotas" in " ".join(block.split()), block  # no budget given
+
+
+def test_a_budget_below_every_plan_is_in_the_fix_beside_an_impossible_deadline(capsys):
+    """--deadline 1d --budget 1000 (every plan costs $24,000 and more): "To fix" named the
+    deadline and the probability, never the budget, and the plans were "beyond the budget or
+    quotas" where no quota was given."""
+    code, out, err = run(capsys, *LLAMA3_8B, "--deadline", "1d", "--budget", "1000")
+    said = " ".join(out.split())
+    assert code == 2
+    assert "no plan at any duration is within the budget (the cheapest costs $" in said
+    assert "raise --budget" in said.split("To fix:", 1)[1]
+    assert "; beyond the budget" in said and "or quotas" not in said

@@ -32,7 +32,7 @@ from planner import (
     parse_quotas,
     plan,
 )
-from planner.model import probability_within
+from planner.model import format_usd, probability_within
 
 MAX_GPUS = 64
 
@@ -307,6 +307,20 @@ def test_an_impossible_deadline_under_a_budget_quotes_the_plans_within_it():
         "without)" in inf["reason"]
     # where the limits keep no faster plan out, only the deadline binds (as before)
     assert run(deadline_hours=0.05, budget_usd=1e9).infeasible["binding"] == ["deadline"]
+
+
+def test_a_budget_no_plan_fits_at_all_binds_beside_an_impossible_deadline():
+    """--budget 1000 below every plan's cost named only min_probability as binding (and its
+    "To fix" never said --budget), while --budget 100000, which some plans fit, named both
+    (docs sweep 2026-12-06)."""
+    free = run(deadline_hours=0.05).infeasible
+    cheapest_any = free["cheapest"]["total_cost_usd"]
+    inf = run(deadline_hours=0.05, budget_usd=cheapest_any / 10).infeasible
+    assert inf["binding"] == ["deadline", "budget"]
+    assert f"; no plan at any duration is within the budget (the cheapest costs " \
+        f"{format_usd(cheapest_any)})" in inf["reason"]
+    # the blocks quote the plans of all, marked beyond the limits
+    assert inf["cheapest"]["total_cost_usd"] == pytest.approx(cheapest_any)
 
 
 def test_a_filter_that_matches_nothing_is_a_clear_error():
