@@ -28,7 +28,6 @@ from app_pages._plan_charts import cheaper_frontier_plans, frontier_chart, plan_
 DEFAULT_MODEL = "gpt2-xl"  # small enough that the first plan takes a fraction of a second
 DEFAULT_TOKENS = "50B"
 DEFAULT_DEADLINE = "7d"
-DEFAULT_MAX_GPUS = 256  # the page's first plan is quick; the planner's own limit is larger
 # Bound widgets keep their *displayed* option in the URL, so options are short plain words.
 SOURCES = {"preset": "a named architecture", "config": "a Hugging Face config.json",
            "params": "a parameter count"}
@@ -91,7 +90,7 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
     budget = url(sb.number_input, L["budget"], min_value=0.0, max_value=search.MAX_BUDGET_USD,
                  value=None, step=1000.0, key="budget", placeholder="no budget")
     max_gpus = url(sb.number_input, L["max_gpus"], min_value=1, max_value=search.MAX_GPUS_LIMIT,
-                   value=DEFAULT_MAX_GPUS, step=8, key="max_gpus")
+                   value=S.constraint_default("max_gpus"), step=8, key="max_gpus")
     min_prob = url(sb.slider, L["min_probability"], 0.0, 0.99,
                    S.constraint_default("min_probability"), 0.01,
                    key="min_prob", help="The chance of finishing by the deadline, from the "

@@ -73,7 +73,7 @@ def default_plan(**changes) -> dict:
 
     cat = catalog.load_catalog()
     workload = planner.build_workload(planner.WorkloadSpec(model="gpt2-xl", tokens="50B"))
-    constraints = dict(deadline_hours=changes.pop("deadline_hours", 168.0), max_gpus=256,
+    constraints = dict(deadline_hours=changes.pop("deadline_hours", 168.0), max_gpus=1024,
                        min_probability=0.9, pricing=("on_demand", "spot"))
     constraints.update(changes)
     result = planner.plan(workload, cat, planner.Constraints(**constraints),

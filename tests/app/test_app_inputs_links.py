@@ -10,7 +10,7 @@ from ._apptest import app, warnings
 
 
 @pytest.mark.parametrize("key, given, default, label", [
-    ("max_gpus", "1.5", 256, "Max GPUs"),
+    ("max_gpus", "1.5", 1024, "Max GPUs"),  # `gpuplan plan`'s default
     ("top", "2.5", 10, "Candidates to list"),
     ("max_spot", "3.7", None, "Max spot instances"),
 ])

@@ -174,7 +174,7 @@ def test_an_infeasible_budget_names_the_limit_and_the_plan_without_it():
 
 
 def test_an_infeasible_probability_names_it_and_the_plan_that_would_finish_in_time():
-    at = app(model="llama2-7b", tokens="1T", deadline="50h")
+    at = app(model="llama2-7b", tokens="1T", deadline="22h")
     assert_clean(at)
     assert "**What binds:** the minimum probability." in warnings(at)[0]
     assert any(t.startswith("**Without the minimum probability:**") for t in texts(at))
