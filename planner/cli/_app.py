@@ -356,6 +356,27 @@ def _running_options() -> tuple[frozenset[str], frozenset[str]]:
 
 
 _FAILED: list = []  # (command, its command line) whose error line `main` is writing
+_TYPED: list[frozenset[str]] = []  # the long options typed on the command line being run
+
+
+@contextlib.contextmanager
+def typed_line(args: list[str]):
+    """While `main` runs ``args``, ``flag_for`` spells an option of two spellings (`--cloud`,
+    `--clouds`) as the user typed it: "--regions: … not in --clouds aws" answered
+    `--region eastus --cloud aws`."""
+    _TYPED.append(frozenset(a.split("=", 1)[0] for a in args if a.startswith("--")))
+    try:
+        yield
+    finally:
+        _TYPED.pop()
+
+
+def _one_option(spellings: tuple[str, str]) -> bool:
+    """Both ``spellings`` are names of one option of the command being run."""
+    ctx = _current_context()
+    command = ctx.command if ctx is not None else (_FAILED[-1][0] if _FAILED else None)
+    return any(set(spellings) <= set(getattr(p, "opts", ()))
+               for p in getattr(command, "params", ()))
 
 
 @contextlib.contextmanager
@@ -394,7 +415,12 @@ def flag_for(field: str | None) -> str | None:
     # the whole CLI (every command module imported, every command built) is needed only for
     # the others.
     command, line = _running_options()
-    for spelled in (flag, flag.removesuffix("s")):
+    both = (flag, flag.removesuffix("s"))
+    if _TYPED and _one_option(both):  # `--cloud` and `--clouds` of one option: as typed
+        typed = next((s for s in both if s in _TYPED[-1]), None)
+        if typed:
+            return typed
+    for spelled in both:
         if spelled in command:
             return spelled
     if flag in line:

@@ -129,10 +129,11 @@ def _offers_csv(dicts: list[dict], fields: list[str]) -> str:
 def offers_cmd(
     gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Accelerator name or alias "
                    "(H100, a100-80gb, …); repeat or comma-separate.")] = None,
-    cloud: Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp, azure.")] = None,
+    cloud: Annotated[list[str] | None, typer.Option("--cloud", "--clouds",
+                                                    help="aws, gcp, azure.")] = None,
     region: Annotated[list[str] | None, typer.Option(
-        "--region", help="Region codes, matched exactly: us-east-1 does not include the Local "
-        "Zone us-east-1-atl-1 (a region of its own).")] = None,
+        "--region", "--regions", help="Region codes, matched exactly: us-east-1 does not "
+        "include the Local Zone us-east-1-atl-1 (a region of its own).")] = None,
     pricing: Annotated[list[str] | None, typer.Option(
         "--pricing", help="on_demand, spot, reserved_1y, reserved_3y, committed_1y, "
         "committed_3y, capacity_block.")] = None,
@@ -357,7 +358,7 @@ def use_cmd(
 
 
 def refresh_cmd(
-    cloud: Annotated[list[str] | None, typer.Option("--cloud", help="Clouds to refresh "
+    cloud: Annotated[list[str] | None, typer.Option("--cloud", "--clouds", help="Clouds to refresh "
                      "(default aws,gcp,azure); others keep their rows.")] = None,
     regions: Annotated[list[str] | None, typer.Option("--regions", "--region",
                        help="Only these regions; every other offer is kept.")] = None,
@@ -375,7 +376,8 @@ def refresh_cmd(
     date."""
     from catalog import CLOUDS, GpuplanError, UnknownNameError, refresh_catalog
 
-    clouds = split_csv(cloud, "--cloud") or list(CLOUDS)
+    # names as `offers` and `plan` read them: AWS is aws
+    clouds = [c.lower() for c in split_csv(cloud, "--cloud")] or list(CLOUDS)
     for c in clouds:
         if c not in CLOUDS:
             raise UnknownNameError("cloud", c, CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")

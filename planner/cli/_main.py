@@ -247,6 +247,11 @@ def _run(argv: list[str] | None, args: list[str], only: str | None) -> int:
 
 
 def _run_command(argv: list[str] | None, args: list[str], only: str | None) -> int:
+    with _app.typed_line(args):  # errors spell a two-spelling option as it was typed
+        return _run_typed(argv, args, only)
+
+
+def _run_typed(argv: list[str] | None, args: list[str], only: str | None) -> int:
     from catalog import GpuplanError
 
     command = None

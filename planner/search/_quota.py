@@ -180,6 +180,7 @@ def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str,
                            f"got {shown}. To fix: e.g. gpus: 64")
     cloud, region, acc, month = (_text(e.get(k), f"{at}: {k}", fix) for k in
                                  ("cloud", "region", "accelerator", "month"))
+    cloud = cloud.lower() if cloud is not None else None  # as a job's `clouds` and `offers`
     if cloud is not None and cloud not in CLOUDS:
         raise _located(UnknownNameError("cloud", cloud, CLOUDS), at)
     if region is not None:

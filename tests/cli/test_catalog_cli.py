@@ -356,3 +356,41 @@ def test_catalog_info_says_the_overrides_it_counts(capsys, tmp_path):
     assert f"Overrides applied: {overrides}" in out
     assert main(["catalog", "info"]) == 0
     assert "Overrides applied" not in capsys.readouterr().out
+
+
+def test_offers_and_refresh_take_the_flag_spellings_plan_takes(capsys):
+    """`plan` takes --clouds/--cloud and --regions/--region; `offers --regions us-east-1` was
+    "No such option", and so was `catalog refresh --clouds` (docs sweep 2026-12-06)."""
+    one = run(capsys, "offers", "--cloud", "aws", "--region", "us-east-1", "--json")
+    both = run(capsys, "offers", "--clouds", "aws", "--regions", "us-east-1", "--json")
+    assert one[0] == both[0] == 0 and one[1] == both[1] and json.loads(one[1])
+
+
+def test_refresh_reads_a_cloud_in_capitals_as_offers_does(capsys, monkeypatch):
+    """`offers --cloud AWS` lists AWS; `catalog refresh --cloud AWS` was refused ("did you
+    mean aws")."""
+    import catalog
+
+    asked = []
+
+    def fake_refresh(*, clouds, **kwargs):
+        asked.append(clouds)
+        raise catalog.GpuplanError("stopped here by the test")
+
+    monkeypatch.setattr(catalog, "refresh_catalog", fake_refresh)
+    code, _, err = run(capsys, "catalog", "refresh", "--clouds", "AWS,Azure")
+    assert code == 2 and "stopped here by the test" in err
+    assert asked == [["aws", "azure"]]
+
+
+@pytest.mark.parametrize("cmd", [("plan", "--model", "gpt2"), ("offers",)])
+def test_an_error_spells_a_two_spelling_option_as_it_was_typed(capsys, cmd):
+    """`plan --cloud aws --region eastus` answered "--regions: … not in --clouds aws. To fix:
+    add azure to --clouds …", options the user never typed."""
+    code, _, err = run(capsys, *cmd, "--cloud", "aws", "--region", "eastus")
+    assert code == 2 and err.startswith("error: --region: region 'eastus' is azure's, not in "
+                                        "--cloud aws. To fix: add azure to --cloud or drop "
+                                        "eastus from --region"), err
+    code, _, err = run(capsys, *cmd, "--clouds=aws", "--regions", "eastus")
+    assert code == 2 and "not in --clouds aws. To fix: add azure to --clouds or drop eastus " \
+        "from --regions" in err, err

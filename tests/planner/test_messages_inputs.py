@@ -94,6 +94,14 @@ def test_a_quota_file_takes_whole_numbers_as_a_team_plan_does(catalog, written, 
         parse_quotas(_rules({"cloud": "aws", "gpus": 64.5}), catalog)
 
 
+def test_a_quota_cloud_in_capitals_is_the_cloud(catalog):
+    """`cloud: AWS` was "unknown cloud 'AWS'. Did you mean 'aws'?", where a job's `clouds`
+    and `offers --cloud` take it; a duplicate written both ways is still one scope."""
+    assert parse_quotas(_rules({"cloud": "AWS", "gpus": 64}), catalog).rules[0].cloud == "aws"
+    with pytest.raises(GpuplanError, match="To fix: keep one rule per"):
+        parse_quotas(_rules({"cloud": "AWS", "gpus": 64}, {"cloud": "aws", "gpus": 8}), catalog)
+
+
 def test_quota_rules_of_different_scopes_or_months_are_kept(catalog):
     rules = _rules({"cloud": "aws", "region": "us-east-1", "accelerator": "H100", "gpus": 64},
                    {"cloud": "aws", "region": "us-east-1", "gpus": 128},
