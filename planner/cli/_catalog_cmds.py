@@ -17,8 +17,8 @@ from ._app import (
     print_hanging,
     print_json,
     progress_on_stderr,
-    say_fields,
 )
+from ._flags import say_fields
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 from ._values import split_csv
 

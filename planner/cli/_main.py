@@ -17,8 +17,9 @@ import sys
 
 import typer
 
-from . import _app, _coerce, _stdio
-from ._app import EXIT_USAGE, CliExit, error_line
+from . import _app, _coerce, _flags, _stdio
+from ._app import EXIT_USAGE, CliExit
+from ._flags import error_line
 from ._tables import one_line
 
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
@@ -111,7 +112,7 @@ def full_app() -> typer.Typer:
 @functools.cache
 def full_command():
     """The click command of ``full_app``: what `gpuplan --help` shows, and where
-    ``_app.cli_options`` finds every option."""
+    ``_flags.cli_options`` finds every option."""
     import typer.main
 
     command = typer.main.get_command(full_app())
@@ -119,7 +120,7 @@ def full_command():
     return command
 
 
-_app.FULL_COMMAND[:] = [full_command]
+_flags.FULL_COMMAND[:] = [full_command]
 
 
 def __getattr__(name: str):
@@ -247,7 +248,7 @@ def _run(argv: list[str] | None, args: list[str], only: str | None) -> int:
 
 
 def _run_command(argv: list[str] | None, args: list[str], only: str | None) -> int:
-    with _app.typed_line(args):  # errors spell a two-spelling option as it was typed
+    with _flags.typed_line(args):  # errors spell a two-spelling option as it was typed
         return _run_typed(argv, args, only)
 
 
@@ -265,7 +266,7 @@ def _run_typed(argv: list[str] | None, args: list[str], only: str | None) -> int
         if isinstance(code, int) and not isinstance(code, bool) and code:
             return code
     except GpuplanError as exc:
-        with _app.failed_command(_leaf(command, args), command):  # flags as it spells them
+        with _flags.failed_command(_leaf(command, args), command):  # flags as it spells them
             print(f"error: {error_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except CliExit as exc:

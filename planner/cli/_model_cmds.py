@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from . import _workload_opts as W
-from ._app import console, given_options, print_hanging, print_json, say_fields
+from ._app import console, print_hanging, print_json
+from ._flags import given_options, say_fields
 
 
 def active_calibration(cat, no_calibration: bool = False):

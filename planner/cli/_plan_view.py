@@ -12,7 +12,8 @@ from ..model import (
     format_requirement,
     format_usd,
 )
-from ._app import console, flag_for, print_hanging, say_fields
+from ._app import console, print_hanging
+from ._flags import flag_for, say_fields
 
 _hours = format_hours  # whole hours and days from 48 h, minutes and seconds below an hour
 

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from ..model import format_figure
-from ._app import CliExit, console, print_hanging, print_json, say_fields
+from ._app import CliExit, console, print_hanging, print_json
+from ._flags import say_fields
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, one_line, print_table
 
 MAX_REPORT_ID = 1_000_000_000
