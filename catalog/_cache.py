@@ -94,7 +94,7 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None
             with os.fdopen(os.dup(fd), "rb") as handle:
-                data = handle.read(limit + 1)
+                data = _read_upto(handle, os.fstat(fd).st_size, limit)
         finally:
             os.close(fd)
     except (OSError, ValueError):
@@ -147,6 +147,13 @@ def _usable_dir(directory: Path) -> bool:
     return stat.S_ISDIR(st.st_mode) and _owned_privately(st)
 
 
+def _read_upto(handle, size: int, limit: int) -> bytes:
+    """The file's bytes (one past ``limit`` where it has more), read by its own size: read(n)
+    sets n bytes aside (512 MiB for a 192-byte cache file: a MemoryError under a limit the
+    plan fits in). A file that grew since the stat reads short: its checksum refuses it."""
+    return handle.read(min(size, limit) + 1)
+
+
 def _read_cache_file(file: Path) -> bytes | None:
     if not _usable_dir(file.parent):
         return None
@@ -163,7 +170,7 @@ def _read_cache_file(file: Path) -> bytes | None:
                 or st.st_size > MAX_CACHE_BYTES):
             return None
         with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read(MAX_CACHE_BYTES + 1)
+            data = _read_upto(handle, st.st_size, MAX_CACHE_BYTES)
     except (OSError, ValueError):
         return None
     finally:

@@ -355,3 +355,27 @@ def test_an_output_name_with_control_characters_is_refused(tmp_path, name):
     with pytest.raises(GpuplanError, match="the name contains control characters. To fix: "):
         check_output_path(str(tmp_path / name), what="report")
     check_output_path(str(tmp_path / "café 日本.md"), what="report")  # printable: fine
+
+
+def test_reading_a_small_cache_file_needs_no_more_memory_than_the_file(tmp_path):
+    """read(MAX_CACHE_BYTES + 1) set 512 MiB aside for a 192-byte file: under a 450 MB
+    address-space limit every run after the first (cache filled) was a MemoryError traceback,
+    where the same plan without the cache ran under 200 MB (fault sweep 2026-12-06)."""
+    import subprocess
+    import sys
+
+    small = tmp_path / "small.bin"
+    small.write_bytes(b"x" * 192)
+    small.chmod(0o600)
+    code = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from catalog import _cache\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (400 * 2**20, 400 * 2**20))\n"
+        "p = Path(sys.argv[1])\n"
+        "assert _cache._read_cache_file(p) == b'x' * 192\n"
+        "assert _cache._read_regular(p, _cache.MAX_CACHE_BYTES) == b'x' * 192\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code, str(small)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-500:]
