@@ -59,7 +59,8 @@ def build_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
     m.add_argument("--config", help="a Hugging Face config.json")
     m.add_argument("--params", help="total parameters, e.g. 7B (a shape is inferred)")
     m.add_argument("--active-params", help="active parameters per token (MoE, with --params)")
-    s = p.add_argument_group("shape (explicit, or overrides of --model)")
+    s = p.add_argument_group("shape (explicit, or overrides of --model but for --head-dim and "
+                             "--shared-experts)")
     s.add_argument("--layers", **_count("layers"),
                    help=f"the model's layer count (1 to {LIMITS['layers']:,})")
     for name in ("hidden", "heads", "kv-heads", "ffn-hidden", "head-dim", "seq-len",
@@ -114,6 +115,11 @@ def _from_planner(args) -> dict:
         from planner.model import PlanPins, WorkloadSpec, build_workload, shape_of
     except ImportError:
         raise ProbesError(PLANNER_MISSING) from None
+    for flag, given in (("--head-dim", args.head_dim), ("--shared-experts", args.shared_experts)):
+        if given is not None:  # the planner builds the model's shape: no override to pass on
+            raise ProbesError(f"{flag} is for a shape given in full; with --model, --config or "
+                              f"--params the model's own is used. To fix: drop {flag}, or give "
+                              "the shape without --model")
     overrides = tuple((k, v) for k, v in (
         ("layers", args.layers), ("hidden", args.hidden), ("heads", args.heads),
         ("kv_heads", args.kv_heads), ("ffn_hidden", args.ffn_hidden)) if v is not None)

@@ -372,8 +372,8 @@ def refresh_cmd(
     """Fetch current prices into a new catalog in your data directory, check it, and make
     it active (the previous one stays selectable). AWS (public bulk price files) and Azure
     (public Retail Prices API) need no credentials; GCP needs GOOGLE_CLOUD_API_KEY or
-    application-default credentials. Offers a refresh does not fetch keep their price and
-    date."""
+    application-default credentials and a project (GOOGLE_CLOUD_PROJECT, else gcloud's).
+    Offers a refresh does not fetch keep their price and date."""
     from catalog import CLOUDS, GpuplanError, UnknownNameError, refresh_catalog
 
     # names as `offers` and `plan` read them: AWS is aws

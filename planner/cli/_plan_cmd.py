@@ -40,7 +40,8 @@ def plan_cmd(
         "--max-gpus", help="Largest cluster to consider (default: the planner's, "
         f"{DEFAULT_MAX_GPUS:,}).")] = None,
     quota_file: Annotated[str | None, typer.Option("--quota-file", help="YAML: quotas: "
-                          "[{cloud, region?, accelerator?, gpus}].")] = None,
+                          "[{cloud?, region?, accelerator?, gpus}] (a field left out matches "
+                          "everything).")] = None,
     clouds: Annotated[list[str] | None, typer.Option(
         "--clouds", "--cloud", help="Only these clouds (aws, gcp, azure; comma-separated or "
         "repeated).")] = None,
@@ -74,8 +75,9 @@ def plan_cmd(
         "--by", help="Also show the best plan per accelerator or per cloud, side by side.")]
     = None,
     storage_price: Annotated[float | None, typer.Option(
-        "--checkpoint-storage-usd-per-gb-month", help="Add checkpoint storage (two kept) at "
-        "this price.")] = None,
+        "--checkpoint-storage-usd-per-gb-month", help="Add the storage of the two "
+        "checkpoints kept, at this USD per GB-month, to each plan's cost (default: none).")]
+    = None,
     emit: Annotated[str | None, typer.Option("--emit", help="Also write a launch file for "
                     "the recommendation: skypilot, dstack or torchrun.")] = None,
     emit_out: Annotated[str | None, typer.Option("--emit-out", help="Where --emit writes "

@@ -128,3 +128,19 @@ def test_a_model_name_without_a_value_is_one_error(capsys, given):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
     assert "--model-name needs a value. To fix: give one, e.g. --model-name=NAME" in err
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--head-dim", "64"), ("--shared-experts", "2")])
+def test_a_shape_flag_a_model_would_ignore_is_refused(capsys, tmp_path, flag, value):
+    """`--model llama3-8b --head-dim 64` ran head_dim 128 without a word: the planner builds
+    the model's shape and has no such override (docs sweep 2026-12-06)."""
+    pytest.importorskip("torch")
+    out = tmp_path / "w.json"
+    # small and quick, so that a regression fails in seconds rather than timing a whole layer
+    assert main(["workload", "--model", "llama3-8b", flag, value, "--seq-len", "64", "--quick",
+                 "--device", "cpu", "--build-layers", "1", "--out", str(out)]) == 2
+    line = _error_line(capsys.readouterr())
+    assert line.startswith(f"error: {flag} is for a shape given in full; with --model, "
+                           "--config or --params the model's own is used. To fix: drop "
+                           f"{flag}, or give the shape without --model"), line
+    assert not out.exists()
