@@ -69,14 +69,11 @@ def enabled() -> bool:
 
 def cache_dir() -> Path:
     """Where the catalog cache lives (see the module docstring); nothing is created here."""
-    explicit = os.environ.get("GPUPLAN_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    home = os.environ.get("GPUPLAN_HOME")
-    if home:
-        return Path(home).expanduser() / "cache"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "gpuplan"
+    from ._paths import folder_from_env
+
+    if os.environ.get("GPUPLAN_CACHE_DIR"):
+        return folder_from_env("GPUPLAN_CACHE_DIR", "XDG_CACHE_HOME", (".cache",))[0]
+    return folder_from_env("GPUPLAN_HOME", "XDG_CACHE_HOME", (".cache",), below="cache")[0]
 
 
 # -- reading the sources -------------------------------------------------------------------

@@ -21,12 +21,7 @@ MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 3800
 
 
 def user_data_dir() -> Path:
-    home = os.environ.get("GPUPLAN_HOME")
-    if home:
-        path, variable = Path(home).expanduser(), "GPUPLAN_HOME"
-    else:
-        base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-        path, variable = Path(base) / "gpuplan", "XDG_DATA_HOME"
+    path, variable = folder_from_env("GPUPLAN_HOME", "XDG_DATA_HOME", (".local", "share"))
     longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
     size = len(os.fsencode(path))
     if longest > MAX_NAME_BYTES or size > MAX_PATH_BYTES:
@@ -39,6 +34,45 @@ def user_data_dir() -> Path:
         raise CatalogFileError(f"{variable} {shown} has {what}. To fix: set {variable} to a "
                                "shorter path")
     return path
+
+
+def folder_from_env(variable: str, xdg: str, under_home: tuple[str, ...],
+                    *, below: str = "") -> tuple[Path, str]:
+    """(folder, the variable it came from): ``variable`` as given (``below`` appended), else
+    ``$xdg/gpuplan``, else ``~/<under_home>/gpuplan``. A ``variable`` that names no folder is
+    an error saying so: ``~user`` of an unknown user (Path.expanduser raised RuntimeError, a
+    traceback in every command), a relative path (it followed the working directory, so
+    reports stored from one folder were missing from another) or a control character (echoed
+    raw to the terminal). A relative XDG value is ignored, as the XDG spec says."""
+    from ._errors import CatalogFileError
+
+    value = os.environ.get(variable)
+    if value:
+        shown = ascii(value)[1:-1] if not value.isprintable() else value
+        why = ("has a control character" if not value.isprintable() else None)
+        try:
+            path = Path(value).expanduser()
+        except RuntimeError:
+            user = value[1:].split("/", 1)[0]
+            why = why or f"names the home of user {user!r}, whom this machine does not know"
+            path = Path(value)
+        if why is None and not path.is_absolute():
+            why = "is a relative path, so each working directory would have its own"
+        if why:
+            fix = (f"{variable}={Path.cwd() / path}" if why.startswith("is a relative")
+                   else f"{variable} to an absolute path")
+            raise CatalogFileError(f"{variable} '{shown}' {why}. To fix: set {fix}")
+        return (path / below if below else path), variable
+    base = os.environ.get(xdg)
+    if base and os.path.isabs(base):
+        return Path(base) / "gpuplan", xdg
+    try:
+        return Path.home().joinpath(*under_home, "gpuplan"), "HOME"
+    except RuntimeError:  # HOME unset, and a user id without a passwd entry (containers)
+        raise CatalogFileError("cannot tell the home folder (HOME is not set and this user "
+                               "has no entry in the password database). To fix: set "
+                               "GPUPLAN_HOME to the folder gpuplan should keep its data in, or "
+                               "HOME") from None
 
 
 def is_user_data(path: str | os.PathLike[str]) -> bool:

@@ -364,3 +364,48 @@ def test_a_catalog_name_use_cannot_take_is_not_listed(small):
     _install(small, "refreshed-a", "1")
     shutil.copytree(_paths.catalogs_dir() / "refreshed-a", _paths.catalogs_dir() / ("x" * 115))
     assert [c.name for c in _store.stored_catalogs()] == ["refreshed-a"]
+
+
+# -- the folders' environment variables (fault sweep 2026-12-06) -----------------------------
+@pytest.mark.parametrize("variable", ["GPUPLAN_HOME", "GPUPLAN_CACHE_DIR"])
+def test_a_folder_variable_that_names_no_folder_is_one_clear_error(variable, monkeypatch,
+                                                                    tmp_path):
+    """`GPUPLAN_HOME='~nosuchuser/x'` was a RuntimeError traceback in every command; a
+    relative one followed the working directory (reports ingested in one folder were "no
+    probe reports" from another); an escape sequence in it reached the terminal raw."""
+    from catalog import GpuplanError, _cache, _paths
+
+    read = _paths.user_data_dir if variable == "GPUPLAN_HOME" else _cache.cache_dir
+    monkeypatch.chdir(tmp_path)
+    for value, says in (("~nosuchuser-gpuplan/x", "names the home of user 'nosuchuser-gpuplan'"),
+                        ("relhome", "is a relative path"),
+                        ("esc\x1b[31mhome", "has a control character")):
+        monkeypatch.setenv(variable, value)
+        with pytest.raises(GpuplanError) as info:
+            read()
+        text = str(info.value)
+        assert text.startswith(f"{variable} ") and says in text and "To fix: set " in text
+        assert "\x1b" not in text and "\n" not in text
+    monkeypatch.setenv(variable, "relhome")
+    with pytest.raises(GpuplanError, match=f"To fix: set {variable}={tmp_path}/relhome"):
+        read()  # the fix names the folder the relative path means here
+
+
+def test_no_home_folder_at_all_is_one_clear_error(monkeypatch):
+    """HOME unset under a user id with no passwd entry (a container): Path.home() raised
+    RuntimeError, a traceback in every command."""
+    from pathlib import Path
+
+    from catalog import GpuplanError, _cache, _paths
+
+    for variable in ("GPUPLAN_HOME", "GPUPLAN_CACHE_DIR", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(variable, raising=False)
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    for read in (_paths.user_data_dir, _cache.cache_dir):
+        with pytest.raises(GpuplanError, match="cannot tell the home folder.*To fix: set "
+                                               "GPUPLAN_HOME"):
+            read()
