@@ -222,8 +222,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         code = _stdio.os_error(exc)
         if code is None:
+            if _stdio.signalled():
+                return _stdio.interrupted()
             raise
         return code
+    except Exception:
+        if _stdio.signalled():  # a library turned the interrupt into an error of its own
+            return _stdio.interrupted()
+        raise
 
 
 def _run(argv: list[str] | None, args: list[str], only: str | None) -> int:

@@ -134,6 +134,7 @@ def keep_lost_interrupts() -> None:
     import signal
     import threading
 
+    _note_signals()
     default = sys.unraisablehook
 
     def hook(unraisable) -> None:
@@ -141,7 +142,7 @@ def keep_lost_interrupts() -> None:
             default(unraisable)
             return
         _LOST.append(True)
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        if signal.getsignal(signal.SIGINT) is _on_signal:
             # from another thread, 10 ms on: raised from here (signal.raise_signal,
             # _thread.interrupt_main) it is raised inside this hook and lost again
             threading.Thread(target=_interrupt_soon, daemon=True).start()
@@ -158,11 +159,43 @@ def _interrupt_soon() -> None:
     _thread.interrupt_main(signal.SIGINT)
 
 
+_SIGNALLED: list[int] = []  # the signals that stopped the command (``_on_signal``)
+
+
+def _note_signals() -> None:
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt and are remembered: a library that catches
+    the interrupt and raises its own error (scipy's compiled modules, interrupted while they
+    load: "ImportError: initialization failed") is still an interrupt (``signalled``), and
+    SIGTERM, which had no handler and killed the process where it stood, now unwinds like
+    Ctrl-C, so temp files are removed and the next run starts clean."""
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) in (signal.default_int_handler, signal.SIG_DFL):
+            signal.signal(signum, _on_signal)
+
+
+def _on_signal(signum, frame) -> None:
+    _SIGNALLED.append(signum)
+    raise KeyboardInterrupt
+
+
+def signalled() -> bool:
+    return bool(_SIGNALLED)
+
+
 def lost_interrupt() -> bool:
     return bool(_LOST)
 
 
 def interrupted() -> int:
+    """One line and the exit status of a command a signal stopped: 130 after Ctrl-C, 143 after
+    SIGTERM (128 + the signal, as shells report them)."""
+    import signal
+
+    if _SIGNALLED and _SIGNALLED[-1] == signal.SIGTERM:
+        _say("terminated (SIGTERM); files are written whole or not at all")
+        return 128 + signal.SIGTERM
     _say("interrupted (Ctrl-C); files are written whole or not at all")
     return EXIT_INTERRUPTED
 

@@ -125,6 +125,9 @@ def _serve(conn, work, state, parent: int) -> None:
     # Ctrl-C reaches the whole process group: the parent stops the pool and says so once;
     # a worker printing its own KeyboardInterrupt traceback would bury that line
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the parent's SIGTERM handler (planner.cli._stdio) unwinds a command; a worker is ended
+    # by `_end`'s terminate(), which must kill it where it stands, without a traceback
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with(parent)
     while True:
         try:

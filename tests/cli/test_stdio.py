@@ -208,3 +208,31 @@ def test_plan_json_imports_no_rich(tmp_path):
                          cwd=ROOT, timeout=120, env=env).stderr
     assert err.strip().splitlines()[-1] == "0 []", err
     assert "Catalog: packaged (prices as of" in err
+
+
+@pytest.mark.parametrize(("signum", "code", "said"), [
+    ("SIGINT", 130, "error: interrupted (Ctrl-C); files are written whole or not at all"),
+    ("SIGTERM", 143, "error: terminated (SIGTERM); files are written whole or not at all")])
+def test_an_interrupt_that_a_library_turns_into_another_error_is_still_an_interrupt(
+        signum, code, said):
+    """Ctrl-C while scipy's compiled modules were imported came out as "ImportError:
+    initialization failed" (or a TypeError) and a traceback, exit 1 (fault sweep 2026-12-06):
+    the library caught the KeyboardInterrupt and raised its own error. SIGTERM had no handler:
+    it killed the process where it stood, temp files left behind."""
+    script = (
+        "import signal, sys, time\n"
+        "import catalog\n"
+        "from planner.cli import main\n"
+        "def load(*args, **kwargs):\n"
+        "    try:\n"
+        f"        signal.raise_signal(signal.{signum})\n"
+        "        time.sleep(0.5)\n"
+        "    except KeyboardInterrupt:\n"
+        "        raise ImportError('initialization failed') from None\n"
+        "    raise AssertionError('the signal did not interrupt')\n"
+        "catalog.load_catalog = load\n"
+        "sys.exit(main())\n")
+    proc = subprocess.run([sys.executable, "-c", script, "offers"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == code, proc.stderr
+    assert proc.stderr.strip().splitlines() == [said]
