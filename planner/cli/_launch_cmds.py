@@ -50,7 +50,9 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
     JSON (`plan --json --emit … --emit-out FILE`), so the notes go to stderr. ``unnamed``
     (with ``to_stdout``): the user saves stdout under a name of their own (``_unnamed``);
     ``option`` names the file (for ``check_replaceable``'s message)."""
-    from catalog import write_text_atomic
+    import catalog
+
+    from ._stdio import signals_held
 
     out = sys.stderr if notes_to_stderr else sys.stdout
     if to_stdout:
@@ -61,10 +63,11 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
         check_bundle_paths(bundle, option=option)  # every path before any file is written
         written: list[str] = []
         try:
-            for f in bundle.files:
-                write_text_atomic(f.path, f.text, what="task file")
-                written.append(f.path)
-        except BaseException:  # no fleet file left without its task (a full disk, ulimit -f)
+            with signals_held():  # a Ctrl-C comes after the whole set, not between two files
+                for f in bundle.files:
+                    catalog.write_text_atomic(f.path, f.text, what="task file")
+                    written.append(f.path)
+        except Exception:  # no fleet file left without its task (a full disk, ulimit -f)
             for path in written:
                 with contextlib.suppress(OSError):
                     os.unlink(path)

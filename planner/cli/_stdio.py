@@ -17,6 +17,7 @@ is one line and a non-zero exit, never a traceback or a silent exit 0:
 from __future__ import annotations
 
 import codecs
+import contextlib
 import errno
 import io
 import os
@@ -178,6 +179,25 @@ def _note_signals() -> None:
 def _on_signal(signum, frame) -> None:
     _SIGNALLED.append(signum)
     raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Ctrl-C and SIGTERM wait until the block ends (then they are raised as usual): files
+    that belong together (dstack's fleet and task) are all written, or none is, where an
+    interrupt between one file's rename and the next left a new fleet beside an old task."""
+    import signal
+
+    held = {signal.SIGINT, signal.SIGTERM}
+    try:
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (AttributeError, ValueError, OSError):  # no sigmask here, or not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def signalled() -> bool:

@@ -162,3 +162,32 @@ def test_the_global_batch_emitted_is_the_plans_not_the_request(capsys):
     for key in ("GPUPLAN_DP", "GPUPLAN_MICRO_BATCH", "GPUPLAN_GRAD_ACCUM", "GPUPLAN_SEQ_LEN"):
         batch *= int(env[key])
     assert int(env["GPUPLAN_GLOBAL_BATCH_TOKENS"]) == batch != 2_998_272
+
+
+def test_an_interrupt_between_the_fleet_and_the_task_leaves_them_in_step(capsys, tmp_path,
+                                                                        monkeypatch):
+    """Ctrl-C after the fleet file's rename but before it was counted as written left a
+    2-node fleet beside the 3-node task of the run before (fault sweep 2026-12-06): the two
+    files are written with signals held, so both are new or the interrupt comes after."""
+    import signal
+
+    import catalog
+
+    out = str(tmp_path / "probes.dstack.yml")
+    fleet = tmp_path / "probes-fleet.dstack.yml"
+    args = ("launch", "probes", "--instance", "p5.48xlarge", "--region", "us-east-1",
+            "--target", "dstack", "--out", out)
+    assert run(capsys, *args, "--nodes", "3")[0] == 0
+    real, calls = catalog.write_text_atomic, []
+
+    def then_ctrl_c(*a, **k):
+        real(*a, **k)
+        calls.append(a[0])
+        if len(calls) == 1:
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(catalog, "write_text_atomic", then_ctrl_c)
+    assert main(list(args) + ["--nodes", "2"]) == 130
+    nodes = {yaml.safe_load(fleet.read_text())["nodes"]["target"],
+             yaml.safe_load((tmp_path / "probes.dstack.yml").read_text())["nodes"]}
+    assert len(calls) == 2 and nodes == {2}, nodes
