@@ -17,7 +17,8 @@ def active_calibration(cat, no_calibration: bool = False):
     from planner.model import NO_CALIBRATION
     from planner.store import db_path
 
-    if no_calibration or not db_path().exists():  # nothing ingested: skip the store's rules
+    path = db_path()  # nothing ingested: skip the store's rules (a broken link is something)
+    if no_calibration or not (path.exists() or path.is_symlink()):
         return NO_CALIBRATION
     from planner.store import load_calibration
 

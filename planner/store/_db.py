@@ -35,6 +35,7 @@ damaged report.
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 import time
 import warnings
@@ -166,6 +167,33 @@ def _error(exc: BaseException, path: Path,
                             f"persists, {rebuild_fix('the file')}")
 
 
+def _check_kind(path: Path) -> None:
+    """``path`` is the database file or nothing: a link to itself or to a missing place read
+    as "no reports" (plans went uncalibrated without a word), and a FIFO or a device as a disk
+    error, each with the wrong fix."""
+    import stat
+
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise CalibrationError(
+                f"{path} is a symbolic link to itself or a missing place, not the probe "
+                f"database (it points at {os.readlink(path)!r}). To fix: remove the link (a new "
+                "database is made on the next ingest), or point it at the database") from None
+        return
+    except OSError as exc:  # ELOOP: a link to itself
+        raise CalibrationError(
+            f"{path} is a symbolic link to itself or a missing place, not the probe database "
+            f"({exc.strerror}). To fix: remove the link (a new database is made on the next "
+            "ingest), or point it at the database") from None
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):  # a folder: _error says
+        raise CalibrationError(
+            f"{path} is not a regular file (a FIFO, socket or device), so it is not the probe "
+            "database. To fix: move it away (a new database is made on the next ingest), or "
+            "set GPUPLAN_HOME to another directory")
+
+
 def _retryable(exc: sqlite3.Error) -> bool:
     name = str(getattr(exc, "sqlite_errorname", "") or "")
     return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc).lower()
@@ -211,6 +239,7 @@ def _reading(db: Path | None) -> Iterator[StoreConnection | None]:
     of a damaged file raises the damaged error (``_damage``), whatever its body raised or
     returned: rows it did not see, or saw garbled, are not a smaller store."""
     path = db or db_path()
+    _check_kind(path)
     if not path.exists():
         yield None
         return
@@ -265,6 +294,7 @@ def _write(db: Path | None, work: Callable[[StoreConnection], T]) -> T:
     from catalog import make_directory
 
     make_directory(path.parent, what="probe database")  # says what is in the way
+    _check_kind(path)
     tries = _tries()
     for number, (wait, pause) in enumerate(tries):
         time.sleep(pause)

@@ -150,3 +150,29 @@ def test_an_ingest_that_waits_in_vain_says_so_once_then_the_lock_error(capsys, t
     assert took >= 0.6 * 2  # the whole wait, as before: 0.2 s, then 0.4 s, then 0.6 s
     assert len(list_reports()) == 3
     assert "waiting" not in run(capsys, "probe", "ingest", str(new))[2]  # no wait: no note
+
+
+@pytest.mark.parametrize("kind", ["loop", "dangling", "fifo", "device"])
+def test_a_probe_database_that_is_no_file_says_what_it_is(capsys, tmp_path, kind):
+    """probes.db as a symlink loop or a dangling link read as "no probe reports ingested"
+    (and plans went uncalibrated without a word), and ingest said "check the permissions"; a
+    FIFO was "disk I/O error … check the disk" (fault sweep 2026-12-06)."""
+    db = db_path()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "loop":
+        db.symlink_to(db.name)
+    elif kind == "dangling":
+        db.symlink_to(tmp_path / "gone.db")
+    elif kind == "fifo":
+        os.mkfifo(db)
+    else:
+        db.symlink_to("/dev/zero")
+    report = write_report_atomic(h100_report(), tmp_path / "r.json")
+    says = {"loop": "a symbolic link to itself or a missing place",
+            "dangling": "a symbolic link to itself or a missing place",
+            "fifo": "not a regular file", "device": "not a regular file"}[kind]
+    for argv in (("probe", "show"), ("probe", "ingest", str(report)),
+                 ("estimate", "--model", "gpt2", "--instance", "p5.48xlarge")):
+        code, out, err = run(capsys, *argv)
+        assert code == 2, (argv, out, err)
+        assert says in err and "To fix: " in err and "\n" not in err.strip(), (argv, err)
