@@ -143,3 +143,31 @@ def test_canonical_text_sorts_sets_and_refuses_records():
     assert canonical((1, frozenset({"b", "a"}), 0.1)) == "(1,{'a','b'},0.1)"
     with pytest.raises(TypeError):
         canonical(({"a": 1},))
+
+
+def test_descriptions_kept_for_a_workload_are_what_describing_gives(catalog, cache):
+    """A later plan of one workload (another deadline, budget or token count: the app's
+    reruns) reuses the candidates' estimates and calendar quantiles kept on the layout; each
+    answer is the one a fresh process computes, and past KEPT_WORKLOADS workloads the kept
+    descriptions are dropped, not grown."""
+    from planner import Constraints, WorkloadSpec, build_workload, plan
+    from planner.search import _optimizer, _space
+
+    def answer(tokens: str, deadline: float) -> str:
+        w = build_workload(WorkloadSpec(model="llama2-7b", tokens=tokens))
+        c = Constraints(deadline_hours=deadline, max_gpus=128, clouds=("aws", "gcp"))
+        return json.dumps(plan(w, catalog, c, points=True).as_dict(points=True), default=str)
+
+    runs = [("200B", 240.0), ("200B", 120.0), ("300B", 240.0), ("200B", 240.0)]
+    warm = [answer(*r) for r in runs]
+    fresh = []
+    for r in runs:
+        _forget()
+        fresh.append(answer(*r))
+    assert warm == fresh
+    layouts = [hit[1] for hit in _optimizer._LAYOUTS.data.values()]
+    assert layouts and all(len(x._workloads) <= _space.KEPT_WORKLOADS for x in layouts)
+    for tokens in ("1B", "2B", "3B", "4B", "5B", "6B"):
+        answer(tokens, 240.0)
+    assert all(len(x._workloads) <= _space.KEPT_WORKLOADS and len(x.estimates) < 2_000
+               for x in (hit[1] for hit in _optimizer._LAYOUTS.data.values()))
