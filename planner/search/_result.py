@@ -7,6 +7,7 @@ on the frontier). ``plan_options`` describes only the options its caller keeps.
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 from ..model import (
@@ -117,6 +118,43 @@ def _with_regions(cand: Candidate, regions: tuple[str, ...]) -> Candidate:
     return replace(cand, regions=regions)
 
 
+KEPT_WORKLOADS = 4  # workloads whose candidate descriptions a layout keeps
+
+
+class _Described:
+    """What describing candidates computes, kept for later plans of the same workload on a
+    layout (another deadline, budget or quota: the app's reruns): (workload id, type, nodes,
+    row, risk, P10, P90) → Estimate, and (workload id, risk row) → calendar P10, P90. Bounded:
+    past KEPT_WORKLOADS workloads it starts again, as a layout serves every token count and
+    batch of its shape."""
+
+    def __init__(self) -> None:
+        self.estimates: dict = {}
+        self.quantiles: dict = {}
+        self._ids: dict = {}
+
+    def workload_id(self, workload) -> int:
+        """A small key for ``workload``: hashing the record itself for each candidate cost
+        more than describing it."""
+        found = self._ids.get(workload)
+        if found is None:
+            if len(self._ids) >= KEPT_WORKLOADS:
+                self.__init__()
+            found = self._ids[workload] = len(self._ids)
+        return found
+
+
+_DESCRIBED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Layout → _Described
+
+
+def _kept(layout) -> _Described:
+    """The layout's kept descriptions (they go when it does)."""
+    found = _DESCRIBED.get(layout)
+    if found is None:
+        found = _DESCRIBED[layout] = _Described()
+    return found
+
+
 def _same_regions(space: Space, C: Cands, within, idx: list[int]) -> dict[int, tuple]:
     """For each candidate of ``idx``, the regions of its configuration at its price on the
     same side of the limits: one option lists them all wherever it is shown (the frontier,
@@ -147,7 +185,8 @@ def _describe(workload, catalog, c, A, ms, space: Space, C: Cands, idx: list[int
     meets = space.on_time(e)  # the deadline alone: within_limits says budget and quotas
     # P10 and P90 of each risk row's calendar time: the same for later plans of this workload
     # (kept per layout, as the estimates are); the rows not yet kept in one call
-    kept, w = space.layout.quantiles, space.layout.workload_id(workload)
+    described = _kept(space.layout)
+    kept, w = described.quantiles, described.workload_id(workload)
     new = np.unique(np.array([r for r in e.tolist() if (w, r) not in kept], dtype=np.int64))
     if len(new):
         m = len(new)
@@ -163,8 +202,8 @@ def _describe(workload, catalog, c, A, ms, space: Space, C: Cands, idx: list[int
     costs, paid = _costs_at(c, space, C, t, hours)
     out = {}
     for k, i in enumerate(idx):
-        out[i] = _candidate(workload, w, catalog, c, A, ms, space, C, i, hours[k], costs[k],
-                            paid[k], float(prob[k]), bool(meets[k]),
+        out[i] = _candidate(workload, (w, described.estimates), catalog, c, A, ms, space, C, i,
+                            hours[k], costs[k], paid[k], float(prob[k]), bool(meets[k]),
                             regions.get(i) if regions else None)
     return out
 
@@ -181,8 +220,10 @@ def _costs_at(c, space: Space, C: Cands, t, hours):
                                usd_per_gb_month=c.checkpoint_storage_usd_per_gb_month), paid
 
 
-def _candidate(workload, w: int, catalog, c, A, ms, space: Space, C: Cands, i: int, hours, costs,
-               paid, prob: float, meets: bool, regions: tuple | None = None) -> Candidate:
+def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Space, C: Cands,
+               i: int, hours, costs, paid, prob: float, meets: bool,
+               regions: tuple | None = None) -> Candidate:
+    """``kept_as``: (the workload's id, its kept estimates: ``_Described``)."""
     o = space.offers[C.oi[i]]
     q10, q90 = float(hours[1]), float(hours[2])
     entry = space.types[C.ti[i]]
@@ -203,7 +244,7 @@ def _candidate(workload, w: int, catalog, c, A, ms, space: Space, C: Cands, i: i
     # the estimate is the same for every later plan of this workload (another deadline,
     # budget or quota: the app's reruns, a benchmark's warm calls): kept per layout
     spot = o.pricing == "spot"
-    kept = space.layout.estimates
+    w, kept = kept_as
     key = (w, int(C.ti[i]), n, int(C.j[i]), rate, restart, spot, q10, q90)
     est = kept.get(key)
     if est is None:

@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from ..model import Calibration, ClusterInputs
     from ._evaluate import ShapeEvaluation
 
-KEPT_WORKLOADS = 4  # workloads whose candidate descriptions a layout keeps (workload_id)
 PRICE_TIE = 1e-9  # prices within this relative distance of a group's cheapest are kept too
 Z_MARGIN = 1e-6  # the bound's margin in standard deviations (≫ the A&S error and rounding)
 FIRST_CHUNK = 512  # entries whose sums ``max_probability`` computes first (then 4× more)
@@ -165,28 +164,9 @@ class Layout:
         self.cheapest_ids = {first: np.sort(self._cheapest(first), kind="stable")
                              for first in (False, True)}
         self.clusters: dict = {}  # (type, nodes) → (Cluster, ClusterInputs) described (_result)
-        # what describing a candidate computes, for later plans of the same workload (another
-        # deadline, budget or quota: the app's reruns): (workload id, type, nodes, row, risk,
-        # P10, P90) → Estimate, and (workload id, risk row) → calendar P10, P90 (_result)
-        self.estimates: dict = {}
-        self.quantiles: dict = {}
-        self._workloads: dict = {}
         for value in (*vars(self).values(), *self.groups):  # shared between calls: read-only
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
-
-    def workload_id(self, workload) -> int:
-        """A small key for ``workload`` (hashing the record itself for each candidate cost
-        more than describing it); bounded: past KEPT_WORKLOADS the kept descriptions are
-        dropped, as a layout serves every token count and batch of its shape."""
-        found = self._workloads.get(workload)
-        if found is None:
-            if len(self._workloads) >= KEPT_WORKLOADS:
-                self._workloads.clear()
-                self.estimates.clear()
-                self.quantiles.clear()
-            found = self._workloads[workload] = len(self._workloads)
-        return found
 
     def _cheapest(self, first_only: bool):
         """Ids of every group's cheapest offers (prices within PRICE_TIE) at every row. Of

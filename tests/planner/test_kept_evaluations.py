@@ -151,7 +151,7 @@ def test_descriptions_kept_for_a_workload_are_what_describing_gives(catalog, cac
     answer is the one a fresh process computes, and past KEPT_WORKLOADS workloads the kept
     descriptions are dropped, not grown."""
     from planner import Constraints, WorkloadSpec, build_workload, plan
-    from planner.search import _optimizer, _space
+    from planner.search import _optimizer, _result
 
     def answer(tokens: str, deadline: float) -> str:
         w = build_workload(WorkloadSpec(model="llama2-7b", tokens=tokens))
@@ -165,9 +165,9 @@ def test_descriptions_kept_for_a_workload_are_what_describing_gives(catalog, cac
         _forget()
         fresh.append(answer(*r))
     assert warm == fresh
-    layouts = [hit[1] for hit in _optimizer._LAYOUTS.data.values()]
-    assert layouts and all(len(x._workloads) <= _space.KEPT_WORKLOADS for x in layouts)
+    kept = [_result._kept(hit[1]) for hit in _optimizer._LAYOUTS.data.values()]
+    assert kept and all(len(k._ids) <= _result.KEPT_WORKLOADS for k in kept)
     for tokens in ("1B", "2B", "3B", "4B", "5B", "6B"):
         answer(tokens, 240.0)
-    assert all(len(x._workloads) <= _space.KEPT_WORKLOADS and len(x.estimates) < 2_000
-               for x in (hit[1] for hit in _optimizer._LAYOUTS.data.values()))
+    assert all(len(k._ids) <= _result.KEPT_WORKLOADS and len(k.estimates) < 2_000
+               for k in (_result._kept(hit[1]) for hit in _optimizer._LAYOUTS.data.values()))
