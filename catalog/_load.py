@@ -179,7 +179,7 @@ class Catalog:
     def with_overrides(self, overrides, today: _dt.date | None = None) -> Catalog:
         """A new catalog with ``overrides`` (``parse_overrides``/``load_overrides``) applied;
         every entry must match something in this catalog."""
-        from ._overrides import apply_overrides
+        from ._override_apply import apply_overrides
 
         offers = apply_overrides(self.offers, self._types, overrides,
                                  today or _dt.date.today())

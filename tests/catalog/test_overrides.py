@@ -241,3 +241,28 @@ def test_the_longer_family_prefix_wins_whatever_the_order():
     for order in (rules, rules[::-1]):
         assert _apply(cat, {"discounts": order})[key].usd_per_hour == pytest.approx(
             listed * 0.9)
+
+
+def test_a_rate_where_the_catalog_sells_the_type_nowhere_adds_it_with_a_note(cat):
+    """A private rate for p5.48xlarge in eu-west-3 (a region the catalog sells p5 nowhere in,
+    perhaps a typo of eu-west-2) added an offer there without a word; a rate for a term the
+    catalog does not list, in a region where the type is sold, adds one quietly as before."""
+    import warnings
+
+    from catalog import CatalogNotice
+
+    typo = {"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge", "region": "eu-west-3",
+                        "pricing": "on_demand", "usd_per_hour": 40}]}
+    with pytest.warns(CatalogNotice) as said:
+        offers = _apply(cat, typo)
+    assert ("aws", "p5.48xlarge", "eu-west-3", "on_demand") in offers  # a rate is still added
+    (text,) = [str(w.message) for w in said]
+    assert text.startswith("test.yaml: prices[1]: the catalog sells p5.48xlarge in "
+                           "ap-northeast-1, ap-northeast-2,") and "and 9 more" in text
+    assert text.endswith("not eu-west-3: your rate adds it there as a new offer. If eu-west-3 "
+                         "is a typo, correct prices[1]")
+    sold = {"prices": [{"cloud": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
+                        "pricing": "on_demand", "usd_per_hour": 40}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CatalogNotice)
+        _apply(cat, sold)

@@ -1,0 +1,209 @@
+"""Applying a price overrides file (``_overrides``: its format and parsing) to the catalog's
+offers: discounts scale the prices they match, private rates replace an offer's price or add an
+offer; an entry that matches nothing is an error naming the closest names."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import math
+import warnings
+from collections.abc import Iterable, Mapping
+
+from ._errors import CatalogNotice, OverrideError, UnknownNameError
+from ._overrides import _MATCH_KEYS, Discount, Overrides, PrivateRate, _fail
+from ._records import (
+    MIN_OFFER_USD_PER_HOUR,
+    PRICE_UNUSABLE_FLAGS,
+    RESERVED_MODELS,
+    InstanceType,
+    Offer,
+    RecordError,
+)
+
+# -- applying ------------------------------------------------------------------------------------
+
+def _unknown(source: str, where: str, kind: str, name: str, known: Iterable[str]) -> OverrideError:
+    close = UnknownNameError(kind, name, known).suggestions
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return OverrideError(f"{source}: {where}: {kind} {name!r} matches nothing in the catalog."
+                         f"{hint} To fix: correct {where} (`gpuplan offers` lists what the "
+                         "catalog has)")
+
+
+def _other_cloud(source: str, where: str, name: str, cloud: str | None,
+                 elsewhere: list[str]) -> OverrideError:
+    """The instance type exists, on another cloud than ``where`` names."""
+    return OverrideError(f"{source}: {where}: instance type {name!r} is on "
+                         f"{' and '.join(elsewhere)}, not {cloud}. To fix: set cloud: "
+                         f"{elsewhere[0]} in {where}, or name an instance type of {cloud}")
+
+
+def _families(names: Iterable[str]) -> set[str]:
+    out = set()
+    for n in names:
+        out.add(n.split(".", 1)[0])  # aws: p5.48xlarge → p5
+        parts = n.split("-")
+        out.update("-".join(parts[:i]) for i in range(1, len(parts)))  # a3-highgpu-8g → a3
+    return out
+
+
+def _explain_no_match(source: str, d: Discount, offers: tuple[Offer, ...]) -> OverrideError:
+    pool = [o for o in offers if d.cloud is None or o.cloud == d.cloud]
+    names = {o.instance_type for o in pool}
+    if d.instance_type is not None and d.instance_type not in names:
+        elsewhere = sorted({o.cloud for o in offers if o.instance_type == d.instance_type})
+        if elsewhere:
+            return _other_cloud(source, d.where, d.instance_type, d.cloud, elsewhere)
+        return _unknown(source, d.where, "instance type", d.instance_type, names)
+    if d.family is not None and not any(n.startswith(d.family) for n in names):
+        return _unknown(source, d.where, "family", d.family, _families(names))
+    regions = {o.region for o in pool}
+    if d.region is not None and d.region not in regions:
+        return _unknown(source, d.where, "region", d.region, regions)
+    what = ", ".join(f"{k}={getattr(d, k)}" for k in _MATCH_KEYS if getattr(d, k) is not None)
+    spot = " (without pricing, a discount leaves spot prices alone)" if d.pricing is None else ""
+    return OverrideError(f"{source}: {d.where}: no offer has {what}{spot}. To fix: correct or "
+                         f"remove {d.where}")
+
+
+def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str, str],
+                                                                        InstanceType],
+                    overrides: Overrides, today: _dt.date) -> tuple[Offer, ...]:
+    """Return new offers with discounts and private rates applied (the input is not changed).
+
+    Raises OverrideError for an entry that matches nothing, naming the closest names.
+    """
+    source, label = overrides.path, f"overrides: {overrides.path}"
+    for rate in overrides.prices:
+        if (rate.cloud, rate.instance_type) not in instance_types:
+            elsewhere = sorted(c for c, n in instance_types if n == rate.instance_type)
+            if elsewhere:
+                raise _other_cloud(source, rate.where, rate.instance_type, rate.cloud, elsewhere)
+            known = [n for c, n in instance_types if c == rate.cloud]
+            raise _unknown(source, rate.where, "instance type", rate.instance_type, known)
+        regions = {o.region for o in offers if o.cloud == rate.cloud}
+        if rate.region not in regions:
+            raise _unknown(source, rate.where, "region", rate.region, regions)
+        _refuse_unclassified(source, rate, offers)
+    for d in overrides.discounts:
+        matched = [o for o in offers if d.matches(o)]
+        if not matched:
+            raise _explain_no_match(source, d, offers)
+        if all(o.usd_per_hour is None for o in matched):  # the discount would change nothing
+            raise OverrideError(
+                f"{source}: {d.where}: the {len(matched):,} offer"
+                f"{'s' if len(matched) > 1 else ''} it matches "
+                f"{'have' if len(matched) > 1 else 'has'} no price to discount (e.g. "
+                f"{matched[0].instance_type} {matched[0].region} {matched[0].pricing}). To "
+                "fix: give your rate under prices: (cloud, instance_type, region, pricing, "
+                f"usd_per_hour), or remove {d.where}")
+    by_key = {o.key: o for o in offers}
+    out = []
+    for offer in offers:
+        best = max((d for d in overrides.discounts if d.matches(offer)),
+                   key=lambda d: d.specificity, default=None)
+        if best is not None and offer.usd_per_hour is not None:
+            factor = 1 - best.percent / 100
+            if offer.usd_per_hour * factor < MIN_OFFER_USD_PER_HOUR:
+                raise _too_deep(source, best, offer, offers)
+            offer = _checked(source, best.where, dataclasses.replace, offer,
+                             usd_per_hour=_scaled(offer.usd_per_hour, factor),
+                             usd_per_hour_zone_median=_scaled(offer.usd_per_hour_zone_median,
+                                                              factor),
+                             usd_per_hour_zone_mean=_scaled(offer.usd_per_hour_zone_mean,
+                                                            factor),
+                             usd_per_hour_zone_max=_scaled(offer.usd_per_hour_zone_max, factor),
+                             source=f"{offer.source}; -{best.percent:g}% ({label} "
+                                    f"{best.where})",
+                             flags=tuple(sorted({*offer.flags, "overridden"})))
+        out.append(offer)
+    index = {o.key: i for i, o in enumerate(out)}
+    for rate in overrides.prices:
+        # the catalog's own record bounds (a rate below $0.000001/h) as this entry's error
+        new = _checked(source, rate.where, Offer, cloud=rate.cloud,
+                       instance_type=rate.instance_type, region=rate.region,
+                       pricing=rate.pricing, usd_per_hour=rate.usd_per_hour, as_of=today,
+                       offering_class=rate.offering_class, upfront=rate.upfront,
+                       source=f"{label} {rate.where}", flags=("overridden",))
+        old = by_key.get(new.key)
+        if old is not None:  # keep what the rate does not replace; a private rate is trusted
+            new = dataclasses.replace(
+                new, zone=old.zone, zone_count=old.zone_count,
+                interruption_rate_per_hour=old.interruption_rate_per_hour,
+                interruption_bucket=old.interruption_bucket,
+                flags=tuple(sorted({*old.flags, "overridden"} - PRICE_UNUSABLE_FLAGS)))
+        if new.key in index:
+            out[index[new.key]] = new
+        else:
+            _say_if_unsold(source, rate, offers)
+            index[new.key] = len(out)
+            out.append(new)
+    return tuple(out)
+
+
+def _say_if_unsold(source: str, rate: PrivateRate, offers) -> None:
+    """A rate in a region where the catalog sells the type at no price adds an offer there
+    (a deal the public lists lack), but a region typed wrong does the same: said once."""
+    sold = sorted({o.region for o in offers if (o.cloud, o.instance_type) == (rate.cloud,
+                                                                          rate.instance_type)})
+    if rate.region in sold:
+        return
+    shown = ", ".join(sold[:6]) + (f" and {len(sold) - 6} more" if len(sold) > 6 else "")
+    warnings.warn(CatalogNotice(
+        f"{source}: {rate.where}: the catalog sells {rate.instance_type} in "
+        f"{shown or 'no region'}, not {rate.region}: your rate adds it there as a new offer. "
+        f"If {rate.region} is a typo, correct {rate.where}"), stacklevel=4)
+
+
+def _refuse_unclassified(source: str, rate: PrivateRate, offers) -> None:
+    """A reserved rate without offering_class and upfront, where the catalog sells that term
+    in classes (AWS: standard/convertible × no/partial/all upfront): it replaced none of them
+    and was added beside them as another, unclassified offer — not what "the rate I hold"
+    means."""
+    if rate.pricing not in RESERVED_MODELS or rate.offering_class or rate.upfront:
+        return
+    sold = sorted({(o.offering_class, o.upfront) for o in offers
+                   if (o.cloud, o.instance_type, o.region, o.pricing) == (
+                       rate.cloud, rate.instance_type, rate.region, rate.pricing)
+                   and o.offering_class})
+    if sold:
+        c, u = sold[0]
+        raise _fail(source, rate.where,
+                    f"{rate.instance_type} {rate.pricing} in {rate.region} is sold as "
+                    f"{', '.join(f'{a}/{b}' for a, b in sold)} (offering_class/upfront); "
+                    "without them this rate would be one more, unclassified offer beside "
+                    "those, replacing none",
+                    f"add the term you hold, e.g. offering_class: {c}, upfront: {u}")
+
+
+def _too_deep(source: str, d: Discount, offer: Offer, offers) -> OverrideError:
+    """A discount that would price an offer below what any offer can hold, with the largest
+    percent that keeps every offer it matches priced (their cheapest price decides)."""
+    cheapest = min(o.usd_per_hour for o in offers
+                   if d.matches(o) and o.usd_per_hour is not None)
+    most = math.floor(100 * (1 - MIN_OFFER_USD_PER_HOUR / cheapest) * 1e4) / 1e4
+    return OverrideError(
+        f"{source}: {d.where}: percent {d.percent!r} would price {offer.cloud}/"
+        f"{offer.instance_type}/{offer.region}/{offer.pricing} (${offer.usd_per_hour:,.4g}/h) "
+        f"below ${MIN_OFFER_USD_PER_HOUR:g}/h, the least any offer can cost. To fix: a percent "
+        f"of at most {most:g} for what {d.where} matches")
+
+
+def _checked(source: str, where: str, make, /, *args, **kwargs) -> Offer:
+    """``make(*args, **kwargs)``, an offer the catalog cannot hold (a 99.99 % discount of a
+    $0.05/h price) reported as the error of the entry at ``where``."""
+    try:
+        return make(*args, **kwargs)
+    except RecordError as exc:
+        raise OverrideError(f"{source}: {where}: {exc}. To fix: correct {where}") from None
+
+
+def _scaled(value: float | None, factor: float) -> float | None:
+    if value is None:
+        return None
+    scaled = value * factor
+    return round(scaled, 6) or scaled  # never round a tiny price to $0
+
+
+__all__ = ["apply_overrides"]
