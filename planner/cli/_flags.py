@@ -83,11 +83,19 @@ def typed_line(args: list[str]):
     """While `main` runs ``args``, ``flag_for`` spells an option of two spellings (`--cloud`,
     `--clouds`) as the user typed it: "--regions: … not in --clouds aws" answered
     `--region eastus --cloud aws`."""
-    _TYPED.append(frozenset(a.split("=", 1)[0] for a in args if a.startswith("--")))
+    to_stdout = {i for i, a in enumerate(args)  # `--out -` names standard output, no file
+                 if a == "--out=-" or a == "--out" and args[i + 1:i + 2] == ["-"]}
+    _TYPED.append(frozenset(a.split("=", 1)[0] for i, a in enumerate(args)
+                            if a.startswith("--") and i not in to_stdout))
     try:
         yield
     finally:
         _TYPED.pop()
+
+
+def typed_flags() -> frozenset[str]:
+    """The long options typed on the command line being run (none outside one)."""
+    return _TYPED[-1] if _TYPED else frozenset()
 
 
 def _one_option(spellings: tuple[str, str]) -> bool:

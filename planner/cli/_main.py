@@ -205,6 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     "did you mean" are those of the whole CLI. Run as the program (``argv`` None), the
     planner's commands get their ``process_settings``."""
     args = sys.argv[1:] if argv is None else list(argv)
+    # errors spell a two-spelling option as it was typed, and know whether --out was given
+    with _flags.typed_line(args):
+        return _main(argv, args)
+
+
+def _main(argv: list[str] | None, args: list[str]) -> int:
     only = args[0] if args and args[0] in TOP_LEVEL else None
     try:
         if argv is None:  # inside the Ctrl-C handling too: an interrupt can come here
@@ -254,11 +260,6 @@ def _run(argv: list[str] | None, args: list[str], only: str | None) -> int:
 
 
 def _run_command(argv: list[str] | None, args: list[str], only: str | None) -> int:
-    with _flags.typed_line(args):  # errors spell a two-spelling option as it was typed
-        return _run_typed(argv, args, only)
-
-
-def _run_typed(argv: list[str] | None, args: list[str], only: str | None) -> int:
     from catalog import GpuplanError
 
     command = None

@@ -236,8 +236,15 @@ def os_error(exc: OSError) -> int | None:
         _silence_stdout()
         return EXIT_USAGE
     if exc.errno in _STREAM_ERRNOS and not exc.filename:
-        _say(f"cannot write to standard output ({os.strerror(exc.errno)}). To fix: write it "
-             "somewhere with room (or use --out where the command has it)")
+        from ._flags import typed_flags
+
+        if "--out" in typed_flags():  # its file is whole: only the messages were lost
+            _say(f"cannot write to standard output ({os.strerror(exc.errno)}); what --out "
+                 "names was written. To fix: send standard output somewhere with room (> "
+                 "FILE, or > /dev/null to discard it)")
+        else:
+            _say(f"cannot write to standard output ({os.strerror(exc.errno)}). To fix: write "
+                 "it somewhere with room (or use --out where the command has it)")
         _silence_stdout()
         return EXIT_USAGE
     return None

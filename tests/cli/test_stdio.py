@@ -236,3 +236,28 @@ def test_an_interrupt_that_a_library_turns_into_another_error_is_still_an_interr
                           text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == code, proc.stderr
     assert proc.stderr.strip().splitlines() == [said]
+
+
+def test_a_full_stdout_beside_a_written_out_file_does_not_send_the_user_to_out(tmp_path):
+    """`launch probes --out p.sky.yaml >/dev/full` wrote the file, then said "To fix: … (or
+    use --out where the command has it)": --out was given, and its file was whole."""
+    out = tmp_path / "p.sky.yaml"
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "planner", "launch", "probes",
+                               "--instance", "p5.48xlarge", "--region", "us-east-1",
+                               "--target", "skypilot", "--out",
+                               str(out)], stdout=full, stderr=subprocess.PIPE, text=True,
+                              cwd=ROOT, timeout=120)
+    assert proc.returncode == 2 and out.exists()
+    (line,) = proc.stderr.strip().splitlines()
+    assert line == ("error: cannot write to standard output (No space left on device); what "
+                    "--out names was written. To fix: send standard output somewhere with "
+                    "room (> FILE, or > /dev/null to discard it)"), line
+
+    # `--out -` is standard output itself: what was lost is the output
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "planner", "launch", "probes",
+                               "--instance", "p5.48xlarge", "--region", "us-east-1",
+                               "--target", "skypilot", "--out", "-"], stdout=full,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2 and "what --out names was written" not in proc.stderr
