@@ -26,6 +26,7 @@ USER_AGENT = "gpuplan-catalog-refresh (+https://github.com/; public price files)
 RETRY_STATUS = (429, 500, 502, 503, 504)
 MAX_JSON_BYTES = 256 * 2**20  # the Spot Instance Advisor file is ~1.2 MB; region indexes KBs
 FIRST_CONTACT_TIMEOUT_S = 20.0
+MAX_RETRY_AFTER_S = 60.0  # a Retry-After longer than this is a service to come back to later
 _sleep = time.sleep  # the backoff between retries (tests replace it)
 
 
@@ -38,7 +39,7 @@ def _open(url: str, *, timeout_s: float, attempts: int, cloud: str, first: bool)
             return urllib.request.urlopen(request, timeout=timeout_s)  # noqa: S310 (https)
         except urllib.error.HTTPError as exc:
             if exc.code in RETRY_STATUS and attempt < attempts:
-                _sleep(delay)
+                _sleep(_retry_after(exc) or delay)  # a busy service says how long to wait
                 delay *= 2
                 continue
             raise RefreshError(f"{cloud}: GET {url} failed with HTTP {exc.code}. To fix: "
@@ -55,6 +56,23 @@ def _open(url: str, *, timeout_s: float, attempts: int, cloud: str, first: bool)
             raise RefreshError(f"{cloud}: GET {url} failed ({reason}). To fix: retry later, "
                                f"or leave {cloud} out with --cloud") from None
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _retry_after(exc: urllib.error.HTTPError) -> float | None:
+    """The seconds a 429/503 asks the client to wait (Retry-After, up to MAX_RETRY_AFTER_S)."""
+    value = (exc.headers.get("Retry-After") or "").strip() if exc.headers else ""
+    return min(float(value), MAX_RETRY_AFTER_S) if value.isdigit() else None
+
+
+def read_bounded(stream, limit: int) -> bytes:
+    """Up to ``limit`` + 1 bytes of ``stream``, read in 1 MiB pieces: read(limit + 1) sets
+    the whole limit aside first (256 MiB per page, on 8 threads, failed a refresh under a
+    memory limit the pages themselves fit in)."""
+    parts, size = [], 0
+    while size <= limit and (chunk := stream.read(min(2**20, limit + 1 - size))):
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)
 
 
 class _Counted(io.RawIOBase):
@@ -96,7 +114,7 @@ def get_json(url: str, *, cloud: str, timeout_s: float = 60.0, attempts: int = 4
     timeout_s = min(timeout_s, FIRST_CONTACT_TIMEOUT_S) if first else timeout_s
     with _open(url, timeout_s=timeout_s, attempts=attempts, cloud=cloud, first=first) as resp:
         raw = _Counted(resp)
-        data = _body(raw, resp).read(MAX_JSON_BYTES + 1)
+        data = read_bounded(_body(raw, resp), MAX_JSON_BYTES)
         if len(data) <= MAX_JSON_BYTES:
             raw.check_complete(url, cloud)
     if len(data) > MAX_JSON_BYTES:

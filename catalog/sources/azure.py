@@ -34,7 +34,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from .._records import InstanceType, Offer
 from ._common import (
@@ -83,8 +83,11 @@ class AzureSource:
                      if t.cloud == CLOUD}
         wanted = set(regions) if regions is not None else None
         names = sorted(n for n in specs if n not in FRACTIONAL and not AZURE_RETIRED.match(n))
-        prices = run_per_region(CLOUD, names, lambda n: self._prices(n, wanted),
-                                progress, self.max_workers, what="retail prices for")
+        # the first size alone asks whether the API answers at all (SourceUnavailable at once
+        # when it does not); every later request is retried, as one of any size's may need
+        first = {names[0]: self._prices(names[0], wanted, first=True)} if names else {}
+        prices = first | run_per_region(CLOUD, names[1:], lambda n: self._prices(n, wanted),
+                                        progress, self.max_workers, what="retail prices for")
         as_of = today()
         base = Offer(cloud=CLOUD, instance_type="-", region="-", pricing="on_demand",
                      usd_per_hour=1.0, as_of=as_of, source=source_label(as_of))
@@ -177,7 +180,8 @@ class AzureSource:
             notes=ref.notes if ref else "from Azure resource SKUs")
 
     # -- retail prices (public) -------------------------------------------------------------
-    def _prices(self, sku_name: str, wanted) -> dict[tuple[str, str], float]:
+    def _prices(self, sku_name: str, wanted, *, first: bool = False
+                ) -> dict[tuple[str, str], float]:
         # the standard library's HTTPS (``_http``), as for AWS's public price files: a base
         # install refreshes Azure's public prices without the [azure] extra
         query = urlencode({"$filter": "serviceName eq 'Virtual Machines' and armSkuName "
@@ -193,21 +197,37 @@ class AzureSource:
                                    + ("lead back to a page already read" if url in seen else
                                       f"go on past {MAX_PRICE_PAGES:,}")
                                    + ". To fix: retry later, or leave azure out with --cloud")
-            # the first page asks whether the API answers at all (SourceUnavailable at once
-            # when it does not); later pages are retried, and a failure fails the refresh
-            page = get_json(url, cloud=CLOUD, timeout_s=self.timeout_s, first=not seen)
+            page = get_json(url, cloud=CLOUD, timeout_s=self.timeout_s,
+                            first=first and not seen)
             seen.add(url)
-            if not isinstance(page, dict):
-                raise RefreshError(f"azure: the Retail Prices API answered {type(page).__name__}"
-                                   " where a page of prices belongs. To fix: retry later, or "
-                                   "leave azure out with --cloud")
-            for item in page.get("Items") or []:
+            items = page.get("Items", []) if isinstance(page, dict) else None
+            if not isinstance(items, list):
+                raise _not_a_page(sku_name, "a page of prices" if items is None else
+                                  "Items is not a list")
+            for item in items:
                 parsed = parse_item(item) if isinstance(item, dict) else None
                 if parsed and (wanted is None or parsed[0] in wanted):
                     key = parsed[:2]
                     out[key] = min(out.get(key, parsed[2]), parsed[2])
-            url = page.get("NextPageLink")
+            url = self._next(page.get("NextPageLink"), sku_name)
         return out
+
+    def _next(self, link, sku_name: str) -> str | None:
+        """The next page's address: a link of the same service, or None at the end."""
+        if link is None:
+            return None
+        if not isinstance(link, str):
+            raise _not_a_page(sku_name, "NextPageLink is not a link")
+        ours, theirs = urlsplit(self.prices_url), urlsplit(link)
+        if (theirs.scheme, theirs.netloc) != (ours.scheme, ours.netloc):
+            raise _not_a_page(sku_name, f"NextPageLink leads away from {ours.netloc}")
+        return link
+
+
+def _not_a_page(sku_name: str, what: str) -> RefreshError:
+    return RefreshError(f"azure: the Retail Prices API's answer for {sku_name} is not a page "
+                        f"of prices ({what}). To fix: retry later, or leave azure out with "
+                        "--cloud")
 
 
 def parse_item(item: dict) -> tuple[str, str, float] | None:

@@ -155,3 +155,72 @@ def test_a_page_link_back_to_a_page_already_read_fails_the_refresh(server, packa
                                            "To fix: retry later"):
         AzureSource(reference=packaged, prices_url=server.url_for(PRICES)).fetch(
             ["eastus"], None)
+
+
+def test_a_busy_or_dropped_first_page_of_a_size_is_retried(azure_server, packaged,
+                                                           monkeypatch):
+    """Each VM size's first page counted as the refresh's "first contact" and was not retried:
+    one reset connection failed the whole Azure refresh; and a 429 asking to wait 3 s
+    (Retry-After) was retried after 0.5, 1 and 2 s, then failed (review 2026-12-06)."""
+    from catalog.sources import _http
+
+    slept = []
+    monkeypatch.setattr(_http, "_sleep", slept.append)
+    monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
+    answered = {"n": 0}
+    page1 = load_fixture("azure_retail_page1.json")
+    page1["NextPageLink"] = None
+
+    def prices(request):
+        answered["n"] += 1
+        if H100 in request.args.get("$filter", "") and answered.get("busy", 0) < 2:
+            answered["busy"] = answered.get("busy", 0) + 1
+            return Response("busy", status=429, headers={"Retry-After": "3"})
+        body = page1 if H100 in request.args.get("$filter", "") else {
+            "Items": [], "NextPageLink": None}
+        return Response(json.dumps(body), content_type="application/json")
+
+    azure_server.clear()
+    azure_server.expect_request(PRICES).respond_with_handler(prices)
+    data = AzureSource(reference=packaged, prices_url=azure_server.url_for(PRICES),
+                       max_workers=1).fetch(None, None)
+    assert _by_key(data)[(H100, "eastus", "on_demand")].usd_per_hour == 98.32
+    assert slept == [3.0, 3.0]  # as the server asked
+
+
+@pytest.mark.parametrize(("page", "says"), [
+    ({"Items": 5}, "Items is not a list"),
+    ({"Items": "abc"}, "Items is not a list"),
+    ({"Items": [], "NextPageLink": ["x"]}, "NextPageLink is not a link"),
+    ({"Items": [], "NextPageLink": "file:///etc/hostname"}, "NextPageLink leads away from"),
+    ({"Items": [], "NextPageLink": "https://elsewhere.example/api"}, "leads away from"),
+])
+def test_a_page_that_is_not_a_page_of_prices_fails_in_one_line(server, packaged, monkeypatch,
+                                                              page, says):
+    from catalog.sources import RefreshError
+
+    monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
+    server.expect_request(PRICES).respond_with_json(page)
+    with pytest.raises(RefreshError) as info:
+        AzureSource(reference=packaged, prices_url=server.url_for(PRICES)).fetch(
+            ["eastus"], None)
+    text = str(info.value)
+    assert says in text and "To fix:" in text and "\n" not in text, text
+
+
+def test_a_page_is_read_by_its_size_not_by_the_limit():
+    """get_json read(MAX_JSON_BYTES + 1): 256 MiB set aside per page, on 8 threads at once,
+    failed a refresh under a 1.5 GB memory limit the old client ran within."""
+    import io
+
+    from catalog.sources import _http
+
+    asked = []
+
+    class Stream(io.BytesIO):
+        def read(self, n=-1):
+            asked.append(n)
+            return super().read(n)
+
+    assert _http.read_bounded(Stream(b"{}"), _http.MAX_JSON_BYTES) == b"{}"
+    assert max(asked) <= 2**20
