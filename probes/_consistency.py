@@ -23,7 +23,7 @@ trusted:
   figures are the section's own, since the section is rank 0's;
 - the run against the machine it states (`_against_environment`): a CUDA run puts local rank r
   on GPU r and stops where a rank has none (probes._timing.resolve_device), so a node runs at
-  most as many ranks as it shows GPUs; and an fp8 matmul runs only at compute capability
+  most as many ranks as CUDA shows it GPUs; and an fp8 matmul runs only at compute capability
   FP8_MIN_CAPABILITY or above.
 
 Every reason is one line that ends with how to fix it ("To fix: re-run the probes ...").
@@ -239,10 +239,11 @@ def _against_environment(report: ProbeReport) -> str | None:
     env = report.environment
     if env is None or env.device_type != "cuda":
         return None
-    shown = max(env.gpu_count, env.gpu_count_smi or 0)  # CUDA_VISIBLE_DEVICES may hide some
-    if env.local_world_size > shown:
-        return (f"{env.local_world_size} ranks per node ran on a node that shows {shown} GPUs, "
-                f"and the probe runs one rank per GPU: {EDITED}")
+    # CUDA's count, not nvidia-smi's: CUDA_VISIBLE_DEVICES only lowers it, and a rank whose
+    # local rank has no CUDA device stops the probe, so no run has more ranks than it
+    if env.local_world_size > env.gpu_count:
+        return (f"{env.local_world_size} ranks per node ran on a node that shows "
+                f"{env.gpu_count} GPUs to CUDA, and the probe runs one rank per GPU: {EDITED}")
     try:
         cc = float(env.compute_capability) if env.compute_capability else None
     except ValueError:  # not a number: probes._figures refuses it with its own reason

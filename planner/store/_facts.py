@@ -24,17 +24,27 @@ def instance_contradiction(gpu_model: str | None, instance_type: str | None,
 # the driver keep: 0.92-1.0 of the catalog's on real parts (T4 with ECC 14.75 of 16 GiB, L40S
 # 45.0 of 48, H100 79.6 of 80, H200 140.4 of 141). Outside this band it is another GPU.
 MEMORY_BAND = (0.85, 1.05)
+# Packages whose dies torch shows as separate devices, each with its share of the memory:
+# an MI250X's two GCDs are two 64 GiB devices of the catalog's 128 GiB part
+DEVICES_PER_PACKAGE = {"MI250X": 2, "MI250": 2}
 
 
 def memory_contradiction(env, acc) -> str | None:
-    """The refusal of a report whose GPU memory is not catalog accelerator ``acc``'s."""
+    """The refusal of a report whose GPU memory is not catalog accelerator ``acc``'s. A MIG
+    slice has a slice's memory: such a report is stored, and calibrates nothing (its rule)."""
     if env is None or env.device_type != "cuda" or not env.gpu_memory_bytes \
-            or acc is None or not acc.memory_gib:
+            or acc is None or not acc.memory_gib or _mig(env):
         return None
     gib = env.gpu_memory_bytes / 2**30
     low, high = MEMORY_BAND
-    if low * acc.memory_gib <= gib <= high * acc.memory_gib:
+    if any(low * acc.memory_gib / k <= gib <= high * acc.memory_gib / k
+           for k in {1, DEVICES_PER_PACKAGE.get(acc.name, 1)}):
         return None
     return (f"the report gives its GPU {gib:,.1f} GiB of memory, and {acc.name} has "
             f"{acc.memory_gib:g} GiB: it measured another GPU, or was edited. To fix: re-run "
             "the probes on the instance, or name the GPU it ran on with `accelerator`")
+
+
+def _mig(env) -> bool:
+    mode = (env.idle.mig_mode or "") if env.idle is not None else ""
+    return mode.lower() == "enabled" or " MIG " in f" {env.gpu_model or ''} "

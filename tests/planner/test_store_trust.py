@@ -359,3 +359,21 @@ def test_a_report_re_saved_as_utf16_is_named_as_such(encoding, catalog):
     assert "'r.json' is UTF-16 text, not the UTF-8 JSON the probes write" in text
     assert "To fix: use the file the probes wrote, or save this one as UTF-8" in text
     assert "codec" not in text and list_reports() == []
+
+
+def test_gpu_memory_of_a_mig_slice_or_one_die_of_two_is_not_another_gpu(tmp_path, catalog):
+    """The memory band refused a MIG slice at ingest (39.2 GiB of an 80 GiB A100), where the
+    report had been stored and then refused by the MIG rule, and an MI250X's GCD, which torch
+    shows as a 64 GiB device of the 128 GiB part (review 2026-12-06)."""
+    from probes._schema import GpuTelemetry
+
+    mig = h100_report(gpu_model="NVIDIA A100-SXM4-80GB MIG 3g.40gb", instance_type="p4de.24xlarge",
+                      gpu_memory_bytes=40192 * 2**20, world_size=1, local_world_size=1,
+                      gpu_count=1, gpu_count_smi=8,
+                      idle=GpuTelemetry(sampled="idle", mig_mode="Enabled"))
+    stored = put(tmp_path, catalog, mig, "mig.json")
+    assert stored.ingest_status == "stored"
+    assert any("MIG" in why for why in refused(load_calibration(catalog), stored.id))
+    gcd = h100_report(gpu_model="AMD Instinct MI250X", instance_type=None, cloud=None,
+                      gpu_memory_bytes=68702699520, compute_capability="9.0")
+    assert put(tmp_path, catalog, gcd, "gcd.json").ingest_status == "stored"
