@@ -50,15 +50,31 @@ class Fingerprint:
             for a, b in zip(self.values, other.values, strict=True)) else None)
 
 
-def _split(value, values: list[float]):
-    """``value`` (canonical: every number a float) with each number replaced by "#", appended
-    to ``values``."""
+# Numbers of a report that are settings, not measurements (the rest — times, rates, bytes
+# measured, spreads — are): a copy with a setting edited (warm-up 21 s, 22 s, … on 200 copies of
+# one run) is still that run's measurements, and counted 200 times it outvoted another run
+_SETTING_SECONDS = frozenset({"warmup_seconds", "timeout_seconds", "target_seconds_per_repeat"})
+_MEASURED_KEYS = frozenset({"value", "p10", "p50", "p90", "min", "max", "check_rel_error",
+                            "tokens_per_second", "layer_activation_bytes", "layer_saved_bytes",
+                            "peak_memory_bytes"})
+
+
+def _measured(key: str | None) -> bool:
+    """Whether a number under ``key`` is a measurement (None: inside the ranks' own lists)."""
+    return (key is None or key in _MEASURED_KEYS or "tflops" in key or "gb_per_s" in key
+            or "seconds" in key and key not in _SETTING_SECONDS)
+
+
+def _split(value, values: list[float], key: str | None = None):
+    """``value`` (canonical: every number a float) with each number replaced by "#"; the
+    measured ones (``_measured``) appended to ``values``."""
     if isinstance(value, dict):
-        return {k: _split(v, values) for k, v in sorted(value.items())}
+        return {k: _split(v, values, k) for k, v in sorted(value.items())}
     if isinstance(value, list):
-        return [_split(v, values) for v in value]
+        return [_split(v, values, key) for v in value]
     if isinstance(value, float):
-        values.append(value)
+        if _measured(key):
+            values.append(value)
         return "#"
     return value
 
@@ -69,9 +85,11 @@ def measurement_fingerprint(report) -> Fingerprint | None:
     on (the environment's device_type; none without an environment); not the file's
     formatting, nor the facts that name the run — the rest of the environment (hostname,
     instance, versions), the ranks' hosts, devices and GPU UUIDs, timestamps, duration,
-    quick flag, errors. So a copy of one run re-saved, renamed, re-dated or relabelled has
-    the same fingerprint and counts once, and so does one with its figures nudged within
-    SAME_RUN_REL, while two real runs never agree: their timed figures differ far more.
+    quick flag, errors, nor the values of its settings (warm-up, repeats, shapes and sizes:
+    ``_measured``). So a copy of one run re-saved, renamed, re-dated, relabelled or with a
+    setting edited has the same fingerprint and counts once, and so does one with its figures
+    nudged within SAME_RUN_REL, while two real runs never agree: their timed figures differ
+    far more.
     A copy without its environment section is another
     report: it calibrates nothing (what it measured is unknown), and taken for the GPU run
     it would have hidden that run's figures from the calibration.

@@ -214,6 +214,20 @@ def test_a_copy_with_its_figures_nudged_is_the_same_run(tmp_path, catalog):
     assert other.ingest_status == "stored" and len(list_reports()) == 2
 
 
+def test_a_copy_with_a_setting_edited_is_the_same_run(tmp_path, catalog):
+    """200 copies of one run with only matmul.warmup_seconds edited (21 + i s) were 200 runs
+    and outvoted a genuinely different run in the median (review 2026-12-06): settings are
+    not measurements."""
+    report = h100_report(bf16_tflops=650.0)
+    first = put(tmp_path, catalog, report, "base.json")
+    for i, warm in enumerate((22.0, 23.5)):
+        copy = dataclasses.replace(report, matmul=dataclasses.replace(report.matmul,
+                                                                        warmup_seconds=warm))
+        again = put(tmp_path, catalog, copy, f"w{i}.json")
+        assert again.id == first.id, again.ingest_status
+    assert len(list_reports()) == 1
+
+
 def test_a_nudged_copy_stored_before_ingest_knew_counts_once(tmp_path, catalog):
     put(tmp_path, catalog, h100_report(bf16_tflops=980.0))
     _store_past_ingest(_nudged(h100_report(bf16_tflops=980.0), 1 - 1e-8))
