@@ -67,12 +67,17 @@ def folder_from_env(variable: str, xdg: str, under_home: tuple[str, ...],
     if base and os.path.isabs(base):
         return Path(base) / "gpuplan", xdg
     try:
-        return Path.home().joinpath(*under_home, "gpuplan"), "HOME"
+        home = Path.home()
     except RuntimeError:  # HOME unset, and a user id without a passwd entry (containers)
         raise CatalogFileError("cannot tell the home folder (HOME is not set and this user "
                                "has no entry in the password database). To fix: set "
                                "GPUPLAN_HOME to the folder gpuplan should keep its data in, or "
                                "HOME") from None
+    if not home.is_absolute():  # a relative HOME follows the working directory too
+        raise CatalogFileError(f"HOME '{home}' is a relative path, so each working directory "
+                               "would have its own gpuplan folder. To fix: set "
+                               f"HOME={Path.cwd() / home}, or GPUPLAN_HOME to an absolute path")
+    return home.joinpath(*under_home, "gpuplan"), "HOME"
 
 
 def is_user_data(path: str | os.PathLike[str]) -> bool:

@@ -157,7 +157,8 @@ def _interrupt_soon() -> None:
     import time
 
     time.sleep(0.01)
-    _thread.interrupt_main(signal.SIGINT)
+    # the signal that was lost, raised again: a SIGTERM read as Ctrl-C said "interrupted"
+    _thread.interrupt_main(_SIGNALLED[-1] if _SIGNALLED else signal.SIGINT)
 
 
 _SIGNALLED: list[int] = []  # the signals that stopped the command (``_on_signal``)

@@ -409,3 +409,18 @@ def test_no_home_folder_at_all_is_one_clear_error(monkeypatch):
         with pytest.raises(GpuplanError, match="cannot tell the home folder.*To fix: set "
                                                "GPUPLAN_HOME"):
             read()
+
+
+def test_a_relative_home_is_one_clear_error(monkeypatch, tmp_path):
+    """HOME=relhome with no GPUPLAN_HOME wrote ./relhome/.cache/gpuplan: the working-directory
+    dependence refused for GPUPLAN_HOME, by the default path."""
+    from catalog import GpuplanError, _cache, _paths
+
+    for variable in ("GPUPLAN_HOME", "GPUPLAN_CACHE_DIR", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", "relhome")
+    for read in (_paths.user_data_dir, _cache.cache_dir):
+        with pytest.raises(GpuplanError, match=f"HOME 'relhome' is a relative path.*To fix: "
+                                               f"set HOME={tmp_path}/relhome"):
+            read()

@@ -261,3 +261,18 @@ def test_a_full_stdout_beside_a_written_out_file_does_not_send_the_user_to_out(t
                                "--target", "skypilot", "--out", "-"], stdout=full,
                               stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2 and "what --out names was written" not in proc.stderr
+
+
+def test_a_lost_sigterm_is_raised_again_as_sigterm(monkeypatch):
+    """An interrupt lost in a finaliser is raised again; a SIGTERM came back as SIGINT, and
+    `report` said "interrupted (Ctrl-C)", exit 130 (review 2026-12-06)."""
+    import _thread
+    import signal
+    import time
+
+    raised = []
+    monkeypatch.setattr(_thread, "interrupt_main", raised.append)
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    monkeypatch.setattr(_stdio, "_SIGNALLED", [signal.SIGTERM])
+    _stdio._interrupt_soon()
+    assert raised == [signal.SIGTERM]
