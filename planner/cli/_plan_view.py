@@ -91,6 +91,18 @@ def _key(c) -> tuple:
     return (c.offer.key, c.nodes)
 
 
+def _beyond(c, constraints) -> str:
+    """"; beyond the budget and the quotas": the limits plan ``c`` breaks (not every limit
+    given: a 1,016-GPU plan was "beyond the quotas" of 100,000)."""
+    o, q = c.offer, constraints.quotas
+    broken = [w for w, over in (
+        ("the budget", constraints.budget_usd is not None
+         and c.cost_usd > constraints.budget_usd),
+        ("the quotas", q is not None and c.gpus > q.limit(o.cloud, o.region, c.accelerator)))
+        if over]
+    return "; beyond " + " and ".join(broken or ["the limits"])
+
+
 def infeasible_fixes(inf, constraints) -> str:
     """What would make some plan feasible, as the flags to change: the limits that bind
     (a probability is lowered, the others raised), the GPU limit where the fastest plan is
@@ -170,9 +182,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     if result.infeasible is not None:
         inf = result.infeasible
         out.print(f"[bold red]infeasible:[/bold red] {say_fields(inf.reason)}.")
-        beyond = "; beyond " + " and ".join(  # the limits given, not both where one was
-            w for w, given in (("the budget", constraints.budget_usd is not None),
-                               ("the quotas", constraints.quotas is not None)) if given)
+
         for label, c, miss in (("fastest", inf.fastest, inf.fastest_misses_by_hours),
                                ("cheapest", inf.cheapest, inf.cheapest_misses_by_hours)):
             # wrapped under itself (a wrapped line at column 0 read as a new item)
@@ -182,7 +192,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
                           + (f"misses the deadline by {_hours(miss)}" if miss > 0 else
                              f"P(deadline) {format_chance(c.deadline_probability)}")
                           # none within the budget and quotas: these are shown beyond them
-                          + ("" if c.within_limits else beyond))
+                          + ("" if c.within_limits else _beyond(c, constraints)))
         for limit, c in inf.relaxed.items():
             # no flag has no minimum probability: leaving it out is the 0.9 default again
             said = (f"with --min-probability {math.floor(c.deadline_probability * 100) / 100:g} "

@@ -228,3 +228,15 @@ def test_a_budget_below_every_plan_is_in_the_fix_beside_an_impossible_deadline(c
     assert "no plan at any duration is within the budget (the cheapest costs $" in said
     assert "raise --budget" in said.split("To fix:", 1)[1]
     assert "; beyond the budget" in said and "or quotas" not in said
+
+
+def test_a_plan_shown_beyond_the_limits_names_those_it_breaks(capsys, tmp_path):
+    """With a 100,000-GPU quota and a $1,000 budget, a 1,016-GPU plan was "beyond the budget
+    and the quotas" (review 2026-12-06): only the budget kept it out."""
+    quotas = tmp_path / "q.yaml"
+    quotas.write_text("quotas:\n  - {gpus: 100000}\n")
+    code, out, _ = run(capsys, *LLAMA3_8B, "--deadline", "1h", "--budget", "1000",
+                       "--quota-file", str(quotas))
+    said = " ".join(out.split())
+    assert code == 2 and "; beyond the budget" in said and "the quotas" not in said.split(
+        "To fix:")[0], said
