@@ -219,7 +219,7 @@ def _check_regions(clouds: Sequence[str], regions: Sequence[str] | None,
             continue
         elsewhere = [c for c in CLOUDS if c not in clouds
                      and any(region in cat.regions(c) for cat in catalogs)]
-        hint = (f"{region!r} is a region of {elsewhere[0]}: add {elsewhere[0]} to --cloud, or "
+        hint = (f"{region!r} is a region of {elsewhere[0]}: add {elsewhere[0]} to `clouds`, or "
                 "leave the region out; nothing was changed" if elsewhere else
                 "`gpuplan catalog info` and `gpuplan offers` show the regions (a region "
                 "newer than the catalog comes with a refresh without --region); nothing was "

@@ -394,3 +394,16 @@ def test_an_error_spells_a_two_spelling_option_as_it_was_typed(capsys, cmd):
     code, _, err = run(capsys, *cmd, "--clouds=aws", "--regions", "eastus")
     assert code == 2 and "not in --clouds aws. To fix: add azure to --clouds or drop eastus " \
         "from --regions" in err, err
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (("offers", "--clouds", ""), "error: --clouds is empty"),
+    (("offers", "--regions", ""), "error: --regions is empty"),
+    (("plan", "--model", "gpt2", "--cloud", ""), "error: --cloud is empty"),
+    (("catalog", "refresh", "--region", ""), "error: --region is empty"),
+    (("catalog", "refresh", "--clouds", "AWS", "--regions", "eastus"),
+     "add azure to --clouds, or leave the region out"),
+])
+def test_an_empty_or_misplaced_value_is_named_as_typed(capsys, argv, said):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and said in err, err

@@ -222,7 +222,7 @@ REFRESH_CASES = [
     Case("refresh-cloud-only-comma", ("catalog", "refresh", "--cloud", ","), 2,
          says="--cloud is empty"),
     Case("refresh-region-empty", ("catalog", "refresh", "--cloud", "aws", "--region", ""), 2,
-         says="--regions is empty"),
+         says="--region is empty"),
     Case("refresh-region-spaces", ("catalog", "refresh", "--cloud", "aws", "--region",
                                    "US EAST 1"), 2, says="is not a region name"),
     Case("refresh-region-path", ("catalog", "refresh", "--cloud", "aws", "--region",

@@ -389,7 +389,7 @@ class _Spy:
 
 @pytest.mark.parametrize(("clouds", "regions", "fragment"), [
     (["aws"], ["us-east-9"], "unknown aws region 'us-east-9'. Did you mean 'us-east-2'"),
-    (["aws"], ["us-central1"], "'us-central1' is a region of gcp: add gcp to --cloud"),
+    (["aws"], ["us-central1"], "'us-central1' is a region of gcp: add gcp to `clouds`"),
     (["aws", "gcp"], ["us-centrl1"], "Did you mean 'us-central1'"),
     (["aws"], ["us-east-1", "eu-wset-1"], "unknown aws region 'eu-wset-1'"),
     (["aws"], [], "no region to refresh"),
