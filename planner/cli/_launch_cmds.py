@@ -74,6 +74,8 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
             raise
         for path in written:
             out.write(f"wrote {path}\n")
+        if said := _stale_fleet(bundle):
+            out.write(f"{said}\n")
     for line in before:
         out.write(f"{line}\n")
     head, commands = _unnamed(bundle) if to_stdout and unnamed else (
@@ -83,6 +85,29 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
     for i, cmd in enumerate((*commands, *after), 1):
         out.write(f"  {i}. {cmd}\n")
     out.flush()
+
+
+def _stale_fleet(bundle) -> str | None:
+    """A dstack task without a fleet (one node) beside the fleet file an earlier run of
+    several nodes wrote under the same name: `dstack apply -f` of it would start idle nodes.
+    An unedited one of gpuplan's is removed; an edited one is the user's, kept; both said."""
+    from planner.launch import fleet_path, generated_state
+
+    if bundle.target != "dstack" or len(bundle.files) != 1:
+        return None
+    path = fleet_path(bundle.files[0].path)
+    try:
+        state = generated_state(open(path, encoding="utf-8").read(1 << 20))
+    except (OSError, UnicodeDecodeError):
+        return None
+    if state == "unedited":
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            return f"removed {path} (the fleet of an earlier run: this task needs none)"
+    elif state == "edited":
+        return (f"kept {path}: edited since gpuplan wrote it, and this task needs no fleet "
+                "(delete it, or do not apply it)")
+    return None
 
 
 def _named_after(option: str) -> str:

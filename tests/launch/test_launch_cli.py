@@ -191,3 +191,22 @@ def test_an_interrupt_between_the_fleet_and_the_task_leaves_them_in_step(capsys,
     nodes = {yaml.safe_load(fleet.read_text())["nodes"]["target"],
              yaml.safe_load((tmp_path / "probes.dstack.yml").read_text())["nodes"]}
     assert len(calls) == 2 and nodes == {2}, nodes
+
+
+def test_a_one_node_dstack_task_removes_the_fleet_an_earlier_run_left(capsys, tmp_path):
+    """`--nodes 1` after `--nodes 2` with the same --out left the 2-node fleet file beside the
+    1-node task (review 2026-12-06): `dstack apply -f` of it would start two idle nodes. An
+    unedited fleet file of gpuplan's is removed and said; an edited one is kept, and said."""
+    out = str(tmp_path / "probes.dstack.yml")
+    fleet = tmp_path / "probes-fleet.dstack.yml"
+    args = ("launch", "probes", "--instance", "p5.48xlarge", "--region", "us-east-1",
+            "--target", "dstack", "--out", out)
+    assert run(capsys, *args, "--nodes", "2")[0] == 0 and fleet.exists()
+    code, said, err = run(capsys, *args, "--nodes", "1")
+    assert code == 0 and not fleet.exists(), err
+    assert f"removed {fleet} (the fleet of an earlier run: this task needs none)" in said
+    assert run(capsys, *args, "--nodes", "2")[0] == 0
+    fleet.write_text(fleet.read_text() + "# my edit\n")
+    code, said, err = run(capsys, *args, "--nodes", "1")
+    assert code == 0 and fleet.exists()
+    assert f"kept {fleet}: edited since gpuplan wrote it" in said
