@@ -89,6 +89,10 @@ def _bound(kind: str, f, acc, instance, dtype: str | None) -> tuple[float | None
         # busbw of an all-reduce is below 2(n-1)/n < 2 times one direction of the per-GPU
         # link, so the bidirectional figure vendors state bounds it (NVLS included)
         if instance is not None:
+            if not instance.intra_node_gb_per_s_per_gpu and "network_unverified" in \
+                    instance.flags:  # an assumed link bounds nothing (an NVLink bridge the
+                # catalog could not confirm made an honest 300 GB/s "impossible")
+                return None, f"{instance.name}'s GPU link, unverified in the catalog"
             return intra_link_for(instance, acc), f"{instance.name} GPU link, both directions"
         if acc.intra_node_gb_per_s_per_gpu:
             return acc.intra_node_gb_per_s_per_gpu, f"{acc.name} GPU link, both directions"

@@ -391,3 +391,19 @@ def test_gpu_memory_of_a_mig_slice_or_one_die_of_two_is_not_another_gpu(tmp_path
     gcd = h100_report(gpu_model="AMD Instinct MI250X", instance_type=None, cloud=None,
                       gpu_memory_bytes=68702699520, compute_capability="9.0")
     assert put(tmp_path, catalog, gcd, "gcd.json").ingest_status == "stored"
+
+
+def test_a_gpu_link_the_catalog_has_not_verified_bounds_nothing(tmp_path, catalog):
+    """Standard_NC80adis_H100_v5 pairs two H100 NVL; the catalog does not know whether their
+    NVLink bridge is there (network_unverified) and assumes PCIe, 64 GB/s. An honest 300 GB/s
+    all-reduce over the bridge was "impossible" and refused the whole report, its matmul and
+    HBM figures too (review 2026-12-06). Without a verified figure the busbw is refused alone."""
+    report = h100_report(gpu_model="NVIDIA H100 NVL", instance_type="Standard_NC80adis_H100_v5",
+                         cloud="azure", region="eastus", zone=None, world_size=2,
+                         local_world_size=2, gpu_count=2, gpu_count_smi=2,
+                         gpu_memory_bytes=int(93.6 * 2**30), busbw_by_size=((2**30, 300.0),))
+    stored = put(tmp_path, catalog, report)
+    cal = load_calibration(catalog)
+    assert cal.matmul("H100-NVL-94GB", "bf16") is not None and cal.hbm("H100-NVL-94GB")
+    (why,) = refused(cal, stored.id)
+    assert "no datasheet figure" in why and "unverified" in why, why
