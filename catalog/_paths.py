@@ -66,6 +66,13 @@ def folder_from_env(variable: str, xdg: str, under_home: tuple[str, ...],
     base = os.environ.get(xdg)
     if base and os.path.isabs(base):
         return Path(base) / "gpuplan", xdg
+    raw = os.environ.get("HOME")
+    if raw is not None and not os.path.isabs(raw):  # Path.home() takes HOME as it is
+        why = ("HOME is empty" if not raw else f"HOME '{ascii(raw)[1:-1]}' is not an absolute "
+               "path, so each working directory would have its own gpuplan folder")
+        fix = (f"HOME={Path.cwd() / raw}" if raw and raw[0] not in "~$" else
+               "HOME to your home folder")
+        raise CatalogFileError(f"{why}. To fix: set {fix}, or GPUPLAN_HOME to an absolute path")
     try:
         home = Path.home()
     except RuntimeError:  # HOME unset, and a user id without a passwd entry (containers)
@@ -73,10 +80,6 @@ def folder_from_env(variable: str, xdg: str, under_home: tuple[str, ...],
                                "has no entry in the password database). To fix: set "
                                "GPUPLAN_HOME to the folder gpuplan should keep its data in, or "
                                "HOME") from None
-    if not home.is_absolute():  # a relative HOME follows the working directory too
-        raise CatalogFileError(f"HOME '{home}' is a relative path, so each working directory "
-                               "would have its own gpuplan folder. To fix: set "
-                               f"HOME={Path.cwd() / home}, or GPUPLAN_HOME to an absolute path")
     return home.joinpath(*under_home, "gpuplan"), "HOME"
 
 

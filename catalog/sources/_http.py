@@ -39,7 +39,8 @@ def _open(url: str, *, timeout_s: float, attempts: int, cloud: str, first: bool)
             return urllib.request.urlopen(request, timeout=timeout_s)  # noqa: S310 (https)
         except urllib.error.HTTPError as exc:
             if exc.code in RETRY_STATUS and attempt < attempts:
-                _sleep(_retry_after(exc) or delay)  # a busy service says how long to wait
+                wait = _retry_after(exc)  # a busy service says how long to wait
+                _sleep(delay if wait is None else wait)
                 delay *= 2
                 continue
             raise RefreshError(f"{cloud}: GET {url} failed with HTTP {exc.code}. To fix: "
@@ -61,7 +62,9 @@ def _open(url: str, *, timeout_s: float, attempts: int, cloud: str, first: bool)
 def _retry_after(exc: urllib.error.HTTPError) -> float | None:
     """The seconds a 429/503 asks the client to wait (Retry-After, up to MAX_RETRY_AFTER_S)."""
     value = (exc.headers.get("Retry-After") or "").strip() if exc.headers else ""
-    return min(float(value), MAX_RETRY_AFTER_S) if value.isdigit() else None
+    # ASCII digits only: "¹" passes str.isdigit and float() refuses it
+    return min(float(value), MAX_RETRY_AFTER_S) if value.isascii() and value.isdigit() \
+        else None
 
 
 def read_bounded(stream, limit: int) -> bytes:

@@ -30,6 +30,7 @@ the size name (``_names.AZURE_SIZE_PATTERNS``): resource SKUs do not name it.
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import replace
@@ -77,6 +78,7 @@ class AzureSource:
 
     def fetch(self, regions: Sequence[str] | None, progress: Progress | None = None) -> CloudData:
         warnings: list[str] = []
+        self._unreadable: list[str] = []  # the sizes of price items that could not be read
         specs = self._listed_specs(warnings)
         if specs is None:
             specs = {t.name: _spec_from_reference(t) for t in self.reference.instance_types
@@ -88,6 +90,10 @@ class AzureSource:
         first = {names[0]: self._prices(names[0], wanted, first=True)} if names else {}
         prices = first | run_per_region(CLOUD, names[1:], lambda n: self._prices(n, wanted),
                                         progress, self.max_workers, what="retail prices for")
+        if self._unreadable:
+            warnings.append(f"azure: {len(self._unreadable):,} price items could not be read "
+                            f"(for {', '.join(sorted(set(self._unreadable))[:3])}…) and were "
+                            "skipped: their prices keep the catalog's")
         as_of = today()
         base = Offer(cloud=CLOUD, instance_type="-", region="-", pricing="on_demand",
                      usd_per_hour=1.0, as_of=as_of, source=source_label(as_of))
@@ -205,7 +211,11 @@ class AzureSource:
                 raise _not_a_page(sku_name, "a page of prices" if items is None else
                                   "Items is not a list")
             for item in items:
-                parsed = parse_item(item) if isinstance(item, dict) else None
+                try:
+                    parsed = parse_item(item) if isinstance(item, dict) else None
+                except (TypeError, ValueError):  # "abc" for a price, null for a name
+                    self._unreadable.append(sku_name)
+                    continue
                 if parsed and (wanted is None or parsed[0] in wanted):
                     key = parsed[:2]
                     out[key] = min(out.get(key, parsed[2]), parsed[2])
@@ -219,9 +229,19 @@ class AzureSource:
         if not isinstance(link, str):
             raise _not_a_page(sku_name, "NextPageLink is not a link")
         ours, theirs = urlsplit(self.prices_url), urlsplit(link)
-        if (theirs.scheme, theirs.netloc) != (ours.scheme, ours.netloc):
+        if _origin(theirs) != _origin(ours):  # Azure writes https://prices.azure.com:443/…
             raise _not_a_page(sku_name, f"NextPageLink leads away from {ours.netloc}")
         return link
+
+
+def _origin(url) -> tuple:
+    """(scheme, user info, host, port) as a browser compares them: case-blind, the default
+    port the same as none."""
+    try:
+        port = url.port or {"https": 443, "http": 80}.get(url.scheme.lower())
+    except ValueError:  # a port that is no number
+        port = url.netloc
+    return (url.scheme.lower(), url.username, (url.hostname or "").lower(), port)
 
 
 def _not_a_page(sku_name: str, what: str) -> RefreshError:
@@ -239,6 +259,8 @@ def parse_item(item: dict) -> tuple[str, str, float] | None:
         return None
     price = float(item.get("unitPrice") or item.get("retailPrice") or 0.0)
     region = item.get("armRegionName") or ""
+    if not math.isfinite(price):
+        raise ValueError(f"price {price}")
     if price <= 0 or not region:
         return None
     kind = item.get("type")

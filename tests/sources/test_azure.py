@@ -224,3 +224,46 @@ def test_a_page_is_read_by_its_size_not_by_the_limit():
 
     assert _http.read_bounded(Stream(b"{}"), _http.MAX_JSON_BYTES) == b"{}"
     assert max(asked) <= 2**20
+
+
+@pytest.mark.parametrize("link", ["https://prices.azure.com:443/api/retail/prices?$skip=100",
+                                  "https://PRICES.azure.com/api/retail/prices?$skip=100"])
+def test_azures_own_next_page_link_forms_are_followed(packaged, link):
+    """Azure documents NextPageLink with an explicit :443; the host compared as raw text
+    refused it, and every size with a second page failed the refresh (review 2026-12-06)."""
+    assert AzureSource(reference=packaged)._next(link, "X") == link
+
+
+def test_a_retry_after_that_is_no_number_falls_back_to_the_backoff():
+    """"Retry-After: ¹" passed str.isdigit and float() raised: a raw ValueError."""
+    import urllib.error
+    from email.message import Message
+
+    from catalog.sources import _http
+
+    def busy(value):
+        headers = Message()
+        headers["Retry-After"] = value
+        return urllib.error.HTTPError("https://x", 503, "busy", headers, None)
+
+    assert _http._retry_after(busy("\xb9")) is None
+    assert _http._retry_after(busy("0")) == 0.0
+
+
+def test_unreadable_price_items_are_skipped_and_counted(server, packaged, monkeypatch):
+    """unitPrice "abc" (ValueError), productName null (TypeError) and a price of 1e999
+    (inf) stopped the refresh with a raw exception."""
+    monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
+    good = load_fixture("azure_retail_page1.json")["Items"][0]
+    items = [good, {**good, "unitPrice": "abc", "retailPrice": "abc"},
+             {**good, "productName": None}, {**good, "unitPrice": "1e999"}]
+
+    def prices(request):
+        body = {"Items": items if H100 in request.args.get("$filter", "") else [],
+                "NextPageLink": None}
+        return Response(json.dumps(body), content_type="application/json")
+
+    server.expect_request(PRICES).respond_with_handler(prices)
+    data = AzureSource(reference=packaged, prices_url=server.url_for(PRICES)).fetch(None, None)
+    assert _by_key(data)[(H100, "eastus", "on_demand")].usd_per_hour == 98.32
+    assert any("3 price items could not be read" in w for w in data.warnings), data.warnings
