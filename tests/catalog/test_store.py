@@ -421,6 +421,21 @@ def test_a_relative_home_is_one_clear_error(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", "relhome")
     for read in (_paths.user_data_dir, _cache.cache_dir):
-        with pytest.raises(GpuplanError, match=f"HOME 'relhome' is a relative path.*To fix: "
+        with pytest.raises(GpuplanError, match=f"HOME 'relhome' is not an absolute path.*To fix: "
                                                f"set HOME={tmp_path}/relhome"):
+            read()
+
+
+@pytest.mark.parametrize(("home", "says"), [("", "HOME is empty"),
+                                            ("~nosuchuser-gpuplan", "is not an absolute path")])
+def test_an_empty_or_unexpanded_home_is_one_clear_error(monkeypatch, home, says):
+    """HOME='' put the data folder at /.local/share/gpuplan; HOME='~nosuchuser' was said to
+    be "not set" (review 2026-12-06)."""
+    from catalog import GpuplanError, _cache, _paths
+
+    for variable in ("GPUPLAN_HOME", "GPUPLAN_CACHE_DIR", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("HOME", home)
+    for read in (_paths.user_data_dir, _cache.cache_dir):
+        with pytest.raises(GpuplanError, match=f"{says}.*To fix: set "):
             read()
