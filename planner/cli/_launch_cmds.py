@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import sys
 from typing import Annotated
 
@@ -96,8 +97,12 @@ def _stale_fleet(bundle) -> str | None:
     if bundle.target != "dstack" or len(bundle.files) != 1:
         return None
     path = fleet_path(bundle.files[0].path)
-    try:
-        state = generated_state(open(path, encoding="utf-8").read(1 << 20))
+    try:  # a regular file only: opening a FIFO to read it waited for ever
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 1 << 20:
+            return None
+        with open(path, encoding="utf-8") as f:
+            state = generated_state(f.read(1 << 20))
     except (OSError, UnicodeDecodeError):
         return None
     if state == "unedited":

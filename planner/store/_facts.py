@@ -46,5 +46,7 @@ def memory_contradiction(env, acc) -> str | None:
 
 
 def _mig(env) -> bool:
+    """MIG as nvidia-smi recorded it, which the MIG rule refuses; " MIG " in a GPU's name
+    alone (mig_mode Disabled, or no nvidia-smi) would have let a slice calibrate whole GPUs."""
     mode = (env.idle.mig_mode or "") if env.idle is not None else ""
-    return mode.lower() == "enabled" or " MIG " in f" {env.gpu_model or ''} "
+    return mode.lower() == "enabled"

@@ -210,3 +210,20 @@ def test_a_one_node_dstack_task_removes_the_fleet_an_earlier_run_left(capsys, tm
     code, said, err = run(capsys, *args, "--nodes", "1")
     assert code == 0 and fleet.exists()
     assert f"kept {fleet}: edited since gpuplan wrote it" in said
+
+
+def test_a_fifo_where_the_stale_fleet_would_be_is_left_alone(capsys, tmp_path):
+    """Reading a FIFO at the fleet file's name, to see whether gpuplan wrote it, hung
+    `launch` for ever (review 2026-12-06)."""
+    import threading
+
+    out = str(tmp_path / "c.dstack.yml")
+    os.mkfifo(tmp_path / "c-fleet.dstack.yml")
+    done = []
+    worker = threading.Thread(target=lambda: done.append(run(
+        capsys, "launch", "probes", "--instance", "p5.48xlarge", "--region", "us-east-1",
+        "--target", "dstack", "--nodes", "1", "--out", out)[0]), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert done == [0]
+    assert (tmp_path / "c-fleet.dstack.yml").exists()

@@ -407,3 +407,16 @@ def test_a_gpu_link_the_catalog_has_not_verified_bounds_nothing(tmp_path, catalo
     assert cal.matmul("H100-NVL-94GB", "bf16") is not None and cal.hbm("H100-NVL-94GB")
     (why,) = refused(cal, stored.id)
     assert "no datasheet figure" in why and "unverified" in why, why
+
+
+def test_mig_in_the_name_alone_does_not_pass_the_memory_band(tmp_path, catalog):
+    """The band let a report through on " MIG " in its GPU name while its mig_mode said
+    Disabled (or nvidia-smi was missing), and a 10 GiB slice calibrated whole H100s."""
+    report = h100_report(bf16_tflops=93.0, gpu_model="NVIDIA H100 80GB HBM3 MIG 1g.10gb",
+                         gpu_memory_bytes=10 * 2**30)
+    report = dataclasses.replace(report, ranks=tuple(
+        dataclasses.replace(r, gpu_name="NVIDIA H100 80GB HBM3 MIG 1g.10gb")
+        for r in report.ranks))
+    path = write_report_atomic(report, tmp_path / "r.json")
+    with pytest.raises(CalibrationError, match="10.0 GiB of memory"):
+        ingest(path, catalog)
