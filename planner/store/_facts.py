@@ -40,6 +40,10 @@ def memory_contradiction(env, acc) -> str | None:
     if any(low * acc.memory_gib / k <= gib <= high * acc.memory_gib / k
            for k in {1, DEVICES_PER_PACKAGE.get(acc.name, 1)}):
         return None
+    if " MIG " in f" {env.gpu_model or ''} ":  # a slice whose mode nvidia-smi did not record
+        return (f"the report's GPU is a MIG slice ({gib:,.1f} GiB of {acc.name}'s "
+                f"{acc.memory_gib:g} GiB): a slice is not the whole GPU, so it calibrates "
+                "nothing. To fix: re-run the probes on whole GPUs (MIG disabled)")
     return (f"the report gives its GPU {gib:,.1f} GiB of memory, and {acc.name} has "
             f"{acc.memory_gib:g} GiB: it measured another GPU, or was edited. To fix: re-run "
             "the probes on the instance, or name the GPU it ran on with `accelerator`")

@@ -418,5 +418,7 @@ def test_mig_in_the_name_alone_does_not_pass_the_memory_band(tmp_path, catalog):
         dataclasses.replace(r, gpu_name="NVIDIA H100 80GB HBM3 MIG 1g.10gb")
         for r in report.ranks))
     path = write_report_atomic(report, tmp_path / "r.json")
-    with pytest.raises(CalibrationError, match="10.0 GiB of memory"):
+    with pytest.raises(CalibrationError, match=r"the report's GPU is a MIG slice \(10.0 GiB of "
+                                               r"H100-SXM5-80GB's 80 GiB\).*To fix: re-run the "
+                                               "probes on whole GPUs"):
         ingest(path, catalog)
