@@ -80,9 +80,7 @@ _TYPED: list[frozenset[str]] = []  # the long options typed on the command line 
 
 @contextlib.contextmanager
 def typed_line(args: list[str]):
-    """While `main` runs ``args``, ``flag_for`` spells an option of two spellings (`--cloud`,
-    `--clouds`) as the user typed it: "--regions: … not in --clouds aws" answered
-    `--region eastus --cloud aws`."""
+    """While `main` runs ``args``, the long options typed (``typed_flags``, ``as_typed``)."""
     to_stdout = {i for i, a in enumerate(args)  # `--out -` names standard output, no file
                  if a == "--out=-" or a == "--out" and args[i + 1:i + 2] == ["-"]}
     _TYPED.append(frozenset(a.split("=", 1)[0] for i, a in enumerate(args)
@@ -96,6 +94,17 @@ def typed_line(args: list[str]):
 def typed_flags() -> frozenset[str]:
     """The long options typed on the command line being run (none outside one)."""
     return _TYPED[-1] if _TYPED else frozenset()
+
+
+def as_typed(option: str) -> str:
+    """``option`` as the user spelt it, where the running command takes it in two spellings
+    (`--cloud`/`--clouds`) and the other one was typed: `offers --clouds ''` said "--cloud is
+    empty", and "--regions: … not in --clouds aws" answered `--region eastus --cloud aws`."""
+    other = option.removesuffix("s") if option.endswith("s") else option + "s"
+    typed = typed_flags()
+    if option not in typed and other in typed and _one_option((option, other)):
+        return other
+    return option
 
 
 def _one_option(spellings: tuple[str, str]) -> bool:
@@ -142,14 +151,9 @@ def flag_for(field: str | None) -> str | None:
     # the whole CLI (every command module imported, every command built) is needed only for
     # the others.
     command, line = _running_options()
-    both = (flag, flag.removesuffix("s"))
-    if _TYPED and _one_option(both):  # `--cloud` and `--clouds` of one option: as typed
-        typed = next((s for s in both if s in _TYPED[-1]), None)
-        if typed:
-            return typed
-    for spelled in both:
+    for spelled in (flag, flag.removesuffix("s")):
         if spelled in command:
-            return spelled
+            return as_typed(spelled)
     if flag in line:
         return flag
     return flag if flag in cli_options() else None

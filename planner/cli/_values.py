@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from ._flags import as_typed
+
 
 def split_csv(values: list[str] | None, option: str | None = None) -> list[str]:
     """Accept both `--cloud aws --cloud gcp` and `--cloud aws,gcp`. With ``option``, a value
@@ -14,19 +16,9 @@ def split_csv(values: list[str] | None, option: str | None = None) -> list[str]:
     for item in values or ():
         found = [v.strip() for v in item.split(",") if v.strip()]
         if option is not None and not found:
-            raise _empty(_as_typed(option))
+            raise _empty(as_typed(option))
         names.extend(found)
     return names
-
-
-def _as_typed(option: str) -> str:
-    """``option`` as the user spelt it: `--clouds ''` on `offers`, whose option is `--cloud`
-    too, said "--cloud is empty"."""
-    from ._flags import typed_flags
-
-    typed = typed_flags()
-    other = option.removesuffix("s") if option.endswith("s") else option + "s"
-    return other if option not in typed and other in typed else option
 
 
 def _empty(option: str):
