@@ -92,18 +92,14 @@ def _stale_fleet(bundle) -> str | None:
     """A dstack task without a fleet (one node) beside the fleet file an earlier run of
     several nodes wrote under the same name: `dstack apply -f` of it would start idle nodes.
     An unedited one of gpuplan's is removed; an edited one is the user's, kept; both said."""
-    from planner.launch import fleet_path, generated_state
+    from planner.launch import fleet_path
 
     if bundle.target != "dstack" or len(bundle.files) != 1:
         return None
     path = fleet_path(bundle.files[0].path)
-    try:  # a regular file only: opening a FIFO to read it waited for ever
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > 1 << 20:
-            return None
-        with open(path, encoding="utf-8") as f:
-            state = generated_state(f.read(1 << 20))
-    except (OSError, UnicodeDecodeError):
+    try:
+        state = _state_of(path)
+    except OSError:
         return None
     if state == "unedited":
         with contextlib.suppress(OSError):
@@ -157,26 +153,38 @@ def check_replaceable(path: str, *, option: str, beside: bool = False) -> None:
     a re-run needs no option: the CLI's other outputs (`report --out`, `probe run --out`)
     have no --force either, and refuse only the files the command reads. ``beside``: dstack's
     fleet file, whose name comes from ``option``'s."""
-    from planner.launch import GENERATED_MARK, LaunchError, generated_state
+    from planner.launch import GENERATED_MARK, LaunchError
 
     fix = f"To fix: choose another {option}, or remove it"
     shown = f"{path} {_named_after(option)}" if beside else path
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_LAUNCH_FILE_BYTES + 1)
+        state = _state_of(path)
     except FileNotFoundError:
         return  # nothing to replace (check_output_path has refused what cannot be written)
     except OSError as exc:
         raise LaunchError(f"{shown} exists and cannot be read to check that gpuplan wrote it "
                           f"({exc.strerror or exc}). {fix}") from None
-    state = (generated_state(data.decode("utf-8", "replace"))
-             if len(data) <= MAX_LAUNCH_FILE_BYTES else None)
     if state == "edited":
         raise LaunchError(f"{shown} was written by gpuplan and edited since: replacing it would "
                           f"lose the edits. {fix}")
     if state is None:
         raise LaunchError(f"{shown} exists and was not written by gpuplan (it has no "
                           f"'{GENERATED_MARK} …' line at the top). {fix}")
+
+
+def _state_of(path: str) -> str | None:
+    """``generated_state`` of the file at ``path``: "unedited", "edited", or None for one
+    gpuplan did not write (or too large to be its). Only a regular file is opened: reading a
+    FIFO waited for ever. OSError (FileNotFoundError: no file) as the file system says."""
+    from planner.launch import generated_state
+
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_LAUNCH_FILE_BYTES:
+        return None
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_LAUNCH_FILE_BYTES + 1)
+    return (generated_state(data.decode("utf-8", "replace"))
+            if len(data) <= MAX_LAUNCH_FILE_BYTES else None)
 
 
 def cost_lines(cost) -> tuple[str, ...]:
