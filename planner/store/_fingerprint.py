@@ -11,19 +11,6 @@ import json
 import math
 from dataclasses import dataclass
 
-
-def _canonical(value):
-    """``value`` (a section as ``dataclasses.asdict`` gives it) with every number a float, so
-    650 and 650.0 (a file re-saved by hand) are the same figure."""
-    if isinstance(value, dict):
-        return {k: _canonical(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_canonical(v) for v in value]
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return value
-
-
 # Two real runs' timed figures differ by far more than this (timer resolution and noise are
 # 1e-4 and up), and the probe's derived figures agree to float rounding (1e-15), so a report
 # whose every figure is within it of a stored run's is that run, nudged (probes._consistency
@@ -46,8 +33,11 @@ class Fingerprint:
         if self.values == other.values:
             return ""
         return (f", within a relative {SAME_RUN_REL:g}" if all(
-            math.isclose(a, b, rel_tol=SAME_RUN_REL, abs_tol=1e-300)
-            for a, b in zip(self.values, other.values, strict=True)) else None)
+            _close(a, b) for a, b in zip(self.values, other.values, strict=True)) else None)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=SAME_RUN_REL, abs_tol=1e-300)
 
 
 # Numbers of a report that are settings, not measurements (the rest — times, rates, bytes
@@ -66,15 +56,16 @@ def _measured(key: str | None) -> bool:
 
 
 def _split(value, values: list[float], key: str | None = None):
-    """``value`` (canonical: every number a float) with each number replaced by "#"; the
-    measured ones (``_measured``) appended to ``values``."""
+    """``value`` (a section as ``dataclasses.asdict`` gives it) with each number replaced by
+    "#"; the measured ones (``_measured``) appended to ``values`` as floats, so 650 and 650.0
+    (a file re-saved by hand) are the same figure."""
     if isinstance(value, dict):
         return {k: _split(v, values, k) for k, v in sorted(value.items())}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_split(v, values, key) for v in value]
-    if isinstance(value, float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         if _measured(key):
-            values.append(value)
+            values.append(float(value))
         return "#"
     return value
 
@@ -104,8 +95,8 @@ def measurement_fingerprint(report) -> Fingerprint | None:
             or (w and w.status == "measured")):
         return None
     device = report.environment.device_type if report.environment is not None else None
-    content = [_canonical(ranks), *(None if s is None else _canonical(dataclasses.asdict(s))
-                                    for s in sections), device]
+    content = [ranks, *(None if s is None else dataclasses.asdict(s) for s in sections),
+               device]
     values: list[float] = []
     text = json.dumps(_split(content, values), separators=(",", ":"))
     return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), tuple(values))
@@ -116,5 +107,5 @@ def rows_close(have: list, want: list) -> bool:
     SAME_RUN_REL: the cheap test before their fingerprints are compared."""
     return len(have) == len(want) and all(
         (a[0], a[1]) == (b[0], b[1])
-        and math.isclose(float(a[2]), b[2], rel_tol=SAME_RUN_REL, abs_tol=1e-300)
+        and _close(float(a[2]), b[2])
         for a, b in zip(have, want, strict=True))
