@@ -176,22 +176,22 @@ def _check_kind(path: Path) -> None:
     try:
         st = path.stat()
     except FileNotFoundError:
-        if path.is_symlink():
-            raise CalibrationError(
-                f"{path} is a symbolic link to itself or a missing place, not the probe "
-                f"database (it points at {os.readlink(path)!r}). To fix: remove the link (a new "
-                "database is made on the next ingest), or point it at the database") from None
-        return
+        if not path.is_symlink():
+            return  # no database yet
+        why = f"it points at {os.readlink(path)!r}"
     except OSError as exc:  # ELOOP: a link to itself
-        raise CalibrationError(
-            f"{path} is a symbolic link to itself or a missing place, not the probe database "
-            f"({exc.strerror}). To fix: remove the link (a new database is made on the next "
-            "ingest), or point it at the database") from None
-    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):  # a folder: _error says
-        raise CalibrationError(
-            f"{path} is not a regular file (a FIFO, socket or device), so it is not the probe "
-            "database. To fix: move it away (a new database is made on the next ingest), or "
-            "set GPUPLAN_HOME to another directory")
+        why = exc.strerror
+    else:
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):  # a folder: _error
+            raise CalibrationError(
+                f"{path} is not a regular file (a FIFO, socket or device), so it is not the "
+                "probe database. To fix: move it away (a new database is made on the next "
+                "ingest), or set GPUPLAN_HOME to another directory")
+        return
+    raise CalibrationError(
+        f"{path} is a symbolic link to itself or a missing place, not the probe database "
+        f"({why}). To fix: remove the link (a new database is made on the next ingest), or "
+        "point it at the database")
 
 
 def _retryable(exc: sqlite3.Error) -> bool:
