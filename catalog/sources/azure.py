@@ -78,7 +78,6 @@ class AzureSource:
 
     def fetch(self, regions: Sequence[str] | None, progress: Progress | None = None) -> CloudData:
         warnings: list[str] = []
-        self._unreadable: list[str] = []  # the sizes of price items that could not be read
         specs = self._listed_specs(warnings)
         if specs is None:
             specs = {t.name: _spec_from_reference(t) for t in self.reference.instance_types
@@ -88,12 +87,15 @@ class AzureSource:
         # the first size alone asks whether the API answers at all (SourceUnavailable at once
         # when it does not); every later request is retried, as one of any size's may need
         first = {names[0]: self._prices(names[0], wanted, first=True)} if names else {}
-        prices = first | run_per_region(CLOUD, names[1:], lambda n: self._prices(n, wanted),
-                                        progress, self.max_workers, what="retail prices for")
-        if self._unreadable:
-            warnings.append(f"azure: {len(self._unreadable):,} price items could not be read "
-                            f"(for {', '.join(sorted(set(self._unreadable))[:3])}…) and were "
-                            "skipped: their prices keep the catalog's")
+        fetched = first | run_per_region(CLOUD, names[1:], lambda n: self._prices(n, wanted),
+                                         progress, self.max_workers, what="retail prices for")
+        prices = {name: got for name, (got, _) in fetched.items()}
+        unreadable = {name: n for name, (_, n) in fetched.items() if n}
+        if unreadable:
+            shown = sorted(unreadable)
+            warnings.append(f"azure: {sum(unreadable.values()):,} price items could not be read "
+                            f"(for {', '.join(shown[:3])}{'…' if len(shown) > 3 else ''}) and "
+                            "were skipped: their prices keep the catalog's")
         as_of = today()
         base = Offer(cloud=CLOUD, instance_type="-", region="-", pricing="on_demand",
                      usd_per_hour=1.0, as_of=as_of, source=source_label(as_of))
@@ -187,13 +189,16 @@ class AzureSource:
 
     # -- retail prices (public) -------------------------------------------------------------
     def _prices(self, sku_name: str, wanted, *, first: bool = False
-                ) -> dict[tuple[str, str], float]:
+                ) -> tuple[dict[tuple[str, str], float], int]:
+        """{(region, pricing model): USD per hour} of one VM size, and how many of its price
+        items could not be read."""
         # the standard library's HTTPS (``_http``), as for AWS's public price files: a base
         # install refreshes Azure's public prices without the [azure] extra
         query = urlencode({"$filter": "serviceName eq 'Virtual Machines' and armSkuName "
                                       f"eq '{sku_name}'"})
         url: str | None = f"{self.prices_url}?{query}"
         out: dict[tuple[str, str], float] = {}
+        unreadable = 0
         seen: set[str] = set()
         while url:
             # a NextPageLink back to a page already read looped for ever (17,734 requests in
@@ -214,13 +219,13 @@ class AzureSource:
                 try:
                     parsed = parse_item(item) if isinstance(item, dict) else None
                 except (TypeError, ValueError):  # "abc" for a price, null for a name
-                    self._unreadable.append(sku_name)
+                    unreadable += 1
                     continue
                 if parsed and (wanted is None or parsed[0] in wanted):
                     key = parsed[:2]
                     out[key] = min(out.get(key, parsed[2]), parsed[2])
             url = self._next(page.get("NextPageLink"), sku_name)
-        return out
+        return out, unreadable
 
     def _next(self, link, sku_name: str) -> str | None:
         """The next page's address: a link of the same service, or None at the end."""
