@@ -88,10 +88,11 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
         flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(path, flags)
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)  # the file opened, which a rename may have swapped
+            if not stat.S_ISREG(st.st_mode):
                 return None
             with os.fdopen(os.dup(fd), "rb") as handle:
-                data = _read_upto(handle, os.fstat(fd).st_size, limit)
+                data = _read_upto(handle, st.st_size, limit)
         finally:
             os.close(fd)
     except (OSError, ValueError):
