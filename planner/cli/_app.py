@@ -94,8 +94,18 @@ def print_json(data: Any) -> None:
     that json.dumps would emit). The planner's notes name inputs as flags, as everything else
     the CLI prints does; the user's own text (job and team names, regions) is copied as given."""
     indent = 2 if _is_terminal(sys.stdout) else None
-    sys.stdout.write(json.dumps(_finite(data), indent=indent, default=str, allow_nan=False)
-                     + "\n")
+    said = _Said()
+    sys.stdout.write(json.dumps(_finite(data, said=said), indent=indent, default=str,
+                                allow_nan=False) + "\n")
+
+
+class _Said(dict):
+    """One JSON document's prose, each distinct text said as flags once (a frontier of 365
+    plans repeats the same dozen notes: 1,155 rewrites, 16 ms, for 20 texts)."""
+
+    def __missing__(self, text: str) -> str:
+        said = self[text] = say_fields(text)
+        return said
 
 
 def _is_terminal(stream) -> bool:
@@ -112,10 +122,10 @@ _PROSE_KEYS = frozenset({"assumptions", "warnings", "warning", "notes", "note", 
                          "reasons", "fix", "message", "error", "inferred", "calibrated"})
 
 
-def _finite(data: Any, prose: bool = False) -> Any:
+def _finite(data: Any, prose: bool = False, *, said: _Said) -> Any:
     kind = type(data)  # the exact types first: a plan's JSON has ~15,000 values
     if kind is str:
-        return say_fields(data) if prose and "`" in data else data
+        return said[data] if prose and "`" in data else data
     if kind is dict:  # a dict's plain numbers inline: half the calls (12 → 7 ms, 2 MB JSON)
         out = {}
         for k, v in data.items():
@@ -125,22 +135,22 @@ def _finite(data: Any, prose: bool = False) -> Any:
             elif t is int or t is bool or v is None:
                 out[k] = v
             else:
-                out[k] = _finite(v, k in _PROSE_KEYS)
+                out[k] = _finite(v, k in _PROSE_KEYS, said=said)
         return out
     if kind is float:
         return data if math.isfinite(data) else None
     if kind is int or kind is bool or data is None:
         return data
     if kind is list or kind is tuple:
-        return [_finite(v, prose) for v in data]
+        return [_finite(v, prose, said=said) for v in data]
     if isinstance(data, float):
         return data if math.isfinite(data) else None
     if isinstance(data, str):
-        return say_fields(data) if prose and "`" in data else data
+        return said[data] if prose and "`" in data else data
     if isinstance(data, dict):
-        return {k: _finite(v, k in _PROSE_KEYS) for k, v in data.items()}
+        return {k: _finite(v, k in _PROSE_KEYS, said=said) for k, v in data.items()}
     if isinstance(data, list | tuple):
-        return [_finite(v, prose) for v in data]
+        return [_finite(v, prose, said=said) for v in data]
     return data
 
 
