@@ -337,7 +337,9 @@ def probes_cmd(
     spec = spec_for_instance(cat, instance, nodes, region=region, spot=spot, cloud=cloud)
     to_stdout = out == "-"
     path = default_path(target, "probes") if out in (None, "-") else out
-    bundle = probes_launch(spec, target, task_path=path, install=install, bucket=bucket)
+    # temporary AWS credentials (SSO, an assumed role) need their session token on the node
+    bundle = probes_launch(spec, target, task_path=path, install=install, bucket=bucket,
+                           aws_session_token=bool(os.environ.get("AWS_SESSION_TOKEN")))
     cost = probe_run_cost(cat, spec, target, bucket=bool(bucket))
     lines = cost_lines(cost) if cost else (
         f"Cost before launch: the catalog has no usable {'spot' if spot else 'on-demand'} "

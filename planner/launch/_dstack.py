@@ -72,14 +72,19 @@ def fleet_path(task_path: str) -> str:
 
 
 def probes_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
-                install: str | None, bucket: Bucket | None, src: str) -> LaunchBundle:
+                install: str | None, bucket: Bucket | None, src: str,
+                aws_session_token: bool = False) -> LaunchBundle:
     """The probes on every node (a fleet first for several); report.json copied to the
-    bucket, or held for your scp."""
+    bucket, or held for your scp. ``aws_session_token``: the shell's credentials are
+    temporary (SSO, an assumed role), so the task asks for AWS_SESSION_TOKEN too."""
     b, report = bucket, f"{spec.name}.json"
     env: list[str] = []
     steps = [setup(install)]
     if b and b.scheme == "s3":
-        env += ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]  # passed from your shell
+        # passed from your shell: dstack requires every variable listed without a value, so
+        # the session token only where the shell has one (temporary keys fail without it)
+        env += ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                *(["AWS_SESSION_TOKEN"] if aws_session_token else [])]
         steps.append("pip install awscli")
     elif b:
         steps.append("pip install gsutil")  # uses the VM's service account on GCP

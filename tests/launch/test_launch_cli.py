@@ -227,3 +227,23 @@ def test_a_fifo_where_the_stale_fleet_would_be_is_left_alone(capsys, tmp_path):
     worker.join(timeout=30)
     assert done == [0]
     assert (tmp_path / "c-fleet.dstack.yml").exists()
+
+
+def test_dstack_s3_task_passes_a_session_token_only_where_the_shell_has_one(capsys,
+                                                                            monkeypatch):
+    """Temporary AWS credentials (SSO, an assumed role) are three variables: the task passed
+    two, and `aws s3 cp` on the node failed (InvalidAccessKeyId). dstack requires every
+    variable a task lists without a value, so the token is listed only where the shell has
+    one: long-lived keys need none."""
+    argv = ("launch", "probes", "--instance", "p5.48xlarge", "--target", "dstack", "--out",
+            "-", "--bucket", "s3://my-bucket/runs")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "FwoGZXIvYXdzE")
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert yaml.safe_load(out)["env"] == ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                                          "AWS_SESSION_TOKEN"]
+    assert "FwoGZXIvYXdzE" not in out + err  # the name only: dstack reads the value itself
+    monkeypatch.delenv("AWS_SESSION_TOKEN")
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert yaml.safe_load(out)["env"] == ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
