@@ -60,11 +60,23 @@ def _open(url: str, *, timeout_s: float, attempts: int, cloud: str, first: bool)
 
 
 def _retry_after(exc: urllib.error.HTTPError) -> float | None:
-    """The seconds a 429/503 asks the client to wait (Retry-After, up to MAX_RETRY_AFTER_S)."""
+    """The seconds a 429/503 asks the client to wait (Retry-After, up to MAX_RETRY_AFTER_S):
+    delay-seconds or an HTTP-date (RFC 9110 §10.2.3 allows both; a date in the past is now)."""
     value = (exc.headers.get("Retry-After") or "").strip() if exc.headers else ""
     # ASCII digits only: "¹" passes str.isdigit and float() refuses it
-    return min(float(value), MAX_RETRY_AFTER_S) if value.isascii() and value.isdigit() \
-        else None
+    if value.isascii() and value.isdigit():
+        return min(float(value), MAX_RETRY_AFTER_S)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):  # not a date either: backoff
+        return None
+    if when.tzinfo is None:  # "-0000": a date without a known zone is UTC (RFC 5322)
+        from datetime import UTC
+
+        when = when.replace(tzinfo=UTC)
+    return min(max(when.timestamp() - time.time(), 0.0), MAX_RETRY_AFTER_S)
 
 
 def read_bounded(stream, limit: int) -> bytes:

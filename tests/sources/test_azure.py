@@ -248,6 +248,31 @@ def test_a_retry_after_that_is_no_number_falls_back_to_the_backoff():
 
     assert _http._retry_after(busy("\xb9")) is None
     assert _http._retry_after(busy("0")) == 0.0
+    assert _http._retry_after(busy("Wed, 31 Feb 2026 25:00:00 GMT")) is None
+
+
+def test_a_retry_after_date_is_waited_for():
+    """Retry-After may be an HTTP-date (RFC 9110 §10.2.3): it fell back to the backoff's
+    0.5 s, and the retries hit the busy service again at once."""
+    import time
+    import urllib.error
+    from email.message import Message
+    from email.utils import formatdate
+
+    from catalog.sources import _http
+
+    def busy(value):
+        headers = Message()
+        headers["Retry-After"] = value
+        return urllib.error.HTTPError("https://x", 503, "busy", headers, None)
+
+    assert 25 <= _http._retry_after(busy(formatdate(time.time() + 30, usegmt=True))) <= 30
+    assert _http._retry_after(busy(formatdate(time.time() - 600, usegmt=True))) == 0.0
+    assert _http._retry_after(busy(formatdate(time.time() + 3600, usegmt=True))) == \
+        _http.MAX_RETRY_AFTER_S
+    # "-0000" (formatdate's default): a date without a known zone, read as UTC
+    assert formatdate(0).endswith("-0000")
+    assert 25 <= _http._retry_after(busy(formatdate(time.time() + 30))) <= 30
 
 
 def test_unreadable_price_items_are_skipped_and_counted(server, packaged, monkeypatch):
