@@ -1,4 +1,4 @@
-"""`gpuplan gpus`, `gpuplan offers` and `gpuplan catalog info|use|refresh`."""
+"""`gpuplan gpus`, `gpuplan offers` and `gpuplan catalog info|use` (refresh: ``_refresh_cmd``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from ._app import (
     print_catalog_banner,
     print_hanging,
     print_json,
-    progress_on_stderr,
 )
 from ._flags import say_fields
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
@@ -229,22 +228,34 @@ OFFER_COLUMNS = (
 )
 
 
+UNUSED_MARK = "*"  # beside a price `plan` does not use: the flags column may be left out
+
+
 def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> None:
     shown = rows[: limit or None]
     # columns no shown row fills are left out (an empty flags column kept the term out)
     empty = {"term": not any(r.offer.option for r in shown),
              "flags": not any(r.offer.flags for r in shown)}
     columns = tuple(c for c in OFFER_COLUMNS if not empty.get(c.header))
+    # a narrow terminal leaves the flags column out: the mark keeps a price `plan` refuses
+    # from reading as usable (40 GCP spot rows at 80 columns, every one refused)
+    marked = any(not r.offer.price_usable for r in shown)
+
+    def price(o) -> str:
+        text = _money(o.usd_per_hour, 3)
+        return text if not marked else text + (UNUSED_MARK if not o.price_usable else " ")
+
     print_table(columns, [
         tuple(cell for c, cell in zip(OFFER_COLUMNS, (
             o.cloud, o.instance_type, o.region, r.accelerator.name, r.instance.gpu_count,
-            o.pricing, o.option, _money(o.usd_per_hour, 3), _money(r.usd_per_gpu_hour, 3),
+            o.pricing, o.option, price(o), _money(r.usd_per_gpu_hour, 3),
             _money(r.usd_per_bf16_pflop_hour, 2),
             ("~" if o.as_of_approximate else "") + o.as_of.isoformat(), ", ".join(o.flags)),
             strict=True) if not empty.get(c.header))
         for r in shown for o in (r.offer,)],
-        title=f"{len(rows)} offers" + (f" (the first {limit}; --limit 0 lists all)"
-                                       if 0 < limit < len(rows) else ""), wide=wide)
+        title=f"{len(rows):,} offer{'' if len(rows) == 1 else 's'}"
+        + (f" (the first {limit:,}; --limit 0 lists all)" if 0 < limit < len(rows) else ""),
+        wide=wide)
     out = console(fit=True)
     if show_reasons:
         for r in shown:
@@ -252,16 +263,18 @@ def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> N
                 o = r.offer
                 print_hanging(out, f"{o.cloud}/{o.instance_type}/{o.region}/{o.pricing}: "
                               f"{o.flag_reasons}", first="", rest="  ")
-    if any(r.offer.flags for r in rows):
+    if any(r.offer.flags for r in shown):
         from catalog import INFORMATIONAL_FLAGS, OFFER_FLAGS
 
-        used = sorted({f for r in rows for f in r.offer.flags})
+        # the flags of the rows shown: a legend of flags no row carries read as a warning
+        used = sorted({f for r in shown for f in r.offer.flags})
         blocking = [f for f in used if f not in INFORMATIONAL_FLAGS]
         notes = [f for f in used if f in INFORMATIONAL_FLAGS]
         # an overridden (negotiated) price is used: only the other flags keep a price out
         print_hanging(out, "Flags: " + "; ".join(f"{f} = {OFFER_FLAGS[f]}" for f in used)
-                      + "." + (f" Prices flagged {', '.join(blocking)} are not used by "
-                               "`gpuplan plan` (see `offers --flagged`)." if blocking else "")
+                      + "." + (f" Prices flagged {', '.join(blocking)} (marked "
+                               f"{UNUSED_MARK} in $/h) are not used by `gpuplan plan` (see "
+                               "`offers --flagged`)." if blocking else "")
                       + (f" {', '.join(notes)}: for information; `gpuplan plan` uses those "
                          "prices." if notes else ""), first="", rest="  ")
     print_catalog_banner(out, cat)
@@ -355,84 +368,3 @@ def use_cmd(
     # the resolved name: `use previous` may lead back to the packaged snapshot, whose folder
     # is called "data"
     console(fit=True).print(f"active catalog: {active_catalog_name()} ({path})", markup=False)
-
-
-def refresh_cmd(
-    cloud: Annotated[list[str] | None, typer.Option("--cloud", "--clouds", help="Clouds to refresh "
-                     "(default aws,gcp,azure); others keep their rows.")] = None,
-    regions: Annotated[list[str] | None, typer.Option("--regions", "--region",
-                       help="Only these regions; every other offer is kept.")] = None,
-    prune: Annotated[bool, typer.Option("--prune", help="Remove offers of the refreshed "
-                     "clouds that the refresh looked for but no longer found (by default "
-                     "they keep their old price and date).")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the refresh's result (counts, "
-                        "changes, warnings) as JSON for scripts.")] = False,
-    wide: Wide = False,
-) -> None:
-    """Fetch current prices into a new catalog in your data directory, check it, and make
-    it active (the previous one stays selectable). AWS (public bulk price files) and Azure
-    (public Retail Prices API) need no credentials; GCP needs GOOGLE_CLOUD_API_KEY or
-    application-default credentials and a project (GOOGLE_CLOUD_PROJECT, else gcloud's).
-    Offers a refresh does not fetch keep their price and date."""
-    from catalog import CLOUDS, GpuplanError, UnknownNameError, refresh_catalog
-
-    # names as `offers` and `plan` read them: AWS is aws
-    clouds = [c.lower() for c in split_csv(cloud, "--cloud")] or list(CLOUDS)
-    for c in clouds:
-        if c not in CLOUDS:
-            raise UnknownNameError("cloud", c, CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")
-    region_names = split_csv(regions, "--regions")
-    for r in region_names:
-        if len(r) > MAX_NAME_CHARS or not REGION_NAME.fullmatch(r):
-            raise GpuplanError(f"{r[:MAX_NAME_CHARS]!r} is not a region name (lower-case "
-                               f"letters, digits and '-', at most {MAX_NAME_CHARS} "
-                               "characters, e.g. us-east-1). To fix: `gpuplan catalog info` "
-                               "and `gpuplan offers` show the regions")
-    with progress_on_stderr() as update:
-
-        def progress(cloud_name: str, step: str, done: int, total: int) -> None:
-            update(cloud_name, done, total, step)
-
-        result = refresh_catalog(clouds=clouds, regions=region_names or None,
-                                 progress=progress, prune=prune)
-    if json_out:
-        print_json(result.to_dict())
-        return
-    _print_refresh(result, wide=wide)
-
-
-CHANGE_COLUMNS = (
-    Column("cloud"), Column("instance", ESSENTIAL), Column("region", ESSENTIAL),
-    Column("pricing", ESSENTIAL), Column("term", OPTIONAL),
-    Column("old $/h", ESSENTIAL, align="right"), Column("new $/h", ESSENTIAL, align="right"),
-    Column("change", align="right"),
-)
-
-
-def _print_refresh(result, *, wide: bool = False) -> None:
-    out = console(fit=True)
-    for c, reason in result.skipped.items():
-        out.print(f"skipped {c}: {reason.removeprefix(c + ': ')}", markup=False)
-    for w in result.warnings:
-        out.print(f"warning: {w}", markup=False)
-    out.print(f"refreshed {', '.join(result.refreshed)} → {result.name} (now active; "
-              "`gpuplan catalog use previous` switches back)", markup=False)
-    kept = ", ".join(f"{c} {n}" for c, n in result.kept_unfetched.items() if n)
-    out.print(f"{len(result.added)} offers added, {len(result.price_changes)} prices changed, "
-              f"{len(result.removed)} removed" + (f"; kept unchanged (not fetched): {kept}"
-                                                  if kept else ""), markup=False)
-    for label, keys in (("new instance types", result.new_instance_types),
-                        ("removed instance types", result.removed_instance_types)):
-        if keys:
-            out.print(f"{label}: " + ", ".join(f"{c}/{n}" for c, n in keys[:20])
-                      + (f" and {len(keys) - 20} more" if len(keys) > 20 else ""),
-                      markup=False)
-    large = result.large_price_changes
-    if large:
-        print_table(CHANGE_COLUMNS, [
-            (pc.cloud, pc.instance_type, pc.region, pc.pricing, pc.option,
-             _money(pc.old_usd_per_hour, 3), _money(pc.new_usd_per_hour, 3),
-             f"{pc.change_fraction:+.0%}")
-            for pc in sorted(large, key=lambda c: -abs(c.change_fraction or 0))[:40]],
-            title=f"{len(large)} prices changed by more than 10%"
-            + (" (the 40 largest)" if len(large) > 40 else ""), wide=wide)

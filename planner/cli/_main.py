@@ -37,7 +37,7 @@ COMMANDS = (
     ("catalog", "info", "_catalog_cmds", "info_cmd",
      {"short_help": "The active catalog and its price dates."}),
     ("catalog", "use", "_catalog_cmds", "use_cmd", {}),
-    ("catalog", "refresh", "_catalog_cmds", "refresh_cmd",
+    ("catalog", "refresh", "_refresh_cmd", "refresh_cmd",
      {"short_help": "Fetch current prices into a new catalog."}),
     ("launch", "probes", "_launch_cmds", "probes_cmd",
      {"short_help": "Task files that run the probes on instances."}),

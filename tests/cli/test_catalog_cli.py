@@ -407,3 +407,24 @@ def test_an_error_spells_a_two_spelling_option_as_it_was_typed(capsys, cmd):
 def test_an_empty_or_misplaced_value_is_named_as_typed(capsys, argv, said):
     code, _, err = run(capsys, *argv)
     assert code == 2 and said in err, err
+
+
+def test_offers_mark_prices_plan_refuses_where_the_flags_column_is_left_out(capsys,
+                                                                            monkeypatch):
+    """At 60 columns the flags column was left out and 40 GCP spot rows read as usable prices
+    that `plan` refuses; the legend listed flags of rows past --limit too (an AWS table of no
+    flagged row ended "Flags: expired = …"); "1 offers", "2599 offers"."""
+    monkeypatch.setenv("COLUMNS", "60")
+    code, out, _ = run(capsys, "offers", "--clouds", "gcp", "--limit", "5")
+    assert code == 0
+    title, header, _rule, *rows = out.splitlines()
+    assert title.startswith("2,599 offers (the first 5;")
+    assert "flags" not in header  # left out at this width
+    priced = [line for line in rows[:5] if "spot" in line]
+    assert priced and all(line.rstrip().endswith("*") for line in priced)
+    assert "(marked * in $/h) are not used by `gpuplan plan`" in " ".join(out.split())
+    code, out, _ = run(capsys, "offers", "--gpu", "H100", "--cloud", "aws", "--limit", "4")
+    assert code == 0 and "Flags:" not in out and "*" not in out  # none of the 4 is flagged
+    code, out, _ = run(capsys, "offers", "--instance", "p6-b200.48xlarge", "--region",
+                       "us-east-1", "--pricing", "on_demand")
+    assert code == 0 and out.startswith("1 offer\n")
