@@ -72,6 +72,8 @@ def _command_module(name: str):
         from . import _plan_cmd as module
     elif name == "_catalog_cmds":
         from . import _catalog_cmds as module
+    elif name == "_refresh_cmd":
+        from . import _refresh_cmd as module
     elif name == "_probe_cmds":
         from . import _probe_cmds as module
     elif name == "_workload_cmd":
