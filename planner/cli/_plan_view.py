@@ -49,15 +49,17 @@ def candidate_table(title: str, rows, *, width: int | None,
 
     What goes first when the terminal is narrow: the cloud (the instance type names it),
     then recomputation (both are in the recommendation card and in --json); instance, region,
-    node count, pricing, cost and the probability are never left out (without the node count
-    two distinct plans of one instance read as the same row)."""
+    node count, pricing, cost, hours and the probability are never left out (without the node
+    count two distinct plans of one instance read as the same row; without the hours a
+    cost/time frontier at 60 columns was a list of rising costs)."""
     from ._tables import ESSENTIAL, OPTIONAL, Column, render_table
 
     columns = (Column("cloud", OPTIONAL), Column("region", ESSENTIAL),
                Column("instance", ESSENTIAL), Column("n", ESSENTIAL, align="right"),
                Column("pricing", ESSENTIAL), Column("cost $", ESSENTIAL, align="right"),
-               Column("hours (P90)", align="right"), Column("P", ESSENTIAL, align="right"),
-               Column("plan"), Column("recompute", OPTIONAL))
+               Column("hours (P90)", ESSENTIAL, align="right"),
+               Column("P", ESSENTIAL, align="right"), Column("plan"),
+               Column("recompute", OPTIONAL))
     cells = [(c.offer.cloud, _regions(c), c.offer.instance_type, c.nodes, _pricing(c.offer),
               format_usd(c.cost_usd).lstrip("$"), f"{_table_hours(c.wall_clock_hours)} "
               f"({_table_hours(c.wall_clock_hours_p90)})",
@@ -66,6 +68,9 @@ def candidate_table(title: str, rows, *, width: int | None,
     if group is not None:
         columns = (Column(group[0], ESSENTIAL), *columns)
         cells = [(g, *row) for g, row in zip(group[1], cells, strict=True)]
+        if group[0] == "cloud":  # the group is the cloud column: `--by cloud` showed it twice
+            columns = columns[:1] + columns[2:]
+            cells = [row[:1] + row[2:] for row in cells]
     return render_table(columns, cells, width=width, title=title, gap=" ").text
 
 

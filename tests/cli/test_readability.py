@@ -562,3 +562,25 @@ def test_a_huge_columns_value_does_not_stretch_the_recommendation(capsys, monkey
     box = [line for line in out.splitlines() if line.startswith(("╭", "│", "╰"))]
     assert box and max(cell_len(line) for line in box) < 300
     assert len(out) < 100_000
+
+
+def test_plan_tables_keep_the_hours_and_show_the_cloud_once(capsys, monkeypatch):
+    """At 60 columns the plan tables left "hours (P90)" out: the cost/time frontier was a list
+    of rising costs. `--by cloud` put the group's cloud column beside the table's own
+    ("cloud cloud region …"), and at 60 columns named it among the columns left out."""
+    from planner.cli import main
+
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(["plan", "--model", "llama3-8b", "--tokens", "1T", "--deadline", "14d",
+                 "--by", "cloud"]) == 0
+    out = capsys.readouterr().out
+    headers = [line.split() for line in out.splitlines()
+               if line.split()[:1] in (["cloud"], ["region"]) and "pricing" in line]
+    assert len(headers) >= 3  # best per cloud, top plans, frontier
+    assert all("(P90)" in h for h in headers)
+    per_cloud = next(h for h in headers if h[0] == "cloud")
+    assert per_cloud.count("cloud") == 1
+    block = out[out.index("Best plan per cloud"):]
+    note = next(line for line in block.splitlines() if line.startswith("(not shown"))
+    hidden = note.split(":", 1)[1].split(";")[0]
+    assert "plan" in hidden and "cloud" not in hidden
