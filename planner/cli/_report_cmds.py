@@ -11,7 +11,13 @@ import typer
 
 from ..model import format_chance
 from . import _workload_opts as W
-from ._app import console, print_hanging, print_json, progress_on_stderr
+from ._app import (
+    console,
+    print_catalog_banner,
+    print_hanging,
+    print_json,
+    progress_on_stderr,
+)
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 _SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
@@ -64,7 +70,6 @@ def report_cmd(
 
     from ._app import load_priced_catalog, overrides_input
     from ._model_cmds import active_calibration
-    from ._values import catalog_banner
 
     # Every option is checked before the catalog is loaded and the MILP runs, so a typo in
     # --out fails in a second, not after minutes of planning.
@@ -132,10 +137,10 @@ def report_cmd(
         print_json(_report_json(allocation, spent, warnings))
     t = allocation.totals
     # markup=False: the path and the overrides path are user text, not rich markup.
-    console(stderr=True, fit=True).print(
-        f"wrote {out}: {t['jobs']:,} job{'' if t['jobs'] == 1 else 's'}, "
-        f"{format_usd(t['cost_usd'])} expected. "
-        f"{catalog_banner(cat)}", markup=False)
+    err = console(stderr=True, fit=True)
+    print_hanging(err, f"wrote {out}: {t['jobs']:,} job{'' if t['jobs'] == 1 else 's'}, "
+                  f"{format_usd(t['cost_usd'])} expected", first="", rest="  ")
+    print_catalog_banner(err, cat)  # its own paragraph, wrapped under itself
     if not json_out:  # the report is in the file: on the terminal, one line per job
         print_jobs(allocation.as_dict()["jobs"], wide=wide)
 
@@ -196,11 +201,13 @@ def _suffix_of(fmt: str) -> str:
     return next(s for s, f in _SUFFIX.items() if f == fmt)
 
 
+# nodes and cost are never left out: at 60 columns a job's cluster rate without its node
+# count read as one instance type at two prices, and a budget report had no cost
 JOB_COLUMNS = (
-    Column("job", ESSENTIAL), Column("team", OPTIONAL), Column("nodes", align="right"),
+    Column("job", ESSENTIAL), Column("team", OPTIONAL), Column("nodes", ESSENTIAL, align="right"),
     Column("instance", ESSENTIAL), Column("cloud", OPTIONAL), Column("region", ESSENTIAL),
-    Column("pricing", ESSENTIAL), Column("$/h", ESSENTIAL, align="right"),
-    Column("cost $", align="right"), Column("start"), Column("end"),
+    Column("pricing", ESSENTIAL), Column("cluster $/h", align="right"),
+    Column("cost $", ESSENTIAL, align="right"), Column("start"), Column("end"),
     Column("P(deadline)", OPTIONAL, align="right"),
 )
 
@@ -211,7 +218,7 @@ def print_jobs(jobs: list[dict], *, wide: bool = False) -> None:
         (j["job"], j["team"], j["nodes"], j["instance_type"], j["cloud"], j["region"],
          j["pricing"], f"{j['usd_per_hour_cluster']:,.2f}", f"{j['cost_usd']:,.0f}",
          j["start"][:10], j["end"][:10], format_chance(j["deadline_probability"])) for j in jobs],
-        title=f"{len(jobs)} jobs ($/h: the job's whole cluster)", wide=wide)
+        title=f"{len(jobs):,} job{'' if len(jobs) == 1 else 's'}", wide=wide)
 
 
 def _not_an_input(out_path, inputs: dict) -> None:

@@ -16,6 +16,7 @@ import struct
 import subprocess
 import sys
 import termios
+from pathlib import Path
 
 import pytest
 import typer
@@ -584,3 +585,21 @@ def test_plan_tables_keep_the_hours_and_show_the_cloud_once(capsys, monkeypatch)
     note = next(line for line in block.splitlines() if line.startswith("(not shown"))
     hidden = note.split(":", 1)[1].split(";")[0]
     assert "plan" in hidden and "cloud" not in hidden
+
+
+def test_report_jobs_table_keeps_nodes_and_cost_at_60_columns(capsys, monkeypatch, tmp_path):
+    """At 60 columns the jobs table kept a whole cluster's "$/h" and left out the nodes and
+    the cost: two jobs on p5.48xlarge read as one instance type at two prices, in a budget
+    report with no cost. The "wrote …" line ran on into the catalog banner, wrapped at
+    column 0."""
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.chdir(tmp_path)
+    team = Path(__file__).resolve().parents[2] / "examples" / "team.yaml"
+    code, out, err = run(capsys, "report", str(team), "--out", "r.csv")
+    assert code == 0, err
+    header = next(line for line in out.splitlines() if line.startswith("job "))
+    assert header.split()[:2] == ["job", "nodes"] and header.split()[-1] == "$"
+    assert "cost $" in header and "$/h" not in header
+    first, second = err.splitlines()[:2]
+    assert first.startswith("wrote r.csv: 5 jobs, $") and first.endswith("expected")
+    assert second.startswith("Catalog: ")
