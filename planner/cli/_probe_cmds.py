@@ -155,7 +155,7 @@ def _print_report(r, cal) -> None:
     for kind, figures in r.measurements.items():
         shown = ", ".join(f"{k} {format_figure(v) if isinstance(v, int | float) else v}"
                           for k, v in figures.items())
-        out.print(one_line(f"  {kind}: {shown}"), markup=False)
+        print_hanging(out, one_line(f"{kind}: {shown}"))  # wrapped under itself
     _print_notes(out, *_for_report(cal, r.id), nothing=" nothing from this report")
 
 
@@ -163,12 +163,12 @@ def _print_notes(out, used, rejected, *, nothing: str) -> None:
     """What the planner uses, one line each ("Used by the planner:" + ``nothing`` when it
     uses none), then what it does not use, with why."""
     out.print("Used by the planner:" + ("" if used else nothing), markup=False)
-    for n in used:
-        out.print(one_line(f"  {say_fields(n.line())}"), markup=False)
+    for n in used:  # wrapped under itself: a continuation at column 0 read as another item
+        print_hanging(out, one_line(say_fields(n.line())))
     if rejected:
         out.print("Not used:", markup=False)
         for n in rejected:
-            out.print(one_line(f"  {say_fields(n.line())}"), markup=False)
+            print_hanging(out, one_line(say_fields(n.line())))
 
 
 def _gpus_per_node(s) -> str:

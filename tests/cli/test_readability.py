@@ -603,3 +603,20 @@ def test_report_jobs_table_keeps_nodes_and_cost_at_60_columns(capsys, monkeypatc
     first, second = err.splitlines()[:2]
     assert first.startswith("wrote r.csv: 5 jobs, $") and first.endswith("expected")
     assert second.startswith("Catalog: ")
+
+
+def test_probe_show_wraps_each_note_under_itself(capsys, monkeypatch, tmp_path):
+    """`probe show` at 80 columns wrapped "Used by the planner" items at column 0
+    ("…; p10 4,235.0, p90 ⏎4,241.5"): a continuation read as another item (ingest
+    already hung them)."""
+    root = Path(__file__).resolve().parents[2]
+    report = root / "benchmarks" / "data" / "gpu_check_h200_2026-12-04" / "probe-report.json"
+    monkeypatch.setenv("COLUMNS", "80")
+    assert run(capsys, "probe", "ingest", str(report))[0] == 0
+    for argv in (("probe", "show"), ("probe", "show", "1")):
+        code, out, _ = run(capsys, *argv)
+        assert code == 0
+        notes = out[out.index("Used by the planner:"):].splitlines()[1:]
+        assert len(notes) > 4 and widest(out) <= 80
+        assert all(line.startswith("  ") or line in ("Not used:",) for line in notes
+                   if line and not line.startswith("Catalog")), notes
