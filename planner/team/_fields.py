@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from catalog import (
     Catalog,
@@ -117,6 +117,16 @@ def text(value, at: str) -> str:
         raise TeamPlanError(f"{at}: {show(value)} must be one printable line of at most "
                             f"{MAX_NAME_CHARS} characters. {FIX}")
     return value.strip()
+
+
+def no_nulls(entry: dict, defaults: Mapping[str, str], at: str) -> None:
+    """Refuse an optional key written with no value: ``clouds:`` whose items were commented
+    out was read as the key left out — every cloud — where an empty list is refused.
+    ``defaults``: each key's meaning when left out, for the fix."""
+    for key, default in defaults.items():
+        if key in entry and entry[key] is None:
+            raise TeamPlanError(f"{at}: {key} is empty (the key has no value). To fix: give "
+                                f"it a value, or remove the key for the default ({default})")
 
 
 def probability(value, at: str) -> float | None:

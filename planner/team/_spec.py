@@ -73,6 +73,7 @@ from ._fields import (
     budgets,
     date,
     names,
+    no_nulls,
     no_unknown,
     number,
     offsets,
@@ -85,6 +86,12 @@ from ._fields import (
 
 DEFAULT_START_OFFSETS_DAYS = (0, 7, 14)
 DEFAULT_TEAM = "unassigned"
+# optional keys whose value may not be left empty, and what leaving the key out means
+TOP_DEFAULTS = {"name": "the file's name", "min_probability": str(DEFAULT_MIN_PROBABILITY),
+                "quotas": "no quotas", "budgets": "no budgets", "overrides": "none"}
+JOB_DEFAULTS = {"clouds": "every cloud", "regions": "every region",
+                "pricing": ", ".join(DEFAULT_PRICING), "accelerators": "every accelerator",
+                "exclude": "nothing excluded", "min_probability": "the plan's"}
 
 TOP_FIELDS = ("name", "jobs", "quotas", "budgets", "overrides", "start_offsets_days",
               "min_probability")
@@ -180,6 +187,7 @@ def parse_team_plan(data: Any, *, catalog: Catalog, source: str = "team.yaml",
     if not isinstance(data, dict):
         raise TeamPlanError(f"{source}: expected a mapping with a 'jobs:' list. {FIX}")
     no_unknown(data, TOP_FIELDS, source)
+    no_nulls(data, TOP_DEFAULTS, source)
     jobs_data = data.get("jobs")
     if not isinstance(jobs_data, list) or not jobs_data:
         raise TeamPlanError(f"{source}: 'jobs' must be a non-empty list of jobs. {FIX}")
@@ -226,6 +234,7 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, 
     name = text(name, f"{at}: name")
     at = f"{source}: jobs[{i}] {name!r}"
     no_unknown(entry, JOB_FIELDS, at)
+    no_nulls(entry, JOB_DEFAULTS, at)
     for req in ("workload", "earliest_start", "deadline"):
         if req not in entry:
             raise TeamPlanError(f"{at}: missing '{req}'. {FIX}")

@@ -403,3 +403,27 @@ def test_an_underflowing_exponent_is_refused_not_read_as_zero():
            "earliest_start": "2027-03-01", "deadline": "2027-03-20"}
     with pytest.raises(TeamPlanError, match="1e-400"):
         parse_team_plan({"jobs": [job]}, catalog=load_catalog())
+
+
+@pytest.mark.parametrize("key, top", [("clouds", False), ("regions", False),
+                                      ("pricing", False), ("accelerators", False),
+                                      ("exclude", False), ("min_probability", False),
+                                      ("budgets", True), ("quotas", True), ("overrides", True),
+                                      ("min_probability", True), ("name", True)])
+def test_a_key_left_empty_is_refused_not_read_as_left_out(tmp_path, capsys, key, top):
+    """`clouds:` whose items were commented out read as the key left out: the job was planned
+    on every cloud (and `budgets:` as no budget), exit 0 — the very case an empty list is
+    refused for."""
+    job = {k: v for k, v in SMALL_JOB.items() if k != key}
+    data = {"jobs": [job]}
+    text = yaml.safe_dump(data, sort_keys=False)
+    text = f"{key}:\n{text}" if top else \
+        text.replace("- name: j1\n", f"- name: j1\n  {key}:\n")
+    path = _write(tmp_path, text)
+    assert yaml.safe_load(text)[key] is None if top else \
+        yaml.safe_load(text)["jobs"][0][key] is None
+    code, out, err = _report([path, "--out", tmp_path / "r.md"], capsys)
+    assert code == 2 and out == ""
+    line = _one_error_line(err)
+    assert f"{key} is empty (the key has no value)" in line and "remove the key" in line
+    assert not (tmp_path / "r.md").exists()

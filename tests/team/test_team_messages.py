@@ -79,7 +79,8 @@ def test_empty_inline_overrides_are_refused(catalog):
         "change no price. To fix: add entries, e.g. discounts: [{cloud: aws, percent: 10}] "
         "(format: `gpuplan offers --help`, --overrides), or remove the overrides: key")
     assert "has no entries" in _error(catalog, "overrides: {prices: []}\n")
-    assert load_team_plan(JOB + "overrides:\n", catalog=catalog).overrides is None  # left out
+    # no value at all is refused too (its entries commented out), as `{}` is
+    assert "overrides is empty (the key has no value)" in _error(catalog, "overrides:\n")
 
 
 @pytest.mark.parametrize("quotas,says", [
