@@ -33,10 +33,25 @@ def _md_cell(text: object) -> str:
     # or an e-mail address (GitHub's extended autolinks): their ":", "." and "@" are escaped,
     # which breaks the match and renders the same characters. "~" too: GitHub strikes through
     # text between single tildes ("gcp ~2025-04-01, azure ~2024-03-01", a job "~old~").
-    s = str(text).replace("\r", " ").replace("\n", " ").replace("\\", "\\\\")
-    s = (s.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-         .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]").replace("~", "\\~"))
+    # "&" first: a job named "&amp;" showed as "&"; "*" and a "_" at a word's edge: "*b*" and
+    # "_i_" turned into emphasis ("on_demand" stays as it is: GitHub ignores intraword "_")
+    s = _visible(str(text).replace("\r", " ").replace("\n", " ")).replace("\\", "\\\\")
+    s = (s.replace("&", "&amp;").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+         .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]").replace("~", "\\~")
+         .replace("*", "\\*"))
+    s = _EDGE_UNDERSCORE.sub(r"\\_", s)
     return _AUTOLINK.sub(lambda m: "\\" + m.group(0), s)
+
+
+_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# C0 and C1 controls and DEL: a team file named "evil\x1b[31m.yaml" recoloured the terminal
+# that the Markdown report was printed to (its name is the default title and the Source)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _visible(text: str) -> str:
+    """``text`` with control characters written as visible escapes (``\\x1b``)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
 
 
 # The characters GitHub's autolink extension keys on: the ":" of "scheme://", the "." of
@@ -46,7 +61,7 @@ _AUTOLINK = re.compile(r"(?<=[A-Za-z]):(?=//)|(?<=(?i:www))\.|@")
 
 def _md_code(text: object) -> str:
     """Text for inside a `code span`, where backslash escapes do not work: no backticks."""
-    return str(text).replace("`", "'").replace("\r", " ").replace("\n", " ")
+    return _visible(str(text).replace("`", "'").replace("\r", " ").replace("\n", " "))
 
 
 def _md_table(head: list[str], rows: list[list[str]], right_from: int = 1,

@@ -93,6 +93,26 @@ def test_markdown_names_cannot_become_bare_links(golden_allocation):
     assert "WWW\\.evil.example" in md and "ftp\\://team.example" in md
 
 
+def test_markdown_shows_names_as_written_and_no_control_character(golden_allocation):
+    """A job named "&amp; *b* _i_" rendered as "& b i" (an entity, two emphases); a team file
+    named "evil\\x1b[31m.yaml" (the default title, and the Source line) recoloured the
+    terminal the Markdown report was printed to. GFM (markdown-it, as GitHub) renders each
+    name as written; "on_demand" keeps its underscore unescaped."""
+    from markdown_it import MarkdownIt
+
+    name = "&amp; *b* _i_ x_y"
+    allocation = replace(renamed(golden_allocation, {"pretrain-8b": name}),
+                         name="evil\x1b[31mRED\x9b", source="t/evil\x1b[31m.yaml")
+    md = render(allocation, "md").decode()
+    assert "\x1b" not in md and "\x9b" not in md
+    assert "evil\\\\x1b\\[31mRED\\\\x9b" in md  # a visible escape, in Markdown
+    assert "`t/evil\\x1b[31m.yaml`" in md  # in a code span: no escapes there
+    assert "x_y" in md and "on\\_demand" not in md  # intraword "_" left as it is
+    html = MarkdownIt("commonmark").enable("table").render(md)
+    assert "<em>" not in html and "&amp;amp; *b* _i_ x_y" in html
+    assert "evil\\x1b[31mRED\\x9b" in html
+
+
 # ---- 10. Budget "Used" and the sign of Δ cost --------------------------------------------------
 
 def test_budget_used_below_10_percent_keeps_a_decimal(golden_allocation):
