@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import unicodedata
 from pathlib import Path
 
 from catalog import CatalogFileError, UnknownNameError, read_user_text
@@ -92,11 +93,14 @@ def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, di
                             "times in the header. To fix: keep one")
     reader.fieldnames = fields
     known = [j.name for j in team_plan.jobs]
+    # a name as the plan writes it, whichever Unicode form the CSV's tool wrote it in
+    as_planned = {unicodedata.normalize("NFC", k): k for k in known}
     out: dict[str, dict] = {}
     limits = {"gpu_hours": MAX_ACTUAL_GPU_HOURS, "cost_usd": MAX_ACTUAL_USD}
     for row in reader:
         n = reader.line_num
         name = (row["job"] or "").strip()
+        name = as_planned.get(unicodedata.normalize("NFC", name), name)
         at = f"{source}: row {n}"
         if any((c or "").strip() for c in row.get(None) or ()):  # cells beyond the header
             # (csv puts them under None; an empty one is a trailing comma, nothing shifted)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -201,10 +202,16 @@ def parse_team_plan(data: Any, *, catalog: Catalog, source: str = "team.yaml",
     jobs, seen = [], {}
     for i, entry in enumerate(jobs_data, start=1):
         job = _parse_job(entry, i, catalog, source, starts, min_p, configs or {})
-        if job.name in seen:
+        # names that read the same are one name: "café" typed two ways (é, or e + U+0301)
+        # were two jobs shown alike, and an actuals row went to one of them
+        key = unicodedata.normalize("NFC", job.name)
+        if key in seen:
             raise TeamPlanError(f"{source}: {job.where}: name already used by "
-                                f"jobs[{seen[job.name]}]. To fix: give every job a unique name")
-        seen[job.name] = i
+                                f"jobs[{seen[key]}]"
+                                + ("" if key == job.name == jobs[seen[key] - 1].name else
+                                   " (written with other Unicode characters that read the "
+                                   "same)") + ". To fix: give every job a unique name")
+        seen[key] = i
         jobs.append(job)
     _check_size(jobs, source)
     try:

@@ -427,3 +427,19 @@ def test_a_key_left_empty_is_refused_not_read_as_left_out(tmp_path, capsys, key,
     line = _one_error_line(err)
     assert f"{key} is empty (the key has no value)" in line and "remove the key" in line
     assert not (tmp_path / "r.md").exists()
+
+
+def test_names_that_read_the_same_are_one_name(tmp_path, capsys, catalog):
+    """Jobs "café" (é) and "café" (e + U+0301) were two jobs shown alike, and an actuals row
+    with one spelling went to one of them without a word."""
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    jobs = [{**SMALL_JOB, "name": composed}, {**SMALL_JOB, "name": decomposed}]
+    code, _, err = _report([_write(tmp_path, {"jobs": jobs}), "--out", tmp_path / "r.md"],
+                           capsys)
+    assert code == 2 and "name already used by jobs[1] (written with other Unicode" in err
+    plan = parse_team_plan({"jobs": [{**SMALL_JOB, "name": decomposed}]}, catalog=catalog,
+                           source="t.yaml")
+    from planner.reports import load_actuals
+
+    spent = load_actuals(f"job,gpu_hours,cost_usd\n{composed},1,2\n", plan)
+    assert spent == {decomposed: {"gpu_hours": 1.0, "cost_usd": 2.0}}
