@@ -27,7 +27,7 @@ from ..model import (
 from ..search import Constraints, Option, QuotaRule, Quotas, plan_options
 from ._milp import DEFAULT_TIME_LIMIT_S, AllocationInfeasibleError, Options, scope_label, scopes
 from ._solve import solve
-from ._spec import priced_catalog
+from ._spec import MAX_WINDOW_DAYS, priced_catalog
 from ._summary import Allocation, summarise_allocation
 from ._workers import map_forked
 
@@ -177,6 +177,11 @@ def _why_nothing(team_plan, job, value: dict) -> str:
                 "the quotas allow too few GPUs for any plan that meets the deadline")
         return (f"{what}. To fix: raise the gpus of the quotas that cover this job in the team "
                 "plan, or allow clouds, regions or accelerators they do not cover")
+    if days > MAX_WINDOW_DAYS:  # a deadline that late is refused: do not send the user there
+        return (f"{in_team_terms(reason)}. To fix: raise the job's max_gpus (the fastest plan "
+                f"within it needs {days:,.0f} days, more than the {MAX_WINDOW_DAYS:,} a job's "
+                "window may span), allow more clouds, accelerators or pricing models, or train "
+                "on fewer tokens")
     return (f"{in_team_terms(reason)}. To fix: move the deadline later (the fastest plan needs "
             f"{days:,.1f} days), raise the job's max_gpus, or allow more clouds, accelerators "
             "or pricing models")

@@ -443,3 +443,15 @@ def test_names_that_read_the_same_are_one_name(tmp_path, capsys, catalog):
 
     spent = load_actuals(f"job,gpu_hours,cost_usd\n{composed},1,2\n", plan)
     assert spent == {decomposed: {"gpu_hours": 1.0, "cost_usd": 2.0}}
+
+
+def test_the_fix_for_a_slow_job_never_asks_for_a_deadline_that_is_refused(tmp_path, capsys):
+    """"To fix: move the deadline later (the fastest plan needs 8,894.7 days)": a deadline
+    that late is refused (a job's window spans at most 10 years)."""
+    job = {**SMALL_JOB, "workload": {"model": "llama3-70b", "tokens": "15T"}, "max_gpus": 8,
+           "accelerators": ["B200"], "deadline": "2027-03-02"}
+    code, _, err = _report([_write(tmp_path, {"jobs": [job]}), "--out", tmp_path / "r.md"],
+                           capsys)
+    assert code == 2 and "move the deadline later" not in err, err
+    assert "raise the job's max_gpus (the fastest plan within it needs" in err
+    assert "more than the 3,653 a job's window may span" in err
