@@ -68,6 +68,8 @@ from ..search import (
 )
 from ._fields import (
     FIX,
+    MAX_YEAR,
+    MIN_YEAR,
     TEAM_FORMAT,
     TeamPlanError,
     accelerator,
@@ -220,6 +222,12 @@ def parse_team_plan(data: Any, *, catalog: Catalog, source: str = "team.yaml",
                                    fmt=TEAM_FORMAT)
     except GpuplanError as exc:
         raise TeamPlanError(f"{exc}{'' if 'To fix' in str(exc) else '. ' + FIX}") from None
+    for k, rule in enumerate(quotas, start=1):
+        if rule.month is not None and not MIN_YEAR <= int(rule.month[:4]) <= MAX_YEAR:
+            # "1999-03" held no month a job can run in: the rule was silently void
+            raise TeamPlanError(f"{source}: quotas[{k}]: month {rule.month}: the year is "
+                                f"outside {MIN_YEAR}–{MAX_YEAR}, as job dates are. To fix: "
+                                "check the year")
     name = data.get("name")
     if name is not None:
         name = text(name, f"{source}: name")

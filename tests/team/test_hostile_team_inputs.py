@@ -455,3 +455,12 @@ def test_the_fix_for_a_slow_job_never_asks_for_a_deadline_that_is_refused(tmp_pa
     assert code == 2 and "move the deadline later" not in err, err
     assert "raise the job's max_gpus (the fastest plan within it needs" in err
     assert "more than the 3,653 a job's window may span" in err
+
+
+def test_a_quota_month_outside_the_years_of_job_dates_is_refused(tmp_path, capsys):
+    """`month: "1999-03"` was accepted and held no month any job can run in (budgets and
+    dates outside 2000–2200 are refused)."""
+    team = {"jobs": [SMALL_JOB], "quotas": [{"cloud": "aws", "gpus": 8, "month": "1999-03"}]}
+    code, _, err = _report([_write(tmp_path, team), "--out", tmp_path / "r.md"], capsys)
+    assert code == 2
+    assert "quotas[1]: month 1999-03: the year is outside 2000–2200" in _one_error_line(err)
