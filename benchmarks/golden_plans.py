@@ -119,6 +119,11 @@ quantiles of the calendar time with Poisson interruptions, as a candidate's alre
 each described plan's ``range`` (``distribution`` and its P10/P90 factors) and its "range
 P10–P90" assumption changed — no hours, cost, probability or choice; the team cases are
 identical.
+Twelve plan cases were rewritten on 2026-12-06 for three warnings' durations alone, now written
+as the cards write them (``format_hours``): "for 234 h (9.7 d) is above the 8-instance spot
+fleet limit" where it said "for 234 h" (and "for 0 h" for a 27-minute run), "a 13.3 h run"
+in the commitment warning, "expected … against …" in the deadline warning; with those clauses
+normalised away every file is identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

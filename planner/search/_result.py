@@ -15,6 +15,7 @@ from ..model import (
     cluster_for_instance,
     cluster_inputs,
     format_chance,
+    format_hours,
     format_requirement,
     quantile,
     summarise,
@@ -268,7 +269,7 @@ def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Sp
     if o.pricing == "spot" and n > c.max_spot_instances:
         warnings.append(
             f"capacity: {n} spot {o.instance_type} in {o.region} for "
-            f"{wall[i]:,.0f} h is above the {c.max_spot_instances}-instance spot fleet "
+            f"{format_hours(wall[i])} is above the {c.max_spot_instances}-instance spot fleet "
             "limit (`max_spot_instances`); clouds publish no spot capacity, so check "
             f"{SPOT_CAPACITY_CHECK.get(o.cloud, 'the cloud spot signals and your quota')} "
             "before counting on it")
@@ -278,18 +279,19 @@ def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Sp
     if commitment and commitment.paid_hours > wall[i] * 1.05:
         warnings.append(
             f"commitment: pays {commitment.terms} × {o.term_hours:,.0f} h per instance for "
-            f"a {wall[i]:,.0f} h run (effective ${commitment.effective_usd_per_hour:,.2f}/"
-            f"instance-h); the {commitment.paid_hours - wall[i]:,.0f} h left per instance "
-            f"are charged at {1 - c.commitment_use:.0%} (`commitment_use` "
-            f"{c.commitment_use:.0%}: the share of them you will use afterwards)")
+            f"a {format_hours(wall[i])} run (effective "
+            f"${commitment.effective_usd_per_hour:,.2f}/instance-h); the "
+            f"{commitment.paid_hours - wall[i]:,.0f} h left per instance are charged at "
+            f"{1 - c.commitment_use:.0%} (`commitment_use` {c.commitment_use:.0%}: the share "
+            "of them you will use afterwards)")
     if meets and c.probability_required and prob < 0.5:
         # what the user asked (P ≥ 1%) made a plan "meet" a deadline it is likely to miss
         warnings.append(
             f"deadline: this plan finishes by the deadline with probability "
             f"{format_chance(prob)}, which meets the {format_requirement(c.min_probability)} "
             f"asked (`min_probability`), but it is more likely to miss it: expected "
-            f"{wall[i]:,.0f} h against {c.deadline_hours:,.0f} h; 0.5 or more asks for a "
-            "likely finish, 0 for the expected time")
+            f"{format_hours(wall[i])} against {format_hours(c.deadline_hours)}; 0.5 or more "
+            "asks for a likely finish, 0 for the expected time")
     gp = space.gp
     if not q10 <= wall[i] <= q90:
         warnings.append(_outside_range(float(wall[i]), q10, q90, float(gp["loss_hours"][e]),

@@ -238,3 +238,16 @@ def test_excluding_every_matching_offer_says_so_not_that_the_precision_fails(cat
     with pytest.raises(PlannerError, match=r"no offer matches the filters.*exclude less"):
         plan(build_workload(WorkloadSpec(model="gpt2", tokens="1B")), catalog,
              Constraints(deadline_hours=24, clouds=("aws",), exclude=("aws",)))
+
+
+def test_a_short_spot_run_says_its_duration_not_0_h():
+    """The capacity warning of a 27-minute spot run said "for 0 h" beside a card of 27 min."""
+    import catalog
+    from planner import Constraints, WorkloadSpec, build_workload, plan
+
+    result = plan(build_workload(WorkloadSpec(model="gpt2", tokens="30B")),
+                  catalog.load_catalog("packaged"),
+                  Constraints(deadline_hours=1.0, max_spot_instances=1, pricing=("spot",)))
+    capacity = [w for c in result.candidates for w in c.warnings if w.startswith("capacity:")]
+    assert capacity and not [w for w in capacity if " for 0 h " in w]
+    assert any(" min is above the 1-instance spot fleet limit" in w for w in capacity), capacity
