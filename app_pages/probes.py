@@ -100,12 +100,14 @@ def environment(report) -> None:
     if env is None:
         st.caption("The report has no environment section.")
         return
-    c = st.columns([2, 1, 1, 1])
-    # st.metric renders its value as markdown: the report's text is shown literally
-    c[0].metric("Device", F.md(env.gpu_model or env.device_type))
-    c[1].metric("Devices × nodes", f"{env.gpu_count} × {env.node_count}")
-    c[2].metric("Instance", F.md(env.instance_type or "unknown"))
-    c[3].metric("Measured", report.created_utc[:10])
+    # each metric as wide as its value, wrapping onto another row where the page is narrow
+    # (four fixed columns cut "NVIDIA H100 80G…" and "p5.48x…" at 800 px); st.metric renders
+    # its value as markdown: the report's text is shown literally
+    with st.container(horizontal=True):
+        st.metric("Device", F.md(env.gpu_model or env.device_type), width="content")
+        st.metric("Devices × nodes", f"{env.gpu_count} × {env.node_count}", width="content")
+        st.metric("Instance", F.md(env.instance_type or "unknown"), width="content")
+        st.metric("Measured", report.created_utc[:10], width="content")
     st.caption(F.md(f"torch {env.torch_version or '—'} · CUDA {env.cuda_version or '—'} · "
                     f"NCCL {env.nccl_version or '—'} · driver {env.driver_version or '—'} · "
                     f"{env.cloud or 'unknown cloud'} {env.region or ''}"))

@@ -289,14 +289,15 @@ def show_allocation(out: dict) -> None:
         with right:
             st.markdown("**Budgets**")
             F.show_static_table(pd.DataFrame(a["budgets"]), BUDGET_COLUMNS)
-    cols = st.columns(len(out["reports"]) + 1)
-    for col, (label, (fmt, data)) in zip(cols, out["reports"].items(), strict=False):
-        col.download_button(f"Report ({label})", data, file_name=f"gpuplan-team-report.{fmt}",
-                            mime=MIME.get(fmt), key=f"team_report_{fmt}",
-                            icon=":material/download:")
-    cols[-1].download_button("Allocation (JSON)", json.dumps(a, indent=2, default=str),
-                             file_name="gpuplan-allocation.json", mime="application/json",
-                             key="team_allocation_json", icon=":material/download:")
+    # each button as wide as its label, wrapping (equal columns cut "Report (Mark…" at 800 px)
+    with st.container(horizontal=True):
+        for label, (fmt, data) in out["reports"].items():
+            st.download_button(f"Report ({label})", data, file_name=f"gpuplan-team-report.{fmt}",
+                               mime=MIME.get(fmt), key=f"team_report_{fmt}",
+                               icon=":material/download:")
+        st.download_button("Allocation (JSON)", json.dumps(a, indent=2, default=str),
+                           file_name="gpuplan-allocation.json", mime="application/json",
+                           key="team_allocation_json", icon=":material/download:")
     with st.expander("Assumptions"):
         for note in a["assumptions"]:
             st.markdown(f"- {F.md(S.app_words(note))}")
