@@ -102,8 +102,9 @@ def recommendation_card(r: dict, deadline_hours: float) -> None:
                      if r.get("commitment") and hi - lo < 0.5 else
                      f"P10–P90 {F.usd_range(lo, hi, markdown=True)}")
         c[1].caption(f"P10–P90 {wall}")
-        c[2].caption(f"{n:.2f} interruptions expected" if n < 1 else
-                     f"{n:,.0f} interruptions expected")
+        from planner.model import format_expected  # loaded already: a plan is shown
+
+        c[2].caption(f"{format_expected(n)} interruptions expected")  # as the CLI says it
         st.caption(F.md(f"Plan {F.plan_text(r)} · {r['memory_per_gpu_gib']:.1f} GiB per GPU · "
                         f"{F.amount(r['gpu_hours'])} GPU-hours · price as of {r['price_as_of']}"
                         + (" (approximate)" if r.get("price_as_of_approximate") else "")

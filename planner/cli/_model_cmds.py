@@ -159,7 +159,13 @@ def print_estimate(est, without=None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from planner.model import format_amount, format_count, format_hours_range, format_params
+    from planner.model import (
+        format_amount,
+        format_count,
+        format_expected,
+        format_hours_range,
+        format_params,
+    )
 
     out = console(fit=True)  # the terminal's width, 100 when piped (as README says)
     c, p, w = est.cluster, est.plan, est.workload
@@ -187,9 +193,8 @@ def print_estimate(est, without=None) -> None:
     t.add_row("step time", f"{est.step_time_s:.4g} s × {est.steps:,} steps of "
               f"{est.tokens_per_step:,} tokens")
     g = est.goodput
-    n = g.expected_interruptions  # '~318.9' claimed a precision, '~0.0' hid 0.04
-    count = f"{n:,.0f}" if n >= 10 else f"{n:.2g}"
-    t.add_row("goodput", f"{g.fraction:.1%} (~{count} interruptions expected)")
+    t.add_row("goodput", f"{g.fraction:.1%} ({format_expected(g.expected_interruptions)} "
+              "interruptions expected)")
     pinned = w.pins.as_dict()
     t.add_row("plan", str(p) + (f"  (pinned: {', '.join(f'{k}={v}' for k, v in pinned.items())})"
                                 if pinned else ""))

@@ -7,6 +7,7 @@ import math
 from ..model import (
     format_amount,
     format_chance,
+    format_expected,
     format_hours,
     format_hours_range,
     format_requirement,
@@ -150,7 +151,8 @@ def _card(c, constraints) -> str:
         f"{format_hours_range(c.wall_clock_hours_p10, c.wall_clock_hours_p90)} · "
         f"{format_amount(c.gpu_hours)} GPU-h",
         f"P(finish by the deadline) {format_chance(c.deadline_probability)} (model range and "
-        f"{c.expected_interruptions:,.1f} expected interruptions) · MFU {e.mfu:.1%} · "
+        f"{format_expected(c.expected_interruptions)} expected interruptions) · MFU "
+        f"{e.mfu:.1%} · "
         f"goodput {e.goodput.fraction:.1%}",
         f"plan {p} (tensor × pipeline×virtual × data parallel, ZeRO stage, micro-batch × "
         f"accumulation) · memory {e.memory['total_gib']:.1f} GiB/GPU · framework "

@@ -156,6 +156,15 @@ def format_amount(x: float) -> str:
     return f"{x:,.1f}" if abs(x) >= 1 else f"{x:.2g}"
 
 
+def format_expected(n: float) -> str:
+    """An expected count of events (interruptions) as ``format_amount`` writes it, "< 0.01"
+    below that: the plan card said "0.0" and ``estimate`` "~9.8e-05" for the same run, and
+    the app "2" for a CLI's "1.7"."""
+    if math.isfinite(n) and 0 <= n < 0.005:
+        return "< 0.01"
+    return format_amount(n)
+
+
 def format_count(n: float) -> str:
     """A count as people write token counts: 50e9 → '50B', 1.5e12 → '1.5T', 1e15 →
     '1,000T' (not Python's '1e+12')."""

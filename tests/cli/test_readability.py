@@ -620,3 +620,14 @@ def test_probe_show_wraps_each_note_under_itself(capsys, monkeypatch, tmp_path):
         assert len(notes) > 4 and widest(out) <= 80
         assert all(line.startswith("  ") or line in ("Not used:",) for line in notes
                    if line and not line.startswith("Catalog")), notes
+
+
+def test_expected_interruptions_read_the_same_everywhere(capsys):
+    """The plan card said "0.0 expected interruptions" and `estimate` "~9.8e-05" for a short
+    run; the app "2" where the CLI said "1.7"."""
+    from planner.model import format_expected
+
+    assert [format_expected(n) for n in (0.0, 9.8e-05, 0.004, 0.04, 0.81, 1.7, 318.9)] == \
+        ["< 0.01", "< 0.01", "< 0.01", "0.04", "0.81", "1.7", "319"]
+    code, out, _ = run(capsys, "estimate", "--model", "gpt2", "--tokens", "1B", "--gpu", "H100")
+    assert code == 0 and "(< 0.01 interruptions expected)" in out
