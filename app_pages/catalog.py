@@ -54,8 +54,9 @@ def filters(cat: catalog.Catalog, url: I.UrlInputs) -> dict:
     pricing = url(c[3].multiselect, L["pricing"], list(catalog.PRICING_MODELS),
                   key="offers_pricing", placeholder="All pricing models")
     c = st.columns(4)
-    # the filter's own bounds (1 to 1,024: no instance holds more), so the box refuses more
-    min_gpus = url(c[0].number_input, L["min_gpus"], min_value=1, max_value=1024, value=None,
+    # the filter's own bounds (catalog.MAX_MIN_GPUS: TPU slices reach 6,144 chips)
+    min_gpus = url(c[0].number_input, L["min_gpus"], min_value=1,
+                   max_value=catalog.MAX_MIN_GPUS, value=None,
                    step=1, key="offers_min_gpus", placeholder="any")
     max_price = url(c[1].number_input, L["max_price"], min_value=0.01,
                     max_value=MAX_PRICE_USD_PER_HOUR, value=None, step=1.0,

@@ -101,7 +101,8 @@ _LAZY = {"RefreshResult": "_refresh", "catalog_status": "_refresh",
          "load_yaml_text": "_yaml",
          "Overrides": "_overrides", "load_overrides": "_overrides",
          "parse_overrides": "_overrides",
-         "SORT_KEYS": "_query", "AcceleratorSummary": "_query", "OfferRow": "_query",
+         "SORT_KEYS": "_query", "MAX_MIN_GPUS": "_query", "AcceleratorSummary": "_query",
+         "OfferRow": "_query",
          "accelerator_summaries": "_query", "select_offers": "_query",
          "absent_pricing": "_query",
          "read_cached": "_blobs", "write_cached": "_blobs"}
@@ -123,7 +124,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ANOMALY_FLAGS", "AWS_ADVISOR_BUCKETS", "CEILING_USD_PER_GPU_HOUR", "CLOUDS", "DTYPES",
-    "FABRICS", "HOURS_PER_MONTH", "INFORMATIONAL_FLAGS", "MAX_GPU_MEMORY_GIB", "OFFERING_CLASSES",
+    "FABRICS", "HOURS_PER_MONTH", "INFORMATIONAL_FLAGS", "MAX_GPU_MEMORY_GIB", "MAX_MIN_GPUS",
+    "OFFERING_CLASSES",
     "OFFER_FLAGS", "OUTLIER_Z", "PRICE_UNUSABLE_FLAGS", "PRICING_MODELS", "PRICING_TERM_HOURS",
     "REGION_KINDS", "SORT_KEYS", "MAX_USER_FILE_BYTES", "STALE_AFTER_DAYS", "TOPOLOGIES",
     "UPFRONT_OPTIONS", "Accelerator", "AcceleratorSummary", "Catalog", "CatalogError",

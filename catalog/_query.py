@@ -90,7 +90,9 @@ def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
 
 
 MAX_PRICE_LIMIT_USD_PER_HOUR = 100_000.0  # no instance costs more; beyond it, a unit mistake
-MAX_MIN_GPUS = 1024  # the largest instance shape (a TPU pod slice) has fewer chips
+# a filter's floor of GPUs per instance: TPU pod slices reach 6,144 chips (tpu-v5p); as many
+# as a plan may use at all (it was 1,024: no slice of 2,048 chips or more could be asked for)
+MAX_MIN_GPUS = 65_536
 
 
 def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequence[str] = (),
@@ -110,7 +112,7 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
                                hint=f"use one of {', '.join(SORT_KEYS)}")
     if min_gpus is not None and (isinstance(min_gpus, bool) or not isinstance(min_gpus, int)
                                  or not 1 <= min_gpus <= MAX_MIN_GPUS):
-        raise GpuplanError(f"--min-gpus must be a whole number from 1 to {MAX_MIN_GPUS}, got "
+        raise GpuplanError(f"--min-gpus must be a whole number from 1 to {MAX_MIN_GPUS:,}, got "
                            f"{min_gpus!r}. To fix: pass a GPU count")
     if max_price is not None and (isinstance(max_price, bool)
                                   or not isinstance(max_price, int | float)

@@ -428,3 +428,11 @@ def test_offers_mark_prices_plan_refuses_where_the_flags_column_is_left_out(caps
     code, out, _ = run(capsys, "offers", "--instance", "p6-b200.48xlarge", "--region",
                        "us-east-1", "--pricing", "on_demand")
     assert code == 0 and out.startswith("1 offer\n")
+
+
+def test_min_gpus_reaches_the_largest_tpu_slices(capsys):
+    """--min-gpus stopped at 1,024 ("the largest instance shape has fewer chips"): the catalog
+    sells TPU slices of up to 6,144 chips, which no filter could ask for."""
+    code, out, _ = run(capsys, "offers", "--min-gpus", "4096", "--json")
+    rows = json.loads(out)
+    assert code == 0 and rows and min(r["gpu_count"] for r in rows) >= 4096
