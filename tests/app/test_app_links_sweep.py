@@ -73,8 +73,8 @@ def test_many_unknown_keys_are_listed_up_to_ten():
 @pytest.mark.parametrize("page, key, given, words", [
     (None, "min_prob", "1", "not a valid value: 0 to 0.99; showing 0.9"),
     (None, "top", "500", "not a valid value: a whole number from 1 to 50; showing 10"),
-    ("app_pages/catalog.py", "offers_min_gpus", "5000",
-     "not a valid value: a whole number from 1 to 1,024;"),
+    ("app_pages/catalog.py", "offers_min_gpus", "70000",
+     "not a valid value: a whole number from 1 to 65,536;"),
 ])
 def test_a_number_out_of_range_says_the_range(page, key, given, words):
     at = app(page, **{key: given})
