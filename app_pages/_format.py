@@ -93,9 +93,11 @@ def usd_at_least(x: float) -> float:
 
 
 def hours(h: float) -> str:
-    """'36.0 h (1.5 d)': both units, for captions and help text; a run under 0.1 h as
-    ``duration`` shows it ('1.2 min', not '0.0 h (0.0 d)')."""
-    return duration(h) if h < 0.1 else f"{h:,.1f} h ({h / 24:,.1f} d)"
+    """'36.0 h (1.5 d)': both units from a day, for captions and help text; '14.0 h' below
+    (a 1 h deadline read "1.0 h (0.0 d)"); a run under 0.1 h as ``duration`` shows it
+    ('1.2 min', not '0.0 h (0.0 d)')."""
+    return duration(h) if h < 0.1 else f"{h:,.1f} h" if h < 24 else \
+        f"{h:,.1f} h ({h / 24:,.1f} d)"
 
 
 def _unit(h: float) -> tuple[float, str]:

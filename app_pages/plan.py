@@ -280,9 +280,12 @@ def downloads(result: dict, launch: dict) -> None:
 def workload_line(w: dict, deadline_hours: float, shown: dict | None = None) -> str:
     """The workload in one line; the global batch as given, or else the planner's default as
     ``shown`` (the recommendation or the cheapest plan) used it."""
-    moe = (f" ({w['params_active'] / 1e9:.2f}B active, {w['experts']} experts, "
+    from planner.model import format_params  # loaded already: a plan is shown
+
+    # as the CLI writes them: "1,001.13B", "1.2M" (not "0.00B")
+    moe = (f" ({format_params(w['params_active'])} active, {w['experts']} experts, "
            f"top-{w['experts_per_token']})" if w.get("experts") else
-           f" ({w['params_active'] / 1e9:.2f}B active)"
+           f" ({format_params(w['params_active'])} active)"
            if w["params_active"] < w["params_total"] else "")
     if w.get("global_batch_tokens"):
         batch = f"global batch {F.count(w['global_batch_tokens'])} tokens, "
@@ -291,7 +294,7 @@ def workload_line(w: dict, deadline_hours: float, shown: dict | None = None) -> 
                  "this model and cluster), ")
     else:
         batch = ""
-    return (f"**{F.md(w['name'])}**: {w['params_total'] / 1e9:.2f}B parameters{moe}, "
+    return (f"**{F.md(w['name'])}**: {format_params(w['params_total'])} parameters{moe}, "
             f"{F.count(w['tokens'])} tokens, sequence {w['seq_len']:,}, {batch}"
             f"{w['precision']} · deadline {F.hours(deadline_hours)}")
 

@@ -24,12 +24,15 @@ def test_amounts_keep_their_figures():
 
 
 @pytest.mark.parametrize(("hours", "shown"), [
-    (36.0, "36.0 h"), (96.0, "4.0 days"), (0.02, "1.2 min"), (0.0008, "2.9 s")])
+    (36.0, "36.0 h"), (96.0, "4.0 days"), (0.02, "1.2 min"), (0.0008, "2.9 s"),
+    (1.0, "1.0 h")])
 def test_durations_switch_units_instead_of_reading_zero(hours, shown):
     from app_pages import _format as F
 
     assert F.duration(hours) == shown
-    assert F.hours(hours).startswith(shown if hours < 0.1 else f"{hours:,.1f} h (")
+    # days beside the hours from a day on: a 1 h deadline read "1.0 h (0.0 d)"
+    assert F.hours(hours) == (shown if hours < 0.1 else f"{hours:,.1f} h" if hours < 24 else
+                              f"{hours:,.1f} h ({hours / 24:,.1f} d)")
 
 
 def test_a_small_count_keeps_a_figure():
