@@ -26,6 +26,7 @@ state it, and an unknown one read without it has the guess said in its note.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -155,8 +156,13 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     sizes = {name: _size(source, key, value, name, minimum=1)
              for name, (key, value) in found.items()}
 
+    # each size's key as this file spells it, for the errors the Architecture raises
+    keys_of = {name: key for name, (key, _) in found.items()}
+
     def optional(name: str, *keys: str, minimum: int = 0) -> int:
         key, value = _one(cfg, source, *keys)
+        if key is not None:
+            keys_of[name] = key
         return 0 if key is None else _size(source, key, value, name, minimum=minimum)
 
     gated = model_type.lower() not in NOT_GATED
@@ -223,6 +229,12 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
         more["shared_experts"] = max(1, round(shared_width / (more["moe_ffn_hidden"] or ffn)))
     if _get(cfg, "kv_lora_rank")[0] is not None:
         more.update(_latent_attention(cfg, source, sizes["hidden"], sizes["heads"]))
+    if not more["head_dim"] and sizes["hidden"] % sizes["heads"]:
+        # each head is hidden / heads wide without a head_dim: transformers refuses the
+        # config, and the model timed 5 heads of 153 for GPT-2's 768 / 5 as if it were one
+        raise WorkloadError(f"{source}: {keys_of['hidden']} {sizes['hidden']:,} is not a "
+                            f"multiple of {keys_of['heads']} {sizes['heads']:,}, and no head_dim "
+                            f"says how wide a head is. {FIX}")
     try:
         arch = Architecture(
             layers=sizes["layers"], hidden=sizes["hidden"], heads=sizes["heads"],
@@ -231,8 +243,14 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
             name=printable_name(cfg.get("_name_or_path")) or default_name or "config",
         )
     except WorkloadError as exc:
-        # The Architecture speaks of CLI options; here the sizes came from the file.
-        raise WorkloadError(f"{source}: {str(exc).split(' To fix')[0]} {FIX}") from None
+        # The Architecture speaks of its fields and CLI options; here the sizes came from the
+        # file: "experts_per_token must be between 1 and experts (2)" named no key it has
+        keys_of.setdefault("kv_heads", next((k for k in ("num_key_value_heads", "n_head_kv",
+                                                         "num_kv_heads") if k in cfg),
+                                            "num_key_value_heads"))
+        said = re.sub(r"\b(" + "|".join(sorted(keys_of, key=len, reverse=True)) + r")\b",
+                      lambda m: keys_of[m.group(1)], str(exc).split(" To fix")[0])
+        raise WorkloadError(f"{source}: {said} {FIX}") from None
     return arch, context
 
 

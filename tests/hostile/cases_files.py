@@ -389,7 +389,11 @@ def raw(**changes) -> str:
 
 CONFIG_CASES = [
     config("hidden-below-heads", {**LLAMA, "hidden_size": 8},  # head dimension 0: NaN hours
-           says="hidden (8) is smaller than the 32 attention heads"),
+           says="hidden_size 8 is not a multiple of num_attention_heads 32"),
+    config("hidden-not-heads-multiple", {**LLAMA, "hidden_size": 4100},  # 128.125 wide heads
+           says="hidden_size 4,100 is not a multiple of num_attention_heads 32, and no "
+                "head_dim"),
+
     config("head-dim-zero", {**LLAMA, "head_dim": 0}, says="head_dim is 0; it must be at least 1"),
     config("ffn-zero", {**LLAMA, "intermediate_size": 0},
            says="intermediate_size is 0; it must be at least 1"),
@@ -422,9 +426,11 @@ CONFIG_CASES = [
     config("negative-head-dim", {**LLAMA, "head_dim": -64}, says="must be at least 1"),
     config("tie-embeddings-text", {**LLAMA, "tie_word_embeddings": "yes"},
            says="tie_word_embeddings must be true or false"),
-    config("kv-heads-not-dividing", {**LLAMA, "num_key_value_heads": 5}, says="multiple"),
+    # the file's keys, not the Architecture's fields ("heads (32) … kv_heads (5)")
+    config("kv-heads-not-dividing", {**LLAMA, "num_key_value_heads": 5},
+           says="num_attention_heads (32) must be a multiple of num_key_value_heads (5)"),
     config("top-k-above-experts", {**LLAMA, "num_local_experts": 4, "num_experts_per_tok": 8},
-           says="experts_per_token"),
+           says="num_experts_per_tok must be between 1 and num_local_experts (4), got 8"),
     config("missing-layers", {k: v for k, v in LLAMA.items() if k != "num_hidden_layers"},
            says="lacks num_hidden_layers"),
     config("a-list", "[1, 2, 3]", says="found list"),
