@@ -14,6 +14,7 @@ server).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -93,7 +94,24 @@ def field_label(field: str | None) -> str | None:
 
 
 def _label_or_words(field: str) -> str:
-    return f"“{field_label(field) or field.replace('_', ' ').replace('-', ' ')}”"
+    """An input by its label; one the app has no box for, by how it is set: a model constant
+    (``--assume`` on the CLI) or the overrides file (GPUPLAN_OVERRIDES) — "set “restart
+    minutes”" and "added with “overrides”" named boxes the page does not have."""
+    label = field_label(field)
+    if label:
+        return f"“{label}”"
+    if field == "overrides":
+        return "the GPUPLAN_OVERRIDES file (docs/app.md)"
+    from planner.model import assumption_names  # loaded already: a planner message is shown
+
+    if field in _assumption_set(assumption_names):
+        return f"the CLI's model constant {field}"  # the app keeps every constant's default
+    return f"“{field.replace('_', ' ').replace('-', ' ')}”"
+
+
+@functools.cache
+def _assumption_set(names) -> frozenset[str]:
+    return frozenset(names())
 
 
 def app_words(text: str) -> str:

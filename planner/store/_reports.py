@@ -198,8 +198,9 @@ def _accelerator_named(report, catalog: Catalog, override: str | None) -> str | 
         if named is not None and chosen != named:  # H100 figures would calibrate H200 plans
             raise CalibrationError(
                 f"the report measured {where} ({named}), not {chosen}: its figures would "
-                f"calibrate {chosen} plans. To fix: drop `accelerator` (it is for GPUs whose "
-                "name and instance the catalog does not know)", field="accelerator",
+                f"calibrate {chosen} plans. To fix: name {named} in `accelerator`, or leave it "
+                "out (it is for GPUs whose name and instance the catalog does not know)",
+                field="accelerator",
                 value=override)
         return chosen
     if env is None or env.device_type != "cuda":

@@ -408,3 +408,15 @@ def test_a_cli_metavar_after_an_input_is_left_out():
     said = app_words("cannot tell which catalog accelerator 'X' is. To fix: pass "
                      "`accelerator` NAME (see `gpuplan gpus`)")
     assert "NAME" not in said and "“Catalog accelerator” (see" in said
+
+
+def test_settings_the_app_has_no_box_for_are_named_by_how_they_are_set():
+    """"set “restart minutes”" and "added with “overrides”" named boxes the page does not
+    have (a model constant is the CLI's; prices come from the GPUPLAN_OVERRIDES file)."""
+    from app_pages import _shared as S
+
+    assert S.app_words("faster (set `restart_minutes` if your restarts are faster)") == \
+        "faster (set the CLI's model constant restart_minutes if your restarts are faster)"
+    assert S.app_words("rates can be added with --overrides") == \
+        "rates can be added with the GPUPLAN_OVERRIDES file (docs/app.md)"
+    assert S.app_words("set `max_gpus`") == "set “Max GPUs”"  # a box the page has
