@@ -95,15 +95,16 @@ def parse_count(text: str | float | int, field: str = "tokens", *,
 
 
 def format_usd(x: float) -> str:
-    """Money as every message and report shows it: whole dollars, but cents below $1 (a $0.50
-    budget is not "$0"), the sign before the dollar sign; "—" for a figure that is not a
-    number (NaN or infinite: no amount of money)."""
+    """Money as every message and report shows it: whole dollars from $100, cents below (a
+    $0.50 budget is not "$0"; ten gpt2 plans from $1.52 to $2.41 all read "$2", as the app
+    writes them: ``app_pages._format.usd``), the sign before the dollar sign; "—" for a
+    figure that is not a number (NaN or infinite: no amount of money)."""
     if not math.isfinite(x):
         return "—"
     x = x + 0.0  # -0.0 is $0, not "$-0"
     if 0 < abs(x) < 0.01:  # a tenth of a cent is not "$0.00"
         return f"-${-x:.2g}" if x < 0 else f"${x:.2g}"
-    digits = 2 if 0 < abs(x) < 1 else 0
+    digits = 2 if 0 < abs(x) < 100 else 0
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 
 
