@@ -207,14 +207,17 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
                     f"without {flag_for(limit) or limit}")
             print_hanging(out, f"{said}: {c.nodes}x {c.offer.instance_type} ({c.offer.cloud} "
                           f"{c.offer.region}, {c.offer.pricing}) meets the deadline for "
-                          f"${c.cost_usd:,.0f} (P {format_chance(c.deadline_probability)})")
+                          f"{format_usd(c.cost_usd)} (P {format_chance(c.deadline_probability)})")
         out.print(f"To fix: {infeasible_fixes(inf, constraints)}.")
         _flagged(out, result)
         return
     r = result.recommendation
+    # --min-probability 0 asks for the expected time alone: "P ≥ 0%" said something else
+    asked = (f"P ≥ {format_requirement(constraints.min_probability)}"
+             if constraints.probability_required else "expected time within it")
     out.print(Panel(_card(r, constraints), expand=False,
                     title=f"Recommendation (deadline {_hours(constraints.deadline_hours)}, "
-                          f"P ≥ {format_requirement(constraints.min_probability or 0)})"))
+                          f"{asked})"))
     for w in r.warnings:  # continued two columns in: a line at column 0 is the next item
         print_hanging(out, say_fields(w), first="warning: ", rest="  ", first_style="yellow")
     if result.group_by:

@@ -631,3 +631,13 @@ def test_expected_interruptions_read_the_same_everywhere(capsys):
         ["< 0.01", "< 0.01", "< 0.01", "0.04", "0.81", "1.7", "319"]
     code, out, _ = run(capsys, "estimate", "--model", "gpt2", "--tokens", "1B", "--gpu", "H100")
     assert code == 0 and "(< 0.01 interruptions expected)" in out
+
+
+def test_min_probability_0_titles_the_expected_time_not_a_probability(capsys):
+    """`--min-probability 0` (the expected time must meet the deadline, no probability asked)
+    was titled "P ≥ 0%"."""
+    code, out, _ = run(capsys, "plan", "--model", "gpt2", "--tokens", "1B", "--deadline", "3h",
+                       "--min-probability", "0")
+    assert code == 0 and "Recommendation (deadline 3.0 h, expected time within it)" in out
+    code, out, _ = run(capsys, "plan", "--model", "gpt2", "--tokens", "1B", "--deadline", "3h")
+    assert code == 0 and "Recommendation (deadline 3.0 h, P ≥ 90%)" in out
