@@ -436,3 +436,14 @@ def test_min_gpus_reaches_the_largest_tpu_slices(capsys):
     code, out, _ = run(capsys, "offers", "--min-gpus", "4096", "--json")
     rows = json.loads(out)
     assert code == 0 and rows and min(r["gpu_count"] for r in rows) >= 4096
+
+
+def test_a_gpu_the_catalog_never_prices_is_said_so(capsys):
+    """`offers --gpu MI300X` said "no offer matches every filter together (without --gpu:
+    14,468 offers)" for a single filter: the catalog lists Azure's MI300X type, unpriced."""
+    code, out, err = run(capsys, "offers", "--gpu", "MI300X", "--json")
+    assert code == 0 and json.loads(out) == []
+    said = " ".join(err.split())
+    assert "note: the catalog has no price for MI300X: it lists 1 instance type with it " \
+           "(azure Standard_ND96isr_MI300X_v5) but no offer" in said
+    assert "every filter together" not in said
