@@ -123,7 +123,9 @@ Twelve plan cases were rewritten on 2026-12-06 for three warnings' durations alo
 as the cards write them (``format_hours``): "for 234 h (9.7 d) is above the 8-instance spot
 fleet limit" where it said "for 234 h" (and "for 0 h" for a 27-minute run), "a 13.3 h run"
 in the commitment warning, "expected … against …" in the deadline warning; with those clauses
-normalised away every file is identical.
+normalised away every file is identical. The same twelve were rewritten again that day for the
+notes' deadline alone, written as the cards write it ("deadline 336 h (14.0 d)", "deadline
+3.0 h", where it said "deadline 336.0 h"); with it normalised away every file is identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

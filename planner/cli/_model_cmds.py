@@ -150,9 +150,11 @@ def _bullet(out, text: str) -> None:
 
 
 def _h(hours: float) -> str:
+    """Hours as `plan`'s card writes them (whole from two days: "216 h (9.0 d)" beside a
+    P10–P90 of "154–303 h"; it said "216.1 h")."""
     from planner.model import format_hours
 
-    return format_hours(hours, decimals_from_2_days=1)
+    return format_hours(hours)
 
 
 def print_estimate(est, without=None) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..model import ParallelPlan, format_count
+from ..model import ParallelPlan, format_count, format_hours, format_usd
 from . import _dstack, _skypilot
 from ._probes import EXPECTED_MINUTES, ProbeRunCost, parse_bucket, probes_source_dir
 from ._spec import (
@@ -100,8 +100,8 @@ def training_launch(rec: dict, target: str, *, task_path: str, catalog, workload
               f"{spec.instance_type} ({spec.cloud} {spec.region or ''}, "
               f"{rec.get('pricing', 'on_demand')}), {spec.nodes * spec.gpus_per_node} GPUs; "
               f"plan {ParallelPlan.from_dict(plan)}.",
-              f"Estimated {rec.get('wall_clock_hours', 0):,.1f} h, "
-              f"${rec.get('total_cost_usd', 0):,.0f}. The training script is yours: "
+              f"Estimated {format_hours(rec.get('wall_clock_hours', 0))}, "
+              f"{format_usd(rec.get('total_cost_usd', 0))}. The training script is yours: "
               f"replace {script}.")
     program = f"{script} {plan_args(plan)}  {REPLACE_SCRIPT}"
     if target == "torchrun":

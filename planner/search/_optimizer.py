@@ -52,6 +52,7 @@ from ..model import (
     checkpoint_bytes,
     cluster_for_instance,
     cluster_inputs,
+    format_hours,
     inference_only_message,
     range_sigma,
     reserve_message,
@@ -294,7 +295,7 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
     space = Space(hit[1], workload=workload, A=A, ckpt=checkpoint_bytes(ms), constraints=c)
     base_sigma = range_sigma(A, workload.framework, moe=workload.arch.is_moe)
     cat_info = catalog.provenance()
-    notes = (f"deadline {c.deadline_hours:,.1f} h; {len(offers):,} offers"
+    notes = (f"deadline {format_hours(c.deadline_hours)}; {len(offers):,} offers"
              + (f" ({flagged.count} flagged offers skipped)" if flagged.count else "")
              + f"; up to {c.max_gpus:,} GPUs; model evaluated {evaluated:,} (instance type × "
              f"nodes × plan); probability includes the model's range (σ {base_sigma:.3f}"

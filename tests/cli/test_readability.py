@@ -641,3 +641,17 @@ def test_min_probability_0_titles_the_expected_time_not_a_probability(capsys):
     assert code == 0 and "Recommendation (deadline 3.0 h, expected time within it)" in out
     code, out, _ = run(capsys, "plan", "--model", "gpt2", "--tokens", "1B", "--deadline", "3h")
     assert code == 0 and "Recommendation (deadline 3.0 h, P ≥ 90%)" in out
+
+
+def test_hours_read_the_same_in_estimate_plan_and_their_notes(capsys):
+    """One 16 × p5.48xlarge run read "216.1 h (9.0 d)" in `estimate` beside "P10–P90 154–303
+    h", "217 h (9.0 d)" on the plan card, and "deadline 336.0 h" in the notes under a title
+    of "deadline 336 h (14.0 d)"."""
+    code, out, _ = run(capsys, "estimate", "--model", "llama3-8b", "--tokens", "1T",
+                       "--instance", "p5.48xlarge", "--nodes", "16")
+    assert code == 0
+    wall = next(line for line in out.splitlines() if "wall-clock (calendar)" in line)
+    assert re.search(r"│ \d+ h \(\d+\.\d d\)  P10–P90 \d+–\d+ h", wall), wall
+    code, out, _ = run(capsys, "plan", "--model", "llama3-8b", "--tokens", "1T", "--deadline",
+                       "14d")
+    assert code == 0 and "deadline 336 h (14.0 d);" in " ".join(out.split())
