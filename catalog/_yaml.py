@@ -221,6 +221,20 @@ def _check_expansion(node: yaml.Node, *, what: str) -> None:
         stack.extend((c, False) for c in children if id(c) not in sizes)
 
 
+def _fix_for(problem: str) -> str:
+    """What to do about a YAML error, by its kind: "quote values that contain ':'" answered a
+    duplicate key, a Python tag and a second document too."""
+    if problem.startswith("duplicate key"):
+        return "keep one of the two keys (merge what they hold)"
+    if "constructor for the tag" in problem:
+        return ("remove the tag: gpuplan reads plain YAML (mappings, lists, text, numbers, "
+                "dates)")
+    if "another document" in problem:
+        return ("keep one document in the file (remove the '---' that starts another, and what "
+                "follows)")
+    return "correct the file (quote values that contain ':' or '#')"
+
+
 def load_yaml_text(text: str, *, what: str, max_depth: int = 32) -> Any:
     """The data in YAML ``text``: plain dicts, lists, strings (dates too), numbers, booleans.
 
@@ -247,8 +261,8 @@ def load_yaml_text(text: str, *, what: str, max_depth: int = 32) -> Any:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = exc.problem or exc.context or "malformed YAML"
-        raise _fail(f"{what}: invalid YAML{where}: {problem}. To fix: correct the file "
-                    "(quote values that contain ':' or '#').") from None
+        raise _fail(f"{what}: invalid YAML{where}: {problem}. To fix: "
+                    f"{_fix_for(problem)}.") from None
     except yaml.YAMLError as exc:
         raise _fail(f"{what}: invalid YAML: {_one_line(exc)}. To fix: correct the file.") from None
     except (ValueError, OverflowError, RecursionError) as exc:

@@ -270,3 +270,16 @@ def test_a_file_that_cannot_be_written_gets_the_fix_that_works(tmp_path, monkeyp
     said = _error(check_output_path, path, what="report")
     assert says in said and not_says not in said and "To fix:" in said, said
     assert path.read_text() == "keep"
+
+
+@pytest.mark.parametrize(("text", "fix"), [
+    ("jobs: []\njobs: []\n", "keep one of the two keys"),
+    ("jobs: !!python/object/apply:os.system [x]\n", "remove the tag: gpuplan reads plain YAML"),
+    ("jobs: []\n---\njobs: []\n", "keep one document in the file"),
+    ("a: b: c\n", "correct the file (quote values that contain ':' or '#')"),
+])
+def test_a_yaml_error_gets_the_fix_for_its_kind(text, fix):
+    """A duplicate key, a Python tag and a second document were all told to "quote values
+    that contain ':' or '#'"."""
+    message = _error(load_yaml_text, text, what="team.yaml")
+    assert f"To fix: {fix}" in message
