@@ -53,6 +53,7 @@ from ._files import (
     number_in_file,
     read_json_file,
     read_user_text,
+    shown_as_yaml,
     unquoted_hint,
     whole_number_in_file,
 )
@@ -138,7 +139,7 @@ __all__ = [
     "decode_user_bytes", "input_clash", "load_catalog", "load_json_text", "load_overrides",
     "load_yaml_text",
     "make_directory", "parse_overrides", "quoted", "read_cached", "read_json_file",
-    "read_user_text",
+    "read_user_text", "shown_as_yaml",
     "refresh_catalog",
     "select_offers", "shell_word", "stored_catalogs", "unquoted_hint", "use_catalog",
     "number_in_file", "price_dates", "whole_number_in_file",

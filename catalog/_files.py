@@ -375,3 +375,37 @@ def read_json_file(path: str | os.PathLike[str], *, what: str,
     deep. CatalogFileError, naming ``what`` and the path, when it cannot be used."""
     text = read_user_text(path, what=what, max_bytes=max_bytes)
     return load_json_text(text, what=f"{what} {path}", max_depth=max_depth)
+
+
+MAX_SHOWN_CHARS = 60  # a value of a user's file quoted back in a message
+HUGE = 10**30  # integers above this are "a huge number" in messages (repr of 10^400 is long)
+
+
+def shown_as_yaml(value) -> str:
+    """A value of the file for messages, as YAML writes it (true, null, [a, b], {a: 1}: the
+    file's writer read Python's True, None, ['a', 'b']); safe for 10^400 and for megabyte
+    strings. A text is quoted, so a name with spaces shows where it ends."""
+    text = repr(value) if isinstance(value, str) else _yaml_text(value)
+    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS - 3] + "…"
+
+
+_PLAIN_WORD = re.compile(r"[\w.\-/]+")
+
+
+def _yaml_text(value, depth: int = 0) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int) and abs(value) > HUGE:
+        return "a huge number"
+    if isinstance(value, str):  # inside a list or mapping: plain where YAML would be
+        return value if _PLAIN_WORD.fullmatch(value) else repr(value)
+    if depth > 3:  # the text is cut at MAX_SHOWN_CHARS anyway
+        return "…"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_yaml_text(v, depth + 1) for v in value[:20]) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_yaml_text(k, depth + 1)}: {_yaml_text(v, depth + 1)}"
+                               for k, v in list(value.items())[:20]) + "}"
+    return repr(value)  # numbers (1e400 as written: catalog's YAML reader), a set, bytes

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from ._clouds import CLOUDS
 from ._errors import OverrideError, UnknownNameError
-from ._files import unquoted_hint
+from ._files import shown_as_yaml, unquoted_hint
 from ._records import (
     MIN_OFFER_USD_PER_HOUR,
     OFFERING_CLASSES,
@@ -152,7 +152,7 @@ def _number(source: str, where: str, value: object, field: str, *, low: float, h
 
 def _check_common(source: str, where: str, entry: object, allowed: tuple[str, ...]) -> dict:
     if not isinstance(entry, dict):
-        raise _fail(source, where, f"expected a mapping of fields, got {type(entry).__name__}")
+        raise _fail(source, where, f"expected a mapping of fields, got {shown_as_yaml(entry)}")
     unknown = [k for k in entry if k not in allowed]
     if unknown:  # the first, as a team plan names its keys; it was a Python list of them all
         raise _unknown_name(source, where, "field", unknown[0], allowed,
@@ -176,7 +176,8 @@ def _entries(source: str, data: Mapping, key: str) -> list:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise _fail(source, key, f"expected a list of entries, got {type(value).__name__}")
+        # as the file writes it: "got dict" named Python's type, not what was written
+        raise _fail(source, key, f"expected a list of entries, got {shown_as_yaml(value)}")
     if len(value) > MAX_ENTRIES:
         raise _fail(source, key, f"{len(value):,} entries (at most {MAX_ENTRIES:,})")
     return value

@@ -31,6 +31,7 @@ from catalog import (
     Catalog,
     GpuplanError,
     UnknownNameError,
+    shown_as_yaml,
     unquoted_hint,
     whole_number_in_file,
 )
@@ -175,9 +176,9 @@ def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str,
                                hint=f"use one of {', '.join(_RULE_FIELDS)} {fmt}")
     gpus = whole_number_in_file(e.get("gpus"))  # 64.0 and 1e3 as a team plan takes them
     if isinstance(gpus, bool) or not isinstance(gpus, int) or not 0 <= gpus <= MAX_QUOTA_GPUS:
-        shown = "a huge number" if isinstance(gpus, int) and gpus > 10**30 else repr(gpus)
+        # the value as the file writes it: "got True" and "got None" for yes and a missing gpus
         raise PlannerError(f"{at}: gpus must be a whole number from 0 to {MAX_QUOTA_GPUS:,}, "
-                           f"got {shown}. To fix: e.g. gpus: 64")
+                           f"got {shown_as_yaml(gpus)}. To fix: e.g. gpus: 64")
     cloud, region, acc, month = (_text(e.get(k), f"{at}: {k}", fix) for k in
                                  ("cloud", "region", "accelerator", "month"))
     cloud = cloud.lower() if cloud is not None else None  # as a job's `clouds` and `offers`
@@ -205,7 +206,8 @@ def _text(value: Any, at: str, fix: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise PlannerError(f"{at}: expected a name, got {value!r}{unquoted_hint(value)}. {fix}")
+        raise PlannerError(f"{at}: expected a name, got {shown_as_yaml(value)}"
+                           f"{unquoted_hint(value)}. {fix}")
     return value.strip()
 
 

@@ -7,7 +7,6 @@ stay short).
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable, Iterable, Mapping
 
 from catalog import (
@@ -18,6 +17,7 @@ from catalog import (
     unquoted_hint,
 )
 from catalog import number_in_file as number
+from catalog import shown_as_yaml as show
 from catalog import whole_number_in_file as whole_number
 
 from ..model import PlannerError
@@ -32,8 +32,6 @@ MAX_OFFSETS = 32
 MAX_OFFSET_DAYS = 3650
 MIN_YEAR, MAX_YEAR = 2000, 2200
 MAX_NAME_CHARS = 200
-MAX_SHOWN_CHARS = 60  # a value quoted back in a message
-HUGE = 10**30  # integers above this are "a huge number" in messages (repr of 10^400 is long)
 
 
 class TeamPlanError(PlannerError):
@@ -76,36 +74,6 @@ def date(value, at: str) -> dt.date:
 def whole(value, low: int, high: int) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)
             and low <= value <= high)
-
-
-def show(value) -> str:
-    """A value of the file for messages, as YAML writes it (true, null, [a, b], {a: 1}: the
-    file's writer read Python's True, None, ['a', 'b']); safe for 10^400 and for megabyte
-    strings. A text is quoted, so a name with spaces shows where it ends."""
-    text = repr(value) if isinstance(value, str) else _yaml_text(value)
-    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS - 3] + "…"
-
-
-_PLAIN_WORD = re.compile(r"[\w.\-/]+")
-
-
-def _yaml_text(value, depth: int = 0) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int) and abs(value) > HUGE:
-        return "a huge number"
-    if isinstance(value, str):  # inside a list or mapping: plain where YAML would be
-        return value if _PLAIN_WORD.fullmatch(value) else repr(value)
-    if depth > 3:  # the text is cut at MAX_SHOWN_CHARS anyway
-        return "…"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_yaml_text(v, depth + 1) for v in value[:20]) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_yaml_text(k, depth + 1)}: {_yaml_text(v, depth + 1)}"
-                               for k, v in list(value.items())[:20]) + "}"
-    return repr(value)  # numbers (1e400 as written: catalog's YAML reader), a set, bytes
 
 
 def text(value, at: str) -> str:
@@ -213,9 +181,10 @@ def budgets(value, source: str) -> tuple[tuple[str, float], ...]:
                             "{\"2027-03\": 120000, \"2027Q2\": 300000}. " + FIX)
     out = []
     seen: dict[str, str] = {}
-    for period, usd in value.items():
-        period = str(period)[:40]
-        at = f"{source}: budgets.{period}"  # the key as the file writes it
+    for key, usd in value.items():
+        # the key as the file writes it: "budgets.None" for `~: 100`, "budgets.True" for yes
+        period = key[:40] if isinstance(key, str) else show(key)
+        at = f"{source}: budgets.{period}"
         try:
             months = period_months(period)
         except ValueError:

@@ -464,3 +464,21 @@ def test_a_quota_month_outside_the_years_of_job_dates_is_refused(tmp_path, capsy
     code, _, err = _report([_write(tmp_path, team), "--out", tmp_path / "r.md"], capsys)
     assert code == 2
     assert "quotas[1]: month 1999-03: the year is outside 2000–2200" in _one_error_line(err)
+
+
+@pytest.mark.parametrize(("entry", "says"), [
+    ("quotas: [{cloud: aws, gpus: yes}]", "gpus must be a whole number from 0 to 1,000,000, "
+                                          "got true."),
+    ("quotas: [{cloud: aws}]", "got null."),
+    ("quotas: [{cloud: [aws, gcp], gpus: 8}]", "cloud: expected a name, got [aws, gcp]."),
+    ("budgets: {~: 100}", "budgets.null: not a period."),
+    ("overrides: {discounts: {cloud: aws, percent: 10}}",
+     "discounts: expected a list of entries, got {cloud: aws, percent: 10}."),
+])
+def test_quota_budget_and_override_values_are_shown_as_the_file_writes_them(tmp_path, capsys,
+                                                                            entry, says):
+    """Python's spelling came back: "got True", "got None", "got ['aws', 'gcp']",
+    "budgets.None", "got dict"."""
+    text = yaml.safe_dump({"jobs": [SMALL_JOB]}, sort_keys=False) + entry + "\n"
+    code, _, err = _report([_write(tmp_path, text), "--out", tmp_path / "r.md"], capsys)
+    assert code == 2 and says in _one_error_line(err), err
