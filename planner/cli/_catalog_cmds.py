@@ -247,8 +247,12 @@ UNUSED_MARK = "*"  # beside a price `plan` does not use: the flags column may be
 def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> None:
     shown = rows[: limit or None]
     # columns no shown row fills are left out (an empty flags column kept the term out)
+    # and one accelerator for every row is said once, in the title: a column repeating the
+    # --gpu asked for made `offers --gpu H100` 89 columns wide at 80
+    accs = {r.accelerator.name for r in rows}
+    one = next(iter(accs)) + " " if len(accs) == 1 else ""
     empty = {"term": not any(r.offer.option for r in shown),
-             "flags": not any(r.offer.flags for r in shown)}
+             "flags": not any(r.offer.flags for r in shown), "accelerator": bool(one)}
     columns = tuple(c for c in OFFER_COLUMNS if not empty.get(c.header))
     # a narrow terminal leaves the flags column out: the mark keeps a price `plan` refuses
     # from reading as usable (40 GCP spot rows at 80 columns, every one refused)
@@ -266,7 +270,7 @@ def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> N
             ("~" if o.as_of_approximate else "") + o.as_of.isoformat(), ", ".join(o.flags)),
             strict=True) if not empty.get(c.header))
         for r in shown for o in (r.offer,)],
-        title=f"{len(rows):,} offer{'' if len(rows) == 1 else 's'}"
+        title=f"{len(rows):,} {one}offer{'' if len(rows) == 1 else 's'}"
         + (f" (the first {limit:,}; --limit 0 lists all)" if 0 < limit < len(rows) else ""),
         wide=wide)
     out = console(fit=True)

@@ -427,7 +427,7 @@ def test_offers_mark_prices_plan_refuses_where_the_flags_column_is_left_out(caps
     assert code == 0 and "Flags:" not in out and "*" not in out  # none of the 4 is flagged
     code, out, _ = run(capsys, "offers", "--instance", "p6-b200.48xlarge", "--region",
                        "us-east-1", "--pricing", "on_demand")
-    assert code == 0 and out.startswith("1 offer\n")
+    assert code == 0 and out.startswith("1 B200-SXM-180GB offer\n")
 
 
 def test_min_gpus_reaches_the_largest_tpu_slices(capsys):
@@ -447,3 +447,16 @@ def test_a_gpu_the_catalog_never_prices_is_said_so(capsys):
     assert "note: the catalog has no price for MI300X: it lists 1 instance type with it " \
            "(azure Standard_ND96isr_MI300X_v5) but no offer" in said
     assert "every filter together" not in said
+
+
+def test_one_accelerator_is_said_once_in_the_title(capsys, monkeypatch):
+    """`offers --gpu H100` repeated "H100-SXM5-80GB" in an ESSENTIAL column on every row: 89
+    columns wide at 80."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "offers", "--gpu", "H100", "--limit", "5")
+    title, header = out.splitlines()[:2]
+    assert code == 0 and " H100-SXM5-80GB offers (the first 5;" in title
+    assert "accelerator" not in header
+    assert max(len(line) for line in out.splitlines()[:8]) <= 80
+    code, out, _ = run(capsys, "offers", "--limit", "5")  # several: the column stays
+    assert code == 0 and "accelerator" in out.splitlines()[1]
