@@ -126,6 +126,9 @@ in the commitment warning, "expected … against …" in the deadline warning; w
 normalised away every file is identical. The same twelve were rewritten again that day for the
 notes' deadline alone, written as the cards write it ("deadline 336 h (14.0 d)", "deadline
 3.0 h", where it said "deadline 336.0 h"); with it normalised away every file is identical.
+``405b-16384-h100-h200`` and ``70b-infeasible-deadline-quotas`` were rewritten the same day
+for the durations in ``infeasible.reason`` alone ("within 48 h (2.0 d)", "the fastest takes
+331 h (13.8 d)"); with them normalised away both files are identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

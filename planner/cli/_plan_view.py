@@ -188,14 +188,16 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
 
     if result.infeasible is not None:
         inf = result.infeasible
-        out.print(f"[bold red]infeasible:[/bold red] {say_fields(inf.reason)}.")
+        # wrapped under itself, as the notes below it are (it ran on at column 0)
+        print_hanging(out, f"{say_fields(inf.reason)}.", first="infeasible: ", rest="  ",
+                      first_style="bold red")
 
         for label, c, miss in (("fastest", inf.fastest, inf.fastest_misses_by_hours),
                                ("cheapest", inf.cheapest, inf.cheapest_misses_by_hours)):
             # wrapped under itself (a wrapped line at column 0 read as a new item)
             print_hanging(out, f"{label}: {c.nodes}x {c.offer.instance_type} ({c.offer.cloud} "
                           f"{c.offer.region}, {c.offer.pricing}) — "
-                          f"{_hours(c.wall_clock_hours)}, ${c.cost_usd:,.0f}; "
+                          f"{_hours(c.wall_clock_hours)}, {format_usd(c.cost_usd)}; "
                           + (f"misses the deadline by {_hours(miss)}" if miss > 0 else
                              f"P(deadline) {format_chance(c.deadline_probability)}")
                           # none within the budget and quotas: these are shown beyond them
@@ -208,7 +210,8 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
             print_hanging(out, f"{said}: {c.nodes}x {c.offer.instance_type} ({c.offer.cloud} "
                           f"{c.offer.region}, {c.offer.pricing}) meets the deadline for "
                           f"{format_usd(c.cost_usd)} (P {format_chance(c.deadline_probability)})")
-        out.print(f"To fix: {infeasible_fixes(inf, constraints)}.")
+        print_hanging(out, f"{infeasible_fixes(inf, constraints)}.", first="To fix: ",
+                      rest="  ")
         _flagged(out, result)
         return
     r = result.recommendation

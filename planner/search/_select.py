@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import format_chance, format_requirement, format_usd
+from ..model import format_chance, format_hours, format_requirement, format_usd
 
 if TYPE_CHECKING:
     import numpy as np
@@ -319,11 +319,12 @@ def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
         best_p = (float(space.probability(np.unique(C.e[pool])).max()) if within.any()
                   else space.max_probability())
         names = _names(limits)
-        reason = (f"no candidate finishes within {c.deadline_hours:,.1f} h"
+        reason = (f"no candidate finishes within {format_hours(c.deadline_hours)}"
                   + (f" with probability ≥ {format_requirement(c.min_probability)} (best "
                      f"{_best(best_p)})" if c.probability_required else "")
-                  + f"; the fastest takes {wall[fastest]:,.1f} h"
-                  + (f" within {names} ({wall.min():,.1f} h without)" if limited else "")
+                  + f"; the fastest takes {format_hours(wall[fastest])}"
+                  + (f" within {names} ({format_hours(wall.min())} without)" if limited
+                     else "")
                   + (f"; no plan at any duration is within {_names(shut)}"
                      + (f" (the cheapest costs {format_usd(cost.min())})" if shut == ["budget"]
                         else "") if shut else ""))

@@ -656,3 +656,19 @@ def test_hours_read_the_same_in_estimate_plan_and_their_notes(capsys):
     code, out, _ = run(capsys, "plan", "--model", "llama3-8b", "--tokens", "1T", "--deadline",
                        "14d")
     assert code == 0 and "deadline 336 h (14.0 d);" in " ".join(out.split())
+
+
+def test_an_infeasible_plan_wraps_its_reason_and_fix_under_themselves(capsys, monkeypatch):
+    """The reason and the "To fix:" line ran on at column 0 at 80 columns (a continuation
+    read as another item), and the reason said "331.5 h" beside a block of "331 h (13.8 d)"."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "plan", "--model", "llama3-70b", "--tokens", "2T", "--deadline",
+                       "2d", "--budget", "10000")
+    assert code == 2
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("infeasible: "))
+    fix = next(i for i, line in enumerate(lines) if line.startswith("To fix: "))
+    assert all(line.startswith("  ") for line in lines[start + 1:fix])
+    assert lines[fix + 1].startswith("  ")  # the fix's own continuation
+    reason = " ".join(" ".join(lines[start:fix]).split())
+    assert "within 48 h (2.0 d)" in reason and "the fastest takes 331 h (13.8 d)" in reason
