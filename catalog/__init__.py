@@ -54,6 +54,7 @@ from ._files import (
     read_json_file,
     read_user_text,
     shown_as_yaml,
+    shown_number,
     unquoted_hint,
     whole_number_in_file,
 )
@@ -139,7 +140,7 @@ __all__ = [
     "decode_user_bytes", "input_clash", "load_catalog", "load_json_text", "load_overrides",
     "load_yaml_text",
     "make_directory", "parse_overrides", "quoted", "read_cached", "read_json_file",
-    "read_user_text", "shown_as_yaml",
+    "read_user_text", "shown_as_yaml", "shown_number",
     "refresh_catalog",
     "select_offers", "shell_word", "stored_catalogs", "unquoted_hint", "use_catalog",
     "number_in_file", "price_dates", "whole_number_in_file",

@@ -381,6 +381,14 @@ MAX_SHOWN_CHARS = 60  # a value of a user's file quoted back in a message
 HUGE = 10**30  # integers above this are "a huge number" in messages (repr of 10^400 is long)
 
 
+def shown_number(value) -> str:
+    """A number an option was given, as typed: the CLI reads `--budget -5` as -5.0, and
+    "got -5.0" was not what the user wrote."""
+    if type(value) is float and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(value)
+
+
 def shown_as_yaml(value) -> str:
     """A value of the file for messages, as YAML writes it (true, null, [a, b], {a: 1}: the
     file's writer read Python's True, None, ['a', 'b']); safe for 10^400 and for megabyte

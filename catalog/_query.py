@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ._aliases import check_names
 from ._clouds import CLOUDS
 from ._errors import GpuplanError, UnknownNameError
+from ._files import shown_number
 from ._load import Catalog
 from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer, canonical_pricing
 
@@ -120,7 +121,8 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
                                   or not 0 < max_price <= MAX_PRICE_LIMIT_USD_PER_HOUR):
         raise GpuplanError(f"--max-price must be a number above 0 and at most "
                            f"{MAX_PRICE_LIMIT_USD_PER_HOUR:,.0f} USD per instance-hour, got "
-                           f"{max_price!r}. To fix: pass USD per instance-hour, e.g. 40")
+                           f"{shown_number(max_price)}. To fix: pass USD per instance-hour, "
+                           "e.g. 40")
     if only_flagged and not include_flagged:
         raise GpuplanError("only_flagged and include_flagged=False exclude every offer. To "
                            "fix: pass one of them")

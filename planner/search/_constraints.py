@@ -16,7 +16,14 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from catalog import CLOUDS, PRICING_MODELS, UnknownNameError, canonical_pricing, check_names
+from catalog import (
+    CLOUDS,
+    PRICING_MODELS,
+    UnknownNameError,
+    canonical_pricing,
+    check_names,
+    shown_number,
+)
 
 from ..model import PlannerError
 from ._quota import Quotas
@@ -143,9 +150,10 @@ class Constraints:
             kind_text = "a whole number" if whole else "a number"
             upper = f"up to (not including) {hi:,.0f}" if hi_open else \
                 f"{'up ' if lo_open else ''}to {hi:,.0f}"
-            raise _bad(field or name, getattr(self, name), f"{what} must be {kind_text} "
+            got = getattr(self, name)  # as typed: `--budget -5` said "got -5.0"
+            raise _bad(field or name, got, f"{what} must be {kind_text} "
                        f"{'above' if lo_open else 'from'} {lo:,g} {upper}, got "
-                       f"{getattr(self, name)!r}. To fix: {fix}")
+                       f"{shown_number(got)}. To fix: {fix}")
         object.__setattr__(self, name, value)
 
     @property

@@ -240,3 +240,19 @@ def test_a_plan_shown_beyond_the_limits_names_those_it_breaks(capsys, tmp_path):
     said = " ".join(out.split())
     assert code == 2 and "; beyond the budget" in said and "the quotas" not in said.split(
         "To fix:")[0], said
+
+
+def test_a_number_out_of_range_is_quoted_as_typed(capsys):
+    """`--budget -5` said "got -5.0", `--commitment-use 2` "got 2.0", `offers --max-price 0`
+    "got 0.0": the CLI reads them as floats, the user typed whole numbers."""
+    from planner.cli import main
+
+    for argv, says in ((["plan", "--model", "gpt2", "--deadline", "3h", "--budget", "-5"],
+                        "got -5. To fix"),
+                       (["plan", "--model", "gpt2", "--deadline", "3h", "--commitment-use",
+                         "2"], "got 2. To fix"),
+                       (["offers", "--max-price", "0"], "got 0. To fix"),
+                       (["plan", "--model", "gpt2", "--deadline", "3h", "--min-probability",
+                         "1.5"], "got 1.5. To fix")):
+        assert main(argv) == 2
+        assert says in capsys.readouterr().err, argv
