@@ -235,7 +235,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     sv = result.spot_vs_on_demand
     if len(sv) > 1:
         print_hanging(out, "Best per pricing model — " + " | ".join(
-            f"{k}: ${c.cost_usd:,.0f}, {_hours(c.wall_clock_hours)}, "
+            f"{k}: {format_usd(c.cost_usd)}, {_hours(c.wall_clock_hours)}, "
             f"P {format_chance(c.deadline_probability)} ({c.nodes}x {c.offer.instance_type})"
             for k, c in sv.items()), first="", rest="  ")
     _flagged(out, result)

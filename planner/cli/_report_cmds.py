@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ..model import format_chance
+from ..model import format_chance, format_usd
 from . import _workload_opts as W
 from ._app import (
     console,
@@ -56,7 +56,6 @@ def report_cmd(
     deadlines (with --json, `{"infeasible": true, "error", "relaxations"}` is still printed)
     or the input is wrong (one error line, nothing on stdout)."""
     from catalog import check_output_path, write_bytes_atomic
-    from planner.model import format_usd
     from planner.reports import load_actuals, render
     from planner.team import (
         MAX_WORKERS,
@@ -216,7 +215,8 @@ def print_jobs(jobs: list[dict], *, wide: bool = False) -> None:
     """The allocation, one row per job: where it runs, at what price, when."""
     print_table(JOB_COLUMNS, [
         (j["job"], j["team"], j["nodes"], j["instance_type"], j["cloud"], j["region"],
-         j["pricing"], f"{j['usd_per_hour_cluster']:,.2f}", f"{j['cost_usd']:,.0f}",
+         j["pricing"], f"{j['usd_per_hour_cluster']:,.2f}",
+         format_usd(j["cost_usd"]).lstrip("$"),
          j["start"][:10], j["end"][:10], format_chance(j["deadline_probability"])) for j in jobs],
         title=f"{len(jobs):,} job{'' if len(jobs) == 1 else 's'}", wide=wide)
 

@@ -672,3 +672,17 @@ def test_an_infeasible_plan_wraps_its_reason_and_fix_under_themselves(capsys, mo
     assert lines[fix + 1].startswith("  ")  # the fix's own continuation
     reason = " ".join(" ".join(lines[start:fix]).split())
     assert "within 48 h (2.0 d)" in reason and "the fastest takes 331 h (13.8 d)" in reason
+
+
+def test_one_plan_reads_one_cost_everywhere(capsys):
+    """A $1.54 plan read "$2" in the infeasible block and the pricing-model line beside
+    "$1.54" on the next line (whole dollars in three places format_usd did not reach)."""
+    code, out, _ = run(capsys, "plan", "--model", "gpt2", "--deadline", "2d", "--budget", "1")
+    assert code == 2
+    text = " ".join(out.split())
+    cheapest = re.search(r"cheapest: .*? — [^,]+, (\$[\d.,]+);", text).group(1)
+    relaxed = re.search(r"meets the deadline for (\$[\d.,]+)", text).group(1)
+    assert cheapest == relaxed and re.fullmatch(r"\$\d+\.\d\d", cheapest)
+    code, out, _ = run(capsys, "plan", "--model", "gpt2", "--deadline", "2d")
+    assert code == 0
+    assert re.search(r"Best per pricing model — spot: \$\d+\.\d\d,", " ".join(out.split()))
