@@ -179,6 +179,10 @@ def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str,
         # the value as the file writes it: "got True" and "got None" for yes and a missing gpus
         raise PlannerError(f"{at}: gpus must be a whole number from 0 to {MAX_QUOTA_GPUS:,}, "
                            f"got {shown_as_yaml(gpus)}. To fix: e.g. gpus: 64")
+    for k in ("cloud", "region", "accelerator", "month"):
+        if k in e and e[k] is None:  # `month:` with no value held in every month, silently
+            raise PlannerError(f"{at}: {k} is empty (the key has no value). To fix: give it a "
+                               f"value, or remove the key for a rule over every {k}")
     cloud, region, acc, month = (_text(e.get(k), f"{at}: {k}", fix) for k in
                                  ("cloud", "region", "accelerator", "month"))
     cloud = cloud.lower() if cloud is not None else None  # as a job's `clouds` and `offers`

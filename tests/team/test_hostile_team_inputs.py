@@ -482,3 +482,14 @@ def test_quota_budget_and_override_values_are_shown_as_the_file_writes_them(tmp_
     text = yaml.safe_dump({"jobs": [SMALL_JOB]}, sort_keys=False) + entry + "\n"
     code, _, err = _report([_write(tmp_path, text), "--out", tmp_path / "r.md"], capsys)
     assert code == 2 and says in _one_error_line(err), err
+
+
+@pytest.mark.parametrize("key", ["cloud", "region", "accelerator", "month"])
+def test_a_quota_rule_key_with_no_value_is_refused(tmp_path, capsys, key):
+    """`month:` with no value held in every month; `cloud:` with none made a rule over every
+    cloud (gpus 0 blocked them all) — a key left empty read as a key left out."""
+    text = yaml.safe_dump({"jobs": [SMALL_JOB]}, sort_keys=False) + \
+        f"quotas:\n- gpus: 0\n  {key}:\n" + ("  cloud: aws\n" if key != "cloud" else "")
+    code, _, err = _report([_write(tmp_path, text), "--out", tmp_path / "r.md"], capsys)
+    assert code == 2
+    assert f"quotas[1]: {key} is empty (the key has no value)" in _one_error_line(err)
