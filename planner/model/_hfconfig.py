@@ -229,12 +229,6 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
         more["shared_experts"] = max(1, round(shared_width / (more["moe_ffn_hidden"] or ffn)))
     if _get(cfg, "kv_lora_rank")[0] is not None:
         more.update(_latent_attention(cfg, source, sizes["hidden"], sizes["heads"]))
-    if not more["head_dim"] and sizes["hidden"] % sizes["heads"]:
-        # each head is hidden / heads wide without a head_dim: transformers refuses the
-        # config, and the model timed 5 heads of 153 for GPT-2's 768 / 5 as if it were one
-        raise WorkloadError(f"{source}: {keys_of['hidden']} {sizes['hidden']:,} is not a "
-                            f"multiple of {keys_of['heads']} {sizes['heads']:,}, and no head_dim "
-                            f"says how wide a head is. {FIX}")
     try:
         arch = Architecture(
             layers=sizes["layers"], hidden=sizes["hidden"], heads=sizes["heads"],

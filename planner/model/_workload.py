@@ -145,10 +145,12 @@ class Architecture:
                         f"pass a sensible `{f}`" if low else
                         f"{f} must be a whole number from 0 to {top:,}, got {v!r}. To fix: "
                         f"pass a sensible `{f}` (0: not used)", field=f, value=v)
-        if not self.head_dim and self.hidden < self.heads:  # hidden // heads = 0: NaN times
-            raise WorkloadError(f"hidden ({self.hidden}) is smaller than the {self.heads} "
-                                "attention heads: each head needs at least one dimension. To "
-                                "fix: correct `hidden` or `heads`, or give `head_dim`",
+        # each head is hidden / heads wide without a head_dim: a remainder was timed as heads
+        # of 153 for 768 / 5 (transformers refuses such a model), and hidden < heads as 0
+        if not self.head_dim and self.hidden % self.heads:
+            raise WorkloadError(f"hidden ({self.hidden:,}) is not a multiple of heads "
+                                f"({self.heads:,}): each head is hidden / heads wide. To fix: "
+                                "correct `hidden` or `heads`, or give `head_dim`",
                                 field="hidden", value=self.hidden)
         if self.heads % self.kv_heads:
             raise WorkloadError(f"heads ({self.heads}) must be a multiple of kv_heads "

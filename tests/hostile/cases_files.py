@@ -389,10 +389,10 @@ def raw(**changes) -> str:
 
 CONFIG_CASES = [
     config("hidden-below-heads", {**LLAMA, "hidden_size": 8},  # head dimension 0: NaN hours
-           says="hidden_size 8 is not a multiple of num_attention_heads 32"),
+           says="hidden_size (8) is not a multiple of num_attention_heads (32)"),
     config("hidden-not-heads-multiple", {**LLAMA, "hidden_size": 4100},  # 128.125 wide heads
-           says="hidden_size 4,100 is not a multiple of num_attention_heads 32, and no "
-                "head_dim"),
+           says="hidden_size (4,100) is not a multiple of num_attention_heads (32): each head "
+                "is hidden_size / num_attention_heads wide"),
 
     config("head-dim-zero", {**LLAMA, "head_dim": 0}, says="head_dim is 0; it must be at least 1"),
     config("ffn-zero", {**LLAMA, "intermediate_size": 0},
