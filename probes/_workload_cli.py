@@ -112,9 +112,17 @@ def build_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
 def _from_planner(args) -> dict:
     """Shape fields from --model/--config/--params via gpuplan's planner."""
     try:
-        from planner.model import PlanPins, WorkloadSpec, build_workload, shape_of
+        from planner.model import (
+            PlanPins,
+            WorkloadSpec,
+            build_workload,
+            read_model_config,
+            shape_of,
+        )
     except ImportError:
         raise ProbesError(PLANNER_MISSING) from None
+    from catalog import GpuplanError
+
     for flag, given in (("--head-dim", args.head_dim), ("--shared-experts", args.shared_experts)):
         if given is not None:  # the planner builds the model's shape: no override to pass on
             raise ProbesError(f"{flag} is for a shape given in full; with --model, --config or "
@@ -123,22 +131,26 @@ def _from_planner(args) -> dict:
     overrides = tuple((k, v) for k, v in (
         ("layers", args.layers), ("hidden", args.hidden), ("heads", args.heads),
         ("kv_heads", args.kv_heads), ("ffn_hidden", args.ffn_hidden)) if v is not None)
-    spec = WorkloadSpec(model=args.model, config=args.config, params=args.params,
+    try:  # the file's settings: WorkloadSpec takes them parsed (the path was refused as
+        # "expected a JSON object … found str", every time)
+        config = None if args.config is None else read_model_config(args.config)
+    except GpuplanError as exc:
+        raise ProbesError(str(exc)) from None
+    spec = WorkloadSpec(model=args.model, config=config, config_name=args.config or "",
+                        params=args.params,
                         active_params=args.active_params, experts=args.experts,
                         experts_per_token=args.experts_per_token, seq_len=args.seq_len,
                         precision=args.precision, recompute=args.recompute,
                         framework=args.framework,
                         pins=PlanPins(tp=args.tp, micro_batch=args.micro_batch),
                         arch_overrides=overrides)
-    from catalog import GpuplanError
-
     try:
         workload = build_workload(spec)
     except GpuplanError as exc:
         raise ProbesError(str(exc)) from None
     shape = shape_of(workload)
-    name = args.model or (os.path.basename(args.config) if args.config else
-                          f"{args.params} (inferred)")
+    # a config's own name (its _name_or_path), not "config.json" for every model
+    name = args.model or (workload.arch.name if args.config else f"{args.params} (inferred)")
     return {"hidden": shape.hidden, "heads": shape.heads, "kv_heads": shape.kv_heads,
             "head_dim": shape.head_dim, "ffn_hidden": shape.ffn_hidden, "gated": shape.gated,
             "seq_len": shape.seq_len, "micro_batch": shape.micro_batch,

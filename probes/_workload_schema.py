@@ -68,7 +68,7 @@ class WorkloadSection:
 
     status: Status
     reason: str | None = None
-    model: str  # "llama3-8b", "config.json", "7B (inferred)", "custom"
+    model: str  # "llama3-8b", a config's own name ("tiny-llama"), "7B (inferred)", "custom"
     framework: str  # the planner's framework profile the measurement stands for
     hidden: int
     heads: int

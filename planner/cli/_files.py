@@ -6,18 +6,6 @@ readers (regular files, bounded size and depth) and the error names the option.
 from __future__ import annotations
 
 
-def read_model_config(path: str) -> dict:
-    """The parsed config.json at ``path`` (``--config``)."""
-    from catalog import CatalogFileError, read_json_file
-    from planner.model import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, config_file_error
-
-    try:
-        return read_json_file(path, what="model config", max_bytes=MAX_CONFIG_BYTES,
-                              max_depth=MAX_CONFIG_DEPTH)
-    except CatalogFileError as exc:
-        raise config_file_error(exc) from None
-
-
 def load_quota_file(path: str, catalog):
     """``planner.search.parse_quotas`` of the YAML file at ``path`` (``--quota-file``)."""
     from catalog import CatalogFileError, load_yaml_text, read_user_text

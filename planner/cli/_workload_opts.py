@@ -86,9 +86,8 @@ def workload_spec(*, model, config, params, active_params, experts, experts_per_
                   lora_rank, layers, hidden, heads, kv_heads, ffn_hidden, vocab,
                   framework="megatron", attention="flash", tp=None, pp=None, cp=None, vp=None,
                   zero=None, micro_batch=None, ep=None):
-    from planner.model import PlanPins, WorkloadError, WorkloadSpec
+    from planner.model import PlanPins, WorkloadError, WorkloadSpec, read_model_config
 
-    from ._files import read_model_config
     from ._values import not_empty
 
     if lora_rank is not None and finetune.lower() != "lora":  # it would be ignored

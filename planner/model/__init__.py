@@ -85,6 +85,7 @@ from ._hfconfig import (
     architecture_from_config,
     config_file_error,
     family_note,
+    read_model_config,
 )
 from ._inference import infer_architecture
 from ._inputs import (
@@ -174,7 +175,8 @@ __all__ = [
     "model_attention", "model_layer", "nic_by_nodes", "normal_quantile", "nvlink_domain",
     "overrides_note",
     "parse_count", "parse_deadline", "plan_grid", "preset", "preset_names", "probability_within",
-    "probe_options", "prune", "quantile", "range_sigma", "refer_to_fields", "reference_cluster",
+    "probe_options", "prune", "quantile", "range_sigma", "read_model_config", "refer_to_fields",
+    "reference_cluster",
     "reserve_message",
     "run_model", "seconds_per_sequence", "shape_distance", "shape_of", "summarise", "thaw",
     "virtual_stages", "workload_dict", "workload_memory_ratios", "workload_scales",

@@ -115,6 +115,18 @@ def config_file_error(exc: Exception, *, fix: str = "pass the path of a Hugging 
     return WorkloadError(f"{message}To fix: {fix}", field="config")
 
 
+def read_model_config(path: str) -> dict:
+    """The parsed config.json at ``path`` (`--config`, and the workload probe's): one reader,
+    bounded in size and depth, its errors ``config_file_error``'s."""
+    from catalog import CatalogFileError, read_json_file
+
+    try:
+        return read_json_file(path, what="model config", max_bytes=MAX_CONFIG_BYTES,
+                              max_depth=MAX_CONFIG_DEPTH)
+    except CatalogFileError as exc:
+        raise config_file_error(exc) from None
+
+
 def architecture_from_config(cfg: Any, *, source: str = "config.json",
                              default_name: str = "") -> tuple[Architecture, int | None]:
     """The architecture and context length described by a parsed config.json mapping."""

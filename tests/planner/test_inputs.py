@@ -159,7 +159,7 @@ def write_config(tmp_path, folder: str, cfg) -> str:
 def config_file(path):
     """What `gpuplan estimate --config PATH` does: the CLI reads the file (its edge), the model
     parses the data, named by the file's folder."""
-    from planner.cli._files import read_model_config
+    from planner.model import read_model_config
 
     return architecture_from_config(read_model_config(path), source=str(path),
                                     default_name=Path(path).parent.name)

@@ -144,3 +144,27 @@ def test_a_shape_flag_a_model_would_ignore_is_refused(capsys, tmp_path, flag, va
                            "--config or --params the model's own is used. To fix: drop "
                            f"{flag}, or give the shape without --model"), line
     assert not out.exists()
+
+
+def test_a_config_file_is_read_and_measured(capsys, tmp_path):
+    """`python -m probes workload --config config.json` refused every file ("expected a JSON
+    object of model settings, found str": the path itself went to WorkloadSpec); a missing
+    file said the same thing."""
+    pytest.importorskip("torch")
+    from probes import load_report
+
+    config = tmp_path / "config.json"
+    config.write_text(
+        '{"model_type": "llama", "hidden_size": 64, "intermediate_size": 96, '
+        '"num_attention_heads": 4, "num_key_value_heads": 4, "num_hidden_layers": 2, '
+        '"vocab_size": 128, "_name_or_path": "tiny-llama"}')
+    out = tmp_path / "w.json"
+    argv = ["workload", "--config", str(config), "--seq-len", "32", "--device", "cpu",
+            "--steps", "2", "--warmup-steps", "1", "--quick", "--build-layers", "1"]
+    assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
+    report = load_report(out)
+    assert report.workload is not None and report.workload.model == "tiny-llama"
+    capsys.readouterr()
+    assert main(["workload", "--config", str(tmp_path / "missing.json"), "--device", "cpu",
+                 "--out", str(tmp_path / "x.json")]) == 2
+    assert "cannot read config (no such file)" in _error_line(capsys.readouterr())
