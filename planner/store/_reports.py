@@ -195,6 +195,12 @@ def _accelerator_named(report, catalog: Catalog, override: str | None) -> str | 
                                                           named, on))
     if override:
         chosen = catalog.resolve_accelerator(override)
+        if env is not None and env.device_type != "cuda":  # a CPU run's figures as an H100's
+            raise CalibrationError(
+                f"the report is a {quoted(env.device_type)} run: it measured no GPU, and its "
+                f"figures would calibrate {chosen} plans. To fix: leave `accelerator` out (a "
+                "CPU run is stored, and calibrates nothing)", field="accelerator",
+                value=override)
         if named is not None and chosen != named:  # H100 figures would calibrate H200 plans
             raise CalibrationError(
                 f"the report measured {where} ({named}), not {chosen}: its figures would "

@@ -170,3 +170,14 @@ def test_copies_of_a_gpu_run_are_still_one_run(catalog):
     assert _ingest(catalog, run, "a.json").ingest_status == \
         "already stored as report 1 (same file)"
     assert len(list_reports()) == 1
+
+
+def test_a_cpu_run_cannot_be_named_a_gpu(catalog):
+    """`probe ingest cpu-run.json --accelerator H100` stored a CPU run's figures as an H100's
+    ("its accelerator is now H100-SXM5-80GB (was none)"): they would calibrate H100 plans."""
+    report = h100_report(device_type="cpu", gpu_model=None, instance_type=None)
+    with pytest.raises(CalibrationError) as info:
+        ingest_bytes(report_to_json(report).encode(), catalog, source="r.json",
+                     accelerator="H100")
+    assert "the report is a 'cpu' run: it measured no GPU" in str(info.value)
+    assert "To fix: leave `accelerator` out" in str(info.value)
