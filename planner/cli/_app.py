@@ -163,8 +163,10 @@ def console(stderr: bool = False, *, fit: bool = False):
         from ._tables import text_width
 
         width = text_width(sys.stderr if stderr else sys.stdout)
-    else:
-        width = None if sys.stdout.isatty() else 200
+    else:  # the width of the stream it writes to: a stderr note under `> run.sh` was
+        # wrapped at 200 on an 80-column terminal
+        stream = sys.stderr if stderr else sys.stdout
+        width = None if _is_terminal(stream) else 200
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 

@@ -686,3 +686,14 @@ def test_one_plan_reads_one_cost_everywhere(capsys):
     code, out, _ = run(capsys, "plan", "--model", "gpt2", "--deadline", "2d")
     assert code == 0
     assert re.search(r"Best per pricing model — spot: \$\d+\.\d\d,", " ".join(out.split()))
+
+
+def test_a_stderr_console_takes_the_width_of_stderr(monkeypatch):
+    """`gpuplan probe workload … --print-command > run.sh` wrapped its stderr note at 200
+    columns on an 80-column terminal: the width came from whether stdout was a terminal."""
+    from planner.cli import _app
+
+    monkeypatch.setattr(_app, "_is_terminal", lambda stream: stream is sys.stderr)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert _app.console(stderr=True).width != 200  # the terminal's (rich measures it)
+    assert _app.console().width == 200  # stdout, redirected
