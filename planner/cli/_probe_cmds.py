@@ -150,7 +150,8 @@ def _print_report(r, cal) -> None:
             ("measured", f"{r.created_utc[:19]} UTC; ingested {r.ingested_utc[:19]} UTC"),
             ("accelerator", f"{r.accelerator or '-'} (the GPU said: {r.gpu_model or '-'})"),
             ("on", f"{where}; {gpus}"), ("file", r.source_path or "-")):
-        out.print(one_line(f"{label:<12} {value}"), markup=False)
+        # wrapped under the value ("file ⏎/tmp/…" and "ingested ⏎2026-…" ran on at column 0)
+        print_hanging(out, one_line(value), first=f"{label:<12} ", rest=" " * 13)
     out.print("Measured:", markup=False)
     for kind, figures in r.measurements.items():
         shown = ", ".join(f"{k} {format_figure(v) if isinstance(v, int | float) else v}"

@@ -697,3 +697,22 @@ def test_a_stderr_console_takes_the_width_of_stderr(monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
     assert _app.console(stderr=True).width != 200  # the terminal's (rich measures it)
     assert _app.console().width == 200  # stdout, redirected
+
+
+def test_probe_show_id_wraps_its_header_rows_under_the_values(capsys, monkeypatch, tmp_path):
+    """`probe show 1` at 60 columns broke "measured … ingested ⏎2026-…" and a long file path
+    back to column 0."""
+    root = Path(__file__).resolve().parents[2]
+    report = root / "benchmarks" / "data" / "gpu_check_h200_2026-12-04" / "probe-report.json"
+    deep = tmp_path / ("a-long-folder-name-for-a-report-" * 3) / "probe-report.json"
+    deep.parent.mkdir()
+    deep.write_bytes(report.read_bytes())
+    monkeypatch.setenv("COLUMNS", "60")
+    assert run(capsys, "probe", "ingest", str(deep))[0] == 0
+    code, out, _ = run(capsys, "probe", "show", "1")
+    assert code == 0
+    head = out[:out.index("Measured:")].splitlines()
+    labels = ("report ", "measured ", "accelerator ", "on ", "file ")
+    assert all(line.startswith(labels) or line.startswith(" " * 13) for line in head), head
+    assert all(len(line) <= 60 for line in head)
+    assert any(line.startswith("file ") for line in head)
