@@ -19,6 +19,7 @@ import os
 import sys
 
 from probes._args import MAX_TIMEOUT_S, OneLineParser, check_timeout, count
+from probes._fit import fit
 from probes._rescue import check_out
 from probes._schema import ProbeReport, ProbesError
 from probes._workload_config import (
@@ -307,6 +308,6 @@ def main(argv: list[str] | None = None) -> int:
         print(note, file=sys.stderr)
     report = run_workload_probe(config, out=args.out)
     if os.environ.get("RANK", "0") == "0":
-        print(format_summary(report, out=args.out))
+        print(fit(format_summary(report, out=args.out)))  # to the terminal's width
         sys.stdout.flush()
     return 1 if report.errors else 0

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from probes._args import FIX as _FIX
 from probes._args import MAX_DIGITS, MAX_TIMEOUT_S, OneLineParser, check_timeout, close_names
 from probes._errors import require_torch
+from probes._fit import fit
 from probes._rescue import check_out
 from probes._runner import PROBE_NAMES, ProbeConfig
 from probes._schema import MATMUL_DTYPES, ProbeReport, ProbesError
@@ -153,10 +154,11 @@ def _size(size: int) -> str:
     return f"{size} B"
 
 
-def _spread(s) -> str:
+def _spread(s, ranks: str = "GPUs") -> str:
+    """"; 2 GPUs p10 …" (``ranks``: "ranks" for a run without a GPU)."""
     if s is None or s.n < 2:
         return ""
-    return (f"; {s.n} GPUs p10 {_num(s.p10)} p50 {_num(s.p50)} p90 {_num(s.p90)}, slowest "
+    return (f"; {s.n} {ranks} p10 {_num(s.p10)} p50 {_num(s.p50)} p90 {_num(s.p90)}, slowest "
             f"rank {s.min_rank} {_num(s.min)}")
 
 
@@ -178,11 +180,14 @@ def _telemetry(t) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def _matmul_lines(m) -> list[str]:
+def _matmul_lines(m, ranks: str = "GPUs") -> list[str]:
     lines = []
+    pad = max((len(d.dtype) for d in m.dtypes), default=0)  # fp8_e4m3_fast broke the column
     if m.warmup_seconds is not None and m.burst_tflops and m.sustained_tflops:
+        warm = m.warmup_seconds  # "0 s" for 0.096 s read as no warm-up at all
+        took = f"{warm:.0f} s" if warm >= 10 else f"{warm:.2g} s"
         lines.append(f"warm-up {m.warmup_dtype} {'x'.join(map(str, m.warmup_shape or ()))}: "
-                     f"{m.warmup_seconds:.0f} s, burst {_num(m.burst_tflops)} -> sustained "
+                     f"{took}, burst {_num(m.burst_tflops)} -> sustained "
                      f"{_num(m.sustained_tflops)} TFLOP/s"
                      + ("" if m.warmup_settled else " (not settled)"))
     if m.under_load is not None:
@@ -190,17 +195,17 @@ def _matmul_lines(m) -> list[str]:
     for d in m.dtypes:
         if d.status == "measured" and d.best_tflops and d.best_shape:
             shape = "x".join(map(str, d.best_shape))
-            line = (f"matmul {d.dtype:>9}: {_num(d.best_tflops)} TFLOP/s at {shape}"
+            line = (f"matmul {d.dtype:>{pad}}: {_num(d.best_tflops)} TFLOP/s at {shape}"
                     f"{'/' + d.best_layout if d.best_layout else ''}")
             if d.median_tflops and d.points_measured > 1:
                 line += f", median {_num(d.median_tflops)} over {d.points_measured} shapes"
-            line += _spread(d.across_ranks)
+            line += _spread(d.across_ranks, ranks)
             if d.check_rel_error is not None:
                 line += (f"; vs bf16 error {d.check_rel_error:.2g} "
                          f"({'ok' if d.check_passed else 'FAILED'})")
             lines.append(line)
         else:
-            lines.append(f"matmul {d.dtype:>9}: {d.status} ({d.reason})")
+            lines.append(f"matmul {d.dtype:>{pad}}: {d.status} ({d.reason})")
     return lines
 
 
@@ -209,6 +214,7 @@ def format_summary(report: ProbeReport, *, out: str | None = None) -> str:
     over GPUs and the transports."""
     lines = []
     env = report.environment
+    ranks = "GPUs" if env is None or env.device_type == "cuda" else "ranks"  # a CPU run's
     if env is not None:
         gpu = f"{env.gpu_count} x {env.gpu_model}" if env.gpu_model else "no GPU"
         where = " ".join(x for x in (env.cloud, env.instance_type, env.region) if x)
@@ -218,12 +224,13 @@ def format_summary(report: ProbeReport, *, out: str | None = None) -> str:
         if env.idle is not None:
             lines.append(f"idle: {_telemetry(env.idle)}")
     if report.matmul is not None:
-        lines.extend(_matmul_lines(report.matmul))
+        lines.extend(_matmul_lines(report.matmul, ranks))
     if report.memory is not None:
         for p in report.memory.points:
             if p.status == "measured":
                 lines.append(f"memory {p.name:>12}: {_gb(p.gb_per_s)} "
-                             f"({_size(p.size_bytes or 0)} buffer){_spread(p.across_ranks)}")
+                             f"({_size(p.size_bytes or 0)} buffer)"
+                             f"{_spread(p.across_ranks, ranks)}")
         lines.append("  bytes: " + report.memory.byte_convention)
     col = report.collectives
     if col is not None:
@@ -337,6 +344,6 @@ def main(argv: list[str] | None = None) -> int:
     except ProbesError as exc:
         return setup_error(exc)
     if os.environ.get("RANK", "0") == "0":
-        print(format_summary(report, out=args.out))
+        print(fit(format_summary(report, out=args.out)))  # to the terminal's width
         sys.stdout.flush()
     return 1 if report.errors else 0

@@ -3,6 +3,7 @@ import."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -214,3 +215,34 @@ def test_ctrl_c_under_python_m_probes_is_one_line_and_exit_130(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == (
         "error: interrupted (Ctrl-C); reports are written whole or not at all")
+
+
+def test_the_summary_fits_the_terminal_and_keeps_its_columns(monkeypatch):
+    """At 80 columns the stored H200 run's summary printed lines of 113-147 characters (and a
+    280-character "bytes: …" line); "matmul fp8_e4m3_fast:" broke the column of colons; a CPU
+    run's spread said "2 GPUs"."""
+    from pathlib import Path
+
+    from probes import load_report
+    from probes._fit import fit
+    from probes.cli import format_summary
+
+    root = Path(__file__).resolve().parents[2]
+    report = load_report(root / "benchmarks" / "data" / "gpu_check_h200_2026-12-04" /
+                         "probe-report.json")
+    monkeypatch.setenv("COLUMNS", "80")
+    text = format_summary(report)
+    assert max(len(line) for line in text.splitlines()) > 100  # what needed fitting
+    fitted = fit(text)
+    assert all(len(line) <= 80 for line in fitted.splitlines()), fitted
+    assert " ".join(fitted.split()) == " ".join(text.split())  # nothing lost, only wrapped
+    colons = {line.index(":") for line in text.splitlines() if line.startswith("matmul ")}
+    assert len(colons) == 1, text
+    import probes.cli as cli
+
+    units = []
+    monkeypatch.setattr(cli, "_spread", lambda s, ranks="GPUs": units.append(ranks) or "")
+    cpu = dataclasses.replace(report, environment=dataclasses.replace(
+        report.environment, device_type="cpu"))
+    format_summary(cpu)
+    assert units and set(units) == {"ranks"}

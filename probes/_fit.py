@@ -1,0 +1,40 @@
+"""A summary fitted to the terminal: each line wrapped at spaces to the width, its
+continuation indented under it (a 280-character "bytes: …" line and 140-character matmul rows
+ran past an 80-column terminal). Width: COLUMNS when it is a whole number (20 at least), else
+the terminal stdout writes to, else 100 — the rule `gpuplan`'s tables follow."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import textwrap
+
+PIPED_WIDTH = 100
+MIN_WIDTH = 20
+
+
+def summary_width() -> int:
+    raw = os.environ.get("COLUMNS", "").strip()
+    if raw.isascii() and raw.isdigit() and 0 < len(raw) <= 6:
+        return max(MIN_WIDTH, int(raw))
+    try:
+        if sys.stdout.isatty():
+            return max(MIN_WIDTH, shutil.get_terminal_size((PIPED_WIDTH, 24)).columns)
+    except (AttributeError, OSError, ValueError):  # replaced or closed
+        pass
+    return PIPED_WIDTH
+
+
+def fit(text: str, width: int | None = None) -> str:
+    """``text`` with every line wrapped to ``width`` (default ``summary_width()``); a word
+    longer than a line (a path) is kept whole."""
+    width = summary_width() if width is None else width
+    out = []
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        indent = " " * (len(line) - len(body))
+        out.extend(textwrap.wrap(body, width, initial_indent=indent,
+                                 subsequent_indent=indent + "    ", break_long_words=False,
+                                 break_on_hyphens=False) or [line])
+    return "\n".join(out)
