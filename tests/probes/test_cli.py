@@ -246,3 +246,24 @@ def test_the_summary_fits_the_terminal_and_keeps_its_columns(monkeypatch):
         report.environment, device_type="cpu"))
     format_summary(cpu)
     assert units and set(units) == {"ranks"}
+
+
+def test_sigterm_stops_the_run_with_one_line_and_no_partial_report(tmp_path):
+    """torchrun stops its workers with SIGTERM: `python -m probes` died without a word (exit
+    143 from the signal), where `gpuplan probe run` says "terminated"."""
+    import signal
+    import time
+
+    pytest.importorskip("torch")
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen([sys.executable, "-m", "probes", "--device", "cpu", "--out",
+                             str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                sys.path)})
+    time.sleep(3)  # torch imported, the probes running
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    assert err.decode().strip().splitlines()[-1] == \
+        "error: terminated (SIGTERM); reports are written whole or not at all"
+    assert list(tmp_path.iterdir()) == []  # no report, no temp file
