@@ -139,7 +139,8 @@ def offers_cmd(
     instance: Annotated[list[str] | None, typer.Option("--instance",
                         help="Instance type name(s).")] = None,
     min_gpus: Annotated[int | None, typer.Option("--min-gpus", help="At least this many "
-                        "accelerators per instance (1 to 1,024).")] = None,
+                        "accelerators per instance (1 to 65,536: TPU slices reach 6,144).")]
+    = None,
     max_price: Annotated[float | None, typer.Option("--max-price", help="Max USD per "
                          "instance-hour (above 0, at most 100,000).")] = None,
     sort: Annotated[str, typer.Option("--sort", help="price ($/instance-h), gpu_price "

@@ -210,7 +210,7 @@ def parse_team_plan(data: Any, *, catalog: Catalog, source: str = "team.yaml",
         if key in seen:
             raise TeamPlanError(f"{source}: {job.where}: name already used by "
                                 f"jobs[{seen[key]}]"
-                                + ("" if key == job.name == jobs[seen[key] - 1].name else
+                                + ("" if job.name == jobs[seen[key] - 1].name else
                                    " (written with other Unicode characters that read the "
                                    "same)") + ". To fix: give every job a unique name")
         seen[key] = i

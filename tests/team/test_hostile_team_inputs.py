@@ -437,6 +437,10 @@ def test_names_that_read_the_same_are_one_name(tmp_path, capsys, catalog):
     code, _, err = _report([_write(tmp_path, {"jobs": jobs}), "--out", tmp_path / "r.md"],
                            capsys)
     assert code == 2 and "name already used by jobs[1] (written with other Unicode" in err
+    twice = [{**SMALL_JOB, "name": decomposed}, {**SMALL_JOB, "name": decomposed}]
+    code, _, err = _report([_write(tmp_path, {"jobs": twice}), "--out", tmp_path / "r.md"],
+                           capsys)  # the same characters: not "other Unicode characters"
+    assert code == 2 and "name already used by jobs[1]. To fix" in err
     plan = parse_team_plan({"jobs": [{**SMALL_JOB, "name": decomposed}]}, catalog=catalog,
                            source="t.yaml")
     from planner.reports import load_actuals
