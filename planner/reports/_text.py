@@ -38,7 +38,7 @@ def _md_cell(text: object) -> str:
     s = _visible(str(text).replace("\r", " ").replace("\n", " ")).replace("\\", "\\\\")
     s = (s.replace("&", "&amp;").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
          .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]").replace("~", "\\~")
-         .replace("*", "\\*"))
+         .replace("*", "\\*").replace("#", "\\#"))  # "team #": a heading's closing "#"
     s = _EDGE_UNDERSCORE.sub(r"\\_", s)
     return _AUTOLINK.sub(lambda m: "\\" + m.group(0), s)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -179,9 +180,9 @@ def _why_nothing(team_plan, job, value: dict) -> str:
                 "plan, or allow clouds, regions or accelerators they do not cover")
     if days > MAX_WINDOW_DAYS:  # a deadline that late is refused: do not send the user there
         return (f"{in_team_terms(reason)}. To fix: raise the job's max_gpus (the fastest plan "
-                f"within it needs {days:,.0f} days, more than the {MAX_WINDOW_DAYS:,} a job's "
-                "window may span), allow more clouds, accelerators or pricing models, or train "
-                "on fewer tokens")
+                f"within it needs {math.ceil(days):,} days, more than the {MAX_WINDOW_DAYS:,} "
+                "a job's window may span), allow more clouds, accelerators or pricing models, or "
+                "train on fewer tokens")
     return (f"{in_team_terms(reason)}. To fix: move the deadline later (the fastest plan needs "
             f"{days:,.1f} days), raise the job's max_gpus, or allow more clouds, accelerators "
             "or pricing models")

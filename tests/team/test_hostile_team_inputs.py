@@ -497,3 +497,14 @@ def test_a_quota_rule_key_with_no_value_is_refused(tmp_path, capsys, key):
     code, _, err = _report([_write(tmp_path, text), "--out", tmp_path / "r.md"], capsys)
     assert code == 2
     assert f"quotas[1]: {key} is empty (the key has no value)" in _one_error_line(err)
+
+
+def test_days_just_past_the_window_are_not_rounded_onto_it():
+    """3,653.3 days read "needs 3,653 days, more than the 3,653 a job's window may span"."""
+    from types import SimpleNamespace
+
+    from planner.team._allocate import _why_nothing
+
+    said = _why_nothing(SimpleNamespace(quotas=None), SimpleNamespace(window_hours=24.0),
+                        {"reason": "no candidate finishes in time", "fastest_days": 3653.3})
+    assert "needs 3,654 days, more than the 3,653" in said

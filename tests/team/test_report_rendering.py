@@ -111,6 +111,9 @@ def test_markdown_shows_names_as_written_and_no_control_character(golden_allocat
     html = MarkdownIt("commonmark").enable("table").render(md)
     assert "<em>" not in html and "&amp;amp; *b* _i_ x_y" in html
     assert "evil\\x1b[31mRED\\x9b" in html
+    titled = MarkdownIt("commonmark").render(render(replace(allocation, name="team #"),
+                                                   "md").decode())
+    assert "<h1>GPU budget: team #</h1>" in titled  # a trailing "#" closed the heading
 
 
 # ---- 10. Budget "Used" and the sign of Δ cost --------------------------------------------------
