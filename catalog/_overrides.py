@@ -191,7 +191,8 @@ def parse_overrides(data: object, *, source: str = "overrides",
     fix of data without an entry (None, ``{}``, empty lists): how to do without overrides.
     """
     if not isinstance(data, Mapping | None):
-        kind = "a list" if isinstance(data, list) else f"a single value ({type(data).__name__})"
+        # the value as the file writes it: "(int)", "(bool)" were Python's names for 5, true
+        kind = "a list" if isinstance(data, list) else f"a single value ({shown_as_yaml(data)})"
         raise _fail(source, "top level", f"expected a mapping with the keys 'discounts' and/or "
                                          f"'prices', found {kind}")
     unknown = [k for k in data or {} if k not in _TOP_KEYS]

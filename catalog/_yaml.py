@@ -223,16 +223,29 @@ def _check_expansion(node: yaml.Node, *, what: str) -> None:
 
 def _fix_for(problem: str) -> str:
     """What to do about a YAML error, by its kind: "quote values that contain ':'" answered a
-    duplicate key, a Python tag and a second document too."""
-    if problem.startswith("duplicate key"):
-        return "keep one of the two keys (merge what they hold)"
-    if "constructor for the tag" in problem:
-        return ("remove the tag: gpuplan reads plain YAML (mappings, lists, text, numbers, "
-                "dates)")
-    if "another document" in problem:
-        return ("keep one document in the file (remove the '---' that starts another, and what "
-                "follows)")
+    duplicate key, a Python tag, a tab and a second document too."""
+    for words, fix in _FIXES:
+        if words in problem:
+            return fix
     return "correct the file (quote values that contain ':' or '#')"
+
+
+# (words of PyYAML's problem, the fix): checked in order
+_FIXES = (
+    ("duplicate key", "keep one of the two keys (merge what they hold)"),
+    ("constructor for the tag", "remove the tag: gpuplan reads plain YAML (mappings, lists, "
+                                "text, numbers, dates)"),
+    ("another document", "keep one document in the file (remove the '---' that starts "
+                         "another, and what follows)"),
+    ("found character '\\t'", "indent with spaces: YAML does not allow tabs there"),
+    ("undefined alias", "define the anchor (&name) before its alias (*name), or write the "
+                        "value out"),
+    ("duplicate anchor", "give each anchor (&name) a name of its own"),
+    ("expected ',' or ']'", "close the list's '[' with ']'"),
+    ("expected ',' or '}'", "close the mapping's '{' with '}'"),
+    ("duplicate YAML directive", "keep one %YAML line"),
+    ("unhashable key", "make the key text or a number (a list or a mapping cannot be a key)"),
+)
 
 
 def load_yaml_text(text: str, *, what: str, max_depth: int = 32) -> Any:
@@ -261,6 +274,11 @@ def load_yaml_text(text: str, *, what: str, max_depth: int = 32) -> Any:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = exc.problem or exc.context or "malformed YAML"
+        if exc.context and exc.problem and (problem.startswith("but ")
+                                            or problem == "second occurrence"):
+            # a fragment alone: "but found another document", "second occurrence"
+            problem = f"{exc.context.removesuffix('; first occurrence')} ({problem})" \
+                if problem == "second occurrence" else f"{exc.context}, {problem}"
         raise _fail(f"{what}: invalid YAML{where}: {problem}. To fix: "
                     f"{_fix_for(problem)}.") from None
     except yaml.YAMLError as exc:

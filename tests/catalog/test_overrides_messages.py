@@ -133,3 +133,11 @@ def test_the_yaml_reader_keeps_values_equal_and_picklable():
         assert again == data and repr(again["a"]) == "1e400"
     # a set's text on one line: a message is one line
     assert "\n" not in repr(load_yaml_text('s: !!set {"a\\nb"}\n', what="t")["s"])
+
+
+@pytest.mark.parametrize(("data", "shown"), [(5, "(5)"), (True, "(true)"), ("x", "('x')")])
+def test_a_top_level_value_is_shown_as_the_file_writes_it(data, shown):
+    """A file holding `5` was "a single value (int)", `true` "(bool)": Python's names."""
+    with pytest.raises(OverrideError) as info:
+        parse_overrides(data, source="o.yaml")
+    assert f"found a single value {shown}" in str(info.value)

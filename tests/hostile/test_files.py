@@ -277,9 +277,15 @@ def test_a_file_that_cannot_be_written_gets_the_fix_that_works(tmp_path, monkeyp
     ("jobs: !!python/object/apply:os.system [x]\n", "remove the tag: gpuplan reads plain YAML"),
     ("jobs: []\n---\njobs: []\n", "keep one document in the file"),
     ("a: b: c\n", "correct the file (quote values that contain ':' or '#')"),
+    ("jobs:\n\t- a: 1\n", "indent with spaces"),
+    ("a: *x\n", "define the anchor (&name) before its alias"),
+    ("a: &x 1\nb: &x 2\n", "give each anchor (&name) a name of its own"),
+    ("a: [1, 2\n", "close the list's '[' with ']'"),
+    ("? [a, b]\n: 1\n", "make the key text or a number"),
 ])
 def test_a_yaml_error_gets_the_fix_for_its_kind(text, fix):
     """A duplicate key, a Python tag and a second document were all told to "quote values
     that contain ':' or '#'"."""
     message = _error(load_yaml_text, text, what="team.yaml")
     assert f"To fix: {fix}" in message
+    assert ": but found" not in message and ": second occurrence" not in message  # fragments
