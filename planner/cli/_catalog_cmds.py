@@ -202,15 +202,17 @@ def _say_why_none(cat, filters: dict, rest: dict) -> None:
             f"note: {say_fields(absent)}", markup=False)
         return
     given = {**filters, "min_gpus": rest["min_gpus"], "max_price": rest["max_price"]}
-    if [k for k, v in given.items() if v] == ["gpus"] and rest["include_flagged"] and \
-            not rest["only_flagged"]:  # one filter: "every filter together" and "without
-        # --gpu: every offer" said nothing of why (MI300X: sold, never priced)
+    if filters["gpus"] and not select_offers(cat, gpus=filters["gpus"]):
+        # no offer of these GPUs at all, whatever else is asked: "no offer matches every
+        # filter together (without --gpu: 14,468 offers)" said nothing of why (MI300X: its
+        # instance type is listed, never priced)
         accs = {cat.resolve_accelerator(g) for g in filters["gpus"]}
         types = [t for t in cat.instance_types if t.accelerator in accs]
         names = ", ".join(sorted(accs))
+        them = "it" if len(accs) == 1 else "them"
         print_hanging(
             console(stderr=True, fit=True), f"note: the catalog has no price for {names}"
-            + (f": it lists {len(types)} instance type{'s' if len(types) != 1 else ''} with it "
+            + (f": it lists {len(types)} instance type{'s' if len(types) != 1 else ''} with {them} "
                f"({', '.join(f'{t.cloud} {t.name}' for t in types[:5])}"
                f"{', …' if len(types) > 5 else ''}) but no offer; give your own rate with "
                "--overrides" if types else ": no instance type has it"), first="", rest="  ")

@@ -447,6 +447,9 @@ def test_a_gpu_the_catalog_never_prices_is_said_so(capsys):
     assert "note: the catalog has no price for MI300X: it lists 1 instance type with it " \
            "(azure Standard_ND96isr_MI300X_v5) but no offer" in said
     assert "every filter together" not in said
+    for more in (["--cloud", "azure"], ["--pricing", "on_demand"], ["--usable"]):  # any other
+        code, _, err = run(capsys, "offers", "--gpu", "MI300X", *more)  # filter too
+        assert code == 0 and "the catalog has no price for MI300X" in " ".join(err.split())
 
 
 def test_one_accelerator_is_said_once_in_the_title(capsys, monkeypatch):
