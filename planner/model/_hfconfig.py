@@ -189,6 +189,9 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
                             "4 × hidden would only guess it, and transformers would use its "
                             "config's default, not this model's. To fix: add it (the model "
                             "card's config.json has it), or give `params` instead")
+    if not ffn:  # the width is a product: an error names it so ("expansion_ratio … got
+        # 409600000" quoted d_model × the ratio as the ratio)
+        keys_of["ffn_hidden"] = f"{keys_of['hidden']} × {'expansion_ratio' if ratio else '4'}"
     ffn = ffn or (ratio or 4) * sizes["hidden"]
     kv_heads = _kv_heads(cfg, source, model_type.lower(), sizes["heads"])
     experts = optional("experts", "num_local_experts", "n_routed_experts", "num_experts")

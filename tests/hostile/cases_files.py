@@ -395,6 +395,11 @@ CONFIG_CASES = [
                 "is hidden_size / num_attention_heads wide"),
 
     config("head-dim-zero", {**LLAMA, "head_dim": 0}, says="head_dim is 0; it must be at least 1"),
+    # the width is d_model × expansion_ratio: not "expansion_ratio … got 409600000"
+    config("mpt-ratio-huge", {"model_type": "mpt", "n_layers": 2, "d_model": 4096, "n_heads": 32,
+                              "expansion_ratio": 100000, "vocab_size": 100},
+           says="d_model × expansion_ratio must be a whole number between 1 and 4,194,304, "
+                "got 409600000"),
     config("ffn-zero", {**LLAMA, "intermediate_size": 0},
            says="intermediate_size is 0; it must be at least 1"),
     config("state-space-model", {**LLAMA, "model_type": "mamba"},
