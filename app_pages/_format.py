@@ -74,8 +74,8 @@ def count(n: float) -> str:
 def usd_digits(x: float) -> int:
     """The decimals an amount shows by default: none from $100, cents below, four below one
     cent (a $0.0084 run read "$0", and "raise the budget to $0")."""
-    x = abs(x)
-    return 0 if x >= 100 else 2 if x >= 0.01 or x == 0 else 4
+    x = abs(x)  # 99.995 is "$100" (it read "$100.00" beside 100's "$100")
+    return 0 if round(x, 2) >= 100 else 2 if x >= 0.01 or x == 0 else 4
 
 
 def usd(x: float | None, digits: int | None = None) -> str:
@@ -83,6 +83,7 @@ def usd(x: float | None, digits: int | None = None) -> str:
     if missing(x):
         return MISSING
     digits = usd_digits(x) if digits is None else digits
+    x = x + 0.0  # -0.0 is "$0.00", not "$-0.00"
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 
 

@@ -104,7 +104,7 @@ def format_usd(x: float) -> str:
     x = x + 0.0  # -0.0 is $0, not "$-0"
     if 0 < abs(x) < 0.01:  # a tenth of a cent is not "$0.00"
         return f"-${-x:.2g}" if x < 0 else f"${x:.2g}"
-    digits = 2 if 0 < abs(x) < 100 else 0
+    digits = 2 if 0 < round(abs(x), 2) < 100 else 0  # 99.995 is "$100", as 100 is
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 
 
@@ -152,16 +152,18 @@ def format_amount(x: float) -> str:
     decimal from 1, two significant digits below (0.31 GPU-hours read "0")."""
     if not math.isfinite(x):
         return "—"
-    if abs(x) >= 100:
+    # judged on the figure as shown: 99.96 read "100.0" beside 100's "100", 0.999 "1"
+    # beside 1.0's "1.0"
+    if abs(x) >= 99.95:
         return f"{x:,.0f}"
-    return f"{x:,.1f}" if abs(x) >= 1 else f"{x:.2g}"
+    return f"{x:,.1f}" if abs(x) >= 0.995 else f"{x:.2g}"
 
 
 def format_expected(n: float) -> str:
     """An expected count of events (interruptions) as ``format_amount`` writes it, "< 0.01"
     below that: the plan card said "0.0" and ``estimate`` "~9.8e-05" for the same run, and
     the app "2" for a CLI's "1.7"."""
-    if math.isfinite(n) and 0 <= n < 0.005:
+    if math.isfinite(n) and 0 <= n < 0.01:  # 0.005 read "0.005" beside 0.0049's "< 0.01"
         return "< 0.01"
     return format_amount(n)
 

@@ -716,3 +716,17 @@ def test_probe_show_id_wraps_its_header_rows_under_the_values(capsys, monkeypatc
     assert all(line.startswith(labels) or line.startswith(" " * 13) for line in head), head
     assert all(len(line) <= 60 for line in head)
     assert any(line.startswith("file ") for line in head)
+
+
+def test_figures_are_judged_as_shown_at_their_rounding_boundaries():
+    """$99.995 read "$100.00" beside $100's "$100"; 0.999 read "1" beside 1.0's "1.0" and 99.96
+    "100.0" beside 100's "100"; an expected 0.005 read "0.005" beside 0.0049's "< 0.01"; the
+    app wrote -0.0 as "$-0.00"."""
+    from app_pages import _format as F
+    from planner.model import format_amount, format_expected, format_usd
+
+    assert [format_usd(x) for x in (99.995, 100.0, 99.99)] == ["$100", "$100", "$99.99"]
+    assert [format_amount(x) for x in (0.999, 1.0, 99.96, 100.0)] == ["1.0", "1.0", "100", "100"]
+    assert [format_expected(x) for x in (0.0049, 0.005, 0.012)] == ["< 0.01", "< 0.01", "0.012"]
+    assert [F.usd(x) for x in (99.995, 100.0, -0.0, 0.0084)] == ["$100", "$100", "$0.00",
+                                                                 "$0.0084"]
