@@ -94,11 +94,12 @@ def usd_at_least(x: float) -> float:
 
 
 def hours(h: float) -> str:
-    """'36.0 h (1.5 d)': both units from a day, for captions and help text; '14.0 h' below
-    (a 1 h deadline read "1.0 h (0.0 d)"); a run under 0.1 h as ``duration`` shows it
-    ('1.2 min', not '0.0 h (0.0 d)')."""
-    return duration(h) if h < 0.1 else f"{h:,.1f} h" if h < 24 else \
-        f"{h:,.1f} h ({h / 24:,.1f} d)"
+    """A duration for captions and help text, as the CLI writes it (``format_hours``: minutes
+    below an hour, "36.0 h" below two days, "217 h (9.0 d)" beyond): the app's own rule added
+    days from a day and wrote "217.0 h (9.0 d)" beside the CLI's "217 h (9.0 d)"."""
+    from planner.model import format_hours  # loaded already: only plan pages show hours
+
+    return format_hours(h)
 
 
 def _unit(h: float) -> tuple[float, str]:

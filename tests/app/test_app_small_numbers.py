@@ -30,9 +30,11 @@ def test_durations_switch_units_instead_of_reading_zero(hours, shown):
     from app_pages import _format as F
 
     assert F.duration(hours) == shown
-    # days beside the hours from a day on: a 1 h deadline read "1.0 h (0.0 d)"
-    assert F.hours(hours) == (shown if hours < 0.1 else f"{hours:,.1f} h" if hours < 24 else
-                              f"{hours:,.1f} h ({hours / 24:,.1f} d)")
+    # as the CLI writes it (a 1 h deadline read "1.0 h (0.0 d)"; 217 h "217.0 h (9.0 d)")
+    from planner.model import format_hours
+
+    assert F.hours(hours) == format_hours(hours)
+    assert "(0.0 d)" not in F.hours(hours)
 
 
 def test_a_small_count_keeps_a_figure():
