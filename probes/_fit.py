@@ -38,3 +38,20 @@ def fit(text: str, width: int | None = None) -> str:
                                  subsequent_indent=indent + "    ", break_long_words=False,
                                  break_on_hyphens=False) or [line])
     return "\n".join(out)
+
+
+def progress(text: str, *, rank: int = 0, started: float | None = None) -> None:
+    """One line on stderr as a stage of a long run starts ("probes: [12 s] memory …"), from
+    rank 0 and on a terminal only — logs, pipes and CI get nothing, the summary on stdout is
+    the record: a full run said nothing for 35 s on a CPU, 2 minutes on a GPU node."""
+    if rank != 0:
+        return
+    try:
+        if sys.stderr is None or not sys.stderr.isatty():
+            return
+        import time
+
+        at = f"[{time.perf_counter() - started:.0f} s] " if started is not None else ""
+        print(f"probes: {at}{text} …", file=sys.stderr, flush=True)
+    except (AttributeError, OSError, ValueError):  # a closed or replaced stderr
+        pass

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from probes._fit import progress
 from probes._report_io import check_report_path
 from probes._rescue import write_or_rescue
 from probes._schema import SCHEMA_VERSION, ProbeFailure, ProbeReport, ProbeSetupError
@@ -261,7 +262,9 @@ def run_probes(config: ProbeConfig | None = None, *,
         created_group = _init_process_group(topo, device, config.timeout_seconds)
         sections: dict[str, Any] = {}
         try:
+            started = time.perf_counter()
             for name in config.probes:
+                progress(name, rank=topo.rank, started=started)
                 try:
                     sections[name] = _PROBES[name](ctx)
                 except Exception as exc:  # one probe's failure must not stop the others
@@ -269,6 +272,7 @@ def run_probes(config: ProbeConfig | None = None, *,
                     ctx.failures.append(ProbeFailure(probe=name, error_type=type(exc).__name__,
                                                      message=text[0] if text else "",
                                                      rank=topo.rank))
+            progress("gathering every rank's figures", rank=topo.rank, started=started)
             ranks, errors = _gather(ctx, sections)
         finally:
             if created_group:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from probes._fit import progress
 from probes._rescue import write_or_rescue
 from probes._schema import (
     SCHEMA_VERSION,
@@ -216,6 +217,8 @@ def run_workload_probe(config: WorkloadConfig, *, out: str | os.PathLike[str] | 
         tp_group, dp_group = _groups(config, topo)
         from probes._workload import measure
 
+        progress(f"building and timing the layers ({config.steps} steps)", rank=topo.rank,
+                 started=started)
         try:
             measured = measure(config, device=device, tp_group=tp_group, dp_group=dp_group,
                                input_seed=config.seed + 1 + topo.rank // config.tp)

@@ -267,3 +267,22 @@ def test_sigterm_stops_the_run_with_one_line_and_no_partial_report(tmp_path):
     assert err.decode().strip().splitlines()[-1] == \
         "error: terminated (SIGTERM); reports are written whole or not at all"
     assert list(tmp_path.iterdir()) == []  # no report, no temp file
+
+
+def test_long_runs_say_each_stage_on_a_terminal_only(monkeypatch):
+    """A full run said nothing for 35 s on a CPU (2 minutes on a GPU node) before its summary;
+    stages are said on stderr by rank 0 when it is a terminal — logs and pipes get nothing."""
+    import io
+
+    from probes import _fit
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for stream, rank, said in ((Terminal(), 0, True), (io.StringIO(), 0, False),
+                               (Terminal(), 1, False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        _fit.progress("matmul", rank=rank, started=0.0)
+        assert ("probes: [" in stream.getvalue() and "] matmul …" in stream.getvalue()) \
+            == said
