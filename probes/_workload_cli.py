@@ -46,6 +46,14 @@ def _count(name: str, low: int = 1) -> dict:
     return {"type": count(low, LIMITS[name]), "metavar": "N"}
 
 
+# what a shape option left out means (the others are required without --model)
+_SHAPE_DEFAULTS = {"kv-heads": " (default: as many as --heads)",
+                   "head-dim": " (default: hidden / heads)",
+                   "seq-len": " (default with --model: the model's pre-training context)",
+                   "experts-per-token": " (with --experts)",
+                   "shared-experts": " (default: 0)"}
+
+
 def build_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
     """The options, each checked as it is parsed; ``check_out=False`` leaves the report path
     alone (`gpuplan probe workload --print-command`: the file is written on the node)."""
@@ -67,19 +75,21 @@ def build_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
     for name in ("hidden", "heads", "kv-heads", "ffn-hidden", "head-dim", "seq-len",
                  "experts", "experts-per-token", "shared-experts"):
         key = name.replace("-", "_")
-        s.add_argument(f"--{name}", **_count(key), help=f"1 to {LIMITS[key]:,}")
+        s.add_argument(f"--{name}", **_count(key),
+                       help=f"1 to {LIMITS[key]:,}" + _SHAPE_DEFAULTS.get(name, ""))
     s.add_argument("--gated", action=argparse.BooleanOptionalAction, default=None,
                    help="gated FFN (SwiGLU; default) or not (GELU)")
     s.add_argument("--micro-batch", **_count("micro_batch"), default=None,
                    help=f"sequences per micro-batch, 1 to {LIMITS['micro_batch']:,} "
                         "(default 1)")
     s.add_argument("--precision", choices=PRECISIONS, default="bf16",
-                   help="fp8 runs bf16 GEMMs (plain PyTorch has no fp8 training path)")
+                   help="fp8 runs bf16 GEMMs (plain PyTorch has no fp8 training path; "
+                        "default: bf16)")
     s.add_argument("--recompute", choices=(*RECOMPUTE, "auto"), default="none",
-                   help="activation recomputation (auto means none here)")
+                   help="activation recomputation (auto means none here; default: none)")
     s.add_argument("--tp", **_count("tp"), default=1,
                    help=f"tensor-parallel degree, 1 to {LIMITS['tp']:,}; the other processes "
-                        "are data parallel")
+                        "are data parallel (default: 1)")
     s.add_argument("--framework", choices=FRAMEWORKS,
                    default="fsdp", help="the planner's framework profile this measurement "
                    "stands for (default fsdp: eager PyTorch layers with SDPA, as "
@@ -87,7 +97,8 @@ def build_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
     s.add_argument("--model-name", default=None, help="a label for the report")
     r = p.add_argument_group("run")
     r.add_argument("--out", default="workload-report.json",
-                   help="report path, written by rank 0 (default: %(default)s)")
+                   help="report path, written by rank 0; missing folders are created "
+                        "(default: %(default)s)")
     r.add_argument("--build-layers", **_count("build_layers"), default=None,
                    help=f"layers to build on each GPU, 1 to {LIMITS['build_layers']} "
                         "(default: 2 on CPU, as many as fill 70%% of a GPU's free memory, at "
@@ -98,7 +109,8 @@ def build_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
                    help=f"untimed steps first, 0 to {LIMITS['warmup_steps']:,} (default 5)")
     r.add_argument("--quick", action="store_true",
                    help="2 + 5 steps: checks the set-up; never calibrates")
-    r.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    r.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="auto: CUDA when torch sees a GPU, else the CPU (default: auto)")
     r.add_argument("--attention", choices=("auto", *ATTENTION_BACKENDS), default="auto",
                    help="SDPA backend (auto: the first of flash, cudnn, efficient, math "
                         "that runs)")

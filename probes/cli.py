@@ -121,21 +121,27 @@ def build_parser() -> argparse.ArgumentParser:
                     "instance and write a JSON report. Run under torchrun for several GPUs "
                     "or nodes. `python -m probes workload --help`: time your model's layers.")
     parser.add_argument("--out", default="probe-report.json",
-                        help="report path, written by rank 0 (default: %(default)s)")
-    parser.add_argument("--quick", action="store_true", help="fewer sizes, shorter timings")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+                        help="report path, written by rank 0; missing folders are created "
+                             "(default: %(default)s)")
+    parser.add_argument("--quick", action="store_true",
+                        help="2 matmul shapes, one layout, a short warm-up, 3 repeats: checks "
+                             "the set-up; never calibrates the planner")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="auto: CUDA when torch sees a GPU, else the CPU (default: auto)")
     parser.add_argument("--timeout-s", type=float, default=120.0,
                         help=f"process group timeout in seconds, 1 to {MAX_TIMEOUT_S:,} "
                              "(default: %(default)s)")
     parser.add_argument("--sizes", type=_sizes, default=None,
-                        help="collective message sizes, e.g. 1K,1M,256M,1G")
+                        help="collective message sizes, e.g. 1K,1M,256M,1G (default: 1 KiB to "
+                             "1 GiB by 4x on a GPU, to 1 MiB on a CPU)")
     parser.add_argument("--shapes", type=_shapes, default=None,
-                        help="matmul shapes MxNxK, e.g. 4096,8192x8192x16384 (a custom sweep: "
-                             "the planner does not calibrate from it)")
+                        help="matmul shapes MxNxK, e.g. 4096,8192x8192x16384 (default: the "
+                             "built-in sweep; a custom one does not calibrate the planner)")
     parser.add_argument("--dtypes", type=_names(MATMUL_DTYPES), default=None,
                         help=f"matmul dtypes, from {','.join(MATMUL_DTYPES)} (default: all)")
     parser.add_argument("--probes", type=_names(PROBE_NAMES), default=PROBE_NAMES,
-                        help=f"which probes to run, from {','.join(PROBE_NAMES)}")
+                        help=f"which probes to run, from {','.join(PROBE_NAMES)} (default: "
+                             "all)")
     return parser
 
 
