@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import math
+import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 
 from probes._schema import ProbesError
@@ -15,6 +17,13 @@ from probes._spread import shown
 
 FIX = "To fix: see `python -m probes --help`."
 MAX_TIMEOUT_S = 86_400  # --timeout-s: a process group that has not formed in a day never will
+# Under torchrun every rank runs the same command, so a set-up error (a bad option, torch
+# missing, a --tp the processes cannot hold, no CUDA) is usually every rank's, in one gathered
+# log: rank 0 says it at once; another rank first waits this long, by when torchrun, seeing
+# rank 0 exit, has stopped it. An error of that rank alone (a rank beyond the node's GPUs; rank
+# 0 then waits in the process group) is still said, after the wait. Exiting at once instead, a
+# rank could get rank 0 stopped before it had said anything.
+PEER_GRACE_S = 5.0
 MAX_DIGITS = 20  # past this a number is not a count; int() of 5,000 digits raises, unworded
 
 
@@ -100,4 +109,6 @@ class OneLineParser(argparse.ArgumentParser):
         message = " ".join(message.split())
         if "To fix" not in message:
             message = f"{message.rstrip('.')}{'' if message.endswith('?') else '.'} {self.fix}"
+        if os.environ.get("RANK", "0") != "0":  # said once under torchrun, as a set-up error
+            time.sleep(PEER_GRACE_S)  # is: every rank parses the same options (8 lines)
         self.exit(2, f"{self.prog}: error: {message}\n")

@@ -18,7 +18,14 @@ import time
 from collections.abc import Callable, Sequence
 
 from probes._args import FIX as _FIX
-from probes._args import MAX_DIGITS, MAX_TIMEOUT_S, OneLineParser, check_timeout, close_names
+from probes._args import (
+    MAX_DIGITS,
+    MAX_TIMEOUT_S,
+    PEER_GRACE_S,
+    OneLineParser,
+    check_timeout,
+    close_names,
+)
 from probes._errors import require_torch
 from probes._fit import fit
 from probes._rescue import check_out
@@ -296,13 +303,6 @@ def workload_position(argv: list[str]) -> int | None:
     return None
 
 
-# Under torchrun every rank runs the same command, so a set-up error (torch missing, a --tp
-# the processes cannot hold, no CUDA) is usually every rank's, in one gathered log: rank 0 says
-# it at once; another rank first waits this long, by when torchrun, seeing rank 0 exit, has
-# stopped it. An error of that rank alone (a rank beyond the node's GPUs; rank 0 then waits in
-# the process group) is still said, after the wait. Exiting at once instead, a rank could get
-# rank 0 stopped before it had said anything.
-PEER_GRACE_S = 5.0
 
 
 def setup_error(message: object) -> int:
