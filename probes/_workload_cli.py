@@ -148,7 +148,7 @@ def _from_planner(args) -> dict:
         # "expected a JSON object … found str", every time)
         config = None if args.config is None else read_model_config(args.config)
     except GpuplanError as exc:
-        raise ProbesError(str(exc)) from None
+        raise ProbesError(_as_flags(exc)) from None
     spec = WorkloadSpec(model=args.model, config=config, config_name=args.config or "",
                         params=args.params,
                         active_params=args.active_params, experts=args.experts,
@@ -160,7 +160,7 @@ def _from_planner(args) -> dict:
     try:
         workload = build_workload(spec)
     except GpuplanError as exc:
-        raise ProbesError(str(exc)) from None
+        raise ProbesError(_as_flags(exc)) from None
     shape = shape_of(workload)
     # a config's own name (its _name_or_path), not "config.json" for every model
     name = args.model or (workload.arch.name if args.config else f"{args.params} (inferred)")
@@ -171,6 +171,21 @@ def _from_planner(args) -> dict:
             "experts_per_token": shape.experts_per_token,
             "shared_experts": shape.shared_experts, "model_layers": workload.arch.layers,
             "model": args.model_name or name}
+
+
+def _as_flags(exc: Exception) -> str:
+    """A planner error with its `field` references written as this command's options ("give
+    `params` instead" named no option of `python -m probes workload`); others stay as they
+    are."""
+    from planner.model import refer_to_fields
+
+    options = set(build_parser()._option_string_actions)
+
+    def flag(field: str) -> str | None:
+        spelled = "--" + field.replace("_", "-")
+        return spelled if spelled in options else None
+
+    return refer_to_fields(str(exc), flag)
 
 
 def _explicit(args) -> dict:

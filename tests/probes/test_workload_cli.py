@@ -172,3 +172,7 @@ def test_a_config_file_is_read_and_measured(capsys, tmp_path):
     assert main(["workload", "--config", str(tmp_path / "missing.json"), "--device", "cpu",
                  "--out", str(tmp_path / "x.json")]) == 2
     assert "cannot read config (no such file)" in _error_line(capsys.readouterr())
+    (tmp_path / "empty.json").write_text("{}")  # the fix names this command's option
+    assert main(["workload", "--config", str(tmp_path / "empty.json"), "--device", "cpu",
+                 "--out", str(tmp_path / "x.json")]) == 2
+    assert "or give --params instead" in _error_line(capsys.readouterr())  # not `params`
