@@ -201,7 +201,7 @@ def print_estimate(est, without=None) -> None:
     t.add_row("plan", str(p) + (f"  (pinned: {', '.join(f'{k}={v}' for k, v in pinned.items())})"
                                 if pinned else ""))
     b = est.breakdown
-    t.add_row("step breakdown", ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v:.3f}s"
+    t.add_row("step breakdown", ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v:.3f} s"
                                           for k, v in b.items()))
     m = est.memory
     t.add_row("memory breakdown", f"weights {m['weights_gib']:.1f}, grads "

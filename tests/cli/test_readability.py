@@ -730,3 +730,13 @@ def test_figures_are_judged_as_shown_at_their_rounding_boundaries():
     assert [format_expected(x) for x in (0.0049, 0.005, 0.012)] == ["< 0.01", "< 0.01", "0.012"]
     assert [F.usd(x) for x in (99.995, 100.0, -0.0, 0.0084)] == ["$100", "$100", "$0.00",
                                                                  "$0.0084"]
+
+
+def test_seconds_are_written_one_way_in_an_estimate(capsys):
+    """The step breakdown wrote "compute 1.056s" in the table whose step time read "2.108 s"."""
+    code, out, _ = run(capsys, "estimate", "--model", "gpt2", "--tokens", "1B", "--gpu", "H100")
+    assert code == 0
+    table = " ".join(line for line in out.splitlines() if "│" in line)
+    breakdown = " ".join(table.split("step breakdown")[1].replace("│", " ").split())
+    assert re.search(r"compute \d+\.\d{3} s,", breakdown)
+    assert not re.search(r"\d\.\d{3}s\b", out)
