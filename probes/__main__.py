@@ -31,9 +31,10 @@ if __name__ == "__main__":
         pass
     try:
         code = main()
-    except KeyboardInterrupt:  # one line per rank, as `gpuplan probe run` says it, not a
-        # 40-line traceback from every rank under torchrun
-        _say("error: interrupted (Ctrl-C); reports are written whole or not at all")
+    except KeyboardInterrupt:  # one line, as `gpuplan probe run` says it, not a 40-line
+        # traceback from every rank; from rank 0 alone: a terminal's Ctrl-C reaches every rank
+        if os.environ.get("RANK", "0") == "0":
+            _say("error: interrupted (Ctrl-C); reports are written whole or not at all")
         code = 130
     except Terminated:  # rank 0 says it: torchrun also stops the other ranks this way after
         # one of them failed, and that failure is the line to read, said once

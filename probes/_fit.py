@@ -6,7 +6,6 @@ the terminal stdout writes to, else 100 — the rule `gpuplan`'s tables follow."
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import textwrap
 
@@ -15,15 +14,29 @@ MIN_WIDTH = 20
 
 
 def summary_width() -> int:
-    raw = os.environ.get("COLUMNS", "").strip()
-    if raw.isascii() and raw.isdigit() and 0 < len(raw) <= 6:
+    raw = os.environ.get("COLUMNS", "").strip()  # a whole number of 1-6 digits, above 0
+    if raw.isascii() and raw.isdigit() and 0 < len(raw) <= 6 and int(raw) > 0:
         return max(MIN_WIDTH, int(raw))
     try:
-        if sys.stdout.isatty():
-            return max(MIN_WIDTH, shutil.get_terminal_size((PIPED_WIDTH, 24)).columns)
+        if sys.stdout.isatty():  # the terminal's own size, not shutil's (it reads COLUMNS)
+            columns = os.get_terminal_size(sys.stdout.fileno()).columns
+            if columns > 0:  # 0: a pty never sized (`script`, `docker exec -t`)
+                return max(MIN_WIDTH, columns)
     except (AttributeError, OSError, ValueError):  # replaced or closed
         pass
     return PIPED_WIDTH
+
+
+def say_summary(text: str) -> None:
+    """The summary on stdout; nothing when stdout is closed (`>&-`: the report is written,
+    and the run ended in a traceback, exit 1)."""
+    if sys.stdout is None:
+        return
+    try:
+        print(text)
+        sys.stdout.flush()
+    except (OSError, ValueError):  # a closed or broken stdout: the report is the record
+        pass
 
 
 def fit(text: str, width: int | None = None) -> str:

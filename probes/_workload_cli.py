@@ -19,7 +19,7 @@ import os
 import sys
 
 from probes._args import MAX_TIMEOUT_S, OneLineParser, check_timeout, count
-from probes._fit import fit
+from probes._fit import fit, say_summary
 from probes._rescue import check_out
 from probes._schema import ProbeReport, ProbesError
 from probes._workload_config import (
@@ -51,7 +51,7 @@ _SHAPE_DEFAULTS = {"kv-heads": " (default: as many as --heads)",
                    "head-dim": " (default: hidden / heads)",
                    "seq-len": " (default with --model: the model's pre-training context)",
                    "experts-per-token": " (with --experts)",
-                   "shared-experts": " (default: 0)"}
+                   "shared-experts": " (default: none)"}
 
 
 def build_parser(*, check_out: bool = True) -> argparse.ArgumentParser:
@@ -206,6 +206,10 @@ def _explicit(args) -> dict:
 
 def config_from_args(args) -> WorkloadConfig:
     """The run's configuration; ProbesError with a "To fix" for what cannot work."""
+    for flag, given in (("--model", args.model), ("--config", args.config),
+                        ("--params", args.params)):
+        if given is not None and not given.strip():  # read as "not given", silently
+            raise ProbesError(f"{flag} is empty. To fix: give a value, or leave {flag} out")
     shape = _from_planner(args) if (args.model or args.config or args.params) \
         else _explicit(args)
     if args.gated is not None and (args.model or args.config or args.params):
@@ -335,6 +339,5 @@ def main(argv: list[str] | None = None) -> int:
         print(note, file=sys.stderr)
     report = run_workload_probe(config, out=args.out)
     if os.environ.get("RANK", "0") == "0":
-        print(fit(format_summary(report, out=args.out)))  # to the terminal's width
-        sys.stdout.flush()
+        say_summary(fit(format_summary(report, out=args.out)))  # to the terminal's width
     return 1 if report.errors else 0

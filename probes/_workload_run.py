@@ -217,7 +217,7 @@ def run_workload_probe(config: WorkloadConfig, *, out: str | os.PathLike[str] | 
         tp_group, dp_group = _groups(config, topo)
         from probes._workload import measure
 
-        progress(f"building and timing the layers ({config.steps} steps)", rank=topo.rank,
+        progress(f"building and timing the layers ({config.timed_steps} steps)", rank=topo.rank,
                  started=started)
         try:
             measured = measure(config, device=device, tp_group=tp_group, dp_group=dp_group,

@@ -27,7 +27,7 @@ from probes._args import (
     close_names,
 )
 from probes._errors import require_torch
-from probes._fit import fit
+from probes._fit import fit, say_summary
 from probes._rescue import check_out
 from probes._runner import PROBE_NAMES, ProbeConfig
 from probes._schema import MATMUL_DTYPES, ProbeReport, ProbesError
@@ -350,6 +350,5 @@ def main(argv: list[str] | None = None) -> int:
     except ProbesError as exc:
         return setup_error(exc)
     if os.environ.get("RANK", "0") == "0":
-        print(fit(format_summary(report, out=args.out)))  # to the terminal's width
-        sys.stdout.flush()
+        say_summary(fit(format_summary(report, out=args.out)))  # to the terminal's width
     return 1 if report.errors else 0

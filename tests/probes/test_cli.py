@@ -286,3 +286,33 @@ def test_long_runs_say_each_stage_on_a_terminal_only(monkeypatch):
         _fit.progress("matmul", rank=rank, started=0.0)
         assert ("probes: [" in stream.getvalue() and "] matmul …" in stream.getvalue()) \
             == said
+
+
+def test_output_rules_of_the_summary_and_the_stage_lines(monkeypatch, tmp_path):
+    """COLUMNS=0 wrapped the summary at 20 columns (gpuplan ignores it: 100 when piped); with
+    stdout closed a written report ended in a traceback, exit 1; Ctrl-C was said by every
+    rank under torchrun."""
+    import io
+    import signal
+    import time
+
+    from probes import _fit
+
+    monkeypatch.setenv("COLUMNS", "0")
+    monkeypatch.setattr(sys, "stdout", io.StringIO())  # piped
+    assert _fit.summary_width() == 100
+    pytest.importorskip("torch")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    closed = subprocess.run(
+        ["sh", "-c", f'"{sys.executable}" -m probes --quick --device cpu --probes environment '
+                     f'--out "{tmp_path / "r.json"}" >&-'], capture_output=True, text=True,
+        env=env, timeout=120)
+    assert closed.returncode == 0 and "Traceback" not in closed.stderr, closed.stderr
+    assert (tmp_path / "r.json").exists()
+    other = subprocess.Popen([sys.executable, "-m", "probes", "--device", "cpu", "--out",
+                              str(tmp_path / "o.json")], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env={**env, "RANK": "1"}, cwd=tmp_path)
+    time.sleep(3)
+    other.send_signal(signal.SIGINT)
+    _, err = other.communicate(timeout=60)
+    assert other.returncode == 130 and "interrupted" not in err.decode()  # rank 0 says it

@@ -176,3 +176,20 @@ def test_a_config_file_is_read_and_measured(capsys, tmp_path):
     assert main(["workload", "--config", str(tmp_path / "empty.json"), "--device", "cpu",
                  "--out", str(tmp_path / "x.json")]) == 2
     assert "or give --params instead" in _error_line(capsys.readouterr())  # not `params`
+
+
+def test_an_empty_model_source_is_refused_and_stages_count_the_steps_timed(capsys, tmp_path,
+                                                                         monkeypatch):
+    """`--config ""` read as "no config" (beside a shape it was ignored); the stage line said
+    "(None steps)" for a run without --steps."""
+    pytest.importorskip("torch")
+    for flag in ("--config", "--model", "--params"):
+        assert main(["workload", flag, " ", *SHAPE, "--out", str(tmp_path / "w.json")]) == 2
+        assert f"{flag} is empty" in _error_line(capsys.readouterr())
+    import probes._workload_run as run
+
+    said = []
+    monkeypatch.setattr(run, "progress", lambda text, **_: said.append(text))
+    argv = [a for a in SHAPE if a not in ("--steps", "2")]
+    assert main(["workload", *argv, "--out", str(tmp_path / "w.json")]) == 0
+    assert said == ["building and timing the layers (5 steps)"]  # --quick: 5 timed steps
