@@ -80,8 +80,10 @@ def usd_digits(x: float) -> int:
 
 def usd(x: float | None, digits: int | None = None) -> str:
     """'$20,570', '$0.31', '$0.0084'; ``digits`` fixes the decimals."""
-    if missing(x):
+    if missing(x) or not math.isfinite(x):  # "$inf" is no amount of money
         return MISSING
+    if digits is None and 0 < abs(x) < 0.0001:  # "$0.0000" for a cost that is not zero
+        return f"-${-x:.2g}" if x < 0 else f"${x:.2g}"
     digits = usd_digits(x) if digits is None else digits
     x = x + 0.0  # -0.0 is "$0.00", not "$-0.00"
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
@@ -103,8 +105,11 @@ def hours(h: float) -> str:
 
 
 def _unit(h: float) -> tuple[float, str]:
-    """(hours per unit, unit) for a duration like ``h``."""
-    return ((1 / 3600, " s") if h < 1 / 60 else (1 / 60, " min") if h < 0.1 else
+    """(hours per unit, unit) for a duration like ``h``, as the CLI picks it — seconds below a
+    minute, minutes below an hour, judged on the figure as shown (the card's metric said
+    "0.1 h" beside its help's "6.0 min", and "60.0 s" for a minute) — and days from two."""
+    return ((1 / 3600, " s") if round(h * 3600) < 60 else
+            (1 / 60, " min") if round(h * 60, 1) < 60 else
             (1.0, " h") if h < 48 else (24.0, " days"))
 
 
@@ -123,9 +128,10 @@ def duration_range(lo: float, hi: float, like: float | None = None) -> str:
 
 
 def amount(x: float) -> str:
-    """A count such as GPU-hours: '1,234', '7.5', '0.012' (a small job's read '0')."""
-    return f"{x:,.0f}" if abs(x) >= 10 else f"{x:,.1f}" if abs(x) >= 0.1 or x == 0 else \
-        f"{x:.2g}"
+    """A count such as GPU-hours: '1,234', '7.5', '0.012' (a small job's read '0'); judged on
+    the figure as shown (9.96 read "10.0" beside 10's "10")."""
+    return f"{x:,.0f}" if abs(x) >= 9.95 else f"{x:,.1f}" if abs(x) >= 0.095 or x == 0 \
+        else f"{x:.2g}"
 
 
 def usd_range(lo: float, hi: float, *, markdown: bool = False) -> str:

@@ -61,3 +61,16 @@ def test_the_total_cost_metric_reads_like_the_amounts_beside_it():
     assert not at.exception
     (total,) = [m.value for m in at.metric if m.label == "Total cost"]
     assert re.fullmatch(r"\$0\.00[0-9]{2}", total), total
+
+
+def test_the_apps_figures_follow_the_clis_rules():
+    """The card's metric said "0.1 h" beside its help's "6.0 min" and "60.0 s" for a minute;
+    9.96 GPU-hours read "10.0" beside 10's "10"; a $0.00001 cost read "$0.0000" and an
+    infinite one "$inf"."""
+    from app_pages import _format as F
+
+    assert [F.duration(h) for h in (0.1, 1 / 60, 0.9999, 47.0, 96.0)] == \
+        ["6.0 min", "1.0 min", "1.0 h", "47.0 h", "4.0 days"]
+    assert [F.amount(x) for x in (9.96, 10.0, 0.0996, 0.05)] == ["10", "10", "0.1", "0.05"]
+    assert [F.usd(x) for x in (1e-5, float("inf"), 0.0084, 250.2)] == \
+        ["$1e-05", "—", "$0.0084", "$250"]
