@@ -115,16 +115,18 @@ def config_file_error(exc: Exception, *, fix: str = "pass the path of a Hugging 
     return WorkloadError(f"{message}To fix: {fix}", field="config")
 
 
-def read_model_config(path: str) -> dict:
-    """The parsed config.json at ``path`` (`--config`, and the workload probe's): one reader,
-    bounded in size and depth, its errors ``config_file_error``'s."""
+def read_model_config(path: str, *, fix: str | None = None) -> dict:
+    """The parsed config.json at ``path`` (`--config`, the workload probe's, a team plan's
+    jobs'): one reader, bounded in size and depth, its errors ``config_file_error``'s, ending
+    in ``fix`` when given (how the caller's user names another file)."""
     from catalog import CatalogFileError, read_json_file
 
     try:
         return read_json_file(path, what="model config", max_bytes=MAX_CONFIG_BYTES,
                               max_depth=MAX_CONFIG_DEPTH)
     except CatalogFileError as exc:
-        raise config_file_error(exc) from None
+        raise (config_file_error(exc) if fix is None else
+               config_file_error(exc, fix=fix)) from None
 
 
 def architecture_from_config(cfg: Any, *, source: str = "config.json",

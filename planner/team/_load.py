@@ -3,9 +3,9 @@
 The edge of the team package: ``load_team_plan`` reads the YAML through
 ``catalog.read_user_text`` (a regular file, size-limited, UTF-8) and ``catalog.load_yaml_text``
 (dates stay strings, so ``2027-02-30`` is an error naming the field), reads every
-``workload: config: PATH`` relative to the team file (``catalog.read_json_file``), and hands
-the data to ``parse_team_plan``. A team plan given as text has no directory of its own and may
-come from someone else (an upload): its ``config:`` paths are refused unless
+``workload: config: PATH`` relative to the team file (``planner.model.read_model_config``),
+and hands the data to ``parse_team_plan``. A team plan given as text has no directory of its
+own and may come from someone else (an upload): its ``config:`` paths are refused unless
 ``allow_config_paths`` says otherwise.
 """
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from catalog import Catalog, CatalogFileError, load_yaml_text, read_json_file, read_user_text
+from catalog import Catalog, CatalogFileError, load_yaml_text, read_user_text
 
-from ..model import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, config_file_error
+from ..model import WorkloadError, read_model_config
 from ._fields import TeamPlanError
 from ._spec import TeamPlan, parse_team_plan
 
@@ -127,12 +127,10 @@ def _configs(data, base: Path, source: str) -> tuple[object, dict[str, dict]]:
         path = str(Path(name) if Path(name).is_absolute() else base / name)
         if path not in out:
             try:
-                out[path] = read_json_file(path, what="model config",
-                                           max_bytes=MAX_CONFIG_BYTES, max_depth=MAX_CONFIG_DEPTH)
-            except CatalogFileError as exc:
+                out[path] = read_model_config(path, fix="give the path of the model's "
+                                                        "config.json, relative to the team plan")
+            except WorkloadError as why:
                 label = f" {job['name']!r}" if isinstance(job.get("name"), str) else ""
-                why = config_file_error(exc, fix="give the path of the model's config.json, "
-                                                 "relative to the team plan")
                 raise TeamPlanError(f"{source}: jobs[{i}]{label}: workload: {why}") from None
         resolved_jobs.append({**job, "workload": {**job["workload"], "config": path}})
     return {**data, "jobs": resolved_jobs}, out
