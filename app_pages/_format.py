@@ -110,7 +110,7 @@ def _unit(h: float) -> tuple[float, str]:
     "0.1 h" beside its help's "6.0 min", and "60.0 s" for a minute) — and days from two."""
     return ((1 / 3600, " s") if round(h * 3600) < 60 else
             (1 / 60, " min") if round(h * 60, 1) < 60 else
-            (1.0, " h") if h < 48 else (24.0, " days"))
+            (1.0, " h") if round(h, 1) < 48 else (24.0, " days"))
 
 
 def duration(h: float) -> str:

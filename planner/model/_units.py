@@ -129,7 +129,7 @@ def format_hours(h: float, *, decimals_from_2_days: int = 0) -> str:
     if unit == "s":
         s = h * 3600
         return f"{s:.2g} s" if s < 10 else f"{s:,.0f} s"
-    if unit == "min" or h < 48:
+    if unit == "min" or round(h, 1) < 48:  # as shown: 47.96 h read "48.0 h" beside "48 h (2.0 d)"
         return f"{h * per_hour:,.1f} {unit}"
     return f"{h:,.{decimals_from_2_days}f} h ({h / 24:,.1f} d)"
 
@@ -142,7 +142,7 @@ def format_hours_range(lo: float, hi: float, *, decimals_from_2_days: int = 0) -
     per_hour, unit = _duration_unit(hi)
     if unit == "s":
         return f"{lo * 3600:.2g}–{hi * 3600:.2g} s"
-    if unit == "min" or hi < 48:
+    if unit == "min" or round(hi, 1) < 48:
         return f"{lo * per_hour:,.1f}–{hi * per_hour:,.1f} {unit}"
     return f"{lo:,.{decimals_from_2_days}f}–{hi:,.{decimals_from_2_days}f} h"
 

@@ -728,6 +728,11 @@ def test_figures_are_judged_as_shown_at_their_rounding_boundaries():
     assert [format_usd(x) for x in (99.995, 100.0, 99.99)] == ["$100", "$100", "$99.99"]
     assert [format_amount(x) for x in (0.999, 1.0, 99.96, 100.0)] == ["1.0", "1.0", "100", "100"]
     assert [format_expected(x) for x in (0.0049, 0.005, 0.012)] == ["< 0.01", "< 0.01", "0.012"]
+    from planner.model import format_hours  # 47.96 h read "48.0 h" beside "48 h (2.0 d)"
+
+    assert [format_hours(h) for h in (47.94, 47.96, 48.0)] == ["47.9 h", "48 h (2.0 d)",
+                                                              "48 h (2.0 d)"]
+    assert F.duration(47.96) == F.duration(48.0) == "2.0 days"
     assert [F.usd(x) for x in (99.995, 100.0, -0.0, 0.0084)] == ["$100", "$100", "$0.00",
                                                                  "$0.0084"]
 
