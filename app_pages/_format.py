@@ -105,12 +105,16 @@ def hours(h: float) -> str:
 
 
 def _unit(h: float) -> tuple[float, str]:
-    """(hours per unit, unit) for a duration like ``h``, as the CLI picks it — seconds below a
-    minute, minutes below an hour, judged on the figure as shown (the card's metric said
-    "0.1 h" beside its help's "6.0 min", and "60.0 s" for a minute) — and days from two."""
-    return ((1 / 3600, " s") if round(h * 3600) < 60 else
-            (1 / 60, " min") if round(h * 60, 1) < 60 else
-            (1.0, " h") if round(h, 1) < 48 else (24.0, " days"))
+    """(hours per unit, unit) for a duration like ``h``: the unit the CLI picks
+    (``planner.model.duration_unit``: the card's metric said "0.1 h" beside its help's
+    "6.0 min"), days written out."""
+    from planner.model import duration_unit  # loaded already: only plan pages show durations
+
+    return _HOURS_PER[duration_unit(h)[1]]
+
+
+_HOURS_PER = {"s": (1 / 3600, " s"), "min": (1 / 60, " min"), "h": (1.0, " h"),
+              "d": (24.0, " days")}
 
 
 def duration(h: float) -> str:

@@ -108,15 +108,18 @@ def format_usd(x: float) -> str:
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 
 
-def _duration_unit(h: float) -> tuple[float, str]:
-    """The unit ``format_hours`` and ``format_hours_range`` show ``h`` in, as (per hour,
-    name): seconds below a minute, minutes below an hour, else hours — judged on the figure
-    as shown (59.7 s read "60 s" and 0.9999 h "60.0 min": now "1.0 min" and "1.0 h")."""
+def duration_unit(h: float) -> tuple[float, str]:
+    """The unit a duration ``h`` (hours) is shown in, as (per hour, name): "s" below a minute,
+    "min" below an hour, "h" below two days, "d" from two days — judged on the figure as shown
+    (59.7 s read "60 s", 0.9999 h "60.0 min" and 47.96 h "48.0 h": now "1.0 min", "1.0 h" and
+    days). ``format_hours``, ``format_hours_range`` and the app's durations all pick by it."""
     if round(h * 3600) < 60:
         return 3600.0, "s"
     if round(h * 60, 1) < 60:
         return 60.0, "min"
-    return 1.0, "h"
+    if round(h, 1) < 48:
+        return 1.0, "h"
+    return 1 / 24, "d"
 
 
 def format_hours(h: float, *, decimals_from_2_days: int = 0) -> str:
@@ -125,11 +128,11 @@ def format_hours(h: float, *, decimals_from_2_days: int = 0) -> str:
     read "0.0 h"; "—" for a figure that is not a number."""
     if not math.isfinite(h):
         return "—"
-    per_hour, unit = _duration_unit(h)
+    per_hour, unit = duration_unit(h)
     if unit == "s":
         s = h * 3600
         return f"{s:.2g} s" if s < 10 else f"{s:,.0f} s"
-    if unit == "min" or round(h, 1) < 48:  # as shown: 47.96 h read "48.0 h" beside "48 h (2.0 d)"
+    if unit != "d":
         return f"{h * per_hour:,.1f} {unit}"
     return f"{h:,.{decimals_from_2_days}f} h ({h / 24:,.1f} d)"
 
@@ -139,10 +142,10 @@ def format_hours_range(lo: float, hi: float, *, decimals_from_2_days: int = 0) -
     precision: "1.3–2.6 h" beside a median of 1.8 h (it read "1–3 h"), "2.1–4.0 min"."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "—"
-    per_hour, unit = _duration_unit(hi)
+    per_hour, unit = duration_unit(hi)
     if unit == "s":
         return f"{lo * 3600:.2g}–{hi * 3600:.2g} s"
-    if unit == "min" or round(hi, 1) < 48:
+    if unit != "d":
         return f"{lo * per_hour:,.1f}–{hi * per_hour:,.1f} {unit}"
     return f"{lo:,.{decimals_from_2_days}f}–{hi:,.{decimals_from_2_days}f} h"
 
