@@ -1,9 +1,9 @@
 """``python -m probes`` and ``torchrun ... -m probes``."""
 
-import os
 import signal
 import sys
 
+from probes._args import is_rank_zero
 from probes.cli import main
 
 
@@ -33,12 +33,12 @@ if __name__ == "__main__":
         code = main()
     except KeyboardInterrupt:  # one line, as `gpuplan probe run` says it, not a 40-line
         # traceback from every rank; from rank 0 alone: a terminal's Ctrl-C reaches every rank
-        if os.environ.get("RANK", "0") == "0":
+        if is_rank_zero():
             _say("error: interrupted (Ctrl-C); reports are written whole or not at all")
         code = 130
     except Terminated:  # rank 0 says it: torchrun also stops the other ranks this way after
         # one of them failed, and that failure is the line to read, said once
-        if os.environ.get("RANK", "0") == "0":
+        if is_rank_zero():
             _say("error: terminated (SIGTERM); reports are written whole or not at all")
         code = 143
     raise SystemExit(code)

@@ -24,6 +24,18 @@ MAX_TIMEOUT_S = 86_400  # --timeout-s: a process group that has not formed in a 
 # 0 then waits in the process group) is still said, after the wait. Exiting at once instead, a
 # rank could get rank 0 stopped before it had said anything.
 PEER_GRACE_S = 5.0
+
+
+def is_rank_zero() -> bool:
+    """Rank 0 of a torchrun job, or a run without torchrun (RANK unset): the one that says
+    what every rank would."""
+    return os.environ.get("RANK", "0") == "0"
+
+
+def wait_unless_rank_zero() -> None:
+    """Before a rank but 0 says an error every rank meets: PEER_GRACE_S, above."""
+    if not is_rank_zero():
+        time.sleep(PEER_GRACE_S)
 MAX_DIGITS = 20  # past this a number is not a count; int() of 5,000 digits raises, unworded
 
 
@@ -109,6 +121,5 @@ class OneLineParser(argparse.ArgumentParser):
         message = " ".join(message.split())
         if "To fix" not in message:
             message = f"{message.rstrip('.')}{'' if message.endswith('?') else '.'} {self.fix}"
-        if os.environ.get("RANK", "0") != "0":  # said once under torchrun, as a set-up error
-            time.sleep(PEER_GRACE_S)  # is: every rank parses the same options (8 lines)
+        wait_unless_rank_zero()  # every rank parses the same options: said once (8 lines)
         self.exit(2, f"{self.prog}: error: {message}\n")

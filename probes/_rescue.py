@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from probes._args import is_rank_zero
 from probes._errors import ReportWriteError
 from probes._report_io import check_report_path, write_report_atomic
 
@@ -26,7 +27,7 @@ def check_out(path: str | os.PathLike[str], *, what: str) -> None:
     """Before minutes of measuring, not after (rank 0 only: the others write nothing): a
     report path rank 0 can create — the trial file finds what access() cannot (root passes
     it; a read-only mount, /proc) — on a disk with room for it (``check_space``)."""
-    if os.environ.get("RANK", "0") != "0":
+    if not is_rank_zero():
         return
     check_report_path(path, what=what, try_create=True)
     check_space(path, what=what)

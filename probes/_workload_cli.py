@@ -15,10 +15,9 @@ on some rank, 2 a problem to fix first (``main`` raises it as a ProbesError, whi
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from probes._args import MAX_TIMEOUT_S, OneLineParser, check_timeout, count
+from probes._args import MAX_TIMEOUT_S, OneLineParser, check_timeout, count, is_rank_zero
 from probes._fit import fit, say_summary
 from probes._rescue import check_out
 from probes._schema import ProbeReport, ProbesError
@@ -335,9 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     from probes._workload_run import run_workload_probe
 
     config = config_from_args(args)
-    if os.environ.get("RANK", "0") == "0" and (note := too_short_to_calibrate(config)):
+    if is_rank_zero() and (note := too_short_to_calibrate(config)):
         print(note, file=sys.stderr)
     report = run_workload_probe(config, out=args.out)
-    if os.environ.get("RANK", "0") == "0":
+    if is_rank_zero():
         say_summary(fit(format_summary(report, out=args.out)))  # to the terminal's width
     return 1 if report.errors else 0

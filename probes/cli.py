@@ -12,19 +12,18 @@ error (``setup_error``: "error: … To fix: …"). Stdout carries only the summa
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 
 from probes._args import FIX as _FIX
 from probes._args import (
     MAX_DIGITS,
     MAX_TIMEOUT_S,
-    PEER_GRACE_S,
     OneLineParser,
     check_timeout,
     close_names,
+    is_rank_zero,
+    wait_unless_rank_zero,
 )
 from probes._errors import require_torch
 from probes._fit import fit, say_summary
@@ -309,8 +308,7 @@ def setup_error(message: object) -> int:
     """Say a problem the user can fix before anything is measured, as every gpuplan error:
     one line on stderr, "error: … To fix: …"; returns the exit status, 2. Said once under
     torchrun (PEER_GRACE_S); nothing if stderr is closed (stdout is the summary's)."""
-    if os.environ.get("RANK", "0") != "0":
-        time.sleep(PEER_GRACE_S)
+    wait_unless_rank_zero()
     if sys.stderr is None:  # 2>&-: print(file=None) would write to stdout
         return 2
     try:
@@ -349,6 +347,6 @@ def main(argv: list[str] | None = None) -> int:
         report = run_probes(config, out=args.out)
     except ProbesError as exc:
         return setup_error(exc)
-    if os.environ.get("RANK", "0") == "0":
+    if is_rank_zero():
         say_summary(fit(format_summary(report, out=args.out)))  # to the terminal's width
     return 1 if report.errors else 0

@@ -118,7 +118,7 @@ def test_a_setup_error_is_said_by_rank_0_at_once(monkeypatch, capsys, tmp_path):
     """Under torchrun every rank meets the same error: rank 0 says it at once; the others
     first give torchrun the time to stop them once rank 0 has exited (one line in a log that
     gathers every rank), and still say it if they are not stopped (an error of their own)."""
-    import probes.cli as cli
+    import probes._args as cli  # where the rank-0 rule and its wait live
 
     waited = []
     monkeypatch.setattr(cli.time, "sleep", waited.append)
