@@ -28,12 +28,12 @@ def summary_width() -> int:
 
 
 def say_summary(text: str) -> None:
-    """The summary on stdout; nothing when stdout is closed (`>&-`: the report is written,
-    and the run ended in a traceback, exit 1)."""
+    """The summary on stdout, fitted to the terminal (``fit``); nothing when stdout is closed
+    (`>&-`: the report is written, and the run ended in a traceback, exit 1)."""
     if sys.stdout is None:
         return
     try:
-        print(text)
+        print(fit(text))
         sys.stdout.flush()
     except (OSError, ValueError):  # a closed or broken stdout: the report is the record
         pass

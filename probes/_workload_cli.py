@@ -18,7 +18,7 @@ import argparse
 import sys
 
 from probes._args import MAX_TIMEOUT_S, OneLineParser, check_timeout, count, is_rank_zero
-from probes._fit import fit, say_summary
+from probes._fit import say_summary
 from probes._rescue import check_out
 from probes._schema import ProbeReport, ProbesError
 from probes._workload_config import (
@@ -338,5 +338,5 @@ def main(argv: list[str] | None = None) -> int:
         print(note, file=sys.stderr)
     report = run_workload_probe(config, out=args.out)
     if is_rank_zero():
-        say_summary(fit(format_summary(report, out=args.out)))  # to the terminal's width
+        say_summary(format_summary(report, out=args.out))
     return 1 if report.errors else 0

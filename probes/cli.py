@@ -26,7 +26,7 @@ from probes._args import (
     wait_unless_rank_zero,
 )
 from probes._errors import require_torch
-from probes._fit import fit, say_summary
+from probes._fit import say_summary
 from probes._rescue import check_out
 from probes._runner import PROBE_NAMES, ProbeConfig
 from probes._schema import MATMUL_DTYPES, ProbeReport, ProbesError
@@ -348,5 +348,5 @@ def main(argv: list[str] | None = None) -> int:
     except ProbesError as exc:
         return setup_error(exc)
     if is_rank_zero():
-        say_summary(fit(format_summary(report, out=args.out)))  # to the terminal's width
+        say_summary(format_summary(report, out=args.out))
     return 1 if report.errors else 0
