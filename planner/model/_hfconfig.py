@@ -104,10 +104,11 @@ def _one(cfg: dict, source: str, *keys: str) -> tuple[str | None, Any]:
     return given[0] if given else (None, None)
 
 
-def config_file_error(exc: Exception, *, fix: str = "pass the path of a Hugging Face "
-                                                   "config.json") -> WorkloadError:
+def config_file_error(exc: Exception, *, fix: str | None = None) -> WorkloadError:
     """The one message for a config.json that could not be read (``exc``: the catalog's
-    reader's error), with ``fix`` for the front end's way of giving another."""
+    reader's error), with ``fix`` for the front end's way of giving another (by default a
+    path)."""
+    fix = fix or "pass the path of a Hugging Face config.json"
     message = str(exc).replace("cannot read it", "cannot read config")
     message = message.replace("invalid JSON", "not valid JSON")
     if "To fix" in message:
@@ -125,8 +126,7 @@ def read_model_config(path: str, *, fix: str | None = None) -> dict:
         return read_json_file(path, what="model config", max_bytes=MAX_CONFIG_BYTES,
                               max_depth=MAX_CONFIG_DEPTH)
     except CatalogFileError as exc:
-        raise (config_file_error(exc) if fix is None else
-               config_file_error(exc, fix=fix)) from None
+        raise config_file_error(exc, fix=fix) from None
 
 
 def architecture_from_config(cfg: Any, *, source: str = "config.json",
