@@ -66,12 +66,11 @@ def candidate_table(title: str, rows, *, width: int | None,
               f"({_table_hours(c.wall_clock_hours_p90)})",
               format_chance(c.deadline_probability), c.estimate.plan.layout(),
               c.estimate.plan.recompute) for c in rows]
-    if group is not None:
-        columns = (Column(group[0], ESSENTIAL), *columns)
-        cells = [(g, *row) for g, row in zip(group[1], cells, strict=True)]
-        if group[0] == "cloud":  # the group is the cloud column: `--by cloud` showed it twice
-            columns = columns[:1] + columns[2:]
-            cells = [row[:1] + row[2:] for row in cells]
+    if group is not None:  # in front, in place of a column of the same name (`--by cloud`
+        # showed the cloud twice)
+        keep = [k for k, c in enumerate(columns) if c.header != group[0]]
+        columns = (Column(group[0], ESSENTIAL), *(columns[k] for k in keep))
+        cells = [(g, *(row[k] for k in keep)) for g, row in zip(group[1], cells, strict=True)]
     return render_table(columns, cells, width=width, title=title, gap=" ").text
 
 
