@@ -135,7 +135,7 @@ def report_cmd(
     if json_out:  # after the file: a write that failed printed the answer, then exit 2
         print_json(_report_json(allocation, spent, warnings))
     t = allocation.totals
-    # markup=False: the path and the overrides path are user text, not rich markup.
+    # printed as text (print_hanging): the path and the overrides path are user text
     err = console(stderr=True, fit=True)
     print_hanging(err, f"wrote {out}: {t['jobs']:,} job{'' if t['jobs'] == 1 else 's'}, "
                   f"{format_usd(t['cost_usd'])} expected", first="", rest="  ")
