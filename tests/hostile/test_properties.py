@@ -33,7 +33,8 @@ from planner.reports import FORMULA_TRIGGERS, neutralise_cell, parse_actuals
 from planner.search import parse_quotas
 from planner.team import load_team_plan, parse_team_plan
 
-from .cases_files import GOOD_TEAM, LLAMA
+from .cases_config import LLAMA
+from .cases_files import GOOD_TEAM
 
 FAST = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
