@@ -3,11 +3,12 @@
 
     python benchmarks/validate_heldout.py [--rows] [--json]
 
-Rows: benchmarks/data/heldout_throughput.csv (50 published measurements gathered on
-2026-12-03 from sources *not* in the calibration sets of benchmarks/fit_software.py: the NeMo
-25.02 / 25.04 / 25.07 performance summaries, NeMo 24.07's fine-tuning table and 24.03's
-long-sequence table, the Megatron MoE ModelZoo's Qwen3-235B layouts, the Llama 3 paper's 405B
-rows, MT-NLG 530B and the OLMo-core README; the URL of each is in its ``reference`` column).
+Rows: benchmarks/data/heldout_throughput.csv (58 published measurements gathered on 2026-12-03
+and 2026-12-06 from sources *not* in the calibration sets of benchmarks/fit_software.py: the
+NeMo 25.02 / 25.04 / 25.07 performance summaries, NeMo 24.07's fine-tuning table, the long-
+sequence tables (Llama 2 7B on H100, NeMo 24.03; Llama 3 8B on B200, NeMo 25.04), the Megatron
+MoE ModelZoo's Qwen3-235B layouts, the Llama 3 paper's 405B rows, MT-NLG 530B and the OLMo-core
+README; the URL of each is in its ``reference`` column).
 Models that are not presets are HF-style configs in benchmarks/data/heldout_configs/, written
 from the published architectures. Never use these rows to fit anything: they are what the
 model has not seen.
@@ -17,11 +18,11 @@ accelerator and GPU count (a reference node), sequence, global batch, micro-batc
 ep, ZeRO stage, recomputation, precision, framework, attention, fine-tuning. When the memory
 model refuses the published recomputation (three rows: activation offloading and FP8 weights
 are not modelled), recomputation is searched and the row says so. ``measure`` says what was
-published: tokens/s per GPU; NeMo's TFLOP/s per GPU under its own Llama 2 FLOP formula (full,
-non-causal attention), converted to tokens/s with that formula; or model TFLOP/s per GPU
-(the Llama 3 paper), compared with the estimate's. ``confidence`` "weak" marks rows whose
-source leaves a configuration fact or its FLOP convention unstated (see ``notes``); the summary
-is printed for all rows and for the "stated" ones alone.
+published: tokens/s per GPU; NeMo's TFLOP/s per GPU under its own Llama 2 / Llama 3 FLOP
+formula (full, non-causal attention), converted to tokens/s with that formula; or model TFLOP/s
+per GPU (the Llama 3 paper), compared with the estimate's. ``confidence`` "weak" marks rows
+whose source leaves a configuration fact or its FLOP convention unstated (see ``notes``); the
+summary is printed for all rows and for the "stated" ones alone.
 
 Error = predicted / measured − 1 (positive: the model is too optimistic).
 """
@@ -43,11 +44,21 @@ DATA = ROOT / "benchmarks" / "data" / "heldout_throughput.csv"
 CONFIGS = ROOT / "benchmarks" / "data"
 
 
-def nemo_llama2_flops_per_token(seq: int, L: int = 32, h: int = 4096, kv: int = 32,
-                                heads: int = 32, ffn: int = 11008, V: int = 32000) -> float:
-    """NeMo's Llama 2 FLOPs per token (nemo/utils/flops_formulas.py, llama2): attention counted
-    in full (non-causal), as the long-sequence table's TFLOP/s were computed."""
+def nemo_flops_per_token(seq: int, *, L: int, h: int, kv: int, heads: int, ffn: int,
+                         V: int) -> float:
+    """NeMo's Llama FLOPs per token (nemo/utils/flops_formulas.py, llama2 and llama3 before
+    the causal discount of 2025-08-09): attention counted in full (non-causal), as both
+    long-sequence tables' TFLOP/s were computed."""
     return L * h * h * (12 + 12 * kv / heads + 18 * ffn / h + 12 * seq / h + 6 * V / (L * h))
+
+
+# The published TFLOP/s measures and the architecture each formula was evaluated with.
+NEMO_FORMULAS = {
+    "nemo_llama2_tflops_per_gpu": {"L": 32, "h": 4096, "kv": 32, "heads": 32, "ffn": 11008,
+                                   "V": 32000},
+    "nemo_llama3_tflops_per_gpu": {"L": 32, "h": 4096, "kv": 8, "heads": 32, "ffn": 14336,
+                                   "V": 128256},
+}
 
 
 def argv_for(r: dict, recompute: str | None = None) -> list[str]:
@@ -93,8 +104,9 @@ def evaluate(r: dict) -> dict:
     measured = float(r["measured"])
     if r["measure"] == "tokens_per_s_per_gpu":
         res["measured_tps"], res["error"] = measured, pred_tps / measured - 1
-    elif r["measure"] == "nemo_llama2_tflops_per_gpu":
-        res["measured_tps"] = measured * 1e12 / nemo_llama2_flops_per_token(int(r["seq_len"]))
+    elif r["measure"] in NEMO_FORMULAS:
+        per_token = nemo_flops_per_token(int(r["seq_len"]), **NEMO_FORMULAS[r["measure"]])
+        res["measured_tps"] = measured * 1e12 / per_token
         res["error"] = pred_tps / res["measured_tps"] - 1
     else:  # model TFLOP/s per GPU, compared as published
         res["measured_tps"] = measured / pred_tflops * pred_tps
