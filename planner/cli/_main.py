@@ -17,7 +17,7 @@ import sys
 
 import typer
 
-from . import _app, _coerce, _flags, _stdio
+from . import _app, _coerce, _flags, _metavars, _stdio
 from ._app import EXIT_USAGE, CliExit
 from ._flags import error_line
 from ._tables import one_line
@@ -119,6 +119,7 @@ def full_command():
 
     command = typer.main.get_command(full_app())
     _coerce.install(command)
+    _metavars.readable(command)
     return command
 
 
@@ -343,6 +344,7 @@ def _command(only: str):
 
     command = typer.main.get_command(build_app(only))
     _coerce.install(command)
+    _metavars.readable(command)
     return command
 
 

@@ -328,6 +328,27 @@ def test_no_option_is_waiting_for_help():
     assert not options_without_help()
 
 
+def test_help_says_what_each_value_is_not_its_python_type(capsys, monkeypatch):
+    """Typer 0.29 printed ``--out <str>``, ``--assume <list[str]>`` and ``{team_file}``; every
+    parameter of every command now has a word from ``_metavars.METAVARS`` (none falls back to
+    its kind), and no help page shows a Python type."""
+    from planner.cli import _metavars
+    from planner.cli import main as gpuplan
+
+    assert _metavars.readable(typer.main.get_command(app)) == []
+    monkeypatch.setenv("COLUMNS", "200")
+    pages = [(), ("report",), ("plan",), ("estimate",), ("offers",), ("probe", "ingest"),
+             ("probe", "workload"), ("catalog", "use"), ("launch", "probes")]
+    for argv in pages:
+        assert gpuplan([*argv, "--help"]) == 0
+        text = capsys.readouterr().out
+        assert not re.search(r"<(str|int|float|list\[str\]|bool)>", text), argv
+    assert gpuplan(["report", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "{TEAM_FILE}" in text and "TEAM_FILE Team plan YAML" in text
+    assert "--assume NAME=VALUE" in text and "--out FILE" in text and "--workers N" in text
+
+
 def test_version_is_the_installed_distributions(capsys):
     code, out, _ = run(capsys, "--version")
     assert code == 0 and out == f"gpuplan {importlib.metadata.version('gpuplan')}\n"

@@ -341,8 +341,8 @@ PROBE_SHOW_CASES = [
     Case("show-negative", ("probe", "show", "--", "-1"), 2, says="from 1 to 1,000,000,000"),
     Case("show-huge", ("probe", "show", "1" + "0" * 30), 2, says="from 1 to 1,000,000,000"),
     Case("show-missing", ("probe", "show", "7"), 2, says="no probe report 7"),
-    Case("show-words", ("probe", "show", "first"), 2, says="report_id"),
-    Case("show-fraction", ("probe", "show", "1.5"), 2, says="report_id"),
+    Case("show-words", ("probe", "show", "first"), 2, says="REPORT_ID"),
+    Case("show-fraction", ("probe", "show", "1.5"), 2, says="REPORT_ID"),
 ]
 
 # ---- launch probes --------------------------------------------------------------------------

@@ -209,13 +209,13 @@ def test_probe_workload_help_states_what_it_times(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     text = _help(capsys, "probe", "workload")
     assert "auto (searched)" not in text and "searched" not in text
-    assert "--recompute <str> none, selective or full" in text
-    assert "--tp <int> Tensor-parallel degree the layers are split by (default: 1;" in text
-    assert "--micro-batch <int> Sequences per micro-batch per data-parallel rank (default: 1)" \
+    assert "--recompute KIND none, selective or full" in text
+    assert "--tp N Tensor-parallel degree the layers are split by (default: 1;" in text
+    assert "--micro-batch N Sequences per micro-batch per data-parallel rank (default: 1)" \
         in text
     for command in ("estimate", "plan"):
         text = _help(capsys, command)
-        assert "--recompute <str> auto (searched), none, selective, full." in text, command
+        assert "--recompute KIND auto (searched), none, selective, full." in text, command
         assert "Pin the tensor-parallel degree (default: searched)." in text, command
 
 
