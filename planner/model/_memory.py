@@ -7,7 +7,8 @@ Memory per GPU (bytes):
     activations per layer per token /t (sequence parallel; flash attention keeps no s² term,
         unfused attention keeps 4·a·s bytes of scores per token unless recomputed):
         none 8h + 4ad + 4·a_kv·d + 2·m_mat·F,  selective drops the activation-function
-        outputs and attention output, full keeps the 2h layer input (+ one layer live);
+        outputs and attention output (and unfused scores, + one layer's 4·a·s live while
+        recomputed), full keeps the 2h layer input (+ one layer live);
         frameworks with eager layers (``FrameworkProfile.eager_layers``) keep 2F more for a
         gated FFN's activation output (none only) and 4·(a − a_kv)·d for K/V repeated over
         the query groups (none and selective);
@@ -154,8 +155,10 @@ def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, m
         repeated_kv = 4 * (a - a_kv) * d  # K and V at a heads instead of a_kv, bf16
         per_tok_none = per_tok_none + repeated_kv + (2 * ms.F_act if ms.m_mat == 3 else 0)
         per_tok_sel = per_tok_sel + repeated_kv
-    if not ms.flash:
-        per_tok_none = per_tok_none + 4 * a * ms.s  # QKᵀ scores and softmax output, bf16
+    # unfused attention keeps QKᵀ scores and the softmax output, bf16; selective recomputation
+    # drops them, but the layer whose attention core backward recomputes holds them again
+    scores = 0.0 if ms.flash else 4 * a * ms.s
+    per_tok_none = per_tok_none + scores
     # 1F1B keeps p micro-batches in flight on the first stage; interleaving (v > 1 virtual
     # stages) adds (p−1)/(p·v) of that (Korthikanti et al. 2022 §4.2.3); without it, none.
     vpp = virtual_stages(ms.L, pp) if vp is None else np.asarray(vp, dtype=f)
@@ -173,7 +176,8 @@ def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, m
         # a measurement scales what each layer keeps; under full recomputation the layer
         # recomputed in backward keeps the "none" count, which that measurement did not see
         act = layers_stage * per_tok * T / tp * in_flight * activation_factor(measured, mb, rc)
-        act = act + np.where(rc == 2, per_tok_none * T / tp, 0.0)  # the layer recomputed
+        # the layer recomputed: all of it (full), its attention scores (selective, unfused)
+        act = act + np.where(rc == 2, per_tok_none, np.where(rc == 1, scores, 0.0)) * T / tp
         total_gib = (weights + grads + optim + act + logits) / gib + A.runtime_reserve_gib
         out.append({"memory_gib": total_gib, "memory_weights_gib": weights_gib,
                     "memory_grads_gib": grads_gib, "memory_optimizer_gib": optim_gib,

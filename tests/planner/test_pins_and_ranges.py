@@ -96,6 +96,31 @@ def test_context_parallel_divides_activations_and_adds_a_ring_exchange(cat):
     assert four.memory["total_gib"] < one.memory["total_gib"]
 
 
+def test_selective_recompute_of_unfused_attention_holds_one_layers_scores(cat):
+    """Selective recomputation drops unfused attention's QKᵀ scores and softmax (4·a·s bytes
+    per token), but backward recomputes them one layer at a time: that layer's scores are
+    live. They were left out, so selective needed no more than flash (18 GiB of activations at
+    128K tokens where one layer's scores alone are 128 GiB) while full recomputation, which
+    stores less, was refused."""
+    pins = PlanPins(tp=1, pp=1, cp=16, zero=1, micro_batch=1)
+    cl = reference_cluster(cat, "H100", 16)
+    seq = 131072
+
+    def act(attention, recompute):
+        w = wl("llama3-8b", seq=seq, gbs_seqs=8, pins=pins, recompute=recompute,
+               attention=attention)
+        return estimate(w, cl, memory_gib=2048).memory["activations_gib"]
+
+    arch, _ = preset("llama3-8b")
+    one_layer_gib = 4 * arch.heads * seq * (seq / 16) / 2**30  # T = s/cp tokens per GPU
+    assert one_layer_gib == pytest.approx(128.0)
+    assert act("unfused", "selective") - act("flash", "selective") == pytest.approx(
+        one_layer_gib, rel=0.01)
+    # full recomputation holds the same one layer's scores (with the rest of that layer)
+    assert act("unfused", "full") - act("flash", "full") == pytest.approx(one_layer_gib,
+                                                                          rel=0.01)
+
+
 @pytest.mark.parametrize("pins,fragment", [
     (PlanPins(tp=16), "above the 8 GPUs per node: tensor parallelism stays inside an NVLink"),
     (PlanPins(tp=3), "must divide both"),
