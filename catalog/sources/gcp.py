@@ -187,14 +187,33 @@ class GcpSource:
             try:
                 credentials, found = google.auth.default(
                     scopes=["https://www.googleapis.com/auth/cloud-platform"])
-            except DefaultCredentialsError:
-                raise SourceUnavailable(CLOUD, NO_CREDENTIALS) from None
+            except DefaultCredentialsError as exc:
+                raise SourceUnavailable(CLOUD, _credentials_message(exc)) from None
             project = project or os.environ.get("GOOGLE_CLOUD_PROJECT") or found
         if not project:
             raise SourceUnavailable(CLOUD, "no Google Cloud project. To fix: set "
                                     "GOOGLE_CLOUD_PROJECT or run `gcloud config set project "
                                     f"PROJECT_ID`, or set {API_KEY_ENV} instead")
         return credentials, project
+
+
+def _credentials_message(exc: Exception) -> str:
+    """NO_CREDENTIALS when there are none; when GOOGLE_APPLICATION_CREDENTIALS names a file
+    google-auth could not use, its reason ("… is not a valid json file", "missing fields
+    client_email, token_uri"): "no credentials" sent users to set the variable they had set."""
+    path = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if not path:
+        return NO_CREDENTIALS
+    from .._errors import quoted
+
+    # its args may be (what failed, the cause): said as text, not as a tuple's repr
+    reason = " ".join("; ".join(str(a).rstrip(". ") for a in exc.args).split())
+    if len(reason) > 200:
+        reason = reason[:200] + "…"
+    return (f"GOOGLE_APPLICATION_CREDENTIALS={quoted(path)} is not a credentials file "
+            f"google-auth can use ({reason}). To fix: point it at a service-account key JSON "
+            "or the file `gcloud auth application-default login` writes, or unset it and set "
+            f"{API_KEY_ENV} (prices only)")
 
 
 MAX_CREDENTIALS_BYTES = 1 * 2**20  # a service-account key is ~2.3 KB

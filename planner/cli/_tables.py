@@ -69,7 +69,7 @@ ESSENTIAL, NORMAL, OPTIONAL = Priority.ESSENTIAL, Priority.NORMAL, Priority.OPTI
 Wide = Annotated[bool, typer.Option(
     "--wide", help="Show every column in full, however wide the terminal (by default tables fit "
     "the terminal, or 100 columns when piped: lower-priority columns are left out, long text "
-    "wraps).")]
+    "wraps; names, regions and prices never wrap, so a table of long names can stay wider).")]
 
 
 @dataclass(frozen=True, slots=True)

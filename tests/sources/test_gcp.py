@@ -190,6 +190,25 @@ def test_no_credentials_says_how_to_log_in(monkeypatch, packaged):
     assert "GOOGLE_CLOUD_API_KEY" in str(info.value)
 
 
+@pytest.mark.parametrize("text,reason", [
+    ("{bad", "is not a valid json file"),
+    ('{"type": "service_account", "private_key": "x"}', "missing fields"),
+])
+def test_a_credentials_file_google_auth_refuses_says_why(monkeypatch, packaged, tmp_path,
+                                                         text, reason):
+    # google-auth's reason was dropped for "no Google Cloud credentials … set
+    # GOOGLE_APPLICATION_CREDENTIALS", which the user had set
+    path = tmp_path / "key.json"
+    path.write_text(text)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(path))
+    monkeypatch.delenv("GOOGLE_CLOUD_API_KEY", raising=False)
+    with pytest.raises(SourceUnavailable) as info:
+        GcpSource(reference=packaged, project="proj").fetch(None, None)
+    message = str(info.value)
+    assert reason in message and "no Google Cloud credentials" not in message
+    assert "To fix: point it at a service-account key JSON" in message and "\n" not in message
+
+
 def test_no_network_is_one_line(packaged, closed_port):
     with pytest.raises(SourceUnavailable) as info:
         _source(packaged, f"http://127.0.0.1:{closed_port}").fetch(None, None)
