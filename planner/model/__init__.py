@@ -58,7 +58,7 @@ from ._estimate import (
     workload_scales,
 )
 from ._frozen import freeze, thaw
-from ._goodput import Goodput, goodput, goodput_arrays
+from ._goodput import Goodput, goodput, goodput_arrays, outside_range
 from ._grid import (
     CP_CHOICES,
     MB_CHOICES,
@@ -175,6 +175,7 @@ __all__ = [
     "inference_only_message",
     "intra_link_for", "layer_flops", "least_memory", "matmul_dtype", "memory_terms",
     "model_attention", "model_layer", "nic_by_nodes", "normal_quantile", "nvlink_domain",
+    "outside_range",
     "overrides_note",
     "parse_count", "parse_deadline", "plan_grid", "preset", "preset_names", "probability_within",
     "probe_options", "prune", "quantile", "range_sigma", "read_model_config", "refer_to_fields",

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ._assumptions import Assumptions, overrides_note
 from ._calibration import NO_CALIBRATION, Calibration
 from ._errors import NoFitError
-from ._goodput import calendar_range, goodput
+from ._goodput import calendar_range, goodput, goodput_warning, outside_range
 from ._grid import (
     BATCH_ROUNDING_LIMIT,
     best_index,
@@ -40,7 +40,7 @@ from ._records import Estimate, ParallelPlan, TimeRange
 from ._scalars import ModelScalars
 from ._shape import shape_of
 from ._software import PROFILES
-from ._units import format_count, format_hours, format_hours_range
+from ._units import format_count, format_hours_range
 from ._unused import unused_overrides
 from ._workload import Workload, default_batch_note
 
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 BUBBLE_WARNING = 0.25  # warn when the pipeline bubble is above this share of the step
-GOODPUT_WARNING = 0.5  # warn when failures and restarts take most of the calendar time
 
 
 def checkpoint_bytes(ms: ModelScalars) -> float:
@@ -196,11 +195,17 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
     # interruptions K: planner.model._probability), as `plan` and the team allocator compute
     # them — a log-normal around the expected time alone gave one configuration a P10–P90 of
     # 1,073–2,114 h from `estimate` and 1,233–1,906 h from `plan`
-    q10, q90 = wall_range or calendar_range(
-        ideal_hours=ideal_h, gpus=cluster.gpus, nodes=cluster.nodes,
-        checkpoint_bytes=checkpoint_bytes(ms), A=A,
-        interruption_rate_per_node_hour=interruption_rate_per_node_hour,
-        restart_minutes=gp.restart_hours * 60, sigma=sigma)
+    range_warning = None  # `plan` (wall_range given) says it with the candidate's figures
+    if wall_range:
+        q10, q90 = wall_range
+    else:
+        q10, q90, loss_h, rate = calendar_range(
+            ideal_hours=ideal_h, gpus=cluster.gpus, nodes=cluster.nodes,
+            checkpoint_bytes=checkpoint_bytes(ms), A=A,
+            interruption_rate_per_node_hour=interruption_rate_per_node_hour,
+            restart_minutes=gp.restart_hours * 60, sigma=sigma)
+        range_warning = outside_range(ideal_h / gp.fraction, q10, q90, loss_hours=loss_h,
+                                      rate=rate)
     wall = TimeRange(p10=q10, p50=ideal_h / gp.fraction, p90=q90, log_sigma=sigma)
     profile = PROFILES[workload.framework]
     batch_note = (f"global batch {tokens_per_step:,} tokens ({m} micro-batches × {dp} DP × "
@@ -252,12 +257,8 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
                         f"batch ({m} micro-batches per {plan.pp}-stage pipeline) is too small "
                         "to feed this cluster; a larger `global_batch_tokens` or fewer GPUs "
                         "would waste less")
-    if gp.fraction < GOODPUT_WARNING:
-        warnings.append(f"goodput {gp.fraction:.0%}: on {cluster.gpus:,} GPUs an interruption "
-                        f"comes every {format_hours(gp.mtbf_hours)} and each costs the restart "
-                        f"({format_hours(gp.restart_hours)}) and the work since the last "
-                        "checkpoint, so most of the calendar time is lost; fewer GPUs would "
-                        "lose less (set `restart_minutes` if your restarts are faster)")
+    if said := goodput_warning(gp, gpus=cluster.gpus, ideal_hours=ideal_h):
+        warnings.append(said)
     if workload.tokens < tokens_per_step:  # steps rounds up: the run pays for a whole step
         shown = f"{workload.tokens:,.0f}" if workload.tokens >= 10 else f"{workload.tokens:g}"
         warnings.append(f"the run ({shown} token{'s' if shown != '1' else ''}) is shorter "
@@ -273,6 +274,8 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
         warnings.append(f"the global batch was rounded up from {wanted} to {m * dp * mb} "
                         f"sequences to give each of the {dp} data-parallel ranks whole "
                         f"micro-batches of {mb}")
+    if range_warning:
+        warnings.append(range_warning)
     warnings += unused_overrides(A, workload, cluster,
                                  spot=restart_constant == "spot_restart_minutes")
     spot_key = f"spot_interruptions_per_hour.{cluster.cloud}"

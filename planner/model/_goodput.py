@@ -111,9 +111,10 @@ def goodput_arrays(*, ideal_hours, gpus, nodes, checkpoint_bytes: float, A: Assu
 
 def calendar_range(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: float,
                    A: Assumptions, interruption_rate_per_node_hour: float,
-                   restart_minutes: float, sigma: float) -> tuple[float, float]:
+                   restart_minutes: float, sigma: float) -> tuple[float, float, float, float]:
     """P10 and P90 of one run's calendar time (``_probability.quantile`` over goodput's
-    failure-free hours, loss per interruption and rate)."""
+    failure-free hours, loss per interruption and rate), then that loss (hours) and rate (per
+    hour), which ``outside_range`` explains the range with."""
     import numpy as np
 
     g = goodput_arrays(ideal_hours=np.array([ideal_hours]), gpus=gpus, nodes=nodes,
@@ -123,4 +124,49 @@ def calendar_range(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_byte
     q = quantile(np.array([0.1, 0.9]), base_hours=np.repeat(g["checkpointed_hours"], 2),
                  loss_hours=np.repeat(g["loss_hours"], 2), rate=np.repeat(g["rate"], 2),
                  sigma=sigma)
-    return float(q[0]), float(q[1])
+    return (float(q[0]), float(q[1]), float(np.ravel(g["loss_hours"])[0]),
+            float(np.ravel(g["rate"])[0]))
+
+
+def outside_range(expected: float, p10: float, p90: float, *, loss_hours: float,
+                  rate: float) -> str | None:
+    """Why the expected calendar time (goodput's mean, interruptions included) lies outside
+    the P10–P90 of the calendar-time distribution (``planner.model._probability``); None
+    inside. `estimate` and `plan` warn with it alike."""
+    if p10 <= expected <= p90:
+        return None
+    if expected > p90:  # a rare interruption that costs more than the run: in the mean only
+        return (f"range: the expected {expected:,.2f} h is above P90 {p90:,.2f} h: an "
+                f"interruption is unlikely in so short a run ({rate:.2g} per hour), but each "
+                f"costs {loss_hours:,.2f} h (restart, reload, lost work); the expected time "
+                "and cost count that chance, the P10–P90 hardly see it")
+    return (f"range: the expected {expected:,.1f} h is below P10 {p10:,.1f} h: interruptions "
+            f"come every {60 / rate:,.1f} min, so often that checkpointing and restarts "
+            "dominate and the goodput model (Young/Daly) no longer holds; check "
+            "`failure_rate_per_gpu_hour` and the restart minutes")
+
+
+GOODPUT_WARNING = 0.5  # warn when checkpoints, failures and restarts take most of the time
+
+
+def goodput_warning(gp: Goodput, *, gpus: int, ideal_hours: float) -> str | None:
+    """What loses most of the calendar time when goodput is below GOODPUT_WARNING: checkpoint
+    writes (a run about as short as one write; it was blamed on interruptions, with 0.01
+    expected) or interruptions (restart and lost work, every MTBF); None above it."""
+    if gp.fraction >= GOODPUT_WARNING:
+        return None
+    writing = gp.checkpoint_write_hours / gp.checkpoint_interval_hours
+    interrupted = (gp.checkpoint_interval_hours / 2 + gp.restart_hours) / gp.mtbf_hours
+    if writing > interrupted:
+        return (f"goodput {gp.fraction:.0%}: writing checkpoints adds {writing:.0%} to the "
+                f"training time (one of {format_hours(gp.checkpoint_write_hours)} every "
+                f"{format_hours(gp.checkpoint_interval_hours)})"
+                + ("; the training itself is hardly longer than one write"
+                   if ideal_hours < 2 * gp.checkpoint_write_hours else "")
+                + "; faster checkpoint storage (`checkpoint_write_gb_per_s_per_node`) would "
+                "lose less")
+    return (f"goodput {gp.fraction:.0%}: on {gpus:,} GPUs an interruption comes every "
+            f"{format_hours(gp.mtbf_hours)} and each costs the restart "
+            f"({format_hours(gp.restart_hours)}) and the work since the last checkpoint, so "
+            "most of the calendar time is lost; fewer GPUs would lose less (set "
+            "`restart_minutes` if your restarts are faster)")

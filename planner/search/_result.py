@@ -17,6 +17,7 @@ from ..model import (
     format_chance,
     format_hours,
     format_requirement,
+    outside_range,
     quantile,
     summarise,
 )
@@ -293,9 +294,10 @@ def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Sp
             f"{format_hours(wall[i])} against {format_hours(c.deadline_hours)}; 0.5 or more "
             "asks for a likely finish, 0 for the expected time")
     gp = space.gp
-    if not q10 <= wall[i] <= q90:
-        warnings.append(_outside_range(float(wall[i]), q10, q90, float(gp["loss_hours"][e]),
-                                       float(gp["rate"][e])))
+    said = outside_range(float(wall[i]), q10, q90, loss_hours=float(gp["loss_hours"][e]),
+                         rate=float(gp["rate"][e]))
+    if said:
+        warnings.append(said)
     dist = {"base_hours": float(gp["checkpointed_hours"][e]),
             "loss_hours": float(gp["loss_hours"][e]), "rate": float(gp["rate"][e]),
             "sigma": float(space.e_sigma[e]), "deadline_hours": c.deadline_hours}
@@ -309,21 +311,6 @@ def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Sp
         expected_interruptions=float(gp["rate"][e] * gp["checkpointed_hours"][e]),
         spot_interruptions_per_hour=rate or None, distribution=dist,
         commitment=commitment, warnings=tuple(warnings))
-
-
-def _outside_range(expected: float, p10: float, p90: float, loss_hours: float,
-                   rate: float) -> str:
-    """Why the expected calendar time (goodput's mean, interruptions included) lies outside
-    the P10–P90 of the calendar-time distribution (``planner.model._probability``)."""
-    if expected > p90:  # a rare interruption that costs more than the run: in the mean only
-        return (f"range: the expected {expected:,.2f} h is above P90 {p90:,.2f} h: an "
-                f"interruption is unlikely in so short a run ({rate:.2g} per hour), but each "
-                f"costs {loss_hours:,.2f} h (restart, reload, lost work); the expected time "
-                "and cost count that chance, the P10–P90 hardly see it")
-    return (f"range: the expected {expected:,.1f} h is below P10 {p10:,.1f} h: interruptions "
-            f"come every {60 / rate:,.1f} min, so often that checkpointing and restarts "
-            "dominate and the goodput model (Young/Daly) no longer holds; check "
-            "`failure_rate_per_gpu_hour` and the restart minutes")
 
 
 def _points(c, space: Space, C: Cands, within, front_idx, ref_cost) -> tuple[PlanPoint, ...]:

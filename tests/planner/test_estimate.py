@@ -275,6 +275,32 @@ def test_the_chosen_plan_trains_no_slower_than_a_pinned_one(catalog, pins):
     assert free.ideal_hours <= pinned.ideal_hours * (1 + 1e-9), (free.plan, pinned.plan)
 
 
+def test_estimate_says_why_its_expected_time_is_outside_its_range(catalog):
+    """`plan` warned "range: the expected … is below P10" where interruptions come every
+    minute; `estimate`, with the same P10–P90 (``calendar_range``), said nothing."""
+    from planner.model import Assumptions
+
+    A = Assumptions().with_overrides(failure_rate_per_gpu_hour=1)
+    est = estimate(workload("llama3-8b"), reference_cluster(catalog, "H100", 64), assumptions=A)
+    assert est.wall_clock.p50 < est.wall_clock.p10
+    (why,) = [w for w in est.warnings if w.startswith("range: the expected")]
+    assert "is below P10" in why and "`failure_rate_per_gpu_hour`" in why
+    usual = estimate(workload("llama3-8b"), reference_cluster(catalog, "H100", 64))
+    assert not any(w.startswith("range:") for w in usual.warnings)
+
+
+def test_a_goodput_lost_to_checkpoint_writes_says_so_not_interruptions(catalog):
+    """100 tokens on 64 GPUs: goodput 50% because one 7 s checkpoint write is charged on a
+    3 s run; the warning said "an interruption comes every 295 h … so most of the calendar
+    time is lost; fewer GPUs would lose less" with 0.01 interruptions expected."""
+    tiny = estimate(build_workload(WorkloadSpec(model="llama3-8b", tokens="100")),
+                    reference_cluster(catalog, "H100", 64))
+    assert tiny.goodput.fraction < 0.5 and tiny.goodput.expected_interruptions < 0.01
+    (said,) = [w for w in tiny.warnings if w.startswith("goodput ")]
+    assert "writing checkpoints adds" in said and "interruption" not in said
+    assert "hardly longer than one write" in said
+
+
 def test_a_goodput_below_half_is_warned_about(catalog):
     """131,072 H100s: an interruption every 9 min against a 19 min restart, goodput 31%, and
     no warning — the expected time was right, but nothing said most of it is lost."""
