@@ -35,7 +35,7 @@ from ._grid import (
 from ._hardware import MAX_CLUSTER_GPUS, Cluster, larger_counts, resized
 from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype, nvlink_domain
 from ._perf import CHECKPOINT_BYTES, RECOMPUTE_NAMES
-from ._pin_checks import check_pins_fit_cluster
+from ._pin_checks import check_pins_fit_cluster, no_grid_message
 from ._records import Estimate, ParallelPlan, TimeRange
 from ._scalars import ModelScalars
 from ._shape import shape_of
@@ -312,7 +312,7 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
     grid = plan_grid(ms, cluster.gpus_per_node, np.array([cluster.nodes]), workload.recompute,
                      workload=workload, nvlink_domain_gpus=ci.nvlink_domain_gpus)
     if len(grid["tp"]) == 0:
-        raise NoFitError(_no_grid_message(workload, cluster, ms))
+        raise NoFitError(no_grid_message(workload, cluster, ms, ci.nvlink_domain_gpus))
     measured = workload_memory_ratios(calibration, workload, cluster.accelerator.name, grid)
     pruned = prune(ms, A, grid, ci, measured)
     if len(pruned["tp"]) == 0:
@@ -342,22 +342,6 @@ def reserve_message(A: Assumptions, *, usable_on: str, memory_gib: float) -> str
             f"({A.usable_memory_fraction:.0%} of {memory_gib:g} GiB): nothing else fits, on any "
             f"number of GPUs. To fix: lower it with `assume` runtime_reserve_gib=… below "
             f"{usable:.1f} (the default is {Assumptions().runtime_reserve_gib:g}){also}")
-
-
-def _no_grid_message(workload: Workload, cluster: Cluster, ms: ModelScalars) -> str:
-    gbs = workload.sequences_per_step(cluster.gpus)
-    pins = workload.pins.as_dict()
-    if pins.get("vp", 1) > 1 and cluster.gpus < 2:
-        return (f"vp={pins['vp']} interleaves a pipeline, which needs at least 2 GPUs (pp ≥ 2); "
-                f"this cluster has {cluster.gpus}. To fix: drop vp, or use more GPUs")
-    if pins:
-        return (f"no parallel plan with {', '.join(f'{k}={v}' for k, v in pins.items())} "
-                f"runs {workload.framework} on {cluster.gpus} GPUs with a global batch of {gbs} "
-                "sequences (each data-parallel rank needs whole micro-batches). To fix: lower "
-                "the micro-batch, raise `global_batch_tokens`, or unpin a degree")
-    return (f"no parallel plan divides {cluster.gpus} GPUs for this model (heads {ms.a}, "
-            f"global batch {gbs} sequences). To fix: raise `global_batch_tokens` or change "
-            "the GPU count")
 
 
 def no_fit_message(workload, cluster, ms, A, ci, least: float, *,

@@ -87,3 +87,61 @@ def _check_model_pins(workload: Workload) -> None:
                             f"model's {a.layers} layers: every chunk holds a layer, the "
                             "embedding or the loss (at most layers + 2 chunks). To fix: pin a "
                             "smaller vp or pp", field="vp", value=p.vp)
+
+
+# Why one pin leaves no layout, and the values tried in its place (``no_grid_message``).
+_PIN_RULES = {
+    "ep": "expert parallelism spans at most the tp·dp·cp ranks, and what is not folded over "
+          "the data/context-parallel ranks must divide tp",
+    "vp": "vp must divide a pipeline stage's layers (⌈{L}/pp⌉) with pp·vp ≤ {L} + 2, and "
+          "needs a pipeline (pp ≥ 2)",
+    "micro_batch": "each data-parallel rank needs whole micro-batches of {mb} sequences",
+}
+
+
+def no_grid_message(workload: Workload, cluster: Cluster, ms, nvlink_domain_gpus) -> str:
+    """Why no parallel layout runs ``workload`` on ``cluster``: the pin that, left to the
+    search, would let one run, and the values of it that do (the message blamed micro-batches
+    and the global batch for an ep or vp no layout could hold)."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from ._grid import plan_grid
+
+    gbs = workload.sequences_per_step(cluster.gpus)
+    pins = workload.pins.as_dict()
+
+    def runs(**changed) -> bool:
+        w = replace(workload, pins=replace(workload.pins, **changed))
+        return len(plan_grid(ms, cluster.gpus_per_node, np.array([cluster.nodes]),
+                             workload.recompute, workload=w,
+                             nvlink_domain_gpus=nvlink_domain_gpus)["tp"]) > 0
+
+    if pins.get("vp", 1) > 1 and cluster.gpus < 2:
+        return (f"vp={pins['vp']} interleaves a pipeline, which needs at least 2 GPUs (pp ≥ 2); "
+                f"this cluster has {cluster.gpus}. To fix: drop vp, or use more GPUs")
+    if not pins:
+        return (f"no parallel plan divides {cluster.gpus} GPUs for this model (heads {ms.a}, "
+                f"global batch {gbs} sequences). To fix: raise `global_batch_tokens` or change "
+                "the GPU count")
+    pinned = ", ".join(f"{k}={v}" for k, v in pins.items())
+    head = (f"no parallel plan with {pinned} runs {workload.framework} on {cluster.gpus} GPUs "
+            f"with a global batch of {gbs} sequences")
+    tries = {"ep": [e for e in range(1, (ms.E or 1) + 1) if ms.E and ms.E % e == 0],
+             "vp": list(range(1, 9)), "micro_batch": [1, 2, 4, 8, 16]}
+    for key in ("ep", "vp", "micro_batch", "zero", "cp", "pp", "tp"):
+        if key not in pins or not runs(**{key: None}):
+            continue
+        options = [v for v in tries.get(key, []) if v != pins[key] and runs(**{key: v})]
+        rule = _PIN_RULES.get(key, "").format(L=ms.L, mb=pins.get("micro_batch"))
+        shown = [str(v) for v in options[:6]]
+        values = ", ".join(shown[:-1]) + " or " + shown[-1] if len(shown) > 1 else "".join(shown)
+        fix = (f"pin `{key}` to {values} (they run here), or unpin it" if len(shown) > 1 else
+               f"pin `{key}` to {values} (it runs here), or unpin it" if shown else
+               f"unpin `{key}`")
+        if key == "micro_batch":
+            fix += ", or raise `global_batch_tokens`"
+        return f"{head}" + (f": {rule}" if rule else "") + f". To fix: {fix}"
+    return (f"{head} (each data-parallel rank needs whole micro-batches). To fix: lower the "
+            "micro-batch, raise `global_batch_tokens`, or unpin a degree")

@@ -314,11 +314,15 @@ def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]
             derived.append(f"heads={values['heads']} (same head dimension {arch.d_head})")
     if "heads" in values and "kv_heads" not in values:
         group = arch.heads // arch.kv_heads
-        kv = values["heads"] // group if values["heads"] % group == 0 \
-            else math.gcd(values["heads"], arch.kv_heads)
+        kept = values["heads"] % group == 0
+        kv = values["heads"] // group if kept else math.gcd(values["heads"], arch.kv_heads)
         if kv != arch.kv_heads:
             values["kv_heads"] = kv
-            derived.append(f"kv_heads={kv} (grouped-query ratio kept)")
+            # "ratio kept" was said of 31 heads over 1 KV head (the model's ratio is 4)
+            derived.append(f"kv_heads={kv} (grouped-query ratio {group} kept)" if kept else
+                           f"kv_heads={kv} ({values['heads']} heads are no multiple of the "
+                           f"model's grouped-query ratio {group}: the largest count dividing "
+                           f"them and its {arch.kv_heads}; give kv_heads to choose)")
     heads = values.get("heads", arch.heads)
     hidden = values.get("hidden", arch.hidden)
     if not arch.head_dim and hidden % heads:

@@ -360,19 +360,29 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
         return reserve_message(A, usable_on="the largest matching GPU", memory_gib=largest)
     pins = workload.pins.as_dict()
     mb, gbt = pins.get("micro_batch"), workload.global_batch_tokens
-    if mb and gbt and mb * workload.seq_len > gbt:  # each rank needs whole micro-batches
-        seqs = gbt // workload.seq_len
-        return (f"the pinned micro_batch={mb} is larger than the global batch "
-                f"({gbt:,} tokens: {seqs:,} sequence{'s' if seqs != 1 else ''} of "
+    # the default batch grows with the GPUs: at the limit it is the largest
+    seqs = workload.sequences_per_step(c.max_gpus)
+    if mb and mb > seqs:  # each rank needs whole micro-batches
+        batch = (f"{gbt:,} tokens" if gbt else "the model's default at "
+                 f"{c.max_gpus:,} GPUs") + f": {seqs:,} sequence{'s' if seqs != 1 else ''}"
+        return (f"the pinned micro_batch={mb} is larger than the global batch ({batch} of "
                 f"{workload.seq_len:,}). To fix: lower `micro_batch` to "
-                f"{max(seqs, 1):,} or less, or raise `global_batch_tokens` to "
-                f"{mb * workload.seq_len:,} or more")
+                f"{max(seqs, 1):,} or less, or {'raise' if gbt else 'set'} "
+                f"`global_batch_tokens` to {mb * workload.seq_len:,} or more")
     if pins:
         pinned = ", ".join(f"{k}={v}" for k, v in pins.items())
         return (f"no matching offer can run the pinned plan ({pinned}) for this model within "
                 "the GPU limit (tensor parallelism must divide the GPUs NVLink joins and the "
                 "heads; the model must fit). To fix: change or drop the pins"
                 + (", or raise `max_gpus`" if c.max_gpus < MAX_GPUS_LIMIT else ""))
+    types = {catalog.instance_type_by_key(o.cloud, o.instance_type) for o in offers}
+    if all(not it.inter_node_gbps for it in types):  # "more memory" misled: one node each
+        most = max(it.gpu_count for it in types)
+        return (f"the model ({workload.arch.params_total() / 1e9:,.1f}B parameters) fits on "
+                f"none of the {len(offers):,} matching offers: their instance types have no "
+                f"inter-node network in the catalog, so each runs as one node (at most {most} "
+                f"GPU{'s' if most != 1 else ''}). To fix: allow instance types with a cluster "
+                "network (`exclude` less, or `gpu`/`clouds` wider), or GPUs with more memory")
     # at the largest limit there is nothing to raise: "raise max_gpus" sent the user in circles
     raise_limit = "raise `max_gpus`, " if c.max_gpus < MAX_GPUS_LIMIT else ""
     return (f"the model ({workload.arch.params_total() / 1e9:,.1f}B parameters) fits on none of "

@@ -379,7 +379,12 @@ def test_overriding_heads_keeps_the_grouped_query_ratio():
     """Was: --heads 24 without --kv-heads failed on the inferred GQA ratio."""
     w = build_workload(WorkloadSpec(model="llama3-8b", arch_overrides=(("heads", 24),)))
     assert w.arch.heads == 24 and w.arch.kv_heads == 6  # llama3-8b: 32 heads, 8 KV (4:1)
-    assert any("kv_heads=6" in n for n in w.inferred)
+    assert any("kv_heads=6 (grouped-query ratio 4 kept)" in n for n in w.inferred)
+    # 31 heads cannot keep 4:1: one KV head, said as such ("ratio kept" was said of 31:1)
+    w = build_workload(WorkloadSpec(model="llama3-8b", arch_overrides=(("heads", 31),)))
+    assert w.arch.kv_heads == 1
+    (note,) = [n for n in w.inferred if "kv_heads=1" in n]
+    assert "ratio kept" not in note and "no multiple of the model's grouped-query ratio 4" in note
 
 
 def test_overriding_hidden_keeps_head_dim_and_ffn_ratio():
