@@ -23,8 +23,6 @@ def _unnamed(bundle) -> tuple[str, tuple[str, ...]]:
     """The heading and commands for files printed on stdout to be saved under a name of the
     user's choosing (`launch probes --out - > probes.sky.yaml`): the commands say FILE (FILE1,
     FILE2: one per YAML document) instead of the default names the user may not have used."""
-    import re
-
     files = bundle.files
     names = ["FILE"] if len(files) == 1 else [f"FILE{i}" for i in range(1, len(files) + 1)]
     commands = []
@@ -51,8 +49,6 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
     JSON (`plan --json --emit … --emit-out FILE`), so the notes go to stderr. ``unnamed``
     (with ``to_stdout``): the user saves stdout under a name of their own (``_unnamed``);
     ``option`` names the file (for ``check_replaceable``'s message)."""
-    import catalog
-
     from ._stdio import signals_held
 
     out = sys.stderr if notes_to_stderr else sys.stdout
@@ -62,19 +58,10 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
         sys.stdout.flush()
     else:
         check_bundle_paths(bundle, option=option)  # every path before any file is written
-        written: list[str] = []
-        try:
-            with signals_held():  # a Ctrl-C comes after the whole set, not between two files
-                for f in bundle.files:
-                    catalog.write_text_atomic(f.path, f.text, what="task file")
-                    written.append(f.path)
-        except Exception:  # no fleet file left without its task (a full disk, ulimit -f)
-            for path in written:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
-            raise
-        for path in written:
-            out.write(f"wrote {path}\n")
+        with signals_held():  # a Ctrl-C comes after the whole set, not between two files
+            _write_together(bundle.files)
+        for f in bundle.files:
+            out.write(f"wrote {f.path}\n")
         if said := _stale_fleet(bundle):
             out.write(f"{said}\n")
     for line in before:
@@ -86,6 +73,48 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
     for i, cmd in enumerate((*commands, *after), 1):
         out.write(f"  {i}. {cmd}\n")
     out.flush()
+
+
+def _write_together(files) -> None:
+    """Write every file or leave each as it was: a failed task write (ulimit -f) removed the
+    fleet file just written, while the earlier task named it. A replaced file is kept under a
+    second name first (a hard link: no data, no limit) and renamed back on failure."""
+    import catalog
+
+    kept: dict[str, str | None] = {}  # real path → its earlier file; None: there was none
+    written = []
+    try:
+        for f in files:
+            real = os.path.realpath(f.path)  # a link's target is what the write replaces
+            kept[real] = _keep(real)
+            catalog.write_text_atomic(f.path, f.text, what="task file")
+            written.append(real)
+    except BaseException:
+        for real in written:
+            with contextlib.suppress(OSError):
+                if kept[real] is None:
+                    os.unlink(real)
+                elif kept[real]:  # "": could not be kept, so the new one stays
+                    os.replace(kept.pop(real), real)
+        raise
+    finally:
+        for name in filter(None, kept.values()):
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+
+
+def _keep(path: str) -> str | None:
+    """A hard link to the file at ``path``, beside it; None where there is no file, "" where
+    the file system takes no second name (then it is never removed). Not named like a write's
+    temp file: that write's sweep of stale temps (by mtime, the old file's) would take it."""
+    if not os.path.lexists(path):
+        return None
+    name = f"{os.path.dirname(path)}/.{os.path.basename(path)}.{os.urandom(6).hex()}.old"
+    try:
+        os.link(path, name)
+    except OSError:
+        return ""
+    return name
 
 
 def _stale_fleet(bundle) -> str | None:
@@ -143,6 +172,18 @@ def check_bundle_paths(bundle, *, option: str, inputs: dict | None = None) -> No
                               "which this plan reads: it would be replaced. To fix: choose "
                               f"another {option}")
         check_replaceable(f.path, option=option, beside=beside)
+
+
+def _check_task_path(path: str, *, example: str, what: str = "task file") -> None:
+    """``check_output_path``, with a task file's name (``example``) in the fix for a path
+    that names a directory (`--out ..` said "e.g. ../report.md")."""
+    from catalog import check_output_path, shell_word
+    from planner.launch import LaunchError
+
+    if os.path.basename(path) in (".", ".."):
+        raise LaunchError(f"{what} {path}: names a directory. To fix: give a file name inside "
+                          f"it, e.g. {shell_word(os.path.join(path, example))}")
+    check_output_path(path, what=what)
 
 
 def check_replaceable(path: str, *, option: str, beside: bool = False) -> None:
@@ -209,7 +250,7 @@ def cost_lines(cost) -> tuple[str, ...]:
 def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: str | None,
                        out: str | None, bucket: str | None, install: str | None) -> None:
     """What the task file would carry, checked before the catalog is read."""
-    from catalog import CLOUDS, GpuplanError, UnknownNameError
+    from catalog import GpuplanError
     from planner.launch import MAX_NODES
 
     from ._values import not_empty
@@ -220,8 +261,6 @@ def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: 
     if not 1 <= nodes <= MAX_NODES:
         raise GpuplanError(f"--nodes must be between 1 and {MAX_NODES:,}, got {nodes}. To fix: "
                            f"pass --nodes 1 to {MAX_NODES:,} (2 or more also measure the fabric)")
-    if cloud is not None and cloud not in CLOUDS:
-        raise UnknownNameError("cloud", cloud, CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")
     if bucket is not None:
         from planner.launch import parse_bucket
 
@@ -320,7 +359,6 @@ def probes_cmd(
     """A task file that provisions NODES x INSTANCE, copies this machine's probes to them, runs
     the probe suite under torchrun on all of them, and brings report.json back for `gpuplan
     probe ingest`. Prints what the run costs (catalog price x nodes x expected minutes) first."""
-    from catalog import load_catalog
     from planner.launch import (
         TARGETS,
         choose,
@@ -330,13 +368,19 @@ def probes_cmd(
         spec_for_instance,
     )
 
+    from ._app import load_priced_catalog
+
     _check_launch_args(nodes=nodes, instance=instance, region=region, cloud=cloud, out=out,
                        bucket=bucket, install=install)
     target = choose("launch target", target, TARGETS)
-    cat = load_catalog()
-    spec = spec_for_instance(cat, instance, nodes, region=region, spot=spot, cloud=cloud)
     to_stdout = out == "-"
     path = default_path(target, "probes") if out in (None, "-") else out
+    if not to_stdout:  # before the fleet file's name is made from it (`--out .`: a traceback)
+        _check_task_path(path, example=default_path(target, "probes"))
+    # the price the cost line shows: GPUPLAN_OVERRIDES's, as `offers` and `plan` show it
+    cat = load_priced_catalog(None)
+    # --cloud as `offers --cloud` takes it (AWS → aws): the catalog's one spelling rule
+    spec = spec_for_instance(cat, instance, nodes, region=region, spot=spot, cloud=cloud)
     # temporary AWS credentials (SSO, an assumed role) need their session token on the node
     bundle = probes_launch(spec, target, task_path=path, install=install, bucket=bucket,
                            aws_session_token=bool(os.environ.get("AWS_SESSION_TOKEN")))
@@ -344,6 +388,9 @@ def probes_cmd(
     lines = cost_lines(cost) if cost else (
         f"Cost before launch: the catalog has no usable {'spot' if spot else 'on-demand'} "
         f"price for {spec.instance_type}; check your cloud's pricing.",)
+    if target == "dstack" and (bucket or "").strip().startswith("s3:") and spec.cloud != "aws":
+        sys.stderr.write(f"note: the {spec.cloud} nodes copy the report to S3 with the AWS keys "
+                         "dstack passes from your shell (docs/launch.md)\n")  # works; say so
     _emit(bundle, to_stdout, before=lines, notes_to_stderr=to_stdout, unnamed=to_stdout,
           after=("gpuplan plan … (as before: it now uses the measurements)",))
 
@@ -354,8 +401,8 @@ def check_emit_options(target: str | None, out_path: str | None, *,
     target, --emit-out only with --emit, a path that can be written and is none of the
     ``inputs`` (option → path the plan reads), and not stdout beside --json (a script
     reading the JSON would get a launch file after it)."""
-    from catalog import check_output_path, input_clash
-    from planner.launch import EMIT_TARGETS, LaunchError, choose
+    from catalog import input_clash
+    from planner.launch import EMIT_TARGETS, LaunchError, choose, default_path
 
     if target is None:
         raise LaunchError("--emit-out says where --emit writes, but no --emit was given. To "
@@ -365,7 +412,8 @@ def check_emit_options(target: str | None, out_path: str | None, *,
         raise LaunchError("--json and the --emit launch file would both go to stdout. To fix: "
                           "add --emit-out FILE for the launch file")
     if out_path not in (None, "-"):
-        check_output_path(out_path, what="task file (--emit-out)")
+        _check_task_path(out_path, what="task file (--emit-out)",
+                         example=default_path(target, "train"))
         if (option := input_clash(out_path, inputs or {})) is not None:
             raise LaunchError(f"--emit-out {out_path} is the file {option} names, which this "
                               "plan reads: the task file would replace it. To fix: choose "

@@ -57,7 +57,9 @@ def probe_run_cost(catalog, spec: LaunchSpec, target: str, *,
     return ProbeRunCost(instance_type=spec.instance_type, nodes=spec.nodes,
                         usd_per_hour=best.usd_per_hour,
                         price_source=f"{spec.cloud} {where}, {pricing.replace('_', '-')}, "
-                                     f"catalog {best.as_of}",
+                                     # an overridden price is the user's, not the catalog's
+                                     + (best.source if "overridden" in best.flags
+                                        else f"catalog {best.as_of}"),
                         expected_minutes=expected, expected_breakdown=breakdown,
                         max_minutes=most, max_reason=why)
 

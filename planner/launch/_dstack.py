@@ -5,8 +5,9 @@ against dstack's own models in tests/launch): ``type: task``, ``name``, ``nodes`
 ``env`` (list of ``K=V``; a bare ``K`` is taken from the caller's environment), ``commands``,
 ``resources`` {``gpu: NAME[:MEM]:COUNT``, ``shm_size``}, ``backends``, ``regions``,
 ``instance_types``, ``spot_policy`` (spot/on-demand/auto), ``fleets``, ``max_duration``,
-``retry``, ``files`` (``LOCAL:PATH`` uploads a local file or directory; a relative PATH lands
-under the run's working directory — dstack's core/models/files.py FilePathMapping). System
+``retry``, ``files`` (``LOCAL:PATH`` uploads a local file or directory, ``{local_path: LOCAL,
+path: PATH}`` where LOCAL has a ':'; a relative PATH lands under the run's working directory
+— dstack's core/models/files.py FilePathMapping). System
 variables ``DSTACK_MASTER_NODE_IP``, ``DSTACK_NODE_RANK``, ``DSTACK_NODES_NUM``,
 ``DSTACK_GPUS_PER_NODE`` (same page). Distributed tasks need a fleet with ``placement:
 cluster`` (…/concepts/fleets/, which also enables EFA/GPUDirect/InfiniBand); ``dstack
@@ -26,6 +27,7 @@ from ._spec import (
     LaunchFile,
     LaunchSpec,
     dump_yaml,
+    no_launch_name,
 )
 from ._torchrun import torchrun_command
 
@@ -40,8 +42,7 @@ TRAIN_FLEET_IDLE = "30m"  # a training fleet's: time to relaunch after a failure
 def profile(spec: LaunchSpec) -> dict:
     gpu = spec.dstack_gpu
     if not gpu:
-        raise LaunchError(f"dstack has no GPU name for {spec.accelerator}. To fix: use "
-                          "--target skypilot")
+        raise no_launch_name(spec, "dstack")
     out: dict = {"resources": {"gpu": f"{gpu}:{spec.gpus_per_node}", "shm_size": "16GB"},
                  "backends": [spec.cloud]}
     if spec.region:
@@ -66,6 +67,9 @@ def fleet_path(task_path: str) -> str:
     """``probes.dstack.yml`` → ``probes-fleet.dstack.yml`` (dstack wants *.dstack.yml)."""
     p = PurePath(task_path)
     name = p.name
+    if not name:  # ".", "/", "./": with_name raised ValueError, a traceback
+        raise LaunchError(f"task file {task_path}: names a directory. To fix: give a file name "
+                          "inside it, e.g. " + str(p / "task.dstack.yml"))
     stem, ext = ((name[: -len(".dstack.yml")], ".dstack.yml") if name.endswith(".dstack.yml")
                  else (p.stem, p.suffix))
     return str(p.with_name(f"{stem}-fleet{ext}"))
@@ -87,13 +91,23 @@ def probes_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
                 *(["AWS_SESSION_TOKEN"] if aws_session_token else [])]
         steps.append("pip install awscli")
     elif b:
+        if spec.cloud != "gcp":  # gsutil on the node has only a GCP VM's service account:
+            # elsewhere the copy failed after the run was paid for
+            raise LaunchError(f"--bucket {b.scheme}://{b.bucket}: a dstack task copies to GCS "
+                              f"with the VM's service account, which {spec.cloud} nodes do not "
+                              "have. To fix: use an s3:// bucket (the task passes your shell's "
+                              "AWS keys), or --target skypilot (which mounts the bucket with "
+                              "this machine's credentials)")
         steps.append("pip install gsutil")  # uses the VM's service account on GCP
     save = (b.copy_command("report.json", b.object_uri(report)) if b else
             f'echo "report ready: scp {spec.name}:~/gpuplan-probes/report.json ."; '
             f"sleep ${{GPUPLAN_HOLD_SECONDS:-{HOLD_SECONDS}}}")
     task: dict = {"type": "task", "name": spec.name, "nodes": spec.nodes, "python": "3.11"}
     if not install:
-        task["files"] = [f"{src}:{DSTACK_SRC}/probes"]
+        # dstack splits "LOCAL:PATH" at every ':' (invalid file path mapping for a checkout
+        # under "we:ird/"): such a path goes in the mapping form
+        task["files"] = [{"local_path": src, "path": f"{DSTACK_SRC}/probes"} if ":" in src
+                         else f"{src}:{DSTACK_SRC}/probes"]
     if env:
         task["env"] = env
     task.update({"commands": [*steps, probe_script(spec, "$DSTACK_NODE_RANK",

@@ -50,12 +50,57 @@ class Bucket:
 _PREFIX = re.compile(r"[A-Za-z0-9._/=+-]{0,512}")
 
 
+# The providers' naming rules: a name the provider refuses (s3://my..bucket, s3://my_bucket)
+# was written into the task and failed only on the nodes, after the instances were paid for.
+# S3: docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html (general purpose
+# buckets); GCS: cloud.google.com/storage/docs/buckets#naming.
+_RULES_AT = {"s3": "docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html",
+             "gs": "cloud.google.com/storage/docs/buckets#naming"}
+_IPV4 = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
+_S3_RESERVED_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+_S3_RESERVED_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
+
+
+def _bucket_name_problem(scheme: str, name: str) -> str | None:
+    """The first naming rule of the bucket's provider that ``name`` breaks, or None."""
+    s3 = scheme == "s3"
+    who = "S3" if s3 else "GCS"
+    most = 222 if not s3 and "." in name else 63  # GCS: 222 when dots separate parts
+    if not 3 <= len(name) <= most:
+        return (f"has {len(name)} characters; {who} takes 3 to 63"
+                + ("" if s3 else " (222 with dots, at most 63 between two)"))
+    bad = sorted(set(re.sub(r"[a-z0-9.-]" if s3 else r"[a-z0-9._-]", "", name)))
+    if bad:
+        return (f"holds {''.join(bad)!r}: {who} takes lowercase letters, digits, dots and "
+                + ("hyphens" if s3 else "hyphens and underscores"))
+    if not (name[0] + name[-1]).isalnum():
+        return f"must begin and end with a letter or digit ({who})"
+    if ".." in name:
+        return f"has two adjacent periods ({who})"
+    if not s3 and any(len(part) > 63 for part in name.split(".")):
+        return "has more than 63 characters between two dots (GCS)"
+    if _IPV4.fullmatch(name):
+        return f"is an IP address ({who} refuses names formatted as one)"
+    if s3 and name.startswith(_S3_RESERVED_PREFIXES):
+        return f"begins with a prefix S3 reserves ({', '.join(_S3_RESERVED_PREFIXES)})"
+    if s3 and name.endswith(_S3_RESERVED_SUFFIXES):
+        return f"ends with a suffix S3 reserves ({', '.join(_S3_RESERVED_SUFFIXES)})"
+    if not s3 and name.startswith("goog"):
+        return "begins with 'goog', which GCS reserves"
+    if not s3 and ("google" in name or "g00gle" in name):
+        return "contains 'google' (or 'g00gle'), which GCS refuses"
+    return None
+
+
 def parse_bucket(uri: str) -> Bucket:
-    m = re.fullmatch(r"(s3|gs)://([a-z0-9][a-z0-9._-]{1,254})(?:/(.*))?", uri.strip(),
-                     flags=re.DOTALL)
+    m = re.fullmatch(r"(s3|gs)://([^/]*)(?:/(.*))?", uri.strip(), flags=re.DOTALL)
     if not m:
         raise LaunchError(f"bad bucket URI {uri!r}. To fix: pass s3://BUCKET[/PREFIX] or "
                           "gs://BUCKET[/PREFIX], e.g. s3://my-bucket/probes")
+    if problem := _bucket_name_problem(m.group(1), m.group(2)):
+        raise LaunchError(f"bad bucket URI {uri!r}: the bucket name {m.group(2)!r} {problem}. "
+                          f"To fix: give the name of your bucket, e.g. {m.group(1)}://my-bucket"
+                          f"/probes (the naming rules: https://{_RULES_AT[m.group(1)]})")
     raw = m.group(3) or ""
     if not _PREFIX.fullmatch(raw):
         raise LaunchError(f"bad bucket URI {uri!r}: the bucket prefix may hold only letters, "
@@ -127,10 +172,13 @@ def probe_script(spec: LaunchSpec, rank: str, addr: str, save: str, src: str, *,
                  copy_to: str | None = None) -> str:
     """The node's script: torchrun, then on rank 0 ``save`` (``copy_to``: the bucket object
     ``save`` copies the report to, which may fail)."""
-    # GPUPLAN_PROBE_ARGS: extra `python -m probes` options (e.g. --quick) without editing
-    torchrun = torchrun_command(nodes=spec.nodes, gpus_per_node=spec.gpus_per_node,
-                                node_rank=rank, master_addr=addr,
-                                program="-m probes --out report.json ${GPUPLAN_PROBE_ARGS:-}")
+    # GPUPLAN_PROBE_ARGS: extra `python -m probes` options (e.g. --quick) without editing;
+    # given last, they win. --device cuda: on a GPU node a torch that sees no GPU (the CUDA
+    # wheel on an AMD node without ROCm torch) fails the run instead of measuring the CPU
+    # and reporting success (`auto` fell back quietly)
+    torchrun = torchrun_command(
+        nodes=spec.nodes, gpus_per_node=spec.gpus_per_node, node_rank=rank, master_addr=addr,
+        program="-m probes --device cuda --out report.json ${GPUPLAN_PROBE_ARGS:-}")
     if copy_to:
         # A failed copy to the bucket (credentials, permissions, a full mount) exited with
         # the probes' status, 0: the job "succeeded" and `sky launch --down` deleted the
@@ -171,4 +219,8 @@ def setup(install: str | None) -> str:
     without torchrun, found after they were paid for."""
     torch = (f"python3 -c 'import torch' 2>/dev/null || "
              f"python3 -m pip install {shlex.quote(TORCH_SPEC)}")
-    return f"python3 -m pip install {shlex.quote(install)} && {torch}" if install else torch
+    if not install:
+        return torch
+    # braced: `A && B || C` ran C after a failed A, so a failed install (a version not on the
+    # index) set up nothing and still exited 0; the probes then failed on the paid nodes
+    return f"python3 -m pip install {shlex.quote(install)} && {{ {torch}; }}"

@@ -19,10 +19,10 @@ from catalog import shell_word
 from ._probes import INGEST, Bucket, probe_script, setup
 from ._spec import (
     LaunchBundle,
-    LaunchError,
     LaunchFile,
     LaunchSpec,
     dump_yaml,
+    no_launch_name,
 )
 from ._torchrun import torchrun_command
 
@@ -39,8 +39,7 @@ def resources(spec: LaunchSpec) -> dict:
     name = SKYPILOT_INSTANCE_ACCELERATORS.get((spec.cloud, spec.instance_type),
                                               spec.skypilot_accelerator)
     if not name and not spec.real_instance_type:
-        raise LaunchError(f"SkyPilot has no accelerator name for {spec.accelerator}. To fix: "
-                          "use --target dstack")
+        raise no_launch_name(spec, "skypilot")
     res: dict = {"infra": f"{spec.cloud}/{spec.region}" if spec.region else spec.cloud}
     if spec.real_instance_type:
         res["instance_type"] = spec.instance_type  # the exact machine the plan costed

@@ -144,6 +144,23 @@ def spec_for_recommendation(rec: dict | None, catalog) -> LaunchSpec:
                       **_launch_names(catalog, rec["accelerator"]))
 
 
+def no_launch_name(spec: LaunchSpec, target: str) -> LaunchError:
+    """The error for a ``target`` with no name for ``spec``'s accelerator: use the other
+    orchestrator where it has one, else why neither can run it (each said to use the other:
+    GCP's n1+p4x1 went round in a circle)."""
+    sky = (f"SkyPilot has no accelerator name for {spec.accelerator}"
+           + ("" if spec.real_instance_type else f" and {spec.instance_type} is the catalog's "
+              "name for a VM with GPUs attached, not an instance type it can request"))
+    dstack = f"dstack has no GPU name for {spec.accelerator}"
+    if target == "skypilot" and spec.dstack_gpu:
+        return LaunchError(f"{sky}. To fix: use --target dstack")
+    if target == "dstack" and (spec.skypilot_accelerator or spec.real_instance_type):
+        return LaunchError(f"{dstack}. To fix: use --target skypilot")
+    return LaunchError(f"neither SkyPilot nor dstack can run {spec.instance_type}: {sky}, and "
+                       f"{dstack}. To fix: choose an instance with another GPU (`gpuplan offers "
+                       f"--cloud {spec.cloud}` lists them)")
+
+
 TORCH_GPU_VENDORS = ("NVIDIA", "AMD")  # CUDA and ROCm builds of torch (not "AMD Xilinx")
 
 

@@ -31,3 +31,21 @@ def torchrun_args(script: str) -> dict[str, str]:
         opts[words[i]] = words[i + 1]
         i += 2
     return opts
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    """``gpuplan argv``: (exit code, stdout, stderr)."""
+    from planner.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error(code: int, err: str, *needles: str) -> None:
+    """Exit 2 with one "error: … To fix: …" line (no traceback) holding every needle."""
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "To fix: " in err, err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in err, err

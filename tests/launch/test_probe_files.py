@@ -68,7 +68,8 @@ def test_torchrun_for_n_nodes_by_g_gpus(cat):
     assert args == {"--nnodes": "4", "--nproc-per-node": "8",
                     "--node-rank": "$SKYPILOT_NODE_RANK", "--master-addr": "$MASTER_ADDR",
                     "--master-port": str(MASTER_PORT), "-m": "probes"}
-    assert "-m probes --out report.json ${GPUPLAN_PROBE_ARGS:-}" in task["run"]
+    # --device cuda: a node whose torch sees no GPU fails instead of reporting the CPU
+    assert "-m probes --device cuda --out report.json ${GPUPLAN_PROBE_ARGS:-}" in task["run"]
     _, _, (_, dtask) = dstack(cat, "g6e.12xlarge", nodes=3)
     args = torchrun_args(dtask["commands"][-1])
     assert args["--nnodes"] == "3" and args["--nproc-per-node"] == "4"
@@ -127,10 +128,12 @@ def test_bucket_copies_the_report(cat):
     assert "--down" in bundle.commands[0]
     assert bundle.commands[1] == ("aws s3 cp s3://my-bucket/runs/a/"
                                   "gpuplan-probes-p5-48xlarge-2n.json report.json")
-    _, bundle, (_, dtask) = dstack(cat, bucket="gs://my-b")
-    assert "gsutil cp report.json gs://my-b/gpuplan-probes-p5-48xlarge-2n.json" in \
+    # gsutil on a dstack node has a GCP VM's service account only: a GCP instance
+    _, bundle, (_, dtask) = dstack(cat, instance="a3-highgpu-8g", bucket="gs://my-b")
+    assert "gsutil cp report.json gs://my-b/gpuplan-probes-a3-highgpu-8g-2n.json" in \
         dtask["commands"][-1]
-    assert "gsutil cp gs://my-b/gpuplan-probes-p5-48xlarge-2n.json report.json" in bundle.commands
+    assert "gsutil cp gs://my-b/gpuplan-probes-a3-highgpu-8g-2n.json report.json" in \
+        bundle.commands
     with pytest.raises(LaunchError, match="To fix"):
         parse_bucket("azure://x")
 
@@ -140,11 +143,12 @@ def test_an_install_spec_replaces_the_copy_and_torch_still_comes(cat):
     probes extra, so the paid nodes had no torchrun."""
     spec = "gpuplan @ git+https://example.invalid/gpuplan.git"
     _, _, task = sky(cat, install=spec)
-    assert task["setup"].strip() == f"python3 -m pip install '{spec}' && {SETUP}"
+    # braced: a failed install fails the setup (`A && B || C` went on to C)
+    assert task["setup"].strip() == f"python3 -m pip install '{spec}' && {{ {SETUP}; }}"
     assert "file_mounts" not in task
     _, _, (_, dtask) = dstack(cat, install=spec)
     assert "files" not in dtask
-    assert dtask["commands"][0] == f"python3 -m pip install '{spec}' && {SETUP}"
+    assert dtask["commands"][0] == f"python3 -m pip install '{spec}' && {{ {SETUP}; }}"
 
 
 def test_the_cost_is_catalog_price_times_nodes_times_expected_minutes(cat):
