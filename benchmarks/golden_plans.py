@@ -129,6 +129,11 @@ notes' deadline alone, written as the cards write it ("deadline 336 h (14.0 d)",
 ``405b-16384-h100-h200`` and ``70b-infeasible-deadline-quotas`` were rewritten the same day
 for the durations in ``infeasible.reason`` alone ("within 48 h (2.0 d)", "the fastest takes
 331 h (13.8 d)"); with them normalised away both files are identical.
+All fifteen cases were rewritten on 2026-12-06 (a later session) for one clause of the memory
+note of megatron candidates alone ("; gradients in bf16 as they are reduced (grad_reduce_bytes
+2, as NeMo's performance recipes; …)": Megatron holds gradients in the reduction's dtype, which
+``--assume grad_reduce_bytes=4`` now also makes fp32 in memory); with it removed every file is
+identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

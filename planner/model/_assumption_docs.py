@@ -54,7 +54,9 @@ DOCS: dict[str, tuple[str, str]] = {
     "grad_bucket_bytes": ("bytes", "gradient bucket (PyTorch DDP bucket_cap_mb=25)"),
     "overlap_compute_slowdown": ("share", "compute slowdown while NCCL overlaps it"),
     "gpu_speed_cv": ("share", "GPU-to-GPU speed variation (Sinha et al., SC'22)"),
-    "grad_reduce_bytes": ("bytes", "gradient reduction dtype size (bf16)"),
+    "grad_reduce_bytes": ("bytes", "gradient reduction dtype size (bf16, as NeMo's "
+                          "performance recipes; 4 = fp32, Megatron-LM's default, which on "
+                          "megatron also holds gradients in fp32)"),
     "runtime_reserve_gib": ("GiB", "CUDA context + NCCL buffers per GPU"),
     "usable_memory_fraction": ("share", "memory usable after allocator fragmentation"),
     "logits_bytes": ("bytes", "fp32 logits buffer per vocabulary entry"),

@@ -204,7 +204,11 @@ class Assumptions:
     # sustained speed (Sinha et al., "Not All GPUs Are Created Equal", SC'22); with a
     # coefficient of variation cv the slowest of n is ≈ 1 + cv·√(2·ln n) times the mean.
     gpu_speed_cv: float = 0.02
-    grad_reduce_bytes: int = 2  # bf16 gradient reduction (FSDP MixedPrecision reduce_dtype)
+    # bf16 gradient reduction, as the measured recipes run it: NeMo's performance scripts set
+    # grad_reduce_in_fp32=False (scripts/performance/helpers.py), FSDP MixedPrecision a bf16
+    # reduce_dtype. Megatron-LM's default and NeMo's default plugin reduce in fp32: 4, which on
+    # megatron also holds the gradients in fp32 (``FrameworkProfile.grads_in_reduce_dtype``).
+    grad_reduce_bytes: int = 2
     # -- memory ------------------------------------------------------------------------------
     runtime_reserve_gib: float = 2.5  # CUDA context (~0.5–1 GiB) + NCCL buffers (~1–2 GiB)
     usable_memory_fraction: float = 0.95  # caching-allocator fragmentation

@@ -238,7 +238,12 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              "attention: unfused (scores materialised in HBM, no causal skip)",
              ci.hbm_note,
              f"memory: {A.runtime_reserve_gib} GiB runtime reserve, "
-             f"{A.usable_memory_fraction:.0%} of {ci.memory_gib:g} GiB usable",
+             f"{A.usable_memory_fraction:.0%} of {ci.memory_gib:g} GiB usable"
+             + (f"; gradients in {'fp32' if A.grad_reduce_bytes >= 4 else 'bf16'} as they are "
+                f"reduced (grad_reduce_bytes {A.grad_reduce_bytes}"
+                + (", as NeMo's performance recipes; Megatron-LM's default fp32 holds 2 more "
+                   "bytes per parameter: grad_reduce_bytes 4)" if A.grad_reduce_bytes < 4
+                   else ")") if profile.grads_in_reduce_dtype else ""),
              *gp.notes,
              f"range P10–P90 {format_hours_range(wall.p10, wall.p90, decimals_from_2_days=1)}"
              f": the model's log-normal error, σ = {sigma:.3f} "

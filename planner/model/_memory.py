@@ -2,7 +2,8 @@
 expert parallelism, parameters per GPU).
 
 Memory per GPU (bytes):
-    static = params/(t·p[·ep for experts]) · (2 weights + 2 grads + optimizer), sharded /n
+    static = params/(t·p[·ep for experts]) · (2 weights + g grads + optimizer), sharded /n
+             (g = 2, or grad_reduce_bytes on megatron: its gradients live in that dtype)
              by ZeRO stage (1: optimizer, 2: + grads, 3: + weights)
     activations per layer per token /t (sequence parallel; flash attention keeps no s² term,
         unfused attention keeps 4·a·s bytes of scores per token unless recomputed):
@@ -141,12 +142,13 @@ def memory_by_recompute(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, m
     else:
         groups = ((params_per_gpu(ms, tp, pp)[0], n),)
     weights = grads = optim = 0.0
+    grad_bytes = A.grad_reduce_bytes if profile(ms.framework).grads_in_reduce_dtype else 2.0
     for params, copies in groups:
         trainable = params * ms.trainable_fraction
         # bf16 weights, and LoRA adapters beside them (ms.adapter_fraction: 0 without)
         weights = weights + (params * 2.0 * (1.0 + ms.adapter_fraction)) / np.where(
             zero >= 3, copies, 1.0)
-        grads = grads + trainable * 2.0 / np.where(zero >= 2, copies, 1.0)
+        grads = grads + trainable * grad_bytes / np.where(zero >= 2, copies, 1.0)
         optim = optim + trainable * OPTIMIZER_STATE_BYTES[ms.optimizer] / np.where(
             zero >= 1, copies, 1.0)
     per_tok_none = 8 * h + 4 * a * d + 4 * a_kv * d + 2 * ms.m_mat * ms.F_act

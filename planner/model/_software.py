@@ -50,13 +50,20 @@ class FrameworkProfile:
     # workload probe's eager layer on an H200 kept 769 MiB where this count gives 768
     # (benchmarks/data/gpu_check_h200_2026-12-04).
     eager_layers: bool = False
+    # Gradients held in the reduction's dtype (``grad_reduce_bytes``): Megatron-Core's DDP
+    # keeps one gradient buffer in fp32 when grad_reduce_in_fp32, else in the parameters'
+    # bf16 (docs/source/api-guide/dist_optimizer.md: 6 + 12/d bytes per parameter with fp32
+    # grads, 4 + 12/d with bf16). FSDP's and DeepSpeed's count stays bf16 gradients beside
+    # the optimizer's fp32 master copy (FSDP2's sharded fp32 parameter and gradient: the same
+    # 16/n bytes).
+    grads_in_reduce_dtype: bool = False
 
 
 PROFILES: dict[str, FrameworkProfile] = {
     "megatron": FrameworkProfile(
         name="megatron", zero_stages=(0, 1, 3), tensor_parallel=True, pipeline_parallel=True,
         interleaved_pipeline=True, context_parallel=True, zero_with_pipeline=(0, 1),
-        label="Megatron-LM / NeMo"),
+        label="Megatron-LM / NeMo", grads_in_reduce_dtype=True),
     "fsdp": FrameworkProfile(
         name="fsdp", zero_stages=(0, 2, 3), tensor_parallel=True, pipeline_parallel=True,
         interleaved_pipeline=True, context_parallel=True, zero_with_pipeline=(0, 2, 3),

@@ -121,6 +121,27 @@ def test_selective_recompute_of_unfused_attention_holds_one_layers_scores(cat):
                                                                           rel=0.01)
 
 
+def test_megatron_holds_gradients_in_the_dtype_it_reduces_them_in(cat):
+    """Megatron-Core's gradient buffer is fp32 when gradients are reduced in fp32 (Megatron-LM's
+    default: 6 + 12/d bytes per parameter), bf16 otherwise (NeMo's performance recipes, which
+    the default follows); FSDP's count does not change with the reduction dtype."""
+    from planner.model import Assumptions
+
+    cl = reference_cluster(cat, "H100", 8)
+    fp32 = Assumptions().with_overrides(grad_reduce_bytes=4)
+
+    def grads(framework, A=None):
+        pins = PlanPins(tp=1, pp=1, cp=1, zero=1 if framework == "megatron" else 2,
+                        micro_batch=1)
+        w = wl("llama2-7b", pins=pins, framework=framework)
+        return estimate(w, cl, assumptions=A, memory_gib=2048).memory["gradients_gib"]
+
+    assert grads("megatron", fp32) == pytest.approx(2 * grads("megatron"))
+    assert grads("megatron") == pytest.approx(preset("llama2-7b")[0].params_total() * 2 / 2**30,
+                                              rel=0.01)
+    assert grads("fsdp", fp32) == pytest.approx(grads("fsdp"))
+
+
 @pytest.mark.parametrize("pins,fragment", [
     (PlanPins(tp=16), "above the 8 GPUs per node: tensor parallelism stays inside an NVLink"),
     (PlanPins(tp=3), "must divide both"),
