@@ -1,11 +1,19 @@
-"""The Team page's words for the planner's errors about its edited tables: a team file's
-messages name fields and `jobs[3]`; a table has rows and cells ("Jobs table, row 3 (newjob):
-the earliest_start cell is empty. To fix: fill it in")."""
+"""The Team page's edited tables as a team plan, and the planner's errors about them in their
+words: a team file's messages name fields and `jobs[3]`; a table has rows and cells ("Jobs
+table, row 3 (newjob): the earliest_start cell is empty. To fix: fill it in")."""
 
 from __future__ import annotations
 
 import ast
 import re
+
+import pandas as pd
+
+from planner import team as teams_
+
+# the edited tables' name as a team plan's source: the report says "Source: …" of it (the
+# token "table" read as a file's name there)
+TABLE_SOURCE = "the tables on the Team budget page"
 
 # A team file's words for the edited tables' (a table has rows and cells, not fields)
 _TABLE_WORDS = (
@@ -34,7 +42,7 @@ _TABLE_WORDS = (
     # a team file's other workload keys: the table has a model cell only
     (re.compile(r", or config config\.json, or params\b"), ""),
     # whatever else a message says in a team file's words
-    (re.compile(r"^table: "), ""),
+    (re.compile(rf"^{re.escape(TABLE_SOURCE)}: "), ""),
     (re.compile(r"\bin the team plan\b"), "in the tables"),
 )
 
@@ -54,3 +62,58 @@ def table_words(message: str) -> str:
     for pattern, words in _TABLE_WORDS:
         message = pattern.sub(words, message)
     return prefix + message
+
+
+def _cell(value) -> str:
+    """A table cell as text; '' for an empty one (None, or the NaN/NaT an added row's blank
+    cells hold — str() made those 'nan', read as a cloud or a date)."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return ""
+    return str(value).strip()
+
+
+def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
+    """The edited tables as the team-plan mapping (docs/team.md's format). Empty rows are
+    skipped, half-filled ones refused; an empty cell is left out of the job, so the plan's
+    default (all clouds, every pricing model) or its "missing" message applies."""
+    out = []
+    for n, row in enumerate(jobs.to_dict("records"), start=1):
+        if not _cell(row.get("name")):
+            _empty_or_refused(row, f"Jobs table, row {n}: the name cell is empty")
+            continue
+        job = {"name": _cell(row["name"]),
+               "workload": {"model": _cell(row.get("model")),
+                            "tokens": _cell(row.get("tokens"))}}
+        for key in ("earliest_start", "deadline"):
+            if _cell(row.get(key)):
+                job[key] = _cell(row[key])[:10]
+        for key in ("team", "clouds", "pricing"):
+            if _cell(row.get(key)):
+                job[key] = _cell(row[key])
+        for key in ("priority", "max_gpus"):
+            if _cell(row.get(key)):
+                job[key] = int(row[key])
+        out.append(job)
+    data = {"name": "team plan (edited in the app)", "jobs": out}
+    periods: dict[str, float] = {}
+    for n, r in enumerate(budgets.to_dict("records"), start=1):
+        if not (_cell(r.get("period")) and _cell(r.get("usd"))):
+            _empty_or_refused(r, f"Budgets table, row {n}: the "
+                              f"{'USD' if _cell(r.get('period')) else 'period'} cell is empty")
+            continue
+        period = _cell(r["period"])
+        if period in periods:  # a mapping would keep the last: a tighter budget vanished
+            raise teams_.TeamPlanError(
+                f"Budgets table, row {n}: the period {period!r} is in an earlier row too. "
+                "To fix: keep one row per period")
+        periods[period] = float(r["usd"])
+    if periods:
+        data["budgets"] = periods
+    return data
+
+
+def _empty_or_refused(row: dict, problem: str) -> None:
+    """An unusable row is skipped only when empty (an added row left blank): a half-filled
+    one was dropped without a word, and its job or budget vanished."""
+    if any(_cell(v) for v in row.values()):
+        raise teams_.TeamPlanError(f"{problem}. To fix: fill it in, or delete the row")

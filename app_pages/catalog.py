@@ -18,7 +18,9 @@ OFFER_COLUMNS = {
     "cloud": ("Cloud", "text"), "instance_type": ("Instance type", "text"),
     "region": ("Region", "text"), "accelerator": ("Accelerator", "text"),
     "gpu_count": ("GPUs", "int"), "gpu_memory_gib": ("GiB per GPU", "num1"),
-    "pricing": ("Pricing", "pricing"), "usd_per_hour": ("$/h", "usd2"),
+    # $/h to the tenth of a cent, as $/GPU-h and `gpuplan offers`: a 1-GPU offer read $0.03
+    # beside its $0.026 per GPU-hour
+    "pricing": ("Pricing", "pricing"), "usd_per_hour": ("$/h", "usd3"),
     "usd_per_gpu_hour": ("$/GPU-h", "usd3"),
     "usd_per_bf16_pflop_hour": ("$/bf16 PFLOP/s-h", "usd3"),
     "inter_node_gbps": ("Network (Gbit/s)", "int"), "fabric": ("Fabric", "text"),
@@ -90,7 +92,7 @@ def price_chart(df: pd.DataFrame) -> go.Figure:
                              "usd_per_hour"]].to_numpy(),
             hovertemplate="%{customdata[0]} (%{customdata[3]} GPUs)<br>%{customdata[1]} "
                           "%{customdata[2]}<br>%{y:$,.3f} per GPU-hour · "
-                          "%{customdata[4]:$,.2f} per hour<extra></extra>"))
+                          "%{customdata[4]:$,.3f} per hour<extra></extra>"))
         # the legend entry (a box trace without a box has an empty legend symbol)
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", legendgroup=pricing,
                                  name=C.PRICING_LABELS[pricing],
@@ -101,6 +103,33 @@ def price_chart(df: pd.DataFrame) -> go.Figure:
                       legend_title_text="")
     C.usd_axis(fig, priced["usd_per_gpu_hour"], title="$ per GPU-hour")
     return fig
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def unpriced_hidden(filters: dict, catalog_id: tuple) -> int:
+    """How many unpriced offers ``filters`` would add with *Include unpriced offers* ticked (0
+    under a maximum price, which no unpriced offer meets)."""
+    del catalog_id
+    if filters["include_unpriced"] or filters["max_price"] is not None:
+        return 0
+    try:
+        cat = catalog.load_catalog(overrides=S.overrides_path())
+        rows = catalog.select_offers(cat, **{**filters, "include_unpriced": True})
+    except catalog.GpuplanError:
+        return 0  # the page shows the filter's error from its own query
+    return sum(r.offer.usd_per_hour is None for r in rows)
+
+
+def count_line(df: pd.DataFrame, hidden: int) -> str:
+    """The count of offers shown, which `gpuplan offers` (unpriced offers included) gives for
+    the same filters only once the unpriced are counted: "priced", and how many are hidden."""
+    what = "priced offers" if hidden else "offers"
+    line = (f"**{len(df):,} {what}** across {df['instance_type'].nunique()} instance types "
+            f"and {df['region'].nunique()} regions")
+    if hidden:
+        line += (f"; {hidden:,} unpriced offer{'s' if hidden > 1 else ''} hidden (tick "
+                 "*Include unpriced offers* to list them)")
+    return line + "."
 
 
 def main() -> None:
@@ -115,12 +144,15 @@ def main() -> None:
         S.show_error(out)
         return
     rows = out["rows"]
+    hidden = unpriced_hidden(chosen, S.catalog_key(cat))
     if not rows:
-        st.warning("No offer matches these filters. Widen them to see offers.")
+        st.warning("No offer matches these filters. Widen them to see offers." if not hidden
+                   else f"No priced offer matches these filters; {hidden:,} unpriced "
+                   f"offer{'s do' if hidden > 1 else ' does'}. Tick *Include unpriced offers* to "
+                   "list them, or widen the filters.")
         return
     df = pd.DataFrame(rows)
-    st.markdown(f"**{len(df):,} offers** across {df['instance_type'].nunique()} instance "
-                f"types and {df['region'].nunique()} regions.")
+    st.markdown(count_line(df, hidden))
     if df["usd_per_gpu_hour"].notna().any():
         st.plotly_chart(price_chart(df), key="price_chart")
     F.show_table(df, OFFER_COLUMNS, key="offers_table")

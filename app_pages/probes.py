@@ -17,6 +17,7 @@ from app_pages import _format as F
 from app_pages import _inputs as I
 from app_pages import _shared as S
 from planner import store
+from planner.model import reasons_by_figure
 
 REPORT_COLUMNS = {
     # the accelerator it was stored for; "Figures used" says whether it calibrates anything
@@ -67,12 +68,32 @@ def judged(name: str, data: bytes, accelerator: str, catalog_id: tuple) -> dict:
     except catalog.GpuplanError as exc:
         return S.error_out(exc)
     return {"used": [n.line() for n in cal.used() if stored.id in n.report_ids],
-            "refused": sorted({n.reason for n in cal.rejected() if stored.id in n.report_ids})}
+            "refused": reasons_by_figure(n for n in cal.rejected() if stored.id in n.report_ids)}
 
 
 def calibrates_nothing(refused) -> str:
-    """Why a report calibrates nothing, as ingesting says it."""
-    return "; ".join(sorted(refused)) or "no figure passed the calibration rules"
+    """Why a report calibrates nothing, as ingesting says it (markdown)."""
+    return code_md("; ".join(S.app_words(r) for r in refused)
+                   or "no figure passed the calibration rules")
+
+
+def code_md(text: str) -> str:
+    """``text`` as markdown, shown literally but for its `backticked` spans (a command to run,
+    "`python -m probes --out PATH`"), shown as code: escaped whole, they read as raw
+    backticks."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0 or any(not p.strip() or "\n" in p for p in parts[1::2]):
+        return F.md(text)  # an unpaired or empty span: nothing to show as code
+
+    def spaced(p: str) -> str:  # ``F.md`` strips the spaces around a span
+        return " " * p[:1].isspace() + F.md(p) + " " * (p[-1:].isspace() and bool(p.strip()))
+
+    return "".join(spaced(p) if i % 2 == 0 else f"`{p}`" for i, p in enumerate(parts))
+
+
+def show_error(out: dict) -> None:
+    """``S.show_error`` with the message's commands shown as code."""
+    st.error(code_md(out["error"]), icon=":material/error:")
 
 
 def resolved_accelerator(cat: catalog.Catalog, env) -> str | None:
@@ -123,7 +144,8 @@ def matmul_chart(report, acc: catalog.Accelerator | None):
     for d in report.matmul.dtypes if report.matmul else ():
         if d.status != "measured" or d.best_tflops is None:
             continue
-        dtype = d.dtype.removesuffix("_e4m3")  # the catalog's name for fp8 e4m3 is fp8
+        # the catalog's fp8 is e4m3, whatever the accumulation: fp8_e4m3_fast had no bar
+        dtype = "fp8" if d.dtype.startswith("fp8_e4m3") else d.dtype
         label = F.plot_text(d.dtype)  # the report's text: a tick label renders HTML
         rows.append({"dtype": label, "what": "measured", "tflops": d.best_tflops})
         peak = acc.peak_tflops(dtype) if acc and dtype in catalog.DTYPES else None
@@ -165,7 +187,7 @@ def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None
         stored = store.ingest_bytes(data, cat, source=Path(name).name or "report.json",
                                     accelerator=accelerator)
     except catalog.GpuplanError as exc:
-        S.show_error(S.error_out(exc))
+        show_error(S.error_out(exc))
         return
     if stored.ingest_status != "stored":
         # a copy of a stored run (same file or measurements) adds nothing, as the CLI says
@@ -175,14 +197,14 @@ def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None
     # what the calibration rules take from it (as `gpuplan probe show`), not what it holds
     cal = store.load_calibration(cat)
     used = [n for n in cal.used() if stored.id in n.report_ids]
-    refused = {n.reason for n in cal.rejected() if stored.id in n.report_ids}
+    refused = reasons_by_figure(n for n in cal.rejected() if stored.id in n.report_ids)
     if stored.accelerator and gpu_run and used:
         kinds = ", ".join(dict.fromkeys(f"{n.kind} {n.key}" for n in used))
         st.success(F.md(f"Stored as probe report {stored.id}. Plans on {stored.accelerator} "
                         f"now use its measurements ({kinds})."), icon=":material/check:")
     elif stored.accelerator and gpu_run:
-        st.warning(F.md(f"Stored as probe report {stored.id}, but it calibrates nothing: "
-                        f"{calibrates_nothing(refused)}."), icon=":material/warning:")
+        st.warning(F.md(f"Stored as probe report {stored.id}, but it calibrates nothing:")
+                   + " " + calibrates_nothing(refused) + ".", icon=":material/warning:")
     else:
         st.success(F.md(f"Stored as probe report {stored.id}, for reference only: a CPU run "
                         "calibrates no GPU, so plans are unchanged."), icon=":material/check:")
@@ -196,7 +218,7 @@ def stored_reports() -> None:
     try:
         reports = store.list_reports()
     except catalog.GpuplanError as exc:
-        S.show_error(S.error_out(exc))
+        show_error(S.error_out(exc))
         return
     if not reports:
         st.caption("None yet: plans use datasheet peaks × published achievable fractions.")
@@ -216,10 +238,28 @@ def stored_reports() -> None:
         rows.append(d)
     F.show_table(pd.DataFrame(rows), REPORT_COLUMNS, key="reports_table",
                  wide=("measurements",))
-    remove_reports(reports)
+    remove_reports(reports, {i for ids in used for i in ids})
 
 
-def remove_reports(reports) -> None:
+def removed_words(gone, calibrating: set[int]) -> str:
+    """What removing ``gone`` changes: plans no longer use the reports that calibrated
+    something; one that calibrated nothing (a CPU run, refused figures) changes no plan."""
+
+    def reports(ids: list[str]) -> str:
+        return f"report{'s' if len(ids) > 1 else ''} {', '.join(ids)}"
+
+    used = [str(r.id) for r in gone if r.id in calibrating]
+    idle = [str(r.id) for r in gone if r.id not in calibrating]
+    said = f"Removed probe {reports([str(r.id) for r in gone])}: "
+    if not used:
+        return said + f"{'it' if len(idle) == 1 else 'they'} calibrated nothing, so plans " \
+            "are unchanged."
+    if not idle:
+        return said + f"plans no longer use {'it' if len(used) == 1 else 'them'}."
+    return said + f"plans no longer use {reports(used)}; {reports(idle)} calibrated nothing."
+
+
+def remove_reports(reports, calibrating: set[int]) -> None:
     """Take reports out of the calibration (as `gpuplan probe remove`): a run on a throttled
     node or of the wrong machine. Cached plans are keyed by the stored reports, so the next
     plan uses what is left."""
@@ -232,11 +272,9 @@ def remove_reports(reports) -> None:
             try:
                 gone = store.remove_reports(ids)
             except catalog.GpuplanError as exc:
-                S.show_error(S.error_out(exc))
+                show_error(S.error_out(exc))
                 return
-            st.session_state["probe_removed"] = (
-                "Removed probe report" + ("s " if len(gone) > 1 else " ")
-                + ", ".join(str(r.id) for r in gone) + ": plans no longer use them.")
+            st.session_state["probe_removed"] = removed_words(gone, calibrating)
             del st.session_state["probe_remove_ids"]
             st.rerun()
 
@@ -279,19 +317,27 @@ def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
     verdict = judged(name, data, acc_name, S.catalog_key(cat)) if acc_name and gpu_run else {}
     # a report ingesting would refuse whole (an accelerator box that contradicts the report's
     # GPU, a GPU name that contradicts its instance) is said now and refused on ingesting
-    if "error" in verdict:
-        st.warning(F.md(f"Ingesting would refuse this report: {verdict['error']}"),
-                   icon=":material/warning:")
+    whole = "error" in verdict
+    if whole:
+        st.warning(F.md("Ingesting would refuse this report:") + " "
+                   + code_md(verdict["error"]), icon=":material/warning:")
     refused = "used" in verdict and not verdict["used"]
     if refused:
-        st.warning(F.md(f"Ingesting would calibrate nothing: "
-                        f"{calibrates_nothing(verdict['refused'])}. Its charts are folded "
-                        "away below: not measurements to go by."), icon=":material/warning:")
-    with (st.expander("Charts of the refused figures") if refused else st.container()):
+        st.warning(F.md("Ingesting would calibrate nothing:") + " "
+                   + calibrates_nothing(verdict["refused"]) + F.md(". Its charts are folded "
+                   "away below: not measurements to go by."), icon=":material/warning:")
+    # a report refused whole is charted against a datasheet one of its facts contradicts
+    # ("measured 650 vs datasheet 312 (A100)" of an H100 run): folded away as well
+    folded = "Charts of the refused report" if whole else "Charts of the refused figures"
+    with (st.expander(folded) if whole or refused else st.container()):
         measurements(report, acc)
     for err in report.errors:
-        st.warning(F.md(f"probe {err.probe} failed: {err.error_type}: {err.message}"))
-    if refused:
+        st.warning(F.md(f"probe {err.probe} failed: {err.error_type}:") + " "
+                   + code_md(err.message))
+    if whole:  # it said "Ingesting stores the report; plans … then use its measured …"
+        st.caption("Ingesting refuses this report (above): nothing is stored, and plans do "
+                   "not change.")
+    elif refused:
         st.caption("Ingesting stores the report, but plans do not change: the calibration "
                    "rules refuse its figures (above).")
     elif gpu_run:
@@ -316,7 +362,7 @@ def main() -> None:
         name, data = up
         out = parse(name, data)
         if "error" in out:
-            S.show_error(S.error_out(RuntimeError(out["error"])))
+            show_error(S.error_out(RuntimeError(out["error"])))
         else:
             show_report(cat, name, data, out["report"])
     stored_reports()

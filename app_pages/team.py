@@ -23,7 +23,7 @@ from app_pages import _charts as C
 from app_pages import _format as F
 from app_pages import _inputs as I
 from app_pages import _shared as S
-from app_pages._team_words import table_words
+from app_pages._team_words import TABLE_SOURCE, plan_from_table, table_words
 from planner import reports as team_reports
 from planner import store
 from planner import team as teams_
@@ -67,61 +67,6 @@ def default_jobs(today: dt.date) -> pd.DataFrame:
     # whole numbers that may be blank: a row added in the editor leaves them None, which
     # an int64 column took only by turning into objects (pandas warns it will refuse)
     ]).astype({"priority": "Int64", "max_gpus": "Int64"})
-
-
-def _cell(value) -> str:
-    """A table cell as text; '' for an empty one (None, or the NaN/NaT an added row's blank
-    cells hold — str() made those 'nan', read as a cloud or a date)."""
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
-        return ""
-    return str(value).strip()
-
-
-def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
-    """The edited tables as the team-plan mapping (docs/team.md's format). Empty rows are
-    skipped, half-filled ones refused; an empty cell is left out of the job, so the plan's
-    default (all clouds, every pricing model) or its "missing" message applies."""
-    out = []
-    for n, row in enumerate(jobs.to_dict("records"), start=1):
-        if not _cell(row.get("name")):
-            _empty_or_refused(row, f"Jobs table, row {n}: the name cell is empty")
-            continue
-        job = {"name": _cell(row["name"]),
-               "workload": {"model": _cell(row.get("model")),
-                            "tokens": _cell(row.get("tokens"))}}
-        for key in ("earliest_start", "deadline"):
-            if _cell(row.get(key)):
-                job[key] = _cell(row[key])[:10]
-        for key in ("team", "clouds", "pricing"):
-            if _cell(row.get(key)):
-                job[key] = _cell(row[key])
-        for key in ("priority", "max_gpus"):
-            if _cell(row.get(key)):
-                job[key] = int(row[key])
-        out.append(job)
-    data = {"name": "team plan (edited in the app)", "jobs": out}
-    periods: dict[str, float] = {}
-    for n, r in enumerate(budgets.to_dict("records"), start=1):
-        if not (_cell(r.get("period")) and _cell(r.get("usd"))):
-            _empty_or_refused(r, f"Budgets table, row {n}: the "
-                              f"{'USD' if _cell(r.get('period')) else 'period'} cell is empty")
-            continue
-        period = _cell(r["period"])
-        if period in periods:  # a mapping would keep the last: a tighter budget vanished
-            raise teams_.TeamPlanError(
-                f"Budgets table, row {n}: the period {period!r} is in an earlier row too. "
-                "To fix: keep one row per period")
-        periods[period] = float(r["usd"])
-    if periods:
-        data["budgets"] = periods
-    return data
-
-
-def _empty_or_refused(row: dict, problem: str) -> None:
-    """An unusable row is skipped only when empty (an added row left blank): a half-filled
-    one was dropped without a word, and its job or budget vanished."""
-    if any(_cell(v) for v in row.values()):
-        raise teams_.TeamPlanError(f"{problem}. To fix: fill it in, or delete the row")
 
 
 @st.cache_data(max_entries=16, show_spinner="Allocating…")
@@ -304,6 +249,43 @@ def show_allocation(out: dict) -> None:
     S.catalog_line(a["catalog"])
 
 
+# Streamlit drops a widget's state when its page is not shown: after another page, the tables
+# came back at their defaults (an upload gone, "Jobs from" reset) beside the result of what
+# the user had given. What they gave is kept under plain keys, and given back to the widgets.
+
+def kept_editor(default: pd.DataFrame, *, key: str, **kwargs) -> pd.DataFrame:
+    """``st.data_editor`` whose edited table survives leaving the page. Its state is the
+    edits, applied to the table it is given: while it holds edits it gets the table they
+    were made on (a table with them applied would take them twice), and when Streamlit has
+    dropped them, the table last edited."""
+    base = f"{key}_base"
+    if key not in st.session_state or base not in st.session_state:
+        st.session_state[base] = st.session_state.get(f"{key}_kept", default)
+    table = st.data_editor(st.session_state[base], key=key, **kwargs)
+    st.session_state[f"{key}_kept"] = table
+    return table
+
+
+def kept_upload(label: str, *, key: str, what: str, types: list[str]):
+    """``I.upload`` whose file survives leaving the page: a file cannot be put back into an
+    uploader, so it is kept and used, with a caption saying so, until the user uploads
+    another or removes one from the uploader."""
+    kept, restored = f"{key}_kept", f"{key}_restored"
+    if key not in st.session_state:  # the uploader is new: first shown, or the page was left
+        st.session_state[restored] = kept in st.session_state
+    up = I.upload(label, key=key, what=what, types=types)
+    if st.session_state.get(key) is not None:  # a file in it (too large: ``up`` is None)
+        st.session_state[restored] = False
+        st.session_state[kept] = up
+    elif not st.session_state.get(restored):  # the user removed the file
+        st.session_state[kept] = None
+    if st.session_state.get(restored) and st.session_state.get(kept):
+        st.caption(F.md(f"Using {st.session_state[kept][0]}, uploaded earlier: upload a "
+                        "file to replace it."))
+        return st.session_state[kept]
+    return up
+
+
 def named_configs(text: str, name: str) -> tuple[str, ...]:
     """The config.json names a team plan's jobs give (none when the text does not parse:
     ``run_allocation`` says why)."""
@@ -320,9 +302,9 @@ def config_uploads(names: tuple[str, ...]) -> tuple | None:
     for config in names:
         # the label is the plan's text (escaped: a name is not markup); the key follows the
         # name, so another plan's file is never kept for this one
-        up = I.upload(f"{F.md(config)} (named by the plan)",
-                      key=I.for_upload("team_config", config.encode()), what="config",
-                      types=["json"])
+        up = kept_upload(f"{F.md(config)} (named by the plan)",
+                         key=I.for_upload("team_config", config.encode()), what="config",
+                         types=["json"])
         if up is None:
             missing.append(config)
         else:
@@ -339,8 +321,8 @@ def jobs_input(how: str, today: dt.date) -> tuple[str, str, tuple] | None:
     """(payload, name, configs) for ``run_allocation``, or None while there is nothing to
     run."""
     if how == "yaml":
-        up = I.upload("Team plan (YAML, format: docs/team.md)", key="team_yaml",
-                      what="team plan", types=["yaml", "yml"])
+        up = kept_upload("Team plan (YAML, format: docs/team.md)", key="team_yaml",
+                         what="team plan", types=["yaml", "yml"])
         if up is None:
             st.info("Upload a team plan to allocate it.")
             return None
@@ -354,24 +336,23 @@ def jobs_input(how: str, today: dt.date) -> tuple[str, str, tuple] | None:
         configs = config_uploads(named_configs(text, name))
         return None if configs is None else (text, name, configs)
     st.caption("One row per job; clouds and pricing are comma-separated (empty = all).")
-    jobs = st.data_editor(default_jobs(today), num_rows="dynamic", key="team_jobs",
-                          column_config={
-                              "earliest_start": st.column_config.DateColumn(),
-                              "deadline": st.column_config.DateColumn(),
-                              "priority": st.column_config.NumberColumn(step=1),
-                              "max_gpus": st.column_config.NumberColumn(min_value=1,
-                                                                        step=1)})
+    jobs = kept_editor(default_jobs(today), num_rows="dynamic", key="team_jobs",
+                       column_config={
+                           "earliest_start": st.column_config.DateColumn(),
+                           "deadline": st.column_config.DateColumn(),
+                           "priority": st.column_config.NumberColumn(step=1),
+                           "max_gpus": st.column_config.NumberColumn(min_value=1, step=1)})
     st.caption("Budgets: a month (2027-03), a quarter (2027Q2) or total, in USD.")
-    budgets = st.data_editor(pd.DataFrame({"period": ["total"], "usd": [50_000.0]}),
-                             num_rows="dynamic", key="team_budgets",
-                             column_config={"usd": st.column_config.NumberColumn(
-                                 "USD", format="dollar", min_value=0)})
+    budgets = kept_editor(pd.DataFrame({"period": ["total"], "usd": [50_000.0]}),
+                          num_rows="dynamic", key="team_budgets",
+                          column_config={"usd": st.column_config.NumberColumn(
+                              "USD", format="dollar", min_value=0)})
     try:
         data = plan_from_table(jobs, budgets)
     except teams_.TeamPlanError as exc:
         S.show_error(S.error_out(exc))
         return None
-    return json.dumps(data, default=str), "table", ()
+    return json.dumps(data, default=str), TABLE_SOURCE, ()
 
 
 def main() -> None:
@@ -383,8 +364,12 @@ def main() -> None:
     except teams_.TeamPlanError as exc:  # a wrong GPUPLAN_TODAY in the server's environment
         S.show_error(S.error_out(exc))
         return
+    if "team_source" not in st.session_state and "team_source_kept" in st.session_state:
+        # given back after another page (see kept_editor): it came back as "Edit a table"
+        st.session_state["team_source"] = st.session_state["team_source_kept"]
     how = st.radio("Jobs from", ["table", "yaml"], horizontal=True, key="team_source",
                    format_func={"table": "Edit a table", "yaml": "Upload team YAML"}.get)
+    st.session_state["team_source_kept"] = how
     given = jobs_input(how, today)
     if given is None:
         return

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..model import format_figure
+from ..model import format_figure, reasons_by_figure
 from ._app import CliExit, console, print_hanging, print_json
 from ._flags import say_fields
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, one_line, print_table
@@ -95,14 +95,6 @@ def check_run_args(argv: list[str]) -> None:
 def _for_report(cal, report_id: int) -> tuple[list, list]:
     return ([n for n in cal.used() if report_id in n.report_ids],
             [n for n in cal.rejected() if report_id in n.report_ids])
-
-
-def _reasons(notes) -> list[str]:
-    """One line per distinct reason, naming the figures it applies to."""
-    by_reason: dict[str, list[str]] = {}
-    for n in notes:
-        by_reason.setdefault(n.reason, []).append(n.what)
-    return [f"{', '.join(dict.fromkeys(what))}: {why}" for why, what in by_reason.items()]
 
 
 def _with_calibration(stored, cal) -> dict:
@@ -269,7 +261,7 @@ def _ingest_all(reports: list[str], cat, accelerator, json_out: bool) -> None:
         if not used and matmul:  # what it measured, for reference (a CPU run, a quick run)
             print_hanging(out, "measured matmul TFLOP/s: " + ", ".join(
                 f"{k} {format_figure(v)}" for k, v in matmul.items()))
-        for line in _reasons(refused):
+        for line in reasons_by_figure(refused):
             print_hanging(out, f"not used: {say_fields(line)}")
     out.print(f"database: {db_path()}", markup=False)
 

@@ -39,6 +39,7 @@ from ._calibration import (
     CalibrationNote,
     Measurement,
     WorkloadMeasurement,
+    reasons_by_figure,
 )
 from ._errors import (
     CalibrationError,
@@ -178,7 +179,8 @@ __all__ = [
     "outside_range",
     "overrides_note",
     "parse_count", "parse_deadline", "plan_grid", "preset", "preset_names", "probability_within",
-    "probe_options", "prune", "quantile", "range_sigma", "read_model_config", "refer_to_fields",
+    "probe_options", "prune", "quantile", "range_sigma", "read_model_config",
+    "reasons_by_figure", "refer_to_fields",
     "reference_cluster",
     "reserve_message",
     "run_model", "seconds_per_sequence", "shape_distance", "shape_of", "summarise", "thaw",

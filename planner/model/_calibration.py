@@ -82,6 +82,17 @@ class CalibrationNote:
                f"{self.reason}"
 
 
+def reasons_by_figure(notes) -> list[str]:
+    """One line per distinct reason of ``notes``, naming the figures it applies to ("hbm
+    H100-SXM5-80GB, intra p5.48xlarge: another figure of this report is out of bounds (…)"):
+    the reasons alone read as one reason said twice. `gpuplan probe ingest` and the app's
+    Probes page say refusals so."""
+    by_reason: dict[str, list[str]] = {}
+    for n in notes:
+        by_reason.setdefault(n.reason, []).append(n.what)
+    return [f"{', '.join(dict.fromkeys(what))}: {why}" for why, what in by_reason.items()]
+
+
 
 def _ms(seconds: float) -> str:
     ms = seconds * 1e3

@@ -337,7 +337,7 @@ def test_a_removed_report_no_longer_calibrates_plans(probe_report):
     at.multiselect(key="probe_remove_ids").set_value([1]).run()
     at.button(key="probe_remove").click().run()
     assert_clean(at)
-    assert any("Removed probe report 1: plans no longer use them" in plain(s.value)
+    assert any("Removed probe report 1: plans no longer use it." in plain(s.value)
                for s in at.success)
     assert not at.get("multiselect") or at.multiselect(key="probe_remove_ids").value == []
     at.switch_page("app_pages/plan.py").run()

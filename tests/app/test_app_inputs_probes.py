@@ -70,7 +70,7 @@ def test_a_cpu_run_is_still_charted():
 
 def test_an_accelerator_that_contradicts_the_report_is_said_before_ingesting(probe_report):
     """Ingesting refuses H100 figures for A100 plans; the page says so when the box is set,
-    and keeps charting the (plausible) figures."""
+    and folds the charts away: they set H100 figures beside A100 datasheet bars."""
     from app_pages._inputs import for_upload
 
     at = upload(probe_report)
@@ -79,6 +79,6 @@ def test_an_accelerator_that_contradicts_the_report_is_said_before_ingesting(pro
     assert not at.exception and not at.error
     said = warnings(at)[0]
     assert said.startswith("Ingesting would refuse this report: the report measured"), said
-    assert open_charts(at) == 2
+    assert open_charts(at) == 0 and at.expander[0].label == "Charts of the refused report"
     at.button(key="probe_ingest").click().run()
     assert at.error and not at.success

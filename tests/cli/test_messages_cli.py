@@ -190,12 +190,11 @@ def test_probe_show_json_names_an_unreadable_report_once(capsys, tmp_path):
 
 
 def test_probe_ingest_names_a_report_refused_whole_once():
-    from planner.cli._probe_cmds import _reasons
-    from planner.model import CalibrationNote
+    from planner.model import CalibrationNote, reasons_by_figure
 
     whole = CalibrationNote(kind="report", key="report 3", value=None, unit="",
                             report_ids=(3,), reason="this gpuplan cannot read it")
     figure = CalibrationNote(kind="matmul", key="H100-SXM5-80GB bf16", value=900.0,
                              unit="TFLOP/s", report_ids=(3,), reason="too fast")
-    assert _reasons([whole, figure]) == ["report 3: this gpuplan cannot read it",
+    assert reasons_by_figure([whole, figure]) == ["report 3: this gpuplan cannot read it",
                                          "matmul H100-SXM5-80GB bf16: too fast"]
