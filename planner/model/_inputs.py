@@ -231,7 +231,8 @@ def cluster_inputs(cluster: Cluster, workload: Workload, A: Assumptions,
                      f"{A.attention_fraction[akey]} (published fwd+bwd share) × "
                      f"{A.attention_efficiency:.2f} (fitted) × {ramp:.2f} (sequence "
                      f"{workload.seq_len}) = {attn:.0f} TFLOP/s"
-                     + (" (capped at the peak)" if attn == half_peak else ""))
+                     + (" (capped at the peak)" if attn == half_peak else "")
+                     + _no_flash_kernel(acc))
     return ClusterInputs(
         matmul_tflops=matmul, attention_tflops=attn, peak_tflops=peak,
         hbm_gb_per_s=hbm, memory_gib=mem, intra_busbw_gb_per_s=intra,
@@ -277,3 +278,20 @@ def nic_by_nodes(cluster: Cluster, ci: ClusterInputs, cal: Calibration,
             hit = True
     return out if hit else None
 
+
+# NVIDIA generations before Ampere: FlashAttention-2 and PyTorch SDPA's flash backend need
+# sm80+, Transformer Engine's fused attention too (Megatron falls back to unfused attention).
+_BEFORE_AMPERE = ("volta", "turing", "pascal", "maxwell", "kepler")
+
+
+def _no_flash_kernel(acc) -> str:
+    """What the flash rate stands for on a GPU no FlashAttention kernel runs on: the A100
+    FlashAttention-2 share (a V100 llama3-8b estimate gave 52% MFU, where Megatron-LM reached
+    30% of V100 peak: arXiv:1909.08053, 15.1 PFLOP/s on 512 GPUs), said so, with the override
+    that times the unfused path."""
+    if not acc.architecture.lower().startswith(_BEFORE_AMPERE):
+        return ""
+    return (f" — {acc.name} has no FlashAttention kernel (FlashAttention-2, SDPA's flash "
+            "backend and Transformer Engine's fused attention need Ampere or newer): this "
+            "rate is likely optimistic; `attention` unfused times the unfused path Megatron "
+            "runs there")

@@ -312,3 +312,15 @@ def test_a_goodput_below_half_is_warned_about(catalog):
     usual = estimate(workload("llama3-70b"), reference_cluster(catalog, "H100", 1024))
     assert usual.goodput.fraction > 0.5 and not any(w.startswith("goodput ")
                                                     for w in usual.warnings)
+
+
+def test_a_gpu_without_flash_kernels_says_the_flash_rate_is_a_stand_in(catalog):
+    """V100 (Volta) runs no FlashAttention kernel, yet "flash" was timed at A100's
+    FlashAttention-2 share without a word (52% MFU for llama3-8b, where Megatron-LM reached
+    30% of V100 peak)."""
+    volta = estimate(workload("llama3-8b", precision="fp16"),
+                     reference_cluster(catalog, "V100-SXM2-32GB", 8))
+    (note,) = [n for n in volta.assumptions if n.startswith("attention kernel")]
+    assert "V100-SXM2-32GB has no FlashAttention kernel" in note and "`attention` unfused" in note
+    ampere = estimate(workload("llama3-8b"), reference_cluster(catalog, "A100-SXM4-80GB", 8))
+    assert not any("no FlashAttention kernel" in n for n in ampere.assumptions)
