@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import _store
 from ._csvio import ACCELERATORS, INSTANCE_TYPES, OFFERS, write_table
-from ._errors import CatalogError, CatalogFileError
+from ._errors import CatalogError, CatalogFileError, without_fix
 from ._files import _os_reason
 from ._load import read_catalog_dir
 from ._meta import cloud_meta
@@ -48,7 +48,7 @@ def install(accelerators, instance_types, offers, meta: dict, *, name: str | Non
         write_text_atomic(tmp / "meta.json", json.dumps(meta, indent=2, sort_keys=True) + "\n",
                           what="catalog meta")
         _store._fsync_dir(tmp)
-        read_catalog_dir(tmp, name)  # the normal loader must accept it
+        _read_back(tmp, name)
         os.rename(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -58,6 +58,23 @@ def install(accelerators, instance_types, offers, meta: dict, *, name: str | Non
         _store.switch(name)
         _store._prune_old(base)
     return name, final
+
+
+def _read_back(tmp: Path, name: str) -> None:
+    """The normal loader must accept what was just written. When it does not, the records
+    handed to ``install`` were wrong — a bug in what built them (the refresh), not in any
+    stored catalog: the loader's own fix ("run `gpuplan catalog use packaged`", naming the
+    temporary directory, which is removed) pointed at the wrong thing."""
+    try:
+        read_catalog_dir(tmp, name)
+    except CatalogError as exc:
+        if isinstance(exc.__cause__ or exc.__context__, OSError):
+            raise  # the disk, not the records: the loader's message says which file
+        said = without_fix(exc).replace(f"{tmp}{os.sep}", "").replace(str(tmp), "it")
+        raise CatalogError(f"the new catalog does not load back ({said}): a bug in gpuplan's "
+                           "catalog refresh, not in your catalogs, which are unchanged. To "
+                           "fix: leave the cloud at fault out with --cloud, and report this "
+                           "line") from None
 
 
 def with_cloud_meta(meta: dict, offers) -> dict:

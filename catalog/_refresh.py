@@ -4,15 +4,16 @@ Steps, in order — nothing under ``catalogs/`` changes until the last one:
 
 1. For each requested cloud, call its source (``catalog.sources``). ``SourceUnavailable`` (no
    network, no credentials where a cloud needs them) skips that cloud: its rows are kept and
-   the reason is reported. **Any other failure — one region raising mid-refresh — fails the
-   whole refresh** (``RefreshError``): no partial cloud is ever written and the active catalog
-   stays as it was.
+   the reason is reported; so does an answer that priced no offer at all (``_refresh_checks``).
+   **Any other failure — one region raising mid-refresh — fails the whole refresh**
+   (``RefreshError``): no partial cloud is ever written and the active catalog stays as it was.
 2. Merge **by offer key** (cloud, instance type, region, pricing model, reservation option):
    a fetched offer replaces the offer with the same key; every offer the refresh did *not*
    fetch keeps its old price, date and source. Nothing is lost because a source did not look
    (a GCP refresh without TPU access keeps the TPU offers; an AWS refresh without credentials
    keeps the spot prices). ``prune=True`` removes, explicitly, the offers of a refreshed cloud
-   that the refresh covered (its regions and pricing models) but did not return.
+   that the refresh covered (the regions its source names, and its pricing models) but did
+   not return.
 3. The anomaly rules (``_anomalies``) run over the whole merged catalog, then the integrity
    checks (``check_integrity``); any problem rejects it.
 4. Install as a new complete catalog directory and switch to it (``_install.install``: one
@@ -37,6 +38,7 @@ from ._install import install
 from ._load import Catalog, load_catalog, read_catalog_dir
 from ._meta import cloud_meta
 from ._records import NO_PRICE_FLAGS, Accelerator, InstanceType, Offer
+from ._refresh_checks import no_prices
 from .sources._common import CloudData, RefreshError, Source, SourceUnavailable
 
 PRICE_CHANGE_THRESHOLD = 0.10  # changes above 10 % are listed first and shown by the CLI
@@ -152,15 +154,22 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
             skipped[cloud] = f"{cloud}: no source configured"
             continue
         try:
-            results[cloud] = source.fetch(regions, progress)
+            data = source.fetch(regions, progress)
         except SourceUnavailable as exc:
             skipped[cloud] = str(exc)
+            continue
         except (RefreshError, KeyboardInterrupt):
             raise
         except Exception as exc:  # a record that fails validation, an SDK error, a bug
             raise RefreshError(f"{cloud} refresh failed ({type(exc).__name__}: {exc}); the "
                                "active catalog was left unchanged. To fix: retry, or leave "
                                f"{cloud} out with --cloud") from exc
+        # an answer that priced nothing is no evidence that every offer is gone: that cloud
+        # keeps its offers (and --prune removes none of them), the others go on
+        if reason := no_prices(cloud, data.offers, regions, data.warnings):
+            skipped[cloud] = reason
+        else:
+            results[cloud] = data
     for cloud, data in results.items():
         duplicates = _duplicates(data)
         if duplicates:
@@ -251,11 +260,11 @@ class Merged:
 
 
 def _in_scope(o: Offer, data: CloudData, regions: Sequence[str] | None) -> bool:
-    """Whether the refresh of ``o``'s cloud looked where ``o`` is (for pruning)."""
-    covered_regions = set(data.regions) if data.regions else (
-        set(regions) if regions is not None else None)
-    return (o.pricing in data.covered_pricing
-            and (covered_regions is None or o.region in covered_regions))
+    """Whether the refresh of ``o``'s cloud looked where ``o`` is (for pruning): one of the
+    regions its source says it covered, and asked for. A source that names no region covered
+    none — read as "every region", an empty answer pruned the whole cloud."""
+    return (o.pricing in data.covered_pricing and o.region in data.regions
+            and (regions is None or o.region in regions))
 
 
 def merge(current: Catalog, packaged: Catalog, results: Mapping[str, CloudData],

@@ -19,6 +19,13 @@ A line is kept when it prices a Linux, shared-tenancy, no-pre-installed-software
 ("CapacityStatus" Used) instance of an accelerated family, sold on the on-demand market
 ("MarketOption" OnDemand: Capacity Block lines are not list prices). The us-east-1 file is
 ~300 MB; lines are rejected on cheap substring tests before being parsed as CSV.
+
+Such a line in another currency than USD ("Currency") is left out and counted (the file
+has always been USD; a file without the column is a changed format and fails). Two lines with
+the same key (type, pricing model, class, upfront option; for a reserved term, its SKU, term
+code and unit) and different prices fail the file: which one is the price cannot be known.
+A region code of the index that is no region name (``_refresh_checks.region_code``) is left
+out and reported.
 """
 
 from __future__ import annotations
@@ -27,9 +34,11 @@ import csv
 import datetime as _dt
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .._refresh_checks import region_code
 from ._common import today
 from ._names import AWS_FAMILY_ACCELERATOR
 
@@ -70,16 +79,35 @@ class RegionPrices:
     # price lines of its instance types that could not be read (a price "fifty", -55, NaN):
     # their offers keep the catalog's price, and the refresh says how many (reported)
     unreadable: list[str] = field(default_factory=list)
+    # such lines priced in another currency than USD, by currency: left out (reported)
+    other_currency: Counter = field(default_factory=Counter)
 
 
 def region_urls(index: dict, base_url: str) -> dict[str, str]:
     """region code → URL of its CSV price file, from region_index.json."""
-    out = {}
-    for code, entry in (index.get("regions") or {}).items():
-        url = (entry or {}).get("currentVersionUrl")
-        if isinstance(url, str) and url.endswith(".json"):
-            out[code] = base_url.rstrip("/") + url[: -len(".json")] + ".csv"
-    return out
+    return region_index(index, base_url)[0]
+
+
+def region_index(index, base_url: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """(region code → URL of its CSV price file, the codes that are no region name) from
+    region_index.json. A code becomes a region of the catalog — a row of offers.csv, a word
+    in tables, a --region value — so a name with a control character, a comma or 5,000
+    characters stays out (``region_code``; surrounding spaces are stripped)."""
+    regions = index.get("regions") if isinstance(index, dict) else None
+    if not isinstance(regions, dict):
+        raise ValueError("the Price List region index has no \"regions\" object")
+    out: dict[str, str] = {}
+    rejected: list[str] = []
+    for code, entry in regions.items():
+        url = entry.get("currentVersionUrl") if isinstance(entry, dict) else None
+        if not (isinstance(url, str) and url.endswith(".json")):
+            continue
+        name = region_code(code)
+        if name is None:
+            rejected.append(code)
+        else:
+            out.setdefault(name, base_url.rstrip("/") + url[: -len(".json")] + ".csv")
+    return out, tuple(rejected)
 
 
 def _number(text: str) -> float | None:
@@ -100,7 +128,11 @@ def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
             header = row
             break
         if row[0] == "Publication Date" and len(row) > 1:
-            out.published = _dt.date.fromisoformat(row[1][:10])
+            try:
+                out.published = _dt.date.fromisoformat(row[1][:10])
+            except ValueError as exc:  # "month must be in 1..12" alone named neither
+                raise ValueError(f"the {region} price file's Publication Date {row[1][:40]!r} "
+                                 f"is not a date ({exc})") from None
             if out.published > today() + _dt.timedelta(days=1):  # a clock or a file is wrong:
                 # it dated every offer 2099 and made the catalog look fresh for 70 years
                 raise ValueError(f"the price file's Publication Date {out.published} is in the "
@@ -110,10 +142,13 @@ def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
     if header is None:
         raise ValueError(f"{region}: no header line in the price file")
     col = {name: i for i, name in enumerate(header)}
+    # Currency too: without it any currency read as dollars
     missing = [c for c in ("SKU", "OfferTermCode", "TermType", "Unit", "PricePerUnit",
-                           "Instance Type", "Operating System", "Tenancy") if c not in col]
+                           "Currency", "Instance Type", "Operating System", "Tenancy")
+               if c not in col]
     if missing:
-        raise ValueError(f"{region}: price file lacks columns {missing}")
+        raise ValueError(f"{region}: price file lacks columns {missing} (has the Price List's "
+                         "format changed?)")
 
     def get(row: list[str], name: str) -> str:
         i = col.get(name)
@@ -137,11 +172,14 @@ def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
                 or get(row, "Pre Installed S/W") not in ("NA", "")
                 or get(row, "CapacityStatus") not in ("Used", "")
                 or get(row, "MarketOption") not in ("OnDemand", "")
-                or get(row, "Currency") not in ("USD", "")
                 or not get(row, "Product Family").startswith("Compute Instance")):
             continue
         name = get(row, "Instance Type")
         if name.split(".", 1)[0] not in AWS_FAMILY_ACCELERATOR:
+            continue
+        currency = get(row, "Currency")
+        if currency != "USD":  # the catalog is in dollars: counted and said, never converted
+            out.other_currency[currency or "none"] += 1
             continue
         if name not in out.specs:
             vcpus = _number(get(row, "vCPU"))
@@ -160,16 +198,16 @@ def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
         unit, term = get(row, "Unit"), get(row, "TermType")
         if term == "OnDemand" and unit == "Hrs":
             if price > 0:  # $0.00 lines are AWS's placeholders for what is not sold
-                out.prices[(name, "on_demand", "", "")] = price
+                _set(out.prices, (name, "on_demand", "", ""), price, region,
+                     f"{name} on-demand")
         elif term == "Reserved":
             t = reserved.setdefault((get(row, "SKU"), get(row, "OfferTermCode")), {
                 "name": name, "length": get(row, "LeaseContractLength"),
                 "class": get(row, "OfferingClass"), "option": get(row, "PurchaseOption"),
-                "hourly": 0.0, "upfront": 0.0})
-            if unit == "Hrs":
-                t["hourly"] = price
-            elif unit == "Quantity":
-                t["upfront"] = price
+                "Hrs": None, "Quantity": None})
+            if unit in ("Hrs", "Quantity"):
+                _set(t, unit, price, region, f"{name} reserved (term "
+                                             f"{get(row, 'OfferTermCode')}, {unit})")
     if not products:  # every region's file lists thousands of EC2 products: a header alone
         # is a cut or broken file, which --prune read as "every offer of the region is gone"
         raise ValueError("the price file has a header but no products")
@@ -178,8 +216,22 @@ def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
         if hours is None or t["class"] not in ("standard", "convertible") or \
                 t["option"] not in UPFRONT:
             continue
-        effective = t["hourly"] + t["upfront"] / hours  # amortised over the whole term
+        # amortised over the whole term
+        effective = (t["Hrs"] or 0.0) + (t["Quantity"] or 0.0) / hours
         if effective > 0:
-            out.prices[(t["name"], RESERVED[t["length"]], t["class"],
-                        UPFRONT[t["option"]])] = round(effective, 6)
+            _set(out.prices, (t["name"], RESERVED[t["length"]], t["class"],
+                              UPFRONT[t["option"]]), round(effective, 6), region,
+                 f"{t['name']} {t['length']} {t['class']} {t['option']} reserved")
     return out
+
+
+def _set(prices: dict, key, price: float, region: str, what: str) -> None:
+    """``prices[key] = price``, refusing a second, different price for the same key
+    (docs/refresh.md: duplicate records fail the refresh; the last line won silently, and one
+    stray line at a tenth of the price became p5.48xlarge's on-demand price). ``what``: the
+    instance type and price, as the error says them."""
+    before = prices.get(key)
+    if before is not None and before != price:
+        raise ValueError(f"the {region} price file has two {what} prices, {before} and {price} "
+                         "(duplicate records)")
+    prices[key] = price

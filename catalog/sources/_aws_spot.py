@@ -32,17 +32,36 @@ LINUX_SPOT = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
 
 
 def parse_advisor(data: Any) -> dict[tuple[str, str], tuple[str, int]]:
-    """{(region, instance type): (bucket label, savings %)} for Linux, from the advisor JSON."""
+    """{(region, instance type): (bucket label, savings %)} for Linux, from the advisor JSON.
+
+    The shape is checked, and a shape it does not know raises ValueError (the caller then
+    goes without the advisor): ``spot_advisor.<region>`` a list, or a range's ``index`` a
+    list, stopped the whole AWS refresh with an AttributeError or a TypeError. An entry that
+    is no object, or an ``r`` that indexes no range, is one type without a bucket instead."""
     if not isinstance(data, dict):
         raise ValueError("Spot Instance Advisor data is not a JSON object")
-    labels = {r["index"]: r["label"] for r in data.get("ranges", [])
-              if isinstance(r, dict) and "index" in r and "label" in r}
+    ranges, by_region = data.get("ranges", []), data.get("spot_advisor") or {}
+    if not isinstance(ranges, list) or not isinstance(by_region, dict):
+        raise ValueError("Spot Instance Advisor data: \"ranges\" is not a list or "
+                         "\"spot_advisor\" not an object")
+    labels: dict[int, str] = {}
+    for i, r in enumerate(ranges):
+        index, label = (r.get("index"), r.get("label")) if isinstance(r, dict) else (None, None)
+        if not (_is_int(index) and isinstance(label, str)):
+            raise ValueError(f"Spot Instance Advisor data: ranges[{i}] is not "
+                             "{\"index\": <integer>, \"label\": <text>}")
+        labels[index] = label
     out = {}
-    for region, by_os in (data.get("spot_advisor") or {}).items():
-        for name, entry in ((by_os or {}).get("Linux") or {}).items():
+    for region, by_os in by_region.items():
+        linux = by_os.get("Linux") if isinstance(by_os, dict) else by_os
+        if not isinstance(linux, dict | None):
+            raise ValueError(f"Spot Instance Advisor data: spot_advisor[{region[:30]!r}] is "
+                             "not {\"Linux\": {<instance type>: …}}")
+        for name, entry in (linux or {}).items():
             if not isinstance(entry, dict):
                 continue
-            label = labels.get(entry.get("r"), "")
+            bucket = entry.get("r")
+            label = labels.get(bucket, "") if _is_int(bucket) else ""
             savings = entry.get("s")
             if isinstance(savings, int | float) and not isinstance(savings, bool) \
                     and 0 <= savings < 100:
@@ -50,6 +69,10 @@ def parse_advisor(data: Any) -> dict[tuple[str, str], tuple[str, int]]:
             elif label:
                 out[(region, name)] = (label, -1)  # a bucket but no saving figure
     return out
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def spot_history(session, region: str, names: Sequence[str], config: Any) -> dict[str, dict]:

@@ -20,6 +20,11 @@ A SKU (``services/<id>/skus``, REST or SDK) has a ``description``, a ``category`
   Compute Engine's 6F81-5844-456A): the version is the token after "Tpu" ("Tpu-v4",
   "TpuV5p"), "Pod" marks a pod price. Units, as both projects above read them: v2/v3/v4 SKUs
   price one 8-core device (4 chips), v5e/v5p/v6e SKUs one chip.
+- Prices are USD (the API's default currency). A SKU priced in another currency or below zero
+  is left out with a warning, and what it would price is unpriced as for a missing SKU; two
+  SKUs with the same description core, pricing model and region must agree on the price
+  (docs/refresh.md: duplicate records fail the refresh — taking the first priced an A3 at
+  20.23 $/h instead of 43.07).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from typing import Any
+
+from ._common import RefreshError
 
 COMPUTE_SERVICE = "services/6F81-5844-456A"
 TPU_SERVICE = "services/E000-3F24-B8AA"
@@ -77,22 +84,34 @@ def sku_dict(sku: Any) -> dict:
     if isinstance(sku, dict):
         return sku
     cat = sku.category
-    rates = [{"unitPrice": {"units": int(r.unit_price.units), "nanos": int(r.unit_price.nanos)}}
+    rates = [{"unitPrice": {"units": int(r.unit_price.units), "nanos": int(r.unit_price.nanos),
+                            "currencyCode": r.unit_price.currency_code}}
              for info in sku.pricing_info for r in info.pricing_expression.tiered_rates]
-    return {"description": sku.description, "serviceRegions": list(sku.service_regions),
+    return {"skuId": sku.sku_id, "description": sku.description,
+            "serviceRegions": list(sku.service_regions),
             "category": {"resourceFamily": cat.resource_family,
                          "resourceGroup": cat.resource_group, "usageType": cat.usage_type},
             "pricingInfo": [{"pricingExpression": {"tieredRates": rates}}]}
 
 
-def unit_price(sku: dict) -> float | None:
+def unit_price(sku: dict) -> tuple[float | None, str | None]:
+    """(USD per unit, None) from the first tier above 0 (a first tier of 0 is a free
+    allowance); (None, why) when the SKU's only prices are in another currency or negative;
+    (None, None) when it has no price (all tiers 0)."""
+    why = None
     for info in sku.get("pricingInfo") or []:
         for rate in (info.get("pricingExpression") or {}).get("tieredRates") or []:
             price = rate.get("unitPrice") or {}
+            currency = price.get("currencyCode") or "USD"  # the API's default; the SDK's ""
+            if currency != "USD":  # EUR prices were once stored as dollars
+                why = why or f"price in {currency}, not USD"
+                continue
             value = int(price.get("units") or 0) + int(price.get("nanos") or 0) / 1e9
             if value > 0:
-                return value
-    return None
+                return value, None
+            if value < 0:
+                why = "negative price"
+    return None, why
 
 
 def pricing_model(sku: dict) -> str | None:
@@ -114,33 +133,88 @@ def tpu_version(description: str) -> str | None:
 
 class SkuPrices:
     """Unit prices by (description core, pricing model, region), and TPU unit prices by
-    (version, pod?, pricing model, region)."""
+    (version, pod?, pricing model, region); what was left out, and why."""
 
     def __init__(self) -> None:
         self.compute: dict[tuple[str, str, str], float] = {}
         self.tpu: dict[tuple[str, bool, str, str], float] = {}
+        self.listed: dict[str, list[int]] = {}  # service → [SKUs, SKUs priced from]
+        # (description core, model, region) → (price, SKU id): a second SKU must agree
+        self._priced_by: dict[tuple[str, str, str], tuple[float, str]] = {}
+        self._left_out: dict[str, list[str]] = {}  # why → the SKUs left out for it
+        self._why: dict[tuple[str, str, str], str] = {}  # a key with no price → why
 
-    def add(self, skus: Iterable[Any]) -> None:
+    def add(self, skus: Iterable[Any], service: str = "") -> int:
+        """Adds the SKUs' prices (of ``service``, for messages); returns how many SKUs
+        there were."""
+        tally = self.listed.setdefault(service, [0, 0])
+        before = tally[0]
         for raw in skus:
+            tally[0] += 1
             sku = sku_dict(raw)
             cat = sku.get("category") or {}
             model = pricing_model(sku)
-            price = unit_price(sku)
-            if model is None or price is None or cat.get("resourceFamily") != "Compute":
+            if model is None or cat.get("resourceFamily") != "Compute":
                 continue
             description = sku.get("description", "")
-            if cat.get("resourceGroup") == "TPU":
-                version = tpu_version(description)
+            group = cat.get("resourceGroup")
+            version = tpu_version(description) if group == "TPU" else None
+            if version is None and group not in ("CPU", "RAM", "GPU", "N1Standard"):
+                continue
+            core, regions = core_description(description), sku.get("serviceRegions") or []
+            price, why = unit_price(sku)
+            if why is not None:
+                self._leave_out(sku, why, core, model, regions)
+                continue
+            if price is None:
+                continue
+            tally[1] += 1
+            for region in regions:
+                self._check_duplicate(sku, (core, model, region), price)
                 if version is not None:
-                    for region in sku.get("serviceRegions") or []:
-                        self.tpu.setdefault((version, "Pod" in description, model, region),
-                                            price)
-                continue
-            if cat.get("resourceGroup") not in ("CPU", "RAM", "GPU", "N1Standard"):
-                continue
-            core = core_description(description)
-            for region in sku.get("serviceRegions") or []:
-                self.compute.setdefault((core, model, region), price)
+                    self.tpu.setdefault((version, "Pod" in description, model, region), price)
+                else:
+                    self.compute.setdefault((core, model, region), price)
+        return tally[0] - before
+
+    def _check_duplicate(self, sku: dict, key: tuple[str, str, str], price: float) -> None:
+        first = self._priced_by.setdefault(key, (price, _sku_id(sku)))
+        if first[0] != price:
+            core, model, region = key
+            raise RefreshError(f"gcp: two SKUs price {core!r} ({model}, {region}) differently: "
+                               f"{first[1]} at {first[0]} and {_sku_id(sku)} at {price} "
+                               "USD per unit. To fix: retry later (the catalog may be "
+                               "mid-update), or leave gcp out with --cloud")
+
+    def _leave_out(self, sku: dict, why: str, core: str, model: str, regions) -> None:
+        self._left_out.setdefault(why, []).append(_sku_id(sku))
+        for region in regions:
+            self._why.setdefault((core, model, region), why)
+
+    def why_missing(self, keys: Iterable[str], model: str, region: str) -> str:
+        """Why none of ``keys`` has a price: a SKU left out, or none found."""
+        return next((f"left out ({self._why[(k, model, region)]})" for k in keys
+                     if (k, model, region) in self._why), "not found")
+
+    def warnings(self) -> list[str]:
+        out = []
+        for why, skus in self._left_out.items():
+            out.append(f"gcp: {len(skus):,} SKU{'s' if len(skus) > 1 else ''} left out "
+                       f"({why}): {', '.join(skus[:5])}{' …' if len(skus) > 5 else ''}; "
+                       "what they price has no price from this refresh")
+        return out
+
+    def check_usable(self) -> None:
+        """RefreshError when a service's SKUs gave no price at all (all in EUR, say): every
+        offer they price would be unpriced, and --prune would remove them."""
+        for service, (listed, priced) in self.listed.items():
+            if listed and not priced:
+                left = "; ".join(f"{len(s):,} left out ({why})"
+                                 for why, s in self._left_out.items())
+                raise RefreshError(f"gcp: none of the billing API's {listed:,} SKUs for "
+                                   f"{service} has a price gpuplan can use"
+                                   f"{f': {left}' if left else ''}. To fix: retry later, "
+                                   "or leave gcp out with --cloud")
 
     def price(self, keys: Iterable[str], model: str, region: str) -> float | None:
         return next((self.compute[(k, model, region)] for k in keys
@@ -158,6 +232,12 @@ class SkuPrices:
 
     def regions(self) -> set[str]:
         return {k[2] for k in self.compute} | {k[3] for k in self.tpu}
+
+
+def _sku_id(sku: dict) -> str:
+    """The SKU's id ("H100-0001-0001"), for messages; its description when it has none."""
+    name = sku.get("skuId") or str(sku.get("name") or "").rpartition("/")[2]
+    return str(name or repr(sku.get("description", "?")))
 
 
 def host_keys(series: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -3,13 +3,15 @@
 ``fetch`` reads (see ``_aws_bulk`` and ``_aws_spot`` for the file shapes):
 
 1. ``region_index.json`` — every region code AWS prices, Local Zones, Wavelength Zones and
-   GovCloud included (each becomes a region of its own in the catalog);
+   GovCloud included (each becomes a region of its own in the catalog; a code that is no
+   region name is left out, with a warning);
 2. per wanted region, concurrently, that region's EC2 price file as CSV (streamed): on-demand
    and all twelve reserved terms (1 / 3 years × standard / convertible × No / Partial / All
    Upfront, amortised to USD per hour over the term), and the instance specs it states
    (vCPUs, memory, GPU count and memory). Its "Publication Date" dates those offers;
 3. the Spot Instance Advisor data: the monthly interruption bucket per (region, type) and its
-   saving against on-demand;
+   saving against on-demand (an answer that cannot be read, or of another shape, is a warning:
+   spot is kept from the catalog and left out of what --prune covers);
 4. spot prices: with credentials (boto3 installed and an AWS identity), DescribeSpotPriceHistory
    per region, the cheapest zone and the median across zones; without, on-demand × (1 − the
    advisor's 30-day saving), said so in the source. Either way the bucket comes along, with
@@ -24,18 +26,23 @@ table is reported as a warning and left out, and fractional-GPU types (g6f) are 
 
 from __future__ import annotations
 
+import http.client
+import zlib
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from .._clouds import aws_bucket_rate
+from .._errors import without_fix
 from .._records import InstanceType, Offer
+from .._refresh_checks import shown_names
 from ._aws_bulk import (
     PRICING_BASE_URL,
     REGION_INDEX_PATH,
     RegionPrices,
     TypeSpec,
     parse_price_file,
-    region_urls,
+    region_index,
 )
 from ._aws_spot import ADVISOR_URL, cheapest_and_median, parse_advisor, spot_history
 from ._common import (
@@ -79,7 +86,11 @@ class AwsSource:
         report = progress or no_progress
         index = get_json(self.base_url + REGION_INDEX_PATH, cloud=CLOUD, first=True,
                          timeout_s=self.timeout_s)
-        urls = region_urls(index, self.base_url)
+        try:
+            urls, rejected = region_index(index, self.base_url)
+        except ValueError as exc:
+            raise RefreshError(f"aws: {exc}. To fix: retry later, or leave aws out with "
+                               "--cloud") from None
         if not urls:
             raise RefreshError("aws: the Price List region index lists no regions. To fix: "
                                "retry later")
@@ -87,6 +98,11 @@ class AwsSource:
         files = run_per_region(CLOUD, wanted, lambda r: self._region(r, urls[r]), progress,
                                self.max_workers, what="price file for")
         warnings: list[str] = []
+        if rejected:
+            warnings.append(f"aws: the Price List region index names {len(rejected):,} "
+                            f"region{'s' if len(rejected) > 1 else ''} that "
+                            f"{'are' if len(rejected) > 1 else 'is'} no region name, left out: "
+                            f"{shown_names(rejected)}")
         advisor = self._advisor(warnings)
         report(CLOUD, "spot", 0, 1)
         ec2_spot = self._ec2_spot(files, warnings)
@@ -99,14 +115,7 @@ class AwsSource:
                             f"accelerator for, left out: {', '.join(unknown[:10])}"
                             f"{' …' if len(unknown) > 10 else ''}. To fix: add the family to "
                             "catalog/sources/_names.py AWS_FAMILY_ACCELERATOR")
-        unreadable = {r: f.unreadable for r, f in files.items() if f.unreadable}
-        if unreadable:
-            lines = sum(len(v) for v in unreadable.values())
-            region, said = next(iter(unreadable.items()))
-            warnings.append(f"aws: {lines:,} price line{'s' if lines > 1 else ''} of accelerated "
-                            f"instance types could not be read ({region}: {said[0]}"
-                            f"{' …' if lines > 1 else ''}); those offers keep the catalog's "
-                            "price and date")
+        kept = _left_out_warnings(files, warnings)
         offers = self._offers(files, types, advisor, ec2_spot)
         covered = ON_DEMAND_AND_RESERVED + (("spot",) if advisor or ec2_spot else ())
         used = {o.instance_type for o in offers}
@@ -116,7 +125,7 @@ class AwsSource:
             offers=tuple(offers), as_of=stamp, source=price_list_label(files),
             accelerators=tuple(a for a in accelerators.new
                                if any(t.accelerator == a.name for t in types.values())),
-            regions=tuple(wanted), covered_pricing=covered,
+            regions=tuple(r for r in wanted if r not in kept), covered_pricing=covered,
             warnings=tuple(warnings) + tuple(f"aws: {s}" for s in sorted(skipped)))
 
     # -- fetching --------------------------------------------------------------------------
@@ -124,11 +133,22 @@ class AwsSource:
         return parse_price_file(iter_lines(url, cloud=CLOUD, timeout_s=self.timeout_s), region)
 
     def _advisor(self, warnings: list[str]) -> dict[tuple[str, str], tuple[str, int]]:
+        """The advisor's buckets and savings, or {} with a warning: spot comes second, so a
+        bad advisor answer leaves spot as it was instead of failing the on-demand prices."""
         try:
             return parse_advisor(get_json(self.advisor_url, cloud=CLOUD,
                                           timeout_s=self.timeout_s))
-        except (RefreshError, SourceUnavailable, ValueError) as exc:
-            warnings.append(f"aws: Spot Instance Advisor data unavailable ({exc}); spot "
+        # What a bad answer raises, and nothing else (a bug still fails the refresh): the
+        # download's own errors (RefreshError, SourceUnavailable), a connection reset
+        # mid-body (OSError), a cut or corrupt gzip stream (EOFError, zlib.error), a cut
+        # chunked body (HTTPException), and parse_advisor's ValueError for a shape it does
+        # not know — TypeError, AttributeError and KeyError only if its checks missed one.
+        except (RefreshError, SourceUnavailable, OSError, EOFError, zlib.error,
+                http.client.HTTPException, ValueError, TypeError, AttributeError,
+                KeyError) as exc:
+            said = without_fix(exc) if isinstance(exc, RefreshError | SourceUnavailable) \
+                else f"{type(exc).__name__}: {exc}"
+            warnings.append(f"aws: Spot Instance Advisor data unavailable ({said[:200]}); spot "
                             "buckets and advisor-derived spot prices kept from the catalog")
             return {}
 
@@ -259,6 +279,31 @@ class AwsSource:
                          source=f"AWS Spot Instance Advisor: {savings}% below on-demand "
                                 "(average over the last 30 days and across zones)", **common)
         return None
+
+
+def _left_out_warnings(files: dict[str, RegionPrices], warnings: list[str]) -> list[str]:
+    """Say how many price lines were left out (unreadable, another currency than USD), first
+    among ``warnings``: the refresh quotes a cloud's first warning when it priced nothing.
+    Returns the regions they were in, which --prune leaves alone: the offer of such a line is
+    not gone, and which offer an unreadable line was is not known."""
+    kept = sorted(r for r, f in files.items() if f.unreadable or f.other_currency)
+    prune = (f"; --prune leaves {', '.join(kept[:5])}{' …' if len(kept) > 5 else ''} "
+             "alone") if kept else ""
+    if currencies := sum((f.other_currency for f in files.values()), Counter()):
+        lines = sum(currencies.values())
+        named = ", ".join(f"{c[:12]!r}: {n:,}" for c, n in currencies.most_common(3))
+        warnings.insert(0, f"aws: {lines:,} price line{'s' if lines > 1 else ''} of "
+                           f"accelerated instance types in a currency other than USD ({named}) "
+                           f"left out; those offers keep the catalog's price and date{prune}")
+    unreadable = {r: f.unreadable for r, f in files.items() if f.unreadable}
+    if unreadable:
+        lines = sum(len(v) for v in unreadable.values())
+        region, said = next(iter(unreadable.items()))
+        warnings.insert(0, f"aws: {lines:,} price line{'s' if lines > 1 else ''} of "
+                           f"accelerated instance types could not be read ({region}: {said[0]}"
+                           f"{' …' if lines > 1 else ''}); those offers keep the catalog's "
+                           f"price and date{prune}")
+    return kept
 
 
 def price_list_label(files: dict[str, RegionPrices]) -> str:

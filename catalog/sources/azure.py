@@ -12,7 +12,16 @@ HTTPS (``_http``: a base install refreshes them, no [azure] extra). Item rules:
 - ``type`` Reservation with ``reservationTerm`` "1 Year" / "3 Years" → ``reserved_1y`` /
   ``reserved_3y``; ``unitPrice`` is for the whole term, so it is divided by 8,760 / 26,280 h;
 - DevTestConsumption and anything else → skipped; several items for one (region, model) →
-  the lowest.
+  the lowest; a $0 price → skipped (a placeholder).
+
+An item of those that cannot be used is skipped, counted by why and said in one warning, and
+its offer keeps the catalog's price (``--prune`` leaves its region alone): a price that is
+no JSON number (``true`` is not $1.00/h), not finite or negative; a ``currencyCode`` other
+than USD (or none); an ``armRegionName`` that is no region name (``_refresh_checks.
+region_code``: surrounding spaces are stripped, control characters, commas, upper case and
+the like refused). A page without ``Items`` (a changed schema) fails the refresh, and so does
+an answer with no price item at all for any size: read as "Azure sells nothing", ``--prune``
+removed every Azure offer. ``NextPageLink`` null or "" ends a size's pages.
 
 Sizes Azure has retired (``_names.AZURE_RETIRED``: the K80/M60 NC and NV series) are never
 asked for. Azure reservations have no offering class or upfront choice that changes the price
@@ -32,12 +41,14 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from .._records import InstanceType, Offer
+from .._refresh_checks import region_code, shown_names
 from ._common import (
     CloudData,
     Progress,
@@ -90,12 +101,14 @@ class AzureSource:
         fetched = first | run_per_region(CLOUD, names[1:], lambda n: self._prices(n, wanted),
                                          progress, self.max_workers, what="retail prices for")
         prices = {name: got for name, (got, _) in fetched.items()}
-        unreadable = {name: n for name, (_, n) in fetched.items() if n}
-        if unreadable:
-            shown = sorted(unreadable)
-            warnings.append(f"azure: {sum(unreadable.values()):,} price items could not be read "
-                            f"(for {', '.join(shown[:3])}{'…' if len(shown) > 3 else ''}) and "
-                            "were skipped: their prices keep the catalog's")
+        tallies = {name: tally for name, (_, tally) in fetched.items()}
+        if names and not sum(t.items for t in tallies.values()):
+            # every page empty: an outage or a changed API, not "Azure sells nothing" —
+            # which --prune read as every Azure offer gone
+            raise RefreshError(f"azure: the Retail Prices API returned no prices for any of the "
+                               f"{len(names)} VM sizes asked for; the catalog keeps its azure "
+                               "offers. To fix: retry later, or leave azure out with --cloud")
+        tainted = _skipped_warning(tallies, warnings)
         as_of = today()
         base = Offer(cloud=CLOUD, instance_type="-", region="-", pricing="on_demand",
                      usd_per_hour=1.0, as_of=as_of, source=source_label(as_of))
@@ -117,7 +130,9 @@ class AzureSource:
         return CloudData(cloud=CLOUD, instance_types=tuple(types),
                          offers=tuple(offers), as_of=as_of,
                          source=source_label(as_of),
-                         regions=tuple(sorted({o.region for o in offers})),
+                         # --prune: not where an item was skipped (that offer is not gone)
+                         regions=() if "" in tainted else tuple(sorted(
+                             {o.region for o in offers} - tainted)),
                          covered_pricing=("on_demand", "spot", "reserved_1y", "reserved_3y"),
                          warnings=tuple(warnings))
 
@@ -189,16 +204,16 @@ class AzureSource:
 
     # -- retail prices (public) -------------------------------------------------------------
     def _prices(self, sku_name: str, wanted, *, first: bool = False
-                ) -> tuple[dict[tuple[str, str], float], int]:
-        """{(region, pricing model): USD per hour} of one VM size, and how many of its price
-        items could not be read."""
+                ) -> tuple[dict[tuple[str, str], float], _Tally]:
+        """{(region, pricing model): USD per hour} of one VM size, and the count of its price
+        items and of those skipped (``_Tally``)."""
         # the standard library's HTTPS (``_http``), as for AWS's public price files: a base
         # install refreshes Azure's public prices without the [azure] extra
         query = urlencode({"$filter": "serviceName eq 'Virtual Machines' and armSkuName "
                                       f"eq '{sku_name}'"})
         url: str | None = f"{self.prices_url}?{query}"
         out: dict[tuple[str, str], float] = {}
-        unreadable = 0
+        tally = _Tally()
         seen: set[str] = set()
         while url:
             # a NextPageLink back to a page already read looped for ever (17,734 requests in
@@ -211,25 +226,36 @@ class AzureSource:
             page = get_json(url, cloud=CLOUD, timeout_s=self.timeout_s,
                             first=first and not seen)
             seen.add(url)
-            items = page.get("Items", []) if isinstance(page, dict) else None
+            if not isinstance(page, dict):
+                raise _not_a_page(sku_name, f"a JSON {type(page).__name__}, not an object")
+            if "Items" not in page:  # read as "no prices", --prune removed every offer
+                keys = ", ".join(sorted(ascii(k)[1:-1][:30] for k in page)[:5]) or "none"
+                raise _not_a_page(sku_name, f"no \"Items\"; its keys: {keys}. Has the API's "
+                                            "schema changed?")
+            items = page["Items"]
             if not isinstance(items, list):
-                raise _not_a_page(sku_name, "a page of prices" if items is None else
-                                  "Items is not a list")
+                raise _not_a_page(sku_name, "Items is not a list")
             for item in items:
+                tally.items += 1
                 try:
-                    parsed = parse_item(item) if isinstance(item, dict) else None
-                except (TypeError, ValueError):  # "abc" for a price, null for a name
-                    unreadable += 1
+                    parsed = parse_item(item)
+                except UnusableItem as exc:
+                    tally.skip(exc.kind, exc.detail, item)
+                    continue
+                except (TypeError, ValueError) as exc:
+                    # a field of the wrong type (productName null, reservationTerm a list):
+                    # counted and said, not a crash
+                    tally.skip("unreadable", str(exc), item)
                     continue
                 if parsed and (wanted is None or parsed[0] in wanted):
                     key = parsed[:2]
                     out[key] = min(out.get(key, parsed[2]), parsed[2])
             url = self._next(page.get("NextPageLink"), sku_name)
-        return out, unreadable
+        return out, tally
 
     def _next(self, link, sku_name: str) -> str | None:
         """The next page's address: a link of the same service, or None at the end."""
-        if link is None:
+        if link is None or link == "":  # the last page: Azure writes null, "" means the same
             return None
         if not isinstance(link, str):
             raise _not_a_page(sku_name, "NextPageLink is not a link")
@@ -255,26 +281,108 @@ def _not_a_page(sku_name: str, what: str) -> RefreshError:
                         "--cloud")
 
 
+class UnusableItem(ValueError):
+    """A price item gpuplan would use that it cannot: ``kind`` is "unreadable", "negative",
+    "currency" or "region" (each counted and said in one warning), ``detail`` what it held."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail = kind, detail
+
+
 def parse_item(item: dict) -> tuple[str, str, float] | None:
-    """One Retail Prices item → (region, pricing model, USD per hour), or None to skip it."""
+    """One Retail Prices item → (region, pricing model, USD per hour), or None when it is not
+    a price gpuplan uses (Windows, Low Priority, DevTest, no region, a $0 placeholder).
+
+    An item it would use but cannot raises ``UnusableItem`` (or TypeError / ValueError for a
+    field of the wrong type): a price that is no JSON number (``true`` read as $1.00/h), not
+    finite or negative; a currency other than USD (the API answers in USD unless asked
+    otherwise); a region name outside ``region_code``'s pattern."""
+    if not isinstance(item, dict):
+        raise UnusableItem("unreadable", f"an item that is a JSON {type(item).__name__}")
     if item.get("serviceName") != "Virtual Machines" or "Windows" in item.get("productName", ""):
         return None
     meter = f"{item.get('meterName', '')} {item.get('skuName', '')}"
-    if "Low Priority" in meter or item.get("currencyCode", "USD") != "USD":
-        return None
-    price = float(item.get("unitPrice") or item.get("retailPrice") or 0.0)
-    region = item.get("armRegionName") or ""
-    if not math.isfinite(price):
-        raise ValueError(f"price {price}")
-    if price <= 0 or not region:
-        return None
     kind = item.get("type")
+    if "Low Priority" in meter:
+        return None
     if kind == "Consumption":
-        return region, "spot" if "Spot" in meter else "on_demand", price
-    if kind == "Reservation" and item.get("reservationTerm") in TERM_HOURS:
+        model, hours = ("spot" if "Spot" in meter else "on_demand"), 1.0
+    elif kind == "Reservation" and item.get("reservationTerm") in TERM_HOURS:
         model, hours = TERM_HOURS[item["reservationTerm"]]
-        return region, model, price / hours
-    return None
+    else:
+        return None
+    currency = item.get("currencyCode")
+    if currency != "USD":  # a missing code too: the same item, priced in what?
+        raise UnusableItem("currency", currency if isinstance(currency, str) else "none")
+    raw = item["unitPrice"] if item.get("unitPrice") is not None else item.get("retailPrice")
+    if isinstance(raw, bool) or not isinstance(raw, int | float):  # float(True) is 1.0
+        raise UnusableItem("unreadable", f"price {raw!r}"[:40])
+    try:
+        price = float(raw)
+    except OverflowError:  # an integer of 400 digits
+        raise UnusableItem("unreadable", "a price too large for a number") from None
+    if not math.isfinite(price):
+        raise UnusableItem("unreadable", f"price {price}")
+    if price < 0:
+        raise UnusableItem("negative", f"price {price}")
+    name = item.get("armRegionName")
+    if not name:
+        return None
+    region = region_code(name)
+    if region is None:
+        raise UnusableItem("region", name if isinstance(name, str) else repr(name))
+    if price == 0:  # a placeholder, as AWS's $0.00 lines
+        return None
+    return region, model, price / hours
+
+
+@dataclass(slots=True)
+class _Tally:
+    """One VM size's price items: how many came, and those skipped, by why."""
+
+    items: int = 0
+    skipped: Counter = field(default_factory=Counter)  # (kind, detail) → items
+    # regions an item was skipped in ("" when its region cannot be read): --prune leaves them
+    tainted: set[str] = field(default_factory=set)
+
+    def skip(self, kind: str, detail: str, item) -> None:
+        self.skipped[(kind, detail)] += 1
+        if kind != "region":  # a name that is no region names no offer of the catalog
+            name = item.get("armRegionName") if isinstance(item, dict) else None
+            self.tainted.add(region_code(name) or "")
+
+
+SKIP_WORDS = {"unreadable": "could not be read", "negative": "had a negative price",
+              "currency": "had a currency other than USD", "region": "had no valid region name"}
+
+
+def _skipped_warning(tallies: dict[str, _Tally], warnings: list[str]) -> set[str]:
+    """Say, in one warning, how many price items were skipped and why; the regions they were
+    in (``_Tally.tainted``), which --prune must leave alone."""
+    total: Counter = Counter()
+    for t in tallies.values():
+        total.update(t.skipped)
+    if not total:
+        return set()
+    parts = []
+    for kind, words in SKIP_WORDS.items():
+        found = {d: n for (k, d), n in total.items() if k == kind}
+        if found:
+            named = (f" ({shown_names(sorted(found))})" if kind in ("currency", "region")
+                     else "")
+            parts.append(f"{sum(found.values()):,} {words}{named}")
+    sizes = sorted(n for n, t in tallies.items() if t.skipped)
+    tainted = set().union(*(t.tainted for t in tallies.values()))
+    prune = ("" if not tainted else "; --prune removes no azure offer this time" if "" in tainted
+             else f"; --prune leaves {', '.join(sorted(tainted)[:5])}"
+                  f"{' …' if len(tainted) > 5 else ''} alone")
+    count = sum(total.values())
+    # first: the refresh quotes a cloud's first warning when it priced nothing
+    warnings.insert(0, f"azure: {count:,} price item{'s' if count > 1 else ''} skipped (for "
+                    f"{', '.join(sizes[:3])}{'…' if len(sizes) > 3 else ''}): "
+                    f"{', '.join(parts)}; those prices keep the catalog's{prune}")
+    return tainted
 
 
 def source_label(as_of) -> str:

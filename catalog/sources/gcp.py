@@ -1,7 +1,8 @@
 """GCP: prices from the Cloud Billing catalog, with an API key or with credentials.
 
 Two ways in, both reading the Compute Engine (``services/6F81-5844-456A``) and Cloud TPU
-(``services/E000-3F24-B8AA``) SKU lists (``_gcp_skus`` has the matching rules):
+(``services/E000-3F24-B8AA``) SKU lists (``_gcp_skus`` has the matching rules, ``_gcp_pages``
+the checks on a list read over HTTPS):
 
 - **API key** (``GOOGLE_CLOUD_API_KEY``, or ``api_key=``; any project's key with the Cloud
   Billing API enabled): the SKU lists over plain HTTPS, no SDK. The machine types, their zones
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import os
 import re
-import urllib.parse
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -41,6 +41,7 @@ from ._common import (
     no_progress,
     today,
 )
+from ._gcp_pages import API_KEY_ENV, no_skus, rest_skus
 from ._gcp_skus import (
     BUNDLED_SERIES,
     COMPUTE_SERVICE,
@@ -53,12 +54,10 @@ from ._gcp_skus import (
     host_keys,
     series_of,
 )
-from ._http import get_json
 from ._names import GCP_SKIP_SUFFIXES, AcceleratorMap
 
 CLOUD = "gcp"
 BILLING_URL = "https://cloudbilling.googleapis.com"
-API_KEY_ENV = "GOOGLE_CLOUD_API_KEY"
 NO_CREDENTIALS = (f"no Google Cloud credentials or API key. To fix: set {API_KEY_ENV} to an "
                   "API key of a project with the Cloud Billing API enabled (prices only), or "
                   "run `gcloud auth application-default login` / set "
@@ -94,8 +93,10 @@ class GcpSource:
     def _fetch_with_key(self, key: str, regions, report: Progress) -> CloudData:
         prices = SkuPrices()
         for i, service in enumerate((COMPUTE_SERVICE, TPU_SERVICE)):
-            prices.add(self._rest_skus(service, key, first=i == 0))
+            prices.add(rest_skus(self.billing_url, service, key, timeout_s=self.timeout_s,
+                                 first=i == 0), service)
             report(CLOUD, f"prices ({service})", i + 1, 2)
+        prices.check_usable()
         builder = _Builder(self.reference, prices, set(regions) if regions else None)
         for t in self.reference.instance_types:
             if t.cloud != CLOUD:
@@ -113,18 +114,6 @@ class GcpSource:
                     builder.priced_machine(t, acc_type, where)
         return builder.result("GCP Cloud Billing catalog (API key) + machine types from the "
                               "catalog")
-
-    def _rest_skus(self, service: str, key: str, *, first: bool) -> list[dict]:
-        skus, token = [], ""
-        while True:
-            query = {"key": key, "pageSize": 5000, **({"pageToken": token} if token else {})}
-            url = f"{self.billing_url}/v1/{service}/skus?{urllib.parse.urlencode(query)}"
-            page = get_json(url, cloud=CLOUD, first=first and not skus,
-                            timeout_s=self.timeout_s)
-            skus += page.get("skus") or []
-            token = page.get("nextPageToken") or ""
-            if not token:
-                return skus
 
     # -- credentials: Compute API + Billing SDK ---------------------------------------------
     def _fetch_with_credentials(self, regions, report: Progress) -> CloudData:
@@ -162,8 +151,12 @@ class GcpSource:
                                                     **common)
             prices = SkuPrices()
             for i, service in enumerate((COMPUTE_SERVICE, TPU_SERVICE)):
-                prices.add(billing.list_skus(parent=service, timeout=self.timeout_s))
+                if not prices.add(billing.list_skus(parent=service, timeout=self.timeout_s),
+                                  service):
+                    raise no_skus(service, "retry, or check that the project has the Cloud "
+                                  "Billing API enabled")
                 report(CLOUD, f"prices ({service})", 3 + i, 4)
+        prices.check_usable()
         bundled = {a.guest_accelerator_type for mt in specs.values() for a in mt.accelerators}
         builder = _Builder(self.reference, prices, set(regions) if regions else None)
         for name in sorted(specs):
@@ -371,8 +364,11 @@ class _Builder:
                     self._offer(name, region, model, round(host + gpu * count, 6), zones)
                 elif model in ("on_demand", "spot") and (host or gpu is not None):
                     self._offer(name, region, model, None, zones, ("price_unknown",))
-                    self.warnings.append(f"gcp {name} {region} {model}: "
-                                         f"{'GPU' if gpu is None else 'host'} SKU not found")
+                    part, keys = (("GPU", gpu_keys) if gpu is None else
+                                  ("host", (*cpu_keys, *ram_keys)))
+                    # "not found" sent users looking for a SKU that was there, but negative
+                    why = self.prices.why_missing(keys, model, region)
+                    self.warnings.append(f"gcp {name} {region} {model}: {part} SKU {why}")
 
     def attached(self, acc_type: str, max_cards: int, zone_counts) -> None:
         """GPUs one attaches to an N1 VM, from the Compute API's accelerator types."""
@@ -430,4 +426,4 @@ class _Builder:
                          accelerators=self.accelerators.new,
                          regions=tuple(sorted(self.regions)),
                          covered_pricing=tuple(USAGE.values()),
-                         warnings=tuple(self.warnings))
+                         warnings=(*self.prices.warnings(), *self.warnings))

@@ -8,7 +8,7 @@ import time
 import pytest
 from sources_fixtures import load_fixture
 
-from catalog.sources import AzureSource, SourceUnavailable
+from catalog.sources import AzureSource, RefreshError, SourceUnavailable
 from catalog.sources.azure import parse_item
 
 pytest.importorskip("azure.mgmt.compute")
@@ -134,7 +134,8 @@ def test_retired_sizes_are_never_asked_for_and_ncv3_is_pcie_v100(server, package
                         content_type="application/json")
 
     server.expect_request(PRICES).respond_with_handler(prices)
-    AzureSource(reference=packaged, prices_url=server.url_for(PRICES)).fetch(None, None)
+    with pytest.raises(RefreshError, match="returned no prices"):  # every page empty
+        AzureSource(reference=packaged, prices_url=server.url_for(PRICES)).fetch(None, None)
     assert asked and not any("Standard_NC6'" in f or "Standard_NV24_Promo" in f for f in asked)
     assert AZURE_RETIRED.match("Standard_NC24r_Promo") and not AZURE_RETIRED.match(
         "Standard_NC24rs_v3")
@@ -145,8 +146,6 @@ def test_retired_sizes_are_never_asked_for_and_ncv3_is_pcie_v100(server, package
 def test_a_page_link_back_to_a_page_already_read_fails_the_refresh(server, packaged,
                                                                    monkeypatch):
     """A NextPageLink pointing at itself looped for ever (17,734 requests in 20 s)."""
-    from catalog.sources import RefreshError
-
     monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
     loop = server.url_for(PRICES) + "?page=again"
     server.expect_request(PRICES).respond_with_json(
@@ -197,8 +196,6 @@ def test_a_busy_or_dropped_first_page_of_a_size_is_retried(azure_server, package
 ])
 def test_a_page_that_is_not_a_page_of_prices_fails_in_one_line(server, packaged, monkeypatch,
                                                               page, says):
-    from catalog.sources import RefreshError
-
     monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
     server.expect_request(PRICES).respond_with_json(page)
     with pytest.raises(RefreshError) as info:
@@ -291,4 +288,5 @@ def test_unreadable_price_items_are_skipped_and_counted(server, packaged, monkey
     server.expect_request(PRICES).respond_with_handler(prices)
     data = AzureSource(reference=packaged, prices_url=server.url_for(PRICES)).fetch(None, None)
     assert _by_key(data)[(H100, "eastus", "on_demand")].usd_per_hour == 98.32
-    assert any("3 price items could not be read" in w for w in data.warnings), data.warnings
+    assert any("3 price items skipped (for Standard_ND96isr_H100_v5): 3 could not be read"
+               in w for w in data.warnings), data.warnings

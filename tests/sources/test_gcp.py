@@ -8,7 +8,7 @@ import json
 import pytest
 from sources_fixtures import load_fixture
 
-from catalog.sources import GcpSource, SourceUnavailable
+from catalog.sources import GcpSource, RefreshError, SourceUnavailable
 from catalog.sources._gcp_skus import SkuPrices, core_description, pricing_model, tpu_version
 
 pytest.importorskip("google.cloud.compute_v1")
@@ -27,16 +27,20 @@ def _pages(request):  # ListSkus pages by pageToken (the SDK adds $alt=json too)
                     content_type="application/json")
 
 
-@pytest.fixture
-def gcp_server(server):
-    httpserver = server
+def _sdk_server(httpserver, compute_skus=_pages, tpu_skus=None):
     httpserver.expect_request("/compute/v1/projects/proj/aggregated/machineTypes") \
         .respond_with_json(load_fixture("gcp_machine_types.json"))
     httpserver.expect_request("/compute/v1/projects/proj/aggregated/acceleratorTypes") \
         .respond_with_json(load_fixture("gcp_accelerator_types.json"))
-    httpserver.expect_request(SKUS).respond_with_handler(_pages)
-    httpserver.expect_request(TPU_SKUS).respond_with_json(load_fixture("gcp_tpu_skus.json"))
+    httpserver.expect_request(SKUS).respond_with_handler(compute_skus)
+    httpserver.expect_request(TPU_SKUS).respond_with_json(
+        load_fixture("gcp_tpu_skus.json") if tpu_skus is None else tpu_skus)
     return httpserver
+
+
+@pytest.fixture
+def gcp_server(server):
+    return _sdk_server(server)
 
 
 def _source(packaged, endpoint):
@@ -95,6 +99,30 @@ def test_tpu_slices_are_priced_where_the_catalog_lists_them(gcp_server, packaged
     assert offers[("tpu-v3-32", "us-east1", "on_demand")].usd_per_hour == pytest.approx(32.0)
     assert ("tpu-v3-32", "us-central1", "on_demand") not in offers  # not listed there
     assert "tpu-v5p-8" in {t.name for t in data.instance_types}
+
+
+def test_sdk_prices_in_another_currency_are_left_out(server, packaged):
+    # the SDK's Money has a currency_code too: EUR prices were stored as dollars
+    def eur_h100(request):
+        page = load_fixture(PAGES[request.args.get("pageToken", "")])
+        for sku in page["skus"]:
+            if sku["skuId"] == "H100-0001-0001":
+                sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"] = {
+                    "currencyCode": "EUR", "units": "100", "nanos": 0}
+        return Response(json.dumps(page), content_type="application/json")
+
+    srv = _sdk_server(server, compute_skus=eur_h100)
+    data = _source(packaged, srv.url_for("/").rstrip("/")).fetch(["us-central1"], None)
+    offers = {(o.instance_type, o.region, o.pricing): o for o in data.offers}
+    assert offers[("a3-highgpu-8g", "us-central1", "on_demand")].usd_per_hour is None
+    assert any("(price in EUR, not USD): H100-0001-0001" in w for w in data.warnings)
+
+
+def test_sdk_empty_sku_list_fails_instead_of_pricing_nothing(server, packaged):
+    srv = _sdk_server(server, tpu_skus={"skus": []})
+    with pytest.raises(RefreshError, match=r"returned no SKUs for services/E000-3F24-B8AA.*"
+                                           r"To fix: retry, or check that the project"):
+        _source(packaged, srv.url_for("/").rstrip("/")).fetch(["us-central1"], None)
 
 
 @pytest.fixture

@@ -5,10 +5,9 @@ halfway "refreshed" 5 of 872 offers, and `--prune` removed the rest (hostile swe
 from __future__ import annotations
 
 import gzip
-import socket
-import threading
 
 import pytest
+from sources_fixtures import one_connection
 
 from catalog.sources._common import RefreshError
 from catalog.sources._http import get_json, iter_lines
@@ -19,21 +18,12 @@ BODY = b"".join(b"line %d,price,%d\n" % (i, i) for i in range(2000))
 def _serve(payload: bytes, length: int, *, gzipped: bool = False) -> str:
     """One response on a local socket: headers promising ``length`` bytes, then ``payload``
     and a closed connection."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1)
-
-    def answer():
-        conn, _ = listener.accept()
-        conn.recv(65536)
+    def answer(conn):
         head = (f"HTTP/1.1 200 OK\r\nContent-Length: {length}\r\n"
                 + ("Content-Encoding: gzip\r\n" if gzipped else "") + "\r\n").encode()
         conn.sendall(head + payload)
-        conn.close()
-        listener.close()
 
-    threading.Thread(target=answer, daemon=True).start()
-    return f"http://127.0.0.1:{listener.getsockname()[1]}/index.csv"
+    return one_connection(answer)
 
 
 def test_a_whole_file_streams_every_line():

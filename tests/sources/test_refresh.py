@@ -9,12 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sources_fixtures import FIXTURES, load_fixture
+from sources_fixtures import FIXTURES, aws_fixture_source
 
 from catalog import _paths, load_catalog
 from catalog._refresh import catalog_status, check_integrity, refresh_catalog, use_catalog
-from catalog.sources import AwsSource, CloudData, RefreshError, SourceUnavailable
-from catalog.sources._aws_bulk import REGION_INDEX_PATH
+from catalog.sources import CloudData, RefreshError, SourceUnavailable
 from catalog.sources._common import run_per_region
 
 TODAY = _dt.date(2026, 2, 15)  # after the packaged AWS prices (2026-01-21)
@@ -260,17 +259,8 @@ def test_use_catalog_switches_and_explains_a_missing_refresh(packaged):
 
 def test_an_aws_refresh_from_the_public_files_end_to_end(server, packaged):
     """The real AWS source against the fixture files: no credentials, nothing else lost."""
-    version = "/offers/v1.0/aws/AmazonEC2/20260115182405"
-    index = load_fixture("aws_region_index.json")
-    index["regions"] = {k: v for k, v in index["regions"].items() if k == "us-east-1"}
-    server.expect_request(REGION_INDEX_PATH).respond_with_json(index)
-    server.expect_request(f"{version}/us-east-1/index.csv").respond_with_data(
-        (FIXTURES / "aws_ec2_us-east-1.csv").read_bytes())
-    server.expect_request("/spot-advisor-data.json").respond_with_json(
-        load_fixture("aws_spot_advisor.json"))
-    source = AwsSource(reference=packaged, base_url=server.url_for("/").rstrip("/"),
-                       advisor_url=server.url_for("/spot-advisor-data.json"),
-                       spot_from_ec2=False, timeout_s=10)
+    source = aws_fixture_source(server, packaged, {
+        "us-east-1": (FIXTURES / "aws_ec2_us-east-1.csv").read_bytes()})
     result = refresh_catalog(clouds=["aws"], regions=None, sources={"aws": source})
     by = {o.key: o for o in load_catalog().offers}
     p5 = by[("aws", "p5.48xlarge", "us-east-1", "on_demand")]
