@@ -40,6 +40,15 @@ def shown_names(names: Iterable[str], limit: int = 3) -> str:
     return ", ".join(shown) + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
+def spared_by_prune(regions: Iterable[str]) -> str:
+    """"; --prune leaves a, b … alone" for a source's warning about ``regions`` (where lines
+    were left out: their offers are not gone), or '' for none."""
+    regions = sorted(regions)
+    if not regions:
+        return ""
+    return f"; --prune leaves {', '.join(regions[:5])}{' …' if len(regions) > 5 else ''} alone"
+
+
 def no_prices(cloud: str, offers: Sequence, regions: Sequence[str] | None,
               warnings: Sequence[str] = ()) -> str:
     """The one-line reason to leave ``cloud`` out of this refresh when its answer priced no

@@ -83,11 +83,6 @@ class RegionPrices:
     other_currency: Counter = field(default_factory=Counter)
 
 
-def region_urls(index: dict, base_url: str) -> dict[str, str]:
-    """region code → URL of its CSV price file, from region_index.json."""
-    return region_index(index, base_url)[0]
-
-
 def region_index(index, base_url: str) -> tuple[dict[str, str], tuple[str, ...]]:
     """(region code → URL of its CSV price file, the codes that are no region name) from
     region_index.json. A code becomes a region of the catalog — a row of offers.csv, a word

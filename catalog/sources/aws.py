@@ -35,7 +35,7 @@ from typing import Any
 from .._clouds import aws_bucket_rate
 from .._errors import without_fix
 from .._records import InstanceType, Offer
-from .._refresh_checks import shown_names
+from .._refresh_checks import shown_names, spared_by_prune
 from ._aws_bulk import (
     PRICING_BASE_URL,
     REGION_INDEX_PATH,
@@ -287,8 +287,7 @@ def _left_out_warnings(files: dict[str, RegionPrices], warnings: list[str]) -> l
     Returns the regions they were in, which --prune leaves alone: the offer of such a line is
     not gone, and which offer an unreadable line was is not known."""
     kept = sorted(r for r, f in files.items() if f.unreadable or f.other_currency)
-    prune = (f"; --prune leaves {', '.join(kept[:5])}{' …' if len(kept) > 5 else ''} "
-             "alone") if kept else ""
+    prune = spared_by_prune(kept)
     if currencies := sum((f.other_currency for f in files.values()), Counter()):
         lines = sum(currencies.values())
         named = ", ".join(f"{c[:12]!r}: {n:,}" for c, n in currencies.most_common(3))

@@ -48,7 +48,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from .._records import InstanceType, Offer
-from .._refresh_checks import region_code, shown_names
+from .._refresh_checks import region_code, shown_names, spared_by_prune
 from ._common import (
     CloudData,
     Progress,
@@ -374,9 +374,8 @@ def _skipped_warning(tallies: dict[str, _Tally], warnings: list[str]) -> set[str
             parts.append(f"{sum(found.values()):,} {words}{named}")
     sizes = sorted(n for n, t in tallies.items() if t.skipped)
     tainted = set().union(*(t.tainted for t in tallies.values()))
-    prune = ("" if not tainted else "; --prune removes no azure offer this time" if "" in tainted
-             else f"; --prune leaves {', '.join(sorted(tainted)[:5])}"
-                  f"{' …' if len(tainted) > 5 else ''} alone")
+    prune = ("; --prune removes no azure offer this time" if "" in tainted
+             else spared_by_prune(tainted))
     count = sum(total.values())
     # first: the refresh quotes a cloud's first warning when it priced nothing
     warnings.insert(0, f"azure: {count:,} price item{'s' if count > 1 else ''} skipped (for "

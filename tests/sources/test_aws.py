@@ -11,7 +11,7 @@ from sources_fixtures import FIXTURES, load_fixture
 from werkzeug.wrappers import Response
 
 from catalog.sources import AwsSource, RefreshError, SourceUnavailable
-from catalog.sources._aws_bulk import REGION_INDEX_PATH, parse_price_file, region_urls
+from catalog.sources._aws_bulk import REGION_INDEX_PATH, parse_price_file, region_index
 
 VERSION = "/offers/v1.0/aws/AmazonEC2/20260115182405"
 
@@ -153,7 +153,7 @@ def test_no_network_is_one_line(packaged, closed_port):
 
 
 def test_region_urls_swap_json_for_csv():
-    urls = region_urls(load_fixture("aws_region_index.json"), "https://pricing.example")
+    urls, _ = region_index(load_fixture("aws_region_index.json"), "https://pricing.example")
     assert urls["us-east-1"] == ("https://pricing.example/offers/v1.0/aws/AmazonEC2/"
                                  "20260115182405/us-east-1/index.csv")
     assert set(urls) == {"us-east-1", "us-east-1-atl-1", "eu-west-1"}
