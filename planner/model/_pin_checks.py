@@ -11,6 +11,7 @@ from ._grid import TP_CHOICES
 from ._hardware import Cluster
 from ._memory import interleaving_fits
 from ._software import check_pins
+from ._units import either
 from ._workload import Workload
 
 
@@ -136,7 +137,7 @@ def no_grid_message(workload: Workload, cluster: Cluster, ms, nvlink_domain_gpus
         options = [v for v in tries.get(key, []) if v != pins[key] and runs(**{key: v})]
         rule = _PIN_RULES.get(key, "").format(L=ms.L, mb=pins.get("micro_batch"))
         shown = [str(v) for v in options[:6]]
-        values = ", ".join(shown[:-1]) + " or " + shown[-1] if len(shown) > 1 else "".join(shown)
+        values = either(shown)
         fix = (f"pin `{key}` to {values} (they run here), or unpin it" if len(shown) > 1 else
                f"pin `{key}` to {values} (it runs here), or unpin it" if shown else
                f"unpin `{key}`")

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._errors import WorkloadError
+from ._units import either
 from ._workload import FRAMEWORKS, PlanPins
 
 
@@ -97,9 +98,9 @@ def check_pins(pins: PlanPins, framework: str) -> None:
     p = PROFILES[framework]
 
     def no(what: str, field: str, value, who: list[str]) -> WorkloadError:
-        named = ", ".join(who[:-1]) + " or " + who[-1] if len(who) > 1 else who[0]
         return WorkloadError(f"{p.label} has no {what} ({field}={value}). To fix: leave "
-                             f"{field} unpinned, or choose `framework` {named}", field=field,
+                             f"{field} unpinned, or choose `framework` {either(who)}",
+                             field=field,
                              value=value)
 
     def able(capability: str) -> list[str]:  # the profiles that have it, from PROFILES

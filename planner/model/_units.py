@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Sequence
 
 from ._errors import PlannerError
 
@@ -197,6 +198,11 @@ def format_requirement(p: float) -> str:
             return text
     # below 0.0001% six decimals say 0.000000%: a tiny ask is shown (1e-298%), not rounded away
     return f"{p:.6%}" if p >= 1e-6 else f"{p * 100:.3g}%"
+
+
+def either(words: Sequence[str]) -> str:
+    """"a", "a or b", "a, b or c": the choices a fix offers."""
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else "".join(words)
 
 
 def format_figure(v: float | None) -> str:
