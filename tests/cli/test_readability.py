@@ -4,27 +4,21 @@ essential cell or ending one in "…"; `--wide` shows every column; every option
 
 from __future__ import annotations
 
-import fcntl
-import importlib.metadata
 import itertools
 import json
 import os
-import pty
 import re
-import select
-import struct
 import subprocess
 import sys
-import termios
 from pathlib import Path
 
 import pytest
-import typer
+from cli_terminal import in_terminal, run, widest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from planner.cli import app, main
+from planner.cli import main
 from planner.cli._app import print_json
 from planner.cli._tables import (
     ESSENTIAL,
@@ -35,47 +29,6 @@ from planner.cli._tables import (
     terminal_width,
     wrap_text,
 )
-
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def in_terminal(argv: list[str], columns: int = 100) -> str:
-    """What `gpuplan ARGV` shows in a pseudo-terminal ``columns`` wide (COLUMNS unset, so the
-    width is the terminal's own, as for a person)."""
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    proc = subprocess.Popen([sys.executable, "-m", "planner", *argv], stdin=follower,
-                            stdout=follower, stderr=follower, env=env, close_fds=True)
-    os.close(follower)
-    chunks = []
-    try:
-        while True:
-            ready, _, _ = select.select([leader], [], [], 60)
-            if not ready:
-                break
-            try:
-                data = os.read(leader, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(leader)
-        proc.wait(timeout=60)
-    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
-    return ANSI.sub("", text)
-
-
-def widest(text: str) -> int:
-    return max((cell_len(line) for line in text.splitlines()), default=0)
-
 
 # ---- the issue's "done when" ----------------------------------------------------------------
 
@@ -299,116 +252,7 @@ def test_property_essentials_whole_fits_when_it_can_never_an_ellipsis(rows, widt
                    if not any(c[i].endswith("…") for c in rows for i in range(4)))
 
 
-# ---- help, version, errors ------------------------------------------------------------------
-
-PENDING_HELP: set = set()  # options allowed to lack help (none)
-
-
-def options_without_help() -> set[tuple[str, str]]:
-    def walk(command, path):
-        yield path, command
-        for name, sub in getattr(command, "commands", {}).items():
-            yield from walk(sub, f"{path} {name}")
-
-    missing = set()
-    for path, command in walk(typer.main.get_command(app), "gpuplan"):
-        for param in command.params:
-            if not (getattr(param, "help", None) or "").strip():
-                missing.add((path, param.opts[0] if param.param_type_name == "option"
-                             else param.name))
-    return missing
-
-
-def test_every_option_of_every_command_has_help():
-    missing = options_without_help()
-    assert missing <= PENDING_HELP, sorted(missing - PENDING_HELP)
-
-
-def test_no_option_is_waiting_for_help():
-    assert not options_without_help()
-
-
-def test_help_says_what_each_value_is_not_its_python_type(capsys, monkeypatch):
-    """Typer 0.29 printed ``--out <str>``, ``--assume <list[str]>`` and ``{team_file}``; every
-    parameter of every command now has a word from ``_metavars.METAVARS`` (none falls back to
-    its kind), and no help page shows a Python type."""
-    from planner.cli import _metavars
-    from planner.cli import main as gpuplan
-
-    assert _metavars.readable(typer.main.get_command(app)) == []
-    monkeypatch.setenv("COLUMNS", "200")
-    pages = [(), ("report",), ("plan",), ("estimate",), ("offers",), ("probe", "ingest"),
-             ("probe", "workload"), ("catalog", "use"), ("launch", "probes")]
-    for argv in pages:
-        assert gpuplan([*argv, "--help"]) == 0
-        text = capsys.readouterr().out
-        assert not re.search(r"<(str|int|float|list\[str\]|bool)>", text), argv
-    assert gpuplan(["report", "--help"]) == 0
-    text = " ".join(capsys.readouterr().out.split())
-    assert "{TEAM_FILE}" in text and "TEAM_FILE Team plan YAML" in text
-    assert "--assume NAME=VALUE" in text and "--out FILE" in text and "--workers N" in text
-
-
-def test_version_is_the_installed_distributions(capsys):
-    code, out, _ = run(capsys, "--version")
-    assert code == 0 and out == f"gpuplan {importlib.metadata.version('gpuplan')}\n"
-
-
-def test_a_usage_error_is_one_line_that_says_where_the_help_is(capsys):
-    for argv, fragment in ((["offers", "--limt", "3"], "No such option: --limt"),
-                           (["offers", "--limit", "x"], "'--limit'"),
-                           (["launch", "probes"], "Missing option '--instance'"),
-                           (["ofers"], "No such command 'ofers'")):
-        code, _, err = run(capsys, *argv)
-        assert code == 2 and len(err.strip().splitlines()) == 1, err
-        assert err.startswith("error: ") and fragment in err and "To fix: see `gpuplan" in err
-
-
-@pytest.mark.parametrize("argv,says", [
-    (["estimate", "--model", "gpt2", "--gpu", "H100", "--gpus", "8", "--seq-len", "8K"],
-     "'--seq-len': it takes a whole number in digits (e.g. 64; not 1.5, 8K or 1e4)"),
-    (["plan", "--model", "gpt2", "--deadline", "1d", "--max-gpus", "1.5"],
-     "'--max-gpus': it takes a whole number in digits"),
-    (["plan", "--model", "gpt2", "--deadline", "1d", "--budget", "lots"],
-     "'--budget': it takes a number in digits (e.g. 250000 or 0.5)"),
-])
-def test_a_value_that_is_not_a_number_says_what_is_taken(capsys, argv, says):
-    # it said "Input should be a valid integer, unable to parse string as an integer"
-    code, _, err = run(capsys, *argv)
-    assert code == 2 and says in err and "Input should be" not in err
-
-
-def test_a_bare_group_still_shows_its_help(capsys):
-    code, _, err = run(capsys, "catalog")
-    assert code == 2 and "Usage:" in err and "refresh" in err
-
-
-def test_json_never_holds_nan_or_infinity(capsys):
-    print_json({"a": float("nan"), "b": [float("inf"), 1.5], "c": "Infinity Fabric"})
-    assert json.loads(capsys.readouterr().out) == {"a": None, "b": [None, 1.5],
-                                                   "c": "Infinity Fabric"}
-    code, out, _ = run(capsys, "gpus", "--all", "--json")
-    assert code == 0 and json.loads(out, parse_constant=lambda c: pytest.fail(c))
-
-
-@pytest.mark.parametrize("argv", [["--help"], ["catalog", "--help"], ["probe", "--help"],
-                                  ["launch", "--help"]])
-@pytest.mark.parametrize("columns", [60, 140])
-def test_command_lists_are_never_cut_short(argv, columns):
-    # click cut every summary with "..." even 140 columns wide
-    text = in_terminal(argv, columns)
-    listed = text.split("Commands:", 1)[1]
-    assert "..." not in listed and len(listed.strip().splitlines()) >= 1
-
-
-@pytest.mark.parametrize("argv", [["probe", "workload", "--help"], ["plan", "--help"],
-                                  ["estimate", "--help"]])
-def test_help_never_breaks_a_flag_or_word_at_its_hyphen(argv):
-    # '--warmup-' / 'steps', 'pre-' / 'training': a flag could not be copied from --help
-    text = in_terminal(argv, 80)
-    broken = [line for line in text.splitlines() if re.search(r"\w-$", line.rstrip())]
-    assert broken == []
-
+# ---- prose and tables at a terminal's width (help and usage: test_help_and_usage.py) -------
 
 def test_json_is_one_line_into_a_pipe_and_indented_at_a_terminal(monkeypatch):
     """A script's pipe gets compact JSON (three times faster to encode for a plan), a person
@@ -552,7 +396,6 @@ def test_plan_tables_keep_the_hours_and_show_the_cloud_once(capsys, monkeypatch)
     """At 60 columns the plan tables left "hours (P90)" out: the cost/time frontier was a list
     of rising costs. `--by cloud` put the group's cloud column beside the table's own
     ("cloud cloud region …"), and at 60 columns named it among the columns left out."""
-    from planner.cli import main
 
     monkeypatch.setenv("COLUMNS", "60")
     assert main(["plan", "--model", "llama3-8b", "--tokens", "1T", "--deadline", "14d",
