@@ -3,12 +3,17 @@
 
     python benchmarks/validate_heldout.py [--rows] [--json]
 
-Rows: benchmarks/data/heldout_throughput.csv (58 published measurements gathered on 2026-12-03
+Rows: benchmarks/data/heldout_throughput.csv (74 published measurements gathered on 2026-12-03
 and 2026-12-06 from sources *not* in the calibration sets of benchmarks/fit_software.py: the
 NeMo 25.02 / 25.04 / 25.07 performance summaries, NeMo 24.07's fine-tuning table, the long-
 sequence tables (Llama 2 7B on H100, NeMo 24.03; Llama 3 8B on B200, NeMo 25.04), the Megatron
-MoE ModelZoo's Qwen3-235B layouts, the Llama 3 paper's 405B rows, MT-NLG 530B and the OLMo-core
-README; the URL of each is in its ``reference`` column).
+MoE ModelZoo's Qwen3-235B layouts, the Llama 3 paper's 405B rows, MT-NLG 530B, the OLMo-core
+README, VectorLM's reference-throughput table (Llama 3 8B full and LoRA fine-tuning with FSDP on
+1–4 A100-80GB), the TinyLlama README (1.1B pre-training with FSDP on A100-40GB) and XTuner's
+speed benchmark (Llama 2 7B/70B full fine-tuning with DeepSpeed on A100-80GB; its documents are
+packed with attention confined to each one, which the model cannot say: it times causal
+attention over the whole sequence, so its 32K row is slower than the model's workload); the URL
+of each is in its ``reference`` column).
 Models that are not presets are HF-style configs in benchmarks/data/heldout_configs/, written
 from the published architectures. Never use these rows to fit anything: they are what the
 model has not seen.
@@ -17,10 +22,13 @@ Each row runs `gpuplan estimate --json` (in process) with the published configur
 accelerator and GPU count (a reference node), sequence, global batch, micro-batch, tp/pp/cp/vp/
 ep, ZeRO stage, recomputation, precision, framework, attention, fine-tuning. When the memory
 model refuses the published recomputation (three rows: activation offloading and FP8 weights
-are not modelled), recomputation is searched and the row says so. ``measure`` says what was
-published: tokens/s per GPU; NeMo's TFLOP/s per GPU under its own Llama 2 / Llama 3 FLOP
-formula (full, non-causal attention), converted to tokens/s with that formula; or model TFLOP/s
-per GPU (the Llama 3 paper), compared with the estimate's. ``confidence`` "weak" marks rows
+are not modelled), recomputation is searched and the row says so. Four VectorLM full
+fine-tuning rows on 1–2 GPUs stay "not expressible": they keep weights and AdamW states in
+bf16 (no fp32 master copy), which the memory model does not represent. ``measure`` says what
+was published: tokens/s per GPU; tokens/s summed over the row's GPUs (VectorLM), divided by
+``gpus``; NeMo's TFLOP/s per GPU under its own Llama 2 / Llama 3 FLOP formula (full, non-causal
+attention), converted to tokens/s with that formula; or model TFLOP/s per GPU (the Llama 3
+paper), compared with the estimate's. ``confidence`` "weak" marks rows
 whose source leaves a configuration fact or its FLOP convention unstated (see ``notes``); the
 summary is printed for all rows and for the "stated" ones alone.
 
@@ -104,6 +112,9 @@ def evaluate(r: dict) -> dict:
     measured = float(r["measured"])
     if r["measure"] == "tokens_per_s_per_gpu":
         res["measured_tps"], res["error"] = measured, pred_tps / measured - 1
+    elif r["measure"] == "tokens_per_s_total":  # summed over the row's GPUs (VectorLM)
+        res["measured_tps"] = measured / int(r["gpus"])
+        res["error"] = pred_tps / res["measured_tps"] - 1
     elif r["measure"] in NEMO_FORMULAS:
         per_token = nemo_flops_per_token(int(r["seq_len"]), **NEMO_FORMULAS[r["measure"]])
         res["measured_tps"] = measured * 1e12 / per_token

@@ -45,7 +45,8 @@ def test_published_configurations_are_timed_not_refused(fit_software, data):
 def test_every_held_out_row_is_still_estimated():
     """benchmarks/validate_heldout.py: each published configuration runs through
     `gpuplan estimate` (the GB200 TP8 row too: tensor parallelism spans the NVL72 rack), with
-    a finite error from the published figure."""
+    a finite error from the published figure — but VectorLM's full fine-tuning on 1–2 GPUs,
+    whose bf16 weights and AdamW states (no fp32 master) the memory model does not hold."""
     spec = importlib.util.spec_from_file_location("validate_heldout",
                                                   ROOT / "benchmarks" / "validate_heldout.py")
     module = importlib.util.module_from_spec(spec)
@@ -54,9 +55,11 @@ def test_every_held_out_row_is_still_estimated():
 
     with module.DATA.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 58 and all(r["reference"] and r["source"] for r in rows)
+    assert len(rows) == 74 and all(r["reference"] and r["source"] for r in rows)
     results = [module.evaluate(r) for r in rows]
-    missing = [(r["label"], r["accelerator"]) for r in results if "predicted_tps" not in r]
-    assert missing == []
+    missing = [r["label"] for r in results if "predicted_tps" not in r]
+    assert missing == [f"Llama3-8B full FT seq{s} bs{b} x{g}" for s, b in (("2048", 8),
+                                                                       ("8192", 2))
+                       for g in (1, 2)]
     assert all(np.isfinite(r["error"]) and r["measured_tps"] > 0 for r in results
                if "predicted_tps" in r)
