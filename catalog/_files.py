@@ -300,23 +300,37 @@ def _one_line(exc: BaseException) -> str:
 
 # --- JSON ----------------------------------------------------------------------------------
 
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+_JSON_STRUCTURE = re.compile(r'[\[\]{}"]')
+_JSON_BRACKETS = re.compile(r"[\[\]{}]")
+# the rest of a string after its opening quote: possessive runs of plain characters and
+# escapes, so a failed match gives nothing back (no backtracking, no per-character stack)
+_JSON_STRING_REST = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 
 
 def _json_depth_ok(text: str, max_depth: int) -> int | None:
     """The offset where ``text`` nests deeper than ``max_depth``, or None.
 
     json's scanner is recursive; checking first keeps a 100,000-deep array from reaching
-    Python's recursion limit at all.
+    Python's recursion limit at all. Strings are skipped whole (a bracket in one does not
+    nest), in time linear in the text and constant memory: the tokenizer this replaces,
+    ``"(?:[^"\\]|\\.)*"``, kept a backtracking point per character (1.9 GB for a 15 MiB
+    string). After an unterminated string every bracket counts, as that tokenizer counted
+    them (json refuses such a text anyway).
     """
-    depth = 0
-    for match in _JSON_TOKENS.finditer(text):
-        token = match.group()
-        if token in "[{":
+    depth, pos, tokens = 0, 0, _JSON_STRUCTURE
+    while (match := tokens.search(text, pos)) is not None:
+        token, pos = match.group(), match.end()
+        if token == '"':
+            rest = _JSON_STRING_REST.match(text, pos)
+            if rest is None:
+                tokens = _JSON_BRACKETS
+            else:
+                pos = rest.end()
+        elif token in "[{":
             depth += 1
             if depth > max_depth:
                 return match.start()
-        elif token in "]}":
+        else:
             depth -= 1
     return None
 

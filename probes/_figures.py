@@ -1,37 +1,23 @@
 """The figures a report offers the planner, and why the report itself may disqualify them.
 
-torch-free: `gpuplan probe ingest|show` and the planner read reports with it. This module knows
-what the probe's numbers mean; the rules that need a datasheet (bounds, the instance's GPU
-count, its fabric) are the planner's (planner/_probe_store.py, planner/_calibration.py).
+torch-free (`gpuplan probe ingest|show` and the planner read reports with it); the rules that
+need a datasheet (bounds, the instance's GPU count, its fabric) are planner.store._rules'.
 
-Four kinds of figure, each the statistic the planner's default replaces:
-
-- ``matmul`` (TFLOP/s, per dtype): the max over the sweep's shapes (the MAMF statistic), the
-  median over GPUs when every rank reported (p10/p90 over GPUs; with one GPU, over repeats of
-  its best shape).
-- ``hbm`` (GB/s): device_copy, 2*N bytes per copy of N (STREAM Copy), median over GPUs.
-- ``intra`` (GB/s): intra-node all_reduce bus bandwidth on the plateau (the best message of
-  at least PLATEAU_BYTES), p10/p90 over that message's iterations.
-- ``inter`` (GB/s): the same for the world group of a multi-node run, with the transport.
+Four kinds of figure, each the statistic the planner's default replaces: ``matmul`` (TFLOP/s,
+per dtype: the max over the sweep's shapes, the MAMF statistic), ``hbm`` (GB/s, device_copy,
+2*N bytes per copy), each the median over GPUs (p10/p90 over GPUs; with one GPU, over
+repeats); ``intra`` (GB/s): intra-node all_reduce busbw at the plateau (the best message of at
+least PLATEAU_BYTES), p10/p90 over its iterations; ``inter``: the same for the world group.
 
 A refusal here is a fact about the report alone: schema 1, a CPU run, quick mode, MIG, custom
-shapes, a probe that failed on some rank, a missing or repeated rank, ranks on different GPUs,
-a summary over GPUs (matmul, memory, workload) that is not what the ranks' figures give, figures
-that contradict each other (a matmul point or median above the stated best, an fp8 check whose
-verdict, limit or accumulation is not what the probe writes; and probes._consistency: an entry
-written twice, percentiles out of order, a derived figure that is not what the raw ones give,
-workload totals that disagree with the per-layer figures), a run whose shape disagrees with
-itself (world size not nodes x GPUs per node, in the environment and every section; ranks not on
-that many hosts; two ranks on one device or GPU UUID), GPU facts no CUDA GPU has (under 1 GiB,
-compute capability outside 3.0-15.0), a partial node, fp8 that failed its accuracy check, a
-message size short of the plateau. Whether a link is RDMA is derived from
-the network and transport NCCL named, never taken from the report's ``rdma`` flag.
-
-The workload probe's layer (`workload_refusal`) is refused for the same facts about the report
-and, for its own, a failed or partial run (not every GPU of the node), fewer than MIN_STEPS
-timed steps or MIN_WARMUP_STEPS warm-up steps, a byte count <= 0, rank 0's figures not the
-section's, and tensor parallelism (the
-planner's per-layer reference is one GPU).
+shapes, a failed probe, a missing or repeated rank, ranks on different GPUs, a summary over
+GPUs that is not what the ranks' figures give, figures that contradict each other (here for
+matmul and fp8; probes._consistency for the rest), a run whose shape disagrees with itself,
+GPU facts no CUDA GPU has, a partial node, a message short of the plateau. RDMA is derived
+from what NCCL named, never from the report's ``rdma`` flag. The workload layer
+(`workload_refusal`) is refused for the same facts and its own: a failed or partial run, too
+few steps, a section no run writes (`_section_edited`), rank 0's figures not the section's,
+tensor parallelism (the planner's per-layer reference is one GPU).
 """
 
 from __future__ import annotations
@@ -66,8 +52,7 @@ FP8_ACCUMULATION = {"fp8_e4m3": "split (full precision)", "fp8_e4m3_fast": "fast
 MIN_GPU_MEMORY_BYTES = 2**30
 COMPUTE_CAPABILITY_RANGE = (3.0, 15.0)
 KINDS: tuple[str, ...] = ("matmul", "hbm", "intra", "inter")
-_PROBE_OF = {"matmul": "matmul", "hbm": "memory", "intra": "collectives",
-             "inter": "collectives"}
+_PROBE_OF = {"matmul": "matmul", "hbm": "memory", "intra": "collectives", "inter": "collectives"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,10 +113,9 @@ def _report_refusal(report: ProbeReport) -> str | None:
     if len(gpus) > 1:  # between ranks, or against the environment's GPU
         return (f"the ranks and the environment name different GPUs ({', '.join(gpus)}): one "
                 "accelerator's figures cannot come from another's")
-    edited = (_environment_edited(env) or _topology_edited(report)
-              or _summary_not_from_ranks(report) or _contradiction(report)
-              or contradiction(report))
-    if edited:
+    if edited := (_environment_edited(env) or _topology_edited(report)
+                  or _summary_not_from_ranks(report) or _contradiction(report)
+                  or contradiction(report)):
         return edited
     if any(e.probe == "gather" for e in report.errors):
         return "the ranks' results could not be gathered: the other GPUs are unknown"
@@ -407,8 +391,7 @@ def workload_refusal(report: ProbeReport) -> str | None:
     w, env = report.workload, report.environment
     if w is None:
         return "no workload section"
-    why = _report_refusal(report) or _failed(report, "workload")
-    if why:
+    if why := (_report_refusal(report) or _failed(report, "workload")):
         return why
     if w.status != "measured":
         return f"the workload probe did not measure ({w.reason})"
@@ -417,8 +400,7 @@ def workload_refusal(report: ProbeReport) -> str | None:
                 f"{MIN_STEPS} after {MIN_WARMUP_STEPS}: the clocks and allocator had not "
                 "settled, or the median is of too few steps. To fix: re-run without "
                 "--steps/--warmup-steps (the defaults: 30 after 5)")
-    why = _bytes_edited(report) or rank_0_workload_edited(report)
-    if why:
+    if why := (_section_edited(report) or rank_0_workload_edited(report)):
         return why
     gpus_visible = max(env.gpu_count, env.gpu_count_smi or 0) or env.local_world_size
     if env.local_world_size != gpus_visible:
@@ -433,18 +415,36 @@ def workload_refusal(report: ProbeReport) -> str | None:
 
 _WORKLOAD_BYTES = ("static_memory_bytes", "peak_memory_bytes", "layer_activation_bytes",
                    "layer_saved_bytes")
+# The allocator's and autograd's activation counts are of the same tensors (806,421,504 and
+# 806,420,504 bytes on docs/probes.md's H200; gpu_check wants 25%): 2x apart (+2 MiB) is edited
+MEMORY_COUNTS_FACTOR, MEMORY_COUNTS_SLACK_BYTES = 2.0, 2 * 2**20
 
 
-def _bytes_edited(report: ProbeReport) -> str | None:
-    """A measured layer holds its weights, keeps activations for backward and peaks above
-    nothing: a byte count of the section or of a rank that is zero or negative was not
-    measured (None: not reported, as on CPU)."""
-    w = report.workload
-    counts = [(f"the workload {n}", getattr(w, n)) for n in _WORKLOAD_BYTES]
-    counts += [(f"rank {r.rank}'s workload {v.name}", v.value)
-               for r in sorted(report.ranks, key=lambda r: r.rank) for v in r.workload
-               if v.name in _WORKLOAD_BYTES]
-    for what, value in counts:
-        if value is not None and value <= 0:
-            return f"{what} is {value:,.4g} bytes; a measured layer has more: {_EDITED}"
+def _section_edited(report: ProbeReport) -> str | None:
+    """A workload section no run writes: a byte count (the section's, a rank's) <= 0 (None: not
+    measured, as on CPU), the allocator's and saved tensors' activations over
+    MEMORY_COUNTS_FACTOR apart, a quick flag or device not the report's, shared experts alone."""
+    w, env = report.workload, report.environment
+    ranks = [(f"rank {r.rank}'s workload", [(v.name, v.value) for v in r.workload])
+             for r in sorted(report.ranks, key=lambda r: r.rank)]
+    whose = [("the workload", [(n, getattr(w, n)) for n in _WORKLOAD_BYTES]), *ranks]
+    for what, named in whose:
+        for name, value in named:
+            if name in _WORKLOAD_BYTES and value is not None and value <= 0:
+                return f"{what} {name} is {value:,.4g} bytes; a measured layer has more: {_EDITED}"
+    for what, named in whose:
+        act, saved = (dict(named).get(n) for n in ("layer_activation_bytes", "layer_saved_bytes"))
+        if act and saved and max(act, saved) > MEMORY_COUNTS_FACTOR * min(act, saved) \
+                + MEMORY_COUNTS_SLACK_BYTES:
+            return (f"{what} layer_activation_bytes ({act / 2**20:,.1f} MiB) and "
+                    f"layer_saved_bytes ({saved / 2**20:,.1f} MiB), the allocator's and "
+                    f"autograd's counts of the same tensors, are over "
+                    f"{MEMORY_COUNTS_FACTOR:g}x apart: {_EDITED}")
+    if w.quick != report.quick or w.device != env.device_type:
+        return (f"the workload section says quick {w.quick} on {w.device!r}, the report quick "
+                f"{report.quick} on {env.device_type!r}; one run writes both: {_EDITED}")
+    if w.shared_experts and not w.experts:
+        return (f"{w.shared_experts} shared experts in a dense layer (experts 0): shared experts "
+                "belong to a mixture, and the planner models no such layer. To fix: re-run "
+                "with --experts and --experts-per-token, or without --shared-experts")
     return None

@@ -97,9 +97,12 @@ def _for_report(cal, report_id: int) -> tuple[list, list]:
             [n for n in cal.rejected() if report_id in n.report_ids])
 
 
-def _with_calibration(stored, cal) -> dict:
+def _with_calibration(stored, cal, *, ingested: bool = False) -> dict:
+    """A stored report as `probe ingest --json` and `probe show --json` print it, with what it
+    calibrates and what not; ``ingest_status`` (what this ingest did: stored, already stored
+    as report N …) only from ingest: a report read back has no ingest to tell of."""
     used, refused = _for_report(cal, stored.id)
-    return {**stored.as_dict(), "ingest_status": stored.ingest_status,
+    return {**stored.as_dict(), **({"ingest_status": stored.ingest_status} if ingested else {}),
             "used": [n.line() for n in used], "not_used": [n.line() for n in refused]}
 
 
@@ -177,7 +180,7 @@ def ingest_cmd(
     accelerator: Annotated[str | None, typer.Option(
         "--accelerator", help="Catalog accelerator the report measured, when the GPU name "
         "alone does not say (e.g. H100-SXM5-80GB). Re-ingesting a stored report with another "
-        "accelerator relabels it.")] = None,
+        "accelerator relabels it, where its own GPU name and instance allow.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print each stored report, with what "
                         "it calibrates and what it does not, as JSON.")] = False,
 ) -> None:
@@ -237,7 +240,7 @@ def _ingest_all(reports: list[str], cat, accelerator, json_out: bool) -> None:
                                f"ingest {path} and the reports after it again") from None
     cal = load_calibration(cat)
     if json_out:
-        print_json([_with_calibration(s, cal) for s in stored])
+        print_json([_with_calibration(s, cal, ingested=True) for s in stored])
         return
     out = console(fit=True)
     for s in stored:

@@ -29,6 +29,14 @@ from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, shape_distance, size_d
 from ._units import format_figure
 
 KINDS: tuple[str, ...] = ("matmul", "hbm", "intra", "inter", "workload")
+# The widest P90/P10 of a measured layer's time that a Calibration built by the store's rules
+# can hold: each report's P10 at least half and its P90 at most twice its median (wider is a
+# faulty run or an edit), and its reports within 2x of each other, so the envelope spans at
+# most 2 x 2 x 2. ``log_sigma`` takes no wider spread: ratios of different shapes that
+# disagree more, or a Calibration built by hand, must not widen an estimate's range beyond
+# what a measurement can show (an edited P10 of 1e-12 s gave σ 9.4 and a P10–P90 of
+# 2,257,731,446 h both; this caps σ_meas at ln 8 / 2.563 = 0.81).
+MAX_SPREAD_RATIO = 8.0
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 
@@ -145,10 +153,12 @@ class WorkloadMeasurement:
     @property
     def log_sigma(self) -> float | None:
         """σ of log(time ratio) from its p10/p90 (over GPUs, steps and reports), None
-        without a spread. The measurement's own spread, not the model's."""
+        without a spread; a spread over MAX_SPREAD_RATIO counts as that. The measurement's
+        own spread, not the model's."""
         if not self.time_ratio_p10 or not self.time_ratio_p90:
             return None
-        return math.log(self.time_ratio_p90 / self.time_ratio_p10) / (2 * Z_P90)
+        ratio = min(max(self.time_ratio_p90 / self.time_ratio_p10, 1.0), MAX_SPREAD_RATIO)
+        return math.log(ratio) / (2 * Z_P90)
 
     @property
     def memory_difference_bytes(self) -> float | None:

@@ -82,6 +82,22 @@ def range_sigma(A: Assumptions, framework: str, measurement=None,
 
 
 
+def _widened_by(wm) -> str:
+    """Why a workload measurement widened the range, in parentheses: ``range_sigma`` adds the
+    measurement's spread to the model's σ, which narrows the less the farther the measured
+    shape; that spread is the envelope of several reports or shapes (they disagree) or one
+    report's own, over its steps and GPUs."""
+    ids = wm.report_ids
+    far = (f"; the measured shape is {wm.distance:.2f} away: the farther, the less the "
+           "model's σ narrows" if wm.distance else "")
+    spread = (f"measured/modelled P10–P90 {wm.time_ratio_p10:.2f}–{wm.time_ratio_p90:.2f}"
+              if wm.time_ratio_p10 and wm.time_ratio_p90 else "spread")
+    if len(ids) > 1:
+        return (f"(the measurements used disagree): {spread} across reports "
+                f"{', '.join(map(str, ids))}{far}")
+    return f"(report {ids[0] if ids else '-'}'s own {spread} over its steps and GPUs{far})"
+
+
 def workload_scales(cal: Calibration, workload: Workload, accelerator: str,
                     grid: dict) -> tuple[np.ndarray | None, dict]:
     """Per row of ``grid``: the workload probe's measured / modelled per-layer time for that
@@ -186,7 +202,7 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
             f"layer time: {wm.summary()}; the layers' work ({covered:.0%} of the step) is "
             f"scaled by {wm.time_ratio:.2f} and the range "
             + (f"narrowed to σ {sigma:.3f}" if sigma < unmeasured - 1e-12 else
-               f"widened to σ {sigma:.3f} (the measurements used disagree)"
+               f"widened to σ {sigma:.3f} {_widened_by(wm)}"
                if sigma > unmeasured + 1e-12 else
                f"kept at σ {sigma:.3f} (the measured shape is {wm.distance:.2f} away)")
             + (f"; activations scaled by {wm.memory_ratio:.2f} (measured)"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._assumptions import Assumptions
-from ._probability import quantile
+from ._probability import probability_within, quantile
 from ._units import format_hours
 
 if TYPE_CHECKING:
@@ -121,11 +121,37 @@ def calendar_range(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_byte
                        checkpoint_bytes=checkpoint_bytes, A=A,
                        interruption_rate_per_node_hour=interruption_rate_per_node_hour,
                        restart_minutes=restart_minutes)
-    q = quantile(np.array([0.1, 0.9]), base_hours=np.repeat(g["checkpointed_hours"], 2),
-                 loss_hours=np.repeat(g["loss_hours"], 2), rate=np.repeat(g["rate"], 2),
-                 sigma=sigma)
+    levels = np.array([0.1, 0.9])
+    kw = {"base_hours": np.repeat(g["checkpointed_hours"], 2),
+          "loss_hours": np.repeat(g["loss_hours"], 2), "rate": np.repeat(g["rate"], 2),
+          "sigma": sigma}
+    q = quantile(levels, **kw)
+    # quantile halves [0, B·e^(6σ) + …] 60 times: a step of B·e^(6σ)/2^60, finer than any
+    # answer up to σ ≈ 4 (the assumptions' bounds), coarser than P10 = B·e^(−1.28σ) beyond
+    # σ ≈ 5, where P10 and P90 both came back as the first step (σ 9.4: 2,257,731,446 h
+    # both). 0.1% below the answer the probability must be under its level; where not, the
+    # quantiles are found again by halving in log(hours), which resolves any σ.
+    below = probability_within(q * (1 - 1e-3), **kw)
+    if sigma > 0 and np.any(below >= levels):
+        q = _log_quantiles(levels, q, **kw)
     return (float(q[0]), float(q[1]), float(np.ravel(g["loss_hours"])[0]),
             float(np.ravel(g["rate"])[0]))
+
+
+def _log_quantiles(levels, upper, *, base_hours, loss_hours, rate, sigma):
+    """The ``levels`` quantiles of calendar time by bisection on log(hours) between
+    B·e^(−8σ) (below it the log-normal part alone is under Φ(−8), 6e-16) and ``upper`` (an
+    answer of ``quantile``: its probability is at least the level)."""
+    import numpy as np
+
+    lo = np.log(np.maximum(base_hours, 1e-300)) - 8 * sigma
+    hi = np.log(np.maximum(upper, 1e-300))
+    kw = {"base_hours": base_hours, "loss_hours": loss_hours, "rate": rate, "sigma": sigma}
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        below = probability_within(np.exp(mid), **kw) < levels
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return np.exp(hi)
 
 
 def outside_range(expected: float, p10: float, p90: float, *, loss_hours: float,

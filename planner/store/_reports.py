@@ -4,7 +4,8 @@ and the figures a report offers (the measurements table; the workload layer it m
 A report is validated by the probes' own parser, its accelerator resolved against the catalog
 (or given), and stored whole (its JSON) with one row per measured figure. Re-ingesting the same
 bytes, or another copy of the same run's measurements, stores nothing new; a different
-``accelerator`` relabels the stored report.
+``accelerator`` relabels the stored report, when that report's own GPU name, instance and
+memory allow it (as they must the file's).
 """
 
 from __future__ import annotations
@@ -134,11 +135,11 @@ def workload_figures(report) -> dict | None:
 
 
 def _same_run(conn: StoreConnection, fingerprint: Fingerprint | None,
-              rows: list[tuple[str, str, float, str]]) -> tuple[int, str, str] | None:
-    """(id, accelerator, how: ``Fingerprint.same_run``) of a stored report with the same
-    measurements, if any. Only reports whose measurement rows are the same as ``rows`` (a
-    copy's are, within SAME_RUN_REL) are parsed, so an ingest does not re-read every stored
-    report."""
+              rows: list[tuple[str, str, float, str]]) -> tuple[int, str, str, object] | None:
+    """(id, accelerator, how: ``Fingerprint.same_run``, the parsed report) of a stored report
+    with the same measurements, if any. Only reports whose measurement rows are the same as
+    ``rows`` (a copy's are, within SAME_RUN_REL) are parsed, so an ingest does not re-read
+    every stored report."""
     from probes import ReportError, parse_report
 
     if fingerprint is None:
@@ -162,7 +163,7 @@ def _same_run(conn: StoreConnection, fingerprint: Fingerprint | None,
         stored_print = measurement_fingerprint(report)
         how = None if stored_print is None else stored_print.same_run(fingerprint)
         if how is not None:
-            return rid, acc, how
+            return rid, acc, how, report
     return None
 
 
@@ -218,6 +219,22 @@ def _accelerator_named(report, catalog: Catalog, override: str | None) -> str | 
         "`accelerator` NAME (see `gpuplan gpus`)", field="accelerator", value=env.gpu_model)
 
 
+def _check_relabel(stored, rid: int, catalog: Catalog, accelerator: str) -> None:
+    """``accelerator`` held to the stored report ``rid`` it would relabel (a copy of it is
+    being ingested): its own GPU name, instance and memory, as ingest held the copy's. An
+    edited copy (another GPU name, no instance) relabelled a genuine H100 report H200."""
+    try:
+        _accelerator_of(stored, catalog, accelerator)
+    except CalibrationError as exc:
+        why = str(exc).split(" To fix: ")[0].rstrip(". ")
+        raise CalibrationError(
+            f"this file has the measurements of stored report {rid}, and `accelerator` would "
+            f"relabel that report, but {why}. To fix: leave report {rid} as it is (it is "
+            f"already stored), or remove it first (`gpuplan probe remove {rid}`) if it is the "
+            "wrong one and ingest the run's own file", field="accelerator",
+            value=accelerator) from None
+
+
 def ingest(path: str | Path, catalog: Catalog, *, accelerator: str | None = None,
            db: Path | None = None) -> StoredReport:
     """Validate the probe report file at ``path`` and store it (``ingest_bytes``)."""
@@ -254,13 +271,16 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
     def work(conn: StoreConnection) -> tuple[int, str]:
         existing = conn.execute("SELECT id, accelerator FROM reports WHERE sha256 = ?",
                                 (digest,)).fetchone()
-        same = "same file"
+        same, stored = "same file", None
         if existing is None:  # a copy of a stored run (re-saved, renamed, re-dated, nudged)
             run = _same_run(conn, fingerprint, rows)
             existing, same = run and run[:2], f"same measurements{run[2]}" if run else ""
+            stored = run and run[3]
         if existing:
             rid, old = existing
             if accelerator and acc != old:
+                if stored:  # a copy: the stored report is the one relabelled, not this file
+                    _check_relabel(stored, rid, catalog, accelerator)
                 conn.execute("UPDATE reports SET accelerator = ? WHERE id = ?", (acc, rid))
                 return rid, (f"already stored as report {rid} ({same}); its accelerator is "
                              f"now {acc} (was {old or 'none'}), as `accelerator` asked")

@@ -6,52 +6,37 @@ for a workload probe's layer) with the datasheet bounds each must respect; ``cal
 applies the rules below and returns the Calibration, listing every figure as used or refused.
 Pure: no database, no files.
 
-The rules (`calibrate`), applied to every figure a stored report offers (probes._figures):
+The rules (`calibrate`; docs/probes.md, "What calibrates the planner", says each in full):
 
-1. The report's own facts: quick mode, CPU runs, schema-1 reports, MIG, custom shapes, a probe
-   that failed on any rank, a missing rank, fp8 that failed its check against bf16, fast-
-   accumulation fp8, a message size short of the bus-bandwidth plateau, a run that did not
-   use every GPU of its node (for bus bandwidth) — each refuses the figure, with the reason.
-   A report whose GPU name is not its catalog instance type's GPU, and a copy of an earlier
-   report's measurements (``_fingerprint.measurement_fingerprint``: re-saved, renamed,
-   re-dated, nudged), are refused whole (ingest refuses both too; this covers reports stored
-   before it did).
-2. Physical bounds: a figure above the datasheet peak is impossible, and one below
-   MIN_FRACTION_OF_PEAK of it says the measurement is broken (a wrong device, a unit error),
-   not that the hardware is slow. Either refuses *every* figure of that report: a report that
-   contains an impossible number is not trusted for its other numbers either. A figure whose
-   datasheet bound is unknown is refused alone. The bounds hold for every GPU of the run, not
-   only for the median over them: one GPU above the peak (or under the floor) is as impossible
-   as the median there. And a run whose slowest GPU is under MIN_GPU_FRACTION_OF_MEDIAN of the
-   median GPU measured a faulty node: the median describes neither its GPUs nor a job on
-   them (which waits for the slowest), so the report is refused as a whole as well.
-3. The fabric: only multi-node runs whose world collective went over RDMA (InfiniBand/RoCE
-   verbs, EFA through libfabric) calibrate the cross-node bandwidth — or GCP's GPUDirect-TCPX
-   plugin on instances whose catalog fabric is gpudirect_tcpx; plain TCP sockets never do.
-4. Combination: the used figures of one kind and key combine by their median over reports,
-   not the newest; p10/p90 are the envelope (lowest p10, highest p90) of the reports'.
+1. The report's own facts (probes._figures): quick mode, CPU runs, schema 1, MIG, custom
+   shapes, a probe that failed on any rank, a missing rank, fp8 that failed its check, a
+   message short of the busbw plateau, a partial node — each refuses the figure. A GPU name
+   that is not its catalog instance's GPU, and a copy of an earlier report's measurements
+   (``_fingerprint``), refuse the report whole (ingest refuses both too; this covers reports
+   stored before it did).
+2. Physical bounds, on the median, the P90 and every GPU: above the datasheet peak is
+   impossible, below MIN_FRACTION_OF_PEAK of it a broken measurement, a slowest GPU under
+   MIN_GPU_FRACTION_OF_MEDIAN of the median GPU a faulty node; each refuses *every* figure of
+   the report. A figure whose datasheet bound is unknown is refused alone.
+3. The fabric: only multi-node runs whose world collective went over RDMA (or GCP's
+   GPUDirect-TCPX on instances whose catalog fabric is gpudirect_tcpx) calibrate the
+   cross-node bandwidth; plain TCP sockets never do.
+4. Combination: the figures of one kind and key combine by their median over reports, p10/p90
+   by their envelope; reports more than 1/MIN_GPU_FRACTION_OF_MEDIAN apart on a figure
+   calibrate nothing for it (`_disagreement`, workload layers too), each listed as refused.
 5. Node counts: the cross-node figure is kept per measured node count; `Calibration.inter`
-   interpolates linearly in log2(nodes) between measured counts and returns None outside
-   them (no extrapolation: collectives slow down as jobs grow, by an amount not measured).
-6. Workload layers (`gpuplan probe workload`): keyed by (accelerator, framework, layer shape —
-   hidden, heads, KV heads, head dim, FFN width and kind, experts, sequence, micro-batch,
-   precision, recomputation). Only full runs count: a GPU report, not quick, every GPU of the
-   node running the layers (the catalog instance's GPU count where it knows the instance, not
-   the report's), every rank reporting, the probe failing nowhere, and tp = 1 (the modelled
-   reference is one GPU; a tensor-parallel shard adds communication it does not have).
-   Bounds, on the median GPU and on every GPU: a layer faster than its model FLOPs at the
-   datasheet peak is impossible, one more than MAX_WORKLOAD_RATIO times slower than the model
-   is a broken run (a wrong device, a CPU fallback), activations above the GPU's memory are
-   impossible, and a slowest GPU over 1/MIN_GPU_FRACTION_OF_MEDIAN times the median GPU's
-   time is a faulty node — each refuses the whole report, as rule 2. Several reports of one
-   key combine by the median. The modelled figures
-   (``planner.model.model_layer``) are computed when the calibration is built, with the same
-   hardware figures `estimate` uses (the probes' measurements where there are some), so
-   measured/modelled is always against the current model. `Calibration.workload` returns the
-   exact shape, else interpolates the measured/modelled ratios of comparable shapes whose
-   layer sizes are within MAX_WORKLOAD_DISTANCE, at any micro-batch and recomputation
-   (inverse-distance weights 1/d² over the whole shape; ``planner.model.shape_distance``),
-   else None.
+   interpolates in log2(nodes) between them and returns None outside (no extrapolation).
+6. Workload layers, keyed by (accelerator, framework, layer shape): only full runs (a GPU, not
+   quick, every GPU of the catalog instance, every rank reporting, no failure, tp = 1). Bounds
+   on the median, on every GPU and on the P10/P90 (over steps and GPUs: the range is drawn
+   from them): faster than the layer's model FLOPs at the datasheet peak is impossible, over
+   MAX_WORKLOAD_RATIO times the model a broken run, activations above the GPU's memory or
+   below the layer's input impossible, a slowest GPU over 1/MIN_GPU_FRACTION_OF_MEDIAN times
+   the median a faulty node, a P10 under MIN_GPU_FRACTION_OF_MEDIAN of the median or a P90
+   over its inverse a faulty or edited run (`_spread_refusal`); each refuses the whole report.
+   The modelled figures (``planner.model.model_layer``) are computed when the calibration is
+   built, with the hardware figures `estimate` uses. `Calibration.workload` returns the exact
+   shape, else interpolates the ratios of comparable shapes within MAX_WORKLOAD_DISTANCE.
 """
 
 from __future__ import annotations
@@ -136,16 +121,10 @@ class Candidate:
 
     @property
     def label(self) -> str:
-        if self.kind == "report":
-            return f"report {self.report_id}"
-        if self.kind == "matmul":
-            return f"{self.accelerator} {self.dtype}"
-        if self.kind == "hbm":
-            return self.accelerator
-        if self.kind == "intra":
-            return self.instance_type or f"{self.accelerator} x{self.gpus_per_node}"
-        return f"{self.instance_type} x {self.nodes} nodes"
-
+        return {"report": f"report {self.report_id}", "matmul": f"{self.accelerator} {self.dtype}",
+                "hbm": self.accelerator,
+                "intra": self.instance_type or f"{self.accelerator} x{self.gpus_per_node}",
+                }.get(self.kind, f"{self.instance_type} x {self.nodes} nodes")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,7 +154,6 @@ class WorkloadCandidate:
     @property
     def label(self) -> str:
         return f"{self.accelerator} {self.framework} {self.shape.label}"
-
 
 
 # -- the rules -------------------------------------------------------------------------------
@@ -269,13 +247,16 @@ def _median(values: list[float]) -> float:
 
 def _workload_bounds(c: WorkloadCandidate) -> tuple[str | None, bool]:
     """(reason, whole_report) for a workload layer outside what the hardware allows, on the
-    median GPU or on any one GPU."""
+    median GPU, on any one GPU or in its P10/P90 (rule 6)."""
     if c.modelled is None:
         return "the planner cannot model this layer here (no datasheet figures)", False
     g = c.per_gpu_seconds
-    # (seconds, who): the median, then the fastest and the slowest GPU
-    fast = [(c.measured_layer_seconds, "")] + ([(g.low, f"rank {g.low_rank}: ")] if g else [])
-    slow = [(c.measured_layer_seconds, "")] + ([(g.high, f"rank {g.high_rank}: ")] if g else [])
+    # (seconds, who): the median, the fastest and the slowest GPU, then the P10 and P90 (over
+    # steps and GPUs: what the range of every estimate is drawn from) held to the same bounds
+    fast = [(c.measured_layer_seconds, "")] + ([(g.low, f"rank {g.low_rank}: ")] if g else []) \
+        + ([(c.p10, _P10)] if c.p10 is not None else [])
+    slow = [(c.measured_layer_seconds, "")] + ([(g.high, f"rank {g.high_rank}: ")] if g else []) \
+        + ([(c.p90, _P90)] if c.p90 is not None else [])
     if c.peak_tflops:
         fastest = c.modelled.flops / (c.peak_tflops * 1e12)
         for seconds, who in fast:
@@ -296,6 +277,8 @@ def _workload_bounds(c: WorkloadCandidate) -> tuple[str | None, bool]:
                 "ms: the report describes a faulty node, not this GPU model. To fix: check "
                 "that GPU (nvidia-smi -q: clocks, XID errors) and re-run on a healthy node",
                 True)
+    if spread := _spread_refusal(c):
+        return spread, True
     m = c.per_gpu_memory_bytes
     for value, who in ((c.measured_layer_memory_bytes, ""),
                        (m.high if m else None, f"rank {m.high_rank if m else 0}: ")):
@@ -313,8 +296,44 @@ def _workload_bounds(c: WorkloadCandidate) -> tuple[str | None, bool]:
     return None, False
 
 
+_P10, _P90 = "its P10 over steps and GPUs: ", "its P90 over steps and GPUs: "
+
+
+def _spread_refusal(c: WorkloadCandidate) -> str | None:
+    """A P10 under MIN_GPU_FRACTION_OF_MEDIAN of the median, or a P90 over its inverse. Every
+    step runs the same work: a tenth of the steps (or GPUs) twice as fast as the median is
+    impossible (an edit, a broken timer), at half speed a faulty run — the factor that refuses
+    a faulty GPU. An honest run's P10-P90 spans a few percent (0.99-1.02 of its median on the
+    H200 of docs/probes.md)."""
+    median, half = c.measured_layer_seconds, MIN_GPU_FRACTION_OF_MEDIAN
+    if c.p10 is not None and c.p10 < half * median:
+        return (f"{_P10}{c.p10 * 1e3:,.4g} ms per layer is under {half:.0%} of its median "
+                f"{median * 1e3:,.4g} ms: steps of the same work cannot run twice as fast as "
+                "the median (an edited report or a broken timer). To fix: re-run the probes")
+    if c.p90 is not None and c.p90 * half > median:
+        return (f"{_P90}{c.p90 * 1e3:,.4g} ms per layer is over {1 / half:g}x its median "
+                f"{median * 1e3:,.4g} ms: a tenth of the steps or GPUs ran at half speed or "
+                "worse, a faulty run (a throttled GPU, another process) or an edited report. "
+                "To fix: check the node (nvidia-smi -q: clocks, XID errors) and re-run")
+    return None
+
+
+def _disagreement(pairs: list[tuple[float, int]], shown) -> str | None:
+    """Why the reports of one figure ((value, report id) each; hardware or workload) calibrate
+    nothing: the largest over 1/MIN_GPU_FRACTION_OF_MEDIAN times the smallest, as a faulty GPU
+    within one report (two reports 15x apart gave a median nobody measured); else None."""
+    if len(pairs) < 2:
+        return None
+    (low, low_id), (high, high_id) = min(pairs), max(pairs)
+    if high <= low / MIN_GPU_FRACTION_OF_MEDIAN:
+        return None
+    return (f"the reports of this figure disagree more than {1 / MIN_GPU_FRACTION_OF_MEDIAN:g}x "
+            f"({shown(low)} in report {low_id}, {shown(high)} in report {high_id}): none is "
+            "used. To fix: remove the wrong one (`gpuplan probe remove ID`) or re-run the "
+            "probes on a healthy node")
+
+
 def _combine_workload(group: list[WorkloadCandidate]) -> WorkloadMeasurement:
-    group = sorted(group, key=lambda c: c.report_id)
     first, model = group[0], group[0].modelled
     value = _median([c.measured_layer_seconds for c in group])
     p10s = [c.p10 for c in group if c.p10 is not None]
@@ -359,6 +378,17 @@ def _workload_notes(workloads: list[WorkloadCandidate], distrusted: dict[int, st
     layers, used = {}, []
     for key, group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1],
                                                              kv[0][2].label)):
+        group = sorted(group, key=lambda c: c.report_id)
+        mib = [(c.measured_layer_memory_bytes / 2**20, c.report_id) for c in group
+               if c.measured_layer_memory_bytes is not None]
+        why = _disagreement([(c.measured_layer_seconds * 1e3, c.report_id) for c in group],
+                            lambda v: f"{v:,.4g} ms") or _disagreement(
+            mib, lambda v: f"{v:,.1f} MiB of activations")
+        if why is not None:
+            refused += [CalibrationNote(kind="workload", key=c.label,
+                                        value=c.measured_layer_seconds * 1e3, unit="ms/layer",
+                                        report_ids=(c.report_id,), reason=why) for c in group]
+            continue
         m = _combine_workload(group)
         layers[key] = m
         how = f"median of {m.n_reports} reports" if m.n_reports > 1 else "one report"
@@ -374,16 +404,11 @@ def calibrate(candidates: Iterable[Candidate], *,
     candidates = list(candidates)
     workloads = list(workloads)
     distrusted: dict[int, str] = {}
-    for c in candidates:
-        if c.refusal is None:
-            why, whole = _bounds_refusal(c)
-            if whole:
-                distrusted.setdefault(c.report_id, f"{c.kind} {c.label}: {why}")
-    for w in workloads:
-        if w.refusal is None:
-            why, whole = _workload_bounds(w)
-            if whole:
-                distrusted.setdefault(w.report_id, f"workload {w.label}: {why}")
+    for kind, c, (why, whole) in [
+            *((c.kind, c, _bounds_refusal(c)) for c in candidates if c.refusal is None),
+            *(("workload", w, _workload_bounds(w)) for w in workloads if w.refusal is None)]:
+        if whole:
+            distrusted.setdefault(c.report_id, f"{kind} {c.label}: {why}")
     used: dict[tuple[str, Any], list[Candidate]] = {}
     rejected: list[CalibrationNote] = []
     for c in candidates:
@@ -402,17 +427,11 @@ def calibrate(candidates: Iterable[Candidate], *,
     maps: dict[str, dict] = {}
     notes = []
     for (mapping, key), group in sorted(used.items(), key=lambda kv: str(kv[0])):
-        low, high = min(group, key=lambda c: c.value), max(group, key=lambda c: c.value)
-        if high.value > low.value / MIN_GPU_FRACTION_OF_MEDIAN:  # as a faulty GPU within one
-            # report: two reports 15x apart gave a "measured" median nobody measured
-            rejected += [CalibrationNote(
-                kind=c.kind, key=_key_label(mapping, key), value=c.value, unit=c.unit,
-                report_ids=(c.report_id,),
-                reason=f"the reports of this figure disagree more than "
-                       f"{1 / MIN_GPU_FRACTION_OF_MEDIAN:g}x ({low.value:,.4g} in report "
-                       f"{low.report_id}, {high.value:,.4g} in report {high.report_id}): none "
-                       "is used. To fix: remove the wrong one (`gpuplan probe remove ID`) or "
-                       "re-run the probes on a healthy node") for c in group]
+        why = _disagreement([(c.value, c.report_id) for c in group], lambda v: f"{v:,.4g}")
+        if why is not None:
+            rejected += [CalibrationNote(kind=c.kind, key=_key_label(mapping, key),
+                                         value=c.value, unit=c.unit, report_ids=(c.report_id,),
+                                         reason=why) for c in group]
             continue
         m = _combine(group)
         maps.setdefault(mapping, {})[key] = m
