@@ -60,10 +60,12 @@ from ._files import (
 )
 from ._load import (
     STALE_AFTER_DAYS,
+    TODAY_ENV,
     Catalog,
     active_catalog_name,
     data_dir,
     load_catalog,
+    today_utc,
 )
 from ._meta import price_dates
 from ._records import (
@@ -129,7 +131,8 @@ __all__ = [
     "FABRICS", "HOURS_PER_MONTH", "INFORMATIONAL_FLAGS", "MAX_GPU_MEMORY_GIB", "MAX_MIN_GPUS",
     "OFFERING_CLASSES",
     "OFFER_FLAGS", "OUTLIER_Z", "PRICE_UNUSABLE_FLAGS", "PRICING_MODELS", "PRICING_TERM_HOURS",
-    "REGION_KINDS", "SORT_KEYS", "MAX_USER_FILE_BYTES", "STALE_AFTER_DAYS", "TOPOLOGIES",
+    "REGION_KINDS", "SORT_KEYS", "MAX_USER_FILE_BYTES", "STALE_AFTER_DAYS", "TODAY_ENV",
+    "TOPOLOGIES",
     "UPFRONT_OPTIONS", "Accelerator", "AcceleratorSummary", "Catalog", "CatalogError",
     "CatalogFileError", "CatalogNotice", "Cloud", "GpuplanError", "InstanceType", "Offer",
     "OfferRow", "OverrideError", "Overrides", "RefreshResult", "StoredCatalog", "UnknownNameError",
@@ -142,7 +145,8 @@ __all__ = [
     "make_directory", "parse_overrides", "quoted", "read_cached", "read_json_file",
     "read_user_text", "shown_as_yaml", "shown_number",
     "refresh_catalog",
-    "select_offers", "shell_word", "stored_catalogs", "unquoted_hint", "use_catalog",
+    "select_offers", "shell_word", "stored_catalogs", "today_utc", "unquoted_hint",
+    "use_catalog",
     "number_in_file", "price_dates", "whole_number_in_file",
     "without_fix", "write_bytes_atomic", "write_cached", "write_snapshot", "write_text_atomic",
 ]

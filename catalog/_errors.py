@@ -6,7 +6,8 @@
     └── CatalogError
         ├── CatalogFileError     a catalog CSV/JSON is unreadable or malformed (file:line: column)
         ├── UnknownNameError     a name that isn't there (an accelerator, cloud, region, instance
-        │                        type, model preset, job, field …), with close matches
+        │   │                    type, model preset, job, field …), with close matches
+        │   └── AmbiguousNameError  a name that several are called by (a bare "A100"): lists them
         └── OverrideError        a price-overrides file is malformed
 
 Every message ends with what to do ("To fix: …"). An error about one input carries ``field``
@@ -80,18 +81,18 @@ class OverrideError(CatalogError):
 
 
 def close_matches(name: str, known: Iterable[str]) -> tuple[str, ...]:
-    """Up to MAX_SUGGESTIONS names of ``known`` close to ``name``; case-insensitive when the
-    exact spelling finds none ("h100" for "H100")."""
+    """Up to MAX_SUGGESTIONS names of ``known`` close to ``name``, compared case-folded and
+    shown as ``known`` spells them ("MI300X" for "mi300": case never hides a match, as a
+    case-sensitive first pass hid it behind "B300"). Names that fold alike are shown as the
+    first of them in ``known``'s order (the canonical name, where it is listed first)."""
     import difflib  # here, not at import: only an error needs it
 
-    known = sorted(set(known))
-    name = str(name)[:MAX_NAME_SHOWN]
-    close = difflib.get_close_matches(name, known, n=MAX_SUGGESTIONS, cutoff=MATCH_CUTOFF)
-    if not close:
-        lowered = {k.lower(): k for k in known}
-        close = [lowered[m] for m in difflib.get_close_matches(
-            name.lower(), list(lowered), n=MAX_SUGGESTIONS, cutoff=MATCH_CUTOFF)]
-    return tuple(close)
+    spelt: dict[str, str] = {}
+    for k in known:
+        spelt.setdefault(str(k).casefold(), str(k))
+    name = str(name)[:MAX_NAME_SHOWN].casefold()
+    return tuple(spelt[m] for m in difflib.get_close_matches(
+        name, sorted(spelt), n=MAX_SUGGESTIONS, cutoff=MATCH_CUTOFF))
 
 
 class UnknownNameError(CatalogError):
@@ -103,10 +104,10 @@ class UnknownNameError(CatalogError):
 
     def __init__(self, kind: str, name: object, known: Iterable[str], hint: str = "", *,
                  where: str = "", field: str | None = None, match_as: str | None = None) -> None:
-        known = sorted(set(known))
-        shown = str(name) if len(str(name)) <= MAX_NAME_SHOWN else \
-            str(name)[:MAX_NAME_SHOWN - 1] + "…"
-        close = close_matches(shown if match_as is None else match_as, known)
+        given = tuple(known)  # in the caller's order: its first spelling is the one shown
+        known = sorted(set(given))
+        shown = _shown(name)
+        close = close_matches(shown if match_as is None else match_as, given)
         suggestion = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         fix = hint or (f"use one of: {', '.join(known[:MAX_LISTED])}"
                        f"{' …' if len(known) > MAX_LISTED else ''}")
@@ -115,3 +116,27 @@ class UnknownNameError(CatalogError):
                          field=field, value=name)
         self.kind, self.name, self.suggestions = kind, name, close
         self.known = tuple(known)
+
+
+def _shown(name: object) -> str:
+    text = str(name)
+    return text if len(text) <= MAX_NAME_SHOWN else text[:MAX_NAME_SHOWN - 1] + "…"
+
+
+class AmbiguousNameError(UnknownNameError):
+    """``name`` names several of the known names (``choices``: a bare "A100" names three
+    boards of two sizes), so it names none: the message lists them, each followed by a
+    shorter alias where ``aliases`` gives one, and asks for one. An UnknownNameError, so a
+    caller that catches a name it cannot resolve catches this one too."""
+
+    def __init__(self, kind: str, name: object, choices: Iterable[str], *,
+                 aliases: dict[str, str] | None = None, field: str | None = None) -> None:
+        choices = tuple(choices)
+        aliases = aliases or {}
+        listed = [c + (f" ({aliases[c]})" if c in aliases else "") for c in choices]
+        CatalogError.__init__(
+            self, f"{kind} {_shown(name)!r} is ambiguous: it could be {', '.join(listed[:-1])} "
+            f"or {listed[-1]}. To fix: name one of them, e.g. {choices[-1]} (a list may name "
+            "several)",
+            field=field, value=name)
+        self.kind, self.name, self.suggestions, self.known = kind, name, choices, choices

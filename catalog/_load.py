@@ -12,26 +12,35 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import os
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _cache, _paths, _store
-from ._aliases import build_alias_index, check_names, resolve
+from ._aliases import build_alias_index, check_aliases, check_names, resolve
 from ._clouds import CLOUDS
-from ._errors import CatalogError, CatalogFileError, UnknownNameError
+from ._errors import CatalogError, CatalogFileError, GpuplanError, UnknownNameError, quoted
 from ._meta import check_meta, provenance, read_meta
 from ._older import with_planning_facts
-from ._records import (
-    PRICING_MODELS,
-    Accelerator,
-    InstanceType,
-    Offer,
-)
+from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer
 
 STALE_AFTER_DAYS = 90  # prices older than a quarter are likely wrong (spot moves hourly)
 FILES = _store.FILES
+TODAY_ENV = "GPUPLAN_TODAY"
+
+
+def today_utc() -> _dt.date:
+    """The day gpuplan counts as today, everywhere (a catalog's age, an override's date, a
+    team plan's deadlines): the UTC date, or ``GPUPLAN_TODAY``'s (YYYY-MM-DD)."""
+    given = os.environ.get(TODAY_ENV, "").strip()
+    try:
+        return _dt.date.fromisoformat(given) if given else _dt.datetime.now(_dt.UTC).date()
+    except ValueError:
+        raise GpuplanError(f"{TODAY_ENV}={quoted(given)} is not a date. To fix: set it to "
+                           "YYYY-MM-DD (the day to count as today), or unset it for today's "
+                           "UTC date") from None
 
 
 def data_dir() -> Path:
@@ -64,7 +73,7 @@ class Catalog:
     # -- look-ups -------------------------------------------------------------------------
     def resolve_accelerator(self, name: str, *, strict: bool = False) -> str:
         """The canonical accelerator ``name`` means; ``strict`` for a name a device reported
-        (no vendor-word shortening: ``_aliases.resolve``)."""
+        (no vendor-word shortening); a family name ("A100") is refused (``_aliases``)."""
         # every name and alias, listed only if ``name`` is unknown (for the close matches)
         names = (n for a in self.accelerators for n in (a.name, *a.aliases))
         return resolve(name, self._aliases, names, strict=strict)
@@ -169,7 +178,7 @@ class Catalog:
 
     def age_days(self, today: _dt.date | None = None) -> int | None:
         oldest = self.oldest_as_of()
-        return None if oldest is None else ((today or _dt.date.today()) - oldest).days
+        return None if oldest is None else ((today or today_utc()) - oldest).days
 
     @property
     def source(self) -> str:
@@ -181,8 +190,7 @@ class Catalog:
         every entry must match something in this catalog."""
         from ._override_apply import apply_overrides
 
-        offers = apply_overrides(self.offers, self._types, overrides,
-                                 today or _dt.date.today())
+        offers = apply_overrides(self.offers, self._types, overrides, today or today_utc())
         note = "; ".join(p for p in (self.overrides_path, overrides.path) if p)
         return Catalog(name=self.name, path=self.path, meta=self.meta,
                        accelerators=self.accelerators, instance_types=self.instance_types,
@@ -194,7 +202,7 @@ class Catalog:
 
     def info(self, *, today: _dt.date | None = None, include_store: bool = True) -> dict:
         """Everything `gpuplan catalog info` and the app show about this catalog, as data."""
-        today = today or _dt.date.today()
+        today = today or today_utc()
         per_cloud = {c: self._cloud_info(c, today) for c in CLOUDS}
         age = self.age_days(today)
         stale = age is not None and age > STALE_AFTER_DAYS
@@ -350,11 +358,7 @@ def _cross_check(path: Path, accelerators, instance_types, offers) -> None:
             raise CatalogFileError(f"{path / 'offers.csv'}: duplicate offer {o.key}. To fix: "
                                    "run `gpuplan catalog use packaged`")
         seen_offers.add(o.key)
-    try:
-        build_alias_index(accelerators)
-    except ValueError as exc:
-        raise CatalogFileError(f"{path / 'accelerators.csv'}: {exc}. To fix: run `gpuplan "
-                               "catalog use packaged`") from None
+    check_aliases(path / "accelerators.csv", accelerators)
 
 
 def read_catalog_dir(path: Path, name: str, *, notice: bool = False) -> Catalog:
@@ -389,10 +393,6 @@ def active_catalog_name() -> str:
     return _store.active()[0]
 
 
-def catalog_dir(name: str) -> Path:
-    return _store.resolve(name)[1]
-
-
 @functools.lru_cache(maxsize=8)
 def _cached(path: str, name: str, stamp: tuple) -> Catalog:
     """The catalog in ``path``: from the per-user cache of parsed catalogs (``_cache``) when
@@ -422,6 +422,7 @@ def load_catalog(name: str | None = None, *, overrides: str | Path | None = None
     """The active catalog (or ``name``: "packaged", "refreshed", "previous" or a stored
     catalog's name), with the ``overrides`` file applied when given."""
     name, path = _store.resolve(name)
+    today = today or today_utc()  # a wrong GPUPLAN_TODAY is said before any output
     stamp = tuple((path / f).stat().st_mtime_ns if (path / f).exists() else 0 for f in FILES)
     base = _cached(str(path), name, stamp)
     if overrides is None:
@@ -431,8 +432,7 @@ def load_catalog(name: str | None = None, *, overrides: str | Path | None = None
         ostamp = opath.stat().st_mtime_ns
     except OSError:
         ostamp = 0  # load_overrides says what is wrong with the path
-    return _with_overrides(str(path), name, stamp, str(opath), ostamp,
-                           today or _dt.date.today())
+    return _with_overrides(str(path), name, stamp, str(opath), ostamp, today)
 
 
 @functools.lru_cache(maxsize=8)
@@ -443,5 +443,5 @@ def _with_overrides(path: str, name: str, stamp: tuple, opath: str, ostamp: int,
     return _cached(path, name, stamp).with_overrides(load_overrides(opath), today)
 
 
-__all__ = ["STALE_AFTER_DAYS", "Catalog", "active_catalog_name", "data_dir", "load_catalog",
-           "read_catalog_dir"]
+__all__ = ["STALE_AFTER_DAYS", "TODAY_ENV", "Catalog", "active_catalog_name", "data_dir",
+           "load_catalog", "read_catalog_dir", "today_utc"]

@@ -68,7 +68,11 @@ class OfferRow:
 
 
 def _round(x: float | None) -> float | None:
-    return None if x is None else round(x, 6)
+    """To 6 decimals (what a price needs); a rate that would read 0.0 there (a $1e-6/h
+    private rate over 8 GPUs) to 6 significant digits instead: the catalog never says $0."""
+    if x is None:
+        return None
+    return round(x, 6) if round(x, 6) or not x else float(f"{x:.6g}")
 
 
 def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:

@@ -54,7 +54,11 @@ def safe_cell(value) -> str:
 
 
 def _money(x: float | None, digits: int = 2) -> str:
-    return "—" if x is None else f"{x:,.{digits}f}"
+    """A price in a table cell; one that rounds to zero at ``digits`` but is not zero (a
+    private rate of $0.000001/h) reads "<0.001", never "0.000" (the catalog shows no $0)."""
+    if x is None:
+        return "—"
+    return f"<{10 ** -digits:.{digits}f}" if 0 < x and round(x, digits) == 0 else f"{x:,.{digits}f}"
 
 
 GPU_COLUMNS = (
@@ -127,7 +131,8 @@ def _offers_csv(dicts: list[dict], fields: list[str]) -> str:
 
 def offers_cmd(
     gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Accelerator name or alias "
-                   "(H100, a100-80gb, …); repeat or comma-separate.")] = None,
+                   "(H100, a100-80gb, …); repeat or comma-separate. A name several share "
+                   "(A100, V100, TPU) is refused with their names.")] = None,
     cloud: Annotated[list[str] | None, typer.Option("--cloud", "--clouds",
                                                     help="aws, gcp, azure.")] = None,
     region: Annotated[list[str] | None, typer.Option(
@@ -189,7 +194,11 @@ def offers_cmd(
 
 _FILTER_FLAGS = {"gpus": "--gpu", "clouds": "--cloud", "regions": "--region",
                  "pricing": "--pricing", "instance_types": "--instance",
-                 "min_gpus": "--min-gpus", "max_price": "--max-price"}
+                 "min_gpus": "--min-gpus", "max_price": "--max-price",
+                 "include_flagged": "--usable", "only_flagged": "--flagged"}
+# what each of ``rest``'s filters is when its flag is left out
+_NOT_GIVEN = {"min_gpus": None, "max_price": None, "include_flagged": True,
+              "only_flagged": False}
 
 
 def _say_why_none(cat, filters: dict, rest: dict) -> None:
@@ -201,7 +210,6 @@ def _say_why_none(cat, filters: dict, rest: dict) -> None:
         console(stderr=True, fit=True).print(
             f"note: {say_fields(absent)}", markup=False)
         return
-    given = {**filters, "min_gpus": rest["min_gpus"], "max_price": rest["max_price"]}
     if filters["gpus"] and not select_offers(cat, gpus=filters["gpus"]):
         # no offer of these GPUs at all, whatever else is asked: "no offer matches every
         # filter together (without --gpu: 14,468 offers)" said nothing of why (MI300X: its
@@ -217,19 +225,36 @@ def _say_why_none(cat, filters: dict, rest: dict) -> None:
                f"{', …' if len(types) > 5 else ''}) but no offer; give your own rate with "
                "--overrides" if types else ": no instance type has it"), first="", rest="  ")
         return
-    hints = []
+    hints, said = [], ""
+    given = {**filters, **{k: rest[k] != v for k, v in _NOT_GIVEN.items()}}
     for key, value in given.items():
         if not value:
             continue
         kept = {k: v for k, v in filters.items() if k != key}
-        others = {k: (None if k == key else v) for k, v in rest.items()}
-        n = len(select_offers(cat, **kept, **others))
-        if n:
-            hints.append(f"without {_FILTER_FLAGS[key]}: {n:,}")
+        others = {**rest, **({key: _NOT_GIVEN[key]} if key in _NOT_GIVEN else {})}
+        if rows := select_offers(cat, **kept, **others):
+            hints.append(f"without {_FILTER_FLAGS[key]}: {len(rows):,} "
+                         f"offer{'s' if len(rows) != 1 else ''}")
+            said = _all_of(key, rows) or said
     if hints:
-        console(stderr=True, fit=True).print(
-            "note: no offer matches every filter together ("
-            + "; ".join(hints) + " offers)", markup=False)
+        print_hanging(console(stderr=True, fit=True), "note: no offer matches every filter "
+                      "together (" + "; ".join(hints) + ")" + said, first="", rest="  ")
+
+
+def _all_of(key: str, rows) -> str:
+    """What the offers that --usable or --flagged alone leaves out have in common (the
+    other filters may be right: 6 capacity blocks, every one expired)."""
+    if key == "only_flagged":
+        return f". None of those {len(rows):,} is flagged"
+    if key != "include_flagged":
+        return ""
+    from collections import Counter
+
+    counts = Counter(f for r in rows for f in r.offer.unusable_flags)
+    those = "that one is" if len(rows) == 1 else f"those {len(rows):,} are all"
+    return (f". {those[0].upper()}{those[1:]} flagged ("
+            + ", ".join(f"{n:,} {f}" for f, n in counts.most_common())
+            + f"): `--flagged` lists {'it' if len(rows) == 1 else 'them'} with the reasons")
 
 
 OFFER_COLUMNS = (

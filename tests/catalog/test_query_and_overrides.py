@@ -15,7 +15,8 @@ def cat():
 
 @pytest.mark.parametrize("alias,canonical", [
     ("H100", "H100-SXM5-80GB"), ("h100", "H100-SXM5-80GB"), ("a100-80gb", "A100-SXM4-80GB"),
-    ("A100_80GB", "A100-SXM4-80GB"), ("A100", "A100-SXM4-40GB"), ("v100-32gb", "V100-SXM2-32GB"),
+    ("A100_80GB", "A100-SXM4-80GB"), ("A100-40GB", "A100-SXM4-40GB"),
+    ("v100-32gb", "V100-SXM2-32GB"),
     ("NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"), ("mi300x", "MI300X"), ("b200", "B200-SXM-180GB"),
     # GCP's accelerator types (README: "the names clouds and torch report") and torch's V100s
     ("nvidia-tesla-a100", "A100-SXM4-40GB"), ("nvidia-a100-80gb", "A100-SXM4-80GB"),
