@@ -56,7 +56,7 @@ def report_cmd(
     deadlines (with --json, `{"infeasible": true, "error", "relaxations"}` is still printed)
     or the input is wrong (one error line, nothing on stdout)."""
     from catalog import check_output_path, write_bytes_atomic
-    from planner.reports import load_actuals, render
+    from planner.reports import check_format, load_actuals, render
     from planner.team import (
         MAX_WORKERS,
         AllocationInfeasibleError,
@@ -92,6 +92,10 @@ def report_cmd(
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise TeamPlanError(f"--workers must be from 1 to {MAX_WORKERS}, got {workers}. To fix: "
                             "e.g. --workers 2")
+    if fmt == "pdf" and not (json_out and out_path is None):
+        # a PDF needs matplotlib: said now, not after the whole plan was solved (and never when
+        # it was infeasible)
+        check_format("pdf")
     cat = load_priced_catalog(overrides)
     team = load_team_plan(Path(team_file), catalog=cat)
     # the config.json files its jobs read are inputs too (known once the plan is read)
@@ -101,7 +105,7 @@ def report_cmd(
     # a report is a plan made today: a window that has passed is refused, or said (actuals)
     warnings = check_dates(team, today=today_utc(), past_ok=spent is not None,
                            past_fix="compare the finished plan with what was spent "
-                           "(--actuals FILE)")
+                           "(--actuals FILE)", spent=spent or {}, spent_source=actuals or "")
     if warnings:
         err = console(stderr=True, fit=True)
         for warning in warnings:

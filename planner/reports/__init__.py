@@ -1,6 +1,7 @@
 """Team budget reports: HTML, PDF, Markdown and CSV from one allocation, and actuals.
 
     render(allocation, fmt, actuals=None) -> bytes     the report (FORMATS)
+    check_format(fmt)                                  refuse now what render would refuse
     compare_actuals(allocation, actuals)               planned against spent
     load_actuals, parse_actuals, ACTUALS_COLUMNS       what was spent, from a CSV
     neutralise_cell, neutralise_row                    CSV cells no spreadsheet runs
@@ -12,7 +13,7 @@ matplotlib (``pip install 'gpuplan[report]'``), imported when a PDF is rendered.
 
 from ._actuals import ACTUALS_COLUMNS, load_actuals, parse_actuals
 from ._csvsafe import FORMULA_TRIGGERS, neutralise_cell, neutralise_row
-from ._render import FORMATS, compare_actuals, render
+from ._render import FORMATS, check_format, compare_actuals, render
 
-__all__ = ["ACTUALS_COLUMNS", "FORMATS", "FORMULA_TRIGGERS", "compare_actuals",
+__all__ = ["ACTUALS_COLUMNS", "FORMATS", "FORMULA_TRIGGERS", "check_format", "compare_actuals",
            "load_actuals", "neutralise_cell", "neutralise_row", "parse_actuals", "render"]

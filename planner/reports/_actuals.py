@@ -3,10 +3,12 @@
     job,gpu_hours,cost_usd,note
     pretrain-8b,14200,21050.40,March invoice
 
-Other columns are ignored and several rows for one job are summed. ``parse_actuals`` takes the
-text; ``load_actuals`` reads a file through ``catalog.read_user_text`` (a regular file of at
-most 16 MiB, UTF-8). Every value is a finite number from 0 to a generous bound, and every job
-must be one of the plan's (close matches are suggested). ``compare_actuals`` (``_render``)
+Other columns are ignored, several rows for one job are summed and rows with no value at all
+(a blank line, or ``,,`` as spreadsheets export an empty row) are skipped; errors name the
+row as a spreadsheet numbers it (the header is row 1). ``parse_actuals`` takes the text;
+``load_actuals`` reads a file through ``catalog.read_user_text`` (a regular file of at most
+16 MiB, UTF-8). Every value is a finite number from 0 to a generous bound, and every job must
+be one of the plan's (close matches are suggested). ``compare_actuals`` (``_render``)
 lines the result up with the allocation.
 """
 
@@ -52,12 +54,20 @@ def parse_actuals(text: str, team_plan, *,
     (other columns are ignored; several rows for one job are summed)."""
     text = text.removeprefix("\ufeff")
     _check_quotes_close(text, source)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""))
+    read = [0]  # the last line of the last whole row read
+
+    def rows():
+        for cells in reader:
+            read[0] = reader.line_num
+            yield cells
+
     try:
-        return _actual_rows(reader, team_plan, source)
+        return _actual_rows(rows(), team_plan, source)
     except csv.Error as exc:  # a NUL byte, an over-long field, a stray quote
-        # line_num counts the lines read whole: the error is in the one being read
-        raise TeamPlanError(f"{source}: line {reader.line_num + 1}: not valid CSV ({exc}). "
+        # the error is in the row after the last one read whole (line_num also counts the
+        # lines of the row being read)
+        raise TeamPlanError(f"{source}: line {read[0] + 1}: not valid CSV ({exc}). "
                             "To fix: save the file as plain CSV") from None
 
 
@@ -77,9 +87,26 @@ def _check_quotes_close(text: str, source: str) -> None:
                             "or remove it") from None
 
 
-def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, dict]:
+def _records(reader, fields: list[str]):
+    """(row number, cells by column) of every row after the header that has a value, rows
+    numbered as a spreadsheet shows them: the header is row 1, a blank line is a row, a quoted
+    cell over several lines is one row (they were numbered by the last physical line read, so
+    a multi-line note made "row 5" of row 3). Rows with no value at all (a blank line, the
+    ",," a spreadsheet exports for an empty row) are skipped. As ``csv.DictReader``: cells
+    beyond the header under None, a missing cell None."""
+    for number, cells in enumerate(reader, start=2):
+        if not any(c.strip() for c in cells):
+            continue
+        row = dict(zip(fields, cells, strict=False))
+        row.update({f: None for f in fields[len(cells):]})
+        if len(cells) > len(fields):
+            row[None] = cells[len(fields):]
+        yield number, row
+
+
+def _actual_rows(reader, team_plan, source: str) -> dict[str, dict]:
     # " GPU_Hours" in a hand-edited header is gpu_hours
-    fields = [str(f).strip().lower() for f in reader.fieldnames or ()]
+    fields = [str(f).strip().lower() for f in next(reader, None) or ()]
     missing = [c for c in ACTUALS_COLUMNS if c not in fields]
     if missing:
         sep = next((s for s in (";", "\t", "|") if len(fields) == 1 and s in fields[0]), None)
@@ -91,14 +118,12 @@ def _actual_rows(reader: csv.DictReader, team_plan, source: str) -> dict[str, di
     if twice:  # csv keeps the last: the spend went to the second job column, silently
         raise TeamPlanError(f"{source}: column {twice[0]!r} appears {fields.count(twice[0])} "
                             "times in the header. To fix: keep one")
-    reader.fieldnames = fields
     known = [j.name for j in team_plan.jobs]
     # a name as the plan writes it, whichever Unicode form the CSV's tool wrote it in
     as_planned = {unicodedata.normalize("NFC", k): k for k in known}
     out: dict[str, dict] = {}
     limits = {"gpu_hours": MAX_ACTUAL_GPU_HOURS, "cost_usd": MAX_ACTUAL_USD}
-    for row in reader:
-        n = reader.line_num
+    for n, row in _records(reader, fields):
         name = (row["job"] or "").strip()
         name = as_planned.get(unicodedata.normalize("NFC", name), name)
         at = f"{source}: row {n}"

@@ -19,6 +19,7 @@ from catalog import UnknownNameError
 
 from ..model import PlannerError
 from ..team import TeamPlanError
+from ._charts import _mpl
 from ._html import html_report
 from ._pdf import pdf_report
 from ._text import csv_text, markdown
@@ -40,6 +41,13 @@ def render(allocation, fmt: str, *, actuals: Mapping[str, Mapping] | None = None
         return pdf_report(allocation, comparison)
     raise PlannerError(f"unknown report format {fmt!r}. To fix: use one of "
                        f"{', '.join(FORMATS)}")
+
+
+def check_format(fmt: str) -> None:
+    """Refuse now what ``render`` would refuse for ``fmt`` after the plan was solved: a PDF
+    without matplotlib (the error says how to install it). The CLI asks before planning."""
+    if {"markdown": "md"}.get(fmt.lower(), fmt.lower()) == "pdf":
+        _mpl()
 
 
 def compare_actuals(allocation, actuals: Mapping[str, Mapping]) -> dict:

@@ -25,8 +25,9 @@ from ..model import (
     probability_within,
     refer_to_fields,
 )
-from ..search import Constraints, Option, QuotaRule, Quotas, plan_options
+from ..search import Constraints, Option, plan_options
 from ._milp import DEFAULT_TIME_LIMIT_S, AllocationInfeasibleError, Options, scope_label, scopes
+from ._relax import checked_relaxations, plan_caps
 from ._solve import solve
 from ._spec import MAX_WINDOW_DAYS, priced_catalog
 from ._summary import Allocation, summarise_allocation
@@ -40,7 +41,8 @@ Progress = Callable[[str, int, int], None]
 TOP_N = 200      # candidates asked of plan() per job (describing them is cheap)
 PER_JOB = 24     # the cheapest candidates kept per job …
 PER_SCOPE = 2    # … plus the cheapest few of every (cloud, region, accelerator), so that a
-MAX_PER_JOB = 60  # binding quota leaves the solver somewhere else to go
+MAX_PER_JOB = 60  # binding quota leaves the solver somewhere else to go, and the fastest …
+SMALLER = 16     # … and the cheapest of up to 16 GPU counts below the smallest kept cluster
 
 
 def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
@@ -59,8 +61,17 @@ def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
     cands = job_candidates(team_plan, cat, A, calibration or NO_CALIBRATION, workers=workers,
                            progress=report)
     report(SOLVING, 0, 1)
-    allocation = allocate_candidates(team_plan, cands, catalog_info=cat.provenance(),
-                                     assumptions=A, time_limit_s=time_limit_s)
+
+    def allocation_of(plan, cands):
+        return allocate_candidates(plan, cands, catalog_info=cat.provenance(), assumptions=A,
+                                   time_limit_s=time_limit_s)
+
+    try:
+        allocation = allocation_of(team_plan, cands)
+    except AllocationInfeasibleError as exc:
+        # a quota raised lets plan() offer larger clusters: say only what holds once applied
+        raise checked_relaxations(exc, team_plan, lambda plan: allocation_of(plan, job_candidates(
+            plan, cat, A, calibration or NO_CALIBRATION, workers=workers))) from None
     report(SOLVING, 1, 1)
     said = _inputs_said(A, calibration or NO_CALIBRATION)
     return dataclasses.replace(allocation, assumptions=[*allocation.assumptions, *said]) \
@@ -109,22 +120,12 @@ def _check_run_options(*, time_limit_s, workers, progress, assumptions) -> None:
                            "None")
 
 
-def _plan_quotas(team_plan):
-    """The per-candidate GPU caps plan() may apply: a scope's largest cap over the months."""
-    rules = []
-    for key, caps in scopes(team_plan.quotas).items():
-        if caps["all"] is not None:
-            cap = max([caps["all"], *caps["months"].values()])
-            rules.append(QuotaRule(gpus=cap, cloud=key[0], region=key[1], accelerator=key[2]))
-    return Quotas(tuple(rules)) if rules else None
-
-
 def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1,
                    progress: Progress | None = None) -> list[list[dict]]:
     """For every job, plan()'s cheapest feasible candidates plus the cheapest of each scope and
     the feasible part of the frontier. Identical (workload, constraints) pairs run once; with
     ``workers`` > 1 distinct ones run in forked processes (Linux; elsewhere one by one)."""
-    quotas = _plan_quotas(team_plan)
+    quotas = plan_caps(team_plan)
     keys = []
     for job in team_plan.jobs:
         try:
@@ -222,8 +223,11 @@ def _run_plans(keys: list, cat, A, calibration, workers: int,
 
 def _diverse(cands: Sequence[Option]) -> list[Option]:
     """The cheapest PER_JOB options, plus the cheapest PER_SCOPE of every (cloud, region,
-    accelerator), at most MAX_PER_JOB, and the fastest; one per (cloud, region, instance
-    type, pricing, nodes), the first listed."""
+    accelerator), at most MAX_PER_JOB, and the fastest; then the cheapest of every GPU count
+    below the smallest of those (the SMALLER largest such counts), so that a job can shrink
+    under a quota its cheapest clusters overfill (four 8-GPU jobs under a 28-GPU quota were
+    "infeasible": the 4-GPU plan that fitted was dropped for more 8-GPU ones); one per
+    (cloud, region, instance type, pricing, nodes), the first listed."""
     unique = {}
     for c in cands:
         unique.setdefault((c.cloud, c.region, c.instance_type, c.pricing, c.nodes), c)
@@ -236,7 +240,13 @@ def _diverse(cands: Sequence[Option]) -> list[Option]:
             keep.append(c)
     fastest = min(ranked, key=lambda c: c.wall_clock_hours)
     keep = keep[:MAX_PER_JOB]
-    return keep if any(c is fastest for c in keep) else [*keep, fastest]
+    if not any(c is fastest for c in keep):
+        keep.append(fastest)
+    least, smaller = min(c.gpus for c in keep), {}
+    for c in ranked:  # cheapest first: the first of a count is its cheapest
+        if c.gpus < least:
+            smaller.setdefault(c.gpus, c)
+    return keep + [smaller[g] for g in sorted(smaller, reverse=True)[:SMALLER]]
 
 
 def candidate_probability(cand: dict, hours: float, A=None) -> float:
@@ -348,8 +358,10 @@ def allocate_candidates(team_plan, candidates: Sequence[Sequence[dict]], *, cata
                     budgets=dict(team_plan.budgets), epoch=epoch,
                     priority=[j.priority for j in team_plan.jobs], time_limit_s=time_limit_s,
                     job_group=group_of)
+    except AllocationInfeasibleError as exc:
+        raise AllocationInfeasibleError(f"{team_plan.source}: {exc}", exc.relaxations,
+                                        diagnosis=exc.diagnosis) from None
     except PlannerError as exc:
-        raise type(exc)(f"{team_plan.source}: {exc}", *(
-            (exc.relaxations,) if isinstance(exc, AllocationInfeasibleError) else ())) from None
+        raise type(exc)(f"{team_plan.source}: {exc}") from None
     return summarise_allocation(team_plan, options, rec, sol, epoch, catalog_info,
                                 job_group=group_of)

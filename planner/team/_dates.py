@@ -6,7 +6,9 @@ prices, exit 0, while the app refused it).
   today's has passed too): refused — unless the report compares the plan with what was spent
   (``past_ok``: `report --actuals`), where jobs that are over are the point; then a warning;
 - an ``earliest_start`` before today (deadline still ahead): a warning, since the schedule
-  may start the job in the past. A start today is "now".
+  may start the job in the past. A start today is "now";
+- actuals (``spent``) for a job whose ``earliest_start`` is after today: a warning, since it
+  cannot have started (a misspelt row, or the wrong plan's file, was compared silently).
 
 Today is the UTC date, or ``GPUPLAN_TODAY`` (YYYY-MM-DD): the day to count as today, to
 reproduce a report as of a past day or to run a dated example after its dates.
@@ -15,38 +17,44 @@ reproduce a report as of a past day or to run a dated example after its dates.
 from __future__ import annotations
 
 import datetime as dt
-import os
+from collections.abc import Collection
 from typing import TYPE_CHECKING
+
+import catalog
+from catalog import TODAY_ENV as TODAY_ENV  # planner.team's name for it
+from catalog import GpuplanError
 
 from ._fields import TeamPlanError
 
 if TYPE_CHECKING:
     from ._spec import TeamPlan
 
-TODAY_ENV = "GPUPLAN_TODAY"
-
 
 def today_utc() -> dt.date:
-    """Today's UTC date, or ``GPUPLAN_TODAY``'s (a wrong value is an error naming it)."""
-    given = os.environ.get(TODAY_ENV, "").strip()
-    if not given:
-        return dt.datetime.now(dt.UTC).date()
+    """``catalog.today_utc`` (the UTC date, or ``GPUPLAN_TODAY``'s: one day for a report's
+    deadlines and its catalog's age), a wrong value as a ``TeamPlanError``."""
     try:
-        return dt.date.fromisoformat(given)
-    except ValueError:
-        raise TeamPlanError(f"{TODAY_ENV}={given!r} is not a date. To fix: set it to "
-                            "YYYY-MM-DD (the day to count as today), or unset it for "
-                            "today's UTC date") from None
+        return catalog.today_utc()
+    except GpuplanError as exc:
+        raise TeamPlanError(str(exc)) from None
 
 
 def check_dates(team_plan: TeamPlan, *, today: dt.date, past_ok: bool = False,
-                past_fix: str = "") -> list[str]:
+                past_fix: str = "", spent: Collection[str] = (),
+                spent_source: str = "actuals") -> list[str]:
     """Warnings for the jobs whose window has begun or ended before ``today``; a deadline
     that has passed is a ``TeamPlanError`` unless ``past_ok`` (then a warning too), its fix
-    naming ``past_fix`` too where the caller has a way to keep past jobs."""
+    naming ``past_fix`` too where the caller has a way to keep past jobs. ``spent``: the jobs
+    that ``spent_source`` (an actuals file) reports spending for; those that start after
+    ``today`` are warned about too."""
     warnings = []
     for job in team_plan.jobs:
         where = f"{team_plan.source}: {job.where}"
+        if job.name in spent and job.earliest_start > today:
+            warnings.append(f"{where}: {spent_source} reports spending for it, but its "
+                            f"earliest_start {job.earliest_start} is after today ({today}), so "
+                            "it has not started. To fix: check the job names in "
+                            f"{spent_source}, or move earliest_start to {today} or earlier")
         if job.deadline <= today:
             if not past_ok:
                 raise TeamPlanError(

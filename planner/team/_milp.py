@@ -47,8 +47,11 @@ Diagnosis when (1)–(3) admit no solution — elastic versions of the same prog
   jobs     Σ_k x_gk + u_g = n_g (u ∈ {0, …, n_g}),   min Σ_g (1 + n_jobs · rank_g) u_g
            (drop as few, and as unimportant, jobs as possible; a group's last jobs first)
   both     quotas and budgets elastic together, min Σ σ + Σ β / 1000
-each with a cost term scaled below one unit, so among the smallest relaxations the cheapest
-schedule is found. Positive slacks name the binding rows and how much each must move.
+each solved lexicographically: (i) the objective above alone, then (ii) with that objective
+at most its optimum as one more row, min Σ (c_jk + τ_jk) x_jk — the cheapest schedule among
+the smallest relaxations (a cost term scaled below the slacks' weights in one programme fell
+under HiGHS' tolerances and was ignored). What the schedule of (ii) puts over each row names
+the binding rows and how much each must move; its cost is the "(then $…)" of the message.
 
 This module builds the programme; ``_solve`` solves it and diagnoses infeasible plans.
 """
@@ -75,9 +78,12 @@ class AllocationInfeasibleError(PlannerError):
 
     names_file_keys = True  # as TeamPlanError: the team file's keys
 
-    def __init__(self, message: str, relaxations: Sequence[dict] = ()) -> None:
+    def __init__(self, message: str, relaxations: Sequence[dict] = (), *,
+                 diagnosis: dict | None = None) -> None:
         super().__init__(message)
         self.relaxations = tuple(relaxations)
+        # what else the line says (binding rows, proven, time limit): ``_solve.infeasible_error``
+        self.diagnosis = diagnosis
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -104,13 +104,17 @@ NOT_IN_TIME = "not in time"  # an elastic programme stopped with no schedule yet
 
 def _elastic(options: Options, R: Rows, mode: str, groups: Groups, rank: np.ndarray,
              time_limit_s: float):
-    """Solve an elastic version (``_milp``'s docstring): (positive slacks, the schedule's cost,
-    whether it is proven optimal); None when even that is infeasible; ``NOT_IN_TIME`` when
-    its time ran out before any schedule (not a proof of anything)."""
+    """Solve an elastic version (``_milp``'s docstring) lexicographically: first the smallest
+    relaxation, then — that relaxation fixed — the cheapest schedule (a second MILP; one
+    programme with the cost scaled under the slacks' weights left the cost below HiGHS'
+    tolerances: "drop job 'c' (then $2,078)" where dropping 'a' cost $1,424). Returns
+    (positive slacks, the schedule's cost, whether both are proven optimal); None when even
+    that is infeasible; ``NOT_IN_TIME`` when its time ran out before any schedule (not a
+    proof of anything). The slacks are read off the schedule (how far each row is over), so
+    they say exactly what that schedule needs."""
     n, n_jobs = len(options), len(groups.of_job)
     copies = groups.copies
-    cost_scale = 1e-3 / max(float((options.cost_usd * copies[options.job]).sum()), 1.0)
-    c = list(options.cost_usd * cost_scale)
+    c = [0.0] * n
     integ, upper = [1.0] * n, list(copies[options.job])
     E = Rows(list(R.rows), list(R.cols), list(R.vals), list(R.lb), list(R.ub), list(R.meta))
     slack_meta = []
@@ -130,27 +134,50 @@ def _elastic(options: Options, R: Rows, mode: str, groups: Groups, rank: np.ndar
             continue
         if key not in slack_cols:
             slack_cols[key] = n + len(slack_meta)
-            slack_meta.append((key, meta))
+            slack_meta.append((key, meta, []))
             c.append(weight)
             integ.append(1.0 if kind == "job" else 0.0)
             upper.append(copies[meta["job"]] if kind == "job" else np.inf)
         col = slack_cols[key]
+        slack_meta[col - n][2].append(r)
         E.cols[r] = np.append(E.cols[r], col)
         E.vals[r] = np.append(E.vals[r], 1.0 if kind == "job" else -1.0)
         E.rows[r] = np.full(len(E.cols[r]), r)
     if not slack_meta:
         return None
-    res = run_milp(np.array(c), E, len(c), np.array(integ), np.array(upper),
+    until = time.perf_counter() + time_limit_s
+    weights = np.array(c)
+    res = run_milp(weights, E, len(c), np.array(integ), np.array(upper),
                    time_limit_s=time_limit_s, gap=1e-6)
     if res.x is None:  # proven infeasible, or out of time before any schedule
         return None if res.status == 2 else NOT_IN_TIME
+    x, proven = res.x, res.status == 0
+    # (2) the relaxation at most its minimum (integer weights for jobs: exact; else a hair
+    # above, for the solver's floating point), the cost (and the tie-break) minimised
+    least = float(weights @ res.x)
+    slack = np.arange(n, len(c))
+    E.add(slack, weights[slack], -np.inf,
+          least + 0.5 if mode == "jobs" else least * (1 + 1e-9) + 1e-6, {"kind": "relaxation"})
+    left = until - time.perf_counter()
+    second = None
+    if left > 0:
+        cost = np.concatenate([options.cost_usd + tie(options, rank), np.zeros(len(slack))])
+        second = run_milp(cost, E, len(c), np.array(integ), np.array(upper),
+                          time_limit_s=max(left, 1.0), gap=DEFAULT_MIP_REL_GAP)
+    if second is not None and second.x is not None:
+        x, proven = second.x, proven and second.status == 0
+    else:  # out of time: the first schedule, whatever it costs
+        proven = False
+    x = np.round(x[:n])
     out = []
-    for i, (key, meta) in enumerate(slack_meta):
-        v = float(res.x[n + i])
+    for key, meta, rows in slack_meta:
+        if key[0] == "job":
+            v = copies[meta["job"]] - float(x[options.job == meta["job"]].sum())
+        else:
+            v = max(float(np.dot(R.vals[r], x[R.cols[r]])) - R.ub[r] for r in rows)
         if v > 1e-6:
             out.append((key, meta, v))
-    x = np.round(res.x[:n])
-    return out, float(np.dot(options.cost_usd, x)), res.status == 0
+    return out, float(np.dot(options.cost_usd, x)), proven
 
 
 def _greedy_drops(options: Options, R: Rows, groups: Groups, rank: np.ndarray):
@@ -194,24 +221,30 @@ def _greedy_drops(options: Options, R: Rows, groups: Groups, rank: np.ndarray):
     return slacks, float(np.dot(options.cost_usd, x)), [R.meta[r] for r in sorted(blocked)]
 
 
-def _change(key, meta, v: float, job_names, groups: Groups) -> list[tuple[str, dict]]:
-    """(text, record) of each change one positive slack asks for."""
+def _change(key, meta, v: float, job_names, groups: Groups) -> list[dict]:
+    """The record of each change one positive slack asks for."""
     if key[0] == "quota":
-        more = math.ceil(v - 1e-6)
-        return [(f"+{more:,} GPUs of {scope_label(meta['scope'])} in {meta['month']} (quota "
-                 f"{meta['cap']:,})", {"kind": "quota", "scope": scope_label(meta["scope"]),
-                                       "month": meta["month"], "cap_gpus": meta["cap"],
-                                       "more_gpus": more})]
+        return [{"kind": "quota", "scope": scope_label(meta["scope"]), "month": meta["month"],
+                 "cap_gpus": meta["cap"], "more_gpus": math.ceil(v - 1e-6)}]
     if key[0] == "budget":
         # whole dollars, except below $1 (a budget of $0.50 short by $0.25)
         more = math.ceil(v - 1e-6) if v >= 1 else math.ceil(v * 100 - 1e-6) / 100
-        budget = format_usd(meta["budget_usd"])
-        return [(f"+{format_usd(more)} in {meta['period']} (budget {budget})",
-                 {"kind": "budget", "period": meta["period"],
-                  "budget_usd": meta["budget_usd"], "more_usd": more})]
+        return [{"kind": "budget", "period": meta["period"], "budget_usd": meta["budget_usd"],
+                 "more_usd": more}]
     members = groups.members[meta["job"]]
     dropped = members[len(members) - min(len(members), round(v)):]  # the group's last jobs
-    return [(job_names[j], {"kind": "drop_job", "job": job_names[j]}) for j in dropped]
+    return [{"kind": "drop_job", "job": job_names[j]} for j in dropped]
+
+
+def _text(change: dict) -> str:
+    """One change as the error line says it."""
+    if change["kind"] == "quota":
+        return (f"+{change['more_gpus']:,} GPUs of {change['scope']} in {change['month']} "
+                f"(quota {change['cap_gpus']:,})")
+    if change["kind"] == "budget":
+        return (f"+{format_usd(change['more_usd'])} in {change['period']} (budget "
+                f"{format_usd(change['budget_usd'])})")
+    return change["job"]
 
 
 def _limit_label(meta: dict) -> str:
@@ -233,6 +266,34 @@ def _drops(names: Sequence[str]) -> str:
         return " and ".join(f"drop job {n!r}" for n in names)
     shown = ", ".join(repr(n) for n in names[:MAX_LISTED])
     return f"drop {len(names):,} jobs: {shown} … and {len(names) - MAX_LISTED:,} more"
+
+
+def infeasible_error(*, binding: Sequence[str], relaxations: Sequence[dict], proven: bool,
+                     time_limit_s: float, prefix: str = "") -> AllocationInfeasibleError:
+    """The error an infeasible plan raises: the binding rows (labels), then each relaxation
+    (``AllocationInfeasibleError.relaxations`` records) with the cost of the schedule after
+    it. Its ``diagnosis`` keeps the rest, so the line can be said again after the
+    relaxations were checked (``_relax``)."""
+    parts = []
+    for r in relaxations:
+        texts = [_text(ch) for ch in r["changes"]]
+        parts.append((_drops(texts) if r["relax"] == "jobs"
+                      else _listed(texts, more="more changes"))
+                     + f" (then {format_usd(r['cost_usd'])})")
+    what = _listed(list(dict.fromkeys(binding)), "; ") or "the quotas and budgets together"
+    which = "Cheapest relaxations" if proven else \
+        "Relaxations found within the time limit (maybe not the cheapest)"
+    head = f"{prefix}no allocation meets every quota and budget; binding: {what}. "
+    diagnosis = {"binding": tuple(binding), "proven": proven, "time_limit_s": time_limit_s}
+    if not parts and not proven:
+        return AllocationInfeasibleError(
+            head + f"No relaxation was found within {time_limit_s:g} s (the programme is too "
+            "large to search in that time). To fix: raise that quota or budget in the team "
+            "plan, drop jobs, or allow fewer start offsets", relaxations, diagnosis=diagnosis)
+    return AllocationInfeasibleError(
+        head + f"{which}: " + ("; or ".join(parts) or "none found") + ". To fix: raise that "
+        "quota or budget in the team plan, widen a job's window, clouds or accelerators, or "
+        "drop a job", relaxations, diagnosis=diagnosis)
 
 
 def _diagnose(options: Options, R: Rows, job_names, groups: Groups, rank,
@@ -269,29 +330,15 @@ def _diagnose(options: Options, R: Rows, job_names, groups: Groups, rank,
         got = _greedy_drops(options, R, groups, rank)
         if got is not None:
             found["jobs"], greedy_binding = got[:2], got[2]
-    parts, relax, binding = [], [], []
+    relax, binding = [], []
     for mode in ("quotas", "budgets", "both", "jobs"):
         got = found.get(mode)
         if not got:
             continue
         slacks, cost = got
         changes = [ch for k, m, v in slacks for ch in _change(k, m, v, job_names, groups)]
-        relax.append({"relax": mode, "changes": [rec for _, rec in changes], "cost_usd": cost})
-        texts = [t for t, _ in changes]
-        parts.append((_drops(texts) if mode == "jobs" else _listed(texts, more="more changes"))
-                     + f" (then {format_usd(cost)})")
+        relax.append({"relax": mode, "changes": changes, "cost_usd": cost})
         binding.extend(_limit_label(m) for k, m, _ in slacks if k[0] != "job")
     binding.extend(_limit_label(m) for m in greedy_binding)
-    what = _listed(list(dict.fromkeys(binding)), "; ") or "the quotas and budgets together"
-    which = "Cheapest relaxations" if proven else \
-        "Relaxations found within the time limit (maybe not the cheapest)"
-    head = f"no allocation meets every quota and budget; binding: {what}. "
-    if not parts and not proven:
-        return AllocationInfeasibleError(
-            head + f"No relaxation was found within {time_limit_s:g} s (the programme is too "
-            "large to search in that time). To fix: raise that quota or budget in the team "
-            "plan, drop jobs, or allow fewer start offsets", relax)
-    return AllocationInfeasibleError(
-        head + f"{which}: " + ("; or ".join(parts) or "none found") + ". To fix: raise that "
-        "quota or budget in the team plan, widen a job's window, clouds or accelerators, or "
-        "drop a job", relax)
+    return infeasible_error(binding=binding, relaxations=relax, proven=proven,
+                            time_limit_s=time_limit_s)

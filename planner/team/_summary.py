@@ -181,13 +181,48 @@ def _spot_fleets(jobs: list[dict], s: np.ndarray, e: np.ndarray) -> list[str]:
     return out
 
 
+MAX_NAMED = 4  # jobs named per value when jobs differ ("'a', 'b', 'c', 'd' and 3 more")
+
+
+def _per_job(jobs, value, say) -> str:
+    """Each distinct ``value(job)`` said (``say(v)``) with the jobs that have it, the value of
+    the most jobs last as "every other job" — compact when one value is the rule."""
+    groups: dict = {}
+    for job in jobs:
+        groups.setdefault(value(job), []).append(job.name)
+    order = sorted(groups, key=lambda v: len(groups[v]))  # stable: file order among equals
+    parts = []
+    for i, v in enumerate(order):
+        names = groups[v]
+        if i == len(order) - 1 and len(names) > 1:
+            who = "every other job"
+        else:
+            who = ", ".join(f"'{n}'" for n in names[:MAX_NAMED]) + (
+                f" and {len(names) - MAX_NAMED:,} more" if len(names) > MAX_NAMED else "")
+        parts.append(f"{say(v)} for {who}")
+    return "; ".join(parts)
+
+
+def _days(offsets) -> str:
+    return "+ " + ", ".join(f"{d}" for d in offsets) + (" day" if offsets == (1,) else " days")
+
+
 def _assumptions(team_plan, catalog_info: dict) -> list[str]:
-    offsets = sorted({d for j in team_plan.jobs for d in j.start_offsets_days})
-    probs = sorted({j.min_probability for j in team_plan.jobs if j.min_probability})
+    """What the report assumed, in words; a job's own start offsets and min_probability are
+    said per job where jobs differ (a union of offsets said every job could start on each,
+    and jobs asking no probability were left out of "Only plans at least 0.3 likely")."""
+    jobs = team_plan.jobs
+    offsets = {j.start_offsets_days for j in jobs}
+    probs = {j.min_probability for j in jobs}
+    if len(offsets) == 1:
+        starts = "Starts considered: earliest_start " + _days(tuple(sorted(*offsets))) + "."
+    else:
+        starts = "Starts considered: earliest_start " + _per_job(
+            jobs, lambda j: tuple(sorted(j.start_offsets_days)), _days) + "."
     out = [
         "Times are UTC; a job may start at 00:00 on earliest_start and must end by 00:00 on "
         "its deadline.",
-        "Starts considered: earliest_start + " + ", ".join(f"{d}" for d in offsets) + " days.",
+        starts,
         "Costs are expected costs: spot interruptions and hardware failures are priced in "
         "(Young/Daly checkpointing, restart time), as in `gpuplan plan`.",
         "Cost and GPU-hours accrue to months pro rata of running hours.",
@@ -196,11 +231,17 @@ def _assumptions(team_plan, catalog_info: dict) -> list[str]:
         "Prices are frozen in this report: the USD per instance-hour of each job and the "
         "catalog date below.",
     ]
-    if probs:
-        out.append("Only plans at least " + "/".join(f"{p:g}" for p in probs) + " likely to "
-                   "finish by the deadline were considered; the probability includes the "
-                   "model's log-normal range as well as Poisson interruptions (hardware "
-                   "failures, and reclaims of spot capacity), as in `gpuplan plan`.")
+    why = ("the probability includes the model's log-normal range as well as Poisson "
+           "interruptions (hardware failures, and reclaims of spot capacity), as in `gpuplan "
+           "plan`.")
+    if len(probs) == 1 and 0 not in probs:
+        out.append(f"Only plans at least {next(iter(probs)):g} likely to finish by the "
+                   f"deadline were considered; {why}")
+    elif len(probs) > 1:
+        out.append("Plans considered: " + _per_job(
+            jobs, lambda j: j.min_probability,
+            lambda p: f"at least {p:g} likely to finish by the deadline" if p else
+            "expected to end by the deadline (no probability asked)") + f"; {why}")
     if catalog_info.get("overrides"):
         out.append(f"Price overrides applied: {catalog_info['overrides']}.")
     return out

@@ -1,0 +1,108 @@
+"""What an infeasible team plan's relaxations change in the plan, and the check that a quota
+relaxation still fits once applied.
+
+A job's candidates depend on the quotas: ``plan()`` leaves out clusters larger than a quota
+allows (``plan_caps``), and its cheapest few are kept. The elastic programmes of ``_solve``
+relax the quotas over the candidates of the quotas as they are, but raised quotas admit
+larger clusters, which push other candidates out — so "+20 GPUs" was quoted as enough, and
+the plan with them applied was still infeasible. ``checked_relaxations`` therefore applies
+each relaxation that changes a cap ``plan()`` sees, plans the jobs again and solves the plan
+as the user would run it: what fits is quoted with that allocation's cost; what does not is
+raised by what that run still asks for (at most MAX_ROUNDS times), else left out. Budgets and
+dropped jobs change no job's candidates, so their relaxations hold as ``_solve`` found them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from ..search import QuotaRule, Quotas
+from ._milp import AllocationInfeasibleError, scope_label, scopes
+from ._solve import infeasible_error
+
+MAX_ROUNDS = 3  # plan-and-solve runs per relaxation (a quota raised twice more, at most)
+
+
+def plan_caps(team_plan) -> Quotas | None:
+    """The per-candidate GPU caps plan() may apply: a scope's largest cap over the months."""
+    rules = []
+    for key, caps in scopes(team_plan.quotas).items():
+        if caps["all"] is not None:
+            cap = max([caps["all"], *caps["months"].values()])
+            rules.append(QuotaRule(gpus=cap, cloud=key[0], region=key[1], accelerator=key[2]))
+    return Quotas(tuple(rules)) if rules else None
+
+
+def relaxed_plan(team_plan, changes) -> object:
+    """``team_plan`` with a relaxation's quota and budget changes applied: a quota change
+    becomes the rule of its scope for its month (replacing one there was), a budget change
+    raises the period's budget. Dropped jobs are not applied (they change no other job)."""
+    keys = {scope_label(key): key for key in scopes(team_plan.quotas)}
+    quotas, budgets = list(team_plan.quotas), dict(team_plan.budgets)
+    for ch in changes:
+        if ch["kind"] == "quota":
+            cloud, region, accelerator = keys[ch["scope"]]
+            quotas = [r for r in quotas if (r.cloud, r.region, r.accelerator, r.month)
+                      != (cloud, region, accelerator, ch["month"])]
+            quotas.append(QuotaRule(gpus=ch["cap_gpus"] + ch["more_gpus"], cloud=cloud,
+                                    region=region, accelerator=accelerator, month=ch["month"]))
+        elif ch["kind"] == "budget":
+            budgets[ch["period"]] = ch["budget_usd"] + ch["more_usd"]
+    return dataclasses.replace(team_plan, quotas=tuple(quotas), budgets=tuple(budgets.items()))
+
+
+def _merged(first: dict, then: dict) -> dict:
+    """A relaxation, then another asked on top of it, as one change from the original plan."""
+    changes = {(ch["kind"], ch.get("scope"), ch.get("month"), ch.get("period")): dict(ch)
+               for ch in first["changes"]}
+    for ch in then["changes"]:
+        key = (ch["kind"], ch.get("scope"), ch.get("month"), ch.get("period"))
+        if key not in changes:
+            changes[key] = dict(ch)
+        elif ch["kind"] == "quota":
+            changes[key]["more_gpus"] += ch["more_gpus"]
+        elif ch["kind"] == "budget":
+            changes[key]["more_usd"] += ch["more_usd"]
+    return {**first, "changes": list(changes.values()), "cost_usd": then["cost_usd"]}
+
+
+def checked_relaxations(exc: AllocationInfeasibleError, team_plan,
+                        allocation_of: Callable) -> AllocationInfeasibleError:
+    """``exc`` with every relaxation that changes what plan() sees applied and run
+    (``allocation_of(plan)``: plan the jobs, solve): the module docstring."""
+    diagnosis = exc.diagnosis
+    if diagnosis is None:
+        return exc
+    kept, proven = [], diagnosis["proven"]
+    for relax in exc.relaxations:
+        if relax["relax"] in ("quotas", "both") and plan_caps(
+                relaxed_plan(team_plan, relax["changes"])) != plan_caps(team_plan):
+            relax, optimal = _applied(team_plan, relax, allocation_of)
+            if relax is None:
+                continue
+            proven = proven and optimal
+        kept.append(relax)
+    return infeasible_error(binding=diagnosis["binding"], relaxations=kept, proven=proven,
+                            time_limit_s=diagnosis["time_limit_s"],
+                            prefix=f"{team_plan.source}: ")
+
+
+def _applied(team_plan, relax: dict, allocation_of: Callable) -> tuple[dict | None, bool]:
+    """(the relaxation as it holds once applied, with that allocation's cost, and whether
+    that allocation is proven optimal), or (None, False) when MAX_ROUNDS runs do not fit."""
+    for _ in range(MAX_ROUNDS):
+        try:
+            allocation = allocation_of(relaxed_plan(team_plan, relax["changes"]))
+        except AllocationInfeasibleError as again:
+            # the same kind of relaxation on top; for "both", quotas or budgets alone will do
+            modes = (relax["relax"], "quotas", "budgets") if relax["relax"] == "both" else \
+                (relax["relax"],)
+            more = next((r for m in modes for r in again.relaxations if r["relax"] == m), None)
+            if more is None:
+                return None, False
+            relax = _merged(relax, more)
+            continue
+        return ({**relax, "cost_usd": float(allocation.totals["cost_usd"])},
+                bool(allocation.solver["optimal"]))
+    return None, False
