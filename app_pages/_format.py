@@ -117,6 +117,24 @@ _HOURS_PER = {"s": (1 / 3600, " s"), "min": (1 / 60, " min"), "h": (1.0, " h"),
               "d": (24.0, " days")}
 
 
+def column_like(hours: list[float]) -> float:
+    """The duration whose unit a column of ``hours`` is shown in (one unit per table: "118.5"
+    hours beside "3.5–6.9 days"): the first row's, as its card shows it, or the shortest's
+    where that unit would read the shortest as "0.0"."""
+    per, _ = _unit(hours[0])
+    return hours[0] if min(hours) / per >= 0.05 else min(hours)
+
+
+def unit_name(like: float) -> str:
+    """'h', 'days', 'min' or 's': the unit ``duration(like)`` writes."""
+    return _unit(like)[1].strip()
+
+
+def in_unit(h: float, like: float) -> float:
+    """``h`` in the unit of ``duration(like)``."""
+    return h / _unit(like)[0]
+
+
 def duration(h: float) -> str:
     """Short enough for a metric: '36.0 h' up to two days, '13.5 days' beyond, '4.2 min'
     below 0.1 h and '3.0 s' below a minute (a short run read "0.0 h", then "0.0 min")."""
@@ -138,12 +156,38 @@ def amount(x: float) -> str:
         else f"{x:.2g}"
 
 
+def _amount_digits(x: float) -> int:
+    return 0 if abs(x) >= 9.95 else 1
+
+
+def figure_decimals(values, least: Callable[[float], int]) -> int:
+    """The decimals a column of figures shows: those ``least`` gives its smallest non-zero
+    figure (``usd_digits``: cents below $100, as the card), and at least two significant
+    digits of it — a small job's costs read "$0.00" in every row, then "$0.0009"."""
+    small = min((abs(v) for v in values if not missing(v) and v != 0 and math.isfinite(v)),
+                default=None)
+    if small is None:
+        return least(0.0)
+    return max(least(small), 1 - math.floor(math.log10(small)))
+
+
 def usd_range(lo: float, hi: float, *, markdown: bool = False) -> str:
     """'$222–$440', '$0.0060–$0.0115': both ends with the decimals of the smaller
     (``markdown``: as ``usd_md`` writes them)."""
     digits = usd_digits(min(abs(lo), abs(hi)))
     text = usd_md if markdown else usd
     return f"{text(lo, digits)}–{text(hi, digits)}"
+
+
+FIXED_COST = "the same whatever the run's length (whole terms)"
+
+
+def cost_range(p: dict, *, markdown: bool = False) -> str:
+    """A plan's P10–P90 of cost: ``FIXED_COST`` for a commitment, whose whole terms cost the
+    same however long the run takes (it read "$4,252,572–$4,252,572")."""
+    lo, hi = p["total_cost_usd_p10"], p["total_cost_usd_p90"]
+    return FIXED_COST if p.get("commitment") and hi - lo < 0.5 else \
+        usd_range(lo, hi, markdown=markdown)
 
 
 def pct(x: float | None, digits: int = 0) -> str:
@@ -204,10 +248,12 @@ def config_line(p: dict) -> str:
 
 
 def range_line(p: dict) -> str:
-    """'P10–P90: 30.3–60.0 h, $222–$440' (the model's range and interruptions together)."""
+    """'P10–P90: 30.3–60.0 h, $222–$440' (the model's range and interruptions together);
+    a commitment's cost 'the same whatever the run's length (whole terms)'."""
     wall = duration_range(p["wall_clock_hours_p10"], p["wall_clock_hours_p90"],
                           p["wall_clock_hours"])
-    return f"P10–P90: {wall}, {usd_range(p['total_cost_usd_p10'], p['total_cost_usd_p90'])}"
+    cost = cost_range(p)
+    return f"P10–P90: {wall}, " + (f"cost {cost}" if cost == FIXED_COST else cost)
 
 
 # The kinds of warning a plan carries, by how the planner's text starts or what it names.
@@ -243,26 +289,24 @@ CANDIDATE_ROW_COLUMNS = (
     "meets_deadline", "plan", "price_as_of", "price_flags", "warnings")
 
 
+_ROW_NUMBERS = ("usd_per_hour_cluster", "total_cost_usd", "total_cost_usd_p10",
+                "total_cost_usd_p90", "wall_clock_hours", "wall_clock_hours_p10",
+                "wall_clock_hours_p90", "gpu_hours", "deadline_probability",
+                "expected_interruptions")
+
+
 def candidate_row(p: dict) -> dict:
-    """One flat row for a candidate plan: the table's and the CSV's (machine names, numbers);
-    its keys are CANDIDATE_ROW_COLUMNS."""
+    """One flat row for a candidate plan: the table's and the CSV's (machine names, numbers
+    as the planner gave them: rounded to cents and tenths, a $0.0009 job read "0.0" in the
+    CSV); its keys are CANDIDATE_ROW_COLUMNS."""
     c = p.get("commitment") or {}
     return {"cloud": p["cloud"], "region": p["region"],
             "regions": " ".join(regions(p)), "instance_type": p["instance_type"],
             "accelerator": p["accelerator"], "nodes": p["nodes"], "gpus": p["gpus"],
-            "pricing": p["pricing"], "usd_per_hour_cluster": round(p["usd_per_hour_cluster"], 2),
-            "total_cost_usd": round(p["total_cost_usd"], 2),
-            "total_cost_usd_p10": round(p["total_cost_usd_p10"], 2),
-            "total_cost_usd_p90": round(p["total_cost_usd_p90"], 2),
-            "wall_clock_hours": round(p["wall_clock_hours"], 2),
-            "wall_clock_hours_p10": round(p["wall_clock_hours_p10"], 2),
-            "wall_clock_hours_p90": round(p["wall_clock_hours_p90"], 2),
-            "gpu_hours": round(p["gpu_hours"], 1),
-            "deadline_probability": round(p["deadline_probability"], 4),
-            "expected_interruptions": round(p["expected_interruptions"], 2),
+            "pricing": p["pricing"], **{k: p[k] for k in _ROW_NUMBERS},
             "commitment_terms": c.get("terms"), "commitment_term_hours": c.get("term_hours"),
-            "effective_usd_per_hour": round(c["effective_usd_per_hour"], 4) if c else None,
-            "mfu": round(p["mfu"], 4), "memory_per_gpu_gib": round(p["memory_per_gpu_gib"], 2),
+            "effective_usd_per_hour": c["effective_usd_per_hour"] if c else None,
+            "mfu": p["mfu"], "memory_per_gpu_gib": p["memory_per_gpu_gib"],
             "meets_deadline": p["meets_deadline"], "plan": plan_text(p),
             "price_as_of": p["price_as_of"], "price_flags": ",".join(p["price_flags"]),
             "warnings": " | ".join(p["warnings"])}
@@ -273,13 +317,18 @@ def candidate_row(p: dict) -> dict:
 # kind → how a cell is shown by the browser (interactive tables: numbers stay numbers, so a
 # column still sorts as one) and by this module (static tables).
 FORMAT: dict[str, tuple[str, float]] = {  # NumberColumn (format, step: the decimals shown)
-    "usd": ("dollar", 1), "usd2": ("dollar", 0.01), "usd3": ("dollar", 0.001),
+    "usd2": ("dollar", 0.01), "usd3": ("dollar", 0.001),
     "usd4": ("dollar", 0.0001), "int": ("localized", 1), "num1": ("localized", 0.1),
     "num2": ("localized", 0.01), "pct": ("percent", 0.01), "pct1": ("percent", 0.001),
 }
+# kind → (format, the decimals of a figure): the column shows ``figure_decimals`` of its
+# figures, so that each row keeps figures and reads as the card above does
+FIGURES: dict[str, tuple[str, Callable[[float], int]]] = {
+    "usd": ("dollar", usd_digits), "amount": ("localized", _amount_digits)}
 CELL: dict[str, Callable[[object], str]] = {
     "text": str,
     "usd": usd,  # cents below $100: a $0.31 job read "$0"
+    "amount": amount,
     "usd2": lambda v: usd(v, 2),
     "usd3": lambda v: usd(v, 3),
     "usd4": lambda v: usd(v, 4),
@@ -308,7 +357,7 @@ def _cells(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]]) -> pd.DataF
     data = df[keep].copy()
     for c in keep:
         kind = columns[c][1]
-        if kind not in FORMAT:
+        if kind not in FORMAT and kind not in FIGURES:
             data[c] = data[c].map(lambda v, f=CELL[kind]: f(v) if _present(v) else None)
     return data
 
@@ -326,10 +375,12 @@ def show_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]], *, key:
     for c in data.columns:
         label, kind = columns[c]
         width = "large" if c in wide else None
-        if kind == "usd" and not (pd.to_numeric(data[c], errors="coerce").abs() >= 100).any():
-            kind = "usd2"  # every amount under $100: cents, as ``usd`` shows them
-        if kind in FORMAT:
-            fmt, step = FORMAT[kind]
+        if kind in FIGURES or kind in FORMAT:
+            if kind in FIGURES:
+                fmt, least = FIGURES[kind]
+                step = 10.0 ** -figure_decimals(pd.to_numeric(data[c], errors="coerce"), least)
+            else:
+                fmt, step = FORMAT[kind]
             # rounded here to the digits shown: the browser cuts them off ($318.52 → "$318")
             data[c] = pd.to_numeric(data[c], errors="coerce").round(_decimals(step))
             config[c] = st.column_config.NumberColumn(label, format=fmt, step=step,
@@ -353,7 +404,8 @@ def show_static_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, str]]) 
     data = _cells(df, columns)  # text kinds are text already; numbers are formatted here
 
     def shown(v, kind: str) -> str:
-        return md(CELL[kind](v) if kind in FORMAT else v) if _present(v) else MISSING
+        return md(CELL[kind](v) if kind in FORMAT or kind in FIGURES else v) \
+            if _present(v) else MISSING
 
     out = pd.DataFrame({columns[c][0]: [shown(v, columns[c][1]) for v in data[c]]
                         for c in data.columns})

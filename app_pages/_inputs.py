@@ -25,13 +25,19 @@ class UrlInputs:
     IGNORED = frozenset({"embed", "embed_options"})
 
     def __init__(self, page: str):
+        self.page = page
         flag = f"_url_checked_{page}"
         self.first_run = not st.session_state.get(flag, False)
         st.session_state[flag] = True
+        # every page makes one on every run: the page that ran last is known to the next
+        self.arrived = st.session_state.get("_url_page", page) != page
+        st.session_state["_url_page"] = page
         qp = st.query_params
+        self.given = frozenset(qp)  # the parameters the URL carries as this run starts
         self.raw = {k: qp.get_all(k) for k in qp} if self.first_run else {}
         self.problems: list[str] = []
         self.keys: set[str] = set()
+        self.values: dict[str, object] = {}  # key → the value each widget returned this run
 
     def __call__(self, widget, label: str, *args, key: str, **kwargs):
         unbound = st.session_state.setdefault("_url_unbound", set())
@@ -47,6 +53,7 @@ class UrlInputs:
         bind = {} if key in unbound else {"bind": Q}
         value = widget(label, *args, key=key, **bind, **kwargs)
         self.keys.add(key)
+        self.values[key] = value
         raw = self.raw.get(key)
         given = [r for r in raw or () if r != ""]
         if len(given) > 1 and not isinstance(value, list):
@@ -62,6 +69,28 @@ class UrlInputs:
                 self.problems.append(f"{key}={_values(bad)} ({label}: {why}; showing "
                                      f"{_shown(value)})")
         return value
+
+    # Browser Back to a Plan entry without parameters (Streamlit pushes a bare "/" when the
+    # page is left) is a history navigation, on which Streamlit resets every bound widget
+    # that the URL does not name to its default, over any value set in session state: the
+    # page came back planning gpt2-xl 50B 7d instead of the plan left. What the widgets
+    # returned is kept under a plain key, and given back on the run after (``keep``).
+
+    def restore(self) -> None:
+        """Before the page's first widget: the values ``keep`` asked to give back, set."""
+        for key, value in st.session_state.pop(f"_url_restore_{self.page}", {}).items():
+            st.session_state[key] = value
+
+    def keep(self) -> None:
+        """After the page's last widget: its values kept for a later visit; when the page was
+        entered from another page by a URL without any of its inputs, and the widgets do not
+        show what was kept (a history navigation reset them), the page runs again with the
+        kept values (``restore``), which Streamlit then writes back into the URL."""
+        kept = st.session_state.get(f"_url_kept_{self.page}")
+        if self.arrived and kept and not self.given & kept.keys() and kept != self.values:
+            st.session_state[f"_url_restore_{self.page}"] = kept
+            st.rerun()
+        st.session_state[f"_url_kept_{self.page}"] = dict(self.values)
 
     def warn(self) -> None:
         """One warning naming every unusable or unknown parameter of the link: each value cut
@@ -199,3 +228,24 @@ def upload(label: str, *, key: str, what: str, types: list[str], container=st):
                         icon=":material/error:")
         return None
     return up.name, data
+
+
+def kept_upload(label: str, *, key: str, what: str, types: list[str], container=st):
+    """``upload`` whose file survives the uploader not being shown (another page, or another
+    choice that hides it) — Streamlit drops an unshown widget's state: a file cannot be put
+    back into an uploader, so it is kept and used, with a caption saying so, until the user
+    uploads another or removes one from the uploader."""
+    kept, restored = f"{key}_kept", f"{key}_restored"
+    if key not in st.session_state:  # the uploader is new: first shown, or shown again
+        st.session_state[restored] = kept in st.session_state
+    up = upload(label, key=key, what=what, types=types, container=container)
+    if st.session_state.get(key) is not None:  # a file in it (too large: ``up`` is None)
+        st.session_state[restored] = False
+        st.session_state[kept] = up
+    elif not st.session_state.get(restored):  # the user removed the file
+        st.session_state[kept] = None
+    if st.session_state.get(restored) and st.session_state.get(kept):
+        container.caption(md(f"Using {st.session_state[kept][0]}, uploaded earlier: upload a "
+                             "file to replace it."))
+        return st.session_state[kept]
+    return up

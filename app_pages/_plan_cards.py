@@ -96,11 +96,9 @@ def recommendation_card(r: dict, deadline_hours: float) -> None:
         wall = F.duration_range(r["wall_clock_hours_p10"], r["wall_clock_hours_p90"],
                                 r["wall_clock_hours"])
         n = r["expected_interruptions"]
-        lo, hi = r["total_cost_usd_p10"], r["total_cost_usd_p90"]
         # a commitment pays whole terms: its cost does not move with the run's length
-        c[0].caption("the same whatever the run's length (whole terms)"
-                     if r.get("commitment") and hi - lo < 0.5 else
-                     f"P10–P90 {F.usd_range(lo, hi, markdown=True)}")
+        cost = F.cost_range(r, markdown=True)
+        c[0].caption(cost if cost == F.FIXED_COST else f"P10–P90 {cost}")
         c[1].caption(f"P10–P90 {wall}")
         from planner.model import format_expected  # loaded already: a plan is shown
 
@@ -176,16 +174,48 @@ def _relaxed_needs(limit: str, p: dict, constraints: dict) -> str:
 
 
 def _fix(inf: dict, relaxed: dict) -> str:
+    """The ways out, with the answer's figures: each limit that binds alone raised (lowered)
+    to what its plan needs, and limits that bind together named together, with what the
+    fastest plan needs of them ("What binds: the minimum probability, the budget" was
+    followed by a fix that named neither)."""
     ways = []
     if "budget" in relaxed:
         ways.append(f"raise “{L['budget']}” to "
                     f"{F.usd_md(F.usd_at_least(relaxed['budget']['total_cost_usd']))}")
     if "min_probability" in relaxed:
         ways.append(f"lower “{L['min_probability']}” to "
-                    f"{F.chance(relaxed['min_probability']['deadline_probability'])}")
+                    f"{_at_most(relaxed['min_probability']['deadline_probability'])}")
+    together = [b for b in ("budget", "min_probability")
+                if b in (inf.get("binding") or ()) and b not in relaxed]
+    if together:
+        ways.append(_together(inf, together))
     ways.append("extend the deadline, raise the max GPUs, or allow more clouds, regions or "
                 "pricing models")
     return "; ".join(ways) + "."
+
+
+def _at_most(p: float) -> str:
+    """A minimum probability ``p`` meets, as the slider (steps of 1%) can be set to it: 81%
+    for 81.8% ("82%" would still refuse the plan)."""
+    return F.pct(max(0.0, (p * 100 + 1e-9) // 1 / 100))
+
+
+def _together(inf: dict, limits: list[str]) -> str:
+    """The limits that bind with no plan without just one of them (``relaxed`` has none):
+    both changed, to what the fastest plan needs when it meets the deadline."""
+    f = inf["fastest"]
+    meets = inf.get("fastest_misses_by_hours", 0) <= 0
+    moves = {"budget": f"raise “{L['budget']}”" + (
+        f" to {F.usd_md(F.usd_at_least(f['total_cost_usd']))}" if meets else ""),
+             "min_probability": f"lower “{L['min_probability']}”" + (
+        f" to {_at_most(f['deadline_probability'])}" if meets else "")}
+    said = " and ".join(moves[b] for b in limits)
+    if not meets:
+        return said
+    chance = f["deadline_probability"]  # a decimal: "to 81%" beside "probability 82%" read odd
+    chance = F.pct(chance, 1) if 0.001 <= chance < 0.999 else F.chance(chance)
+    return (f"{said} (the fastest plan, {F.md(F.config_line(f).split(' · ')[0])}, costs "
+            f"{F.usd_md(f['total_cost_usd'])} and finishes in time with probability {chance})")
 
 
 # ---- best plan per accelerator or cloud -------------------------------------------------------
@@ -241,12 +271,12 @@ CANDIDATE_COLUMNS = {
     "instance_type": ("Instance type", "text"), "accelerator": ("Accelerator", "text"),
     "nodes": ("Nodes", "int"), "gpus": ("GPUs", "int"), "pricing": ("Pricing", "pricing"),
     "offering": ("Offering", "text"), "total_cost_usd": ("Total cost", "usd"),
-    "wall_clock_hours": ("Wall-clock (h)", "num1"),
+    "wall_clock": ("Wall-clock ({unit})", "num1"),  # in one unit, the first row's card's
     "deadline_probability": ("P(deadline)", "chance"),
     "cost_range": ("Cost P10–P90", "text"), "wall_range": ("Wall-clock P10–P90", "text"),
     "warning_kinds": ("Warnings", "text"),
     "usd_per_hour_cluster": ("$/h (cluster)", "usd2"), "mfu": ("MFU", "pct1"),
-    "memory_per_gpu_gib": ("GiB per GPU", "num1"), "gpu_hours": ("GPU-hours", "num1"),
+    "memory_per_gpu_gib": ("GiB per GPU", "num1"), "gpu_hours": ("GPU-hours", "amount"),
     "plan": ("Parallel plan", "text"), "price_as_of": ("Price as of", "text"),
     "price_flags": ("Price flags", "text"),
 }
@@ -257,14 +287,16 @@ def candidates_tab(candidates: list[dict]) -> None:
     if not candidates:
         st.caption("No candidate meets the deadline and limits.")
         return
+    like = F.column_like([p["wall_clock_hours"] for p in candidates])
     rows = [dict(F.candidate_row(p), rank=i, regions_shown=", ".join(F.regions(p)),
-                 cost_range=F.usd_range(p["total_cost_usd_p10"], p["total_cost_usd_p90"]),
+                 cost_range=F.cost_range(p),
+                 wall_clock=F.in_unit(p["wall_clock_hours"], like),
                  wall_range=F.duration_range(p["wall_clock_hours_p10"],
-                                             p["wall_clock_hours_p90"],
-                                             p["wall_clock_hours"]),
+                                             p["wall_clock_hours_p90"], like),
                  warning_kinds=warning_kinds(p), offering=offering(p))
             for i, p in enumerate(candidates, start=1)]
-    columns = {k: v for k, v in CANDIDATE_COLUMNS.items()  # "Offering": reservations only
+    columns = {k: (head.format(unit=F.unit_name(like)), kind)
+               for k, (head, kind) in CANDIDATE_COLUMNS.items()  # "Offering": reservations only
                if k != "offering" or any(r["offering"] for r in rows)}
     import pandas as pd  # here: the recommendation above is drawn before pandas loads
 

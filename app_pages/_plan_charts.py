@@ -67,16 +67,26 @@ def plan_points(result: dict) -> list[dict]:
     return list(seen.values())
 
 
-def cheaper_frontier_plans(result: dict, limit: int = 3) -> list[tuple[dict, float]]:
+def cheaper_frontier_plans(result: dict, deadline_hours: float
+                           ) -> tuple[list[tuple[dict, float]], list[tuple[dict, float]]]:
     """Frontier plans that cost less than the recommendation (so they miss the deadline at
-    the minimum probability), with the saving: (plan, USD saved), soonest first."""
+    the minimum probability), with the saving, as (past the deadline, by the deadline but
+    too unlikely to meet it): of each, the soonest and the cheapest (the largest saving) —
+    the three soonest alone left out what a later deadline saved most."""
     rec = result.get("recommendation")
     if not rec:
-        return []
+        return [], []
     cheaper = sorted((p for p in result["frontier"]
                       if p["total_cost_usd"] < rec["total_cost_usd"] - 0.005),
                      key=lambda p: p["wall_clock_hours"])
-    return [(p, rec["total_cost_usd"] - p["total_cost_usd"]) for p in cheaper[:limit]]
+
+    def ends(plans: list[dict]) -> list[tuple[dict, float]]:
+        shown = list({id(p): p for p in plans[:1] + sorted(
+            plans, key=lambda p: p["total_cost_usd"])[:1]}.values())
+        return [(p, rec["total_cost_usd"] - p["total_cost_usd"]) for p in shown]
+
+    return (ends([p for p in cheaper if p["wall_clock_hours"] > deadline_hours]),
+            ends([p for p in cheaper if p["wall_clock_hours"] <= deadline_hours]))
 
 
 def _hover(p: dict) -> list[str]:
@@ -193,17 +203,35 @@ def frontier_chart(result: dict, deadline_hours: float,
     fig.add_vrect(x0=deadline_hours, x1=deadline_hours * 1e3, fillcolor=C.DEADLINE_COLOR,
                   opacity=0.07, line_width=0, layer="below")
     fig.add_vline(x=deadline_hours, line_dash="dash", line_color=C.DEADLINE_COLOR)
-    # an annotation on a log axis takes log10 coordinates (a shape takes data coordinates)
-    fig.add_annotation(x=math.log10(deadline_hours) if x_log else deadline_hours, y=1,
-                       yref="paper", yanchor="bottom", showarrow=False, xanchor="left",
-                       text=f" deadline {F.duration(deadline_hours)} → past it",
-                       font={"color": C.DEADLINE_COLOR})
+    # an annotation on a log axis takes log10 coordinates (a shape takes data coordinates);
+    # inside the plot's top, under the toolbar, on the side of the line with the more room
+    # (to its right it ran off a phone's screen)
+    x = math.log10(deadline_hours) if x_log else deadline_hours
+    lo, hi = fig.layout.xaxis.range
+    left = (x - lo) / (hi - lo) < 0.5
+    fig.add_annotation(x=x, y=1, yref="paper", yanchor="top", showarrow=False,
+                       xanchor="left" if left else "right",
+                       text=f" deadline {F.duration(deadline_hours)} ",
+                       bgcolor="rgba(255, 255, 255, 0.75)", font={"color": C.DEADLINE_COLOR})
     if budget_usd:
         fig.add_hline(y=budget_usd, line_dash="dot", line_color="#555")
         fig.add_annotation(x=0, xref="paper", xanchor="left", yanchor="bottom",
                            y=math.log10(budget_usd) if y_log else budget_usd,
                            showarrow=False, text=f"budget {F.usd(budget_usd)}",
                            font={"color": "#555"})
-    fig.update_layout(height=520, margin={"t": 40, "r": 20}, legend_title_text="",
-                      hoverlabel={"align": "left"})
+    # the legend in rows under the plot (beside it, it took half of a phone's width), and the
+    # time ticks level (plotly tilted them when they crowded)
+    fig.update_layout(height=560, margin={"t": 40, "r": 20}, hoverlabel={"align": "left"},
+                      legend={"title_text": "", "orientation": "h", "yref": "container",
+                              "y": 0, "yanchor": "bottom", "x": 0, "xanchor": "left"})
+    _fewer_ticks(fig.layout.xaxis)
     return fig
+
+
+def _fewer_ticks(axis, most: int = 6) -> None:
+    """Every other tick while there are more than ``most``, level: on a phone, nine tilted
+    labels ran into each other."""
+    vals, texts = list(axis.tickvals or ()), list(axis.ticktext or ())
+    while len(vals) > most:
+        vals, texts = vals[::2], texts[::2]
+    axis.update(tickangle=0, **({"tickvals": vals, "ticktext": texts} if vals else {}))

@@ -28,6 +28,7 @@ from app_pages._plan_charts import cheaper_frontier_plans, frontier_chart, plan_
 DEFAULT_MODEL = "gpt2-xl"  # small enough that the first plan takes a fraction of a second
 DEFAULT_TOKENS = "50B"
 DEFAULT_DEADLINE = "7d"
+MIN_BUDGET_USD = 0.0001  # the planner takes any budget above 0; a box needs a least value
 # Bound widgets keep their *displayed* option in the URL, so options are short plain words.
 SOURCES = {"preset": "a named architecture", "config": "a Hugging Face config.json",
            "params": "a parameter count"}
@@ -51,8 +52,9 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
         model = url(sb.selectbox, L["model"], names, index=names.index(DEFAULT_MODEL),
                     key="model")
     elif source == "config":
-        up = I.upload(L["config"], key="config_file", what="config", types=["json"],
-                      container=sb)
+        # kept while "params" or another page hides the uploader (as on Team budget)
+        up = I.kept_upload(L["config"], key="config_file", what="config", types=["json"],
+                           container=sb)
         if up is not None:
             config_name, config_bytes = up
     else:
@@ -87,8 +89,11 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
     deadline = url(sb.text_input, L["deadline"], value=DEFAULT_DEADLINE, key="deadline",
                    help="14d, 36h, 2w, or a date such as 2027-03-31 (by 00:00 UTC that "
                    "day)")
-    budget = url(sb.number_input, L["budget"], min_value=0.0, max_value=search.MAX_BUDGET_USD,
-                 value=None, step=1000.0, key="budget", placeholder="no budget")
+    # from the least amount the page writes in figures ($0.0001) to the planner's most: 0,
+    # refused by the planner, was taken by the box; "%g" shows what is used (0.001, not 0.00)
+    budget = url(sb.number_input, L["budget"], min_value=MIN_BUDGET_USD,
+                 max_value=search.MAX_BUDGET_USD, value=None, step=1000.0, format="%g",
+                 key="budget", placeholder="no budget")
     max_gpus = url(sb.number_input, L["max_gpus"], min_value=1, max_value=search.MAX_GPUS_LIMIT,
                    value=S.constraint_default("max_gpus"), step=8, key="max_gpus")
     min_prob = url(sb.slider, L["min_probability"], 0.0, 0.99,
@@ -158,9 +163,7 @@ def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
                "(no plan is both cheaper and faster) and the grey band its P10–P90 range; the "
                "bars on the recommendation are its P10–P90 of wall-clock and cost. The shaded "
                "region is past the deadline.")
-    cheaper = cheaper_frontier_plans(result)
-    later = [(p, saved) for p, saved in cheaper if p["wall_clock_hours"] > deadline_hours]
-    riskier = [(p, saved) for p, saved in cheaper if p["wall_clock_hours"] <= deadline_hours]
+    later, riskier = cheaper_frontier_plans(result, deadline_hours)
     if later:
         st.markdown("**A later deadline would cost less:** " + "; ".join(
             f"{F.duration_beside(p['wall_clock_hours'], deadline_hours)} for "
@@ -175,11 +178,28 @@ def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
             for p, saved in riskier))
 
 
+# The planner's keys of the memory and step-time breakdowns in words (the bars read
+# "runtime_reserve", "pp_bubble"); the planner has no names for them to import (the CLI's
+# `model` writes "tp comm", "grads", "reserve" inline). A key not here is shown spaced out.
+BREAKDOWN_LABELS = {
+    "weights_gib": "weights", "gradients_gib": "gradients", "optimizer_gib": "optimizer states",
+    "activations_gib": "activations", "logits_gib": "logits",
+    "runtime_reserve_gib": "runtime reserve (CUDA, NCCL)", "compute_s": "compute",
+    "tp_comm_s": "tensor-parallel comm.", "ep_comm_s": "expert-parallel comm.",
+    "dp_comm_s": "data-parallel comm.", "pp_bubble_s": "pipeline bubble",
+    "other_s": "other (elementwise, optimizer step)"}
+
+
+def breakdown_label(key: str) -> str:
+    return BREAKDOWN_LABELS.get(key) or key.removesuffix("_gib").removesuffix("_s").replace(
+        "_", " ")
+
+
 def breakdown_charts(r: dict) -> None:
     import plotly.express as px  # after the recommendation is on screen (see the docstring)
 
     left, right = st.columns(2)
-    mem = {k.removesuffix("_gib"): v for k, v in r["memory"].items()
+    mem = {breakdown_label(k): v for k, v in r["memory"].items()
            if k not in ("total_gib", "capacity_gib")}
     fig = px.bar(x=list(mem.values()), y=list(mem), orientation="h",
                  labels={"x": "GiB per GPU", "y": ""},
@@ -187,7 +207,7 @@ def breakdown_charts(r: dict) -> None:
                        f"{r['memory']['capacity_gib']:g} GiB")
     fig.add_vline(x=r["memory"]["capacity_gib"], line_dash="dash", annotation_text="capacity")
     left.plotly_chart(fig, key="memory_chart")
-    step = {k.removesuffix("_s"): v for k, v in r["breakdown"].items()}
+    step = {breakdown_label(k): v for k, v in r["breakdown"].items()}
     fig = px.bar(x=list(step.values()), y=list(step), orientation="h",
                  labels={"x": "seconds per step", "y": ""},
                  title=f"Step time: {r['step_time_s']:.3f} s × {r['steps']:,} steps")
@@ -211,9 +231,7 @@ def spot_vs_on_demand(side: dict, asked: list[str]) -> None:
             if p is None:
                 st.caption(f"no feasible {C.PRICING_LABELS[pricing]} plan")
                 continue
-            st.markdown(f"{F.md(F.config_line(p))}\n\n{F.usd_md(p['total_cost_usd'])} · "
-                        f"{F.hours(p['wall_clock_hours'])} · P(deadline) "
-                        f"{F.chance(p['deadline_probability'])}")
+            st.markdown(f"{F.md(F.config_line(p))}\n\n{P.summary(p)}")  # as every card
             st.caption(F.md(F.range_line(p)))
             P.show_warnings(p)
     if "on_demand" in side and "spot" in side:
@@ -303,7 +321,9 @@ def main() -> None:
     st.title("Plan a training run")
     cat = S.load_catalog_or_stop()
     url = I.UrlInputs("plan")
+    url.restore()  # the inputs left for another page, after Back to a bare "/" (see keep)
     request, config_bytes, config_name = inputs(cat, url)
+    url.keep()
     url.warn()
     if not request["pricing"]:
         st.warning(f"Choose at least one of the **{L['pricing']}** in the sidebar (on_demand, "

@@ -266,26 +266,6 @@ def kept_editor(default: pd.DataFrame, *, key: str, **kwargs) -> pd.DataFrame:
     return table
 
 
-def kept_upload(label: str, *, key: str, what: str, types: list[str]):
-    """``I.upload`` whose file survives leaving the page: a file cannot be put back into an
-    uploader, so it is kept and used, with a caption saying so, until the user uploads
-    another or removes one from the uploader."""
-    kept, restored = f"{key}_kept", f"{key}_restored"
-    if key not in st.session_state:  # the uploader is new: first shown, or the page was left
-        st.session_state[restored] = kept in st.session_state
-    up = I.upload(label, key=key, what=what, types=types)
-    if st.session_state.get(key) is not None:  # a file in it (too large: ``up`` is None)
-        st.session_state[restored] = False
-        st.session_state[kept] = up
-    elif not st.session_state.get(restored):  # the user removed the file
-        st.session_state[kept] = None
-    if st.session_state.get(restored) and st.session_state.get(kept):
-        st.caption(F.md(f"Using {st.session_state[kept][0]}, uploaded earlier: upload a "
-                        "file to replace it."))
-        return st.session_state[kept]
-    return up
-
-
 def named_configs(text: str, name: str) -> tuple[str, ...]:
     """The config.json names a team plan's jobs give (none when the text does not parse:
     ``run_allocation`` says why)."""
@@ -302,7 +282,7 @@ def config_uploads(names: tuple[str, ...]) -> tuple | None:
     for config in names:
         # the label is the plan's text (escaped: a name is not markup); the key follows the
         # name, so another plan's file is never kept for this one
-        up = kept_upload(f"{F.md(config)} (named by the plan)",
+        up = I.kept_upload(f"{F.md(config)} (named by the plan)",
                          key=I.for_upload("team_config", config.encode()), what="config",
                          types=["json"])
         if up is None:
@@ -321,7 +301,7 @@ def jobs_input(how: str, today: dt.date) -> tuple[str, str, tuple] | None:
     """(payload, name, configs) for ``run_allocation``, or None while there is nothing to
     run."""
     if how == "yaml":
-        up = kept_upload("Team plan (YAML, format: docs/team.md)", key="team_yaml",
+        up = I.kept_upload("Team plan (YAML, format: docs/team.md)", key="team_yaml",
                          what="team plan", types=["yaml", "yml"])
         if up is None:
             st.info("Upload a team plan to allocate it.")
