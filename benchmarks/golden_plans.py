@@ -134,6 +134,10 @@ note of megatron candidates alone ("; gradients in bf16 as they are reduced (gra
 2, as NeMo's performance recipes; …)": Megatron holds gradients in the reduction's dtype, which
 ``--assume grad_reduce_bytes=4`` now also makes fp32 in memory); with it removed every file is
 identical.
+``125m-1d`` was rewritten alone on 2026-12-06 (a later session) for its sequence note: a model
+given by its parameter count says "gpuplan's default: a parameter count gives no context
+length" where it said "the model's pre-training context" (58 lines); with that clause
+normalised away the file is identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

@@ -245,7 +245,9 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              + (f"4·N for the frozen weights + 6·N_a for LoRA rank {workload.lora_rank}'s "
                 f"adapters of {format_count(ms.adapter_params)} parameters "
                 f"({ms.adapter_fraction:.2%} of the model's)" if ms.lora else "6·N")
-             + f" + 6·L·s·h causal attention); MFU against the "
+             + " + 6·L·s·h causal attention"
+             + (f" × {ms.attn_share:.3f} for its windows/chunks" if ms.attn_share < 1 else "")
+             + "); MFU against the "
              f"{matmul_dtype(workload.precision)} dense peak "
              f"{ci.peak_tflops:g} TFLOP/s",
              batch_note,

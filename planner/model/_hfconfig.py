@@ -4,7 +4,8 @@ Understands the Llama family (llama, mistral, qwen2, qwen3, gemma-style keys), M
 MoE (num_local_experts / num_experts_per_tok), Qwen-MoE (shared_expert_intermediate_size) and
 DeepSeek (n_routed_experts, moe_intermediate_size, n_shared_experts, first_k_dense_replace;
 multi-head latent attention from q_lora_rank / kv_lora_rank), GPT-2 (n_layer, n_embd), MPT and
-GPT-Neo (n_layers, n_heads, num_heads), and the key/value heads of multi-query models (Falcon's
+GPT-Neo (n_layers, n_heads, num_heads), Llama 4 (one shared expert per MoE layer, dense layers
+of intermediate_size_mlp between them), and the key/value heads of multi-query models (Falcon's
 multi_query / num_kv_heads, GPT-BigCode). Families whose MLP is two matrices (GPT-2, Phi-1/2,
 StarCoder, Falcon, …: ``NOT_GATED``) are read so; every other family as gated (SwiGLU/GeGLU),
 which the workload note states.
@@ -14,6 +15,13 @@ model type's config class (``TIED_BY_DEFAULT``: Gemma, GPT-2, Falcon, StarCoder2
 Mistral, Qwen, GPT-NeoX … do not). save_pretrained leaves the key out when it equals both
 that default and ``PretrainedConfig``'s (True), so Gemma-7B's file says nothing and is tied.
 An unknown model type is read Llama-style: untied.
+
+A multimodal config keeps its language model in ``text_config``, which save_pretrained writes
+without the keys equal to its family's defaults (Gemma 3 4B's has no heads or vocabulary): for
+the families in ``HF_TEXT_DEFAULTS`` they are filled in (``config_notes`` says which), for any
+other a missing size is refused, saying why. Its name is the top level's (text_config's
+``_name_or_path`` names the language model it started from). A top-level config takes from
+those defaults only how its attention is windowed (``_attention_layers``).
 
 ``architecture_from_config`` takes the parsed JSON mapping: the front ends read the file
 (``catalog.read_json_file``: regular files only, at most MAX_CONFIG_BYTES — a real
@@ -28,48 +36,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any
 
 from ._errors import WorkloadError
+from ._presets import (
+    FFN_FROM_HIDDEN,
+    HF_TEXT_DEFAULTS,
+    KNOWN_MODEL_TYPES,
+    MOE_MODEL_TYPES,
+    NOT_GATED,
+    NOT_TRANSFORMERS,
+    TIED_BY_DEFAULT,
+    defaults_filled,
+    family_attention_layers,
+    llama4_layers,
+)
 from ._workload import Architecture
 
 MAX_CONFIG_BYTES = 2**20
 MAX_CONFIG_DEPTH = 32  # nesting of a config.json (multimodal wrappers nest two or three deep)
 FIX = "To fix: correct the config.json, or give `params` instead"
-# Hugging Face model types whose layers are not attention + MLP: their time is not this model's
-NOT_TRANSFORMERS = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv5", "rwkv6",
-                              "recurrent_gemma", "xlstm",
-                              # hybrids: state-space layers between attention layers
-                              "jamba", "zamba", "zamba2", "bamba", "falcon_h1"})
-# Model types whose config.json keys this module reads as their modeling files mean them; any
-# other is read as a Llama-style decoder, and the workload note says so (``family_note``)
-KNOWN_MODEL_TYPES = frozenset({
-    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
-    "gemma2", "gemma3", "gemma3_text", "phi3", "phimoe", "olmo", "olmo2", "olmoe", "granite",
-    "granitemoe", "cohere", "cohere2", "stablelm", "deepseek_v2",
-    "deepseek_v3", "dbrx", "gpt2", "gpt_neox", "gptj", "gpt_neo", "opt", "bloom", "falcon",
-    "phi", "starcoder2", "gpt_bigcode", "mpt", "codegen", "nemotron", "persimmon"})
-# Mixture-of-experts model types that keep their expert count in the top-level keys read below
-# (DBRX keeps it in ffn_config, read apart)
-MOE_MODEL_TYPES = frozenset({"mixtral", "qwen2_moe", "qwen3_moe", "phimoe", "olmoe",
-                             "granitemoe", "deepseek_v2", "deepseek_v3"})
-# Model types whose config class defaults to tied input/output embeddings (transformers 5.25:
-# CONFIG_MAPPING[t]().tie_word_embeddings); every other known type defaults to untied
-TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text", "cohere", "cohere2",
-                             "gpt2", "gpt_neo", "opt", "bloom", "falcon", "starcoder2",
-                             "gpt_bigcode", "mpt"})
-# Hugging Face model types whose MLP is up + down (GELU, ReLU²), not gated (their modeling
-# files: c_fc/c_proj, fc1/fc2, dense_h_to_4h/dense_4h_to_h, up_proj/down_proj only)
-NOT_GATED = frozenset({"gpt2", "gpt_neox", "gptj", "gpt_neo", "opt", "bloom", "falcon", "phi",
-                       "starcoder2", "gpt_bigcode", "mpt", "codegen", "nemotron", "persimmon"})
-# Known model types whose modeling file makes the FFN 4 × hidden when the config gives no width
-# (GPT-2, GPT-J, CodeGen, GPT-BigCode: n_inner null; GPT-Neo: intermediate_size null; BLOOM and
-# Falcon always; MPT: expansion_ratio, default 4). Every other known type's config class has a
-# fixed default instead (LlamaConfig: 11008, whatever the hidden size), which is no more this
-# model's width than 4 × hidden: its real configs always state it, so a missing one is refused.
-FFN_FROM_HIDDEN = frozenset({"gpt2", "gptj", "gpt_neo", "codegen", "gpt_bigcode", "bloom",
-                             "falcon", "mpt"})
 FFN_KEYS = ("intermediate_size", "n_inner", "ffn_dim")  # the FFN width, as families spell it
+CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "n_ctx", "max_seq_len", "seq_length")
 
 # Generous upper bounds (the largest published models are 10–100× below each) that catch
 # typos and hostile values before they reach the performance model.
@@ -135,9 +124,10 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     if not isinstance(cfg, Mapping):
         raise WorkloadError(f"{source}: expected a JSON object of model settings, found "
                             f"{type(cfg).__name__}. To fix: pass a Hugging Face config.json")
-    text_config = cfg.get("text_config")
-    if isinstance(text_config, Mapping):  # multimodal wrappers keep the LM inside
-        cfg = {**cfg, **text_config}
+    name = _config_name(cfg)  # the top level's: text_config's names the LM it started from
+    filled, text_config = defaults_filled(cfg), cfg.get("text_config")
+    cfg = ({**cfg, **filled, **text_config} if isinstance(text_config, Mapping)
+           else {**filled, **cfg})
     if str(cfg.get("model_type", "")).lower() == "dbrx":  # DBRX nests attention, MoE sizes
         cfg = {**cfg, **_dbrx_keys(cfg, source)}
     # first: a Mamba config lacks attention heads, and that is not what is wrong with it
@@ -163,10 +153,15 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
                                               found.values(), strict=True) if key is None]
     if missing:
         said = [k for k in missing if cfg.get(k, "absent") is None]
+        fix = "To fix: use the model's config.json, or give `params` instead"
+        if isinstance(text_config, Mapping) and not said:
+            fix = (f"Its text_config (model_type {_show(text_config.get('model_type'))}) "
+                   "leaves out the values equal to its family's defaults in transformers, "
+                   f"which gpuplan fills in for {', '.join(HF_TEXT_DEFAULTS)} only. To fix: "
+                   f"write {', '.join(missing)} into text_config as transformers' config class "
+                   "for that model_type has them, or give `params` instead")
         raise WorkloadError(f"{source}: config lacks {', '.join(missing)}"
-                            + (f" ({', '.join(said)}: null)" if said else "")
-                            + ". To fix: use the model's config.json, or give `params` "
-                            "instead")
+                            + (f" ({', '.join(said)}: null)" if said else "") + f". {fix}")
     sizes = {name: _size(source, key, value, name, minimum=1)
              for name, (key, value) in found.items()}
 
@@ -214,8 +209,7 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     if not isinstance(tied, bool):
         raise WorkloadError(f"{source}: tie_word_embeddings must be true or false, got "
                             f"{_show(tied)}. {FIX}")
-    seq_key, seq_value = _get(cfg, "max_position_embeddings", "n_positions", "n_ctx",
-                              "max_seq_len", "seq_length")
+    seq_key, seq_value = _get(cfg, *CONTEXT_KEYS)
     context = None if seq_key is None else _size(source, seq_key, seq_value, "context",
                                                  minimum=1)
     # read outside the try below: their errors already name the file
@@ -223,6 +217,8 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
             "shared_experts": optional("shared_experts", "n_shared_experts"),
             "moe_ffn_hidden": optional("moe_ffn_hidden", "moe_intermediate_size"),
             "dense_layers": optional("dense_layers", "first_k_dense_replace")}
+    if experts and model_type.lower() == "llama4_text":
+        ffn = llama4_layers(cfg, source, sizes["layers"], ffn, more, optional, FIX)
     # Families whose experts have a width of their own (DeepSeek's n_routed_experts, Qwen-MoE)
     # need it stated: the dense width in its place read DeepSeek-V3 as 5.9T parameters
     # (transformers writes model-specific keys always, so a missing one is a hand edit).
@@ -246,12 +242,13 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
         more["shared_experts"] = max(1, round(shared_width / (more["moe_ffn_hidden"] or ffn)))
     if _get(cfg, "kv_lora_rank")[0] is not None:
         more.update(_latent_attention(cfg, source, sizes["hidden"], sizes["heads"]))
+    more.update(_attention_layers(cfg, source, model_type.lower(), sizes["layers"]))
     try:
         arch = Architecture(
             layers=sizes["layers"], hidden=sizes["hidden"], heads=sizes["heads"],
             kv_heads=kv_heads, ffn_hidden=ffn, vocab=sizes["vocab"], gated_ffn=gated,
             tied_embeddings=tied, experts=experts, experts_per_token=per_token, **more,
-            name=printable_name(cfg.get("_name_or_path")) or default_name or "config",
+            name=name or default_name or "config",
         )
     except WorkloadError as exc:
         # The Architecture speaks of its fields and CLI options; here the sizes came from the
@@ -263,6 +260,39 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
                       lambda m: keys_of[m.group(1)], str(exc).split(" To fix")[0])
         raise WorkloadError(f"{source}: {said} {FIX}") from None
     return arch, context
+
+
+def _attention_layers(cfg: dict, source: str, model_type: str, layers: int) -> dict:
+    """The Architecture's window and chunk: by layer_types where the file gives them (Gemma 3,
+    gpt-oss, files transformers ≥ 4.53 wrote), else as the family's config class lays them
+    out (``family_attention_layers``). use_sliding_window false means no window (Qwen)."""
+    def size(key: str, default: int = 0) -> int:
+        k, value = _get(cfg, key)
+        return default if k is None else _size(source, k, value, "context", minimum=0)
+
+    use = cfg.get("use_sliding_window", not model_type.startswith("qwen"))
+    if not isinstance(use, bool):
+        raise WorkloadError(f"{source}: use_sliding_window must be true or false, got "
+                            f"{_show(use)}. {FIX}")
+    window, kinds = size("sliding_window") if use else 0, cfg.get("layer_types")
+    if kinds is None:
+        windowed, chunked = family_attention_layers(model_type, layers, size, cfg, source,
+                                                    windowed=bool(window))
+    elif not (isinstance(kinds, list) and len(kinds) == layers):
+        raise WorkloadError(f"{source}: layer_types must name each of the {layers} layers' "
+                            f"attention, got {_show(kinds)}. {FIX}")
+    elif other := sorted({_show(k) for k in kinds} - {"'full_attention'", "'attention'",
+                                                       "'sliding_attention'",
+                                                       "'chunked_attention'"}):
+        raise WorkloadError(f"{source}: layer_types has {', '.join(other)} layers; gpuplan "
+                            "times full, sliding-window and chunked attention only. To fix: "
+                            "give `params` for a transformer of the same size (a rough "
+                            "stand-in)")
+    else:
+        windowed, chunked = kinds.count("sliding_attention"), kinds.count("chunked_attention")
+    chunk = size("attention_chunk_size") if chunked else 0
+    return {"window_tokens": window if windowed else 0, "windowed_layers": windowed if window
+            else 0, "chunk_tokens": chunk, "chunked_layers": chunked if chunk else 0}
 
 
 def _refuse_unmodelled_moe(cfg: dict, source: str, model_type: str) -> None:
@@ -394,6 +424,21 @@ def _show(value: Any) -> str:
         return "null"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "…"
+
+
+def _config_name(cfg: Mapping) -> str:
+    """The model's name from the top level's ``_name_or_path``: a Hugging Face cache path
+    named by its repository (``hub_repo_name``), anything else as written."""
+    name = printable_name(cfg.get("_name_or_path"))
+    return hub_repo_name(name) or name
+
+
+def hub_repo_name(path: str) -> str:
+    """"org/name" for a path in the Hugging Face cache (…/models--org--name/snapshots/<hash>/
+    config.json: huggingface_hub's repo_folder_name joins "models" and the repository id's
+    parts with "--", which a repository id may not contain), else ""."""
+    folder = next((p for p in reversed(PurePath(path).parts) if p.startswith("models--")), "")
+    return printable_name(folder[len("models--"):].replace("--", "/"))
 
 
 def printable_name(value: Any) -> str:

@@ -13,8 +13,9 @@ time per layer and micro-batch.
 Time per micro-batch on one pipeline stage (L/p layers):
     matmul:     Σ_GEMM 3·max(2·T·K·N / (P_ach·e_g·η_K·η_wave), 2(TK+KN+TN)/B_hbm)  (fwd+2 bwd)
                 η_K = (K/64)/(K/64 + 3) normalised at K=4096 (tile pipeline fill)
-    attention:  flash: 3 · causal · 4·T·s·a·d/t / P_attn (achieved, per kernel)   (+1 fwd if
-                selective/full recompute); unfused: the same GEMMs without the causal skip
+    attention:  flash: 3 · causal · w_s · 4·T·s·a·d/t / P_attn (achieved, per kernel)  (+1 fwd
+                if selective/full recompute; w_s the sliding-window/chunk share of causal
+                attention, 1 without); unfused: the same GEMMs without the causal skip
                 at the GEMM rate, plus 3 · 8·a·T·s/t bytes of score/softmax traffic
     elementwise: 3 · f_e · 2·(14h + 3F)·T/t bytes / (B_hbm·η_mem)           (norms,
                 residuals, rotary, activation function; bf16)
@@ -189,10 +190,14 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
 
     # ---- attention core ----------------------------------------------------------------
     # Each GPU's T query tokens attend to the whole sequence (context parallelism gathers
-    # K and V around a ring); 4·T·s·a·d/t FLOPs forward, backward twice that.
+    # K and V around a ring); 4·T·s·a·d/t FLOPs forward, backward twice that. A flash kernel
+    # skips the blocks a causal mask hides (causal_fraction) and those outside a sliding window
+    # or chunk: attn_share_timed, the mean keys per query over full causal's (s + 1)/2 —
+    # w − w(w − 1)/(2s) for a w-token window (``_workload.window_keys_per_query``), 1 without.
+    # Unfused attention masks a window on the full score matrix: no FLOPs or memory saved.
     attn_passes = 3.0 + np.where(rc >= 1, 1.0, 0.0)
     if ms.flash:
-        attn_flops_fwd = A.causal_fraction * 4.0 * T * s * a * d / tp
+        attn_flops_fwd = A.causal_fraction * ms.attn_share_timed * 4.0 * T * s * a * d / tp
         t_attn_layer = attn_passes * attn_flops_fwd / P_attn
         t_scores_layer = np.zeros_like(tp)
     else:

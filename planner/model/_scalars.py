@@ -41,6 +41,13 @@ class ModelScalars:
     optimizer: str
     framework: str
     flash: bool  # a flash kernel (FA2/3, cuDNN, Triton): no s² scores kept, causal blocks skipped
+    # keys per query the model's attention reaches (sliding windows, chunks), over full causal's:
+    # 1 without them (``Architecture.attention_share``); the model FLOPs count it
+    attn_share: float = 1.0
+    # what the kernel computes of it: flash skips the blocks outside a window; the 2022 Triton
+    # kernel takes none (llm-foundry's triton_flash_attn_fn calls flash_attn_func(q, k, v,
+    # bias, causal, softmax_scale): llmfoundry/models/layers/attention.py @00ef82a3), so 1
+    attn_share_timed: float = 1.0
 
     @classmethod
     def of(cls, w: Workload) -> ModelScalars:
@@ -73,7 +80,9 @@ class ModelScalars:
             attn_custom=bool(arch.attention_params_per_layer),
             gbs_seqs=(w.global_batch_tokens // w.seq_len if w.global_batch_tokens else 0),
             tokens=float(w.tokens), lora=w.finetune == "lora", optimizer=w.optimizer,
-            framework=w.framework, flash=w.attention != "unfused")
+            framework=w.framework, flash=w.attention != "unfused",
+            attn_share=arch.attention_share(w.seq_len),
+            attn_share_timed=arch.attention_share(w.seq_len) if w.attention == "flash" else 1.0)
 
     # -- FLOPs (the literature's model FLOPs, for MFU) -----------------------------------
     def model_flops_per_token(self) -> float:
@@ -86,10 +95,11 @@ class ModelScalars:
         Llama 3.2: their MFU read 24% and 17.5% low). The attention term is PaLM's
         12·L·s·a·d (arXiv:2204.02311 App. B) halved for causal masking, as FlashAttention and
         torchtitan count it: a causal model never computes the upper triangle, and counting it
-        would let MFU exceed 1 at long context.
+        would let MFU exceed 1 at long context. Sliding windows and chunks shrink it the same
+        way, by ``attn_share`` (exactly 1 without them).
         """
         n_matmul = self.params_active - self.params_embedding + self.V * self.h
-        attn = 6 * self.L * self.s * self.a * self.d
+        attn = 6 * self.L * self.s * self.a * self.d * self.attn_share
         if self.lora:
             return 4.0 * n_matmul + 6.0 * self.adapter_params + attn
         return 6.0 * n_matmul + attn

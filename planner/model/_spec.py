@@ -14,9 +14,15 @@ from catalog import Catalog
 
 from ._errors import HardwareError, WorkloadError
 from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, reference_cluster
-from ._hfconfig import architecture_from_config, family_note, printable_name
+from ._hfconfig import (
+    CONTEXT_KEYS,
+    architecture_from_config,
+    family_note,
+    hub_repo_name,
+    printable_name,
+)
 from ._inference import INFERRED_SIZE_TOLERANCE, infer_architecture
-from ._presets import preset
+from ._presets import config_notes, defaults_filled, preset
 from ._units import format_count, format_params, parse_count
 from ._workload import (
     DEFAULT_ATTENTION,
@@ -33,9 +39,11 @@ from ._workload import (
     Architecture,
     PlanPins,
     Workload,
+    attention_note,
 )
 
 ARCH_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")
+DEFAULT_SEQ_LEN, MAX_DEFAULT_SEQ_LEN = 4096, 8192  # without `seq_len`: a config's context, capped
 CHINCHILLA_TOKENS_PER_PARAM = 20  # compute-optimal tokens per parameter (arXiv:2203.15556)
 
 
@@ -110,14 +118,14 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         if spec.arch_overrides else {}
     notes: list[str] = []
     warnings: list[str] = []
-    default_seq = None
+    default_seq, seq_why = None, "the model's pre-training context"
     if spec.model:
         arch, default_seq = preset(spec.model)
     elif spec.config is not None:
         source = spec.config_name or "config.json"
-        arch, default_seq = architecture_from_config(spec.config, source=source,
-                                                     default_name=_model_name(source))
-        default_seq = min(default_seq or 4096, 8192)
+        arch, context = architecture_from_config(spec.config, source=source,
+                                                 default_name=_model_name(source))
+        default_seq, seq_why = _config_seq_len(spec.config, context)
         # the family-dependent readings (gated MLP, tied embeddings, latent attention) are
         # said, so a misread family shows
         notes.append(f"architecture from {source}: {arch.layers} layers, hidden "
@@ -127,11 +135,16 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                      f", vocab {arch.vocab} ({'tied' if arch.tied_embeddings else 'untied'})"
                      + (f", {arch.experts} experts top-{arch.experts_per_token}"
                         + (f" + {arch.shared_experts} shared" if arch.shared_experts else "")
-                        if arch.experts else "")
+                        + (f", {arch.moe_ffn_hidden} wide" if arch.moe_ffn_hidden not in (
+                            0, arch.ffn_hidden) else "")
+                        + (f" in {arch.moe_layers} of {arch.layers} layers"
+                           if arch.dense_layers else "") if arch.experts else "")
                      + f": {format_params(arch.params_total())} parameters")
         if family_note(spec.config):
             notes.append(family_note(spec.config))
+        notes.extend(config_notes(spec.config))
     else:
+        seq_why = "gpuplan's default: a parameter count gives no context length"
         total = parse_count(spec.params, "params")
         active = parse_count(spec.active_params, "active_params") \
             if spec.active_params not in (None, "") else None
@@ -201,9 +214,10 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                      "fine-tuning used 4,096, capped at the model's context; `seq_len` to "
                      "change)")
     else:
-        seq = default_seq or 4096
-        notes.append(f"sequence length {seq} (the model's pre-training context; `seq_len` "
-                     "to change)")
+        seq = default_seq or DEFAULT_SEQ_LEN
+        notes.append(f"sequence length {seq} ({seq_why}; `seq_len` to change)")
+    if arch.windowed_layers or arch.chunked_layers:
+        notes.append(attention_note(arch, int(seq), spec.attention))
     if spec.global_batch_tokens == "":
         raise WorkloadError("`global_batch_tokens` is empty. To fix: pass a count such as 4M, "
                             "or leave it out for the stated default",
@@ -249,9 +263,27 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                     inferred=tuple(notes), warnings=tuple(warnings))
 
 
+def _config_seq_len(cfg: Mapping, context: int | None) -> tuple[int, str]:
+    """The sequence length a config.json gives by default, and why: its context length up to
+    MAX_DEFAULT_SEQ_LEN, or DEFAULT_SEQ_LEN when it states none."""
+    if context is None:
+        return DEFAULT_SEQ_LEN, (f"gpuplan's default: the config gives no context length "
+                                 f"({CONTEXT_KEYS[0]})")
+    inner = cfg.get("text_config")
+    merged = {**cfg, **defaults_filled(cfg), **(inner if isinstance(inner, Mapping) else {})}
+    key = next((k for k in CONTEXT_KEYS if merged.get(k) is not None), CONTEXT_KEYS[0])
+    if context > MAX_DEFAULT_SEQ_LEN:
+        return MAX_DEFAULT_SEQ_LEN, f"{key} {context:,} capped at {MAX_DEFAULT_SEQ_LEN:,}"
+    return context, f"the config's {key}"
+
+
 def _model_name(source: str) -> str:
-    """A model's name from where its config came from: the folder of ``…/NAME/config.json``,
-    else the file's stem (an upload ``NAME.json``); "" for a bare ``config.json``."""
+    """A model's name from where its config came from: the repository of a Hugging Face cache
+    path (``…/models--ORG--NAME/snapshots/<hash>/config.json``: ORG/NAME), else the folder of
+    ``…/NAME/config.json``, else the file's stem (an upload ``NAME.json``); "" for a bare
+    ``config.json``."""
+    if hub := hub_repo_name(source):
+        return hub
     path = PurePath(source)
     name = printable_name(path.parent.name or path.stem)
     return "" if name in ("", "config", ".") else name
@@ -293,7 +325,8 @@ def _checked_overrides(values: dict) -> dict:
 def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]]:
     """Apply size overrides (``_checked_overrides``), deriving what the user did not give so
     the shape stays consistent: a new hidden size keeps the head dimension (heads follow) and
-    the FFN ratio; new heads keep the grouped-query ratio (KV heads follow)."""
+    the FFN ratio; new heads keep the grouped-query ratio (KV heads follow); new layers keep
+    the share of windowed or chunked ones."""
     first = arch.dense_layers
     if arch.is_moe and first and values.get("layers", first + 1) <= first:
         # the Architecture blamed dense_layers, which no option sets: `layers` is what was given
@@ -303,6 +336,10 @@ def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]
                             "or more", field="layers", value=values["layers"])
     values = dict(values)
     derived = []
+    for count in ("windowed_layers", "chunked_layers"):  # the same share of the new layers
+        if getattr(arch, count) and values.get("layers", arch.layers) != arch.layers:
+            values[count] = round(getattr(arch, count) * values["layers"] / arch.layers)
+            derived.append(f"{count}={values[count]} (same share of the layers)")
     if "hidden" in values and values["hidden"] != arch.hidden:
         if "ffn_hidden" not in values:
             values["ffn_hidden"] = max(1, round(arch.ffn_hidden * values["hidden"]

@@ -10,6 +10,14 @@ Parameter counts (per layer, no biases, as Llama/Mistral/Qwen/GPT-NeoX-style blo
     MoE MLP    = (E + S)·m·h·F_e + h·E [router];  active: (k + S)·m·h·F_e + h·E
     norms      = 2·h
     embedding  = V·h, plus V·h for an untied output head
+
+Attention reach (``Architecture.attention_share``): a causal layer's query at position q
+(0-based) of an s-token sequence attends to q + 1 keys, (s + 1)/2 on average. A sliding window
+of w tokens (a query sees itself and the w − 1 keys before it: transformers'
+``sliding_window_overlay``, kv > q − w) caps that at min(q + 1, w), and a chunk of c tokens
+(Llama 4: queries see their own chunk up to themselves) makes it (q mod c) + 1. Their means are
+``window_keys_per_query`` and ``chunk_keys_per_query``; the share is their layer-weighted mean
+over (s + 1)/2, exactly 1 for a model without windows or chunks.
 """
 
 from __future__ import annotations
@@ -99,7 +107,10 @@ ARCH_LIMITS = {"layers": 10_000, "hidden": 1_048_576, "heads": 65_536, "kv_heads
 OPTIONAL_ARCH_LIMITS = {"head_dim": 65_536, "experts": 65_536, "experts_per_token": 65_536,
                         "shared_experts": 65_536, "moe_ffn_hidden": ARCH_LIMITS["ffn_hidden"],
                         "dense_layers": ARCH_LIMITS["layers"],
-                        "attention_params_per_layer": 10**13}
+                        "attention_params_per_layer": 10**13,
+                        # windows as configs give them (Phi-3 128K: 262,144; Qwen2: 131,072)
+                        "window_tokens": 100_000_000, "windowed_layers": ARCH_LIMITS["layers"],
+                        "chunk_tokens": 100_000_000, "chunked_layers": ARCH_LIMITS["layers"]}
 # The longest sequence an estimate models: 16M tokens (published long-context training tops
 # out around 1M; beyond this a value is a typo).
 MAX_SEQ_LEN = 16 * 2**20
@@ -131,8 +142,17 @@ class Architecture:
     experts_per_token: int = 0
     shared_experts: int = 0
     moe_ffn_hidden: int = 0  # 0: ffn_hidden
-    dense_layers: int = 0  # leading layers with a dense FFN in an MoE model (DeepSeek)
+    # layers with a dense FFN in an MoE model: DeepSeek's leading ones, Llama 4 Maverick's every
+    # other one; only their count is modelled
+    dense_layers: int = 0
     attention_params_per_layer: int = 0  # 0: computed (set for MLA-style attention)
+    # sliding-window attention: windowed_layers of the layers see at most window_tokens keys
+    # (themselves and the window_tokens − 1 before); chunked attention (Llama 4): chunked_layers
+    # see their own chunk_tokens-token chunk up to themselves. The rest attend causally to all.
+    window_tokens: int = 0
+    windowed_layers: int = 0
+    chunk_tokens: int = 0
+    chunked_layers: int = 0
     name: str = ""
 
     def __post_init__(self) -> None:
@@ -167,6 +187,18 @@ class Architecture:
                                 f"({self.layers}). To fix: give `layers` at least "
                                 f"{self.dense_layers}, or fewer dense layers",
                                 field="dense_layers", value=self.dense_layers)
+        for size, count in (("window_tokens", "windowed_layers"),
+                            ("chunk_tokens", "chunked_layers")):
+            if bool(getattr(self, size)) != bool(getattr(self, count)):
+                raise WorkloadError(f"{size} ({getattr(self, size)}) and {count} "
+                                    f"({getattr(self, count)}) go together: a window needs the "
+                                    f"layers it applies to. To fix: give both, or neither",
+                                    field=count, value=getattr(self, count))
+        if self.windowed_layers + self.chunked_layers > self.layers:
+            raise WorkloadError(f"windowed_layers ({self.windowed_layers}) and chunked_layers "
+                                f"({self.chunked_layers}) are some of the {self.layers} layers, "
+                                "not more of them. To fix: give fewer",
+                                field="windowed_layers", value=self.windowed_layers)
 
     @property
     def is_moe(self) -> bool:
@@ -229,6 +261,38 @@ class Architecture:
 
     def params_active(self) -> float:
         return self.layer_params_active() + self.embedding_params()
+
+    def attention_share(self, seq_len: int) -> float:
+        """Keys a query attends to, averaged over positions and layers, as a share of full
+        causal attention's (s + 1)/2: exactly 1 without windows or chunks."""
+        if not (self.windowed_layers or self.chunked_layers):
+            return 1.0
+        full = (seq_len + 1) / 2
+        keys = (self.layers - self.windowed_layers - self.chunked_layers) * full
+        if self.windowed_layers:
+            keys += self.windowed_layers * window_keys_per_query(seq_len, self.window_tokens)
+        if self.chunked_layers:
+            keys += self.chunked_layers * chunk_keys_per_query(seq_len, self.chunk_tokens)
+        return keys / (self.layers * full)
+
+
+def window_keys_per_query(seq_len: int, window: int) -> float:
+    """Mean keys per query of a causal layer whose queries see at most ``window`` keys.
+
+    Query q (0-based) sees min(q + 1, w) keys. For w ≤ s the first w queries see 1, 2, …, w
+    (w(w + 1)/2 in all) and the other s − w see w each: s·w − w(w − 1)/2, a mean of
+    w − w(w − 1)/(2s) — (s + 1)/2, full causal, at w = s. A window of s or more is full causal."""
+    s, w = seq_len, min(window, seq_len)
+    return w - w * (w - 1) / (2 * s)
+
+
+def chunk_keys_per_query(seq_len: int, chunk: int) -> float:
+    """Mean keys per query of chunked causal attention: query q sees its chunk's keys up to
+    itself, (q mod c) + 1. With s = n·c + r, n full chunks give n·c(c + 1)/2 and the last r
+    queries r(r + 1)/2; a chunk of s or more is full causal, (s + 1)/2."""
+    s, c = seq_len, min(chunk, seq_len)
+    n, r = divmod(s, c)
+    return (n * c * (c + 1) / 2 + r * (r + 1) / 2) / s
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -355,3 +419,25 @@ def default_batch_note(*, params: float, seq_len: int, finetune: bool) -> str:
     return (f"global batch ≈ {tokens / 1e6:.2g}M tokens by model size (GPT-3 Table 2.1), raised "
             f"to at least one sequence per {GPUS_PER_SEQUENCE} GPUs on large clusters (as "
             "Llama 3 405B); `global_batch_tokens` to change")
+
+
+def attention_note(arch: Architecture, seq: int, attention: str) -> str:
+    """How far the queries of a model with sliding windows or chunks reach at ``seq``
+    tokens (``Architecture.attention_share``), and what the kernel makes of it."""
+    def layers(n: int) -> str:
+        return f"all {n} layers" if n == arch.layers else f"{n} of {arch.layers} layers"
+
+    said = " and ".join(
+        [f"a {arch.window_tokens:,}-token sliding window on {layers(arch.windowed_layers)}"]
+        * bool(arch.windowed_layers)
+        + [f"{arch.chunk_tokens:,}-token chunks on {layers(arch.chunked_layers)}"]
+        * bool(arch.chunked_layers))
+    share, full = arch.attention_share(seq), (seq + 1) / 2
+    if share > 1 - 1e-12:
+        return f"attention: {said}, which cover the whole {seq:,}-token sequence: no effect"
+    return (f"attention: {said}: at {seq:,} tokens a query attends to {share * full:,.0f} keys "
+            f"on average, not {full:,.1f}; the "
+            + (f"attention FLOPs, timed and in the model FLOPs, × {share:.3f}"
+               if attention == "flash" else
+               f"model FLOPs' attention × {share:.3f}, but the {attention} kernel computes the "
+               "masked scores too: it is timed as without the window"))
