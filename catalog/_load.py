@@ -4,8 +4,7 @@ A catalog directory holds ``accelerators.csv``, ``instance_types.csv``, ``offers
 ``meta.json`` (name, source, and per-cloud dates). ``load_catalog()`` reads the active one
 (``_store`` keeps the pointer and recovers it after a crash) and caches it per directory and
 file modification time, so repeated calls in one process cost nothing; across processes,
-``_cache`` keeps the parsed records per user (keyed by the files' content), so a command does
-not parse the offers again.
+``_cache`` keeps the parsed records per user (keyed by the files' content).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _cache, _paths, _store
-from ._aliases import build_alias_index, check_aliases, check_names, resolve
+from ._aliases import build_alias_index, check_aliases, check_names, normalise, resolve
 from ._clouds import CLOUDS
 from ._errors import CatalogError, CatalogFileError, GpuplanError, UnknownNameError, quoted
 from ._meta import check_meta, provenance, read_meta
@@ -77,6 +76,10 @@ class Catalog:
         # every name and alias, listed only if ``name`` is unknown (for the close matches)
         names = (n for a in self.accelerators for n in (a.name, *a.aliases))
         return resolve(name, self._aliases, names, strict=strict)
+
+    def aliases_of(self, acc: Accelerator) -> tuple[str, ...]:
+        """``acc``'s aliases that name it: less a family name its row lists ("A100")."""
+        return tuple(a for a in acc.aliases if self._aliases.get(normalise(a)) == acc.name)
 
     def accelerator(self, name: str) -> Accelerator:
         found = self._acc_by_name.get(name)  # a canonical name is its own alias

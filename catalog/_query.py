@@ -179,12 +179,13 @@ class AcceleratorSummary:
     instance_types: int
     cheapest_on_demand_flags: tuple[str, ...] = ()  # flags of the offer behind the price
     cheapest_spot_flags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # those that name it (``Catalog.aliases_of``)
 
     def as_dict(self) -> dict:
         a = self.accelerator
         return {
             "name": a.name, "vendor": a.vendor, "architecture": a.architecture,
-            "aliases": list(a.aliases), "memory_gib": a.memory_gib,
+            "aliases": list(self.aliases), "memory_gib": a.memory_gib,
             "memory_bandwidth_gb_per_s": a.memory_bandwidth_gb_per_s,
             **{f"tflops_{d}": getattr(a, f"tflops_{d}")
                for d in ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8")},
@@ -223,6 +224,7 @@ def accelerator_summaries(catalog: Catalog) -> list[AcceleratorSummary]:
         clouds=tuple(sorted(clouds.get(a.name, ()))), instance_types=counts.get(a.name, 0),
         cheapest_on_demand_flags=best_flags.get((a.name, "on_demand"), ()),
         cheapest_spot_flags=best_flags.get((a.name, "spot"), ()),
+        aliases=catalog.aliases_of(a),
     ) for a in catalog.accelerators]
 
 

@@ -213,3 +213,17 @@ def test_a_millionth_of_a_dollar_is_not_shown_as_zero(capsys, tmp_path):
     # … and the rates derived from it (they were rounded to 6 decimals: 0.0 per GPU-hour)
     assert row["usd_per_gpu_hour"] == pytest.approx(1e-6 / 8, rel=1e-5)
     assert row["usd_per_bf16_pflop_hour"] > 0
+
+
+def test_gpus_lists_only_aliases_that_name_the_accelerator(capsys):
+    """`gpus --json` listed "A100" among the 40 GB board's aliases, and "V100" and "Tesla V100"
+    among the 16 GB one's, while `--gpu A100` is refused as a family name."""
+    code, out, _ = run(capsys, "gpus", "--json")
+    aliases = {r["name"]: r["aliases"] for r in json.loads(out)}
+    assert code == 0
+    assert "A100" not in aliases["A100-SXM4-40GB"] and "A100-40GB" in aliases["A100-SXM4-40GB"]
+    assert not {"V100", "Tesla V100"} & set(aliases["V100-SXM2-16GB"])
+    assert "H100" in aliases["H100-SXM5-80GB"]
+    cat = load_catalog("packaged")
+    for name, listed in aliases.items():  # each one listed resolves to its accelerator
+        assert all(cat.resolve_accelerator(a) == name for a in listed), name
