@@ -60,12 +60,10 @@ from ._files import (
 )
 from ._load import (
     STALE_AFTER_DAYS,
-    TODAY_ENV,
     Catalog,
     active_catalog_name,
     data_dir,
     load_catalog,
-    today_utc,
 )
 from ._meta import price_dates
 from ._records import (
@@ -85,6 +83,7 @@ from ._records import (
     Offer,
     canonical_pricing,
 )
+from ._today import TODAY_ENV, today_utc
 from ._writes import (
     check_directory_place,
     check_output_path,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import os
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
@@ -20,28 +19,14 @@ from pathlib import Path
 from . import _cache, _paths, _store
 from ._aliases import build_alias_index, check_aliases, check_names, normalise, resolve
 from ._clouds import CLOUDS
-from ._errors import CatalogError, CatalogFileError, GpuplanError, UnknownNameError, quoted
+from ._errors import CatalogError, CatalogFileError, UnknownNameError
 from ._meta import check_meta, provenance, read_meta
 from ._older import with_planning_facts
 from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer
+from ._today import today_utc
 
 STALE_AFTER_DAYS = 90  # prices older than a quarter are likely wrong (spot moves hourly)
 FILES = _store.FILES
-TODAY_ENV = "GPUPLAN_TODAY"
-
-
-def today_utc() -> _dt.date:
-    """The day gpuplan counts as today, everywhere (a catalog's age, an override's date, a
-    team plan's deadlines): the UTC date, or ``GPUPLAN_TODAY``'s (YYYY-MM-DD)."""
-    given = os.environ.get(TODAY_ENV, "").strip()
-    try:
-        return _dt.date.fromisoformat(given) if given else _dt.datetime.now(_dt.UTC).date()
-    except ValueError:
-        raise GpuplanError(f"{TODAY_ENV}={quoted(given)} is not a date. To fix: set it to "
-                           "YYYY-MM-DD (the day to count as today), or unset it for today's "
-                           "UTC date") from None
-
-
 def data_dir() -> Path:
     """Where gpuplan keeps per-user state (``GPUPLAN_HOME``, else the XDG data directory)."""
     return _paths.user_data_dir()
@@ -446,5 +431,5 @@ def _with_overrides(path: str, name: str, stamp: tuple, opath: str, ostamp: int,
     return _cached(path, name, stamp).with_overrides(load_overrides(opath), today)
 
 
-__all__ = ["STALE_AFTER_DAYS", "TODAY_ENV", "Catalog", "active_catalog_name", "data_dir",
-           "load_catalog", "read_catalog_dir", "today_utc"]
+__all__ = ["STALE_AFTER_DAYS", "Catalog", "active_catalog_name", "data_dir",
+           "load_catalog", "read_catalog_dir"]

@@ -253,6 +253,16 @@ _DURATION = re.compile(r"^ *([+-]?)([0-9]*\.?[0-9]+) *(h|d|w|hours?|days?|weeks?
 _DEADLINE_FIX = "To fix: pass e.g. 14d, 36h, 2w or a date such as 2027-03-31"
 
 
+def _now() -> dt.datetime:
+    """The current UTC time on the day gpuplan counts as today (``catalog.today_utc``: the
+    UTC date or GPUPLAN_TODAY's), so a dated deadline is as far away for `plan` as for a team
+    report of the same day (a date past by GPUPLAN_TODAY was planned from the machine's)."""
+    from catalog import today_utc
+
+    real = dt.datetime.now(dt.UTC)
+    return real + (today_utc() - real.date())
+
+
 def parse_deadline(text: str, now: dt.datetime | None = None) -> float:
     """Hours from now until the deadline: '14d', '36h', '2w', or a date/datetime (UTC).
 
@@ -288,7 +298,7 @@ def parse_deadline(text: str, now: dt.datetime | None = None) -> float:
                         f"{_DEADLINE_FIX}") from None
         if when.tzinfo is None:
             when = when.replace(tzinfo=dt.UTC)
-        now = now or dt.datetime.now(dt.UTC)
+        now = now or _now()
         if now.tzinfo is None:
             now = now.replace(tzinfo=dt.UTC)
         hours = (when - now).total_seconds() / 3600

@@ -193,6 +193,14 @@ def test_a_wrong_gpuplan_today_is_one_line_before_any_output(capsys, monkeypatch
         one_error_line(err)
 
 
+@pytest.mark.parametrize("given", ["20261201", "2026-W49-2", "2026-12-1", "2026-02-30"])
+def test_gpuplan_today_takes_the_yyyy_mm_dd_its_message_asks_for(capsys, monkeypatch, given):
+    """date.fromisoformat took 20261201 and the ISO week date 2026-W49-2 as well."""
+    monkeypatch.setenv("GPUPLAN_TODAY", given)
+    code, out, err = run(capsys, "offers", "--gpu", "H100", "--limit", "1")
+    assert code == 2 and f"GPUPLAN_TODAY={given!r} is not a date" in one_error_line(err)
+
+
 # -- 5. a tiny private rate never reads as zero in a table -----------------------------------
 
 def test_a_millionth_of_a_dollar_is_not_shown_as_zero(capsys, tmp_path):

@@ -59,6 +59,17 @@ def test_parse_deadline_rejects_with_a_fix(text, fragment):
     assert "To fix" in str(info.value)
 
 
+def test_a_dated_deadline_counts_from_gpuplan_today(monkeypatch):
+    """`plan --deadline 2027-03-31` counted from the machine's clock while a team report of
+    the same day counted from GPUPLAN_TODAY: a date past by it was planned for."""
+    monkeypatch.setenv("GPUPLAN_TODAY", "2027-03-01")
+    hours = parse_deadline("2027-03-31")
+    assert 29 * 24 < hours <= 30 * 24  # from some time on 2027-03-01 (UTC)
+    monkeypatch.setenv("GPUPLAN_TODAY", "2027-05-01")
+    with pytest.raises(PlannerError, match="in the past"):
+        parse_deadline("2027-03-31")
+
+
 # ---- architecture inferred from a parameter count --------------------------------------
 
 @pytest.mark.parametrize("count", [125e6, 7e9, 70e9, 175e9])
