@@ -16,12 +16,10 @@ Mistral, Qwen, GPT-NeoX … do not). save_pretrained leaves the key out when it 
 that default and ``PretrainedConfig``'s (True), so Gemma-7B's file says nothing and is tied.
 An unknown model type is read Llama-style: untied.
 
-A multimodal config keeps its language model in ``text_config``, which save_pretrained writes
-without the keys equal to its family's defaults (Gemma 3 4B's has no heads or vocabulary): for
-the families in ``HF_TEXT_DEFAULTS`` they are filled in (``config_notes`` says which), for any
-other a missing size is refused, saying why. Its name is the top level's (text_config's
-``_name_or_path`` names the language model it started from). A top-level config takes from
-those defaults only how its attention is windowed (``_attention_layers``).
+A multimodal config's language model is its ``text_config``, written without the keys equal to
+its family's defaults: filled in for ``HF_TEXT_DEFAULTS``' families (``config_notes`` says
+which), else a missing size is refused. Its layout (``LAYOUT_KEYS``) is text_config's alone;
+its name the top level's. A top-level config takes from the defaults only its windows.
 
 ``architecture_from_config`` takes the parsed JSON mapping: the front ends read the file
 (``catalog.read_json_file``: regular files only, at most MAX_CONFIG_BYTES — a real
@@ -44,6 +42,7 @@ from ._presets import (
     FFN_FROM_HIDDEN,
     HF_TEXT_DEFAULTS,
     KNOWN_MODEL_TYPES,
+    LAYOUT_KEYS,
     MOE_MODEL_TYPES,
     NOT_GATED,
     NOT_TRANSFORMERS,
@@ -126,8 +125,8 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
                             f"{type(cfg).__name__}. To fix: pass a Hugging Face config.json")
     name = _config_name(cfg)  # the top level's: text_config's names the LM it started from
     filled, text_config = defaults_filled(cfg), cfg.get("text_config")
-    cfg = ({**cfg, **filled, **text_config} if isinstance(text_config, Mapping)
-           else {**filled, **cfg})
+    cfg = ({**{k: v for k, v in cfg.items() if k not in LAYOUT_KEYS}, **filled, **text_config}
+           if isinstance(text_config, Mapping) else {**filled, **cfg})  # its layout: its own
     if str(cfg.get("model_type", "")).lower() == "dbrx":  # DBRX nests attention, MoE sizes
         cfg = {**cfg, **_dbrx_keys(cfg, source)}
     # first: a Mamba config lacks attention heads, and that is not what is wrong with it
@@ -218,7 +217,8 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
             "moe_ffn_hidden": optional("moe_ffn_hidden", "moe_intermediate_size"),
             "dense_layers": optional("dense_layers", "first_k_dense_replace")}
     if experts and model_type.lower() == "llama4_text":
-        ffn = llama4_layers(cfg, source, sizes["layers"], ffn, more, optional, FIX)
+        ffn, moe = llama4_layers(cfg, source, sizes["layers"], ffn, more, optional, FIX)
+        experts, per_token = (experts, per_token) if moe else (0, 0)  # all dense: a note says
     # Families whose experts have a width of their own (DeepSeek's n_routed_experts, Qwen-MoE)
     # need it stated: the dense width in its place read DeepSeek-V3 as 5.9T parameters
     # (transformers writes model-specific keys always, so a missing one is a hand edit).
@@ -263,12 +263,11 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
 
 
 def _attention_layers(cfg: dict, source: str, model_type: str, layers: int) -> dict:
-    """The Architecture's window and chunk: by layer_types where the file gives them (Gemma 3,
-    gpt-oss, files transformers ≥ 4.53 wrote), else as the family's config class lays them
-    out (``family_attention_layers``). use_sliding_window false means no window (Qwen)."""
-    def size(key: str, default: int = 0) -> int:
+    """The Architecture's window and chunk: by layer_types where given (Gemma 3, gpt-oss),
+    else as the family's config class lays them out (``family_attention_layers``)."""
+    def size(key: str, default: int = 0, minimum: int = 0) -> int:
         k, value = _get(cfg, key)
-        return default if k is None else _size(source, k, value, "context", minimum=0)
+        return default if k is None else _size(source, k, value, "context", minimum=minimum)
 
     use = cfg.get("use_sliding_window", not model_type.startswith("qwen"))
     if not isinstance(use, bool):
@@ -284,22 +283,23 @@ def _attention_layers(cfg: dict, source: str, model_type: str, layers: int) -> d
     elif other := sorted({_show(k) for k in kinds} - {"'full_attention'", "'attention'",
                                                        "'sliding_attention'",
                                                        "'chunked_attention'"}):
-        raise WorkloadError(f"{source}: layer_types has {', '.join(other)} layers; gpuplan "
-                            "times full, sliding-window and chunked attention only. To fix: "
-                            "give `params` for a transformer of the same size (a rough "
-                            "stand-in)")
+        raise WorkloadError(f"{source}: layer_types has {', '.join(other)} layers; gpuplan times "
+                            "full, sliding-window and chunked attention only. To fix: give "
+                            "`params` for a transformer of the same size (a rough stand-in)")
     else:
         windowed, chunked = kinds.count("sliding_attention"), kinds.count("chunked_attention")
-    chunk = size("attention_chunk_size") if chunked else 0
+    if windowed and not window and use and _get(cfg, "sliding_window")[0] is not None:
+        raise WorkloadError(f"{source}: sliding_window is 0; it must be at least 1 (in "
+                            "transformers' mask, kv > q − 0, a query sees no key). To fix: "
+                            "give the model's window, or null for none")
+    chunk = size("attention_chunk_size", minimum=1) if chunked else 0
     return {"window_tokens": window if windowed else 0, "windowed_layers": windowed if window
             else 0, "chunk_tokens": chunk, "chunked_layers": chunked if chunk else 0}
 
 
 def _refuse_unmodelled_moe(cfg: dict, source: str, model_type: str) -> None:
-    """MoE keys the model does not read, refused rather than ignored: Qwen-MoE's dense layers
-    (mlp_only_layers, decoder_sparse_step; every real config has [] and 1) were read as all
-    sparse, and a DeepSeek config without n_shared_experts as 0 shared experts (transformers'
-    default is 1; every real config states it)."""
+    """MoE keys the model does not read, refused: Qwen-MoE's dense layers (mlp_only_layers,
+    decoder_sparse_step; real configs: [] and 1), a DeepSeek config's missing n_shared_experts."""
     dense = cfg.get("mlp_only_layers")
     step = cfg.get("decoder_sparse_step")
     if dense not in (None, []) or (step is not None and (isinstance(step, bool)

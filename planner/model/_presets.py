@@ -17,6 +17,7 @@ config.json), DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json; arXiv:2412.19437
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 
 from catalog import UnknownNameError
@@ -118,6 +119,12 @@ ATTENTION_KEYS = frozenset({"sliding_window", "sliding_window_pattern", "max_win
 # One full-attention layer in every n when the file gives no layer_types (the config classes'
 # layer_types: gemma2 alternates; gemma3_text sliding_window_pattern default 6 — gemma3's
 # text_config is always one —, cohere2 4)
+# The keys that lay out a text model's attention and experts per layer: with a text_config they
+# are read from it only (transformers' text config class never sees the top level's)
+LAYOUT_KEYS = ("layer_types", "sliding_window", "sliding_window_pattern", "use_sliding_window",
+               "max_window_layers", "attention_chunk_size", "no_rope_layers", "moe_layers",
+               "interleave_moe_layer_step")
+FIX = "To fix: correct the config.json, or give `params` instead"
 WINDOW_PATTERN = {"gemma2": 2, "gemma3": 6, "gemma3_text": 6, "cohere2": 4}
 OTHER_TOWERS = {"vision_config": "vision encoder", "audio_config": "audio encoder",
                 "speech_config": "speech encoder"}  # beside the text model
@@ -187,6 +194,15 @@ def config_notes(cfg: object) -> list[str]:
                      f"the values equal to transformers' {section['model_type']} config "
                      "defaults (save_pretrained omits them); filled in: "
                      + ", ".join(f"{k} {json.dumps(v)}" for k, v in filled.items()))
+    if isinstance(inner := cfg.get("text_config"), Mapping):
+        text = {**defaults_filled(cfg), **inner}
+        if differ := [k for k in LAYOUT_KEYS if k in cfg and cfg[k] != text.get(k)]:
+            notes.append(f"the top level's {', '.join(differ)} (not text_config's) "
+                         "{} ignored: the text model's layout is read from its text_config, "
+                         "as transformers' text config class reads it".format(
+                             "is" if len(differ) == 1 else "are"))
+    if note := _dense_llama4_note(cfg):
+        notes.append(note)
     if towers := [k for k in OTHER_TOWERS if isinstance(cfg.get(k), Mapping)]:
         notes.append("only the text model's parameters and FLOPs are counted: the "
                      + " and the ".join(f"{OTHER_TOWERS[k]} ({k})" for k in towers)
@@ -205,13 +221,18 @@ def family_attention_layers(model_type: str, layers: int, size: Callable[[str, i
     ``size(key, default)`` reads a checked whole number from the file."""
     if model_type == "llama4_text":
         rope = cfg.get("no_rope_layers")
-        if isinstance(rope, list) and rope:
-            return 0, sum(1 for x in rope[:layers] if x)
-        return 0, layers - layers // max(1, size("no_rope_layer_interval", 4))
+        if rope is None or rope == []:  # Llama4TextConfig: `no_rope_layers or` its default
+            return 0, layers - layers // size("no_rope_layer_interval", 4, 1)
+        if not (isinstance(rope, list) and len(rope) == layers and all(
+                type(x) in (int, bool) and x in (0, 1) for x in rope)):
+            raise WorkloadError(f"{source}: no_rope_layers must name each of the {layers} "
+                                "layers 1 (RoPE: chunked attention) or 0 (no RoPE: full "
+                                f"attention), got {json.dumps(rope)[:40]}. {FIX}")
+        return 0, sum(rope)
     if model_type in WINDOW_PATTERN:
         every = WINDOW_PATTERN[model_type] if model_type == "gemma2" else size(
-            "sliding_window_pattern", WINDOW_PATTERN[model_type])
-        return layers - layers // max(1, every), 0
+            "sliding_window_pattern", WINDOW_PATTERN[model_type], 1)
+        return layers - layers // every, 0
     if model_type in ("qwen2", "qwen3"):
         return max(0, layers - size("max_window_layers", 28)), 0
     if windowed and model_type in ("qwen2_moe", "qwen3_moe"):
@@ -222,28 +243,88 @@ def family_attention_layers(model_type: str, layers: int, size: Callable[[str, i
 
 
 def llama4_layers(cfg: Mapping, source: str, layers: int, ffn: int, more: dict,
-                  optional: Callable[..., int], fix: str) -> int:
+                  optional: Callable[..., int], fix: str) -> tuple[int, int]:
     """Llama 4's MoE layout into ``more``, and the dense layers' FFN width. Its modeling file
     (modeling_llama4.py, v5.23.0): a layer in moe_layers (by default every
     interleave_moe_layer_step-th, from step − 1) is Llama4TextMoe — the routed experts of
     intermediate_size, a router and one shared expert Llama4TextMLP(intermediate_size) — and
     any other Llama4TextMLP(intermediate_size_mlp). ``optional(name, key, minimum=)`` reads a
-    checked size from the file, 0 when absent."""
+    checked size from the file, 0 when absent. Returns (the FFN width, the MoE layers): none
+    (moe_layers [], a step beyond the layers) builds every layer dense, as transformers does."""
     listed = cfg.get("moe_layers")
     if listed is not None and not (isinstance(listed, list) and all(
             isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in listed)):
         raise WorkloadError(f"{source}: moe_layers must list layer indices from 0 to "
                             f"{layers - 1}, got {json.dumps(listed)[:40]}. {fix}")
     step = optional("dense_layers", "interleave_moe_layer_step", minimum=1) or 1
-    moe = len(set(listed)) if listed is not None else len(range(step - 1, layers, step))
-    more.update(moe_ffn_hidden=ffn, shared_experts=1, dense_layers=layers - moe)
+    moe = set(listed) if listed is not None else set(range(step - 1, layers, step))
+    if moe:  # the dense layers: DeepSeek's come first, Llama 4's where moe_layers leaves them
+        more.update(moe_ffn_hidden=ffn, shared_experts=1, dense_layers=layers - len(moe),
+                    dense_interleaved=min(moe) != layers - len(moe))
     dense_ffn = optional("ffn_hidden", "intermediate_size_mlp", minimum=1)
+    moe = len(moe)
     if moe == layers:  # no dense layer: intermediate_size_mlp is no layer's width
-        return ffn
+        return ffn, moe
     if not dense_ffn:
         raise WorkloadError(f"{source}: this llama4_text config has {layers - moe} dense "
                             f"layers but no intermediate_size_mlp, their FFN width. {fix}")
-    return dense_ffn
+    return dense_ffn, moe
+
+
+def _dense_llama4_note(cfg: Mapping) -> str:
+    """What a Llama 4 config whose layers are all dense (``llama4_layers``) is read as."""
+    inner = cfg.get("text_config")
+    text = {**defaults_filled(cfg), **(inner if isinstance(inner, Mapping) else cfg)}
+    listed, step = text.get("moe_layers"), text.get("interleave_moe_layer_step", 1)
+    layers, experts = text.get("num_hidden_layers"), text.get("num_local_experts")
+    if text.get("model_type") != "llama4_text" or not experts:
+        return ""
+    if listed == []:
+        said = "moe_layers is []"
+    elif listed is None and type(step) is type(layers) is int and step > layers:
+        said = f"interleave_moe_layer_step {step} is more than its {layers} layers"
+    else:
+        return ""
+    return (f"{said}: no layer is a mixture of experts (transformers builds each as a dense "
+            "MLP of intermediate_size_mlp), so it is read as a dense model and its "
+            f"num_local_experts {experts} are unused")
+
+
+def rescaled_layers(arch, layers: int) -> tuple[dict, list[str]]:
+    """The per-layer counts of ``arch`` at ``layers`` layers (`layers` given): windowed and
+    chunked layers keep their share (at least one of each the model has while there is room,
+    never more than the layers), Llama 4's interleaved dense layers too (at least one MoE
+    layer); DeepSeek's leading dense layers stay, and `layers` must leave a MoE layer after."""
+    def share(n: int) -> int:
+        return math.floor(n * layers / arch.layers + 0.5) if n else 0
+
+    values, notes, first = {}, [], arch.dense_layers
+    if arch.is_moe and first and not arch.dense_interleaved and layers <= first:
+        raise WorkloadError(f"`layers` {layers} leaves no mixture-of-experts layer: "
+                            f"{arch.name or 'this model'}'s first {first} layers are dense "
+                            f"(the experts come after them). To fix: give `layers` {first + 1} "
+                            "or more", field="layers", value=layers)
+    if arch.is_moe and first and arch.dense_interleaved:
+        values["dense_layers"] = min(share(first), layers - 1)
+        notes.append(f"dense_layers={values['dense_layers']} (the interleaved dense layers' "
+                     f"share, {arch.layers - first} of {arch.layers} layers a mixture of "
+                     "experts, at least one kept)")
+    counts = {k: max(1, share(getattr(arch, k))) if getattr(arch, k) else 0
+              for k in ("windowed_layers", "chunked_layers")}
+    while sum(counts.values()) > layers:  # take from the larger (a lone layer: the chunks)
+        counts[max(counts, key=lambda k: (counts[k], k == "chunked_layers"))] -= 1
+    for count, size in (("windowed_layers", "window_tokens"), ("chunked_layers",
+                                                                "chunk_tokens")):
+        if not getattr(arch, count):
+            continue
+        values[count] = counts[count]
+        why = ("same share of the layers" if counts[count] == share(getattr(arch, count)) else
+               f"nearest to the model's {getattr(arch, count)} of {arch.layers} that fits")
+        if not counts[count]:
+            values[size] = 0
+            why = f"no room in {layers} layer{'s' * (layers > 1)}: {size} dropped"
+        notes.append(f"{count}={counts[count]} ({why})")
+    return values, notes
 
 
 def preset_names() -> tuple[str, ...]:

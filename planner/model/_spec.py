@@ -22,7 +22,7 @@ from ._hfconfig import (
     printable_name,
 )
 from ._inference import INFERRED_SIZE_TOLERANCE, infer_architecture
-from ._presets import config_notes, defaults_filled, preset
+from ._presets import config_notes, defaults_filled, preset, rescaled_layers
 from ._units import format_count, format_params, parse_count
 from ._workload import (
     DEFAULT_ATTENTION,
@@ -326,20 +326,11 @@ def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]
     """Apply size overrides (``_checked_overrides``), deriving what the user did not give so
     the shape stays consistent: a new hidden size keeps the head dimension (heads follow) and
     the FFN ratio; new heads keep the grouped-query ratio (KV heads follow); new layers keep
-    the share of windowed or chunked ones."""
-    first = arch.dense_layers
-    if arch.is_moe and first and values.get("layers", first + 1) <= first:
-        # the Architecture blamed dense_layers, which no option sets: `layers` is what was given
-        raise WorkloadError(f"`layers` {values['layers']} leaves no mixture-of-experts layer: "
-                            f"{arch.name or 'this model'}'s first {first} layers are dense "
-                            f"(the experts come after them). To fix: give `layers` {first + 1} "
-                            "or more", field="layers", value=values["layers"])
-    values = dict(values)
-    derived = []
-    for count in ("windowed_layers", "chunked_layers"):  # the same share of the new layers
-        if getattr(arch, count) and values.get("layers", arch.layers) != arch.layers:
-            values[count] = round(getattr(arch, count) * values["layers"] / arch.layers)
-            derived.append(f"{count}={values[count]} (same share of the layers)")
+    the share of windowed, chunked and interleaved dense ones (``rescaled_layers``)."""
+    values, derived = dict(values), []
+    if values.get("layers", arch.layers) != arch.layers:  # windows, chunks, dense layers
+        counts, derived = rescaled_layers(arch, values["layers"])
+        values.update(counts)
     if "hidden" in values and values["hidden"] != arch.hidden:
         if "ffn_hidden" not in values:
             values["ffn_hidden"] = max(1, round(arch.ffn_hidden * values["hidden"]

@@ -145,6 +145,7 @@ class Architecture:
     # layers with a dense FFN in an MoE model: DeepSeek's leading ones, Llama 4 Maverick's every
     # other one; only their count is modelled
     dense_layers: int = 0
+    dense_interleaved: bool = False  # they sit between the MoE layers (Llama 4), not first
     attention_params_per_layer: int = 0  # 0: computed (set for MLA-style attention)
     # sliding-window attention: windowed_layers of the layers see at most window_tokens keys
     # (themselves and the window_tokens − 1 before); chunked attention (Llama 4): chunked_layers
@@ -425,7 +426,8 @@ def attention_note(arch: Architecture, seq: int, attention: str) -> str:
     """How far the queries of a model with sliding windows or chunks reach at ``seq``
     tokens (``Architecture.attention_share``), and what the kernel makes of it."""
     def layers(n: int) -> str:
-        return f"all {n} layers" if n == arch.layers else f"{n} of {arch.layers} layers"
+        return (("the one layer" if n == 1 else f"all {n} layers") if n == arch.layers
+                else f"{n} of {arch.layers} layers")
 
     said = " and ".join(
         [f"a {arch.window_tokens:,}-token sliding window on {layers(arch.windowed_layers)}"]
@@ -435,9 +437,11 @@ def attention_note(arch: Architecture, seq: int, attention: str) -> str:
     share, full = arch.attention_share(seq), (seq + 1) / 2
     if share > 1 - 1e-12:
         return f"attention: {said}, which cover the whole {seq:,}-token sequence: no effect"
-    return (f"attention: {said}: at {seq:,} tokens a query attends to {share * full:,.0f} keys "
-            f"on average, not {full:,.1f}; the "
-            + (f"attention FLOPs, timed and in the model FLOPs, × {share:.3f}"
+    keys = f"{share * full:,.0f}"  # three significant digits: a 1-token window is not × 0.000
+    factor = f"{share:.{max(3, 2 - math.floor(math.log10(share)))}f}"
+    return (f"attention: {said}: at {seq:,} tokens a query attends to {keys} "
+            f"key{'' if keys == '1' else 's'} on average, not {full:,.1f}; the "
+            + (f"attention FLOPs, timed and in the model FLOPs, × {factor}"
                if attention == "flash" else
-               f"model FLOPs' attention × {share:.3f}, but the {attention} kernel computes the "
+               f"model FLOPs' attention × {factor}, but the {attention} kernel computes the "
                "masked scores too: it is timed as without the window"))

@@ -194,3 +194,85 @@ def test_llama4_maverick_interleaves_dense_layers():
     listed = copy.deepcopy(LLAMA4_MAVERICK)
     listed["text_config"]["moe_layers"] = list(range(1, 48, 2))
     assert architecture_from_config(listed)[0] == arch
+
+
+def _text(cfg, **changes):
+    out = copy.deepcopy(cfg)
+    out["text_config"].update(changes)
+    return out
+
+
+def _cli(capsys, tmp_path, cfg, *args):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    code = main(["estimate", "--config", str(path), "--tokens", "1B", "--gpu", "H100", *args])
+    out, err = capsys.readouterr()
+    return code, " ".join((out + err).split())
+
+
+def test_maverick_with_fewer_layers_keeps_its_interleaved_share_of_dense_layers(capsys,
+                                                                               tmp_path):
+    # was: "`layers` 24 leaves no mixture-of-experts layer: … first 24 layers are dense (the
+    # experts come after them)" — Maverick's dense layers alternate with the MoE ones
+    w = workload(LLAMA4_MAVERICK, arch_overrides=(("layers", 24),))
+    assert (w.arch.layers, w.arch.dense_layers, w.arch.moe_layers) == (24, 12, 12)
+    assert any("dense_layers=12" in n for n in w.inferred)
+    one = workload(LLAMA4_MAVERICK, arch_overrides=(("layers", 1),)).arch
+    assert (one.dense_layers, one.moe_layers) == (0, 1)
+    code, text = _cli(capsys, tmp_path, LLAMA4_MAVERICK, "--layers", "24", "--gpus", "64")
+    assert code == 0 and "come after them" not in text, text
+
+
+def test_deepseek_style_leading_dense_layers_still_refuse_too_few_layers():
+    leading = _text(LLAMA4_MAVERICK, moe_layers=list(range(24, 48)))
+    assert not architecture_from_config(leading)[0].dense_interleaved
+    with pytest.raises(WorkloadError, match="first 24 layers are dense"):
+        workload(leading, arch_overrides=(("layers", 24),))
+
+
+@pytest.mark.parametrize("rope", [
+    [1] * 10, [1] * 100, {"0": 1}, [-1] * 48, ["0"] * 48, [2] * 48, [1.0] * 48, "1" * 48])
+def test_a_wrong_no_rope_layers_is_refused(rope, capsys, tmp_path):
+    # was: 10 entries read as "chunks on 10 of 48 layers", 100 cut to 48, a dict read as the
+    # default, -1 and "0" as chunked
+    with pytest.raises(WorkloadError, match="no_rope_layers must name each of the 48 layers "
+                                            "1 .* or 0 ") as info:
+        architecture_from_config(_text(LLAMA4_SCOUT, no_rope_layers=rope))
+    assert "To fix" in str(info.value)
+    code, text = _cli(capsys, tmp_path, _text(LLAMA4_SCOUT, no_rope_layers=rope), "--gpus", "8")
+    assert code == 2 and "To fix" in text
+
+
+@pytest.mark.parametrize("rope,chunked", [([True, False] * 24, 24), ([], 36), (None, 36)])
+def test_no_rope_layers_as_transformers_reads_them(rope, chunked):
+    arch, _ = architecture_from_config(_text(LLAMA4_SCOUT, no_rope_layers=rope))
+    assert arch.chunked_layers == chunked
+
+
+@pytest.mark.parametrize("change,said", [
+    (dict(interleave_moe_layer_step=49), "interleave_moe_layer_step 49 is more than its 48"),
+    (dict(moe_layers=[]), "moe_layers is []")])
+def test_llama4_without_moe_layers_is_read_dense_and_said(change, said):
+    # was: "16 experts … in 0 of 48 layers" (transformers builds every layer dense)
+    w = workload(_text(LLAMA4_SCOUT, **change))
+    assert (w.arch.experts, w.arch.dense_layers, w.arch.ffn_hidden) == (0, 0, 16384)
+    assert any(n.startswith(said) and "read as a dense model" in n for n in w.inferred)
+
+
+GEMMA3_27B = {  # google/gemma-3-27b-it's text_config
+    "model_type": "gemma3", "text_config": {
+        "head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504,
+        "model_type": "gemma3_text", "num_attention_heads": 32, "num_hidden_layers": 62,
+        "num_key_value_heads": 16, "query_pre_attn_scalar": 168, "sliding_window": 1024}}
+
+
+def test_top_level_layout_keys_do_not_override_text_config():
+    # was: a top-level layer_types of 62 full layers silently removed the 1,024-token window
+    cfg = {**GEMMA3_27B, "layer_types": ["full_attention"] * 62, "sliding_window": 4096}
+    arch, _ = architecture_from_config(cfg)
+    assert (arch.window_tokens, arch.windowed_layers) == (1024, 52)
+    assert arch == architecture_from_config(GEMMA3_27B)[0]
+    notes = workload(cfg).inferred
+    assert any("the top level's layer_types, sliding_window (not text_config's) are ignored"
+               in n for n in notes)
+    assert not any("top level's" in n for n in workload(GEMMA3_27B).inferred)

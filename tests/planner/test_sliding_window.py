@@ -182,3 +182,64 @@ def test_fewer_layers_keep_the_share_of_windowed_layers():
                                     arch_overrides=(("layers", 10),)))
     assert (w.arch.layers, w.arch.windowed_layers) == (10, 5)
     assert any("windowed_layers=5 (same share of the layers)" in n for n in w.inferred)
+
+
+def _cli(capsys, tmp_path, cfg, *args):
+    import json
+
+    from planner.cli import main
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    code = main(["estimate", "--config", str(path), "--tokens", "1B", "--gpu", "H100",
+                 "--gpus", "8", *args])
+    out, err = capsys.readouterr()
+    return code, " ".join((out + err).split())
+
+
+def test_one_layer_keeps_a_window(capsys, tmp_path):
+    # was: round(21 × 1/42) = 0 windowed layers → "window_tokens (4096) and windowed_layers (0)
+    # go together … give both, or neither", exit 2 (neither is a CLI option)
+    code, text = _cli(capsys, tmp_path, GEMMA2_9B, "--layers", "1")
+    assert code == 0, text
+    assert "windowed_layers=1" in text and "sliding window on the one layer" in text
+
+
+MIXED = {**GPT_OSS_20B, "num_hidden_layers": 4, "layer_types": [
+    "sliding_attention", "sliding_attention", "chunked_attention", "chunked_attention"],
+    "attention_chunk_size": 8192, "num_local_experts": 0, "num_experts_per_tok": 0}
+
+
+@pytest.mark.parametrize("layers,windowed,chunked", [(3, 2, 1), (2, 1, 1), (1, 1, 0),
+                                                     (8, 4, 4)])
+def test_windowed_and_chunked_counts_never_exceed_the_layers(layers, windowed, chunked):
+    # was: --layers 3 → 2 + 2 "are some of the 3 layers, not more of them"
+    w = build_workload(WorkloadSpec(config=MIXED, tokens="1B",
+                                    arch_overrides=(("layers", layers),)))
+    a = w.arch
+    assert (a.windowed_layers, a.chunked_layers) == (windowed, chunked)
+    assert bool(a.chunk_tokens) == bool(chunked)
+    assert any(f"chunked_layers={chunked}" in n for n in w.inferred)
+
+
+@pytest.mark.parametrize("cfg,says", [
+    ({**MIXED, "attention_chunk_size": 0}, "attention_chunk_size is 0; it must be at least 1"),
+    ({**GEMMA2_9B, "model_type": "gemma3_text", "sliding_window_pattern": 0},
+     "sliding_window_pattern is 0; it must be at least 1"),
+    ({**MISTRAL_7B_V01, "sliding_window": 0}, "sliding_window is 0; it must be at least 1"),
+])
+def test_zero_window_chunk_or_pattern_is_refused(cfg, says, capsys, tmp_path):
+    # was: read as "no window", exit 0 without a word
+    code, text = _cli(capsys, tmp_path, cfg)
+    assert code == 2 and says in text and "To fix" in text, text
+
+
+def test_sliding_window_zero_is_fine_where_the_window_is_unused():
+    arch, _ = architecture_from_config({**QWEN2_7B, "sliding_window": 0})
+    assert arch.windowed_layers == 0
+
+
+def test_a_one_token_window_note_is_singular_and_not_zero():
+    w = workload({**MISTRAL_7B_V01, "sliding_window": 1}, seq_len=32768)
+    note = next(n for n in w.inferred if n.startswith("attention:"))
+    assert "attends to 1 key on average" in note and "× 0.0000610" in note, note
