@@ -62,16 +62,17 @@ def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
                            progress=report)
     report(SOLVING, 0, 1)
 
-    def allocation_of(plan, cands):
+    def allocation_of(plan, cands, seconds=time_limit_s):
         return allocate_candidates(plan, cands, catalog_info=cat.provenance(), assumptions=A,
-                                   time_limit_s=time_limit_s)
+                                   time_limit_s=seconds)
 
     try:
         allocation = allocation_of(team_plan, cands)
     except AllocationInfeasibleError as exc:
         # a quota raised lets plan() offer larger clusters: say only what holds once applied
-        raise checked_relaxations(exc, team_plan, lambda plan: allocation_of(plan, job_candidates(
-            plan, cat, A, calibration or NO_CALIBRATION, workers=workers))) from None
+        raise checked_relaxations(exc, team_plan, lambda plan, seconds: allocation_of(
+            plan, job_candidates(plan, cat, A, calibration or NO_CALIBRATION, workers=workers),
+            seconds), time_limit_s=time_limit_s) from None
     report(SOLVING, 1, 1)
     said = _inputs_said(A, calibration or NO_CALIBRATION)
     return dataclasses.replace(allocation, assumptions=[*allocation.assumptions, *said]) \

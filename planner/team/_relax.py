@@ -15,6 +15,7 @@ dropped jobs change no job's candidates, so their relaxations hold as ``_solve``
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 
 from ..search import QuotaRule, Quotas
@@ -67,42 +68,50 @@ def _merged(first: dict, then: dict) -> dict:
     return {**first, "changes": list(changes.values()), "cost_usd": then["cost_usd"]}
 
 
-def checked_relaxations(exc: AllocationInfeasibleError, team_plan,
-                        allocation_of: Callable) -> AllocationInfeasibleError:
+def checked_relaxations(exc: AllocationInfeasibleError, team_plan, allocation_of: Callable,
+                        *, time_limit_s: float) -> AllocationInfeasibleError:
     """``exc`` with every relaxation that changes what plan() sees applied and run
-    (``allocation_of(plan)``: plan the jobs, solve): the module docstring."""
+    (``allocation_of(plan, seconds)``: plan the jobs, solve within ``seconds``): the module
+    docstring. The runs share one ``time_limit_s``: a relaxation not checked when it is spent
+    is left out, and the rest are said to be the best found, maybe not the cheapest."""
     diagnosis = exc.diagnosis
     if diagnosis is None:
         return exc
+    until = time.monotonic() + time_limit_s
     kept, proven = [], diagnosis["proven"]
     for relax in exc.relaxations:
         if relax["relax"] in ("quotas", "both") and plan_caps(
                 relaxed_plan(team_plan, relax["changes"])) != plan_caps(team_plan):
-            relax, optimal = _applied(team_plan, relax, allocation_of)
+            relax, optimal = _applied(team_plan, relax, allocation_of, until)
+            proven = proven and optimal
             if relax is None:
                 continue
-            proven = proven and optimal
         kept.append(relax)
     return infeasible_error(binding=diagnosis["binding"], relaxations=kept, proven=proven,
                             time_limit_s=diagnosis["time_limit_s"],
                             prefix=f"{team_plan.source}: ")
 
 
-def _applied(team_plan, relax: dict, allocation_of: Callable) -> tuple[dict | None, bool]:
+def _applied(team_plan, relax: dict, allocation_of: Callable,
+             until: float) -> tuple[dict | None, bool]:
     """(the relaxation as it holds once applied, with that allocation's cost, and whether
-    that allocation is proven optimal), or (None, False) when MAX_ROUNDS runs do not fit."""
+    that allocation is proven optimal); (None, True) when MAX_ROUNDS runs do not fit (a
+    proof: it is not advice), (None, False) when the time ran out first (no proof)."""
     for _ in range(MAX_ROUNDS):
+        left = until - time.monotonic()
+        if left <= 0:
+            return None, False
         try:
-            allocation = allocation_of(relaxed_plan(team_plan, relax["changes"]))
+            allocation = allocation_of(relaxed_plan(team_plan, relax["changes"]), left)
         except AllocationInfeasibleError as again:
             # the same kind of relaxation on top; for "both", quotas or budgets alone will do
             modes = (relax["relax"], "quotas", "budgets") if relax["relax"] == "both" else \
                 (relax["relax"],)
             more = next((r for m in modes for r in again.relaxations if r["relax"] == m), None)
             if more is None:
-                return None, False
+                return None, True
             relax = _merged(relax, more)
             continue
         return ({**relax, "cost_usd": float(allocation.totals["cost_usd"])},
                 bool(allocation.solver["optimal"]))
-    return None, False
+    return None, True

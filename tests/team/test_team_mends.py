@@ -57,6 +57,28 @@ def test_an_allocation_that_fits_is_found_and_the_quota_advice_works_when_applie
     assert kept.totals["cost_usd"] == pytest.approx(drop["cost_usd"], rel=1e-9)
 
 
+def test_the_quota_advice_checks_share_one_time_limit(catalog, monkeypatch):
+    """Each re-check of a quota relaxation had a solver time limit of its own (up to three
+    rounds each) where docs/team.md says the relaxation solves share one: once it is spent, an
+    unchecked relaxation is left out and the rest are "maybe not the cheapest"."""
+    import itertools
+
+    from planner.team import _relax
+
+    clock = itertools.count(0.0, 1e9)  # every look at the clock: the limit long spent
+
+    class Clock:
+        @staticmethod
+        def monotonic():
+            return next(clock)
+
+    monkeypatch.setattr(_relax, "time", Clock)
+    with pytest.raises(AllocationInfeasibleError) as err:
+        allocate(_plan(catalog, gpus=8), catalog=catalog)
+    assert [r["relax"] for r in err.value.relaxations] == ["jobs"]  # the quota one: unchecked
+    assert "maybe not the cheapest" in str(err.value)
+
+
 def test_a_quota_relaxation_is_checked_against_the_candidates_it_lets_in(catalog, monkeypatch):
     """Candidates change with the quota (plan() leaves out clusters above it): a relaxation
     found over the old ones is applied and solved again before it is advised. Here the raised
