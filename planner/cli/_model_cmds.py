@@ -44,7 +44,7 @@ def estimate_cmd(
     = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help="An accelerator for a reference "
                    "node: V100-32GB, A100-40GB, A100-80GB, H100, H800, H200, B200, L4, L40S, "
-                   "A10G, MI300X, …")] = None,
+                   "A10G, MI300X, … (a name several share, such as A100, is refused)")] = None,
     gpus: Annotated[int | None, typer.Option("--gpus", help="Accelerators (with --gpu; "
                                                          "default 8: one reference node).")]
     = None,

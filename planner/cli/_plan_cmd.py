@@ -52,7 +52,8 @@ def plan_cmd(
         "--pricing", help=f"Pricing models to consider (default {','.join(DEFAULT_PRICING)}; "
         "also reserved_1y, reserved_3y, committed_1y, committed_3y, capacity_block).")] = None,
     gpu: Annotated[list[str] | None, typer.Option("--gpu", help="Only these accelerators "
-                   "(also admits TPU/Trainium/Gaudi, which are otherwise left out).")] = None,
+                   "(also admits TPU/Trainium/Gaudi, which are otherwise left out). A name "
+                   "several share (A100, V100) is refused with their names.")] = None,
     exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Instance types, "
                        "clouds or regions to leave out.")] = None,
     min_probability: Annotated[float | None, typer.Option(
