@@ -187,20 +187,21 @@ def config_notes(cfg: object) -> list[str]:
     if not isinstance(cfg, Mapping):
         return []
     notes = []
-    if filled := defaults_filled(cfg):
-        inner = cfg.get("text_config")
-        section = inner if isinstance(inner, Mapping) else cfg
+    filled = defaults_filled(cfg)
+    inner = cfg.get("text_config")
+    section = inner if isinstance(inner, Mapping) else cfg
+    if filled:
         notes.append(f"{'its text_config' if section is inner else 'the file'} leaves out "
                      f"the values equal to transformers' {section['model_type']} config "
                      "defaults (save_pretrained omits them); filled in: "
                      + ", ".join(f"{k} {json.dumps(v)}" for k, v in filled.items()))
-    if isinstance(inner := cfg.get("text_config"), Mapping):
-        text = {**defaults_filled(cfg), **inner}
+    if section is inner:
+        text = {**filled, **inner}
         if differ := [k for k in LAYOUT_KEYS if k in cfg and cfg[k] != text.get(k)]:
-            notes.append(f"the top level's {', '.join(differ)} (not text_config's) "
-                         "{} ignored: the text model's layout is read from its text_config, "
-                         "as transformers' text config class reads it".format(
-                             "is" if len(differ) == 1 else "are"))
+            verb = "is" if len(differ) == 1 else "are"
+            notes.append(f"the top level's {', '.join(differ)} (not text_config's) {verb} "
+                         "ignored: the text model's layout is read from its text_config, as "
+                         "transformers' text config class reads it")
     if note := _dense_llama4_note(cfg):
         notes.append(note)
     if towers := [k for k in OTHER_TOWERS if isinstance(cfg.get(k), Mapping)]:
