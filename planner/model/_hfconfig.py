@@ -273,7 +273,7 @@ def _attention_layers(cfg: dict, source: str, model_type: str, layers: int) -> d
     if not isinstance(use, bool):
         raise WorkloadError(f"{source}: use_sliding_window must be true or false, got "
                             f"{_show(use)}. {FIX}")
-    window, kinds = size("sliding_window") if use else 0, cfg.get("layer_types")
+    window, kinds = size("sliding_window", minimum=-2**62) if use else 0, cfg.get("layer_types")
     if kinds is None:
         windowed, chunked = family_attention_layers(model_type, layers, size, cfg, source,
                                                     windowed=bool(window))
@@ -288,9 +288,9 @@ def _attention_layers(cfg: dict, source: str, model_type: str, layers: int) -> d
                             "`params` for a transformer of the same size (a rough stand-in)")
     else:
         windowed, chunked = kinds.count("sliding_attention"), kinds.count("chunked_attention")
-    if windowed and not window and use and _get(cfg, "sliding_window")[0] is not None:
-        raise WorkloadError(f"{source}: sliding_window is 0; it must be at least 1 (in "
-                            "transformers' mask, kv > q − 0, a query sees no key). To fix: "
+    if window < 0 or windowed and not window and use and _get(cfg, "sliding_window")[0] is not None:
+        raise WorkloadError(f"{source}: sliding_window is {window}; it must be at least 1 (with "
+                            "fewer, transformers' mask lets a query see no key). To fix: "
                             "give the model's window, or null for none")
     chunk = size("attention_chunk_size", minimum=1) if chunked else 0
     return {"window_tokens": window if windowed else 0, "windowed_layers": windowed if window

@@ -227,6 +227,8 @@ def test_windowed_and_chunked_counts_never_exceed_the_layers(layers, windowed, c
     ({**GEMMA2_9B, "model_type": "gemma3_text", "sliding_window_pattern": 0},
      "sliding_window_pattern is 0; it must be at least 1"),
     ({**MISTRAL_7B_V01, "sliding_window": 0}, "sliding_window is 0; it must be at least 1"),
+    # was: "is -1; it must be at least 0", and 0 was then refused with "at least 1"
+    ({**MISTRAL_7B_V01, "sliding_window": -1}, "sliding_window is -1; it must be at least 1"),
 ])
 def test_zero_window_chunk_or_pattern_is_refused(cfg, says, capsys, tmp_path):
     # was: read as "no window", exit 0 without a word
