@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -27,7 +28,7 @@ from ..model import (
 )
 from ..search import Constraints, Option, plan_options
 from ._milp import DEFAULT_TIME_LIMIT_S, AllocationInfeasibleError, Options, scope_label, scopes
-from ._relax import checked_relaxations, plan_caps
+from ._relax import OutOfTime, checked_relaxations, plan_caps
 from ._solve import solve
 from ._spec import MAX_WINDOW_DAYS, priced_catalog
 from ._summary import Allocation, summarise_allocation
@@ -66,13 +67,21 @@ def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
         return allocate_candidates(plan, cands, catalog_info=cat.provenance(), assumptions=A,
                                    time_limit_s=seconds)
 
+    def replanned(plan, seconds):  # the jobs planned again, then solved, within ``seconds``
+        until = time.monotonic() + seconds
+        again = job_candidates(plan, cat, A, calibration or NO_CALIBRATION, workers=workers,
+                               until=until)
+        left = until - time.monotonic()
+        if left <= 0:
+            raise OutOfTime
+        return allocation_of(plan, again, left)
+
     try:
         allocation = allocation_of(team_plan, cands)
     except AllocationInfeasibleError as exc:
         # a quota raised lets plan() offer larger clusters: say only what holds once applied
-        raise checked_relaxations(exc, team_plan, lambda plan, seconds: allocation_of(
-            plan, job_candidates(plan, cat, A, calibration or NO_CALIBRATION, workers=workers),
-            seconds), time_limit_s=time_limit_s) from None
+        raise checked_relaxations(exc, team_plan, replanned, time_limit_s=time_limit_s) \
+            from None
     report(SOLVING, 1, 1)
     said = _inputs_said(A, calibration or NO_CALIBRATION)
     return dataclasses.replace(allocation, assumptions=[*allocation.assumptions, *said]) \
@@ -122,10 +131,13 @@ def _check_run_options(*, time_limit_s, workers, progress, assumptions) -> None:
 
 
 def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1,
-                   progress: Progress | None = None) -> list[list[dict]]:
+                   progress: Progress | None = None,
+                   until: float | None = None) -> list[list[dict]]:
     """For every job, plan()'s cheapest feasible candidates plus the cheapest of each scope and
     the feasible part of the frontier. Identical (workload, constraints) pairs run once; with
-    ``workers`` > 1 distinct ones run in forked processes (Linux; elsewhere one by one)."""
+    ``workers`` > 1 distinct ones run in forked processes (Linux; elsewhere one by one).
+    ``until`` (``time.monotonic()``): ``OutOfTime`` once a job finishes after it with others
+    left (a job's own plan() is not cut short)."""
     quotas = plan_caps(team_plan)
     keys = []
     for job in team_plan.jobs:
@@ -140,7 +152,7 @@ def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1,
                 from None
         keys.append((job.workload, c))
     results = _run_plans(list(dict.fromkeys(keys)), cat, A, calibration, workers,
-                         progress or _unheard)
+                         progress or _unheard, until)
     out = []
     for job, key in zip(team_plan.jobs, keys, strict=True):
         kind, value = results[key]
@@ -210,12 +222,14 @@ def _plan_one(key, state: tuple):
 
 
 def _run_plans(keys: list, cat, A, calibration, workers: int,
-               progress: Progress = _unheard) -> dict:
+               progress: Progress = _unheard, until: float | None = None) -> dict:
     results: dict = {}
 
     def done(key, outcome) -> None:
         results[key] = outcome
         progress(PLANNING, len(results), len(keys))
+        if until is not None and len(results) < len(keys) and time.monotonic() > until:
+            raise OutOfTime  # the pool's workers are ended on the way out (``map_forked``)
 
     progress(PLANNING, 0, len(keys))
     map_forked(_plan_one, keys, (cat, A, calibration), workers, done)

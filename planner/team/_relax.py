@@ -25,6 +25,12 @@ from ._solve import infeasible_error
 MAX_ROUNDS = 3  # plan-and-solve runs per relaxation (a quota raised twice more, at most)
 
 
+class OutOfTime(Exception):
+    """``allocation_of`` spent the checks' shared time re-planning the jobs, before any solve:
+    the relaxation is left unchecked (planning a large team again took 32 s under a 1 s
+    limit: only the solves were bounded)."""
+
+
 def plan_caps(team_plan) -> Quotas | None:
     """The per-candidate GPU caps plan() may apply: a scope's largest cap over the months."""
     rules = []
@@ -71,7 +77,8 @@ def _merged(first: dict, then: dict) -> dict:
 def checked_relaxations(exc: AllocationInfeasibleError, team_plan, allocation_of: Callable,
                         *, time_limit_s: float) -> AllocationInfeasibleError:
     """``exc`` with every relaxation that changes what plan() sees applied and run
-    (``allocation_of(plan, seconds)``: plan the jobs, solve within ``seconds``): the module
+    (``allocation_of(plan, seconds)``: plan the jobs and solve, both within ``seconds``, or
+    raise ``OutOfTime``): the module
     docstring. The runs share one ``time_limit_s``: a relaxation not checked when it is spent
     is left out, and the rest are said to be the best found, maybe not the cheapest."""
     diagnosis = exc.diagnosis
@@ -103,6 +110,8 @@ def _applied(team_plan, relax: dict, allocation_of: Callable,
             return None, False
         try:
             allocation = allocation_of(relaxed_plan(team_plan, relax["changes"]), left)
+        except OutOfTime:
+            return None, False
         except AllocationInfeasibleError as again:
             # the same kind of relaxation on top; for "both", quotas or budgets alone will do
             modes = (relax["relax"], "quotas", "budgets") if relax["relax"] == "both" else \

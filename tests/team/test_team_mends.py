@@ -79,6 +79,34 @@ def test_the_quota_advice_checks_share_one_time_limit(catalog, monkeypatch):
     assert "maybe not the cheapest" in str(err.value)
 
 
+def test_planning_the_jobs_again_stops_when_the_checks_time_is_spent(catalog, monkeypatch):
+    """The shared limit bounded the re-check's solves only: planning every job again ran to
+    the end however long it took (32 s under a 1 s limit). Now the re-planning stops after
+    the job that finishes past the limit, and that relaxation is left unchecked."""
+    from planner.team import _allocate, _relax
+
+    limit = 86_400  # far more than a real run takes: only the clock below spends it
+    clock = iter(range(0, 10**9, 50_000))  # each look at the clock: 50,000 s later
+
+    class Clock:
+        @staticmethod
+        def monotonic():
+            return next(clock)
+
+    planned = []
+    real = _allocate._plan_one
+    monkeypatch.setattr(_allocate, "_plan_one", lambda key, state: planned.append(key) or
+                        real(key, state))
+    monkeypatch.setattr(_relax, "time", Clock)
+    monkeypatch.setattr(_allocate, "time", Clock, raising=False)
+    with pytest.raises(AllocationInfeasibleError) as err:
+        allocate(_plan(catalog, gpus=8), catalog=catalog, time_limit_s=limit)
+    # 'a' and 'b' are one plan: 3 once, then 1 of them again before the clock ran out
+    assert len(planned) == 3 + 1
+    assert [r["relax"] for r in err.value.relaxations] == ["jobs"]
+    assert "maybe not the cheapest" in str(err.value)
+
+
 def test_a_quota_relaxation_is_checked_against_the_candidates_it_lets_in(catalog, monkeypatch):
     """Candidates change with the quota (plan() leaves out clusters above it): a relaxation
     found over the old ones is applied and solved again before it is advised. Here the raised
