@@ -138,6 +138,10 @@ identical.
 given by its parameter count says "gpuplan's default: a parameter count gives no context
 length" where it said "the model's pre-training context" (58 lines); with that clause
 normalised away the file is identical.
+The thirteen plan cases were rewritten on 2026-12-06 (a later session) when each estimate's
+``workload`` began to state the attention it times beyond full causal (``window_tokens``,
+``windowed_layers``, ``chunk_tokens``, ``chunked_layers``: 0 without); with those four keys
+removed every file is identical, and the team cases are unchanged.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

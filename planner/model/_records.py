@@ -167,6 +167,9 @@ def workload_dict(w: Workload) -> dict:
             "params_active": a.params_active(), "layers": a.layers, "hidden": a.hidden,
             "heads": a.heads, "kv_heads": a.kv_heads, "ffn_hidden": a.ffn_hidden,
             "vocab": a.vocab, "experts": a.experts, "experts_per_token": a.experts_per_token,
+            # attention narrower than causal over the whole sequence (0: none), as timed
+            "window_tokens": a.window_tokens, "windowed_layers": a.windowed_layers,
+            "chunk_tokens": a.chunk_tokens, "chunked_layers": a.chunked_layers,
             "tokens": w.tokens, "seq_len": w.seq_len,
             "global_batch_tokens": w.global_batch_tokens, "precision": w.precision,
             "optimizer": w.optimizer, "finetune": w.finetune,

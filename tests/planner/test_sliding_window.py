@@ -245,3 +245,18 @@ def test_a_one_token_window_note_is_singular_and_not_zero():
     w = workload({**MISTRAL_7B_V01, "sliding_window": 1}, seq_len=32768)
     note = next(n for n in w.inferred if n.startswith("attention:"))
     assert "attends to 1 key on average" in note and "× 0.0000610" in note, note
+
+
+def test_estimate_json_states_the_window_it_timed(capsys, tmp_path):
+    # was: the window changed the hours but `--json` had no field saying so (only a note)
+    import json
+
+    from planner.cli import main
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(MISTRAL_7B_V01))
+    assert main(["estimate", "--config", str(path), "--tokens", "1B", "--gpu", "H100",
+                 "--seq-len", "32768", "--json"]) == 0
+    w = json.loads(capsys.readouterr().out)["workload"]
+    assert (w["window_tokens"], w["windowed_layers"]) == (4096, 32)
+    assert (w["chunk_tokens"], w["chunked_layers"]) == (0, 0)
