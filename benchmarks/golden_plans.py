@@ -142,6 +142,10 @@ The thirteen plan cases were rewritten on 2026-12-06 (a later session) when each
 ``workload`` began to state the attention it times beyond full causal (``window_tokens``,
 ``windowed_layers``, ``chunk_tokens``, ``chunked_layers``: 0 without); with those four keys
 removed every file is identical, and the team cases are unchanged.
+``7b-16384`` was rewritten alone the same day when a step spent mostly waiting began to be
+warned of (``planner/model/_waste.py``: communication and the pipeline bubble above half the
+step): 171 of its 365 frontier plans (1,000 to 16,384 GPUs for a 7B model) gained that
+warning; with it removed the file is identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

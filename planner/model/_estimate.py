@@ -42,12 +42,12 @@ from ._shape import shape_of
 from ._software import PROFILES
 from ._units import format_count, format_hours_range
 from ._unused import unused_overrides
+from ._waste import cluster_size_warning
 from ._workload import Workload, default_batch_note
 
 if TYPE_CHECKING:
     import numpy as np
 
-BUBBLE_WARNING = 0.25  # warn when the pipeline bubble is above this share of the step
 
 
 def checkpoint_bytes(ms: ModelScalars) -> float:
@@ -274,12 +274,9 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
     if said := overrides_note(A):
         notes.append(said)
     warnings = [*workload.warnings]  # sizes given beside `params` that change it
-    bubble_share = breakdown["pp_bubble_s"] / step if step > 0 else 0.0
-    if bubble_share > BUBBLE_WARNING:
-        warnings.append(f"the pipeline bubble is {bubble_share:.0%} of each step: the global "
-                        f"batch ({m} micro-batches per {plan.pp}-stage pipeline) is too small "
-                        "to feed this cluster; a larger `global_batch_tokens` or fewer GPUs "
-                        "would waste less")
+    if said := cluster_size_warning(breakdown, step, micro_batches=m, pp=plan.pp,
+                                    mfu=tflops_gpu / ci.peak_tflops):
+        warnings.append(said)
     if said := goodput_warning(gp, gpus=cluster.gpus, ideal_hours=ideal_h):
         warnings.append(said)
     if workload.tokens < tokens_per_step:  # steps rounds up: the run pays for a whole step
