@@ -26,6 +26,8 @@ import math
 import numbers
 from dataclasses import dataclass, field, replace
 
+from catalog import close_matches
+
 from ._errors import WorkloadError
 from ._units import COUNT_LIMITS
 
@@ -347,9 +349,10 @@ class Workload:
                                      (self.finetune, FINETUNE, "finetune"),
                                      (self.framework, FRAMEWORKS, "framework"),
                                      (self.attention, ATTENTION, "attention")):
-            if value not in allowed:
-                raise WorkloadError(f"`{name}` {value!r} is not one of {', '.join(allowed)}. "
-                                    "To fix: pass one of them", field=name, value=value)
+            if value not in allowed:  # "megatronn", "bf61": the names it is close to
+                close = "".join(f" Did you mean {c!r}?" for c in close_matches(value, allowed)[:1])
+                raise WorkloadError(f"`{name}` {value!r} is not one of {', '.join(allowed)}."
+                                    f"{close} To fix: pass one of them", field=name, value=value)
         rank = self.lora_rank  # checked even without LoRA: -1 is never a rank
         top = min(MAX_LORA_RANK, self.arch.hidden) if self.finetune == "lora" else MAX_LORA_RANK
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 < rank <= top:

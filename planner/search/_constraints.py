@@ -22,6 +22,7 @@ from catalog import (
     UnknownNameError,
     canonical_pricing,
     check_names,
+    close_matches,
     shown_number,
 )
 
@@ -119,8 +120,10 @@ class Constraints:
                 what="the checkpoint storage price (USD per GB-month)",
                 fix="e.g. 0.023 (object storage)")
         if self.group_by is not None and self.group_by not in GROUP_BY:
+            close = "".join(f" Did you mean {c!r}?"
+                            for c in close_matches(str(self.group_by), GROUP_BY)[:1])
             raise _bad("group_by", self.group_by, f"group by {self.group_by!r} is not one of "
-                       f"{', '.join(GROUP_BY)}. To fix: pick one of them")
+                       f"{', '.join(GROUP_BY)}.{close} To fix: pick one of them")
         if type(self.allow_flagged) is not bool:
             raise _bad("allow_flagged", self.allow_flagged, "`allow_flagged` must be True or "
                        f"False, got {self.allow_flagged!r}. To fix: pass a bool")
