@@ -83,7 +83,7 @@ from ._records import (
     Offer,
     canonical_pricing,
 )
-from ._today import TODAY_ENV, today_utc
+from ._today import MAX_YEAR, MIN_YEAR, TODAY_ENV, today_utc
 from ._writes import (
     check_directory_place,
     check_output_path,
@@ -131,6 +131,7 @@ __all__ = [
     "OFFERING_CLASSES",
     "OFFER_FLAGS", "OUTLIER_Z", "PRICE_UNUSABLE_FLAGS", "PRICING_MODELS", "PRICING_TERM_HOURS",
     "REGION_KINDS", "SORT_KEYS", "MAX_USER_FILE_BYTES", "STALE_AFTER_DAYS", "TODAY_ENV",
+    "MIN_YEAR", "MAX_YEAR",
     "TOPOLOGIES",
     "UPFRONT_OPTIONS", "Accelerator", "AcceleratorSummary", "Catalog", "CatalogError",
     "CatalogFileError", "CatalogNotice", "Cloud", "GpuplanError", "InstanceType", "Offer",

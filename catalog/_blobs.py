@@ -88,8 +88,11 @@ def _prune(directory, prefix: str, budget_bytes: int) -> None:
     except OSError:
         return
     try:
+        # only the names _file makes (GPUPLAN_CACHE_DIR may be shared: eval-results.csv
+        # there is not ours)
+        own = re.compile(re.escape(prefix) + r"-[0-9a-f]{16,64}\.bin\Z")
         entries = [e for e in found
-                   if e.name.startswith(prefix + "-") and e.is_file(follow_symlinks=False)]
+                   if own.match(e.name) and e.is_file(follow_symlinks=False)]
         sized = sorted(((e.stat(follow_symlinks=False), e.path) for e in entries),
                        key=lambda item: item[0].st_mtime, reverse=True)
     except OSError:

@@ -8,8 +8,8 @@ catalog directory, ``catalog-<hash of the directory's path>.bin``, in:
     $GPUPLAN_HOME/cache                 when GPUPLAN_HOME is set (tests, CI)
     $XDG_CACHE_HOME/gpuplan, else ~/.cache/gpuplan
 
-``GPUPLAN_NO_CACHE=1`` turns it off (neither read nor written). Deleting the directory is
-always safe.
+``GPUPLAN_NO_CACHE=1`` (or true, yes, on) turns it off: neither read nor written; 0, false,
+no, off keep it on, another value is an error. Deleting the directory is always safe.
 
 A cache file is used only when all of these hold, and is otherwise ignored (and replaced
 after the next parse), never an error:
@@ -34,6 +34,7 @@ import datetime as _dt
 import hashlib
 import io
 import os
+import re
 import stat
 import sys
 from collections import deque
@@ -42,15 +43,18 @@ from itertools import repeat
 from operator import attrgetter, itemgetter
 from pathlib import Path
 
-# a killed writer's temp file: the one rule and age of every gpuplan writer
-from ._writes import sweep_temps
+from ._paths import cache_switched_off, folder_from_env
+from ._writes import sweep_temps  # a killed writer's temp file: one rule for every writer
 
 TEMP_PREFIX = ".tmp-"  # a write's temp file in the cache folder: .tmp-PID-HEX
+# exactly the names _write_atomic and cache_file make: a shared GPUPLAN_CACHE_DIR is not all ours
+_TEMP_NAME = re.compile(r"\.tmp-[1-9][0-9]*-[0-9a-f]{8}\Z")
+_CACHE_NAME = re.compile(r"catalog-[0-9a-f]{24}\.bin\Z")
 
 
 def is_temp(name: str) -> bool:
     """Whether ``name`` is a cache write's temp file (``sweep_temps``)."""
-    return name.startswith(TEMP_PREFIX)
+    return _TEMP_NAME.match(name) is not None
 
 FORMAT = b"gpuplan-catalog-cache 1\n"
 CATALOG_FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
@@ -64,13 +68,11 @@ _SCALARS = (str, int, float, bool, type(None))
 
 
 def enabled() -> bool:
-    return os.environ.get("GPUPLAN_NO_CACHE", "").strip() in ("", "0")
+    return not cache_switched_off()
 
 
 def cache_dir() -> Path:
     """Where the catalog cache lives (see the module docstring); nothing is created here."""
-    from ._paths import folder_from_env
-
     if os.environ.get("GPUPLAN_CACHE_DIR"):
         return folder_from_env("GPUPLAN_CACHE_DIR", "XDG_CACHE_HOME", (".cache",))[0]
     return folder_from_env("GPUPLAN_HOME", "XDG_CACHE_HOME", (".cache",), below="cache")[0]
@@ -432,7 +434,7 @@ def _prune(directory: Path, keep: Path) -> None:
         return
     for entry in entries:
         try:
-            if (not entry.name.startswith("catalog-") or entry.path == str(keep)
+            if (not _CACHE_NAME.match(entry.name) or entry.path == str(keep)
                     or not entry.is_file(follow_symlinks=False)):
                 continue
             with open(entry.path, "rb") as handle:

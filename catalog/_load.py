@@ -204,7 +204,7 @@ class Catalog:
             "refreshed_at": self.meta.get("refreshed_at"), "clouds": per_cloud,
         }
         if stale:
-            info["warning"] = (f"the oldest prices are {age} days old (> {STALE_AFTER_DAYS}): "
+            info["warning"] = (f"the oldest prices are {age:,} days old (> {STALE_AFTER_DAYS}): "
                                "they may be wrong. Run `gpuplan catalog refresh` (AWS and "
                                "Azure need no credentials) or use --overrides")
         if include_store:

@@ -42,14 +42,33 @@ def folder_from_env(variable: str, xdg: str, under_home: tuple[str, ...],
     ``$xdg/gpuplan``, else ``~/<under_home>/gpuplan``. A ``variable`` that names no folder is
     an error saying so: ``~user`` of an unknown user (Path.expanduser raised RuntimeError, a
     traceback in every command), a relative path (it followed the working directory, so
-    reports stored from one folder were missing from another) or a control character (echoed
-    raw to the terminal). A relative XDG value is ignored, as the XDG spec says."""
+    reports stored from one folder were missing from another), a control character (echoed
+    raw to the terminal), bytes that are not UTF-8, a blank value, or a '$' the shell did not
+    expand. A relative XDG value is ignored, as the XDG spec says."""
     from ._errors import CatalogFileError
 
     value = os.environ.get(variable)
     if value:
-        shown = ascii(value)[1:-1] if not value.isprintable() else value
-        why = ("has a control character" if not value.isprintable() else None)
+        # bytes that are not UTF-8 arrive as lone surrogates (surrogateescape): shown as the
+        # bytes they were, and said as such, not as "a control character"
+        undecodable = any("\udc80" <= c <= "\udcff" for c in value)
+        shown = (os.fsencode(value).decode("utf-8", "backslashreplace") if undecodable
+                 else ascii(value)[1:-1] if not value.isprintable() else value)
+        why = None
+        if not value.strip():  # ' ' was "a relative path", fixed by setting it to cwd + ' '
+            why = "is blank"
+        elif undecodable:
+            why = "is not valid UTF-8 (it has undecodable bytes)"
+        elif not value.isprintable():
+            why = "has a control character"
+        if why is None and value.startswith("$"):  # '$HOME/x' in single quotes, a .env file
+            expanded = os.path.expandvars(value)
+            fix = (f"{variable}={expanded}" if os.path.isabs(expanded) and expanded.isprintable()
+                   else f"{variable} to the folder it means, written out")
+            raise CatalogFileError(f"{variable} '{shown}' starts with '$', which the shell did "
+                                   "not expand (single quotes, or a file that does not expand "
+                                   f"variables). To fix: set {fix} (or write it in double "
+                                   "quotes, which the shell expands)")
         try:
             path = Path(value).expanduser()
         except RuntimeError:
@@ -59,8 +78,9 @@ def folder_from_env(variable: str, xdg: str, under_home: tuple[str, ...],
         if why is None and not path.is_absolute():
             why = "is a relative path, so each working directory would have its own"
         if why:
+            unset = ", or unset it" if why == "is blank" else ""
             fix = (f"{variable}={Path.cwd() / path}" if why.startswith("is a relative")
-                   else f"{variable} to an absolute path")
+                   else f"{variable} to an absolute path{unset}")
             raise CatalogFileError(f"{variable} '{shown}' {why}. To fix: set {fix}")
         return (path / below if below else path), variable
     base = os.environ.get(xdg)
@@ -81,6 +101,24 @@ def folder_from_env(variable: str, xdg: str, under_home: tuple[str, ...],
                                "GPUPLAN_HOME to the folder gpuplan should keep its data in, or "
                                "HOME") from None
     return home.joinpath(*under_home, "gpuplan"), "HOME"
+
+
+_CACHE_OFF, _CACHE_ON = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+
+
+def cache_switched_off() -> bool:
+    """Whether GPUPLAN_NO_CACHE turns the cache off: 1, true, yes or on (any case) do; unset,
+    empty, 0, false, no and off do not. Anything else is an error: every other value once
+    turned it off, so =false and =no did the opposite of what they say."""
+    value = os.environ.get("GPUPLAN_NO_CACHE", "")
+    word = value.strip().lower()
+    if word in _CACHE_OFF or word in _CACHE_ON:
+        return word in _CACHE_OFF
+    from ._errors import GpuplanError, quoted
+
+    raise GpuplanError(f"GPUPLAN_NO_CACHE={quoted(value)} is not a yes or a no. To fix: set "
+                       "it to 1, true, yes or on to turn the cache off, or to 0, false, no or "
+                       "off (or unset it) to keep it on")
 
 
 def is_user_data(path: str | os.PathLike[str]) -> bool:

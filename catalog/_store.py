@@ -128,6 +128,9 @@ def _write_marker(path: Path, name: str) -> None:
     make_directory(path.parent, what="catalog store")
     try:
         mode = os.lstat(path).st_mode
+    except PermissionError:  # the writer's fix would say to name another file
+        raise CatalogError(f"catalog marker {path}: cannot reach it (permission denied). "
+                           f"To fix: {_access_fix(path.parent)}") from None
     except OSError:
         mode = None  # missing: written below
     if mode is not None and stat.S_ISLNK(mode):
@@ -165,21 +168,48 @@ def _catalog_path(name: str) -> Path | None:
     return path if is_complete(path) else None
 
 
+def _access_fix(folder: Path) -> str:
+    """The fix for a folder of gpuplan's own that refuses this user access (not "name
+    another file": the marker's place is fixed)."""
+    from ._writes import _owned, shell_word
+
+    where = shell_word(folder)
+    if not _owned(folder):
+        return f"set GPUPLAN_HOME to a folder of your own ({where} belongs to another user)"
+    return (f"give yourself access to that folder (chmod u+rwx {where}), or set GPUPLAN_HOME "
+            "to another folder")
+
+
+def _unreadable(marker: Path) -> str | None:
+    """None when there is no ``marker`` (packaged is active); else why it could not be read
+    ("" when it is there). Not os.path.lexists, which is False on EACCES too: an unreadable
+    catalogs/ folder silently meant the packaged snapshot. A dangling or looping link is a
+    marker that cannot be read (recovered with a notice), not "no marker"."""
+    try:
+        os.lstat(marker)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except PermissionError:
+        return "permission denied"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return ""
+
+
 def active() -> tuple[str, Path]:
     """(name, directory) of the active catalog, recovering a stranded marker (see above)."""
     marker = _paths.active_marker()
     name = _read_marker(marker)
-    # lexists: a dangling or looping link is a marker that cannot be read (recovered, with a
-    # notice), not "no marker" (which silently meant the packaged snapshot)
-    if name is None and not os.path.lexists(marker):
+    why = _unreadable(marker) if name is None else ""
+    if why is None:
         return _paths.PACKAGED, _paths.packaged_catalog_dir()
     path = _catalog_path(name) if name else None
     if path is not None:
         return name, path
-    return _recover(name)
+    return _recover(name, why=why)
 
 
-def _recover(lost: str | None) -> tuple[str, Path]:
+def _recover(lost: str | None, *, why: str = "") -> tuple[str, Path]:
     """The catalog to use instead of the marker's ``lost`` one (None: unreadable), said in a
     ``CatalogNotice``: its prices may be far older than those the user chose."""
     candidates = []
@@ -196,6 +226,14 @@ def _recover(lost: str | None) -> tuple[str, Path]:
             except (OSError, CatalogError):  # read-only data directory: recover again next time
                 kept = "the marker could not be rewritten, so this happens at every start"
             said = "is missing or incomplete" if lost else "could not be read"
+            if why:  # a folder that refuses access: no `catalog use` helps until it is fixed
+                marker = _paths.active_marker()
+                fix = (f". To fix: {_access_fix(marker.parent)}" if why == "permission denied"
+                       else "")
+                warnings.warn(CatalogNotice(f"the active catalog {said} ({marker}: {why}); "
+                                            f"using {name!r} instead ({kept}){fix}"),
+                              stacklevel=2)
+                return name, path
             warnings.warn(CatalogNotice(
                 f"the active catalog{f' {lost[:100]!r}' if lost else ''} {said}; using "
                 f"{name!r} instead ({kept}). `gpuplan catalog info` lists the catalogs present; "
@@ -266,7 +304,7 @@ def switch(name: str) -> None:
     """Make the complete catalog ``name`` active: previous-active first, active last."""
     marker = _paths.active_marker()
     current = _read_marker(marker)
-    if current is None and not os.path.lexists(marker):  # no marker yet: packaged is active
+    if current is None and _unreadable(marker) is None:  # no marker yet: packaged is active
         current = _paths.PACKAGED
     if current and current != name and _catalog_path(current) is not None:
         _write_marker(_paths.previous_marker(), current)

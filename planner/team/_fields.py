@@ -10,6 +10,8 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
 
 from catalog import (
+    MAX_YEAR,
+    MIN_YEAR,
     Catalog,
     GpuplanError,
     UnknownNameError,
@@ -30,7 +32,6 @@ FIX = f"To fix: correct the team plan {TEAM_FORMAT}"
 # instead of a MILP with millions of columns or a 10^12-GPU cluster.
 MAX_OFFSETS = 32
 MAX_OFFSET_DAYS = 3650
-MIN_YEAR, MAX_YEAR = 2000, 2200
 MAX_NAME_CHARS = 200
 
 

@@ -125,7 +125,7 @@ def test_a_wide_character_name_that_fits_gets_a_temp_file_that_fits(tmp_path):
 def test_the_cache_prunes_by_the_same_rule(tmp_path):
     from catalog import _cache
 
-    old, young = tmp_path / ".tmp-1-aa", tmp_path / ".tmp-2-bb"
+    old, young = tmp_path / ".tmp-1-0123abcd", tmp_path / ".tmp-2-4567cdef"
     for p in (old, young):
         p.write_text("half")
     os.utime(old, (OLD, OLD))
@@ -338,7 +338,7 @@ def test_a_warm_cache_is_swept_of_a_killed_writers_leftover(tmp_path, monkeypatc
     monkeypatch.setattr(_cache, "_SWEPT", set())  # as a new process
     folder = tmp_path / "cache"
     folder.mkdir(mode=0o700)
-    old, young = folder / ".tmp-1-aa", folder / ".tmp-2-bb"
+    old, young = folder / ".tmp-1-0123abcd", folder / ".tmp-2-4567cdef"
     for p in (old, young):
         p.write_text("")
     os.utime(old, (OLD, OLD))
