@@ -63,7 +63,7 @@ class ProbeConfig:
     quick: bool = False
     device: str = "auto"  # auto | cpu | cuda
     timeout_seconds: float = 120.0
-    probes: tuple[str, ...] = PROBE_NAMES
+    probes: tuple[str, ...] = PROBE_NAMES  # the environment runs always (_with_environment)
     dtypes: tuple[str, ...] | None = None
     matmul_shapes: tuple[tuple[int, int, int], ...] | None = None
     collective_sizes_bytes: tuple[int, ...] | None = None
@@ -263,7 +263,7 @@ def run_probes(config: ProbeConfig | None = None, *,
         sections: dict[str, Any] = {}
         try:
             started = time.perf_counter()
-            for name in config.probes:
+            for name in _with_environment(config.probes):
                 progress(name, rank=topo.rank, started=started)
                 try:
                     sections[name] = _PROBES[name](ctx)
@@ -293,6 +293,12 @@ def run_probes(config: ProbeConfig | None = None, *,
     if out is not None and topo.rank == 0:
         write_or_rescue(report, Path(out))  # a full disk now must not lose the run
     return report
+
+
+def _with_environment(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names`` with the environment first, whatever --probes chose: a report without it
+    can never calibrate (what it measured is unknown), and it costs ~2 s of a run."""
+    return ("environment", *(n for n in names if n != "environment"))
 
 
 def _gather(ctx: _Context, sections: dict[str, Any]) -> tuple[tuple, tuple]:

@@ -146,8 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtypes", type=_names(MATMUL_DTYPES), default=None,
                         help=f"matmul dtypes, from {','.join(MATMUL_DTYPES)} (default: all)")
     parser.add_argument("--probes", type=_names(PROBE_NAMES), default=PROBE_NAMES,
-                        help=f"which probes to run, from {','.join(PROBE_NAMES)} (default: "
-                             "all)")
+                        help=f"which probes to run, from {','.join(PROBE_NAMES)}; the "
+                             "environment is always collected (default: all)")
     return parser
 
 

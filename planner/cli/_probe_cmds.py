@@ -125,11 +125,19 @@ def check_report_file(path: str) -> None:
 
 def _machine(s) -> str:
     """What a stored report ran on: "NVIDIA H100 80GB HBM3 x8", or for a run without a GPU
-    "cpu, 2 processes" (a CPU run counts no GPUs: "cpu x0" read as a broken report)."""
+    "cpu (no GPU), 2 processes" (a CPU run counts no GPUs: "cpu x0" read as a broken report),
+    or "unknown machine, 2 processes" for a report without an environment section (its
+    device is unknown: "unknown (no GPU)" claimed a fact the report does not hold)."""
     if s.device_type == "cuda":
         return f"{s.gpu_model or 'GPU'} x{s.gpu_count or 0}"
     n = s.world_size or 1
-    return f"{s.device_type} (no GPU), {n} process{'es' if n > 1 else ''}"
+    return f"{_device_words(s)}, {n} process{'es' if n > 1 else ''}"
+
+
+def _device_words(s) -> str:
+    """A stored report's device when it is not a GPU: "cpu (no GPU)", or "unknown machine"
+    where the report has no environment section to say."""
+    return "unknown machine" if s.device_type == "unknown" else f"{s.device_type} (no GPU)"
 
 
 def _print_report(r, cal) -> None:
@@ -138,7 +146,7 @@ def _print_report(r, cal) -> None:
     out = console(fit=True)
     where = " ".join(x for x in (r.cloud, r.region, r.instance_type) if x) or "-"
     gpus = (f"{r.node_count or 1} node(s) × {r.gpus_per_node or 0} of {r.gpu_count or 0} GPUs"
-            if r.device_type == "cuda" else f"{r.device_type} (no GPU)")
+            if r.device_type == "cuda" else _device_words(r))
     for label, value in (
             ("report", f"{r.id} ({'quick' if r.quick else 'full'} run, schema "
                        f"{r.schema_version})"),

@@ -271,6 +271,9 @@ def _figures(rid: int, created: str, acc, acc_name: str | None, report,
     from probes import report_figures
 
     out = []
+    # without an environment (an older `--probes` run), report_figures counts one GPU on one
+    # node: the collectives section states the run's shape ("intra - x1" of a 2-rank run)
+    col = report.collectives if report.environment is None else None
     for f in report_figures(report):
         dtype = DTYPE_NAMES.get(f.name) if f.kind == "matmul" else None
         refusal = f.refusal
@@ -285,7 +288,8 @@ def _figures(rid: int, created: str, acc, acc_name: str | None, report,
             accelerator=acc.name if acc else (acc_name or (
                 report.environment.device_type if report.environment else "-")),
             dtype=dtype, instance_type=instance.name if instance else None,
-            gpus_per_node=f.gpus_per_node, nodes=f.nodes, value=f.value, unit=f.unit,
+            gpus_per_node=col.local_world_size if col else f.gpus_per_node,
+            nodes=col.node_count if col else f.nodes, value=f.value, unit=f.unit,
             p10=f.p10, p90=f.p90, bound=bound, bound_source=bound_source,
             per_gpu=_per_gpu(report, f), refusal=refusal))
     return out, _workload_candidate(rid, created, acc, acc_name, report, instance)

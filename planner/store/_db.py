@@ -27,7 +27,10 @@ it); every write is one IMMEDIATE transaction that takes the write lock before i
 ingests of the same file cannot both insert it. Connections wait up to BUSY_TIMEOUT_SECONDS for
 a lock and the write is retried RETRIES times; a write still waiting after NOTICE_AFTER_SECONDS
 says so (a ``StoreNotice``: the CLI's "note:" line), so a long wait is not a silent hang.
-Errors say "locked", "disk full", "read-only" or "damaged" for what SQLite actually reported;
+Errors say "locked", "disk full", "read-only" or "damaged" for what SQLite actually reported,
+and where SQLite's "disk I/O error" or "unable to open" hides the cause (it names no errno),
+the one the file system shows (``_os_cause``: a journal that is a directory, a read-only
+mount, the process's file-size limit);
 ``_damage`` tells a damaged file (SQLite's quick_check, run when something looked wrong) from a
 damaged report.
 """
@@ -137,6 +140,9 @@ def _error(exc: BaseException, path: Path,
         return CalibrationError(
             f"{path}: the probe database is locked by another process ({text}). To fix: wait "
             "for the other gpuplan command (an ingest, the app) to finish, then retry")
+    if cause := _os_cause(path, name, low, err):
+        what, fix = cause
+        return CalibrationError(f"{path}: {what} ({text}); nothing was changed. To fix: {fix}")
     if name.startswith("SQLITE_FULL") or "full" in low or err == errno.ENOSPC:
         return CalibrationError(
             f"{path}: the disk is full ({text}); nothing was changed. To fix: free space on that "
@@ -165,6 +171,62 @@ def _error(exc: BaseException, path: Path,
         return damaged_database(path, found)
     return CalibrationError(f"{path}: the probe database failed ({text}). To fix: retry; if it "
                             f"persists, {rebuild_fix('the file')}")
+
+
+# What one write may add to the file and its journal: a report of at most 16 MiB (probes'
+# MAX_REPORT_BYTES), its measurement rows, and the journal's copy of the pages it changes.
+WRITE_HEADROOM_BYTES = 64 * 2**20
+
+
+def _os_cause(path: Path, name: str, low: str, err: int | None) -> tuple[str, str] | None:
+    """(what, fix) for an I/O, open or read-only failure whose cause the file system shows:
+    SQLite says "disk I/O error" or "unable to open" for all of them (Python's sqlite3 keeps
+    no errno), and "check the disk" or "check the permissions" sent the user the wrong way."""
+    io = name.startswith(("SQLITE_IOERR", "SQLITE_FULL")) or "i/o" in low or "full" in low \
+        or err in (errno.EFBIG, errno.ENOSPC)
+    opening = io or name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")) or any(
+        w in low for w in ("unable to open", "readonly")) or err in (errno.EROFS, errno.EACCES,
+                                                                      errno.EISDIR)
+    if not opening:
+        return None
+    journal = path.with_name(path.name + "-journal")
+    if journal.is_dir():  # EISDIR when SQLite opens its rollback journal
+        return (f"{journal.name} beside it is a directory, where SQLite keeps the database's "
+                "rollback journal", f"move the directory {journal} away, then retry")
+    try:
+        read_only = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows)
+        read_only = False
+    if read_only:  # chmod cannot make it writable
+        return (f"its folder {path.parent} is on a read-only file system",
+                "set GPUPLAN_HOME to a folder on a writable file system")
+    # EFBIG: Python ignores SIGXFSZ, so a write past the limit fails instead of killing the
+    # process; SQLite names no errno, so a limit this write could have reached is the cause
+    limit = _file_size_limit()
+    over = limit is not None and limit < _size(path) + _size(journal) + WRITE_HEADROOM_BYTES
+    if io and err != errno.ENOSPC and (err == errno.EFBIG or over):  # free space lifts no limit
+        shown = f" of {limit:,} bytes" if limit is not None else ""
+        return (f"a write reached this process's file-size limit{shown}, ulimit -f",
+                "raise the file-size limit (ulimit -f unlimited, in the shell that runs "
+                "gpuplan) and run the command again")
+    return None
+
+
+def _file_size_limit() -> int | None:
+    """This process's RLIMIT_FSIZE in bytes (``ulimit -f``); None when unlimited or unknown."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0
 
 
 def _check_kind(path: Path) -> None:

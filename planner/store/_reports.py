@@ -361,6 +361,12 @@ def _row_to_report(conn: StoreConnection, row: tuple) -> StoredReport:
     if not isinstance(data, dict):
         raise damaged(f"its report is a JSON {type(data).__name__}, not an object")
     env = data.get("environment") if isinstance(data.get("environment"), dict) else {}
+    if not env:  # an older `--probes` run without one: the run's shape as its collectives
+        # state it, else one process per rank ("1 process" was said of a 2-rank run)
+        col = data.get("collectives") if isinstance(data.get("collectives"), dict) else {}
+        ranks = data.get("ranks") if isinstance(data.get("ranks"), list) else []
+        env = {"world_size": _count(col.get("world_size")) or len(ranks) or None,
+               "local_world_size": _count(col.get("local_world_size"))}
     for i, name in ((0, "id"), (6, "gpu_count"), (7, "node_count")):
         if row[i] is not None and (isinstance(row[i], bool) or not isinstance(row[i], int)):
             raise damaged(f"{name} is {row[i]!r}, not a whole number")
@@ -370,7 +376,14 @@ def _row_to_report(conn: StoreConnection, row: tuple) -> StoredReport:
                         source_path=row[11], measurements=meas,
                         quick=bool(data.get("quick")),
                         schema_version=int(data.get("schema_version") or 1),
-                        world_size=row[12], gpus_per_node=env.get("local_world_size"))
+                        world_size=row[12] if row[12] is not None else env.get("world_size"),
+                        gpus_per_node=env.get("local_world_size"))
+
+
+def _count(value) -> int | None:
+    """A count read from a stored report's JSON (a hand-edited database may hold anything)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
+        else None
 
 
 def get_report(report_id: int, *, db: Path | None = None) -> StoredReport:
