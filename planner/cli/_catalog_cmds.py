@@ -6,6 +6,7 @@ import csv
 import io
 import re
 import sys
+from dataclasses import replace
 from typing import Annotated
 
 import typer
@@ -189,7 +190,7 @@ def offers_cmd(
             sys.stdout.write(_offers_csv(dicts, list(every[0]) if every else ["cloud"]))
         print_catalog_banner(console(stderr=True, fit=True), cat)
         return
-    _offers_table(rows, limit, cat, show_reasons=flagged, wide=wide)
+    _offers_table(rows, limit, cat, sort=sort, show_reasons=flagged, wide=wide)
 
 
 _FILTER_FLAGS = {"gpus": "--gpu", "clouds": "--cloud", "regions": "--region",
@@ -270,9 +271,13 @@ OFFER_COLUMNS = (
 
 
 UNUSED_MARK = "*"  # beside a price `plan` does not use: the flags column may be left out
+# the column each --sort orders by: kept at any width (at 80 columns `--sort gpu_price` left
+# $/GPU-h out, and the $/h shown read as unsorted)
+SORT_COLUMNS = {"price": "$/h", "gpu_price": "$/GPU-h", "pflop_price": "$/PFLOP-h"}
 
 
-def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> None:
+def _offers_table(rows, limit: int, cat, *, sort: str, show_reasons: bool,
+                  wide: bool) -> None:
     shown = rows[: limit or None]
     # columns no shown row fills are left out (an empty flags column kept the term out)
     # and one accelerator for every row is said once, in the title: a column repeating the
@@ -281,7 +286,8 @@ def _offers_table(rows, limit: int, cat, *, show_reasons: bool, wide: bool) -> N
     one = next(iter(accs)) + " " if len(accs) == 1 else ""
     empty = {"term": not any(r.offer.option for r in shown),
              "flags": not any(r.offer.flags for r in shown), "accelerator": bool(one)}
-    columns = tuple(c for c in OFFER_COLUMNS if not empty.get(c.header))
+    columns = tuple(replace(c, priority=ESSENTIAL) if c.header == SORT_COLUMNS.get(sort) else c
+                    for c in OFFER_COLUMNS if not empty.get(c.header))
     # a narrow terminal leaves the flags column out: the mark keeps a price `plan` refuses
     # from reading as usable (40 GCP spot rows at 80 columns, every one refused)
     marked = any(not r.offer.price_usable for r in shown)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import typer
@@ -111,6 +112,25 @@ def estimate_cmd(
 
 NO_FIT_WITHOUT = object()  # the estimate without calibration found no plan that fits
 NARROW_COLUMNS = 100  # below this the constants are a list: a 4-column table squeezes them
+MIN_CELL = 12  # the narrowest a wrapped value is made (rich narrows it further if it must)
+TABLE_FRAME = 7  # what a two-column table's borders and padding take: "│ " + " │ " + " │"
+# a space that must not break: after a number, before its unit ("751 h", "0.000 s"; at 60
+# columns "h" and "s" stood alone on the next line)
+_GLUE = re.compile(r"(?<=\d) (?=(?:h|d|s|GiB|GB/s|TFLOP/s)\b)")
+NBSP = "\u00a0"
+
+
+def _units_kept(text: str, width: int) -> str:
+    """``text`` wrapped at ``width`` (at least ``MIN_CELL``) where it is longer, never
+    between a number and its unit; as it is where it fits."""
+    from rich.cells import cell_len
+
+    from ._tables import wrap_text
+
+    if cell_len(text) <= width:
+        return text
+    lines = wrap_text(_GLUE.sub(NBSP, text), max(width, MIN_CELL))
+    return "\n".join(lines).replace(NBSP, " ")
 
 
 def print_assumption_table(rows: list[dict]) -> None:
@@ -149,6 +169,16 @@ def _bullet(out, text: str) -> None:
     print_hanging(out, text, first="  • ")
 
 
+def print_measured(out, calibrated) -> None:
+    """The probe measurements an estimate used instead of datasheet defaults (its
+    ``calibrated`` lines): `estimate`'s section, and `plan`'s for its recommendation."""
+    # continued under itself: at 60 columns "--no-calibration" began a line at column 0
+    print_hanging(out, "(`gpuplan probe show`; --no-calibration to ignore)",
+                  first="Measured on your instances ", rest="  ", first_style="bold")
+    for line in calibrated:
+        _bullet(out, say_fields(line))
+
+
 def _h(hours: float) -> str:
     """Hours as `plan`'s card writes them (whole from two days: "216 h (9.0 d)" beside a
     P10–P90 of "154–303 h"; it said "216.1 h")."""
@@ -178,45 +208,50 @@ def print_estimate(est, without=None) -> None:
     out.print(Text.assemble((a.name or "model", "bold"), f" {format_params(a.params_total())} "
                             f"params, {format_count(w.tokens)} tokens on {hw}; framework "
                             f"{w.framework}"))
+    rows: list[tuple[str, str]] = []
+
+    def row(label: str, value: str) -> None:
+        rows.append((label, value))
+
+    r = est.wall_clock
+    row("wall-clock (calendar)",
+        f"{_h(r.p50)}  P10–P90 {format_hours_range(r.p10, r.p90)}")
+    row("training time", f"{_h(est.training_hours)} (steps × step time)")
+    row("GPU-hours", f"{format_amount(est.gpu_hours)}  P10–P90 "
+        f"{format_amount(r.p10 * c.gpus)}–{format_amount(r.p90 * c.gpus)}")
+    row("MFU", f"{est.mfu:.1%}")
+    row("model TFLOP/s per GPU", f"{est.model_tflops_per_gpu:,.1f}")
+    row("tokens/s", f"{est.tokens_per_s:,.0f} ({est.tokens_per_s / c.gpus:,.0f} per GPU)")
+    row("memory per GPU", f"{est.memory['total_gib']:.1f} of "
+        f"{est.memory['capacity_gib']:g} GiB")
+    row("step time", f"{est.step_time_s:.4g} s × {est.steps:,} steps of "
+        f"{est.tokens_per_step:,} tokens")
+    g = est.goodput
+    row("goodput", f"{g.fraction:.1%} ({format_expected(g.expected_interruptions)} "
+        "interruptions expected)")
+    pinned = w.pins.as_dict()
+    row("plan", str(p) + (f"  (pinned: {', '.join(f'{k}={v}' for k, v in pinned.items())})"
+                          if pinned else ""))
+    b = est.breakdown
+    row("step breakdown", ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v:.3f} s"
+                                    for k, v in b.items()))
+    m = est.memory
+    row("memory breakdown", f"weights {m['weights_gib']:.1f}, grads "
+        f"{m['gradients_gib']:.1f}, optimizer {m['optimizer_gib']:.1f}, activations "
+        f"{m['activations_gib']:.1f}, logits {m['logits_gib']:.1f}, reserve "
+        f"{m['runtime_reserve_gib']:.1f} GiB")
     t = Table(show_header=False)
     t.add_column("metric")
     t.add_column("value", overflow="fold")  # left: a wrapped line stays beside its label
-    r = est.wall_clock
-    t.add_row("wall-clock (calendar)",
-              f"{_h(r.p50)}  P10–P90 {format_hours_range(r.p10, r.p90)}")
-    t.add_row("training time", f"{_h(est.training_hours)} (steps × step time)")
-    t.add_row("GPU-hours", f"{format_amount(est.gpu_hours)}  P10–P90 "
-              f"{format_amount(r.p10 * c.gpus)}–{format_amount(r.p90 * c.gpus)}")
-    t.add_row("MFU", f"{est.mfu:.1%}")
-    t.add_row("model TFLOP/s per GPU", f"{est.model_tflops_per_gpu:,.1f}")
-    t.add_row("tokens/s", f"{est.tokens_per_s:,.0f} ({est.tokens_per_s / c.gpus:,.0f} per GPU)")
-    t.add_row("memory per GPU", f"{est.memory['total_gib']:.1f} of "
-              f"{est.memory['capacity_gib']:g} GiB")
-    t.add_row("step time", f"{est.step_time_s:.4g} s × {est.steps:,} steps of "
-              f"{est.tokens_per_step:,} tokens")
-    g = est.goodput
-    t.add_row("goodput", f"{g.fraction:.1%} ({format_expected(g.expected_interruptions)} "
-              "interruptions expected)")
-    pinned = w.pins.as_dict()
-    t.add_row("plan", str(p) + (f"  (pinned: {', '.join(f'{k}={v}' for k, v in pinned.items())})"
-                                if pinned else ""))
-    b = est.breakdown
-    t.add_row("step breakdown", ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v:.3f} s"
-                                          for k, v in b.items()))
-    m = est.memory
-    t.add_row("memory breakdown", f"weights {m['weights_gib']:.1f}, grads "
-              f"{m['gradients_gib']:.1f}, optimizer {m['optimizer_gib']:.1f}, activations "
-              f"{m['activations_gib']:.1f}, logits {m['logits_gib']:.1f}, reserve "
-              f"{m['runtime_reserve_gib']:.1f} GiB")
+    room = out.width - max(len(label) for label, _ in rows) - TABLE_FRAME
+    for label, value in rows:
+        t.add_row(label, _units_kept(value, room))
     out.print(t)
     for warning in est.warnings:  # continued two columns in, as plan's
         print_hanging(out, say_fields(warning), first="warning: ", rest="  ",
                       first_style="yellow")
     if est.calibrated:
-        out.print("[bold]Measured on your instances[/bold] (`gpuplan probe show`; "
-                  "--no-calibration to ignore)")
-        for line in est.calibrated:
-            _bullet(out, say_fields(line))
+        print_measured(out, est.calibrated)
         if without is NO_FIT_WITHOUT:
             out.print(f"  → wall-clock {_h(est.wall_clock_hours)} with the measurements; with "
                       "datasheet defaults no plan fits (the measured activations are smaller)")

@@ -222,6 +222,10 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
                           f"{asked})"))
     for w in r.warnings:  # continued two columns in: a line at column 0 is the next item
         print_hanging(out, say_fields(w), first="warning: ", rest="  ", first_style="yellow")
+    if r.estimate.calibrated:  # a measurement may have changed the recommendation: say so
+        from ._model_cmds import print_measured
+
+        print_measured(out, r.estimate.calibrated)
     if result.group_by:
         table(f"Best plan per {result.group_by}", list(result.by_group.values()),
               group=(result.group_by, list(result.by_group)))

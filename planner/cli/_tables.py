@@ -345,7 +345,9 @@ def render_table(columns: Sequence[Column], rows: Iterable[Sequence[object]], *,
         for k in range(max(len(p) for p in parts.values()) if parts else 0):
             body.append(line([parts[i][k] if k < len(parts[i]) else "" for i in shown]))
     hidden = tuple(columns[i].header for i in range(len(columns)) if i not in shown)
-    limit = max([width or 0, *(_cell_len(x) for x in body)])
+    # the title and the note are prose: at the terminal's width even where essential columns
+    # make the table wider (at 60 columns they ran to 68); with no limit, at the table's
+    limit = width if width is not None else max((_cell_len(x) for x in body), default=0)
     out = [*(wrap_text(clean_cell(title), max(limit, MIN_WIDTH)) if title else ()), *body]
     if hidden:
         out.extend(wrap_text(f"(not shown in {width} columns: {', '.join(hidden)}; --wide "
