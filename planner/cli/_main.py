@@ -208,9 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     "did you mean" are those of the whole CLI. Run as the program (``argv`` None), the
     planner's commands get their ``process_settings``."""
     args = sys.argv[1:] if argv is None else list(argv)
-    # errors spell a two-spelling option as it was typed, and know whether --out was given
-    with _flags.typed_line(args):
-        return _main(argv, args)
+    _stdio.new_command()
+    try:
+        # errors spell a two-spelling option as it was typed, and know whether --out was given
+        with _flags.typed_line(args):
+            return _main(argv, args)
+    except KeyboardInterrupt:  # a second signal, come while the first was being said: Python
+        # turned it, uncaught, into exit 130 whatever the first was (SIGTERM: 143)
+        return _stdio.interrupted(once=True)
 
 
 def _main(argv: list[str] | None, args: list[str]) -> int:
@@ -224,7 +229,8 @@ def _main(argv: list[str] | None, args: list[str]) -> int:
         if argv is None:
             sys.stdout.flush()  # a full disk shows here, not as a silent short file
             if code != _stdio.EXIT_INTERRUPTED and _stdio.lost_interrupt():
-                return _stdio.interrupted()  # the command finished before it could stop
+                # the command finished before it could stop; or it did stop, and said so (143)
+                return _stdio.interrupted(once=True)
         return code
     except KeyboardInterrupt:  # Ctrl-C before the command ran, or while it printed
         return _stdio.interrupted()
@@ -288,7 +294,7 @@ def _run_command(argv: list[str] | None, args: list[str], only: str | None) -> i
         return 130
     except Exception as exc:  # usage errors arrive here in non-standalone mode
         if _is_click_exception(exc):
-            return _show_click_error(exc)
+            return _show_click_error(exc, args)
         raise
     return 0
 
@@ -348,7 +354,7 @@ def _command(only: str):
     return command
 
 
-def _show_click_error(exc) -> int:
+def _show_click_error(exc, args: list[str] = ()) -> int:
     """A usage error (unknown option, a value that is not a number, a missing argument) as one
     line, like every other error: what is wrong, then where the options are listed. The help
     that a bare group prints (`gpuplan catalog`) stays as it is."""
@@ -357,9 +363,10 @@ def _show_click_error(exc) -> int:
         return exc.exit_code
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else "gpuplan"
-    message = " ".join(exc.format_message().split()).rstrip(".")
+    message = " ".join(_click_message(exc).split()).rstrip(".")
     for typer_words, ours in _VALUE_WORDS.items():  # pydantic's words: what is taken, in ours
         message = message.replace(typer_words, ours)
+    message = message.replace(_A_NUMBER, _number_words(getattr(exc, "param", None), args))
     end = "" if message.endswith(("?", "!")) else "."  # "Did you mean 'offers'?" ends itself
     print(one_line(f"error: {where}: {message}{end} To fix: see `{where} --help`"),
           file=sys.stderr)
@@ -376,6 +383,60 @@ _VALUE_WORDS = {
     "Input should be a valid number, unable to parse string as a number":
         "it takes a number in digits (e.g. 250000 or 0.5)",
 }
+_A_NUMBER = _VALUE_WORDS["Input should be a valid number, unable to parse string as a number"]
+# the number options whose values look nothing like 250000: their own example (a share as a
+# fraction: `--min-probability 90%` was told "e.g. 250000 or 0.5")
+_NUMBER_EXAMPLES = {"min_probability": "0.9", "commitment_use": "0.5", "max_price": "40",
+                    "storage_price": "0.023"}
+_FRACTIONS = ("min_probability", "commitment_use")
+
+
+def _number_words(param, args) -> str:
+    """What a number option takes, with an example of its own; a percentage given to one that
+    takes a fraction is shown as that fraction."""
+    name = getattr(param, "name", None)
+    if name not in _NUMBER_EXAMPLES:
+        return _A_NUMBER
+    example = _NUMBER_EXAMPLES[name]
+    if name in _FRACTIONS:
+        value = _typed_value(getattr(param, "opts", ()), args).strip()
+        try:
+            fraction = float(value.removesuffix("%")) / 100 if value.endswith("%") else None
+        except ValueError:
+            fraction = None
+        if fraction is not None:
+            return f"it takes a fraction, not a percentage: write {value} as {fraction:g}"
+        return f"it takes a fraction in digits (e.g. {example})"
+    return f"it takes a number in digits (e.g. {example})"
+
+
+def _typed_value(opts, args) -> str:
+    """The value last given to the option spelt ``opts`` on the command line ``args``."""
+    value = ""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        name, eq, rest = arg.partition("=")
+        if name in opts:
+            value = rest if eq else (args[i + 1] if i + 1 < len(args) else "")
+    return value
+
+
+def _click_message(exc) -> str:
+    """click's message, with its "Possible options" for an unknown option cut to the close
+    ones: it compared names with their dashes, so every "--" option looked half alike and
+    `--deadlin` got "--deadline, --heads, --model"."""
+    name = getattr(exc, "option_name", None)
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ != "NoSuchOption" or not name or ctx is None:
+        return exc.format_message()
+    from catalog import close_matches
+
+    spelt = {opt.lstrip("-"): opt for p in getattr(ctx.command, "params", ())
+             for opt in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))
+             if opt.startswith("--") and not getattr(p, "hidden", False)}
+    close = [spelt[m] for m in close_matches(name.lstrip("-"), spelt)]
+    return exc.message + (f" (Possible options: {', '.join(close)})" if close else "")
 
 
 if __name__ == "__main__":

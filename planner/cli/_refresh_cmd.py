@@ -29,7 +29,13 @@ def refresh_cmd(
     (public Retail Prices API) need no credentials; GCP needs GOOGLE_CLOUD_API_KEY or
     application-default credentials and a project (GOOGLE_CLOUD_PROJECT, else gcloud's).
     Offers a refresh does not fetch keep their price and date."""
-    from catalog import CLOUDS, GpuplanError, UnknownNameError, refresh_catalog
+    from catalog import (
+        CLOUDS,
+        GpuplanError,
+        UnknownNameError,
+        active_catalog_name,
+        refresh_catalog,
+    )
 
     # names as `offers` and `plan` read them: AWS is aws
     clouds = [c.lower() for c in split_csv(cloud, "--cloud")] or list(CLOUDS)
@@ -43,17 +49,47 @@ def refresh_cmd(
                                f"letters, digits and '-', at most {MAX_NAME_CHARS} "
                                "characters, e.g. us-east-1). To fix: `gpuplan catalog info` "
                                "and `gpuplan offers` show the regions")
-    with progress_on_stderr() as update:
+    before = active_catalog_name()
+    try:
+        with progress_on_stderr() as update:
 
-        def progress(cloud_name: str, step: str, done: int, total: int) -> None:
-            update(cloud_name, done, total, step)
+            def progress(cloud_name: str, step: str, done: int, total: int) -> None:
+                update(cloud_name, done, total, step)
 
-        result = refresh_catalog(clouds=clouds, regions=region_names or None,
-                                 progress=progress, prune=prune)
-    if json_out:
-        print_json(result.to_dict())
-        return
-    _print_refresh(result, wide=wide)
+            result = refresh_catalog(clouds=clouds, regions=region_names or None,
+                                     progress=progress, prune=prune)
+    except BaseException:
+        # refresh_catalog switches catalogs before it returns: a Ctrl-C (or an error) after
+        # the switch said "interrupted" alone, and the new catalog was active unannounced
+        _say_if_applied(before)
+        raise
+    try:
+        if json_out:
+            print_json(result.to_dict())
+            return
+        _print_refresh(result, wide=wide)
+    except BaseException:  # the summary was cut short, not the refresh: "interrupted" alone
+        # read as a refresh that failed
+        _say_if_applied(before)
+        raise
+
+
+def _say_if_applied(before: str) -> None:
+    """On stderr, when a refresh that was stopped had already made its catalog active."""
+    import sys
+
+    from catalog import active_catalog_name
+
+    from ._tables import one_line
+
+    try:
+        now = active_catalog_name()
+        if now != before:
+            print(one_line(f"note: the refresh was applied before it was stopped: {now} is now "
+                           "the active catalog (`gpuplan catalog use previous` switches back)"),
+                  file=sys.stderr, flush=True)
+    except Exception:  # noqa: BLE001 -- the interrupt's own message follows either way
+        pass
 
 
 CHANGE_COLUMNS = (

@@ -21,6 +21,7 @@ from ._app import (
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 _SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
+_FORMAT_NAMES = {"htm": "html", "markdown": "md"}  # other names --format takes
 STDOUT = "-"  # --out - : the report on stdout, as `plan --emit-out -` and `launch … --out -`
 
 
@@ -97,6 +98,7 @@ def report_cmd(
         # it was infeasible)
         check_format("pdf")
     cat = load_priced_catalog(overrides)
+    _not_gpuplans_own(out_path, cat)
     team = load_team_plan(Path(team_file), catalog=cat)
     # the config.json files its jobs read are inputs too (known once the plan is read)
     _not_an_input(out_path, {f"the config of job {j.name!r}": j.spec.config_name
@@ -167,10 +169,16 @@ def report_format(fmt: str | None, out: str | None, *, json_out: bool = False) -
 
     known = ", ".join(_SUFFIX)
     if fmt is not None:
-        fmt = fmt.strip().lower()
+        # the suffixes' names are formats too: --out x.htm was HTML, --format htm refused
+        fmt = _FORMAT_NAMES.get(fmt.strip().lower(), fmt.strip().lower())
         if fmt not in FORMATS:
-            raise TeamPlanError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}. To fix: "
-                                "e.g. --format html")
+            from catalog import close_matches
+
+            close = close_matches(fmt, FORMATS)
+            raise TeamPlanError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}."
+                                + (f" Did you mean {close[0]!r}?" if close else "")
+                                + (f" To fix: --format {close[0]}" if close else
+                                   " To fix: e.g. --format html"))
     if json_out and (out is None or out == STDOUT):
         if out == STDOUT:
             raise TeamPlanError("--json and --out - both write to stdout. To fix: drop one, or "
@@ -234,3 +242,27 @@ def _not_an_input(out_path, inputs: dict) -> None:
     if (option := input_clash(out_path, inputs)) is not None:
         raise TeamPlanError(f"--out {out_path} is {option}: the report would replace it. "
                             "To fix: choose another --out")
+
+
+def _not_gpuplans_own(out_path, cat) -> None:
+    """Refuse an --out inside gpuplan's own store: a report written over the active
+    catalog's offers.csv (or the probe database) exited 0, and every later command failed."""
+    from catalog import catalog_status
+    from planner.store import db_path
+    from planner.team import TeamPlanError
+
+    if out_path is None:
+        return
+    where = Path(os.path.realpath(out_path))  # a link into the store counts, and ../ too
+    db = Path(os.path.realpath(db_path()))
+    # SQLite's own files beside it too
+    if where.parent == db.parent and where.name in {db.name + end for end in
+                                                    ("", "-journal", "-wal", "-shm")}:
+        raise TeamPlanError(f"--out {out_path} is gpuplan's probe database: the report would "
+                            "replace it. To fix: choose another --out")
+    for folder, what in ((cat.path, "the active catalog's folder"),
+                         (catalog_status()["catalogs_dir"], "gpuplan's catalog store")):
+        if where.is_relative_to(os.path.realpath(folder)):
+            raise TeamPlanError(f"--out {out_path} is in {what} ({folder}): the report would "
+                                "replace or add to the catalogs' files. To fix: choose "
+                                "another --out")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import logging
 import os
 import warnings
 
@@ -19,6 +20,12 @@ def _mpl():
     # importing matplotlib validates MPLBACKEND, and a bad one (MPLBACKEND=bogus) was a
     # traceback after the whole plan had run. It is left out while matplotlib loads.
     saved = os.environ.pop("MPLBACKEND", None)
+    # A matplotlibrc that is not UTF-8 (in the working folder, or MATPLOTLIBRC's) fails the
+    # import with a bare UnicodeDecodeError after a log line naming the file: the name is
+    # kept for the error, the log line dropped (one error, not a warning and a traceback).
+    undecodable = _UndecodableConfig()
+    logger = logging.getLogger("matplotlib")
+    logger.addFilter(undecodable)
     try:
         import matplotlib
         from matplotlib.figure import Figure
@@ -26,10 +33,30 @@ def _mpl():
         raise PlannerError("the PDF report draws its charts with matplotlib, which is not "
                            "installed. To fix: pip install 'gpuplan[report]', or use "
                            "--format html, md or csv") from None
+    except UnicodeDecodeError as exc:
+        where = os.path.abspath(undecodable.fname or "matplotlibrc")
+        raise PlannerError(f"matplotlib's configuration file {where} is not UTF-8 text "
+                           f"(byte 0x{exc.object[exc.start:exc.start + 1].hex()} at offset "
+                           f"{exc.start:,}), so the PDF report's charts cannot be drawn. To "
+                           "fix: correct or remove that file (or point MATPLOTLIBRC at a good "
+                           "one), or use --format html, md or csv") from None
     finally:
+        logger.removeFilter(undecodable)
         if saved is not None:
             os.environ["MPLBACKEND"] = saved
     return matplotlib, Figure
+
+
+class _UndecodableConfig(logging.Filter):
+    """Drops matplotlib's "Cannot decode configuration file %r" record, keeping the file."""
+
+    fname: str | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Cannot decode configuration file") and record.args:
+            self.fname = str(record.args[0])
+            return False
+        return True
 
 
 @contextlib.contextmanager
