@@ -66,6 +66,7 @@ from ._load import (
     load_catalog,
 )
 from ._meta import price_dates
+from ._paths import in_catalog_folders
 from ._records import (
     DTYPES,
     FABRICS,
@@ -139,7 +140,7 @@ __all__ = [
     "absent_pricing", "accelerator_summaries", "active_catalog_name", "aws_bucket_rate",
     "canonical_pricing",
     "catalog_status", "check_directory_place", "check_names", "check_output_path",
-    "close_matches", "data_dir",
+    "close_matches", "data_dir", "in_catalog_folders",
     "decode_user_bytes", "input_clash", "load_catalog", "load_json_text", "load_overrides",
     "load_yaml_text",
     "make_directory", "parse_overrides", "quoted", "read_cached", "read_json_file",

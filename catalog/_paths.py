@@ -134,6 +134,24 @@ def is_user_data(path: str | os.PathLike[str]) -> bool:
     return real == home or real.startswith(home.rstrip(os.sep) + os.sep)
 
 
+def in_catalog_folders(path: str | os.PathLike[str]) -> str | None:
+    """Which of gpuplan's catalog folders ``path`` lies in (links and '..' resolved), said for
+    an error, or None: an output written there (a report, a task file) replaced a catalog's
+    offers.csv, the packaged one included, and every later command failed."""
+    from ._errors import CatalogFileError
+
+    real = os.path.realpath(path)
+    for folder, what in ((packaged_catalog_dir, "the packaged catalog's folder"),
+                         (catalogs_dir, "gpuplan's catalog store")):
+        try:
+            place = os.path.realpath(folder())
+        except (CatalogFileError, OSError, ValueError):  # no such place can be named
+            continue
+        if real == place or real.startswith(place.rstrip(os.sep) + os.sep):
+            return f"{what} ({place})"
+    return None
+
+
 def packaged_catalog_dir() -> Path:
     return Path(__file__).resolve().parent / "data"
 

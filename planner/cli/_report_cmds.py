@@ -245,24 +245,11 @@ def _not_an_input(out_path, inputs: dict) -> None:
 
 
 def _not_gpuplans_own(out_path, cat) -> None:
-    """Refuse an --out inside gpuplan's own store: a report written over the active
-    catalog's offers.csv (or the probe database) exited 0, and every later command failed."""
-    from catalog import catalog_status
-    from planner.store import db_path
+    """Refuse an --out inside gpuplan's own store (``own_store_clash``)."""
     from planner.team import TeamPlanError
 
-    if out_path is None:
-        return
-    where = Path(os.path.realpath(out_path))  # a link into the store counts, and ../ too
-    db = Path(os.path.realpath(db_path()))
-    # SQLite's own files beside it too
-    if where.parent == db.parent and where.name in {db.name + end for end in
-                                                    ("", "-journal", "-wal", "-shm")}:
-        raise TeamPlanError(f"--out {out_path} is gpuplan's probe database: the report would "
-                            "replace it. To fix: choose another --out")
-    for folder, what in ((cat.path, "the active catalog's folder"),
-                         (catalog_status()["catalogs_dir"], "gpuplan's catalog store")):
-        if where.is_relative_to(os.path.realpath(folder)):
-            raise TeamPlanError(f"--out {out_path} is in {what} ({folder}): the report would "
-                                "replace or add to the catalogs' files. To fix: choose "
-                                "another --out")
+    from ._files import own_store_clash
+
+    if out_path is not None and (what := own_store_clash(out_path, catalog_path=cat.path)):
+        raise TeamPlanError(f"--out {out_path} {what}: the report would replace or add to "
+                            "gpuplan's own files. To fix: choose another --out")

@@ -54,7 +54,7 @@ def test_out_never_writes_into_the_active_catalog(team_file, stored_active, tmp_
                    stored_active.parent / "active"):
         assert main(["report", str(team_file), "--format", "csv", "--out", str(target)]) == 2
         err = capsys.readouterr().err
-        assert "the report would replace or add to the catalogs' files. To fix: choose " \
+        assert "the report would replace or add to gpuplan's own files. To fix: choose " \
                "another --out" in err, err
     assert {f.name: f.read_bytes() for f in stored_active.iterdir()} == before
     assert main(["catalog", "info", "--json"]) == 0  # the store still reads
@@ -68,7 +68,8 @@ def test_out_never_writes_into_the_packaged_catalog(team_file, capsys):
     target = Path(load_catalog().path) / "gpuplan-test-report.csv"
     try:
         assert main(["report", str(team_file), "--format", "csv", "--out", str(target)]) == 2
-        assert "is in the active catalog's folder" in capsys.readouterr().err
+        assert "is in the folder of the catalog this command read" in \
+            capsys.readouterr().err
         assert not target.exists()
     finally:
         target.unlink(missing_ok=True)
@@ -80,7 +81,9 @@ def test_out_never_replaces_the_probe_database(team_file, capsys, name):
 
     target = db_path().parent / name
     assert main(["report", str(team_file), "--format", "csv", "--out", str(target)]) == 2
-    assert (f"--out {target} is gpuplan's probe database: the report would replace it. "
+    said = "is gpuplan's probe database" if name == "probes.db" else \
+        "is a file SQLite keeps beside gpuplan's probe database"
+    assert (f"--out {target} {said}: the report would replace or add to gpuplan's own files. "
             "To fix: choose another --out") in capsys.readouterr().err
     assert not target.exists()
 
@@ -101,3 +104,28 @@ def test_a_matplotlibrc_that_is_not_utf8_is_one_error_before_planning(team_file,
                               "MATPLOTLIBRC at a good one), or use --format html, md or "
                               "csv\n"), run.stderr
         assert not (tmp_path / "x.pdf").exists()
+
+
+@pytest.mark.parametrize("args,option", [
+    (["launch", "probes", "--target", "skypilot", "--instance", "p5.48xlarge", "--out"], "--out"),
+    (["plan", "--model", "gpt2", "--tokens", "1B", "--emit", "torchrun", "--emit-out"],
+     "--emit-out"),
+])
+def test_task_files_never_go_into_gpuplans_own_store(args, option, capsys):
+    """A new file there was written (only an existing file not of gpuplan's was kept): a
+    task file named probes.db made every later command fail on a "damaged" database."""
+    from catalog import load_catalog
+    from planner.store import db_path
+
+    db = db_path()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    packaged = Path(load_catalog("packaged").path) / "gpuplan-test-task.yaml"
+    try:
+        for target, said in ((db, "is gpuplan's probe database"),
+                             (packaged, "is in the packaged catalog's folder")):
+            assert main([*args, str(target)]) == 2
+            err = " ".join(capsys.readouterr().err.split())
+            assert f"{said}" in err and f"To fix: choose another {option}" in err, err
+            assert not target.exists()
+    finally:
+        packaged.unlink(missing_ok=True)

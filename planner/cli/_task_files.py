@@ -1,0 +1,169 @@
+"""Where task files are written (`launch probes --out`, `plan --emit-out`): each path checked
+before anything is written — a path that takes a file, none of the command's inputs, nothing of
+gpuplan's own store, no file of the user's — then every file of a bundle written together, or
+none of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+
+
+def write_together(files) -> None:
+    """Write every file or leave each as it was: a failed task write (ulimit -f) removed the
+    fleet file just written, while the earlier task named it. A replaced file is kept under a
+    second name first (a hard link: no data, no limit) and renamed back on failure."""
+    import catalog
+
+    kept: dict[str, str | None] = {}  # real path → its earlier file; None: there was none
+    written = []
+    try:
+        for f in files:
+            real = os.path.realpath(f.path)  # a link's target is what the write replaces
+            kept[real] = _keep(real)
+            catalog.write_text_atomic(f.path, f.text, what="task file")
+            written.append(real)
+    except BaseException:
+        for real in written:
+            with contextlib.suppress(OSError):
+                if kept[real] is None:
+                    os.unlink(real)
+                elif kept[real]:  # "": could not be kept, so the new one stays
+                    os.replace(kept.pop(real), real)
+        raise
+    finally:
+        for name in filter(None, kept.values()):
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+
+
+def _keep(path: str) -> str | None:
+    """A hard link to the file at ``path``, beside it; None where there is no file, "" where
+    the file system takes no second name (then it is never removed). Not named like a write's
+    temp file: that write's sweep of stale temps (by mtime, the old file's) would take it."""
+    if not os.path.lexists(path):
+        return None
+    name = f"{os.path.dirname(path)}/.{os.path.basename(path)}.{os.urandom(6).hex()}.old"
+    try:
+        os.link(path, name)
+    except OSError:
+        return ""
+    return name
+
+
+def stale_fleet(bundle) -> str | None:
+    """A dstack task without a fleet (one node) beside the fleet file an earlier run of
+    several nodes wrote under the same name: `dstack apply -f` of it would start idle nodes.
+    An unedited one of gpuplan's is removed; an edited one is the user's, kept; both said."""
+    from planner.launch import fleet_path
+
+    if bundle.target != "dstack" or len(bundle.files) != 1:
+        return None
+    path = fleet_path(bundle.files[0].path)
+    try:
+        state = _state_of(path)
+    except OSError:
+        return None
+    if state == "unedited":
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            return f"removed {path} (the fleet of an earlier run: this task needs none)"
+    elif state == "edited":
+        return (f"kept {path}: edited since gpuplan wrote it, and this task needs no fleet "
+                "(delete it, or do not apply it)")
+    return None
+
+
+def _named_after(option: str) -> str:
+    """Said of dstack's fleet file, which the user never named: its name comes from
+    ``option``'s."""
+    return f"(the fleet file, named after {option}'s)"
+
+
+MAX_LAUNCH_FILE_BYTES = 1 << 20  # a launch file is a few KB: a larger one is not gpuplan's
+
+
+def check_bundle_paths(bundle, *, option: str, inputs: dict | None = None) -> None:
+    """Every file of ``bundle`` can be written: a path that takes a file, none of the
+    ``inputs`` (option → path the command reads), not a file of the user's. The last file is
+    the one ``option`` names; the others (dstack's fleet) are named after it."""
+    from catalog import GpuplanError, check_output_path, input_clash, without_fix
+    from planner.launch import LaunchError
+
+    from ._files import own_store_clash
+
+    for f in bundle.files:
+        beside = f is not bundle.files[-1]
+        try:
+            check_output_path(f.path, what="task file")
+        except GpuplanError as exc:
+            if not beside:
+                raise
+            # the fleet file's name comes from --out's: "give a file name inside that
+            # directory" could not be done, since the user never named this one
+            raise LaunchError(f"{without_fix(exc)} {_named_after(option)}. To fix: "
+                              f"choose another {option}") from None
+        if own := own_store_clash(f.path):  # e.g. probes.db: every later command failed
+            raise LaunchError(f"{f.path} {own}: gpuplan's own files are never replaced. To "
+                              f"fix: choose another {option}")
+        if beside and (clash := input_clash(f.path, inputs or {})) is not None:
+            raise LaunchError(f"{f.path} {_named_after(option)} is the file {clash} names, "
+                              "which this plan reads: it would be replaced. To fix: choose "
+                              f"another {option}")
+        check_replaceable(f.path, option=option, beside=beside)
+
+
+def check_task_path(path: str, *, example: str, what: str = "task file") -> None:
+    """``check_output_path``, with a task file's name (``example``) in the fix for a path
+    that names a directory (`--out ..` said "e.g. ../report.md")."""
+    from catalog import check_output_path, shell_word
+    from planner.launch import LaunchError
+
+    if os.path.basename(path) in (".", ".."):
+        raise LaunchError(f"{what} {path}: names a directory. To fix: give a file name inside "
+                          f"it, e.g. {shell_word(os.path.join(path, example))}")
+    check_output_path(path, what=what)
+
+
+def check_replaceable(path: str, *, option: str, beside: bool = False) -> None:
+    """Refuse to replace an existing file that gpuplan did not write, or wrote and the user
+    edited since (`launch probes` replaced a hand-edited task file, and `--out base.json` an
+    unrelated JSON, exit 0: hostile sweep). An unedited file of gpuplan's (its generated-by
+    line, ``planner.launch.GENERATED_MARK``, and a matching digest) is replaced silently, so
+    a re-run needs no option: the CLI's other outputs (`report --out`, `probe run --out`)
+    have no --force either, and refuse only the files the command reads. ``beside``: dstack's
+    fleet file, whose name comes from ``option``'s."""
+    from planner.launch import GENERATED_MARK, LaunchError
+
+    fix = f"To fix: choose another {option}, or remove it"
+    shown = f"{path} {_named_after(option)}" if beside else path
+    try:
+        state = _state_of(path)
+    except FileNotFoundError:
+        return  # nothing to replace (check_output_path has refused what cannot be written)
+    except OSError as exc:
+        raise LaunchError(f"{shown} exists and cannot be read to check that gpuplan wrote it "
+                          f"({exc.strerror or exc}). {fix}") from None
+    if state == "edited":
+        raise LaunchError(f"{shown} was written by gpuplan and edited since: replacing it would "
+                          f"lose the edits. {fix}")
+    if state is None:
+        raise LaunchError(f"{shown} exists and was not written by gpuplan (it has no "
+                          f"'{GENERATED_MARK} …' line at the top). {fix}")
+
+
+def _state_of(path: str) -> str | None:
+    """``generated_state`` of the file at ``path``: "unedited", "edited", or None for one
+    gpuplan did not write (or too large to be its). Only a regular file is opened: reading a
+    FIFO waited for ever. OSError (FileNotFoundError: no file) as the file system says."""
+    from planner.launch import generated_state
+
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_LAUNCH_FILE_BYTES:
+        return None
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_LAUNCH_FILE_BYTES + 1)
+    return (generated_state(data.decode("utf-8", "replace"))
+            if len(data) <= MAX_LAUNCH_FILE_BYTES else None)
