@@ -21,6 +21,7 @@ from collections.abc import Iterable
 
 MATCH_CUTOFF = 0.6  # difflib similarity a suggestion needs (its default; 0.5 suggests noise)
 MAX_SUGGESTIONS = 3
+MIN_PREFIX = 3  # a name's start that suggests the names it begins, where none looks alike
 MAX_LISTED = 12  # names listed in "use one of …" before "…"
 MAX_NAME_SHOWN = 100  # characters of an unknown name quoted back
 # A catalog file is gpuplan's own output: a wrong one is replaced, not edited.
@@ -91,8 +92,10 @@ def close_matches(name: str, known: Iterable[str]) -> tuple[str, ...]:
     for k in known:
         spelt.setdefault(str(k).casefold(), str(k))
     name = str(name)[:MAX_NAME_SHOWN].casefold()
-    return tuple(spelt[m] for m in difflib.get_close_matches(
-        name, sorted(spelt), n=MAX_SUGGESTIONS, cutoff=MATCH_CUTOFF))
+    close = difflib.get_close_matches(name, sorted(spelt), n=MAX_SUGGESTIONS, cutoff=MATCH_CUTOFF)
+    if not close and len(name) >= MIN_PREFIX:  # "sky" for skypilot: too short to look alike
+        close = [k for k in sorted(spelt) if k.startswith(name)][:MAX_SUGGESTIONS]
+    return tuple(spelt[m] for m in close)
 
 
 class UnknownNameError(CatalogError):
