@@ -146,6 +146,12 @@ removed every file is identical, and the team cases are unchanged.
 warned of (``planner/model/_waste.py``: communication and the pipeline bubble above half the
 step): 171 of its 365 frontier plans (1,000 to 16,384 GPUs for a 7B model) gained that
 warning; with it removed the file is identical.
+``gpt2xl-aws-on-demand-by-accelerator`` and ``team-12-jobs`` were rewritten the same day when
+sequences shorter than 2,048 tokens began to search micro-batches beyond 16 (``_grid.mb_options``:
+up to 16 × 2,048 tokens a micro-batch): GPT-2 XL's 1,024-token sequences now run micro-batches of
+32 (11.61 → 11.36 h, $1,323 → $1,294 on the same p6-b200.48xlarge; every listed plan's hours
+and cost move alike), and the team case counts 86 options where it counted 84 (its allocation,
+costs and dates are identical).
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 TP_CHOICES = (1, 2, 4, 8, 16)
 PP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 MB_CHOICES = (1, 2, 4, 8, 16)
+# Below 2,048-token sequences the micro-batch doubles on, up to 16 × 2,048 tokens of sequences
+# (at most MB_MOST): at 128 tokens 16 sequences are 2,048 tokens a micro-batch, and 128-token
+# runs were slower per token than 512-token ones (a pinned micro-batch of 64 was faster).
+MB_MOST_TOKENS = 16 * 2048
+MB_MOST = 1024
 # Context parallelism is searched only for long sequences (each GPU keeps ≥ 4,096 tokens of a
 # sequence): below that, ring exchanges cost more than the activation memory they save.
 CP_CHOICES = (1, 2, 4, 8, 16)
@@ -36,6 +41,15 @@ CP_SEARCH_MIN_SEQ = 16384
 
 def _choices(pinned: int | None, options: tuple[int, ...]) -> tuple[int, ...]:
     return (pinned,) if pinned is not None else options
+
+
+def mb_options(seq_len: int) -> tuple[int, ...]:
+    """The micro-batches searched for ``seq_len``-token sequences: MB_CHOICES, and doublings
+    while a micro-batch stays within MB_MOST_TOKENS tokens and MB_MOST sequences."""
+    out = list(MB_CHOICES)
+    while out[-1] * 2 * seq_len <= MB_MOST_TOKENS and out[-1] * 2 <= MB_MOST:
+        out.append(out[-1] * 2)
+    return tuple(out)
 
 
 def _cp_options(ms: ModelScalars, profile) -> tuple[int, ...]:
@@ -59,7 +73,7 @@ def _base_grid(tp_domain: int, heads: int, layers: int, seq_len: int, framework:
     pps = _choices(pp_pin, PP_CHOICES if p.pipeline_parallel else (1,))
     cps = _choices(cp_pin, cp_options)
     zs = _choices(z_pin, p.zero_stages)
-    mbs = _choices(mb_pin, MB_CHOICES)
+    mbs = _choices(mb_pin, mb_options(seq_len))
     rows = [(tp, pp, cp, z, mb) for tp in tps for pp in pps for cp in cps for z in zs
             for mb in mbs
             if tp <= tp_domain and heads % tp == 0
