@@ -425,6 +425,8 @@ def no_fit_message(workload, cluster, ms, A, ci, least: float, *,
                 "fits.")
     else:
         hint = f" No larger setup was tried: the model covers up to {MAX_CLUSTER_GPUS:,} GPUs."
+    if workload.finetune == "lora":  # a 70B LoRA "on one GPU" is usually 4-bit QLoRA
+        hint += " LoRA is modelled over bf16 weights: 4-bit QLoRA is not modelled."
     pins = workload.pins.as_dict()
     pinned = (f" with {', '.join(f'{k}={v}' for k, v in pins.items())} pinned" if pins else "")
     # only the remedies that can still help: more GPUs where a larger setup was found to fit
