@@ -159,7 +159,7 @@ def infeasible_view(inf: dict, constraints: dict) -> None:
                         "meets the deadline but not the other limits")
                         + " · " + F.md(F.range_line(p)))
             show_warnings(p)
-    st.markdown("To fix: " + _fix(inf, relaxed))
+    st.markdown("To fix: " + _fix(inf, relaxed, constraints.get("budget_usd")))
 
 
 def _relaxed_needs(limit: str, p: dict, constraints: dict) -> str:
@@ -173,11 +173,27 @@ def _relaxed_needs(limit: str, p: dict, constraints: dict) -> str:
     return "above the quotas"
 
 
-def _fix(inf: dict, relaxed: dict) -> str:
+def _fix(inf: dict, relaxed: dict, budget_usd: float | None = None) -> str:
     """The ways out, with the answer's figures: each limit that binds alone raised (lowered)
     to what its plan needs, and limits that bind together named together, with what the
     fastest plan needs of them ("What binds: the minimum probability, the budget" was
-    followed by a fix that named neither)."""
+    followed by a fix that named neither). A budget below every plan at any duration is the
+    one limit to raise: a later deadline or more GPUs cannot lower the cheapest cost, and
+    where nothing is in time either, both must change (as `gpuplan plan` says it)."""
+    cheapest = inf["cheapest"]["total_cost_usd"]
+    binding = inf.get("binding") or ()
+    # (with the probability binding too, what the fastest plan needs of both says more)
+    if budget_usd is not None and cheapest > budget_usd and "budget" in binding \
+            and "min_probability" not in binding:
+        if "budget" in relaxed:  # the cheapest plan in time: what the budget must reach
+            need = (f"raise “{L['budget']}” to "
+                    f"{F.usd_md(F.usd_at_least(relaxed['budget']['total_cost_usd']))} (no "
+                    "plan costs less at any duration)")
+        else:  # nothing is in time at any price either
+            need = (f"raise “{L['budget']}” to at least {F.usd_md(F.usd_at_least(cheapest))} "
+                    f"(no plan costs less at any duration) and also extend the deadline or "
+                    f"raise “{L['max_gpus']}”")
+        return need + "; or allow more clouds, regions or pricing models."
     ways = []
     if "budget" in relaxed:
         ways.append(f"raise “{L['budget']}” to "

@@ -110,32 +110,50 @@ def _beyond(c, constraints) -> str:
 
 def infeasible_fixes(inf, constraints) -> str:
     """What would make some plan feasible, as the flags to change: the limits that bind
-    (a probability is lowered, the others raised), the GPU limit where the fastest plan is
-    at it, the user's pins, and the filters."""
-    parts = ["extend --deadline"]
-    for limit in inf.binding:
-        if limit == "min_probability":
-            parts.append("lower --min-probability")
-        elif limit == "quotas":  # a file: the fix is a limit inside it
-            parts.append(f"raise a quota in {flag_for(limit) or limit}")
-        elif limit != "deadline":
-            parts.append(f"raise {flag_for(limit) or limit}")
+    (a probability is lowered, the others raised), and where speed is short (nothing in time)
+    the GPU limit the fastest plan is at and a batch that caps data parallelism; the user's
+    pins, and the filters. A budget no plan fits at any duration must be raised: "extend
+    --deadline or raise --max-gpus" cannot help there, and where the deadline binds too both
+    must change ("and", not "or": either alone left the plan infeasible)."""
+    c = constraints
+    slow = "deadline" in inf.binding or "min_probability" in inf.binding
+    shut = (c.budget_usd is not None and "budget" in inf.binding
+            and inf.cheapest.cost_usd > c.budget_usd)
+    speed = ["extend --deadline"]
     fastest = inf.fastest
-    if fastest.gpus + fastest.gpus // fastest.nodes > constraints.max_gpus:
-        parts.append(f"raise --max-gpus (now {constraints.max_gpus:,})")
+    if slow and fastest.gpus + fastest.gpus // fastest.nodes > c.max_gpus:
+        speed.append(f"raise --max-gpus (now {c.max_gpus:,})")
     est = fastest.estimate
     gbt = est.workload.global_batch_tokens
-    if gbt is not None and est.plan.micro_batches == 1:
+    if slow and gbt is not None and est.plan.micro_batches == 1:
         # one micro-batch per rank: the given batch is what stops more data parallelism (8,192
         # tokens, one sequence: "the fastest takes 1,217.8 h" never named the batch)
         seqs = est.tokens_per_step // est.workload.seq_len
-        parts.append(f"raise --global-batch-tokens (now {gbt:,}: {seqs:,} "
+        speed.append(f"raise --global-batch-tokens (now {gbt:,}: {seqs:,} "
                      f"sequence{'s' if seqs != 1 else ''} a step, which caps data parallelism)")
+    limits = []
+    for limit in inf.binding:
+        if limit == "min_probability":
+            limits.append("lower --min-probability")
+        elif limit == "quotas":  # a file: the fix is a limit inside it
+            limits.append(f"raise a quota in {flag_for(limit) or limit}")
+        elif limit not in ("deadline", "budget") or (limit == "budget" and not shut):
+            limits.append(f"raise {flag_for(limit) or limit}")
     pins = est.workload.pins.as_dict()
     if pins:
-        parts.append("change or drop the pins (" + ", ".join(
+        limits.append("change or drop the pins (" + ", ".join(
             f"{flag_for(k) or k} {v}" for k, v in pins.items()) + ")")
-    return ", ".join(parts) + " or allow more clouds, regions, GPU types or pricing models"
+    rest = " or allow more clouds, regions, GPU types or pricing models"
+    if shut:
+        if "lower --min-probability" in limits:  # it too makes up for speed: "and also" it
+            limits.remove("lower --min-probability")
+            speed.append("lower --min-probability")
+        needed = (f"raise {flag_for('budget') or 'budget'} to at least "
+                  f"{format_usd(inf.cheapest.cost_usd)} (no plan costs less at any duration)")
+        if slow:
+            needed += f", and also {' or '.join(speed)}"
+        return needed + "".join(f", or {x}" for x in limits) + "," + rest
+    return ", ".join(speed + limits) + rest
 
 
 def _card(c, constraints) -> str:

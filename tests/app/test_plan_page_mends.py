@@ -302,3 +302,17 @@ def test_the_breakdown_bars_are_labelled_in_words():
     memory = chart(at, "memory_chart")["data"][0]["y"]
     assert not [y for y in [*step, *memory] if "_" in y], (step, memory)
     assert "pipeline bubble" in step and "runtime reserve (CUDA, NCCL)" in memory
+
+
+@pytest.mark.parametrize("deadline,also", [("3650d", False), ("10d", True)])
+def test_a_budget_below_every_plan_is_said_as_the_limit_to_raise(deadline, also):
+    """A budget no plan fits at any duration: "extend the deadline, raise the max GPUs" was
+    offered as a way out, which cannot lower the cheapest cost; where nothing is in time
+    either, both must change ("and also"), as `gpuplan plan` says it."""
+    at = app(model="llama3-70b", tokens="2T", deadline=deadline, budget="100000")
+    assert not at.exception
+    fix = next(t for t in texts(at) if t.startswith("To fix:"))
+    assert "raise “Budget, USD” to " in fix and "(no plan costs less at any duration)" in fix
+    assert ("and also extend the deadline or raise" in fix) is also, fix
+    if not also:
+        assert "extend the deadline" not in fix, fix
