@@ -3,11 +3,14 @@
 
     python benchmarks/validate_heldout.py [--rows] [--json]
 
-Rows: benchmarks/data/heldout_throughput.csv (74 published measurements gathered on 2026-12-03
+Rows: benchmarks/data/heldout_throughput.csv (85 published measurements gathered on 2026-12-03
 and 2026-12-06 from sources *not* in the calibration sets of benchmarks/fit_software.py: the
 NeMo 25.02 / 25.04 / 25.07 performance summaries, NeMo 24.07's fine-tuning table, the long-
 sequence tables (Llama 2 7B on H100, NeMo 24.03; Llama 3 8B on B200, NeMo 25.04), the Megatron
-MoE ModelZoo's Qwen3-235B layouts, the Llama 3 paper's 405B rows, MT-NLG 530B, the OLMo-core
+MoE ModelZoo's Qwen3-235B and Mixtral-8x22B layouts (its 2026 commit's H100 and GB200 tables
+too, and Megatron-LM's DeepSeek-V3 GB200 optimisation notes: TFLOP/s per GPU converted to
+tokens/s with Megatron-LM's own causal FLOP count, as each row's notes say), the Llama 3 paper's
+405B rows, MT-NLG 530B, the OLMo-core
 README, VectorLM's reference-throughput table (Llama 3 8B full and LoRA fine-tuning with FSDP on
 1–4 A100-80GB), the TinyLlama README (1.1B pre-training with FSDP on A100-40GB) and XTuner's
 speed benchmark (Llama 2 7B/70B full fine-tuning with DeepSpeed on A100-80GB; its documents are
