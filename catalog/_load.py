@@ -161,8 +161,16 @@ class Catalog:
         return bool(self._cloud_meta(cloud).get("approximate", False))
 
     def oldest_as_of(self) -> _dt.date | None:
-        dates = [d for d in (self.as_of(c) for c in CLOUDS) if d is not None]
-        return min(dates) if dates else None
+        """The oldest price date of any cloud (each cloud's ``oldest_as_of``, else its newest):
+        a refresh keeps the prices it did not fetch with their dates, and the newest per cloud
+        called a catalog still pricing from 2025 "1 day old", with no stale warning."""
+        dates = []
+        for c in CLOUDS:
+            try:
+                dates.append(_dt.date.fromisoformat(self._cloud_meta(c)["oldest_as_of"]))
+            except (KeyError, TypeError, ValueError):
+                dates.append(self.as_of(c))
+        return min((d for d in dates if d is not None), default=None)
 
     def age_days(self, today: _dt.date | None = None) -> int | None:
         oldest = self.oldest_as_of()
