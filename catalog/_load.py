@@ -243,6 +243,10 @@ class Catalog:
             "as_of": as_of.isoformat() if as_of else None,
             "as_of_approximate": self.as_of_approximate(cloud),
             "oldest_as_of": entry.get("oldest_as_of"),
+            # guessed like the newest can be: `catalog info` showed it without its "~"
+            "oldest_as_of_approximate": bool(entry.get("sources")) and all(
+                s.get("approximate") for s in entry["sources"]
+                if s.get("as_of") == entry.get("oldest_as_of")),
             "age_days": (today - as_of).days if as_of else None,
             "as_of_basis": entry.get("basis") or None,
             "source": entry.get("source") or None,

@@ -373,7 +373,8 @@ def info_cmd(
     print_table(INFO_COLUMNS, [
         (c, f"{d['instance_types']:,}", f"{d['priced_instance_types']:,}", f"{d['regions']:,}",
          f"{d['offers']:,}", f"{d['usable_offers']:,}",
-         ("~" if d["as_of_approximate"] else "") + str(d["as_of"]), d["oldest_as_of"])
+         ("~" if d["as_of_approximate"] else "") + str(d["as_of"]),
+         ("~" if d["oldest_as_of_approximate"] else "") + str(d["oldest_as_of"]))
         for c, d in clouds.items()], wide=wide)
     print_table(SOURCE_COLUMNS, [
         (c, f"{s['offers']:,}", ("~" if s["approximate"] else "") + str(s["as_of"]), s["source"])

@@ -36,3 +36,16 @@ def test_a_cloud_without_an_oldest_date_counts_its_newest():
                    accelerators=cat.accelerators, instance_types=cat.instance_types,
                    offers=cat.offers)
     assert bare.oldest_as_of() == min(bare.as_of(c) for c in clouds if bare.as_of(c))
+
+
+def test_an_oldest_date_that_is_a_guess_says_so(capsys):
+    """`catalog info` showed the oldest dates without the "~" its "as of" column gives a
+    guessed date (AWS 2024-12-31 and GCP 2025-01-01 are both publication-date guesses)."""
+    from planner.cli import main
+
+    info = load_catalog("packaged").info(include_store=False)["clouds"]
+    assert info["aws"]["oldest_as_of_approximate"] and not info["aws"]["as_of_approximate"]
+    assert main(["catalog", "info"]) == 0
+    aws = next(line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("aws "))
+    assert aws.split()[-2:] == ["2026-01-21", f"~{info['aws']['oldest_as_of']}"], aws
