@@ -152,6 +152,13 @@ up to 16 × 2,048 tokens a micro-batch): GPT-2 XL's 1,024-token sequences now ru
 32 (11.61 → 11.36 h, $1,323 → $1,294 on the same p6-b200.48xlarge; every listed plan's hours
 and cost move alike), and the team case counts 86 options where it counted 84 (its allocation,
 costs and dates are identical).
+All cases but ``gpt2xl-aws-on-demand-by-accelerator`` were rewritten the same day, with the
+catalog stamp, when the packaged snapshot was rebuilt (14,468 → 14,532 offers): AWS spot rows of
+the 2025-11-30 table with an average but no minimum became offers at that average with their
+date and interruption bucket (64 new, 58 re-dated from the v7 table), and GCP's a2-highgpu-1g/2g
+in asia-southeast1 took their priced zones' prices. No recommendation changed, nor either team
+allocation; the candidates, offer counts, flagged-offer notes and the team cases' option counts
+did (a new p5.48xlarge ap-southeast-3 spot offer is among the 7B candidates).
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

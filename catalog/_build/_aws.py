@@ -4,8 +4,10 @@ Per (instance type, region) and pricing model, the newest file that gives a pric
 offer keeps that file's date and source:
 
 - ``aws_on_demand_2026-01-21.csv``: on-demand and 1-year standard No Upfront reserved;
-- ``aws_prices_2025-11-30.csv``: on-demand, spot (min/avg/max over the region's zones), the
-  Spot Instance Advisor interruption bucket, and the 12 reserved terms (amortised $/h);
+- ``aws_prices_2025-11-30.csv``: on-demand, spot (the cheapest zone, the zones' average and
+  dearest kept beside it; where a row gives only the average, that average, and the offer's
+  source says so), the Spot Instance Advisor interruption bucket, and the 12 reserved terms
+  (amortised $/h);
 - ``aws_accelerator_vms.csv`` (skypilot v7, ~2025-03): per-zone on-demand and spot, for what
   the newer files lack (dl1, f1, f2, p5e, trn1 in two regions).
 
@@ -51,6 +53,10 @@ RESERVED_COLUMNS = [  # column → (pricing, offering class, upfront)
     for pay in ("no", "partial", "all")
 ]
 UPFRONT = {"no": "none", "partial": "partial", "all": "all"}
+# A spot offer priced at the 2025-11-30 table's average over the region's zones, where that
+# row gives no minimum (the offer's usual price: the cheapest zone).
+SPOT_AVERAGE_SOURCE = (f"{F2025.source} (spot: the average over the region's zones; the row "
+                       "gives no minimum)")
 _ACC_MEMORY_GIB = {"K80": 12.0}  # per GPU (one GK210 die); see the p2 correction below
 
 
@@ -68,13 +74,14 @@ def family(name: str) -> str:
 def _offer(ref: RefFile, name: str, region: str, pricing: str, usd: float | None,
            **extra) -> Offer:
     flags = tuple(extra.pop("flags", ()))
+    source = extra.pop("source", ref.source)
     if usd is None:  # the source lists the row without this price
         flags = (*flags, "price_unknown")
     elif usd <= 0:  # $0: a placeholder, never a free instance
         flags, usd = (*flags, "placeholder_price"), None
     return Offer(cloud="aws", instance_type=name, region=region, pricing=pricing,
                  usd_per_hour=None if usd is None else round(usd, 6), as_of=ref.as_of,
-                 as_of_approximate=ref.approximate, source=ref.source,
+                 as_of_approximate=ref.approximate, source=source,
                  flags=tuple(sorted(set(flags))), **extra)
 
 
@@ -151,14 +158,19 @@ def build(reference: Path, network) -> Result:
             if num(r[column]):
                 put(_offer(F2025, name, region, pricing, num(r[column]), offering_class=cls,
                            upfront=UPFRONT[pay]))
-        spot = num(r["usd_per_hour_spot_min"])
+        bucket = r["spot_interruption_frequency"]
+        advisor = {"interruption_bucket": bucket,
+                   "interruption_rate_per_hour": aws_bucket_rate(bucket)}
+        spot, mean = num(r["usd_per_hour_spot_min"]), num(r["usd_per_hour_spot_avg"])
         if spot:
-            bucket = r["spot_interruption_frequency"]
-            put(_offer(F2025, name, region, "spot", spot,
-                       usd_per_hour_zone_mean=num(r["usd_per_hour_spot_avg"]),
-                       usd_per_hour_zone_max=num(r["usd_per_hour_spot_max"]),
-                       interruption_bucket=bucket,
-                       interruption_rate_per_hour=aws_bucket_rate(bucket)))
+            put(_offer(F2025, name, region, "spot", spot, usd_per_hour_zone_mean=mean,
+                       usd_per_hour_zone_max=num(r["usd_per_hour_spot_max"]), **advisor))
+        elif mean:
+            # 122 rows give only the average: still the newest spot price and bucket, where
+            # skipping the row let the v7 table's ~2025-03 price (and no bucket) stand in.
+            # The source says the price is an average, as a refresh's Advisor estimate does.
+            put(_offer(F2025, name, region, "spot", mean, usd_per_hour_zone_mean=mean,
+                       source=SPOT_AVERAGE_SOURCE, **advisor))
     for o in _from_v7(old):
         put(o)
     for name, region, price in CAPACITY_BLOCKS:

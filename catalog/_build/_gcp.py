@@ -214,18 +214,23 @@ def _compose(host: Part, gpu: Part) -> ZonePrice:
     return zp
 
 
-def _region_offers(name: str, region: str, zones: dict[str, ZonePrice]) -> list[Offer]:
-    # Where zones of one region come from tables of different dates, the newest zones speak
-    # for the region (an older zone's price is not a second opinion, just an older one).
-    dated = {z: combined(zp.files)[0] for z, zp in zones.items()}
-    newest = max(dated.values())
-    zones = {z: zp for z, zp in zones.items() if dated[z] == newest}
-    as_of, approximate, source = combined(frozenset().union(*(zp.files for zp in
-                                                              zones.values())))
-    common = {"cloud": "gcp", "instance_type": name, "region": region, "as_of": as_of,
-              "as_of_approximate": approximate, "source": source}
+def _region_offers(name: str, region: str, all_zones: dict[str, ZonePrice]) -> list[Offer]:
+    dated = {z: combined(zp.files)[0] for z, zp in all_zones.items()}
     out = []
     for pricing, column in (("on_demand", "usd"), ("spot", "spot")):
+        # Where zones of one region come from tables of different dates, the newest zones speak
+        # for the region (an older zone's price is not a second opinion, just an older one).
+        # Only zones with a price speak for the price: a newer zone without one (v8's host row
+        # for asia-southeast1-a, no A100 x1 row in either table) knows nothing newer, and it
+        # hid the priced zones. Without any price, the newest zones say why.
+        pool = [z for z, zp in all_zones.items() if getattr(zp, column) is not None] \
+            or list(all_zones)
+        newest = max(dated[z] for z in pool)
+        zones = {z: all_zones[z] for z in pool if dated[z] == newest}
+        as_of, approximate, source = combined(frozenset().union(*(zp.files for zp in
+                                                                  zones.values())))
+        common = {"cloud": "gcp", "instance_type": name, "region": region, "as_of": as_of,
+                  "as_of_approximate": approximate, "source": source}
         priced = {z: getattr(zp, column) for z, zp in zones.items()
                   if getattr(zp, column) is not None}
         shared = {f: r for zp in zones.values() for f, r in zp.flags.items()}

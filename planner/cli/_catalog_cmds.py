@@ -213,7 +213,7 @@ def _say_why_none(cat, filters: dict, rest: dict) -> None:
         return
     if filters["gpus"] and not select_offers(cat, gpus=filters["gpus"]):
         # no offer of these GPUs at all, whatever else is asked: "no offer matches every
-        # filter together (without --gpu: 14,468 offers)" said nothing of why (MI300X: its
+        # filter together (without --gpu: 14,532 offers)" said nothing of why (MI300X: its
         # instance type is listed, never priced)
         accs = {cat.resolve_accelerator(g) for g in filters["gpus"]}
         types = [t for t in cat.instance_types if t.accelerator in accs]

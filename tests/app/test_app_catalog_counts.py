@@ -1,5 +1,5 @@
 """The Catalog page against `gpuplan offers`: the same precision for $/h as for $/GPU-h, and a
-count that says it leaves the unpriced offers out (the CLI lists them: 14,468 offers there,
+count that says it leaves the unpriced offers out (the CLI lists them: 14,532 offers there,
 14,366 here, with nothing said)."""
 
 from __future__ import annotations

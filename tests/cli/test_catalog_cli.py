@@ -268,7 +268,7 @@ def test_filters_that_only_disagree_say_which_one_to_drop(capsys):
 
 
 def test_a_pricing_model_the_catalog_lacks_is_named(capsys):
-    # "without --pricing: 14,468 offers" left the user guessing that none is committed_1y
+    # "without --pricing: 14,532 offers" left the user guessing that none is committed_1y
     code, out, err = run(capsys, "offers", "--pricing", "committed_3y")
     assert code == 0 and "0 offers" in out
     assert "the catalog has no committed_3y offers" in " ".join(err.split())
@@ -423,7 +423,8 @@ def test_offers_mark_prices_plan_refuses_where_the_flags_column_is_left_out(caps
     priced = [line for line in rows[:5] if "spot" in line]
     assert priced and all(line.rstrip().endswith("*") for line in priced)
     assert "(marked * in $/h) are not used by `gpuplan plan`" in " ".join(out.split())
-    code, out, _ = run(capsys, "offers", "--gpu", "H100", "--cloud", "aws", "--limit", "4")
+    code, out, _ = run(capsys, "offers", "--gpu", "H100", "--cloud", "aws", "--limit", "4",
+                       "--pricing", "on_demand")
     assert code == 0 and "Flags:" not in out and "*" not in out  # none of the 4 is flagged
     code, out, _ = run(capsys, "offers", "--instance", "p6-b200.48xlarge", "--region",
                        "us-east-1", "--pricing", "on_demand")
@@ -440,7 +441,7 @@ def test_min_gpus_reaches_the_largest_tpu_slices(capsys):
 
 def test_a_gpu_the_catalog_never_prices_is_said_so(capsys):
     """`offers --gpu MI300X` said "no offer matches every filter together (without --gpu:
-    14,468 offers)" for a single filter: the catalog lists Azure's MI300X type, unpriced."""
+    14,532 offers)" for a single filter: the catalog lists Azure's MI300X type, unpriced."""
     code, out, err = run(capsys, "offers", "--gpu", "MI300X", "--json")
     assert code == 0 and json.loads(out) == []
     said = " ".join(err.split())

@@ -178,7 +178,10 @@ OVERRIDE_CASES = [
               says="--overrides is empty"),
     overrides("info-directory", Directory(), command=("catalog", "info"), says="is a directory"),
     overrides("good-discount", "discounts: [{instance_type: p5.48xlarge, percent: 50}]\n",
-              expect=0, says="overridden"),
+              expect=0, says="overridden",  # on-demand: a discount is off list prices, and
+              # the two cheapest p5 offers are spot since the 2026-12-06 snapshot
+              command=("offers", "--instance", "p5.48xlarge", "--pricing", "on_demand",
+                       "--limit", "2")),
 ]
 
 # ---- gpus, catalog info, catalog use ---------------------------------------------------------
