@@ -216,7 +216,12 @@ def upload(label: str, *, key: str, what: str, types: list[str], container=st):
     The limit is enforced here too: the browser's check is only advisory.
     """
     limit = UPLOAD_LIMIT_MB[what]
+    # the widget keeps the page's limit: a larger one (to let the check below say why) made
+    # the drop zone read "Limit 4MB per file" beside a 1 MB limit
     up = container.file_uploader(label, type=types, key=key, max_upload_size=limit)
+    # said as text, always: a file over it is refused in the browser, said only in a hover
+    # tooltip (the Team page went on "Upload a team plan to allocate it.")
+    container.caption(f"A {what} is at most {limit} MB.")
     if up is None:
         return None
     data = up.getvalue()

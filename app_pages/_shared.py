@@ -70,7 +70,12 @@ _FIELD_ALIASES = {"cloud": "clouds", "region": "regions", "gpu": "gpus", "top_n"
                   "budget_usd": "budget", "deadline_hours": "deadline", "model_preset": "model"}
 # CLI commands a message may suggest, and where the app does the same.
 _COMMANDS = {"`gpuplan offers --flagged`": "the Catalog page's price flags",
-             "`gpuplan offers`": "the Catalog page", "`gpuplan gpus`": "the Catalog page",
+             # "run the Catalog page to list accelerators and their aliases": a page is not
+             # run, and the aliases are in its accelerators table
+             "run `gpuplan gpus` to list accelerators and their aliases":
+                 "see the Catalog page's accelerators and their aliases",
+             "`gpuplan offers`": "the Catalog page",
+             "`gpuplan gpus`": "the Catalog page's accelerators",
              "`gpuplan probe show`": "the Probes page", "`gpuplan probe list`": "the Probes page"}
 _FLAG = re.compile(r"--([a-z][a-z0-9-]*)")  # messages from outside the planner (catalog, launch)
 _REFERENCE = re.compile(r"`([a-z][a-z0-9_]*)`")  # the planner's `field` references

@@ -28,7 +28,7 @@ OFFER_COLUMNS = {
     "flags": ("Flags", "list"),
 }
 ACCELERATOR_COLUMNS = {
-    "name": ("Accelerator", "text"), "vendor": ("Vendor", "text"),
+    "name": ("Accelerator", "text"), "aliases": ("Aliases", "list"), "vendor": ("Vendor", "text"),
     "memory_gib": ("Memory (GiB)", "int"),
     "memory_bandwidth_gb_per_s": ("Memory bandwidth (GB/s)", "int"),
     "tflops_bf16": ("bf16 TFLOP/s", "int"), "tflops_fp8": ("fp8 TFLOP/s", "int"),
@@ -44,8 +44,31 @@ SORT_HELP = ("price: $ per instance-hour; gpu_price: $ per GPU-hour; pflop_price
              "PFLOP/s-hour")
 
 
+def canonical_gpus(cat: catalog.Catalog, url: I.UrlInputs, offered: list[str]) -> None:
+    """A link's accelerators by their catalog names, resolved as `gpuplan offers --gpu` and a
+    team plan resolve them (``offers_gpu=H100`` was "not one of the choices; showing none"):
+    a value that names no offered accelerator is left for the link warning."""
+    raw = url.raw.get("offers_gpu")
+    if not raw:
+        return
+
+    def canonical(value: str) -> str:
+        try:
+            name = cat.resolve_accelerator(value)
+        except catalog.GpuplanError:
+            return value
+        return name if name in offered else value
+
+    names = list(dict.fromkeys(canonical(v) for v in raw))
+    if names != raw:
+        url.raw["offers_gpu"] = names
+        st.query_params["offers_gpu"] = names
+        st.session_state["offers_gpu"] = [n for n in names if n in offered]
+
+
 def filters(cat: catalog.Catalog, url: I.UrlInputs) -> dict:
     offered = sorted({t.accelerator for t in cat.instance_types})
+    canonical_gpus(cat, url, offered)
     c = st.columns(4)
     gpus = url(c[0].multiselect, L["gpus"], offered, key="offers_gpu",
                placeholder="All accelerators")
@@ -124,8 +147,9 @@ def count_line(df: pd.DataFrame, hidden: int) -> str:
     """The count of offers shown, which `gpuplan offers` (unpriced offers included) gives for
     the same filters only once the unpriced are counted: "priced", and how many are hidden."""
     what = "priced offers" if hidden else "offers"
-    line = (f"**{len(df):,} {what}** across {df['instance_type'].nunique()} instance types "
-            f"and {df['region'].nunique()} regions")
+    types, regions = df["instance_type"].nunique(), df["region"].nunique()
+    line = (f"**{len(df):,} {what}** across {types} instance type{'s' * (types != 1)} "
+            f"and {regions} region{'s' * (regions != 1)}")
     if hidden:
         line += (f"; {hidden:,} unpriced offer{'s' if hidden > 1 else ''} hidden (tick "
                  "*Include unpriced offers* to list them)")
@@ -169,6 +193,8 @@ def main() -> None:
     with st.expander("Accelerators: datasheet specs and cheapest $/GPU-hour"):
         acc = pd.DataFrame(S.cached_accelerator_summaries(S.catalog_key(cat)))
         acc = acc[acc["instance_types"] > 0]
+        # the other names an input takes for each (a team plan's "H100", `--gpu h100`)
+        acc["aliases"] = [list(cat.aliases_of(cat.accelerator(n))) for n in acc["name"]]
         F.show_table(acc, ACCELERATOR_COLUMNS, key="accelerators_table")
 
 

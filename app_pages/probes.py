@@ -67,7 +67,13 @@ def judged(name: str, data: bytes, accelerator: str, catalog_id: tuple) -> dict:
             cal = store.load_calibration(cat, db=db)
     except catalog.GpuplanError as exc:
         return S.error_out(exc)
-    return {"used": [n.line() for n in cal.used() if stored.id in n.report_ids],
+    used = [n for n in cal.used() if stored.id in n.report_ids]
+    # the workload layer as `probe ingest` says it: measured vs modelled, the planner's numbers
+    layers = [m for m in cal.workload_layers.values() if stored.id in m.report_ids]
+    return {"used": [n.line() for n in used], "kinds": sorted({n.kind for n in used}),
+            "workload": [{"modelled_ms": m.modelled_layer_seconds * 1e3,
+                          "modelled_mib": m.modelled_layer_memory_bytes / 2**20,
+                          "summary": m.summary()} for m in layers],
             "refused": reasons_by_figure(n for n in cal.rejected() if stored.id in n.report_ids)}
 
 
@@ -114,6 +120,13 @@ def resolved_accelerator(cat: catalog.Catalog, env) -> str | None:
 
 def is_gpu_run(report) -> bool:
     return report.environment is not None and report.environment.device_type == "cuda"
+
+
+def not_gpu_words(report) -> str:
+    """What a report that calibrates no GPU ran on, as `probe show` says it: "a CPU run", or
+    "a report of an unknown machine" where it has no environment section (it was called "a
+    CPU run": a fact the report does not hold)."""
+    return "a report of an unknown machine" if report.environment is None else "a CPU run"
 
 
 def environment(report) -> None:
@@ -182,12 +195,19 @@ def busbw_chart(report):
 
 
 def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None,
-           gpu_run: bool) -> None:
+           gpu_run: bool, *, ran_on: str = "a CPU run", said: str | None = None) -> None:
+    """Store the report; ``ran_on``: what a report that is not a GPU run ran on, in words
+    (``not_gpu_words``); ``said``: why ingesting would refuse it, said above already."""
     try:
         stored = store.ingest_bytes(data, cat, source=Path(name).name or "report.json",
                                     accelerator=accelerator)
     except catalog.GpuplanError as exc:
-        show_error(S.error_out(exc))
+        out = S.error_out(exc)
+        if out["error"] == said:  # the warning above said this sentence: not twice
+            st.error("Not stored: ingesting refuses this report, for the reason above.",
+                     icon=":material/error:")
+        else:
+            show_error(out)
         return
     if stored.ingest_status != "stored":
         # a copy of a stored run (same file or measurements) adds nothing, as the CLI says
@@ -206,8 +226,9 @@ def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None
         st.warning(F.md(f"Stored as probe report {stored.id}, but it calibrates nothing:")
                    + " " + calibrates_nothing(refused) + ".", icon=":material/warning:")
     else:
-        st.success(F.md(f"Stored as probe report {stored.id}, for reference only: a CPU run "
-                        "calibrates no GPU, so plans are unchanged."), icon=":material/check:")
+        st.success(F.md(f"Stored as probe report {stored.id}, for reference only: "
+                        f"{ran_on} calibrates no GPU, "
+                        "so plans are unchanged."), icon=":material/check:")
 
 
 def stored_reports() -> None:
@@ -279,8 +300,37 @@ def remove_reports(reports, calibrating: set[int]) -> None:
             st.rerun()
 
 
-def measurements(report, acc: catalog.Accelerator | None) -> None:
-    """The report's charts (matmul vs the datasheet, bus bandwidth) and memory table."""
+WORKLOAD_COLUMNS = {"figure": ("Per layer (fwd+bwd)", "text"),
+                    "measured": ("Measured", "num2"), "modelled": ("Modelled", "num2")}
+# what plans take from each kind of figure ingesting accepts (`CalibrationNote.kind`)
+KIND_WORDS = {"matmul": "matmul rates", "hbm": "memory bandwidth",
+              "intra": "collective bandwidth", "inter": "collective bandwidth",
+              "workload": "layer time and activation memory"}
+
+
+def workload(report, modelled: list[dict]) -> None:
+    """The workload probe's layer: measured (``store.workload_figures``, what ingesting
+    stores) vs modelled (the calibration's, as `probe ingest` says it); a workload-only report
+    showed just "No matmul measurements" and nothing it measured."""
+    got = store.workload_figures(report)
+    if got is None:
+        return
+    model = modelled[0] if modelled else {}
+    mib = got["memory_bytes"] / 2**20 if got["memory_bytes"] else None
+    st.markdown(F.md(f"**Workload layer** ({got['framework']}, {got['shape'].label})"))
+    F.show_table(pd.DataFrame([
+        {"figure": "time (ms)", "measured": got["seconds"] * 1e3,
+         "modelled": model.get("modelled_ms")},
+        {"figure": "activation memory (MiB)", "measured": mib,
+         "modelled": model.get("modelled_mib") if mib is not None else None}]),
+        WORKLOAD_COLUMNS, key="workload_table")
+    if model:
+        st.caption(F.md(model["summary"][:1].upper() + model["summary"][1:] + "."))
+
+
+def measurements(report, acc: catalog.Accelerator | None, modelled: list[dict] = ()) -> None:
+    """The report's charts (matmul vs the datasheet, bus bandwidth), memory table and
+    workload layer (``modelled``: ``judged``'s, empty where it was not judged)."""
     left, right = st.columns(2)
     fig = matmul_chart(report, acc)
     if fig is not None:
@@ -298,6 +348,7 @@ def measurements(report, acc: catalog.Accelerator | None) -> None:
               "bytes": C.bytes_tick(p.size_bytes) if p.size_bytes else None,
               "note": p.reason} for p in report.memory.points]),
             MEMORY_COLUMNS, key="memory_table")
+    workload(report, list(modelled))
 
 
 def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
@@ -309,7 +360,9 @@ def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
                             "calibration)", names,
                             index=names.index(found) if found in names else None,
                             key=I.for_upload("probe_accelerator", data), disabled=not gpu_run,
-                            help=None if gpu_run else "A CPU run has no GPU to compare")
+                            help=None if gpu_run else
+                            f"{not_gpu_words(report)[:1].upper()}{not_gpu_words(report)[1:]} "
+                            "has no GPU to compare")
     acc = cat.accelerator(acc_name) if acc_name and gpu_run else None
     # judged before it is charted: a figure the rules refuse (a hand edit, an impossible
     # number) is not drawn as a measurement beside the datasheet; the refusal is said instead
@@ -330,7 +383,7 @@ def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
     # ("measured 650 vs datasheet 312 (A100)" of an H100 run): folded away as well
     folded = "Charts of the refused report" if whole else "Charts of the refused figures"
     with (st.expander(folded) if whole or refused else st.container()):
-        measurements(report, acc)
+        measurements(report, acc, verdict.get("workload", []))
     for err in report.errors:
         st.warning(F.md(f"probe {err.probe} failed: {err.error_type}:") + " "
                    + code_md(err.message))
@@ -340,15 +393,26 @@ def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
     elif refused:
         st.caption("Ingesting stores the report, but plans do not change: the calibration "
                    "rules refuse its figures (above).")
+    elif gpu_run and verdict.get("kinds"):
+        # what the rules take from this report ("matmul, memory and collective rates" of a
+        # report that measured only a workload layer)
+        words = list(dict.fromkeys(KIND_WORDS[k] for k in KIND_WORDS if k in verdict["kinds"]))
+        used = ", ".join(words[:-1]) + " and " * (len(words) > 1) + words[-1]
+        st.caption(F.md(f"Ingesting stores the report; plans on this accelerator then use its "
+                        f"measured {used} instead of the model's datasheet-based figures."))
     elif gpu_run:
-        st.caption("Ingesting stores the report; plans on this accelerator then use its "
-                   "measured matmul, memory and collective rates instead of datasheet peaks.")
+        st.caption("Ingesting stores the report; plans on this accelerator then use what the "
+                   "calibration rules accept of its measurements.")
+    elif report.environment is None:
+        st.caption("It is unknown what this report ran on: ingesting stores it for reference, "
+                   "but it cannot calibrate a GPU, so plans do not change.")
     else:
         st.caption("This is a CPU run: ingesting stores it for reference, but a CPU run "
                    "never calibrates a GPU, so plans do not change.")
     if st.button("Ingest for planning" if gpu_run else "Store for reference",
                  key="probe_ingest", type="primary"):
-        ingest(cat, name, data, acc_name if gpu_run else None, gpu_run)
+        ingest(cat, name, data, acc_name if gpu_run else None, gpu_run,
+               ran_on=not_gpu_words(report), said=verdict.get("error"))
 
 
 def main() -> None:

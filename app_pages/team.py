@@ -92,7 +92,11 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
             try:
                 parsed[config_name] = S.config_data(raw, config_name)
             except catalog.GpuplanError as exc:
-                raise teams_.TeamPlanError(f"{name}: {config_name}: {exc}") from None
+                # the reader's message names the file already ("model config same.json: …"):
+                # "same.json: model config same.json: …" said it twice
+                said = str(exc) if str(exc).startswith(f"model config {config_name}:") else \
+                    f"{config_name}: {exc}"
+                raise teams_.TeamPlanError(f"{name}: {said}") from None
         team_plan = S.parse_team_plan_no_paths(data, catalog=cat, source=name, configs=parsed)
         # the page has no actuals: a past deadline is refused, a past start said
         warnings = teams_.check_dates(team_plan, today=dt.date.fromisoformat(today))
@@ -108,10 +112,18 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
         return {"allocation": allocation.as_dict(), "reports": reports,
                 "warnings": [S.app_words(words(w)) for w in warnings]}
     except catalog.GpuplanError as exc:
-        out = S.error_out(exc)
+        # an error in the plan's own overrides entry is fixed there, not in the
+        # GPUPLAN_OVERRIDES file or with a CLI command its format names
+        ours = {OVERRIDES_FORMAT: "(the team plan's overrides entry; format: docs/team.md)"}
+        out = S.error_out(exc, replace=ours if str(exc).startswith(f"{name}: overrides")
+                          else None)
         if source_kind == "table":
             out["error"] = table_words(out["error"])
         return out
+
+
+# how the price-overrides reader names its format (catalog/_overrides.py), for the CLI
+OVERRIDES_FORMAT = "(format: `gpuplan offers --help`, --overrides)"
 
 
 def team_colours(a: dict) -> dict[str, str]:
@@ -307,11 +319,10 @@ def jobs_input(how: str, today: dt.date) -> tuple[str, str, tuple] | None:
             st.info("Upload a team plan to allocate it.")
             return None
         name, data = up
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            st.error(F.md(f"{name}: not UTF-8 text (byte {exc.start}). To fix: save the file "
-                          "as UTF-8"), icon=":material/error:")
+        try:  # the CLI's reader and words: "byte 0xb7 at byte offset 0, line 1"
+            text = catalog.decode_user_bytes(data, what=name)
+        except catalog.GpuplanError as exc:
+            st.error(F.md(str(exc)), icon=":material/error:")
             return None
         configs = config_uploads(named_configs(text, name))
         return None if configs is None else (text, name, configs)
