@@ -392,12 +392,16 @@ def read_json_file(path: str | os.PathLike[str], *, what: str,
 
 
 MAX_SHOWN_CHARS = 60  # a value of a user's file quoted back in a message
-HUGE = 10**30  # integers above this are "a huge number" in messages (repr of 10^400 is long)
+HUGE = 10**30  # integers above this are shown by their order of magnitude (repr of 10^400 is
+# long, and stops at 4,300 digits)
 
 
 def shown_number(value) -> str:
     """A number an option was given, as typed: the CLI reads `--budget -5` as -5.0, and
-    "got -5.0" was not what the user wrote."""
+    "got -5.0" was not what the user wrote; an integer above HUGE as "~1e400" ("a huge number
+    is too large" read badly)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > HUGE:
+        return f"{'-' if value < 0 else ''}~1e{math.floor(math.log10(abs(value)))}"
     if type(value) is float and value.is_integer() and abs(value) < 1e16:
         return str(int(value))
     return repr(value)
@@ -420,7 +424,7 @@ def _yaml_text(value, depth: int = 0) -> str:
     if value is None:
         return "null"
     if isinstance(value, int) and abs(value) > HUGE:
-        return "a huge number"
+        return shown_number(value)
     if isinstance(value, str):  # inside a list or mapping: plain where YAML would be
         return value if _PLAIN_WORD.fullmatch(value) else repr(value)
     if depth > 3:  # the text is cut at MAX_SHOWN_CHARS anyway

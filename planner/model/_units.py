@@ -245,7 +245,9 @@ def _bound(x: float) -> str:
 
 
 def _short(value: object) -> str:
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else "a huge number"
+    from catalog import shown_number  # 10^400 as "~1e400"
+
+    text = shown_number(value) if isinstance(value, int) else repr(value)
     return text if len(text) <= 40 else text[:37] + "…'"
 
 

@@ -124,7 +124,7 @@ def test_quota_file_read_errors_are_planner_errors(catalog, tmp_path):
 @pytest.mark.parametrize(("value", "what", "fragment"), [
     ("", "tokens", "`tokens` is empty"),
     ("nan", "tokens", "not a finite number"),
-    (10**400, "tokens", "a huge number is too large"),
+    (10**400, "tokens", "~1e400 is too large"),  # was "a huge number is too large"
     ("2e15", "tokens", "at most 1e15 tokens"),
     ("2e14", "params", "at most 1e14 parameters"),
     ("2e9", "global_batch_tokens", "at most 1e9 tokens per step"),
@@ -161,7 +161,7 @@ def test_a_deadline_ten_years_out_is_accepted():
 
 @pytest.mark.parametrize(("changes", "fragment"), [
     ({"budgets": {"total": float("nan")}}, "budgets.total: must be a number of USD >= 0"),
-    ({"budgets": {"total": 10**400}}, "got a huge number"),
+    ({"budgets": {"total": 10**400}}, "got ~1e400"),
     ({"jobs": [{**team_dict()["jobs"][0], "deadline": "2027-02-30"}]},
      "deadline: '2027-02-30' is not a date (day is out of range for month)"),
     ({"jobs": [{**team_dict()["jobs"][0], "workload": {"model": "gpt2", "tokens": ""}}]},
