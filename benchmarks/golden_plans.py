@@ -159,6 +159,10 @@ date and interruption bucket (64 new, 58 re-dated from the v7 table), and GCP's 
 in asia-southeast1 took their priced zones' prices. No recommendation changed, nor either team
 allocation; the candidates, offer counts, flagged-offer notes and the team cases' option counts
 did (a new p5.48xlarge ap-southeast-3 spot offer is among the 7B candidates).
+Seven of them were rewritten again the same day, with the stamp, for those 122 offers' source
+alone, which now says their average is a whole percentage below on-demand, as the Spot Instance
+Advisor's savings estimate ("(spot: the row's average over the region's zones, given with no
+minimum; …)"); with that text normalised every file is identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

@@ -54,9 +54,13 @@ RESERVED_COLUMNS = [  # column → (pricing, offering class, upfront)
 ]
 UPFRONT = {"no": "none", "partial": "partial", "all": "all"}
 # A spot offer priced at the 2025-11-30 table's average over the region's zones, where that
-# row gives no minimum (the offer's usual price: the cheapest zone).
-SPOT_AVERAGE_SOURCE = (f"{F2025.source} (spot: the average over the region's zones; the row "
-                       "gives no minimum)")
+# row gives no minimum (the offer's usual price: the cheapest zone). Every such average is a
+# whole percentage below on-demand (14 of the 122 exactly 90%), as the Spot Instance Advisor's
+# savings figure is: an estimate, not an observed price — the source says so, as a refresh's
+# advisor-priced offers do.
+SPOT_AVERAGE_SOURCE = (f"{F2025.source} (spot: the row's average over the region's zones, "
+                       "given with no minimum; a whole percentage below on-demand, as the Spot "
+                       "Instance Advisor's savings estimate)")
 _ACC_MEMORY_GIB = {"K80": 12.0}  # per GPU (one GK210 die); see the p2 correction below
 
 
