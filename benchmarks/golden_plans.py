@@ -163,6 +163,11 @@ Seven of them were rewritten again the same day, with the stamp, for those 122 o
 alone, which now says their average is a whole percentage below on-demand, as the Spot Instance
 Advisor's savings estimate ("(spot: the row's average over the region's zones, given with no
 minimum; …)"); with that text normalised every file is identical.
+``gpt2xl-aws-on-demand-by-accelerator`` was rewritten again the same day when a micro-batch
+beyond 16 began to need a 2% gain to be chosen (``_grid.MB_BEYOND_GAIN``; a 0.02% gain had
+taken gpt2-medium from 8.5 to 37.5 GiB a GPU): its recommendation keeps 32 (11.36 h), while
+three p5en.48xlarge candidates went back to 16 (22.37 → 22.56 h and alike) and the candidate
+order moved with them.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """
