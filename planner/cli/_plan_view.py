@@ -12,6 +12,7 @@ from ..model import (
     format_hours_range,
     format_requirement,
     format_usd,
+    format_usd_at_least,
 )
 from ._app import console, print_hanging
 from ._flags import flag_for, say_fields
@@ -148,8 +149,13 @@ def infeasible_fixes(inf, constraints) -> str:
         if "lower --min-probability" in limits:  # it too makes up for speed: "and also" it
             limits.remove("lower --min-probability")
             speed.append("lower --min-probability")
-        needed = (f"raise {flag_for('budget') or 'budget'} to at least "
-                  f"{format_usd(inf.cheapest.cost_usd)} (no plan costs less at any duration)")
+        flag = flag_for("budget") or "budget"
+        in_time = inf.relaxed.get("budget")  # the cheapest plan in time, where one is
+        needed = (f"raise {flag} to {format_usd_at_least(in_time.cost_usd)} (the cheapest plan "
+                  f"in time; none costs less than {format_usd(inf.cheapest.cost_usd)} at any "
+                  "duration)" if in_time is not None and not slow else
+                  f"raise {flag} to at least {format_usd_at_least(inf.cheapest.cost_usd)} (no "
+                  "plan costs less at any duration)")
         if slow:
             needed += f", and also {' or '.join(speed)}"
         return needed + "".join(f", or {x}" for x in limits) + "," + rest

@@ -133,6 +133,7 @@ from ._units import (
     format_params,
     format_requirement,
     format_usd,
+    format_usd_at_least,
     parse_count,
     parse_deadline,
 )
@@ -171,7 +172,7 @@ __all__ = [
     "duration_unit", "estimate",
     "evaluate", "family_note", "format_amount", "format_chance", "format_count", "format_expected",
     "format_hours", "format_figure", "format_hours_range", "format_params", "format_requirement",
-    "format_usd",
+    "format_usd", "format_usd_at_least",
     "freeze", "goodput", "goodput_arrays", "gpu_family", "hardware_for", "infer_architecture",
     "inference_only_message",
     "intra_link_for", "layer_flops", "least_memory", "matmul_dtype", "memory_terms",

@@ -109,6 +109,15 @@ def format_usd(x: float) -> str:
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 
 
+def format_usd_at_least(x: float) -> str:
+    """``format_usd`` of ``x`` rounded up to the digits it shows: a budget to raise to must
+    cover the plan ("$25,381" for $25,381.04 was refused again)."""
+    if not math.isfinite(x) or abs(x) < 0.01:
+        return format_usd(x)
+    scale = 1 if round(abs(x), 2) >= 100 else 100
+    return format_usd(math.ceil(x * scale - 1e-9) / scale)
+
+
 def duration_unit(h: float) -> tuple[float, str]:
     """The unit a duration ``h`` (hours) is shown in, as (per hour, name): "s" below a minute,
     "min" below an hour, "h" below two days, "d" from two days — judged on the figure as shown

@@ -18,8 +18,17 @@ def _fix(capsys, *args) -> str:
 
 def test_a_budget_below_every_plan_is_the_one_thing_to_change(capsys):
     fix = _fix(capsys, "--deadline", "3650d", "--budget", "100000")
-    assert fix.startswith("raise --budget to at least $4"), fix
+    assert fix.startswith("raise --budget to $4") and "(the cheapest plan in time;" in fix, fix
     assert "--deadline" not in fix and "--max-gpus" not in fix, fix
+
+
+def test_the_budget_asked_is_that_of_the_cheapest_plan_in_time(capsys):
+    """At 30 days the cheapest plan at any duration ($451,711) takes 514 days: the fix asked
+    for it, and that budget still failed (regression check of 2026-12-06)."""
+    fix = _fix(capsys, "--deadline", "30d", "--budget", "1000")
+    need = fix.split("raise --budget to ", 1)[1].split(" ", 1)[0]
+    assert main(["plan", "--model", "llama3-70b", "--tokens", "2T", "--deadline", "30d",
+                 "--budget", need.lstrip("$").replace(",", "")]) == 0, fix
 
 
 def test_a_budget_and_a_deadline_that_both_bind_are_both_asked(capsys):
