@@ -168,6 +168,11 @@ beyond 16 began to need a 2% gain to be chosen (``_grid.MB_BEYOND_GAIN``; a 0.02
 taken gpt2-medium from 8.5 to 37.5 GiB a GPU): its recommendation keeps 32 (11.36 h), while
 three p5en.48xlarge candidates went back to 16 (22.37 → 22.56 h and alike) and the candidate
 order moved with them.
+Eleven cases were rewritten again the same day, with the stamp, when the outlier rule stopped
+counting spot rows at or above on-demand (``catalog/_anomalies.py``: they had raised the
+p5.4xlarge spot median to 8.26 $/GPU-h and flagged a 2.37 one): ten offers' flags changed, so
+the flagged-offer notes and counts and one team case's option count moved; no recommendation,
+allocation or cost changed.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

@@ -31,7 +31,8 @@ first removes the flags it owns (``ANOMALY_FLAGS``), then applies:
    in sa-east-1, 1.36× its median) — while a price at half the median (GCP's 4.20 $/GPU-h
    H100 rows, z ≈ -5) or a placeholder is flagged. Groups of fewer than ``MIN_GROUP`` prices
    are not tested: a median of three says little. Offers without a whole-machine price
-   (host-only, placeholder) are left out.
+   (host-only, placeholder) are left out, and so are spot prices flagged by rule 1 (at or
+   above on-demand: no spot price, and they moved the spot median up).
 4. ``price_above_ceiling`` — more than ``CEILING_USD_PER_GPU_HOUR`` per accelerator-hour.
 5. ``placeholder_price`` — a value a price source uses for "unknown": GCP TPU slices at
    ``TPU_PLACEHOLDER_USD_PER_HOUR``. (Zero prices never become offers: sources and the
@@ -67,7 +68,11 @@ ANOMALY_FLAGS: frozenset[str] = frozenset({
     "spot_not_below_on_demand", "spot_discount_below_documented", "price_outlier",
     "price_above_ceiling"})
 # Offers whose price is not a whole machine's: kept out of the outlier reference groups.
-_NOT_COMPARABLE = frozenset({"host_price_missing", "price_unknown", "placeholder_price"})
+# …and a "spot" price at or above on-demand, which is no spot price: AWS rows that cost
+# exactly their on-demand rate made the p5.4xlarge spot median 8.26 $/GPU-h, so a real spot
+# price of 2.37 scored z = -8.3 and was flagged an outlier
+_NOT_COMPARABLE = frozenset({"host_price_missing", "price_unknown", "placeholder_price",
+                             "spot_not_below_on_demand"})
 
 
 def add_flag(offer: Offer, flag: str, reason: str) -> Offer:
