@@ -25,6 +25,10 @@ _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#
 PRICING_COLORS: dict[str, str] = {p: _PALETTE[i % len(_PALETTE)]
                                   for i, p in enumerate(catalog.PRICING_MODELS)}
 DEADLINE_COLOR = "#d62728"
+# a legend in rows under the plot, from its left: beside it, long names took a phone's width
+LEGEND_BELOW = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom",
+                "xref": "container", "x": 0, "xanchor": "left"}
+SHORT_LABEL_CHARS = 24  # of a category's name an axis shows (the hover shows it whole)
 
 
 def pricing_label(pricing: str) -> str:
@@ -208,3 +212,26 @@ def _pow2_ticks(lo: float, hi: float) -> list[float]:
 def bytes_axis(fig: go.Figure, values: Iterable[float], *, axis: str = "x", title: str) -> bool:
     return readable_axis(fig, values, axis=axis, label=bytes_tick, title=title, log=True,
                          log_steps=_pow2_ticks)
+
+
+def titled(text: str, subtitle: str | None = None) -> dict:
+    """A chart's title that fits a phone's width (plotly cuts a title, it does not wrap it):
+    the words that name the chart, and what qualifies them (an accelerator, how to read the
+    marks) on a line under it in smaller type."""
+    return {"text": text, **({"subtitle": {"text": subtitle}} if subtitle else {})}
+
+
+def short_labels(names: Iterable[str], most: int = SHORT_LABEL_CHARS) -> list[str]:
+    """Each name at most ``most`` characters, for an axis of categories: a long one keeps its
+    start and its end ("llama3-70b-sft-i…ablation"), where names of one family differ; two
+    that still read the same are numbered, so that they stay two rows."""
+    out: list[str] = []
+    for name in map(str, names):
+        short = name if len(name) <= most else \
+            name[:most - 1 - most // 3] + "…" + name[len(name) - most // 3:]
+        n = 2
+        while short in out:
+            short = f"{short[:most - 2 - len(str(n))]}… {n}"
+            n += 1
+        out.append(short)
+    return out

@@ -41,6 +41,13 @@ class UrlInputs:
 
     def __call__(self, widget, label: str, *args, key: str, **kwargs):
         unbound = st.session_state.setdefault("_url_unbound", set())
+        raw = self.raw.get(key)
+        given = [r for r in raw or () if r != ""]
+        drop = False
+        if len(given) > 1 and not _takes_many(widget, kwargs):
+            # a widget of one value takes a link's last (Streamlit's rule): the others are
+            # dropped from the URL, which kept both, so a reload or a copy warned again
+            _set_param(key, raw[-1])
         if getattr(widget, "__name__", "") == "number_input":
             whole = _whole_number_box(args, kwargs)
             if not all(_plain_number(r, whole=whole) for r in self.raw.get(key, ())):
@@ -50,12 +57,15 @@ class UrlInputs:
                 # widget is not bound to the link in this session, so it shows its default,
                 # and the value is named below as unusable
                 unbound.add(key)
+                # and taken out of the URL (unbound, Streamlit left it there: a reload or a
+                # shared copy of the link warned again)
+                drop = True
+        if drop:
+            _drop_param(key)
         bind = {} if key in unbound else {"bind": Q}
         value = widget(label, *args, key=key, **bind, **kwargs)
         self.keys.add(key)
         self.values[key] = value
-        raw = self.raw.get(key)
-        given = [r for r in raw or () if r != ""]
         if len(given) > 1 and not isinstance(value, list):
             # a link holds one value per widget (a multiselect's list aside): which of two
             # Streamlit takes varies by widget, so the link is named as it is, not judged
@@ -144,6 +154,29 @@ def _range(widget, args: tuple, kwargs: dict) -> str:
 
 
 _NUMBER_INPUT_ARGS = ("min_value", "max_value", "value", "step")  # st.number_input's order
+
+
+def _takes_many(widget, kwargs: dict) -> bool:
+    """Whether a widget's value is a list (a link may give it several values)."""
+    return getattr(widget, "__name__", "") == "multiselect" or \
+        kwargs.get("selection_mode") == "multi"
+
+
+def _drop_param(key: str) -> None:
+    """``key`` taken out of the URL, before its widget is bound to it."""
+    try:
+        if key in st.query_params:
+            del st.query_params[key]
+    except st.errors.StreamlitAPIException:
+        pass  # bound already (Streamlit keeps what the widget shows)
+
+
+def _set_param(key: str, value: str) -> None:
+    """``key`` given one ``value`` in the URL, before its widget is bound to it."""
+    try:
+        st.query_params[key] = value
+    except st.errors.StreamlitAPIException:
+        pass  # bound already (Streamlit keeps what the widget shows)
 
 
 def _whole_number_box(args: tuple, kwargs: dict) -> bool:

@@ -14,14 +14,15 @@ from app_pages import _inputs as I
 from app_pages import _shared as S
 
 L = S.FIELD_LABELS
+# the prices right after the instance type: on a phone, $/h was the 8th column, off-screen
 OFFER_COLUMNS = {
     "cloud": ("Cloud", "text"), "instance_type": ("Instance type", "text"),
-    "region": ("Region", "text"), "accelerator": ("Accelerator", "text"),
-    "gpu_count": ("GPUs", "int"), "gpu_memory_gib": ("GiB per GPU", "num1"),
     # $/h to the tenth of a cent, as $/GPU-h and `gpuplan offers`: a 1-GPU offer read $0.03
     # beside its $0.026 per GPU-hour
-    "pricing": ("Pricing", "pricing"), "usd_per_hour": ("$/h", "usd3"),
-    "usd_per_gpu_hour": ("$/GPU-h", "usd3"),
+    "usd_per_hour": ("$/h", "usd3"), "usd_per_gpu_hour": ("$/GPU-h", "usd3"),
+    "pricing": ("Pricing", "pricing"), "region": ("Region", "text"),
+    "accelerator": ("Accelerator", "text"), "gpu_count": ("GPUs", "int"),
+    "gpu_memory_gib": ("GiB per GPU", "num1"),
     "usd_per_bf16_pflop_hour": ("$/bf16 PFLOP/s-h", "usd3"),
     "inter_node_gbps": ("Network (Gbit/s)", "int"), "fabric": ("Fabric", "text"),
     "intra_node_topology": ("GPU links", "text"), "as_of": ("Price as of", "text"),
@@ -120,10 +121,11 @@ def price_chart(df: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", legendgroup=pricing,
                                  name=C.PRICING_LABELS[pricing],
                                  marker={"color": C.PRICING_COLORS[pricing], "size": 8}))
-    fig.update_layout(boxmode="group", height=460, margin={"t": 40},
-                      title="$ per GPU-hour by accelerator (each point an offer)",
+    # the legend in rows under the plot (beside it, it took 40% of a phone's width)
+    fig.update_layout(boxmode="group", height=520, margin={"t": 70},
+                      title=C.titled("$ per GPU-hour by accelerator", "each point an offer"),
                       xaxis={"categoryorder": "array", "categoryarray": order, "title": ""},
-                      legend_title_text="")
+                      legend=C.LEGEND_BELOW | {"title_text": ""})
     C.usd_axis(fig, priced["usd_per_gpu_hour"], title="$ per GPU-hour")
     return fig
 

@@ -170,11 +170,12 @@ def matmul_chart(report, acc: catalog.Accelerator | None):
     df["label"] = df["tflops"].map(bar_label)
     fig = px.bar(df, x="dtype", y="tflops", color="what", barmode="group", text="label",
                  color_discrete_map={"measured": "#1f77b4", "datasheet (dense)": "#9aa5b1"},
-                 labels={"tflops": "TFLOP/s", "dtype": "", "what": ""},
-                 title="Matmul: measured vs datasheet"
-                       + (f" ({F.plot_text(acc.name)})" if acc else ""))
+                 labels={"tflops": "TFLOP/s", "dtype": "", "what": ""})
     fig.update_traces(textposition="outside", cliponaxis=False)
-    fig.update_layout(margin={"t": 60})
+    # the accelerator under the title (beside it, the title ran off a phone's screen), the
+    # legend under the plot (beside it, it took 40% of a phone's width)
+    fig.update_layout(margin={"t": 70}, height=480, legend=C.LEGEND_BELOW, title=C.titled(
+        "Matmul: measured vs datasheet", F.plot_text(acc.name) if acc else None))
     return fig
 
 

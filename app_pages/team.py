@@ -133,26 +133,32 @@ def team_colours(a: dict) -> dict[str, str]:
 
 def timeline(a: dict) -> go.Figure:
     jobs = pd.DataFrame(a["jobs"])
-    jobs["job_label"] = jobs["job"].map(F.plot_text)
+    # a job's name cut on its row (a 60-character name left the plot no width on a phone),
+    # whole in the hover
+    jobs["job_label"] = [F.plot_text(n) for n in C.short_labels(jobs["job"])]
+    jobs["job_name"] = jobs["job"].map(F.plot_text)
     jobs["team_label"] = jobs["team"].map(F.plot_text)
     jobs["cost"] = jobs["cost_usd"].map(F.usd)
     jobs["where"] = [F.plot_text(f"{j.nodes}× {j.instance_type} · {j.cloud} {j.region} · "
                                  f"{C.pricing_label(j.pricing)}") for j in jobs.itertuples()]
     fig = px.timeline(jobs, x_start="start", x_end="end", y="job_label", color="team_label",
                       color_discrete_map=team_colours(a),
-                      custom_data=["where", "cost", "deadline", "start", "end"],
-                      title="Timeline (bars: when each job runs; red: its deadline)")
-    fig.update_traces(hovertemplate="%{y}<br>%{customdata[0]}<br>%{customdata[3]} → "
+                      custom_data=["where", "cost", "deadline", "start", "end", "job_name"])
+    fig.update_traces(hovertemplate="%{customdata[5]}<br>%{customdata[0]}<br>%{customdata[3]} → "
                                     "%{customdata[4]} UTC<br>cost %{customdata[1]} · deadline "
                                     "%{customdata[2]}<extra></extra>")
     fig.add_scatter(x=pd.to_datetime(jobs["deadline"]), y=jobs["job_label"], mode="markers",
                     marker={"symbol": "line-ns-open", "size": 22, "color": "#8B0000",
-                            "line": {"width": 2}},
-                    name="deadline", hovertemplate="deadline %{x|%Y-%m-%d}<extra></extra>")
+                            "line": {"width": 2}}, customdata=jobs["job_name"],
+                    name="deadline",
+                    hovertemplate="%{customdata}<br>deadline %{x|%Y-%m-%d}<extra></extra>")
     fig.update_yaxes(autorange="reversed", title="")
     fig.update_xaxes(title="", tickformat="%Y-%m-%d")
-    fig.update_layout(legend_title_text="team", height=160 + 40 * len(jobs),
-                      margin={"t": 50})
+    # the legend in rows under the plot, as the burn chart's: beside it, a long team name
+    # took the plot's width
+    fig.update_layout(height=220 + 40 * len(jobs), margin={"t": 70}, legend=C.LEGEND_BELOW
+                      | {"title_text": "team"},
+                      title=C.titled("Timeline", "bars: when each job runs; red: its deadline"))
     return fig
 
 
