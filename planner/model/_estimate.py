@@ -195,15 +195,16 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
     wm = (measurements or {}).get((mb, int(grid["rc"][i])))
     covered = float(res["layer_s"][i]) / step if step > 0 else 0.0
     sigma = range_sigma(A, workload.framework, wm, covered, moe=workload.arch.is_moe)
-    calibrated = list(ci.calibrated)
+    calibrated, probe_effect = list(ci.calibrated), None  # the range said one way in both notes
     if wm is not None:
         unmeasured = range_sigma(A, workload.framework, moe=workload.arch.is_moe)
+        probe_effect = ("narrowed" if sigma < unmeasured - 1e-12 else
+                        "widened" if sigma > unmeasured + 1e-12 else None)
         calibrated.append(
             f"layer time: {wm.summary()}; the layers' work ({covered:.0%} of the step) is "
             f"scaled by {wm.time_ratio:.2f} and the range "
-            + (f"narrowed to σ {sigma:.3f}" if sigma < unmeasured - 1e-12 else
-               f"widened to σ {sigma:.3f} {_widened_by(wm)}"
-               if sigma > unmeasured + 1e-12 else
+            + (f"narrowed to σ {sigma:.3f}" if probe_effect == "narrowed" else
+               f"widened to σ {sigma:.3f} {_widened_by(wm)}" if probe_effect else
                f"kept at σ {sigma:.3f} (the measured shape is {wm.distance:.2f} away)")
             + (f"; activations scaled by {wm.memory_ratio:.2f} (measured)"
                if wm.memory_ratio is not None else ""))
@@ -267,7 +268,7 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
              f": the model's log-normal error, σ = {sigma:.3f} "
              + "(throughput σ {:.3f} {}".format(*throughput_sigma(
                  A, workload.framework, moe=workload.arch.is_moe))
-             + (", narrowed by the workload probe" if wm is not None else "")
+             + (f", {probe_effect} by the workload probe" if probe_effect else "")
              + f"; operations σ {A.operations_log_sigma:.3f} from published "
              "effective-training-time reports), with Poisson interruptions",
              *calibrated[len(ci.calibrated):]]

@@ -108,3 +108,25 @@ def test_the_workload_report_calibrates_its_own_layer(tmp_path, catalog):
     # the Megatron-style count alone was 592 MiB, 23% short
     assert m.modelled_layer_memory_bytes == pytest.approx(w["layer_activation_bytes"],
                                                           rel=0.002)
+
+
+def test_a_range_the_workload_probe_widened_is_not_said_to_be_narrowed(tmp_path, catalog):
+    """A measured shape 2.00 away widened the range (σ 0.251), and the range note said
+    "narrowed by the workload probe" beside it (workload-probe sweep, 2026-12-06)."""
+    from planner.model import WorkloadSpec, build_workload
+
+    cal = _stored(tmp_path, catalog, "probe-report.json", "workload-report.json")
+    w = build_workload(WorkloadSpec(model="llama3-8b", tokens="1B", seq_len=4096,
+                                    framework="fsdp", arch_overrides=(
+                                        ("layers", 16), ("hidden", 2048), ("heads", 32),
+                                        ("kv_heads", 8), ("ffn_hidden", 8192))))
+    est = estimate(w, reference_cluster(catalog, H200, 8), calibration=cal)
+    said = " ".join(est.calibrated + est.assumptions)
+    layer = next(n for n in est.calibrated if n.startswith("layer time:"))
+    if "widened to σ" in layer:
+        assert "narrowed by the workload probe" not in said, said
+        assert "widened by the workload probe" in said
+    elif "narrowed to σ" in layer:
+        assert "narrowed by the workload probe" in said
+    else:
+        assert "by the workload probe" not in said
