@@ -38,6 +38,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from probes._errors import ProbeSetupError
 from probes._stats import median, percentile
 from probes._workload_config import (
     ATTENTION_BACKENDS,
@@ -83,13 +84,28 @@ def choose_backend(cfg: WorkloadConfig, device: torch.device) -> tuple[str, str]
             with sdpa_kernel([sdpa_backend(name)]):  # RuntimeError when it cannot run this
                 F.scaled_dot_product_attention(q, q, q, is_causal=True).sum().backward()
         except RuntimeError as exc:
-            failures.append(f"{name}: {str(exc).splitlines()[0][:80]}")
+            failures.append(f"{name}: {_first_clause(str(exc))}")
             continue
         tried = f"; not available: {'; '.join(failures)}" if failures else ""
         return name, f"SDPA {name} backend{tried}"
-    raise RuntimeError(f"no SDPA backend runs head_dim {cfg.d_head} in {cfg.run_precision} on "
-                       f"{device.type} ({'; '.join(failures)}). To fix: choose --attention "
-                       "math, or another --precision")
+    # the math backend runs every even head size in every precision, on every device: the
+    # fix is another backend (another --precision changes nothing on a CPU)
+    what = f"the SDPA {names[0]} backend is not" if len(names) == 1 else "no SDPA backend is"
+    raise ProbeSetupError(
+        f"{what} available on this {device.type} for head_dim {cfg.d_head} in "
+        f"{cfg.run_precision} ({'; '.join(failures)}). To fix: choose --attention auto (the "
+        "first backend that runs here) or --attention math")
+
+
+def _first_clause(text: str, limit: int = 120) -> str:
+    """torch's reason up to its first sentence end, or cut at a clause within ``limit``
+    characters (not mid-word, as [:80] cut "This is likely due")."""
+    line = text.strip().splitlines()[0] if text.strip() else "no reason given"
+    sentence = line.split(". ", 1)[0].rstrip(".")
+    if len(sentence) <= limit:
+        return sentence
+    cut = max(sentence.rfind(sep, 0, limit) for sep in (",", ";", ":"))
+    return sentence[:cut] if cut > 0 else sentence[:limit].rsplit(" ", 1)[0] + " …"
 
 
 class _Trainer:

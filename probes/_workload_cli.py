@@ -220,7 +220,8 @@ def config_from_args(args) -> WorkloadConfig:
                               device=args.device, attention=args.attention,
                               profile=not args.no_profile, timeout_seconds=args.timeout_s)
     except ValueError as exc:
-        raise ProbesError(f"{str(exc).rstrip('.')}. {FIX}") from None
+        text = str(exc).rstrip(".")  # a message with its own fix needs no pointer to --help
+        raise ProbesError(text if "To fix:" in text else f"{text}. {FIX}") from None
 
 
 def too_short_to_calibrate(config: WorkloadConfig) -> str | None:
@@ -322,6 +323,17 @@ def _check_args(args) -> None:
     check_out(args.out, what="workload report (--out)")
 
 
+def _check_attention(config: WorkloadConfig) -> None:
+    """ProbeSetupError when the --attention backend asked for cannot run this head size and
+    precision on this rank's device (the run tries it again before timing: ``choose_backend``)."""
+    from probes._runner import topology_from_env
+    from probes._timing import resolve_device
+    from probes._workload import choose_backend
+
+    local_rank = topology_from_env().local_rank
+    choose_backend(config, resolve_device(config.device, local_rank=local_rank))
+
+
 def main(argv: list[str] | None = None) -> int:
     """The run, for ``probes.cli.main``: 0 or 1 as `python -m probes`; a problem to fix first
     (torch missing, no shape, a --tp it cannot hold, no CUDA for --device cuda, a process group
@@ -336,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     config = config_from_args(args)
     if is_rank_zero() and (note := too_short_to_calibrate(config)):
         print(note, file=sys.stderr)
+    if config.attention != "auto":  # a backend this device lacks: exit 2 before the run,
+        _check_attention(config)  # not a failed report after minutes of set-up
     report = run_workload_probe(config, out=args.out)
     if is_rank_zero():
         say_summary(format_summary(report, out=args.out))

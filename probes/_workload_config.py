@@ -95,6 +95,17 @@ class WorkloadConfig:
         if not self.head_dim and self.hidden % self.heads:
             raise ValueError(f"hidden ({self.hidden}) is not a multiple of heads "
                              f"({self.heads}); give head_dim")
+        if self.d_head % 2:  # rotary embeddings rotate pairs of dimensions (_workload_layers)
+            raise ValueError(
+                f"head_dim {self.d_head} must be even (rotary embeddings rotate pairs of "
+                f"dimensions). To fix: give an even head_dim, or a hidden size that is a "
+                f"multiple of 2 x heads (e.g. hidden {(self.d_head + 1) * self.heads} with "
+                f"{self.heads} heads)")
+        if self.shared_experts and not self.experts:  # they would run as a dense layer
+            raise ValueError(
+                f"shared_experts ({self.shared_experts}) are part of a mixture of experts, "
+                "and this shape has no experts. To fix: give experts and experts_per_token "
+                "too, or drop shared_experts")
         if self.heads % self.tp or self.kv_heads % self.tp or self.ffn_hidden % self.tp:
             raise ValueError(f"tp={self.tp} must divide heads ({self.heads}), kv_heads "
                              f"({self.kv_heads}) and ffn_hidden ({self.ffn_hidden})")

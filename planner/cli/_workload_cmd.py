@@ -101,6 +101,26 @@ def workload_cmd(
                            "probe times one setting. To fix: pass --recompute none, selective "
                            "or full (the default here is none)")
 
+    from argparse import ArgumentTypeError
+
+    from probes.cli import build_workload_parser
+
+    # the probe's bounds (its option types), not the planner's pins: those went up to 131,072
+    # and said "or leave it to the search", and the probe has no search
+    types = {a.dest: a.type for a in build_workload_parser(check_out=False)._actions}
+    for flag, value in (("--tp", tp), ("--micro-batch", micro_batch)):
+        try:
+            if value is not None:
+                types[flag[2:].replace("-", "_")](str(value))
+        except ArgumentTypeError as exc:
+            raise GpuplanError(f"{flag}: {exc}. To fix: pass e.g. {flag} 1, or leave it out "
+                               "(default 1)") from None
+    for flag in ("--head-dim", "--shared-experts"):  # gpuplan gives the model's own: a user's
+        # went through as a second (--head-dim "given twice") or as a dense run's shared experts
+        if any(a == flag or a.startswith(flag + "=") for a in ctx.args):
+            raise GpuplanError(f"{flag} is for a shape given in full; with --model, --config or "
+                               f"--params the model's own is used. To fix: drop {flag}, or give "
+                               "the shape in full to `python -m probes workload`")
     spec = W.workload_spec(
         model=model, config=config, params=params, active_params=active_params,
         experts=experts, experts_per_token=experts_per_token, tokens=None, seq_len=seq_len,
@@ -110,18 +130,25 @@ def workload_cmd(
         micro_batch=micro_batch)
     workload = planner.build_workload(spec)
     arch = workload.arch
-    if arch.attention_params_per_layer or arch.dense_layers:
+    narrow = arch.windowed_layers or arch.chunked_layers
+    if arch.attention_params_per_layer or arch.dense_layers or narrow:
         console(stderr=True).print(
             "note: " + "; ".join(n for n in (
                 "the model's attention (MLA-style) runs as standard attention of the same "
                 "heads and head dim, as the planner models it" if
                 arch.attention_params_per_layer else "",
                 f"its {arch.dense_layers} leading dense layers are not probed (the MoE layer "
-                "is)" if arch.dense_layers else "") if n), markup=False, highlight=False)
+                "is)" if arch.dense_layers else "",
+                # a windowed model's layer was timed with full causal attention, unsaid
+                "the layer runs full causal attention: its sliding window or chunks are not "
+                "probed (the planner scales the attention for them)" if narrow else "")
+                if n), markup=False, highlight=False)
     # the user's own label (`--model-name`, passed on to the probes) replaces gpuplan's: both
     # went through, and the probes said "--model-name is given twice"
     named, passed = _take_option(ctx.args, "--model-name")
-    label = named or model or (config.rsplit("/", 1)[-1] if config else f"{params} (inferred)")
+    # a config's own name (its _name_or_path), as `python -m probes` and `estimate` label it:
+    # its file name would be "config.json" for every Hugging Face download
+    label = named or model or (arch.name if config else f"{params} (inferred)")
     opts = probe_options(shape_of(workload), model_layers=workload.arch.layers,
                          framework=spec.framework, model=label, tp=tp or 1)
     check_workload_args([*opts, *passed], print_command=print_command,
