@@ -411,8 +411,8 @@ def no_fit_message(workload, cluster, ms, A, ci, least: float, *,
             got = fitting(counts[mid])
             below, above, found = (below, mid, got) if got is not None else (mid, above, found)
         c, grid, r, j = found
-        size = (f"{c.gpus} GPUs of one {per}-GPU node" if c.gpus < per else
-                f"{c.nodes} node{'s' if c.nodes > 1 else ''} ({c.gpus} GPUs)")
+        size = (f"{c.gpus} GPUs of one {per}-GPU node" if c.gpus < per else  # as prose reads
+                f"{c.nodes:,} node{'s' if c.nodes > 1 else ''} ({c.gpus:,} GPUs)")
         hint = (f" The smallest setup that fits is {size} with {plan_of(grid, r, j)}"
                 + (f"; pass `gpus` {c.gpus}." if cluster.node_gpus else "."))
     elif not cluster.inter_node_gbps:

@@ -14,3 +14,13 @@ def test_a_lora_run_that_does_not_fit_says_qlora_is_not_modelled(capsys):
     assert main(["estimate", "--model", "llama3-70b", "--gpu", "H100", "--gpus", "1",
                  "--tokens", "1B"]) == 2
     assert "QLoRA" not in capsys.readouterr().err  # full training: not said
+
+
+def test_a_large_smallest_setup_is_said_with_thousands_separators(capsys):
+    """"8200 nodes (65600 GPUs)" read as one number; the value to pass stays as typed."""
+    from planner.cli import main
+
+    assert main(["estimate", "--model", "gpt2", "--gpu", "H100", "--seq-len", "10000000"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "The smallest setup that fits is 8,200 nodes (65,600 GPUs)" in err, err
+    assert "pass --gpus 65600." in err
