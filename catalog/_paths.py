@@ -130,24 +130,33 @@ def is_user_data(path: str | os.PathLike[str]) -> bool:
         home = os.path.realpath(user_data_dir())
     except (CatalogFileError, OSError, ValueError):  # a home no file system allows: not ours
         return False
-    real = os.path.realpath(path)
-    return real == home or real.startswith(home.rstrip(os.sep) + os.sep)
+    return _within(os.path.realpath(path), home)
 
 
-def in_catalog_folders(path: str | os.PathLike[str]) -> str | None:
+def _within(real: str, place: str) -> bool:
+    """Whether the resolved path ``real`` is the resolved folder ``place`` or lies in it."""
+    return real == place or real.startswith(place.rstrip(os.sep) + os.sep)
+
+
+def in_catalog_folders(path: str | os.PathLike[str], *,
+                       loaded: str | os.PathLike[str] | None = None) -> str | None:
     """Which of gpuplan's catalog folders ``path`` lies in (links and '..' resolved), said for
     an error, or None: an output written there (a report, a task file) replaced a catalog's
-    offers.csv, the packaged one included, and every later command failed."""
+    offers.csv, the packaged one included, and every later command failed. ``loaded``: the
+    folder of the catalog the command read, checked first."""
     from ._errors import CatalogFileError
 
     real = os.path.realpath(path)
-    for folder, what in ((packaged_catalog_dir, "the packaged catalog's folder"),
-                         (catalogs_dir, "gpuplan's catalog store")):
+    folders = ((lambda: loaded, "the folder of the catalog this command read"),
+               (packaged_catalog_dir, "the packaged catalog's folder"),
+               (catalogs_dir, "gpuplan's catalog store"))
+    for folder, what in folders:
         try:
-            place = os.path.realpath(folder())
+            named = folder()
+            place = None if named is None else os.path.realpath(named)
         except (CatalogFileError, OSError, ValueError):  # no such place can be named
             continue
-        if real == place or real.startswith(place.rstrip(os.sep) + os.sep):
+        if place is not None and _within(real, place):
             return f"{what} ({place})"
     return None
 

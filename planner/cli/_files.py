@@ -37,9 +37,5 @@ def own_store_clash(path, *, catalog_path=None) -> str | None:
     if real in {db + end for end in ("", "-journal", "-wal", "-shm")}:
         return "is gpuplan's probe database" if real == db else \
             "is a file SQLite keeps beside gpuplan's probe database"
-    if catalog_path is not None:
-        folder = os.path.realpath(catalog_path)
-        if real == folder or real.startswith(folder.rstrip(os.sep) + os.sep):
-            return f"is in the folder of the catalog this command read ({folder})"
-    where = in_catalog_folders(path)
+    where = in_catalog_folders(path, loaded=catalog_path)
     return f"is in {where}" if where else None
