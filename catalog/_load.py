@@ -149,13 +149,17 @@ class Catalog:
         entry = self.meta.get("clouds", {}).get(cloud)
         return entry if isinstance(entry, dict) else {}
 
-    def as_of(self, cloud: str) -> _dt.date | None:
-        """The newest price date of ``cloud`` (offers carry their own dates)."""
-        entry = self._cloud_meta(cloud)
+    def _meta_date(self, cloud: str, key: str) -> _dt.date | None:
+        """``cloud``'s date ``key`` in meta.json, or None where it is missing or no date."""
+        value = self._cloud_meta(cloud).get(key)
         try:
-            return _dt.date.fromisoformat(entry["as_of"]) if entry.get("as_of") else None
+            return _dt.date.fromisoformat(value) if value else None
         except (TypeError, ValueError):
             return None
+
+    def as_of(self, cloud: str) -> _dt.date | None:
+        """The newest price date of ``cloud`` (offers carry their own dates)."""
+        return self._meta_date(cloud, "as_of")
 
     def as_of_approximate(self, cloud: str) -> bool:
         return bool(self._cloud_meta(cloud).get("approximate", False))
@@ -164,12 +168,7 @@ class Catalog:
         """The oldest price date of any cloud (each cloud's ``oldest_as_of``, else its newest):
         a refresh keeps the prices it did not fetch with their dates, and the newest per cloud
         called a catalog still pricing from 2025 "1 day old", with no stale warning."""
-        dates = []
-        for c in CLOUDS:
-            try:
-                dates.append(_dt.date.fromisoformat(self._cloud_meta(c)["oldest_as_of"]))
-            except (KeyError, TypeError, ValueError):
-                dates.append(self.as_of(c))
+        dates = (self._meta_date(c, "oldest_as_of") or self.as_of(c) for c in CLOUDS)
         return min((d for d in dates if d is not None), default=None)
 
     def age_days(self, today: _dt.date | None = None) -> int | None:
