@@ -18,6 +18,16 @@ import pytest
 TODAY = "2026-12-01"  # what every test counts as today's date (GPUPLAN_TODAY)
 
 
+def pytest_configure(config):
+    """Ctrl-C as a terminal delivers it, whoever started the suite: a background job of a
+    non-interactive shell (`cmd &` in a script) starts with SIGINT ignored, which every process
+    the tests start inherits, so the tests of interrupts saw no interrupt (8 failed so)."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @pytest.fixture(scope="session")
 def _catalog_cache_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("gpuplan-cache")
