@@ -9,6 +9,8 @@ keeps a word for its kind (``N``, ``NUMBER``, ``TEXT``); ``tests/cli`` checks no
 
 from __future__ import annotations
 
+import functools
+
 METAVARS = {
     # counts and sizes: whole numbers
     **dict.fromkeys(("gpus", "min_gpus", "max_gpus", "nodes", "tp", "pp", "cp", "vp", "ep",
@@ -52,6 +54,10 @@ def readable(command) -> list[str]:
         cmd = stack.pop()
         stack.extend(getattr(cmd, "commands", {}).values())
         for param in cmd.params:
+            if getattr(param, "param_type_name", "") == "argument":
+                # Typer's usage line wraps a required argument in braces (``{TEAM_FILE}``),
+                # its own metavar too: bare when required, as click writes it
+                param.get_usage_pieces = functools.partial(_usage_pieces, param)
             if param.metavar is not None or getattr(param, "is_flag", False):
                 continue
             word = METAVARS.get(param.name)
@@ -69,3 +75,9 @@ def readable(command) -> list[str]:
 
 def _no_type(ctx) -> None:
     return None
+
+
+def _usage_pieces(param, ctx) -> list[str]:
+    """The argument's usage word: ``TEAM_FILE``, ``[REPORT_ID]``, ``REPORT...``."""
+    name = param.metavar if param.required else f"[{param.metavar}]"
+    return [name + ("..." if param.nargs != 1 else "")]

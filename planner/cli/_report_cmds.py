@@ -97,6 +97,8 @@ def report_cmd(
         # a PDF needs matplotlib: said now, not after the whole plan was solved (and never when
         # it was infeasible)
         check_format("pdf")
+    # a bad --assume is refused alone, before the files are read (their warnings came first)
+    assumptions = W.assumptions_from(assume)
     cat = load_priced_catalog(overrides)
     _not_gpuplans_own(out_path, cat)
     team = load_team_plan(Path(team_file), catalog=cat)
@@ -114,7 +116,7 @@ def report_cmd(
             print_hanging(err, warning, first="warning: ", rest="  ", first_style="yellow")
     try:
         with progress_on_stderr() as update:  # a large team plan takes a minute or more
-            allocation = allocate(team, catalog=cat, assumptions=W.assumptions_from(assume),
+            allocation = allocate(team, catalog=cat, assumptions=assumptions,
                                   calibration=active_calibration(cat),
                                   workers=workers or min(4, os.cpu_count() or 1),
                                   progress=update)

@@ -44,6 +44,12 @@ def catalog_banner(cat, today: dt.date | None = None) -> str:
     if cat.overrides_path:
         line += f"; overrides from {cat.overrides_path}"
     if age is not None and age > STALE_AFTER_DAYS:
-        line += (f". Prices are up to {age:,} days old: run `gpuplan catalog refresh` (AWS and "
-                 "Azure need no credentials) or apply your own rates with --overrides")
+        line += f". Prices are up to {age:,} days old"
+        if cat.overrides_path:
+            # overrides are already applied: telling the user to apply them is no help, and
+            # they price only the rows they name
+            line += " where the overrides set no rate"
+        line += ": run `gpuplan catalog refresh` (AWS and Azure need no credentials)"
+        if not cat.overrides_path:
+            line += " or apply your own rates with --overrides"
     return line

@@ -61,7 +61,8 @@ def test_help_says_what_each_value_is_not_its_python_type(capsys, monkeypatch):
         assert not re.search(r"<(str|int|float|list\[str\]|bool)>", text), argv
     assert gpuplan(["report", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "{TEAM_FILE}" in text and "TEAM_FILE Team plan YAML" in text
+    assert "[OPTIONS] TEAM_FILE" in text and "{TEAM_FILE}" not in text
+    assert "TEAM_FILE Team plan YAML" in text
     assert "--assume NAME=VALUE" in text and "--out FILE" in text and "--workers N" in text
 
 
