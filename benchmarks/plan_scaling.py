@@ -4,7 +4,10 @@ the packaged catalog at max GPUs 1,024 and 16,384.
 
     python benchmarks/plan_scaling.py [--runs 7] [--json]
 
-Each limit runs in a fresh process with an empty cache directory: the first `plan()` call there
+Each limit runs in a fresh process with an empty cache directory and the settings `gpuplan
+plan` gives its own process (``planner.cli.process_settings``: without malloc keeping the
+memory it frees, each warm call paid page faults for its 170k-candidate arrays, 21 instead of
+12 ms at 16,384 GPUs): the first `plan()` call there
 is *cold* (the model is timed for every instance shape and node count, then kept for the
 process and on disk), *kept* is a call after forgetting what the process kept (what a new
 process pays: the evaluations read from disk), the median of ``--runs`` further calls is
@@ -43,7 +46,9 @@ def measure(max_gpus: int, runs: int) -> dict:
 
     import catalog
     from planner import Constraints, WorkloadSpec, build_workload, parse_deadline, plan
+    from planner.cli import process_settings
 
+    process_settings("plan")  # what `gpuplan plan` sets: one BLAS thread, malloc keeping memory
     cat = catalog.load_catalog("packaged")
     workload = build_workload(WorkloadSpec(**WORKLOAD))
     c = Constraints(deadline_hours=parse_deadline(DEADLINE), max_gpus=max_gpus)

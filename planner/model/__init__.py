@@ -59,7 +59,7 @@ from ._estimate import (
     workload_scales,
 )
 from ._frozen import freeze, thaw
-from ._goodput import Goodput, goodput, goodput_arrays, outside_range
+from ._goodput import Goodput, goodput, goodput_arrays, goodput_fixed, goodput_over, outside_range
 from ._grid import (
     CP_CHOICES,
     MB_CHOICES,
@@ -173,7 +173,8 @@ __all__ = [
     "evaluate", "family_note", "format_amount", "format_chance", "format_count", "format_expected",
     "format_hours", "format_figure", "format_hours_range", "format_params", "format_requirement",
     "format_usd", "format_usd_at_least",
-    "freeze", "goodput", "goodput_arrays", "gpu_family", "hardware_for", "infer_architecture",
+    "freeze", "goodput", "goodput_arrays", "goodput_fixed", "goodput_over", "gpu_family",
+    "hardware_for", "infer_architecture",
     "inference_only_message",
     "intra_link_for", "layer_flops", "least_memory", "matmul_dtype", "memory_terms",
     "model_attention", "model_layer", "nic_by_nodes", "normal_quantile", "nvlink_domain",

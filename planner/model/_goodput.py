@@ -87,9 +87,18 @@ def goodput(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: floa
 def goodput_arrays(*, ideal_hours, gpus, nodes, checkpoint_bytes: float, A: Assumptions,
                    interruption_rate_per_node_hour, restart_minutes) -> dict[str, np.ndarray]:
     """The same formulas as ``goodput``, vectorised over candidates."""
+    return goodput_over(goodput_fixed(
+        gpus=gpus, nodes=nodes, checkpoint_bytes=checkpoint_bytes, A=A,
+        interruption_rate_per_node_hour=interruption_rate_per_node_hour,
+        restart_minutes=restart_minutes), ideal_hours=ideal_hours, A=A)
+
+
+def goodput_fixed(*, gpus, nodes, checkpoint_bytes: float, A: Assumptions,
+                  interruption_rate_per_node_hour, restart_minutes) -> dict[str, np.ndarray]:
+    """``goodput_arrays``' figures that do not depend on the training hours: kept by a plan's
+    layout for every token count (``goodput_over`` finishes them; the same floats)."""
     import numpy as np
 
-    ideal = np.asarray(ideal_hours, dtype=np.float64)
     nodes = np.asarray(nodes, dtype=np.float64)
     rate = A.failure_rate_per_gpu_hour * np.asarray(gpus, dtype=np.float64) + \
         np.asarray(interruption_rate_per_node_hour, dtype=np.float64) * nodes
@@ -97,16 +106,27 @@ def goodput_arrays(*, ideal_hours, gpus, nodes, checkpoint_bytes: float, A: Assu
     read_h = checkpoint_bytes / (A.checkpoint_read_gb_per_s_per_node * 1e9 * nodes) / 3600
     restart_h = np.asarray(restart_minutes, dtype=np.float64) / 60
     mtbf = 1 / np.maximum(rate, 1e-300)
-    tau = np.minimum(np.sqrt(2 * write_h * mtbf), np.maximum(ideal, write_h))
-    loss = tau / 2 + restart_h + read_h  # expected hours lost per interruption
-    overhead = write_h / tau + loss / mtbf
+    return {"rate": rate, "write_h": write_h, "read_h": read_h, "restart_h": restart_h,
+            "mtbf": mtbf, "young": np.sqrt(2 * write_h * mtbf)}
+
+
+def goodput_over(fixed: dict, *, ideal_hours, A: Assumptions) -> dict[str, np.ndarray]:
+    """``goodput_arrays`` from ``goodput_fixed``'s figures and the training hours."""
+    import numpy as np
+
+    ideal = np.asarray(ideal_hours, dtype=np.float64)
+    write_h, mtbf = fixed["write_h"], fixed["mtbf"]
+    tau = np.minimum(fixed["young"], np.maximum(ideal, write_h))
+    loss = tau / 2 + fixed["restart_h"] + fixed["read_h"]  # expected hours lost per interruption
+    written = write_h / tau
+    overhead = written + loss / mtbf
     kept = 1.0 - A.evaluation_fraction - A.operational_loss_fraction
     fraction = kept / (1 + overhead)
     wall = ideal / fraction
     # The failure-free calendar time: training, checkpoint writes, evaluation and other losses.
-    return {"fraction": fraction, "wall_hours": wall, "mtbf_hours": mtbf, "rate": rate,
+    return {"fraction": fraction, "wall_hours": wall, "mtbf_hours": mtbf, "rate": fixed["rate"],
             "tau_hours": tau, "loss_hours": loss,
-            "checkpointed_hours": ideal * (1 + write_h / tau) / kept}
+            "checkpointed_hours": ideal * (1 + written) / kept}
 
 
 def calendar_range(*, ideal_hours: float, gpus: int, nodes: int, checkpoint_bytes: float,

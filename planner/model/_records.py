@@ -146,19 +146,43 @@ class Estimate:
             "tokens_per_step": self.tokens_per_step,
             "goodput": self.goodput.fraction, "goodput_detail": self.goodput.as_dict(),
             "framework": w.framework, "attention": w.attention,
-            "pinned": w.pins.as_dict() | ({"recompute": w.recompute}
-                                          if w.recompute != "auto" else {}),
+            "pinned": _pinned(w),
             "plan": self.plan.as_dict(), "breakdown": dict(self.breakdown),
             "hardware": {"accelerator": c.accelerator.name, "gpus": c.gpus,
                          "gpus_per_node": c.gpus_per_node, "nodes": c.nodes,
                          "instance_type": c.instance_type, "cloud": c.cloud,
                          "topology": c.topology, "fabric": c.fabric,
                          "inter_node_gbps": c.inter_node_gbps},
-            "workload": workload_dict(w),
+            "workload": _workload_dict_of(w),
             "assumptions": list(self.assumptions),
             "warnings": list(self.warnings),
             "calibration": list(self.calibrated),
         }
+
+
+# A plan describes hundreds of candidates of one workload: its dicts are built once (the
+# last workload's, by identity: hashing the record cost more than building them) and each
+# candidate gets its own copy
+_LAST_WORKLOAD: tuple = (None, None, None)
+
+
+def _workload_dict_of(w: Workload) -> dict:
+    global _LAST_WORKLOAD
+    last, d, pinned = _LAST_WORKLOAD
+    if last is not w:
+        d = workload_dict(w)
+        pinned = w.pins.as_dict() | ({"recompute": w.recompute} if w.recompute != "auto"
+                                     else {})
+        _LAST_WORKLOAD = (w, d, pinned)  # one assignment: a reader sees one workload's three
+    return dict(d)
+
+
+def _pinned(w: Workload) -> dict:
+    last, _d, pinned = _LAST_WORKLOAD
+    if last is not w:
+        _workload_dict_of(w)
+        last, _d, pinned = _LAST_WORKLOAD
+    return dict(pinned)
 
 
 def workload_dict(w: Workload) -> dict:

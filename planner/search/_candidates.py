@@ -40,6 +40,10 @@ def run_cost_usd(*, wall_hours, nodes, usd_per_hour, term_hours, commitment_use:
     wall = np.asarray(wall_hours, dtype=np.float64)
     term = np.asarray(term_hours, dtype=np.float64)
     committed = np.isfinite(term) & (term > 0)
+    if not committed.any() and np.isfinite(wall).all():
+        # pay-as-you-go alone (most plans' arrays): billed = wall + 0 · (1 − u) = wall, the
+        # same floats in 3 passes where the general formula takes 12 (issue #19: 170k rows)
+        return np.asarray(nodes, dtype=np.float64) * np.asarray(usd_per_hour) * wall, wall
     safe_term = np.where(committed, term, 1.0)
     paid = np.where(committed, np.ceil(np.maximum(wall, 1e-12) / safe_term) * safe_term, wall)
     billed = wall + (paid - wall) * (1.0 - commitment_use)

@@ -67,9 +67,10 @@ from ._evaluate import (
     evaluation_bytes,
     shape_evaluation,
 )
+from ._layout import Layout, TypeEntry
 from ._result import build_options, build_result
 from ._select import select
-from ._space import Layout, Space, TypeEntry
+from ._space import Space
 
 GPU_VENDORS = ("NVIDIA", "AMD")  # the model's kernels and NCCL/RCCL constants apply to these
 
@@ -135,7 +136,8 @@ _USABLE = BoundedCache(8)
 _TYPES = BoundedCache(64, max_bytes=CACHE_BYTES,
                       weigh=lambda hit: sum(evaluation_bytes(t.ev) for t in hit[1]))
 _LAYOUTS = BoundedCache(64, max_bytes=CACHE_BYTES,
-                        weigh=lambda hit: sum(evaluation_bytes(t.ev) for t in hit[0]))
+                        weigh=lambda hit: sum(evaluation_bytes(t.ev) for t in hit[0])
+                        + hit[1].nbytes)
 
 
 def clear_caches() -> None:

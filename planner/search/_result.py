@@ -8,7 +8,7 @@ on the frontier). ``plan_options`` describes only the options its caller keeps.
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..model import (
     TimeRange,
@@ -164,11 +164,14 @@ def _same_regions(space: Space, C: Cands, within, idx: list[int]) -> dict[int, t
     listed four)."""
     import numpy as np
 
-    key = space.option_keys(C)
+    same = space.same_options(C, np.array(idx, dtype=np.int64))
     found: dict[tuple, set] = {}
-    for j in np.flatnonzero(np.isin(key, key[np.array(idx, dtype=np.int64)])):
-        found.setdefault((int(key[j]), bool(within[j])), set()).add(space.offers[C.oi[j]].region)
-    return {i: tuple(sorted(found[(int(key[i]), bool(within[i]))])) for i in idx}
+    for k, inside, oi in zip(space.option_keys(C, same).tolist(), within[same].tolist(),
+                             C.oi[same].tolist(), strict=True):
+        found.setdefault((k, inside), set()).add(space.offers[oi].region)
+    idx_keys = space.option_keys(C, np.array(idx, dtype=np.int64)).tolist()
+    return {i: tuple(sorted(found[(k, bool(within[i]))])) for i, k in zip(idx, idx_keys,
+                                                                          strict=True)}
 
 
 def _describe(workload, catalog, c, A, ms, space: Space, C: Cands, idx: list[int],
@@ -202,12 +205,45 @@ def _describe(workload, catalog, c, A, ms, space: Space, C: Cands, idx: list[int
     # costs at the expected, P10 and P90 calendar time, every candidate at once
     hours = np.column_stack([C.wall[t], q10_q90[:, 0], q10_q90[:, 1]])
     costs, paid = _costs_at(c, space, C, t, hours)
+    # each candidate's figures as Python numbers, read once for all (a numpy scalar per field
+    # and candidate was a third of describing a 365-plan frontier; the same values)
+    rows = zip(idx, C.oi[t].tolist(), C.ti[t].tolist(), C.j[t].tolist(),
+               C.nodes[t].tolist(), C.gpus[t].tolist(), C.wall[t].tolist(),
+               (C.within_budget[t] & C.within_quota[t]).tolist(), space.e_rate[e].tolist(),
+               space.e_restart[e].tolist(), gp["checkpointed_hours"][e].tolist(),
+               gp["loss_hours"][e].tolist(), gp["rate"][e].tolist(), space.e_sigma[e].tolist(),
+               hours.tolist(), costs.tolist(), paid.tolist(), prob.tolist(), meets.tolist(),
+               strict=True)
     out = {}
-    for k, i in enumerate(idx):
-        out[i] = _candidate(workload, (w, described.estimates), catalog, c, A, ms, space, C, i,
-                            hours[k], costs[k], paid[k], float(prob[k]), bool(meets[k]),
-                            regions.get(i) if regions else None)
+    for row in rows:
+        r = _Row._make(row)
+        out[r.i] = _candidate(workload, (w, described.estimates), catalog, c, A, ms, space, r,
+                              regions.get(r.i) if regions else None)
     return out
+
+
+class _Row(NamedTuple):
+    """One described candidate's figures (``_describe``)."""
+
+    i: int
+    oi: int
+    ti: int
+    j: int
+    nodes: float
+    gpus: float
+    wall: float
+    within: bool
+    spot_rate: float
+    restart: float
+    base: float  # failure-free calendar hours (``goodput``'s checkpointed hours)
+    loss: float
+    rate: float  # interruptions per hour
+    sigma: float
+    hours: list  # expected, P10, P90 calendar hours
+    costs: list  # at those hours
+    paid: list
+    prob: float
+    meets: bool
 
 
 def _costs_at(c, space: Space, C: Cands, t, hours):
@@ -222,93 +258,89 @@ def _costs_at(c, space: Space, C: Cands, t, hours):
                                usd_per_gb_month=c.checkpoint_storage_usd_per_gb_month), paid
 
 
-def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Space, C: Cands,
-               i: int, hours, costs, paid, prob: float, meets: bool,
+def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Space, r: _Row,
                regions: tuple | None = None) -> Candidate:
     """``kept_as``: (the workload's id, its kept estimates: ``_Described``)."""
-    o = space.offers[C.oi[i]]
-    q10, q90 = float(hours[1]), float(hours[2])
-    entry = space.types[C.ti[i]]
-    ev, e = entry.ev, C.e[i]
-    n = int(C.nodes[i])
-    wall = C.wall
-    rate, restart = float(space.e_rate[e]), float(space.e_restart[e])
+    o = space.offers[r.oi]
+    q10, q90 = r.hours[1], r.hours[2]
+    entry = space.types[r.ti]
+    ev = entry.ev
+    n = int(r.nodes)
+    wall = r.wall
+    rate, restart = r.spot_rate, r.restart
     # the search timed every node count from one node's figures and each count's network
     # (``nic_by_nodes``); the description states this cluster's: its inter-node network,
     # NVLink domain and any probe measurement at this node count. Kept per layout (its
     # workload shape, assumptions and calibration): the frontiers of later plans repeat them
-    cluster, ci = space.layout.clusters.get((int(C.ti[i]), n)) or (None, None)
+    cluster, ci = space.layout.clusters.get((r.ti, n)) or (None, None)
     if cluster is None:
         cluster = cluster_for_instance(catalog, entry.it, n)
         ci = entry.ci if n == 1 else cluster_inputs(cluster, workload, A, entry.calibration,
                                                     memory_gib=entry.it.gpu_memory_gib)
-        space.layout.clusters[(int(C.ti[i]), n)] = (cluster, ci)
+        space.layout.clusters[(r.ti, n)] = (cluster, ci)
     # the estimate is the same for every later plan of this workload (another deadline,
     # budget or quota: the app's reruns, a benchmark's warm calls): kept per layout
     spot = o.pricing == "spot"
     w, kept = kept_as
-    key = (w, int(C.ti[i]), n, int(C.j[i]), rate, restart, spot, q10, q90)
+    key = (w, r.ti, n, r.j, rate, restart, spot, q10, q90)
     est = kept.get(key)
     if est is None:
         est = kept[key] = summarise(
-            workload, cluster, ms, A, ci, ev.grid, ev.res, int(C.j[i]),
+            workload, cluster, ms, A, ci, ev.grid, ev.res, r.j,
             interruption_rate_per_node_hour=rate, restart_minutes=restart,
             measurements=ev.found, wall_range=(q10, q90),
             restart_constant="spot_restart_minutes" if spot else "restart_minutes")
+    costs, paid = r.costs, r.paid
     commitment = None
     if o.term_hours:
         commitment = Commitment(
             term_hours=o.term_hours, terms=int(round(paid[0] / o.term_hours)),
-            paid_hours=float(paid[0]), commitment_use=c.commitment_use,
-            term_cost_usd=float(n * o.usd_per_hour * paid[0]),
+            paid_hours=paid[0], commitment_use=c.commitment_use,
+            term_cost_usd=n * o.usd_per_hour * paid[0],
             # the instances' own rate: the run's cost without the checkpoints' storage
-            effective_usd_per_hour=float(
-                (costs[0] - storage_usd(wall[i], checkpoint_bytes=space.ckpt,
+            effective_usd_per_hour=(
+                (costs[0] - storage_usd(wall, checkpoint_bytes=space.ckpt,
                                         usd_per_gb_month=c.checkpoint_storage_usd_per_gb_month))
-                / (n * wall[i])))
+                / (n * wall)))
     warnings = list(est.warnings)
-    if o.pricing == "spot" and n > c.max_spot_instances:
+    if spot and n > c.max_spot_instances:
         warnings.append(
             f"capacity: {n} spot {o.instance_type} in {o.region} for "
-            f"{format_hours(wall[i])} is above the {c.max_spot_instances}-instance spot fleet "
+            f"{format_hours(wall)} is above the {c.max_spot_instances}-instance spot fleet "
             "limit (`max_spot_instances`); clouds publish no spot capacity, so check "
             f"{SPOT_CAPACITY_CHECK.get(o.cloud, 'the cloud spot signals and your quota')} "
             "before counting on it")
     if not o.price_usable:
         why = o.flag_reasons or ", ".join(o.flags)
         warnings.append(f"flagged price used (`allow_flagged`): {why}")
-    if commitment and commitment.paid_hours > wall[i] * 1.05:
+    if commitment and commitment.paid_hours > wall * 1.05:
         warnings.append(
             f"commitment: pays {commitment.terms} × {o.term_hours:,.0f} h per instance for "
-            f"a {format_hours(wall[i])} run (effective "
+            f"a {format_hours(wall)} run (effective "
             f"${commitment.effective_usd_per_hour:,.2f}/instance-h); the "
-            f"{commitment.paid_hours - wall[i]:,.0f} h left per instance are charged at "
+            f"{commitment.paid_hours - wall:,.0f} h left per instance are charged at "
             f"{1 - c.commitment_use:.0%} (`commitment_use` {c.commitment_use:.0%}: the share "
             "of them you will use afterwards)")
-    if meets and c.probability_required and prob < 0.5:
+    if r.meets and c.probability_required and r.prob < 0.5:
         # what the user asked (P ≥ 1%) made a plan "meet" a deadline it is likely to miss
         warnings.append(
             f"deadline: this plan finishes by the deadline with probability "
-            f"{format_chance(prob)}, which meets the {format_requirement(c.min_probability)} "
+            f"{format_chance(r.prob)}, which meets the {format_requirement(c.min_probability)} "
             f"asked (`min_probability`), but it is more likely to miss it: expected "
-            f"{format_hours(wall[i])} against {format_hours(c.deadline_hours)}; 0.5 or more "
+            f"{format_hours(wall)} against {format_hours(c.deadline_hours)}; 0.5 or more "
             "asks for a likely finish, 0 for the expected time")
-    gp = space.gp
-    said = outside_range(float(wall[i]), q10, q90, loss_hours=float(gp["loss_hours"][e]),
-                         rate=float(gp["rate"][e]))
+    said = outside_range(wall, q10, q90, loss_hours=r.loss, rate=r.rate)
     if said:
         warnings.append(said)
-    dist = {"base_hours": float(gp["checkpointed_hours"][e]),
-            "loss_hours": float(gp["loss_hours"][e]), "rate": float(gp["rate"][e]),
-            "sigma": float(space.e_sigma[e]), "deadline_hours": c.deadline_hours}
+    dist = {"base_hours": r.base, "loss_hours": r.loss, "rate": r.rate, "sigma": r.sigma,
+            "deadline_hours": c.deadline_hours}
     return Candidate(
         offer=o, regions=regions or (o.region,), accelerator=entry.it.accelerator, nodes=n,
-        gpus=int(C.gpus[i]), estimate=est, wall_clock_hours=float(wall[i]),
-        wall_clock_hours_p10=q10, wall_clock_hours_p90=q90, cost_usd=float(costs[0]),
-        cost_usd_p10=float(costs[1]), cost_usd_p90=float(costs[2]),
-        deadline_probability=prob, meets_deadline=meets,
-        within_limits=bool(C.within_budget[i] & C.within_quota[i]),
-        expected_interruptions=float(gp["rate"][e] * gp["checkpointed_hours"][e]),
+        gpus=int(r.gpus), estimate=est, wall_clock_hours=wall,
+        wall_clock_hours_p10=q10, wall_clock_hours_p90=q90, cost_usd=costs[0],
+        cost_usd_p10=costs[1], cost_usd_p90=costs[2],
+        deadline_probability=r.prob, meets_deadline=r.meets, within_limits=r.within,
+        expected_interruptions=r.rate * r.base,
         spot_interruptions_per_hour=rate or None, distribution=dist,
         commitment=commitment, warnings=tuple(warnings))
 

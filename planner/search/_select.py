@@ -64,6 +64,22 @@ def _first(space: Space, C: Cands, idx: np.ndarray, *, on_time: bool = True) -> 
     return None
 
 
+def _firsts(space: Space, C: Cands, within_idx: np.ndarray, ranked: np.ndarray,
+            label: np.ndarray, names) -> dict:
+    """name → the first feasible candidate whose ``label`` (per candidate of ``C``) is that
+    name's index. ``ranked`` is a prefix of every feasible candidate in rank order, so a name
+    found there needs no scan; the others are ranked among their own candidates (``_first``)."""
+    found = {}
+    for i in ranked.tolist():
+        found.setdefault(int(label[i]), i)
+    out = {}
+    for k, name in enumerate(names):
+        first = found[k] if k in found else _first(space, C, within_idx[label[within_idx] == k])
+        if first is not None:
+            out[name] = first
+    return out
+
+
 def _pareto(cost: np.ndarray, wall: np.ndarray) -> np.ndarray:
     """Indices of the Pareto-optimal points (minimise both; a later point must be faster by
     more than 1e-12), sorted by cost, then wall, then index: ``_pareto_walk`` over the points
@@ -133,15 +149,16 @@ def _distinct(space: Space, C: Cands, order: np.ndarray, members: np.ndarray | N
 
     if order.size == 0:
         return []
-    key = space.option_keys(C)
-    _, first = np.unique(key[order], return_index=True)
-    heads = order[np.sort(first)][:limit]
+    key = space.option_keys(C, order)
+    _, first = np.unique(key, return_index=True)
+    heads = np.sort(first)[:limit]
     pool = order if members is None else members
-    out = []
-    for i in heads:
-        same = pool[key[pool] == key[i]]
-        out.append((int(i), tuple(sorted({space.offers[C.oi[j]].region for j in same}))))
-    return out
+    regions: dict[int, set] = {}
+    for k, oi in zip((key if members is None else space.option_keys(C, pool)).tolist(),
+                     C.oi[pool].tolist(), strict=True):
+        regions.setdefault(k, set()).add(space.offers[oi].region)
+    key = key.tolist()
+    return [(int(order[h]), tuple(sorted(regions.get(key[h], ())))) for h in heads.tolist()]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -170,7 +187,7 @@ def select(*, constraints, space: Space, top_n: int, points: bool) -> Selection:
 
     c = constraints
     # ---- the cheapest offer of every cost group at every node count ---------------------
-    F = space.cands(space.cheapest())
+    F = space.cheapest_cands()
     within_F = np.flatnonzero(F.within_budget & F.within_quota)
     # the N-th distinct feasible configuration among them bounds the true N-th one's cost
     tau, ref_cost = -math.inf, None
@@ -192,10 +209,10 @@ def select(*, constraints, space: Space, top_n: int, points: bool) -> Selection:
         ref_cost = float(F.cost.min())
     if c.budget_usd is not None:
         tau = min(tau, c.budget_usd)  # above the budget nothing is feasible
-    parts = [space.closure(space.within_cost(tau, feasible=True))]
+    parts = [space.closure(space.within_cost(tau, feasible=True, cheapest=F))]
     if points:
-        parts.append(space.within_cost(4 * ref_cost))
-    C = space.cands(np.concatenate(parts), also=F)  # F is every cheapest offer
+        parts.append(space.within_cost(4 * ref_cost, cheapest=F))
+    C, extra = space.extended(F, np.concatenate(parts))  # F is every cheapest offer
     # ---- over the kept candidates: exactly the lists of all candidates -------------------
     cost, wall = C.cost, C.wall
     within = C.within_budget & C.within_quota
@@ -214,34 +231,25 @@ def select(*, constraints, space: Space, top_n: int, points: bool) -> Selection:
             break
     ranked = np.array(ranked, dtype=np.int64)
     # every feasible region of those configurations, wherever it ranks
-    key = space.option_keys(C)
-    same = np.flatnonzero(np.isin(key, key[ranked]) & within)
+    same = space.same_options(C, ranked)
+    same = same[within[same]]
     same = same[space.on_time(C.e[same])] if same.size else same
     top_items = _distinct(space, C, ranked, members=same, limit=top_n)
     # the frontier: among the cheapest offers (the first of equal prices: the others tie it
-    # and come later), within the limits — no other candidate can be on it (``_space``)
-    pool = np.searchsorted(C.ids, space.cheapest(first_only=True))
-    pool = np.sort(pool[within[pool]], kind="stable")  # sorted already: both ids are
+    # and come later), within the limits, at rows faster than fewer nodes — no other
+    # candidate can be on it (``_space``)
+    pool = space.frontier_pool(F, C, extra)
     front_idx = pool[_pareto(cost[pool], wall[pool])] if pool.size else \
         np.array([], dtype=np.int64)
     front_items = _distinct(space, C, front_idx)
-    side_idx = {}
-    pricing = space.pricing[C.oi[within_idx]]
-    for k, name in enumerate(space.pricings):
-        first = _first(space, C, within_idx[pricing == k])
-        if first is not None:
-            side_idx[name] = first
+    side_idx = _firsts(space, C, within_idx, ranked, space.pricing[C.oi], space.pricings)
     group_idx = {}
     if c.group_by:
         names = sorted({t.it.accelerator if c.group_by == "accelerator" else t.it.cloud
                         for t in space.types})
         label = np.array([names.index(t.it.accelerator if c.group_by == "accelerator"
                                       else t.it.cloud) for t in space.types], dtype=np.int64)
-        labels = label[C.ti[within_idx]]
-        for k, g in enumerate(names):
-            first = _first(space, C, within_idx[labels == k])
-            if first is not None:
-                group_idx[g] = first
+        group_idx = _firsts(space, C, within_idx, ranked, label[C.ti], names)
     infeasible_plan = None
     if ranked.size == 0:
         infeasible_plan = _infeasible_plan(c, space, C, within, by_time)
