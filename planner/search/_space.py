@@ -148,7 +148,7 @@ class Space:
         return pos[C.ids[pos] == ids]
 
     def cheapest(self, *, first_only: bool = False) -> np.ndarray:
-        """Ids of every cost group's cheapest offers at every row (``Layout._cheapest``),
+        """Ids of every cost group's cheapest offers at every row (``Layout._picked``),
         sorted."""
         return self.layout.cheapest_ids[first_only]
 
