@@ -31,6 +31,7 @@ mean square of the output, so backward runs through every layer.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -326,6 +327,7 @@ def layer_params(cfg: WorkloadConfig) -> int:
 
 def _check_one_layer_fits(cfg: WorkloadConfig, device: torch.device) -> None:
     if device.type != "cuda":
+        _check_cpu_memory(cfg)
         return
     need = layer_params(cfg) * STATE_BYTES_PER_PARAM
     total = torch.cuda.get_device_properties(device).total_memory
@@ -336,6 +338,29 @@ def _check_one_layer_fits(cfg: WorkloadConfig, device: torch.device) -> None:
             f"than {GPU_MEMORY_FILL:.0%} of this GPU's {total / 2**30:,.0f} GiB: every expert "
             "lives on each GPU here (no expert parallelism). To fix: --tp to shard the layer, "
             "or probe a GPU with more memory")
+
+
+def _check_cpu_memory(cfg: WorkloadConfig) -> None:
+    """On CPU the layers live in the machine's memory, beside every other rank's on it: a
+    DeepSeek-V3 layer (every expert: 11B parameters) grew past 11 GB of a laptop's memory
+    before anything said it could not fit. Refused before any layer is built."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no such figure here: nothing to compare
+        return
+    layers = cfg.layers or CPU_LAYERS
+    ranks = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1))
+    need = layers * ranks * layer_params(cfg) * STATE_BYTES_PER_PARAM
+    if total > 0 and need > GPU_MEMORY_FILL * total:
+        one = layer_params(cfg) * STATE_BYTES_PER_PARAM
+        # (--tp shards a layer over processes of this same machine: no less memory in all)
+        fix = ("--build-layers 1" if layers > 1 and ranks * one <= GPU_MEMORY_FILL * total
+               else "probe it on a GPU node, what the workload probe is for")
+        raise RuntimeError(
+            f"{layers} layer(s) on each of {ranks} process(es) need {need / 2**30:,.0f} GiB of "
+            f"weights, gradients and AdamW state ({layer_params(cfg) / 1e9:.2f}B parameters a "
+            f"layer x {STATE_BYTES_PER_PARAM} bytes), more than {GPU_MEMORY_FILL:.0%} of this "
+            f"machine's {total / 2**30:,.0f} GiB of memory. To fix: {fix}")
 
 
 def measure(cfg: WorkloadConfig, *, device: torch.device, tp_group, dp_group, input_seed: int
