@@ -210,10 +210,13 @@ class Catalog:
             "age_days": age, "stale": stale, "stale_after_days": STALE_AFTER_DAYS,
             "refreshed_at": self.meta.get("refreshed_at"), "clouds": per_cloud,
         }
-        if stale:
-            info["warning"] = (f"the oldest prices are {age:,} days old (> {STALE_AFTER_DAYS}): "
-                               "they may be wrong. Run `gpuplan catalog refresh` (AWS and "
-                               "Azure need no credentials) or use --overrides")
+        if stale:  # with overrides applied, where they set no rate: not "use --overrides"
+            info["warning"] = (f"the oldest prices are {age:,} days old (> {STALE_AFTER_DAYS})"
+                               + (" where the overrides set no rate" if self.overrides_path
+                                  else "")
+                               + ": they may be wrong. Run `gpuplan catalog refresh` (AWS and "
+                               "Azure need no credentials)"
+                               + ("" if self.overrides_path else " or use --overrides"))
         if include_store:
             info["store"] = _store.status()
         return info

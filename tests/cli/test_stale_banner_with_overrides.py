@@ -24,3 +24,14 @@ def test_without_overrides_they_are_still_suggested(capsys):
     line = " ".join(err.split())
     assert code == 0 and "Prices are up to" in line
     assert "or apply your own rates with --overrides" in line
+
+
+def test_catalog_info_does_not_suggest_overrides_it_applies(capsys, tmp_path):
+    rates = tmp_path / "overrides.yaml"
+    rates.write_text("discounts:\n  - {cloud: aws, percent: 8}\n", encoding="utf-8")
+    code, out, err = run(capsys, "catalog", "info", "--overrides", str(rates))
+    said = " ".join((out + err).split())
+    assert code == 0 and "where the overrides set no rate" in said
+    assert "or use --overrides" not in said
+    code, out, err = run(capsys, "catalog", "info")
+    assert "or use --overrides" in " ".join((out + err).split())
