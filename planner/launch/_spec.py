@@ -22,7 +22,11 @@ from catalog import GpuplanError, UnknownNameError
 
 TARGETS: tuple[str, ...] = ("skypilot", "dstack")  # orchestrators with task files
 EMIT_TARGETS: tuple[str, ...] = (*TARGETS, "torchrun")  # what `plan --emit` writes
-MAX_NODES = 1024  # far above any probe run; a typo such as 10**26 nodes is refused
+MAX_NODES = 1024  # a probe bundle's nodes (`launch probes --nodes`): far above any probe run
+# any launch file's nodes: the largest plan (`plan --emit`), 65,536 one-GPU nodes at the
+# search's GPU limit (1,024 refused a 1,248-node plan, naming a --nodes never passed); a typo
+# such as 10**26 nodes is refused
+SPEC_MAX_NODES = 65_536
 TRAIN_SCRIPT = "YOUR_TRAIN_SCRIPT.py"
 REPLACE_SCRIPT = "# ← replace with your training script"
 
@@ -65,10 +69,10 @@ class LaunchSpec:
     name: str = "gpuplan"
 
     def __post_init__(self) -> None:
-        if not 1 <= self.nodes <= MAX_NODES:
-            raise LaunchError(f"`nodes` must be between 1 and {MAX_NODES}, got {self.nodes}. "
-                              "To fix: pass `nodes` 1 or more (2 or more also measure the "
-                              "fabric)", field="nodes", value=self.nodes)
+        if not 1 <= self.nodes <= SPEC_MAX_NODES:
+            raise LaunchError(f"`nodes` must be between 1 and {SPEC_MAX_NODES:,}, got "
+                              f"{self.nodes:,}. To fix: pass `nodes` 1 to {SPEC_MAX_NODES:,}",
+                              field="nodes", value=self.nodes)
         if not (self.skypilot_accelerator or self.dstack_gpu or self.torch_gpu):
             raise NoLaunchFile(
                 f"{self.instance_type} has {self.accelerator}, which the SkyPilot/dstack/torchrun "

@@ -191,7 +191,7 @@ def test_accelerator_names_and_synthetic_gcp_types(cat):
 def test_user_errors_are_one_line_with_a_fix(cat):
     with pytest.raises(UnknownNameError, match="Did you mean 'p5.48xlarge'"):
         spec_for_instance(cat, "p5.48xlarg", 1)
-    with pytest.raises(LaunchError, match="between 1 and 1024"):
+    with pytest.raises(LaunchError, match="between 1 and 65,536"):
         spec_for_instance(cat, "p5.48xlarge", 0)
     with pytest.raises(LaunchError, match="To fix"):
         spec_for_instance(cat, "p5.48xlarge", 10**26)
