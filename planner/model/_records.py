@@ -129,6 +129,7 @@ class Estimate:
     def as_dict(self) -> dict:
         c, w = self.cluster, self.workload
         r = self.wall_clock
+        workload, pinned = _workload_parts(w)
         return {
             "wall_clock_hours": r.p50, "wall_clock_hours_p10": r.p10,
             "wall_clock_hours_p90": r.p90, "gpu_hours": self.gpu_hours,
@@ -146,14 +147,14 @@ class Estimate:
             "tokens_per_step": self.tokens_per_step,
             "goodput": self.goodput.fraction, "goodput_detail": self.goodput.as_dict(),
             "framework": w.framework, "attention": w.attention,
-            "pinned": _pinned(w),
+            "pinned": pinned,
             "plan": self.plan.as_dict(), "breakdown": dict(self.breakdown),
             "hardware": {"accelerator": c.accelerator.name, "gpus": c.gpus,
                          "gpus_per_node": c.gpus_per_node, "nodes": c.nodes,
                          "instance_type": c.instance_type, "cloud": c.cloud,
                          "topology": c.topology, "fabric": c.fabric,
                          "inter_node_gbps": c.inter_node_gbps},
-            "workload": _workload_dict_of(w),
+            "workload": workload,
             "assumptions": list(self.assumptions),
             "warnings": list(self.warnings),
             "calibration": list(self.calibrated),
@@ -162,27 +163,21 @@ class Estimate:
 
 # A plan describes hundreds of candidates of one workload: its dicts are built once (the
 # last workload's, by identity: hashing the record cost more than building them) and each
-# candidate gets its own copy
+# candidate gets its own copies. One tuple, read and replaced whole: the app's sessions run
+# in threads, and each reader gets one workload's pair.
 _LAST_WORKLOAD: tuple = (None, None, None)
 
 
-def _workload_dict_of(w: Workload) -> dict:
+def _workload_parts(w: Workload) -> tuple[dict, dict]:
+    """(``workload_dict(w)``, the pinned values) as fresh copies."""
     global _LAST_WORKLOAD
     last, d, pinned = _LAST_WORKLOAD
     if last is not w:
         d = workload_dict(w)
         pinned = w.pins.as_dict() | ({"recompute": w.recompute} if w.recompute != "auto"
                                      else {})
-        _LAST_WORKLOAD = (w, d, pinned)  # one assignment: a reader sees one workload's three
-    return dict(d)
-
-
-def _pinned(w: Workload) -> dict:
-    last, _d, pinned = _LAST_WORKLOAD
-    if last is not w:
-        _workload_dict_of(w)
-        last, _d, pinned = _LAST_WORKLOAD
-    return dict(pinned)
+        _LAST_WORKLOAD = (w, d, pinned)
+    return dict(d), dict(pinned)
 
 
 def workload_dict(w: Workload) -> dict:
