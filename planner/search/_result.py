@@ -7,6 +7,7 @@ on the frontier). ``plan_options`` describes only the options its caller keeps.
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -131,6 +132,14 @@ class _Described:
     batch of its shape."""
 
     def __init__(self) -> None:
+        # ids are never reused: when the ids restarted at 0, a fifth workload took the first
+        # one's id, and with it the first one's calendar P10/P90 (a 678 h run read "P10–P90
+        # 97–190 h", in the app's reruns and in team reports alike); a stale id held by
+        # another thread now only misses. ``next`` on a count is atomic under the GIL.
+        self._counter = itertools.count()
+        self._forget()
+
+    def _forget(self) -> None:
         self.estimates: dict = {}
         self.quantiles: dict = {}
         self._ids: dict = {}
@@ -141,8 +150,8 @@ class _Described:
         found = self._ids.get(workload)
         if found is None:
             if len(self._ids) >= KEPT_WORKLOADS:
-                self.__init__()
-            found = self._ids[workload] = len(self._ids)
+                self._forget()
+            found = self._ids[workload] = next(self._counter)
         return found
 
 
@@ -191,7 +200,8 @@ def _describe(workload, catalog, c, A, ms, space: Space, C: Cands, idx: list[int
     # P10 and P90 of each risk row's calendar time: the same for later plans of this workload
     # (kept per layout, as the estimates are); the rows not yet kept in one call
     described = _kept(space.layout)
-    kept, w = described.quantiles, described.workload_id(workload)
+    w = described.workload_id(workload)  # first: it may start the kept dicts again
+    kept = described.quantiles
     new = np.unique(np.array([r for r in e.tolist() if (w, r) not in kept], dtype=np.int64))
     if len(new):
         m = len(new)
