@@ -134,8 +134,8 @@ class _Described:
     def __init__(self) -> None:
         # ids are never reused: when the ids restarted at 0, a fifth workload took the first
         # one's id, and with it the first one's calendar P10/P90 (a 678 h run read "P10–P90
-        # 97–190 h", in the app's reruns and in team reports alike); a stale id held by
-        # another thread now only misses. ``next`` on a count is atomic under the GIL.
+        # 97–190 h" in the app's reruns); a stale id held by another thread now only misses.
+        # ``next`` on a count is atomic under the GIL.
         self._counter = itertools.count()
         self._forget()
 

@@ -1,7 +1,6 @@
 """What describing kept per layout is keyed by a workload id that is never reused: once a
 layout had kept KEPT_WORKLOADS workloads, the next one took the first one's id and its
-calendar P10/P90 (a 678 h run read "P10–P90 97–190 h"), in the app's reruns and in team
-reports of many jobs of one shape."""
+calendar P10/P90 (a 678 h run read "P10–P90 97–190 h") in the app's reruns."""
 
 from __future__ import annotations
 
