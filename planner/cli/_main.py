@@ -21,6 +21,7 @@ from . import _app, _coerce, _flags, _metavars, _stdio
 from ._app import EXIT_USAGE, CliExit
 from ._flags import error_line
 from ._tables import one_line
+from ._values import without_separators
 
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 
@@ -366,7 +367,11 @@ def _show_click_error(exc, args: list[str] = ()) -> int:
     message = " ".join(_click_message(exc).split()).rstrip(".")
     for typer_words, ours in _VALUE_WORDS.items():  # pydantic's words: what is taken, in ours
         message = message.replace(typer_words, ours)
-    message = message.replace(_A_NUMBER, _number_words(getattr(exc, "param", None), args))
+    param = getattr(exc, "param", None)
+    said = next((w for w in _VALUE_WORDS.values() if w in message), None)
+    if said and (plain := without_separators(_typed_value(getattr(param, "opts", ()), args))):
+        message = message.replace(said, plain)
+    message = message.replace(_A_NUMBER, _number_words(param, args))
     end = "" if message.endswith(("?", "!")) else "."  # "Did you mean 'offers'?" ends itself
     print(one_line(f"error: {where}: {message}{end} To fix: see `{where} --help`"),
           file=sys.stderr)

@@ -53,3 +53,15 @@ def catalog_banner(cat, today: dt.date | None = None) -> str:
         if not cat.overrides_path:
             line += " or apply your own rates with --overrides"
     return line
+
+
+def without_separators(value: str) -> str | None:
+    """"write 250,000 as 250000" for a number typed with thousands separators (a number option
+    said only "it takes a number in digits"); None for anything else."""
+    import re
+
+    text = value.strip()
+    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?", text):
+        return f"it takes digits without thousands separators: write {text} as " \
+               f"{text.replace(',', '')}"
+    return None
