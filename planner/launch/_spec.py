@@ -20,13 +20,15 @@ from dataclasses import dataclass
 
 from catalog import GpuplanError, UnknownNameError
 
+from ..model import MAX_PLAN_GPUS
+
 TARGETS: tuple[str, ...] = ("skypilot", "dstack")  # orchestrators with task files
 EMIT_TARGETS: tuple[str, ...] = (*TARGETS, "torchrun")  # what `plan --emit` writes
 MAX_NODES = 1024  # a probe bundle's nodes (`launch probes --nodes`): far above any probe run
-# any launch file's nodes: the largest plan (`plan --emit`), 65,536 one-GPU nodes at the
-# search's GPU limit (1,024 refused a 1,248-node plan, naming a --nodes never passed); a typo
-# such as 10**26 nodes is refused
-SPEC_MAX_NODES = 65_536
+# any launch file's nodes: the largest plan (`plan --emit`), one-GPU nodes at the search's GPU
+# limit (1,024 refused a 1,248-node plan, naming a --nodes never passed); a typo such as 10**26
+# nodes is refused
+SPEC_MAX_NODES = MAX_PLAN_GPUS
 TRAIN_SCRIPT = "YOUR_TRAIN_SCRIPT.py"
 REPLACE_SCRIPT = "# ← replace with your training script"
 

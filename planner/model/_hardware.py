@@ -83,6 +83,10 @@ def _not_a_count(name: str, v) -> HardwareError:
 # The largest cluster an estimate models (xAI's and Meta's largest published clusters are
 # ~100K GPUs); beyond it a count is a typo, not a plan.
 MAX_CLUSTER_GPUS = 131_072
+# The largest cluster a plan considers (`max_gpus`, a team job's `max_gpus`), so the most nodes
+# a plan's launch files can name (one-GPU nodes): one home for the search, team plans and
+# launch specs, which each had the figure written out.
+MAX_PLAN_GPUS = 65_536
 
 def reference_cluster(catalog: Catalog, gpu: str, gpus: int) -> Cluster:
     """A reference node of ``gpu`` scaled to ``gpus`` accelerators."""

@@ -26,11 +26,11 @@ from catalog import (
     shown_number,
 )
 
-from ..model import PlannerError
+from ..model import MAX_PLAN_GPUS, PlannerError
 from ._quota import Quotas
 
 DEFAULT_MAX_GPUS = 1024
-MAX_GPUS_LIMIT = 65536  # the largest cluster the search considers (as team plans)
+MAX_GPUS_LIMIT = MAX_PLAN_GPUS  # the largest cluster the search considers (as team plans)
 MAX_BUDGET_USD = 1e12  # a trillion dollars: beyond it a unit mistake (as team budgets)
 DEFAULT_MIN_PROBABILITY = 0.9
 DEFAULT_PRICING = ("on_demand", "spot")

@@ -52,6 +52,7 @@ from catalog import (
 
 from ..model import (
     ARCH_FIELDS,
+    MAX_PLAN_GPUS,
     SIZE_LIMITS,
     Workload,
     WorkloadSpec,
@@ -113,7 +114,7 @@ MAX_JOBS = 500
 # options take 45 s in the MILP alone and 0.75 GB, and 500 × 32 (700,000) ran into the solver's
 # time limit for minutes with 1.5–2.7 GB. Real plans: 50 jobs × 3 starts.
 MAX_JOB_STARTS = 4_000
-MAX_JOB_GPUS = 65_536
+MAX_JOB_GPUS = MAX_PLAN_GPUS
 MAX_PRIORITY = 1_000_000
 MAX_WINDOW_DAYS = 3653  # 10 years, as a plan's deadline (``parse_deadline``)
 # Workload fields that are whole numbers, with their upper bounds (sizes as in config.json).
