@@ -57,6 +57,12 @@ def md(text: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
+def sentence(text: str) -> str:
+    """``text`` with its first letter a capital, as a sentence starts (the planner's and the
+    store's phrases start in lower case: they are also said after a colon)."""
+    return text[:1].upper() + text[1:]
+
+
 def plot_text(text: object) -> str:
     """``text`` shown literally in a plotly label (plotly renders a subset of HTML)."""
     return html.escape(str(text), quote=False)

@@ -212,7 +212,7 @@ def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None
         return
     if stored.ingest_status != "stored":
         # a copy of a stored run (same file or measurements) adds nothing, as the CLI says
-        st.info(F.md(stored.ingest_status[:1].upper() + stored.ingest_status[1:] + "."),
+        st.info(F.md(F.sentence(stored.ingest_status) + "."),
                 icon=":material/info:")
         return
     # what the calibration rules take from it (as `gpuplan probe show`), not what it holds
@@ -326,7 +326,7 @@ def workload(report, modelled: list[dict]) -> None:
          "modelled": model.get("modelled_mib") if mib is not None else None}]),
         WORKLOAD_COLUMNS, key="workload_table")
     if model:
-        st.caption(F.md(model["summary"][:1].upper() + model["summary"][1:] + "."))
+        st.caption(F.md(F.sentence(model["summary"]) + "."))
 
 
 def measurements(report, acc: catalog.Accelerator | None, modelled: list[dict] = ()) -> None:
@@ -362,8 +362,7 @@ def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
                             index=names.index(found) if found in names else None,
                             key=I.for_upload("probe_accelerator", data), disabled=not gpu_run,
                             help=None if gpu_run else
-                            f"{not_gpu_words(report)[:1].upper()}{not_gpu_words(report)[1:]} "
-                            "has no GPU to compare")
+                            f"{F.sentence(not_gpu_words(report))} has no GPU to compare")
     acc = cat.accelerator(acc_name) if acc_name and gpu_run else None
     # judged before it is charted: a figure the rules refuse (a hand edit, an impossible
     # number) is not drawn as a measurement beside the datasheet; the refusal is said instead
