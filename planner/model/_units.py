@@ -105,8 +105,14 @@ def format_usd(x: float) -> str:
     x = x + 0.0  # -0.0 is $0, not "$-0"
     if 0 < abs(x) < 0.01:  # a tenth of a cent is not "$0.00"
         return f"-${-x:.2g}" if x < 0 else f"${x:.2g}"
-    digits = 2 if 0 < round(abs(x), 2) < 100 else 0  # 99.995 is "$100", as 100 is
+    digits = _usd_digits(x)
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
+
+
+def _usd_digits(x: float) -> int:
+    """The decimals ``format_usd`` shows from a cent on: cents below $100, none from it (99.995
+    is "$100", as 100 is)."""
+    return 2 if 0 < round(abs(x), 2) < 100 else 0
 
 
 def format_usd_at_least(x: float) -> str:
@@ -114,7 +120,7 @@ def format_usd_at_least(x: float) -> str:
     cover the plan ("$25,381" for $25,381.04 was refused again)."""
     if not math.isfinite(x) or abs(x) < 0.01:
         return format_usd(x)
-    scale = 1 if round(abs(x), 2) >= 100 else 100
+    scale = 10 ** _usd_digits(x)
     return format_usd(math.ceil(x * scale - 1e-9) / scale)
 
 
