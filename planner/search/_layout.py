@@ -170,7 +170,7 @@ class Layout:
                 value.flags.writeable = False  # every later plan's ``Space.gp`` shares them
             if len(self._goodput) >= 4:  # a layout serves one shape: one size, in practice
                 self._goodput.clear()
-            found = self._goodput[key] = found
+            self._goodput[key] = found
         return found
 
     def fixed(self, ids: np.ndarray) -> _Fixed:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from ..model import goodput_over, normal_quantile, probability_within
 from ._candidates import run_cost_usd, storage_usd
-from ._layout import PRICE_TIE
+from ._layout import PRICE_TIE, _runs
 
 if TYPE_CHECKING:
     import numpy as np
@@ -134,16 +134,10 @@ class Space:
         row is a node count — found among C's ids, not by comparing every key of C."""
         import numpy as np
 
-        L = self.layout
         idx = np.asarray(idx, dtype=np.int64)
         if not idx.size:
             return idx
-        cfg, j = self.config[C.oi[idx]], C.j[idx]
-        m = L.config_size[cfg]
-        pick = np.repeat(np.arange(len(cfg)), m)
-        rank = np.arange(int(m.sum())) - np.repeat(np.r_[0, np.cumsum(m)][:-1], m)
-        ids = _unique(L.config_members[L.config_start[cfg[pick]] + rank] * self.stride
-                      + j[pick])
+        ids = _unique(self._same_config(self.config[C.oi[idx]], C.j[idx]))
         pos = np.minimum(np.searchsorted(C.ids, ids), len(C) - 1)
         return pos[C.ids[pos] == ids]
 
@@ -202,12 +196,18 @@ class Space:
         multi = L.config_size[self.config[oi]] > 1
         if not multi.any():
             return ids
-        cfg, jj = self.config[oi[multi]], j[multi]
-        m = L.config_size[cfg]
-        pick = np.repeat(np.arange(len(cfg)), m)
-        rank = np.arange(int(m.sum())) - np.repeat(np.r_[0, np.cumsum(m)][:-1], m)
-        extra = L.config_members[L.config_start[cfg[pick]] + rank] * self.stride + jj[pick]
+        extra = self._same_config(self.config[oi[multi]], j[multi])
         return _unique(np.concatenate([ids, extra]))
+
+    def _same_config(self, cfg: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Candidate ids of every offer of configuration ``cfg[k]`` at row ``j[k]``, for
+        every k (``Layout.config_members``: its regions)."""
+        import numpy as np
+
+        L = self.layout
+        m = L.config_size[cfg]
+        return (L.config_members[_runs(L.config_start[cfg], m)] * self.stride
+                + np.repeat(j, m))
 
     def extended(self, F: Cands, ids: np.ndarray) -> tuple[Cands, np.ndarray]:
         """``F`` (the candidates of ``cheapest()``) and ``ids`` as one ``Cands`` in canonical
