@@ -173,14 +173,14 @@ def _same_regions(space: Space, C: Cands, within, idx: list[int]) -> dict[int, t
     listed four)."""
     import numpy as np
 
-    same = space.same_options(C, np.array(idx, dtype=np.int64))
+    at = np.array(idx, dtype=np.int64)
+    same = space.same_options(C, at)
     found: dict[tuple, set] = {}
     for k, inside, oi in zip(space.option_keys(C, same).tolist(), within[same].tolist(),
                              C.oi[same].tolist(), strict=True):
         found.setdefault((k, inside), set()).add(space.offers[oi].region)
-    idx_keys = space.option_keys(C, np.array(idx, dtype=np.int64)).tolist()
-    return {i: tuple(sorted(found[(k, bool(within[i]))])) for i, k in zip(idx, idx_keys,
-                                                                          strict=True)}
+    return {i: tuple(sorted(found[(k, bool(within[i]))]))
+            for i, k in zip(idx, space.option_keys(C, at).tolist(), strict=True)}
 
 
 def _describe(workload, catalog, c, A, ms, space: Space, C: Cands, idx: list[int],

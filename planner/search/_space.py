@@ -100,22 +100,15 @@ class Space:
         self.evaluations = 0  # risk entries whose interruption sum was computed
 
     # ---- candidate subsets ------------------------------------------------------------------
-    def _take(self, count, rows=None) -> np.ndarray:
-        """Candidate ids of the ``count`` cheapest offers of each (group, row) (of ``rows``,
-        ascending (group, row) indices, when given)."""
+    def _take(self, count, rows) -> np.ndarray:
+        """Candidate ids of the ``count[k]`` cheapest offers of (group, row) ``rows[k]``
+        (``Layout.gi``/``gj`` indices, ascending)."""
         import numpy as np
 
         L = self.layout
         count = np.asarray(count, dtype=np.int64)
-        total = int(count.sum())
-        if not total:
-            return np.empty(0, dtype=np.int64)
-        pick = np.repeat(np.arange(len(count)), count)
-        rank = np.arange(total) - np.repeat(np.r_[0, np.cumsum(count)][:-1], count)
-        if rows is not None:
-            pick = rows[pick]
-        oi = L.flat[L.starts[L.gi[pick]] + rank]
-        return oi * self.stride + L.gj[pick]
+        oi = L.flat[_runs(L.starts[L.gi[rows]], count)]
+        return oi * self.stride + L.gj[np.repeat(rows, count)]
 
     def option_keys(self, C: Cands, idx: np.ndarray | None = None) -> np.ndarray:
         """Per candidate of ``C`` (of ``idx``, when given), its configuration (``config``: the
@@ -146,8 +139,8 @@ class Space:
         sorted."""
         return self.layout.cheapest_ids[first_only]
 
-    def within_cost(self, tau: float, *, feasible: bool = False,
-                    cheapest: Cands | None = None) -> np.ndarray:
+    def within_cost(self, tau: float, *, cheapest: Cands, feasible: bool = False
+                    ) -> np.ndarray:
         """Ids of every candidate whose cost is at most ``tau`` (and a few just above);
         ``feasible``: only those within the quotas and on time (the ranked lists' pool).
         ``cheapest``: the candidates of ``cheapest()``, whose costs rule out at once every
@@ -158,11 +151,9 @@ class Space:
         if not tau >= 0:
             return np.empty(0, dtype=np.int64)
         L = self.layout
-        if cheapest is None:
-            rows = np.arange(len(L.gi))
-        else:  # a superset of the rows the exact test below keeps: its margin ≫ rounding;
-            # NaN costs stay (the exact test keeps them too)
-            rows = np.flatnonzero(~(cheapest.cost[L.first_pos] > tau * (1 + 1e-6) + 1e-9))
+        # a superset of the rows the exact test below keeps: its margin ≫ rounding; NaN costs
+        # stay (the exact test keeps them too)
+        rows = np.flatnonzero(~(cheapest.cost[L.first_pos] > tau * (1 + 1e-6) + 1e-9))
         gi, j, first = L.gi[rows], L.gj[rows], L.gfirst[rows]
         e = self.offset[self.risk[first]] + j
         unit, _ = run_cost_usd(wall_hours=self.wall[e], nodes=self.e_nodes[e].astype(float),
