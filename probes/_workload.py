@@ -325,7 +325,9 @@ def layer_params(cfg: WorkloadConfig) -> int:
     return attn + mlp + 2 * h
 
 
-def _check_one_layer_fits(cfg: WorkloadConfig, device: torch.device) -> None:
+def _check_layers_fit(cfg: WorkloadConfig, device: torch.device) -> None:
+    """Refused before any layer is built: one layer's state above GPU_MEMORY_FILL of the GPU,
+    or on CPU the layers to build above that share of the machine (``_check_cpu_memory``)."""
     if device.type != "cuda":
         _check_cpu_memory(cfg)
         return
@@ -350,9 +352,9 @@ def _check_cpu_memory(cfg: WorkloadConfig) -> None:
         return
     layers = cfg.layers or CPU_LAYERS
     ranks = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1))
-    need = layers * ranks * layer_params(cfg) * STATE_BYTES_PER_PARAM
+    one = layer_params(cfg) * STATE_BYTES_PER_PARAM
+    need = layers * ranks * one
     if total > 0 and need > GPU_MEMORY_FILL * total:
-        one = layer_params(cfg) * STATE_BYTES_PER_PARAM
         # (--tp shards a layer over processes of this same machine: no less memory in all)
         fix = ("--build-layers 1" if layers > 1 and ranks * one <= GPU_MEMORY_FILL * total
                else "probe it on a GPU node, what the workload probe is for")
@@ -366,7 +368,7 @@ def _check_cpu_memory(cfg: WorkloadConfig) -> None:
 def measure(cfg: WorkloadConfig, *, device: torch.device, tp_group, dp_group, input_seed: int
             ) -> dict[str, Any]:
     """Everything this rank measured, as plain values for the section (probes._workload_run)."""
-    _check_one_layer_fits(cfg, device)
+    _check_layers_fit(cfg, device)
     backend, backend_note = choose_backend(cfg, device)
     if cfg.layers is not None:
         layers, rule = cfg.layers, f"{cfg.layers} layer(s), as asked (--build-layers)"
