@@ -138,6 +138,11 @@ identical.
 given by its parameter count says "gpuplan's default: a parameter count gives no context
 length" where it said "the model's pre-training context" (58 lines); with that clause
 normalised away the file is identical.
+``70b-lora-a100`` was rewritten alone on 2026-12-06 (the seventeenth session) when ZeRO-1/2
+began to gather back only the weights the optimizer updated — a LoRA run's adapters, not the
+frozen base (``_perf.evaluate``'s ``updated_bytes``): its recommendation (4 nodes, 27.75 h)
+is unchanged; its frontier gains tensor-parallel ZeRO-1 layouts that were comm-bound before
+(5 nodes, 22.6 h, tp4 dp10), so 60 of its 63 entries move; the other fourteen are identical.
 The thirteen plan cases were rewritten on 2026-12-06 (a later session) when each estimate's
 ``workload`` began to state the attention it times beyond full causal (``window_tokens``,
 ``windowed_layers``, ``chunk_tokens``, ``chunked_layers``: 0 without); with those four keys

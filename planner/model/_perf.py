@@ -325,7 +325,10 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
 
         opt_params = params_gpu / np.where(zero >= 1, n, 1.0)  # the local optimizer shard
     grad_bytes = params_gpu * ms.trainable_fraction * A.grad_reduce_bytes
-    weight_bytes = params_gpu * 2.0
+    weight_bytes = params_gpu * 2.0  # ZeRO-3 gathers every weight before using it
+    # ZeRO-1/2 gather what the optimizer updated: the trainable share (a LoRA run's adapters,
+    # not its frozen base, which every rank holds whole)
+    updated_bytes = weight_bytes * ms.trainable_fraction
 
     # Latency: NCCL runs reduce-scatter/all-gather as rings (one network hop per node in the
     # ring) and large all-reduces as rings or trees (2·log2 hops); gradients travel in
@@ -345,6 +348,7 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     # A ring all-reduce is a reduce-scatter then an all-gather, each moving half its bytes.
     t_rs = all_reduce(grad_bytes) / 2 + lat_half  # gradients, one reduce-scatter
     t_ag = all_reduce(weight_bytes) / 2 + lat_half  # weights, one all-gather
+    t_ag_upd = all_reduce(updated_bytes) / 2 + lat_half  # the updated weights (ZeRO-1/2)
     # The passes communication hides under: their wall time (compute, elementwise work and
     # launch or host time the GPU waits for; NCCL runs on its own stream meanwhile). Counting
     # the GPU's work alone made faster HBM slower where kernel launches bound a layer (GPT-2
@@ -362,11 +366,12 @@ def evaluate(ms: ModelScalars, A: Assumptions, *, tp, pp, dp, zero, mb, rc, gpus
     if stage.size and ((stage != zero).any() or stage.min() < 0 or stage.max() > 3):
         raise ValueError("zero must be 0, 1, 2 or 3 in every entry")
     # Communication per step (bandwidth + latency) and the part of it hidden under compute.
-    comm = np.choose(stage, [t_ar, t_rs + t_ag, m * t_rs + t_ag, m * (2 * t_ag + t_rs)])
+    comm = np.choose(stage, [t_ar, t_rs + t_ag_upd, m * t_rs + t_ag_upd,
+                             m * (2 * t_ag + t_rs)])
     hid = np.choose(stage, [
         hidden(t_ar, bwd_mb),
-        hidden(t_rs, bwd_mb) + hidden(t_ag, fwd_mb),
-        m * hidden(t_rs, bwd_mb) + hidden(t_ag, fwd_mb),
+        hidden(t_rs, bwd_mb) + hidden(t_ag_upd, fwd_mb),
+        m * hidden(t_rs, bwd_mb) + hidden(t_ag_upd, fwd_mb),
         m * (hidden(t_ag, fwd_mb) + hidden(t_ag + t_rs, bwd_mb))])
     dp_exposed = comm - hid
 
