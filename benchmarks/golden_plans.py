@@ -143,6 +143,14 @@ began to gather back only the weights the optimizer updated — a LoRA run's ada
 frozen base (``_perf.evaluate``'s ``updated_bytes``): its recommendation (4 nodes, 27.75 h)
 is unchanged; its frontier gains tensor-parallel ZeRO-1 layouts that were comm-bound before
 (5 nodes, 22.6 h, tp4 dp10), so 60 of its 63 entries move; the other fourteen are identical.
+Five cases were rewritten the same day when context parallelism began to be searched from
+8,192-token sequences (``_grid.CP_SEARCH_MIN_SEQ``, was 16,384; NeMo's Llama 3 recipes run CP 2
+there): ``405b-16384-h100-h200``'s fastest plan 2,420 → 2,247 h (cp2 halves its bubble share;
+still infeasible in 120 d) and its frontier 145 → 74 plans; ``70b-commitments-storage`` and
+``8b-calibrated`` keep their recommendations (frontiers 123 → 108 and 20 → 21 plans);
+``team-12-jobs`` costs 0.46% less ($112,323 → $111,803; two Llama 3 jobs per size take fewer
+GPUs for longer); ``team-example`` counts one more option (75 → 76). The other ten are
+identical.
 The thirteen plan cases were rewritten on 2026-12-06 (a later session) when each estimate's
 ``workload`` began to state the attention it times beyond full causal (``window_tokens``,
 ``windowed_layers``, ``chunk_tokens``, ``chunked_layers``: 0 without); with those four keys

@@ -227,12 +227,26 @@ def test_a_full_recomputation_measurement_scales_the_kept_inputs_not_the_live_la
     assert activations({(1, 0): 3.0}) == plain  # a ratio for another setting: nothing
 
 
+def _assert_measured_rows_not_preferred(w, cl, plain, measured) -> None:
+    """The calibrated plan is one the uncalibrated model times as fast as its own best (a
+    near-tie may break either way), slower by the measured 1.2x: no row escaped the ratio."""
+    from dataclasses import replace
+
+    from planner.model import PlanPins
+
+    p = measured.plan
+    as_planned = estimate(replace(w, pins=PlanPins(
+        tp=p.tp, pp=p.pp, cp=p.cp, zero=p.zero_stage, micro_batch=p.micro_batch)), cl)
+    assert as_planned.step_time_s <= plain.step_time_s * 1.01
+    assert 1.15 < measured.step_time_s / plain.step_time_s < 1.2
+
+
 def test_a_measured_stack_keeps_its_plan_at_every_micro_batch(tmp_path, monkeypatch):
     """Measured at micro-batch 1 (1.2x the model), the stack was planned at micro-batch 2
     with selective recomputation or micro-batch 4 at tp4 — rows the ratio did not reach,
     which looked faster — for a step only 1.07-1.16x the uncalibrated one (review
-    2026-12-04). The ratio reaches every row of the grid: the plan is the uncalibrated one,
-    slower by the measured share."""
+    2026-12-04). The ratio reaches every row of the grid: the plan is one the uncalibrated
+    model times as fast as its own best, slower by the measured share."""
     from planner import reference_cluster
 
     monkeypatch.setenv("GPUPLAN_HOME", str(tmp_path / "home"))
@@ -243,8 +257,7 @@ def test_a_measured_stack_keeps_its_plan_at_every_micro_batch(tmp_path, monkeypa
     for gpus in (8, 256):
         cl = reference_cluster(cat, H100, gpus)
         plain, measured = estimate(w, cl), estimate(w, cl, calibration=cal)
-        assert measured.plan == plain.plan
-        assert 1.15 < measured.step_time_s / plain.step_time_s < 1.2
+        _assert_measured_rows_not_preferred(w, cl, plain, measured)
 
 
 def test_a_measurement_of_other_sizes_reaches_every_row_too(tmp_path, monkeypatch):
@@ -273,8 +286,7 @@ def test_a_measurement_of_other_sizes_reaches_every_row_too(tmp_path, monkeypatc
         assert m is not None and m.time_ratio == pytest.approx(1.2)
     cl = reference_cluster(cat, H100, 8)
     plain, measured = estimate(w, cl), estimate(w, cl, calibration=cal)
-    assert measured.plan == plain.plan
-    assert 1.15 < measured.step_time_s / plain.step_time_s < 1.2
+    _assert_measured_rows_not_preferred(w, cl, plain, measured)
     # sizes too far (a quarter of the hidden size): nothing, at any micro-batch
     assert cal.workload(H100, "fsdp", WorkloadShape(**{
         **LLAMA3_8B_LAYER, "hidden": 8192, "heads": 64, "kv_heads": 16,
