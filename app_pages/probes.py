@@ -421,7 +421,9 @@ def main() -> None:
     I.UrlInputs("probes").warn()
     cat = S.load_catalog_or_stop()
     st.markdown("Upload the JSON report that `gpuplan probe run` wrote on a rented instance.")
-    up = I.upload("Probe report", key="probe_file", what="probe report", types=["json"])
+    # kept: a report not yet ingested survives a visit to another page, as the other pages'
+    # uploads do (it was dropped, its ingest button with it, without a word)
+    up = I.kept_upload("Probe report", key="probe_file", what="probe report", types=["json"])
     if up is not None:
         name, data = up
         out = parse(name, data)
