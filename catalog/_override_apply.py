@@ -127,6 +127,8 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
                        offering_class=rate.offering_class, upfront=rate.upfront,
                        source=f"{label} {rate.where}", flags=("overridden",))
         old = by_key.get(new.key)
+        if old is not None and old.usd_per_hour:
+            _say_if_far_below(source, rate, old.usd_per_hour)
         if old is not None:  # keep what the rate does not replace; a private rate is trusted
             new = dataclasses.replace(
                 new, zone=old.zone, zone_count=old.zone_count,
@@ -140,6 +142,23 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
             index[new.key] = len(out)
             out.append(new)
     return tuple(out)
+
+
+# A private rate this many times below the same offer's list price is more likely a typo (cents
+# for dollars, a per-GPU or per-month figure) than a deal: list spot runs at most ~90% off, a
+# negotiated discount far less. Said, not refused (a rate is the user's to give): a $0.000001/h
+# rate for a $55/h p5.48xlarge costed a 47,885 GPU-hour team plan at $0.60 without a word.
+FAR_BELOW_LIST = 50
+
+
+def _say_if_far_below(source: str, rate: PrivateRate, listed: float) -> None:
+    if rate.usd_per_hour * FAR_BELOW_LIST >= listed:
+        return
+    warnings.warn(CatalogNotice(
+        f"{source}: {rate.where}: ${rate.usd_per_hour:,.6g}/h for {rate.instance_type} "
+        f"{rate.region} {rate.pricing} is {listed / rate.usd_per_hour:,.0f}× below its listed "
+        f"${listed:,.2f}/h; plans use it. If it is a typo (cents for dollars, a per-GPU or "
+        f"monthly figure), correct {rate.where}"), stacklevel=4)
 
 
 def _say_if_unsold(source: str, rate: PrivateRate, offers) -> None:
