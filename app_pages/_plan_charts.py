@@ -35,6 +35,11 @@ RANGE_COLOR = "rgba(60, 60, 60, 0.55)"  # error bars: a plan's P10–P90
 BAND_COLOR = "rgba(90, 90, 90, 0.13)"  # the frontier's P10–P90 band
 RELAXED_WORDS = {"budget": "without the budget", "min_probability":
                  "without the minimum probability", "quotas": "without the quotas"}
+# The most plan markers the chart draws. A plan over tens of thousands of GPUs priced about
+# 116,000 plans: a 30 MB plotly spec that took ~10 s to validate and a browser seconds to
+# draw, though the eye cannot tell apart more than a few thousand markers on one chart. With
+# 3,000 the spec is ~1 MB and the chart's shape (the spread of every trace) still shows.
+MAX_CHART_PLANS = 3_000
 
 
 def plan_key(p: dict) -> tuple:
@@ -65,6 +70,41 @@ def plan_points(result: dict) -> list[dict]:
     for key, p in seen.items():
         p["on_frontier"] = p.get("on_frontier", False) or key in frontier
     return list(seen.values())
+
+
+def listed_keys(result: dict) -> set[tuple]:
+    """The plans the page lists (frontier, candidates, the recommendation, an infeasible
+    answer's alternatives, the best of each pricing model or group): always on the chart."""
+    inf = result.get("infeasible") or {}
+    listed = [*result["frontier"], *result["candidates"], result.get("recommendation"),
+              inf.get("fastest"), inf.get("cheapest"), *(inf.get("relaxed") or {}).values(),
+              *(result.get("spot_vs_on_demand") or {}).values(),
+              *(result.get("by_group") or {}).values()]
+    return {plan_key(p) for p in listed if p}
+
+
+def chart_points(points: list[dict], result: dict, most: int = MAX_CHART_PLANS) -> list[dict]:
+    """At most ``most`` of ``points`` (more when the listed plans alone are more): every
+    plan the page lists, and of the rest every k-th of each trace (pricing model and status)
+    by wall-clock time, the same k for all, so each trace keeps its spread and its share."""
+    if len(points) <= most:
+        return points
+    listed = listed_keys(result)
+    kept = [p for p in points if plan_key(p) in listed]
+    traces: dict[tuple, list[dict]] = {}
+    for p in points:
+        if plan_key(p) not in listed:
+            traces.setdefault((p["pricing"], status(p)), []).append(p)
+    room = most - len(kept)
+    if room <= 0:
+        return kept
+    k = max(1, math.ceil(sum(map(len, traces.values())) / room))
+    while sum(math.ceil(len(t) / k) for t in traces.values()) > room:
+        k += 1
+    for plans in traces.values():
+        plans.sort(key=lambda p: (p["wall_clock_hours"], p["total_cost_usd"]))
+        kept += plans[::k]
+    return kept
 
 
 def cheaper_frontier_plans(result: dict, deadline_hours: float
@@ -128,9 +168,12 @@ def _xy(plans: list[dict]) -> dict:
             "y": [p["total_cost_usd"] for p in plans]}
 
 
-def frontier_chart(result: dict, deadline_hours: float,
-                   budget_usd: float | None = None) -> go.Figure:
-    points = plan_points(result)
+def frontier_chart(result: dict, deadline_hours: float, budget_usd: float | None = None, *,
+                   points: list[dict] | None = None) -> go.Figure:
+    """``points``: ``plan_points(result)`` when the caller has them; the chart draws
+    ``chart_points`` of them, its axes still covering them all."""
+    points = plan_points(result) if points is None else points
+    drawn = chart_points(points, result)
     rec = result.get("recommendation")
     fig = go.Figure()
     # the band between the frontier's P10 and P90 plans (where the frontier may lie), under
@@ -146,10 +189,10 @@ def frontier_chart(result: dict, deadline_hours: float,
             legendgroup="frontier", hoverinfo="skip"))
     # every plan: one colour per pricing model; filled, open or × by how it fares
     statuses = set()
-    for pricing in [p for p in C.PRICING_COLORS if any(q["pricing"] == p for q in points)]:
+    for pricing in [p for p in C.PRICING_COLORS if any(q["pricing"] == p for q in drawn)]:
         colour, shown = C.PRICING_COLORS[pricing], False
         for kind in (MEETS, LATE, OVER):
-            plans = [p for p in points if p["pricing"] == pricing and status(p) == kind]
+            plans = [p for p in drawn if p["pricing"] == pricing and status(p) == kind]
             if not plans:
                 continue
             statuses.add(kind)

@@ -23,7 +23,12 @@ from app_pages import _format as F
 from app_pages import _inputs as I
 from app_pages import _plan_cards as P
 from app_pages import _shared as S
-from app_pages._plan_charts import cheaper_frontier_plans, frontier_chart, plan_points
+from app_pages._plan_charts import (
+    chart_points,
+    cheaper_frontier_plans,
+    frontier_chart,
+    plan_points,
+)
 
 DEFAULT_MODEL = "gpt2-xl"  # small enough that the first plan takes a fraction of a second
 DEFAULT_TOKENS = "50B"
@@ -151,10 +156,18 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
 
 def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
                  min_probability: float | None) -> None:
-    if not plan_points(result):
+    points = plan_points(result)
+    if not points:
         st.caption("The planner priced no plan, so there is nothing to draw.")
         return
-    st.plotly_chart(frontier_chart(result, deadline_hours, budget), key="frontier_chart")
+    st.plotly_chart(frontier_chart(result, deadline_hours, budget, points=points),
+                    key="frontier_chart")
+    drawn = len(chart_points(points, result))
+    if drawn < len(points):
+        st.caption(f"The chart shows {F.amount(drawn)} of the {F.amount(len(points))} plans "
+                   "priced: every plan listed on this page (the frontier, the candidates, the "
+                   "recommendation) and an even sample of the rest by wall-clock time (all of "
+                   "them took the page seconds to draw).")
     st.caption("Each point is the best plan of one instance type, pricing model and node "
                "count (in its cheapest region), whether or not it meets the deadline: filled "
                "if it meets the deadline and every limit, open if it misses the deadline"
@@ -280,7 +293,10 @@ def candidates_csv(result: dict) -> str:
 
 def downloads(result: dict, launch: dict) -> None:
     csv = candidates_csv(result)
-    buttons = [("Download plan (JSON)", json.dumps(result, indent=2, default=str),
+    # what `gpuplan plan --json` writes (``as_dict()``, no ``points``): the points are every
+    # plan priced, only for the chart; over many GPUs they made the file 76 MB, not 1.5 MB
+    plan = {k: v for k, v in result.items() if k != "points"}
+    buttons = [("Download plan (JSON)", json.dumps(plan, indent=2, default=str),
                 "gpuplan-plan.json", "application/json", "download_json"),
                ("Download candidates (CSV)", csv, "gpuplan-candidates.csv", "text/csv",
                 "download_csv")]
