@@ -44,10 +44,28 @@ class UrlInputs:
         raw = self.raw.get(key)
         given = [r for r in raw or () if r != ""]
         drop = False
-        if len(given) > 1 and not _takes_many(widget, kwargs):
+        many = _takes_many(widget, kwargs)
+        # a choice named as the CLI takes it (AWS, llama-3-8b) is the choice: Streamlit takes
+        # only the exact spelling, and refused such a link for the default (gpt2-xl planned)
+        choices = _choices(widget, args, kwargs)
+        taken = _as_choices(raw, list(choices), many=many) if raw else raw
+        if raw and (taken != raw or (len(given) > 1 and not many)):
             # a widget of one value takes a link's last (Streamlit's rule): the others are
             # dropped from the URL, which kept both, so a reload or a copy warned again
-            _set_param(key, raw[-1])
+            _set_param(key, taken if many else taken[-1])
+        chosen = [choices[t] for t in (taken or [])[0 if many else -1:] if t in choices]
+        resync = st.session_state.setdefault("_url_resync", {})
+        mapped = taken != raw and bool(chosen) and key not in unbound
+        if mapped:
+            # a bound widget reads the link as the page was opened (it took gcp of AWS,gcp),
+            # not as set above: this run it is unbound and told the choices
+            st.session_state[key] = resync[key] = chosen if many else chosen[0]
+        elif key in resync and not self.first_run:
+            # bound again: set again (as the widget still shows it), so Streamlit keeps it
+            # over the link as opened and writes it into the URL
+            again = resync.pop(key)
+            if st.session_state.get(key) == again:
+                st.session_state[key] = again
         if getattr(widget, "__name__", "") == "number_input":
             whole = _whole_number_box(args, kwargs)
             if not all(_plain_number(r, whole=whole) for r in self.raw.get(key, ())):
@@ -62,7 +80,7 @@ class UrlInputs:
                 drop = True
         if drop:
             _drop_param(key)
-        bind = {} if key in unbound else {"bind": Q}
+        bind = {} if key in unbound or mapped else {"bind": Q}
         value = widget(label, *args, key=key, **bind, **kwargs)
         self.keys.add(key)
         self.values[key] = value
@@ -72,12 +90,14 @@ class UrlInputs:
             self.problems.append(f"{key}={_values(given)} ({label}: given {len(given)} times, "
                                  f"a link sets it once; showing {_shown(value)})")
         elif raw is not None:
-            bad = _unusable(raw, value)
+            bad = _unusable(taken, value)
             if bad is not None:
                 why = "not one of the choices" if isinstance(value, list) else \
                     "not a valid value" + _range(widget, args, kwargs)
-                self.problems.append(f"{key}={_values(bad)} ({label}: {why}; showing "
-                                     f"{_shown(value)})")
+                self.problems.append(
+                    f"{key}={_values(bad)} ({label}: {why}; showing "
+                    f"{_shown(value, empty=kwargs.get('placeholder'))}"
+                    f"{_did_you_mean(bad, list(choices))})")
         return value
 
     # Browser Back to a Plan entry without parameters (Streamlit pushes a bare "/" when the
@@ -200,11 +220,15 @@ def _plain_number(text: str, *, whole: bool = False) -> bool:
     return abs(number) <= 2**53 and (not whole or number.is_integer())
 
 
-def _shown(value) -> str:
+def _shown(value, *, empty: str | None = None) -> str:
     if isinstance(value, bool):  # a checkbox: not Python's False
         return "ticked" if value else "unticked"
     if isinstance(value, list):
-        return ", ".join(map(str, value)) or "none"
+        # a multiselect left empty means all where its placeholder says so ("All clouds": the
+        # page searches every cloud), which "showing none" denied
+        means_all = empty is not None and empty.startswith(("All ", "Every "))
+        return ", ".join(map(str, value)) or (empty[0].lower() + empty[1:] if means_all
+                                              else "none")
     return "the default" if value in (None, "") else str(value)
 
 
@@ -226,6 +250,59 @@ def _unusable(raw: list[str], value) -> list[str] | None:
         except ValueError:
             return [last]
     return None if value is not None and last == str(value) else [last]
+
+
+_CHOICE_WIDGETS = frozenset({"selectbox", "radio", "multiselect", "segmented_control", "pills"})
+
+
+def _choices(widget, args: tuple, kwargs: dict) -> dict[str, object]:
+    """A choice widget's options by how its link spells them (``format_func``'s words, as
+    Streamlit matches them), in order; {} for another widget."""
+    if getattr(widget, "__name__", "") not in _CHOICE_WIDGETS:
+        return {}
+    spell = kwargs.get("format_func") or str
+    out: dict[str, object] = {}
+    for option in args[0] if args else kwargs.get("options", ()):
+        out.setdefault(str(spell(option)), option)  # the first option of a spelling
+    return out
+
+
+def _as_choices(raw: list[str], choices: list[str], *, many: bool) -> list[str]:
+    """``raw`` with each value that names a choice as the CLI takes it, in any case or (for
+    the model preset) by an alias the planner resolves, spelt as the choice."""
+    if not choices or all(r in choices for r in raw if r != ""):
+        return raw
+    folded: dict[str, str] = {}
+    for choice in choices:
+        folded.setdefault(choice.casefold(), choice)  # the first of a spelling
+    out = [r if r == "" or r in choices else
+           folded.get(r.strip().casefold()) or _preset(r, choices) or r for r in raw]
+    return list(dict.fromkeys(out)) if many else out  # AWS and aws: one cloud
+
+
+def _preset(name: str, choices: list[str]) -> str | None:
+    """The model preset ``name`` (an alias: llama-3-8b) names, where ``choices`` are the
+    presets: the planner's own resolution (its alias table stays its own)."""
+    import planner  # here: only for a link's unknown value (the model loads numpy)
+    from catalog import GpuplanError
+
+    if set(choices) != set(planner.preset_names()):
+        return None
+    try:
+        return planner.preset(name)[0].name
+    except GpuplanError:
+        return None
+
+
+def _did_you_mean(bad: list[str], choices: list[str]) -> str:
+    """"; did you mean a, b or c?": up to three choices close to the values not taken."""
+    from catalog import close_matches
+
+    close = list(dict.fromkeys(c for b in bad for c in close_matches(b, choices)))[:3]
+    if not close:
+        return ""
+    return "; did you mean " + (", ".join(close[:-1]) + " or " if close[1:] else "") \
+        + close[-1] + "?"
 
 
 # ---- uploads -----------------------------------------------------------------------------------
