@@ -94,14 +94,14 @@ def _one(cfg: dict, source: str, *keys: str) -> tuple[str | None, Any]:
 
 def config_file_error(exc: Exception, *, fix: str | None = None) -> WorkloadError:
     """The one message for a config.json that could not be read (``exc``: the catalog's
-    reader's error), with ``fix`` for the front end's way of giving another (by default a
-    path)."""
+    reader's error), with ``fix``: the front end's way of giving another (default a path)."""
     fix = fix or "pass the path of a Hugging Face config.json"
     message = str(exc).replace("cannot read it", "cannot read config")
     message = message.replace("invalid JSON", "not valid JSON")
-    if "To fix" in message:
-        message = message[:message.index("To fix")].rstrip() + " "
-    return WorkloadError(f"{message}To fix: {fix}", field="config")
+    message, _, own = message.partition("To fix:")
+    own = own.strip().rstrip(".")  # the content is wrong, not the path: the reader's fix first
+    fix = f"{own}, or {fix}" if own.startswith("correct") else fix
+    return WorkloadError(f"{message.rstrip()} To fix: {fix}", field="config")
 
 
 def read_model_config(path: str, *, fix: str | None = None) -> dict:

@@ -214,6 +214,18 @@ def test_bad_config_json_names_the_file(tmp_path, text, fragment):
     assert path in str(info.value) and "To fix" in str(info.value)
 
 
+@pytest.mark.parametrize("text", ['{"hidden_size": 2048, "hidden_size": 4096}',
+                                  '{"hidden_size": NaN}'])
+def test_a_config_json_with_bad_content_is_told_to_correct_it_first(tmp_path, text):
+    """Its fix named only the path ("give the path of the model's config.json") for a file
+    found and read whose content is wrong: the reader's own fix comes first."""
+    path = write_config(tmp_path, "bad", text)
+    with pytest.raises(WorkloadError) as info:
+        config_file(path)
+    assert str(info.value).endswith("To fix: correct the file, or pass the path of a Hugging "
+                                    "Face config.json")
+
+
 def test_missing_config_json_names_the_file(tmp_path):
     path = tmp_path / "nowhere" / "config.json"
     with pytest.raises(WorkloadError, match="cannot read config") as info:
