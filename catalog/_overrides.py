@@ -130,7 +130,8 @@ def _text(source: str, where: str, entry: dict, key: str, *, required: bool = Fa
         fix = (f"write {key} in quotes" if hint else f"write {key} as text" if value is not None
                and not isinstance(value, str) else f"give {key} a value" + (
                    "" if required else f", or remove the field to match every {key}"))
-        raise _fail(source, where, f"{key} must be non-empty text, got {value!r}{hint}", fix)
+        raise _fail(source, where, f"{key} must be non-empty text, got "
+                    f"{shown_as_yaml(value)}{hint}", fix)
     if value != value.strip():
         raise _fail(source, where, f"{key} {value!r} has leading or trailing spaces")
     return value
@@ -146,7 +147,8 @@ def _number(source: str, where: str, value: object, field: str, *, low: float, h
             bound = f"from {low:g} to {high:,g}"
         else:
             bound = (f"> {low:g} and " + (f"<= {high:g}" if high_inclusive else f"< {high:g}"))
-        raise _fail(source, where, f"{field} must be a number {bound} {unit}, got {value!r}")
+        raise _fail(source, where, f"{field} must be a number {bound} {unit}, got "
+                    f"{shown_as_yaml(value)}")
     return float(value)
 
 

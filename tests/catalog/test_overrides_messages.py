@@ -141,3 +141,13 @@ def test_a_top_level_value_is_shown_as_the_file_writes_it(data, shown):
     with pytest.raises(OverrideError) as info:
         parse_overrides(data, source="o.yaml")
     assert f"found a single value {shown}" in str(info.value)
+
+
+@pytest.mark.parametrize("entry,said", [
+    ("prices:\n  - {cloud: aws, instance_type: p5.48xlarge, region: us-east-1, pricing: "
+     "on_demand, usd_per_hour: true}\n", "USD per instance-hour, got true. To fix"),
+    ("discounts:\n  - {cloud: null, percent: 10}\n", "cloud must be non-empty text, got null."),
+])
+def test_a_value_is_quoted_as_yaml_writes_it(tmp_path, entry, said):
+    # Python's spelling ("got True", "got None") where the file says true and null
+    assert said in _file_error(tmp_path, entry)
