@@ -169,11 +169,12 @@ def _xy(plans: list[dict]) -> dict:
 
 
 def frontier_chart(result: dict, deadline_hours: float, budget_usd: float | None = None, *,
-                   points: list[dict] | None = None) -> go.Figure:
-    """``points``: ``plan_points(result)`` when the caller has them; the chart draws
-    ``chart_points`` of them, its axes still covering them all."""
+                   points: list[dict] | None = None, drawn: list[dict] | None = None
+                   ) -> go.Figure:
+    """``points``: ``plan_points(result)``, ``drawn``: ``chart_points`` of them, when the
+    caller has them; the chart draws ``drawn``, its axes covering every point."""
     points = plan_points(result) if points is None else points
-    drawn = chart_points(points, result)
+    drawn = chart_points(points, result) if drawn is None else drawn
     rec = result.get("recommendation")
     fig = go.Figure()
     # the band between the frontier's P10 and P90 plans (where the frontier may lie), under

@@ -160,11 +160,11 @@ def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
     if not points:
         st.caption("The planner priced no plan, so there is nothing to draw.")
         return
-    st.plotly_chart(frontier_chart(result, deadline_hours, budget, points=points),
+    drawn = chart_points(points, result)  # once: thinning 116,000 points sorts them
+    st.plotly_chart(frontier_chart(result, deadline_hours, budget, points=points, drawn=drawn),
                     key="frontier_chart")
-    drawn = len(chart_points(points, result))
-    if drawn < len(points):
-        st.caption(f"The chart shows {F.amount(drawn)} of the {F.amount(len(points))} plans "
+    if len(drawn) < len(points):
+        st.caption(f"The chart shows {F.amount(len(drawn))} of the {F.amount(len(points))} plans "
                    "priced: every plan listed on this page (the frontier, the candidates, the "
                    "recommendation) and an even sample of the rest by wall-clock time (all of "
                    "them took the page seconds to draw).")
