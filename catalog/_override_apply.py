@@ -127,9 +127,9 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
                        offering_class=rate.offering_class, upfront=rate.upfront,
                        source=f"{label} {rate.where}", flags=("overridden",))
         old = by_key.get(new.key)
-        if old is not None and old.usd_per_hour:
-            _say_if_far_below(source, rate, old.usd_per_hour)
         if old is not None:  # keep what the rate does not replace; a private rate is trusted
+            if old.usd_per_hour:
+                _say_if_far_below(source, rate, old.usd_per_hour)
             new = dataclasses.replace(
                 new, zone=old.zone, zone_count=old.zone_count,
                 interruption_rate_per_hour=old.interruption_rate_per_hour,
