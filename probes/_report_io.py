@@ -364,7 +364,7 @@ def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:
     """Validate a decoded JSON object and build the ProbeReport."""
     if not isinstance(data, dict):
         raise ReportError(f"{source}: expected a JSON object at the top level, got "
-                          f"{type(data).__name__}. {_FIX_REPORT}")
+                          f"{_json_kind(data)}. {_FIX_REPORT}")
     version = data.get("schema_version")
     if "schema_version" not in data:
         raise ReportError(f"{source}: missing field 'schema_version'. {_FIX_REPORT}")
@@ -373,7 +373,7 @@ def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:
         newer = type(version) is int and version > max(SUPPORTED_SCHEMA_VERSIONS)  # not '3'
         raise ReportError(f"{source}: schema_version {version} is newer than this gpuplan reads"
                           f" ({supported}). To fix: upgrade gpuplan." if newer else f"{source}:"
-                          f" schema_version must be one of {supported}, got {version!r}. "
+                          f" schema_version must be one of {supported}, got {_shown(version)}. "
                           f"{_FIX_REPORT}")
     return _build(ProbeReport, data, source, "")
 
@@ -381,9 +381,10 @@ def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:
 def _build(cls: type, data: Any, source: str, where: str) -> Any:
     if not isinstance(data, dict):
         raise ReportError(f"{source}: {where or 'report'} must be an object, got "
-                          f"{type(data).__name__}. {_FIX_REPORT}")
+                          f"{_json_kind(data)}. {_FIX_REPORT}")
     hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
+    negative: _NegativeCount | None = None
     for field in dataclasses.fields(cls):
         path = f"{where}.{field.name}" if where else field.name
         if field.name not in data:
@@ -392,11 +393,28 @@ def _build(cls: type, data: Any, source: str, where: str) -> Any:
             if has_default:
                 continue
             raise ReportError(f"{source}: missing field {path!r}. {_FIX_REPORT}")
-        kwargs[field.name] = _convert(hints[field.name], data[field.name], source, path)
+        try:
+            kwargs[field.name] = _convert(hints[field.name], data[field.name], source, path)
+        except _NegativeCount as exc:
+            if exc.path != path:  # inside a list: no record bound to tell it
+                raise
+            kwargs[field.name], negative = exc.value, negative or exc
     try:
-        return cls(**kwargs)
+        record = cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise ReportError(f"{source}: invalid {where or 'report'}: {exc}. {_FIX_REPORT}") from exc
+    if negative is not None:
+        raise negative
+    return record
+
+
+class _NegativeCount(ReportError):
+    """A negative integer, held until the record has said its own range: "gpu_count must be 0
+    or more" for -3, then "from 1" for 0, told the user a bound that was not the record's."""
+
+    def __init__(self, message: str, *, path: str, value: Any) -> None:
+        super().__init__(message)
+        self.path, self.value = path, value
 
 
 def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
@@ -409,18 +427,29 @@ def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
         return _convert(inner, value, source, path)
     if origin is Literal:
         if value not in args:
-            raise ReportError(f"{source}: {path} must be one of {args}, got {value!r}. "
+            raise ReportError(f"{source}: {path} must be one of "
+                              f"{', '.join(_shown(a) for a in args)}, got {_shown(value)}. "
                               f"{_FIX_REPORT}")
         return value
     if origin is tuple:
         if not isinstance(value, list):
             raise _type_error(source, path, "a list", value)
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_convert(args[0], v, source, f"{path}[{i}]") for i, v in enumerate(value))
-        if len(value) != len(args):
+            args = (args[0],) * len(value)
+        elif len(value) != len(args):
             raise _type_error(source, path, f"a list of {len(args)} items", value)
-        return tuple(_convert(a, v, source, f"{path}[{i}]")
-                     for i, (a, v) in enumerate(zip(args, value, strict=True)))
+        items, negative = [], None
+        for i, (a, v) in enumerate(zip(args, value, strict=True)):
+            try:
+                items.append(_convert(a, v, source, f"{path}[{i}]"))
+            except _NegativeCount as exc:
+                if exc.path != f"{path}[{i}]":  # inside a record that took it: final
+                    raise
+                items.append(exc.value)
+                negative = negative or exc
+        if negative is not None:  # the record holding the list may bound it ("M, N, K >= 1")
+            raise _NegativeCount(str(negative), path=path, value=tuple(items))
+        return tuple(items)
     if dataclasses.is_dataclass(hint):
         return _build(hint, value, source, path)
     if hint is bool:
@@ -430,9 +459,13 @@ def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise _type_error(source, path, "an integer", value)
-        if not 0 <= value <= MAX_REPORT_INT:  # no range: the record's own bound may be tighter
-            raise ReportError(f"{source}: {path} must be " + ("0 or more" if value < 0 else
-                              f"at most {MAX_REPORT_INT:,}") + f", got {value}. {_FIX_REPORT}")
+        if not abs(value) <= MAX_REPORT_INT:
+            raise ReportError(f"{source}: {path} must be at most {MAX_REPORT_INT:,}"
+                              f"{' and not negative' if value < 0 else ''}, got {value}. "
+                              f"{_FIX_REPORT}")
+        if value < 0:  # the record's own bound, where it has one, is the one to tell
+            raise _NegativeCount(f"{source}: {path} must be 0 or more, got {value}. "
+                                 f"{_FIX_REPORT}", path=path, value=value)
         return value
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -446,5 +479,19 @@ def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
 
 
 def _type_error(source: str, path: str, expected: str, value: Any) -> ReportError:
-    return ReportError(f"{source}: {path} must be {expected}, got {json.dumps(value)[:40]}. "
+    return ReportError(f"{source}: {path} must be {expected}, got {_shown(value)}. "
                        f"{_FIX_REPORT}")
+
+
+def _shown(value: Any) -> str:
+    """A value as the report's JSON spells it (null, true, "cuda"), not as Python does."""
+    return json.dumps(value, default=repr)[:40]
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words ("a list", "null"), not Python's type name."""
+    if value is None or isinstance(value, bool):
+        return _shown(value)
+    return next((kind for types_, kind in ((dict, "an object"), (list | tuple, "a list"),
+                                           (str, "a string"), (int | float, "a number"))
+                 if isinstance(value, types_)), type(value).__name__)

@@ -114,22 +114,26 @@ IMPOSSIBLE = [
     ("matmul.sustained_tflops", -1, "matmul.sustained_tflops must be a finite number > 0, "
                                     "got -1.0"),
     ("matmul.dtypes.0.best_shape", [0, 8192, 8192], "best_shape must be 3 whole numbers >= 1"),
+    # a negative count is told the record's own bound, the one 0 is then told: "must be 0 or
+    # more" for -3 and "from 1" for 0 contradicted each other
     ("matmul.dtypes.0.best_shape", [-8192, 8192, 8192],
-     "matmul.dtypes[0].best_shape[0] must be 0 or more, got -8192"),
-    # no range here: "0 to 2**53" then "from 1 to …" for gpu_count contradicted each other
-    ("environment.gpu_memory_bytes", -1, "environment.gpu_memory_bytes must be 0 or more, "
-                                         "got -1"),
-    ("environment.gpu_count", -3, "environment.gpu_count must be 0 or more, got -3"),
+     "best_shape must be 3 whole numbers >= 1 (M, N, K), got [-8192, 8192, 8192]"),
+    ("environment.gpu_memory_bytes", -1, "environment.gpu_memory_bytes must be a finite number "
+                                         "> 0, got -1"),
+    ("environment.gpu_count", -3, "environment.gpu_count must be a whole number from 1 to "
+                                  "1,048,576, got -3"),
     ("environment.gpu_memory_bytes", 0, "environment.gpu_memory_bytes must be a finite number "
                                         "> 0, got 0"),
     ("environment.gpu_count", 0, "environment.gpu_count must be a whole number from 1 to "
                                  "1,048,576, got 0"),  # a CUDA run saw at least its own GPU
     ("environment.node_count", 9, "environment.node_count must be a whole number from 1 to 8"),
-    ("collectives.world_size", -1, "collectives.world_size must be 0 or more, got -1"),
+    ("collectives.world_size", -1, "collectives.world_size must be a whole number from 1 to "
+                                   "1,048,576, got -1"),
     ("collectives.world_size", 0, "collectives.world_size must be a whole number from 1 to "
                                   "1,048,576, got 0"),
     ("collectives.world_size", 1e30, "collectives.world_size must be an integer, got 1e+30"),
-    ("collectives.series.0.group_size", -1, "group_size must be 0 or more, got -1"),
+    ("collectives.series.0.group_size", -1, "group_size must be a whole number from 1 to "
+                                            "1,048,576, got -1"),
     ("collectives.series.0.group_size", 0, "group_size must be a whole number from 1 to "
                                            "1,048,576, got 0"),
     ("collectives.series.0.group_size", 16, "group_size must be a whole number from 1 to 8, "

@@ -155,7 +155,8 @@ def test_a_schema_version_that_is_no_supported_number_is_not_called_newer(versio
     with pytest.raises(ReportError) as info:
         parse_report(data)
     message = _one_line_with_fix(info.value)
-    assert f"schema_version must be one of 1, 2, 3, got {version!r}" in message
+    # the value as the report's JSON spells it: "3", null (not '3', None)
+    assert f"schema_version must be one of 1, 2, 3, got {json.dumps(version)}" in message
     assert "upgrade" not in message
 
 
