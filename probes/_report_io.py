@@ -1,9 +1,7 @@
 """The probe report as JSON: serialise, write atomically, read and validate (torch-free).
 
-`parse_report` builds the records of probes._schema from a decoded JSON object field by field,
-from the records' own type hints, so every missing or mistyped field is named in a one-line
-ReportError ending "To fix: ...". Fields a reader does not know are ignored; fields a report
-lacks take their defaults (how version-1 files still read).
+`parse_report` (probes._report_parse) builds the records of probes._schema from a decoded JSON
+object, naming every missing or mistyped field in a one-line ReportError ending "To fix: ...".
 
 Files as gpuplan treats every file a user names (issue 16), without importing catalog:
 `gpuplan launch` copies this package alone to the nodes. So catalog._files/_writes' rules are
@@ -33,23 +31,17 @@ import re
 import secrets
 import stat
 import time
-import types
-import typing
 from pathlib import Path
-from typing import Any, Literal
 
 from probes._errors import ReportWriteError
 from probes._json_rules import JSON_HOOKS
 from probes._replace import refuse_unless_report
-from probes._schema import SUPPORTED_SCHEMA_VERSIONS, ProbeReport, ReportError
+from probes._report_parse import FIX_REPORT as _FIX_REPORT
+from probes._report_parse import parse_report
+from probes._schema import ProbeReport, ReportError
 
-_FIX_REPORT = "To fix: re-run `python -m probes --out PATH` on the instance and use that file."
 _FIX_OUT = "To fix: give the path of a file to create or replace, e.g. --out report.json."
 MAX_REPORT_BYTES = 16 * 2**20  # ~9 KB for 8 GPUs, ~0.6 MB for 1,024 ranks (as probe ingest)
-# Every integer of a report is a count, a byte size, a clock or an id: >= 0 and at most 2**53
-# (8 PiB, exact in every JSON reader), so none reaches the store's 64-bit SQLite columns out
-# of range; the records check tighter bounds field by field (probes._spread).
-MAX_REPORT_INT = 2**53
 STALE_TEMP_SECONDS = 3600  # an older temp file is a killed writer's: a live write takes seconds
 
 
@@ -358,140 +350,3 @@ def report_from_bytes(raw: bytes, *, source: str = "probe report") -> ProbeRepor
         raise ReportError(f"probe report {source!r} is not a report: its JSON nests too "
                           f"deeply. {_FIX_REPORT}") from None
     return parse_report(data, source=source)
-
-
-def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:
-    """Validate a decoded JSON object and build the ProbeReport."""
-    if not isinstance(data, dict):
-        raise ReportError(f"{source}: expected a JSON object at the top level, got "
-                          f"{_json_kind(data)}. {_FIX_REPORT}")
-    version = data.get("schema_version")
-    if "schema_version" not in data:
-        raise ReportError(f"{source}: missing field 'schema_version'. {_FIX_REPORT}")
-    if isinstance(version, bool) or version not in SUPPORTED_SCHEMA_VERSIONS:
-        supported = ", ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
-        newer = type(version) is int and version > max(SUPPORTED_SCHEMA_VERSIONS)  # not '3'
-        raise ReportError(f"{source}: schema_version {version} is newer than this gpuplan reads"
-                          f" ({supported}). To fix: upgrade gpuplan." if newer else f"{source}:"
-                          f" schema_version must be one of {supported}, got {_shown(version)}. "
-                          f"{_FIX_REPORT}")
-    return _build(ProbeReport, data, source, "")
-
-
-def _build(cls: type, data: Any, source: str, where: str) -> Any:
-    if not isinstance(data, dict):
-        raise ReportError(f"{source}: {where or 'report'} must be an object, got "
-                          f"{_json_kind(data)}. {_FIX_REPORT}")
-    hints = typing.get_type_hints(cls)
-    kwargs: dict[str, Any] = {}
-    negative: _NegativeCount | None = None
-    for field in dataclasses.fields(cls):
-        path = f"{where}.{field.name}" if where else field.name
-        if field.name not in data:
-            has_default = (field.default is not dataclasses.MISSING
-                           or field.default_factory is not dataclasses.MISSING)
-            if has_default:
-                continue
-            raise ReportError(f"{source}: missing field {path!r}. {_FIX_REPORT}")
-        try:
-            kwargs[field.name] = _convert(hints[field.name], data[field.name], source, path)
-        except _NegativeCount as exc:
-            if exc.path != path:  # inside a list: no record bound to tell it
-                raise
-            kwargs[field.name], negative = exc.value, negative or exc
-    try:
-        record = cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise ReportError(f"{source}: invalid {where or 'report'}: {exc}. {_FIX_REPORT}") from exc
-    if negative is not None:
-        raise negative
-    return record
-
-
-class _NegativeCount(ReportError):
-    """A negative integer, held until the record has said its own range: "gpu_count must be 0
-    or more" for -3, then "from 1" for 0, told the user a bound that was not the record's."""
-
-    def __init__(self, message: str, *, path: str, value: Any) -> None:
-        super().__init__(message)
-        self.path, self.value = path, value
-
-
-def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        (inner,) = [a for a in args if a is not type(None)]
-        return _convert(inner, value, source, path)
-    if origin is Literal:
-        if value not in args:
-            raise ReportError(f"{source}: {path} must be one of "
-                              f"{', '.join(_shown(a) for a in args)}, got {_shown(value)}. "
-                              f"{_FIX_REPORT}")
-        return value
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise _type_error(source, path, "a list", value)
-        if len(args) == 2 and args[1] is Ellipsis:
-            args = (args[0],) * len(value)
-        elif len(value) != len(args):
-            raise _type_error(source, path, f"a list of {len(args)} items", value)
-        items, negative = [], None
-        for i, (a, v) in enumerate(zip(args, value, strict=True)):
-            try:
-                items.append(_convert(a, v, source, f"{path}[{i}]"))
-            except _NegativeCount as exc:
-                if exc.path != f"{path}[{i}]":  # inside a record that took it: final
-                    raise
-                items.append(exc.value)
-                negative = negative or exc
-        if negative is not None:  # the record holding the list may bound it ("M, N, K >= 1")
-            raise _NegativeCount(str(negative), path=path, value=tuple(items))
-        return tuple(items)
-    if dataclasses.is_dataclass(hint):
-        return _build(hint, value, source, path)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise _type_error(source, path, "true or false", value)
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _type_error(source, path, "an integer", value)
-        if not abs(value) <= MAX_REPORT_INT:
-            raise ReportError(f"{source}: {path} must be at most {MAX_REPORT_INT:,}"
-                              f"{' and not negative' if value < 0 else ''}, got {value}. "
-                              f"{_FIX_REPORT}")
-        if value < 0:  # the record's own bound, where it has one, is the one to tell
-            raise _NegativeCount(f"{source}: {path} must be 0 or more, got {value}. "
-                                 f"{_FIX_REPORT}", path=path, value=value)
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _type_error(source, path, "a number", value)
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise _type_error(source, path, "a string", value)
-        return value
-    raise TypeError(f"unsupported schema type {hint!r} at {path}")  # a bug in this module
-
-
-def _type_error(source: str, path: str, expected: str, value: Any) -> ReportError:
-    return ReportError(f"{source}: {path} must be {expected}, got {_shown(value)}. "
-                       f"{_FIX_REPORT}")
-
-
-def _shown(value: Any) -> str:
-    """A value as the report's JSON spells it (null, true, "cuda"), not as Python does."""
-    return json.dumps(value, default=repr)[:40]
-
-
-def _json_kind(value: Any) -> str:
-    """What a JSON value is, in JSON's words ("a list", "null"), not Python's type name."""
-    if value is None or isinstance(value, bool):
-        return _shown(value)
-    return next((kind for types_, kind in ((dict, "an object"), (list | tuple, "a list"),
-                                           (str, "a string"), (int | float, "a number"))
-                 if isinstance(value, types_)), type(value).__name__)

@@ -325,7 +325,7 @@ PROBE_INGEST_CASES = [
     ingest("schema-99", json.dumps({**json.loads(GOOD_REPORT), "schema_version": 99}),
            says="schema_version 99 is newer than this gpuplan reads"),
     ingest("schema-as-text", json.dumps({**json.loads(GOOD_REPORT), "schema_version": "3"}),
-           says="schema_version must be one of 1, 2, 3, got '3'"),
+           says="schema_version must be one of 1, 2, 3, got \"3\""),
     ingest("schema-missing", json.dumps({"created_utc": "2026-01-01"}),
            says="missing field 'schema_version'"),
     ingest("accelerator-unknown", GOOD_REPORT, 2, "unknown GPU 'H1OO'",

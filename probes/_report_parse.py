@@ -1,0 +1,161 @@
+"""A decoded probe report validated into the records of probes._schema (torch-free).
+
+`parse_report` builds the records field by field from their own type hints, so every missing
+or mistyped field is named in a one-line ReportError ending "To fix: ..."; values are named as
+the report's JSON spells them ("got null", "got a list"), not as Python does. Fields a reader
+does not know are ignored; fields a report lacks take their defaults (how version-1 files still
+read). Reading the file is probes._report_io's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from typing import Any, Literal
+
+from probes._schema import SUPPORTED_SCHEMA_VERSIONS, ProbeReport, ReportError
+
+FIX_REPORT = "To fix: re-run `python -m probes --out PATH` on the instance and use that file."
+# Every integer of a report is a count, a byte size, a clock or an id: >= 0 and at most 2**53
+# (8 PiB, exact in every JSON reader), so none reaches the store's 64-bit SQLite columns out
+# of range; the records check tighter bounds field by field (probes._spread).
+MAX_REPORT_INT = 2**53
+
+
+def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:
+    """Validate a decoded JSON object and build the ProbeReport."""
+    if not isinstance(data, dict):
+        raise ReportError(f"{source}: expected a JSON object at the top level, got "
+                          f"{_json_kind(data)}. {FIX_REPORT}")
+    version = data.get("schema_version")
+    if "schema_version" not in data:
+        raise ReportError(f"{source}: missing field 'schema_version'. {FIX_REPORT}")
+    if isinstance(version, bool) or version not in SUPPORTED_SCHEMA_VERSIONS:
+        supported = ", ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
+        newer = type(version) is int and version > max(SUPPORTED_SCHEMA_VERSIONS)  # not '3'
+        raise ReportError(f"{source}: schema_version {version} is newer than this gpuplan reads"
+                          f" ({supported}). To fix: upgrade gpuplan." if newer else f"{source}:"
+                          f" schema_version must be one of {supported}, got {_shown(version)}. "
+                          f"{FIX_REPORT}")
+    return _build(ProbeReport, data, source, "")
+
+
+def _build(cls: type, data: Any, source: str, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ReportError(f"{source}: {where or 'report'} must be an object, got "
+                          f"{_json_kind(data)}. {FIX_REPORT}")
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    negative: _NegativeCount | None = None
+    for field in dataclasses.fields(cls):
+        path = f"{where}.{field.name}" if where else field.name
+        if field.name not in data:
+            has_default = (field.default is not dataclasses.MISSING
+                           or field.default_factory is not dataclasses.MISSING)
+            if has_default:
+                continue
+            raise ReportError(f"{source}: missing field {path!r}. {FIX_REPORT}")
+        try:
+            kwargs[field.name] = _convert(hints[field.name], data[field.name], source, path)
+        except _NegativeCount as exc:
+            if exc.path != path:  # inside a list: no record bound to tell it
+                raise
+            kwargs[field.name], negative = exc.value, negative or exc
+    try:
+        record = cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ReportError(f"{source}: invalid {where or 'report'}: {exc}. {FIX_REPORT}") from exc
+    if negative is not None:
+        raise negative
+    return record
+
+
+class _NegativeCount(ReportError):
+    """A negative integer, held until the record has said its own range: "gpu_count must be 0
+    or more" for -3, then "from 1" for 0, told the user a bound that was not the record's."""
+
+    def __init__(self, message: str, *, path: str, value: Any) -> None:
+        super().__init__(message)
+        self.path, self.value = path, value
+
+
+def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _convert(inner, value, source, path)
+    if origin is Literal:
+        if value not in args:
+            raise ReportError(f"{source}: {path} must be one of "
+                              f"{', '.join(_shown(a) for a in args)}, got {_shown(value)}. "
+                              f"{FIX_REPORT}")
+        return value
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise _type_error(source, path, "a list", value)
+        if len(args) == 2 and args[1] is Ellipsis:
+            args = (args[0],) * len(value)
+        elif len(value) != len(args):
+            raise _type_error(source, path, f"a list of {len(args)} items", value)
+        items, negative = [], None
+        for i, (a, v) in enumerate(zip(args, value, strict=True)):
+            try:
+                items.append(_convert(a, v, source, f"{path}[{i}]"))
+            except _NegativeCount as exc:
+                if exc.path != f"{path}[{i}]":  # inside a record that took it: final
+                    raise
+                items.append(exc.value)
+                negative = negative or exc
+        if negative is not None:  # the record holding the list may bound it ("M, N, K >= 1")
+            raise _NegativeCount(str(negative), path=path, value=tuple(items))
+        return tuple(items)
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value, source, path)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise _type_error(source, path, "true or false", value)
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _type_error(source, path, "an integer", value)
+        if not abs(value) <= MAX_REPORT_INT:
+            raise ReportError(f"{source}: {path} must be at most {MAX_REPORT_INT:,}"
+                              f"{' and not negative' if value < 0 else ''}, got {value}. "
+                              f"{FIX_REPORT}")
+        if value < 0:  # the record's own bound, where it has one, is the one to tell
+            raise _NegativeCount(f"{source}: {path} must be 0 or more, got {value}. "
+                                 f"{FIX_REPORT}", path=path, value=value)
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _type_error(source, path, "a number", value)
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise _type_error(source, path, "a string", value)
+        return value
+    raise TypeError(f"unsupported schema type {hint!r} at {path}")  # a bug in this module
+
+
+def _type_error(source: str, path: str, expected: str, value: Any) -> ReportError:
+    return ReportError(f"{source}: {path} must be {expected}, got {_shown(value)}. "
+                       f"{FIX_REPORT}")
+
+
+def _shown(value: Any) -> str:
+    """A value as the report's JSON spells it (null, true, "cuda"), not as Python does."""
+    return json.dumps(value, default=repr)[:40]
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words ("a list", "null"), not Python's type name."""
+    if value is None or isinstance(value, bool):
+        return _shown(value)
+    return next((kind for types_, kind in ((dict, "an object"), (list | tuple, "a list"),
+                                           (str, "a string"), (int | float, "a number"))
+                 if isinstance(value, types_)), type(value).__name__)
