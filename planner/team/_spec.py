@@ -72,6 +72,7 @@ from ._fields import (
     MAX_YEAR,
     MIN_YEAR,
     TEAM_FORMAT,
+    RunSpans,
     TeamPlanError,
     accelerator,
     budgets,
@@ -223,17 +224,23 @@ def parse_team_plan(data: Any, *, catalog: Catalog, source: str = "team.yaml",
                                    fmt=TEAM_FORMAT)
     except GpuplanError as exc:
         raise TeamPlanError(f"{exc}{'' if 'To fix' in str(exc) else '. ' + FIX}") from None
+    spans = RunSpans.of(jobs)
     for k, rule in enumerate(quotas, start=1):
         if rule.month is not None and not MIN_YEAR <= int(rule.month[:4]) <= MAX_YEAR:
             # "1999-03" held no month a job can run in: the rule was silently void
             raise TeamPlanError(f"{source}: quotas[{k}]: month {rule.month}: the year is "
                                 f"outside {MIN_YEAR}–{MAX_YEAR}, as job dates are. To fix: "
                                 "check the year")
+        # a month no job runs in left the month meant (a typo in the year) unlimited, silently
+        why = None if rule.month is None else spans.void(rule.month, (rule.month,), "quota")
+        if why:
+            raise TeamPlanError(f"{source}: quotas[{k}]: month {rule.month}: {why} To fix: "
+                                "give a month the jobs run in, or remove the rule")
     name = data.get("name")
     if name is not None:
         name = text(name, f"{source}: name")
     return TeamPlan(name=name or PurePath(source).stem, source=source, jobs=tuple(jobs),
-                    quotas=quotas, budgets=budgets(data.get("budgets"), source),
+                    quotas=quotas, budgets=budgets(data.get("budgets"), source, spans),
                     overrides=_overrides(data.get("overrides"), source))
 
 
