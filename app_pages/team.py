@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 
 import pandas as pd
 import plotly.express as px
@@ -29,6 +30,10 @@ from planner import store
 from planner import team as teams_
 
 REPORT_FORMATS = {"HTML": "html", "PDF": "pdf", "Markdown": "md", "CSV": "csv"}
+# Drawn when its button is clicked, not with the allocation: matplotlib took 28 s of a
+# 500-job team's 32 s allocation, on every run whether or not anyone downloaded the PDF (the
+# others take well under a second)
+ON_CLICK = frozenset({"pdf"})
 MIME = {"html": "text/html", "pdf": "application/pdf", "md": "text/markdown",
         "csv": "text/csv"}
 # the HTML report's palette, so that a team has the same colour in the app and the report
@@ -102,10 +107,14 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
         warnings = teams_.check_dates(team_plan, today=dt.date.fromisoformat(today))
         allocation = teams_.allocate(team_plan, catalog=cat,
                                    calibration=store.load_calibration(cat))
-        reports = {}
+        reports = {}  # label: (format, bytes, or None for one drawn when asked for)
         for label, fmt in REPORT_FORMATS.items():
             try:
-                reports[label] = (fmt, team_reports.render(allocation, fmt))
+                if fmt in ON_CLICK:
+                    team_reports.check_format(fmt)  # offered only if it can be drawn
+                    reports[label] = (fmt, None)
+                else:
+                    reports[label] = (fmt, team_reports.render(allocation, fmt))
             except (catalog.GpuplanError, ImportError):
                 continue  # e.g. PDF without matplotlib (the report extra): offer the others
         words = table_words if source_kind == "table" else str
@@ -124,6 +133,17 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
 
 # how the price-overrides reader names its format (catalog/_overrides.py), for the CLI
 OVERRIDES_FORMAT = "(format: `gpuplan offers --help`, --overrides)"
+
+
+def report_on_click(a: dict, fmt: str) -> Callable[[], bytes]:
+    """The report of the allocation ``a`` (``Allocation.as_dict()``) in ``fmt``, drawn when
+    its download button is clicked: Streamlit calls it then (``data`` of
+    ``st.download_button`` may be a callable). The allocation is rebuilt from its dict, the
+    one the page shows, not allocated again."""
+    def render() -> bytes:
+        return team_reports.render(teams_.Allocation(**a), fmt)
+
+    return render
 
 
 def team_colours(a: dict) -> dict[str, str]:
@@ -255,7 +275,9 @@ def show_allocation(out: dict) -> None:
     # each button as wide as its label, wrapping (equal columns cut "Report (Mark…" at 800 px)
     with st.container(horizontal=True):
         for label, (fmt, data) in out["reports"].items():
-            st.download_button(f"Report ({label})", data, file_name=f"gpuplan-team-report.{fmt}",
+            st.download_button(f"Report ({label})",
+                               report_on_click(a, fmt) if data is None else data,
+                               file_name=f"gpuplan-team-report.{fmt}",
                                mime=MIME.get(fmt), key=f"team_report_{fmt}",
                                icon=":material/download:")
         st.download_button("Allocation (JSON)", json.dumps(a, indent=2, default=str),
