@@ -307,7 +307,8 @@ LAUNCH_TARGETS = ("skypilot", "dstack")  # the orchestrators with task files (`p
 @st.cache_data(ttl=PLAN_TTL_S, max_entries=64, show_spinner="Planning…")
 def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
                 catalog_id: tuple, calibration_id: tuple) -> dict:
-    """``planner.plan`` for one set of inputs, as a dict; ``{"error": …}`` on bad input.
+    """``planner.plan`` for one set of inputs, as a dict (its ``points`` as columns,
+    ``_plan_charts.PointColumns``); ``{"error": …}`` on bad input.
 
     ``catalog_id`` and ``calibration_id`` are only cache keys: a refreshed catalog or a newly
     ingested probe report gives a new entry. An uploaded config is parsed here and handed to
@@ -352,7 +353,10 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
                         "inferred": [app_words(n) for n in workload.inferred]},
            "launch": launch_files(result.recommendation.as_dict()
                                   if result.recommendation else None, workload, cat)}
-    return json.loads(json.dumps(out, default=str))
+    out = json.loads(json.dumps(out, default=str))
+    from app_pages._plan_charts import compact  # the points as columns: most of the cache
+    out["result"]["points"] = compact(out["result"]["points"])
+    return out
 
 
 def config_data(data: bytes, name: str) -> dict:

@@ -393,6 +393,13 @@ def show_report(cat: catalog.Catalog, name: str, data: bytes, report) -> None:
     elif refused:
         st.caption("Ingesting stores the report, but plans do not change: the calibration "
                    "rules refuse its figures (above).")
+    elif gpu_run and not acc_name:  # "plans on this accelerator then use …" with none chosen
+        gpu = report.environment.gpu_model
+        st.caption(F.md(f"Choose the report's GPU in “{S.FIELD_LABELS['accelerator']}” above "
+                        "first: " + (f"the catalog does not know “{gpu}” by name" if gpu else
+                                     "the report does not name its GPU")
+                        + ", and ingesting needs to know which accelerator's plans it "
+                        "calibrates."))
     elif gpu_run and verdict.get("kinds"):
         # what the rules take from this report ("matmul, memory and collective rates" of a
         # report that measured only a workload layer)
