@@ -367,11 +367,8 @@ def config_data(data: bytes, name: str) -> dict:
         text = catalog.decode_user_bytes(data, what=f"model config {PurePath(name).name}")
         return catalog.load_json_text(text, what=f"model config {PurePath(name).name}",
                                       max_depth=MAX_CONFIG_DEPTH)
-    except catalog.CatalogFileError as exc:
-        # not UTF-8 (a UTF-16 save) is the file's encoding, not the wrong file
-        fix = ("save it as UTF-8 and upload it again" if "UTF-8" in str(exc) else
-               "upload the model's Hugging Face config.json")
-        raise config_file_error(exc, fix=fix) from None
+    except catalog.CatalogFileError as exc:  # (its encoding: "save the file as UTF-8, or …")
+        raise config_file_error(exc, fix="upload the model's Hugging Face config.json") from None
 
 
 def launch_files(recommendation: dict | None, workload, cat: catalog.Catalog) -> dict:

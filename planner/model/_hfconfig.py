@@ -99,8 +99,8 @@ def config_file_error(exc: Exception, *, fix: str | None = None) -> WorkloadErro
     message = str(exc).replace("cannot read it", "cannot read config")
     message = message.replace("invalid JSON", "not valid JSON")
     message, _, own = message.partition("To fix:")
-    own = own.strip().rstrip(".")  # the content is wrong, not the path: the reader's fix first
-    fix = f"{own}, or {fix}" if own.startswith("correct") else fix
+    own = own.strip().rstrip(".")  # the content or its encoding is wrong, not the path: the
+    fix = f"{own}, or {fix}" if own.startswith(("correct", "save")) else fix  # reader's first
     return WorkloadError(f"{message.rstrip()} To fix: {fix}", field="config")
 
 

@@ -350,7 +350,8 @@ def test_a_utf16_config_is_told_to_be_saved_as_utf8():
     data = json.dumps({"model_type": "llama", "num_hidden_layers": 2}).encode("utf-16")
     at.file_uploader(key="config_file").set_value(("c.json", data, "application/json")).run()
     assert not at.exception
-    assert "To fix: save it as UTF-8 and upload it again" in errors(at)[0]
+    assert "To fix: save the file as UTF-8, or upload the model's Hugging Face config.json" \
+        in errors(at)[0]
 
 
 def test_app_messages_never_say_the_clis_pass():
