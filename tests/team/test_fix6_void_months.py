@@ -109,7 +109,11 @@ def test_a_low_min_probability_lets_runs_and_their_cost_pass_the_deadline(catalo
     job = _job("a", "2027-03-01", "2027-04-01", min_probability=0.3)
     assert _ok(catalog, {"jobs": [job], "budgets": {"2027-06": 1}})
     msg = _error(catalog, {"jobs": [job], "budgets": {"2027-02": 1}})
-    assert "from 2027-03-01 on (a min_probability below 0.5 lets a run end after" in msg
+    assert "from 2027-03-01 on (a min_probability below 0.75 lets a run end after" in msg
+    # from 0.5 a log-normal's mean can still pass the deadline (P 0.55: σ > 0.25, the
+    # default's 0.264): that job's later months are not refused either
+    late = _job("a", "2027-03-01", "2027-04-01", min_probability=0.55)
+    assert _ok(catalog, {"jobs": [late], "budgets": {"2027-04": 1}})
 
 
 def test_the_message_names_each_stretch_the_jobs_run_in(catalog):
