@@ -22,6 +22,7 @@ FIX_REPORT = "To fix: re-run `python -m probes --out PATH` on the instance and u
 # (8 PiB, exact in every JSON reader), so none reaches the store's 64-bit SQLite columns out
 # of range; the records check tighter bounds field by field (probes._spread).
 MAX_REPORT_INT = 2**53
+_FLOAT_SAFE = 10**300  # an int a record may compare as a float (math.isfinite) without overflow
 
 
 def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:
@@ -48,7 +49,7 @@ def _build(cls: type, data: Any, source: str, where: str) -> Any:
                           f"{_json_kind(data)}. {FIX_REPORT}")
     hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
-    negative: _NegativeCount | None = None
+    held: _OutOfRange | None = None
     for field in dataclasses.fields(cls):
         path = f"{where}.{field.name}" if where else field.name
         if field.name not in data:
@@ -59,22 +60,23 @@ def _build(cls: type, data: Any, source: str, where: str) -> Any:
             raise ReportError(f"{source}: missing field {path!r}. {FIX_REPORT}")
         try:
             kwargs[field.name] = _convert(hints[field.name], data[field.name], source, path)
-        except _NegativeCount as exc:
+        except _OutOfRange as exc:
             if exc.path != path:  # inside a list: no record bound to tell it
                 raise
-            kwargs[field.name], negative = exc.value, negative or exc
+            kwargs[field.name], held = exc.value, held or exc
     try:
         record = cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise ReportError(f"{source}: invalid {where or 'report'}: {exc}. {FIX_REPORT}") from exc
-    if negative is not None:
-        raise negative
+    if held is not None:
+        raise held
     return record
 
 
-class _NegativeCount(ReportError):
-    """A negative integer, held until the record has said its own range: "gpu_count must be 0
-    or more" for -3, then "from 1" for 0, told the user a bound that was not the record's."""
+class _OutOfRange(ReportError):
+    """An integer out of every report's range (negative, or above 2**53), held until the record
+    has said its own: "gpu_count must be 0 or more" for -3 (or "at most 2**53" for 2**60), then
+    "from 1 to 1,048,576" for 0 (or 2**53), told the user a bound that was not the record's."""
 
     def __init__(self, message: str, *, path: str, value: Any) -> None:
         super().__init__(message)
@@ -102,17 +104,17 @@ def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
             args = (args[0],) * len(value)
         elif len(value) != len(args):
             raise _type_error(source, path, f"a list of {len(args)} items", value)
-        items, negative = [], None
+        items, held = [], None
         for i, (a, v) in enumerate(zip(args, value, strict=True)):
             try:
                 items.append(_convert(a, v, source, f"{path}[{i}]"))
-            except _NegativeCount as exc:
+            except _OutOfRange as exc:
                 if exc.path != f"{path}[{i}]":  # inside a record that took it: final
                     raise
                 items.append(exc.value)
-                negative = negative or exc
-        if negative is not None:  # the record holding the list may bound it ("M, N, K >= 1")
-            raise _NegativeCount(str(negative), path=path, value=tuple(items))
+                held = held or exc
+        if held is not None:  # the record holding the list may bound it ("M, N, K >= 1")
+            raise _OutOfRange(str(held), path=path, value=tuple(items))
         return tuple(items)
     if dataclasses.is_dataclass(hint):
         return _build(hint, value, source, path)
@@ -123,14 +125,13 @@ def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise _type_error(source, path, "an integer", value)
-        if not abs(value) <= MAX_REPORT_INT:
-            raise ReportError(f"{source}: {path} must be at most {MAX_REPORT_INT:,}"
-                              f"{' and not negative' if value < 0 else ''}, got {value}. "
-                              f"{FIX_REPORT}")
-        if value < 0:  # the record's own bound, where it has one, is the one to tell
-            raise _NegativeCount(f"{source}: {path} must be 0 or more, got {value}. "
-                                 f"{FIX_REPORT}", path=path, value=value)
-        return value
+        if 0 <= value <= MAX_REPORT_INT:
+            return value
+        bound = "0 or more" if value < 0 else f"at most {MAX_REPORT_INT:,}"
+        error = f"{source}: {path} must be {bound}, got {_int_shown(value)}. {FIX_REPORT}"
+        if abs(value) > _FLOAT_SAFE:  # a record's float checks would overflow: no bound of its
+            raise ReportError(error)
+        raise _OutOfRange(error, path=path, value=value)  # the record's own bound first
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _type_error(source, path, "a number", value)
@@ -140,6 +141,13 @@ def _convert(hint: Any, value: Any, source: str, path: str) -> Any:
             raise _type_error(source, path, "a string", value)
         return value
     raise TypeError(f"unsupported schema type {hint!r} at {path}")  # a bug in this module
+
+
+def _int_shown(value: int) -> str:
+    """An integer as given, or its size where it is too long to read (str() of 5,000 digits
+    raises)."""
+    digits = value.bit_length() * 0.30103
+    return str(value) if digits < 40 else f"{'-' if value < 0 else ''}~1e{digits:.0f}"
 
 
 def _type_error(source: str, path: str, expected: str, value: Any) -> ReportError:

@@ -400,8 +400,8 @@ class RankResult:
     workload: tuple[NamedValue, ...] = ()
 
     def __post_init__(self) -> None:
-        check_count(f"rank {self.rank}", low=0, high=MAX_COUNT - 1, rank=self.rank,
-                    local_rank=self.local_rank)
+        check_count("rank", low=0, high=MAX_COUNT - 1, rank=self.rank)  # not "rank -3.rank"
+        check_count(f"rank {self.rank}", low=0, high=MAX_COUNT - 1, local_rank=self.local_rank)
         # What a rank measured: throughputs and times > 0 (only measured values are kept),
         # saved bytes >= 0; layer_activation_bytes is the allocator's difference across the
         # forward, left alone as in WorkloadSection.
