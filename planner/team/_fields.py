@@ -39,10 +39,11 @@ MAX_NAME_CHARS = 200
 
 # ``_allocate`` keeps a run expected to end after its deadline when the job asks a low enough
 # probability of meeting it; its cost then accrues to the months after the deadline too. Below
-# 0.5 the median may pass the deadline; from 0.5 the *mean* of a log-normal time still can,
-# where σ > 2·Φ⁻¹(p) (σ 0.264 by default: up to p ≈ 0.55, more with a wider range or
-# interruptions). From 0.75 it needs σ > 1.35, five times the model's; below it a job's months
-# after its deadline are not refused.
+# 0.5 the median time may pass the deadline; from 0.5 the expected end (the base time plus
+# the expected interruption losses) still can where the probability of meeting it counts the
+# log-normal range around it, up to about 0.55 with the default range (more with a wider one).
+# Below 0.75 a job's months after its deadline are not refused; above, only a range set near
+# zero with --assume lets a run end past it (seen: by seconds, every log-σ 0).
 OVERRUN_BELOW = 0.75
 SHOWN_SPANS = 3
 
@@ -212,9 +213,11 @@ class RunSpans:
 
     spans: tuple[tuple[dt.date, dt.date | None], ...]  # disjoint, in order
     ends: tuple[dt.date, ...]  # each span's end, date.max for none: bisected by ``runs_in``
+    last_deadline: dt.date  # a guess at the month meant stays before it (not in an overrun)
 
     @classmethod
     def of(cls, jobs: Iterable[Window]) -> RunSpans:
+        jobs = tuple(jobs)
         raw = sorted(((j.earliest_start + dt.timedelta(days=min(j.start_offsets_days)),
                        None if 0 < j.min_probability < OVERRUN_BELOW else j.deadline)
                       for j in jobs), key=lambda s: s[0])
@@ -225,7 +228,8 @@ class RunSpans:
                 merged[-1] = (merged[-1][0], None if None in (last, end) else max(last, end))
             else:
                 merged.append((start, end))
-        return cls(tuple(merged), tuple(dt.date.max if e is None else e for _, e in merged))
+        return cls(tuple(merged), tuple(dt.date.max if e is None else e for _, e in merged),
+                   max(j.deadline for j in jobs))
 
     def runs_in(self, months: Iterable[str]) -> bool:
         """Whether some job can run (a part of) its time in one of ``months``: the first span
@@ -250,11 +254,14 @@ class RunSpans:
                 f"nothing.{guess}")
 
     def _same_period(self, period: str, months: tuple[str, ...]) -> str | None:
-        first = self.spans[0][0].year
-        last = max(s.year + 1 if e is None else e.year for s, e in self.spans)
+        """The same month or quarter in the nearest year a job runs in before its deadline (a
+        month only an overrun reaches is no likelier meant) and a team plan may name."""
+        first = max(self.spans[0][0].year, MIN_YEAR)
+        last = min((self.last_deadline - dt.timedelta(days=1)).year, MAX_YEAR)
         year = int(period[:4])
         for y in sorted(range(first, last + 1), key=lambda y: (abs(y - year), -y)):
-            if self.runs_in(f"{y:04d}{m[4:]}" for m in months):
+            meant = [f"{y:04d}{m[4:]}" for m in months]
+            if _month(meant[0])[0] < self.last_deadline and self.runs_in(meant):
                 return f"{y:04d}{period[4:]}"
         return None
 

@@ -138,3 +138,17 @@ def test_a_team_file_with_a_mistyped_year_is_refused_and_the_example_is_valid(ca
     assert "budgets.2026-03: no job can run in 2026-03: the jobs run from 2027-03-01 to " \
            "2027-06-30 (months 2027-03 to 2027-06)" in str(err.value)
     assert 'Did you mean "2027-03"?' in str(err.value)
+
+
+def test_the_month_meant_is_one_a_plan_may_name_and_before_a_deadline(catalog):
+    # a job in 2200 (the last year a team plan may name): "Did you mean 2201-03?" was refused
+    job = _job("a", "2200-06-01", "2200-12-01", min_probability=0.5)
+    msg = _error(catalog, {"jobs": [job], "budgets": {"2200-03": 5}})
+    assert "2201" not in msg
+    # an open span (a low min_probability) is no reason to guess a month after every deadline
+    # ("2027-02" for a job of 2027-03-20 to 05-01 was told "Did you mean 2028-02?")
+    job = _job("a", "2027-03-20", "2027-05-01", min_probability=0.5)
+    msg = _error(catalog, {"jobs": [job], "budgets": {"2027-02": 1}})
+    assert "Did you mean" not in msg
+    msg = _error(catalog, {"jobs": [job], "budgets": {"2026-04": 1}})
+    assert 'Did you mean "2027-04"?' in msg
