@@ -21,6 +21,7 @@ _TABLE_WORDS = (
     # a job's name itself is wrong (no name to show), a period's budget, no job at all
     (re.compile(r"^[^:]*: jobs\[(\d+)\]: "), r"Jobs table, row \1: "),
     (re.compile(r"^[^:]*: budgets\.([^:]*): "), r"Budgets table, period \1: "),
+    (re.compile(r"or remove this one$"), "or delete its row"),
     (re.compile(r"^[^:]*: 'jobs' must be a non-empty list of jobs\..*"),
      "the Jobs table has no job. To fix: add a row with a name"),
     (re.compile(r"^[^:]*: ([\d,]+) jobs; at most ([\d,]+) are allowed in one plan\..*"),
@@ -102,10 +103,12 @@ def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
                               f"{'USD' if _cell(r.get('period')) else 'period'} cell is empty")
             continue
         period = _cell(r["period"])
-        if period in periods:  # a mapping would keep the last: a tighter budget vanished
+        # a mapping would keep the last (a tighter budget vanished); 2027q1 is 2027Q1
+        if (same := next((p for p in periods if p.upper() == period.upper()), None)) is not None:
             raise teams_.TeamPlanError(
-                f"Budgets table, row {n}: the period {period!r} is in an earlier row too. "
-                "To fix: keep one row per period")
+                f"Budgets table, row {n}: the period {period!r} is in an earlier row too"
+                + (f" (as {same!r})" if same != period else "") + ". To fix: keep one row per "
+                "period")
         periods[period] = float(r["usd"])
     if periods:
         data["budgets"] = periods
