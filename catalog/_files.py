@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import CatalogFileError
+from ._text import decode_user_bytes
 
 MAX_USER_FILE_BYTES = 4 * 2**20
 # A number with more digits than this is not a size, a price or a count; Python would also
@@ -220,32 +221,6 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
     return decode_user_bytes(data, what=f"{what} {p}")
 
 
-def looks_utf16(data: bytes) -> bool:
-    """A byte-order mark, or text whose every other byte is NUL (ASCII in UTF-16 without a
-    BOM); a binary file's scattered NULs are not UTF-16."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return True
-    head = data[:64]
-    even, odd = head[0::2], head[1::2]
-    return len(head) >= 8 and any(a.count(0) >= 0.8 * len(a) and b.count(0) == 0
-                                  for a, b in ((even, odd), (odd, even)))
-
-
-def decode_user_bytes(data: bytes, *, what: str) -> str:
-    """``data`` as UTF-8 (BOM dropped), or an error naming the first bad byte and its line."""
-    if looks_utf16(data):
-        # a BOM, or every other byte NUL: UTF-16, which reads as UTF-8 with NULs between
-        # the letters (a CSV header then "lacks" the columns it shows)
-        raise _fail(f"{what}: is UTF-16 text, not UTF-8. To fix: save the file as UTF-8.")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise _fail(f"{what}: is not UTF-8 text (byte 0x{data[exc.start]:02x} at byte offset "
-                    f"{exc.start}, line {line}). To fix: save the file as UTF-8.") from None
-    return text.removeprefix("\ufeff")
-
-
 def _size(n: int) -> str:
     return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n:,} bytes"
 
@@ -366,6 +341,8 @@ def load_json_text(text: str, *, what: str, max_depth: int = 64) -> Any:
             result[key] = value
         return result
 
+    if not text.strip():  # "invalid JSON at line 1, column 1: Expecting value"
+        raise _fail(f"{what}: is empty. To fix: give the file meant, or write its JSON in it.")
     offset = _json_depth_ok(text, max_depth)
     if offset is not None:
         line = text.count("\n", 0, offset) + 1

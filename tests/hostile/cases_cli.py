@@ -309,7 +309,7 @@ PROBE_INGEST_CASES = [
          {"r": Symlink("/dev/zero")}, "is a device"),
     ingest("directory", Directory(), says="is a directory"),
     ingest("fifo", Fifo(), says="named pipe"),
-    ingest("empty-file", "", says="invalid JSON"),
+    ingest("empty-file", "", says="(is empty)"),
     ingest("not-json", "report\n", says="invalid JSON"),
     ingest("a-list", "[]", says="expected a JSON object"),
     ingest("latin-1", '{"note": "caf\xe9"}'.encode("latin-1"), says="not UTF-8"),
