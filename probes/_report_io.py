@@ -312,23 +312,30 @@ def load_report(path: str | os.PathLike[str]) -> ProbeReport:
     return report_from_bytes(read_report_bytes(path), source=str(path))
 
 
-def _looks_utf16(data: bytes) -> bool:
-    """A byte-order mark, or text whose every other byte is NUL (ASCII in UTF-16 without a
-    BOM), not a binary's scattered NULs: catalog's ``looks_utf16`` (probes run without it)."""
+def _utf16_or_32(data: bytes) -> int | None:
+    """16 or 32 for text in that UTF (a byte-order mark, or ASCII with one or three NULs to each
+    letter), not a binary's scattered NULs: catalog's ``looks_utf16``/``looks_utf32`` (probes
+    run without catalog)."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return 32
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return True
+        return 16
     head = data[:64]
+    if len(head) >= 16 and any(all(head[k::4].count(0) == len(head[k::4]) for k in nuls)
+                               and head[letter::4].count(0) == 0
+                               for letter, nuls in ((0, (1, 2, 3)), (3, (0, 1, 2)))):
+        return 32
     even, odd = head[0::2], head[1::2]
-    return len(head) >= 8 and any(a.count(0) >= 0.8 * len(a) and b.count(0) == 0
-                                  for a, b in ((even, odd), (odd, even)))
+    return 16 if len(head) >= 8 and any(a.count(0) >= 0.8 * len(a) and b.count(0) == 0
+                                        for a, b in ((even, odd), (odd, even))) else None
 
 
 def report_from_bytes(raw: bytes, *, source: str = "probe report") -> ProbeReport:
     """Validate a report given as the bytes of its file (an upload, a stored copy); ``source``
     names it in messages."""
-    if _looks_utf16(raw):
-        # a BOM, or every other byte NUL: an editor re-saved the report as UTF-16
-        raise ReportError(f"probe report {source!r} is UTF-16 text, not the UTF-8 JSON the "
+    if width := _utf16_or_32(raw):
+        # a BOM, or NULs between the letters: an editor re-saved the report as UTF-16 or -32
+        raise ReportError(f"probe report {source!r} is UTF-{width} text, not the UTF-8 JSON the "
                           "probes write. To fix: use the file the probes wrote, or save this "
                           "one as UTF-8")
     try:

@@ -68,3 +68,13 @@ def test_a_rank_is_labelled_by_the_field_not_by_its_bad_value():
     said = _error("ranks", 0, "rank", -3)  # "rank -3.rank must be …"
     assert "ranks[0]: rank.rank must be a whole number from 0 to" in said
     assert "rank -3." not in said
+
+
+@pytest.mark.parametrize(("encoding", "width"), [
+    ("utf-32", 32), ("utf-32-le", 32), ("utf-32-be", 32), ("utf-16", 16), ("utf-16-le", 16)])
+def test_a_report_re_saved_as_utf16_or_32_is_named_so(encoding, width):
+    # a UTF-32 report was called "UTF-16 text" (with a BOM) or "not valid JSON" (without)
+    from probes._report_io import report_from_bytes
+
+    with pytest.raises(ReportError, match=f"is UTF-{width} text, not the UTF-8 JSON"):
+        report_from_bytes(report_to_json(h100_report()).encode(encoding))
