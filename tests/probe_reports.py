@@ -8,8 +8,9 @@ the network NCCL used, an impossible figure)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
-from probes import SCHEMA_VERSION, ProbeReport
+from probes import SCHEMA_VERSION, ProbeReport, report_to_json
 from probes._gather import rank_result, with_spreads
 from probes._nccl_log import is_rdma
 from probes._schema import (
@@ -218,3 +219,18 @@ def by_kind(report) -> dict:
     from probes import report_figures
 
     return {(f.kind, f.name): f for f in report_figures(report)}
+
+
+def report_data_with(report, path, value) -> dict:
+    """``report``'s JSON, decoded, with the field at ``path`` set to ``value`` (which need not
+    be valid): ``path`` as keys and list indexes, ("ranks", 0, "rank"), or dotted,
+    "ranks.0.rank"."""
+    data = json.loads(report_to_json(report))
+    keys = ([int(k) if k.isdigit() else k for k in path.split(".")] if isinstance(path, str)
+            else list(path))
+    *parents, last = keys
+    node = data
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    return data

@@ -25,7 +25,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from probe_reports import h100_report, h100_workload_report
+from probe_reports import h100_report, h100_workload_report, report_data_with
 from time_limit import time_limit
 
 from planner.cli import main
@@ -72,14 +72,8 @@ def _stored() -> list:
 def _mutated(tmp_path: Path, report, path: str, value, name: str = "bad.json") -> Path:
     """The report's JSON with the field at ``path`` ("ranks.0.memory_gb_per_s.0.value") set
     to ``value``, written as a file (json.dumps: the values need not be valid)."""
-    data = json.loads(report_to_json(report))
-    *parents, last = [int(k) if k.isdigit() else k for k in path.split(".")]
-    node = data
-    for key in parents:
-        node = node[key]
-    node[last] = value
     out = tmp_path / name
-    out.write_text(json.dumps(data))
+    out.write_text(json.dumps(report_data_with(report, path, value)))
     return out
 
 

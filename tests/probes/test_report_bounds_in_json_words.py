@@ -6,27 +6,19 @@ named Python's types ("got NoneType", "got list") and repr'd values ("got None")
 
 from __future__ import annotations
 
-import copy
-import json
-
 import pytest
-from probe_reports import h100_report
+from probe_reports import h100_report, report_data_with
 
 from probes._report_io import parse_report, report_to_json
 from probes._schema import ReportError
 
-BASE = json.loads(report_to_json(h100_report()))
+REPORT = h100_report()
 
 
 def _error(*path_and_value) -> str:
     *path, value = path_and_value
-    data = copy.deepcopy(BASE)
-    at = data
-    for key in path[:-1]:
-        at = at[key]
-    at[path[-1]] = value
     with pytest.raises(ReportError) as caught:
-        parse_report(data)
+        parse_report(report_data_with(REPORT, path, value))
     return str(caught.value)
 
 

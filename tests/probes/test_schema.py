@@ -10,6 +10,7 @@ import os
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from probe_reports import report_data_with
 
 from probes import (
     SCHEMA_VERSION,
@@ -183,13 +184,8 @@ def test_missing_field_is_named(drop):
                                          (("matmul", "points", 0, "tflops"), -3.0),
                                          (("matmul", "dtypes", 0, "status"), "guessed")])
 def test_wrong_values_are_rejected(path, value):
-    data = json.loads(report_to_json(sample_report()))
-    holder = data
-    for key in path[:-1]:
-        holder = holder[key]
-    holder[path[-1]] = value
     with pytest.raises(ReportError) as info:
-        parse_report(data)
+        parse_report(report_data_with(sample_report(), path, value))
     _one_line_with_fix(info.value)
 
 
