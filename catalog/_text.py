@@ -8,36 +8,30 @@ from ._errors import CatalogFileError
 
 _AS_UTF8 = "save the file as UTF-8"
 
-def looks_utf16(data: bytes) -> bool:
-    """A byte-order mark, or text whose every other byte is NUL (ASCII in UTF-16 without a
-    BOM); a binary file's scattered NULs are not UTF-16."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return True
-    head = data[:64]
-    even, odd = head[0::2], head[1::2]
-    return len(head) >= 8 and any(a.count(0) >= 0.8 * len(a) and b.count(0) == 0
-                                  for a, b in ((even, odd), (odd, even)))
 
-
-def looks_utf32(data: bytes) -> bool:
-    """A UTF-32 byte-order mark, or ASCII in UTF-32 without one (three NULs to each letter),
-    which ``looks_utf16`` took for UTF-16 or let through as UTF-8 with NULs."""
+def utf_width(data: bytes) -> int | None:
+    """16 or 32 for text in that UTF — a byte-order mark, or ASCII with one or three NULs to
+    each letter (which reads as UTF-8 with NULs between the letters: a CSV header then "lacks"
+    the columns it shows) — else None; a binary file's scattered NULs are neither. probes'
+    ``_report_io._utf16_or_32`` is its twin (probes run without catalog; a test pins both)."""
     if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
-        return True
+        return 32
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return 16
     head = data[:64]
-    return len(head) >= 16 and any(
-        all(head[k::4].count(0) == len(head[k::4]) for k in nuls) and head[letter::4].count(0) == 0
-        for letter, nuls in ((0, (1, 2, 3)), (3, (0, 1, 2))))
+    if len(head) >= 16 and any(all(head[k::4].count(0) == len(head[k::4]) for k in nuls)
+                               and head[letter::4].count(0) == 0
+                               for letter, nuls in ((0, (1, 2, 3)), (3, (0, 1, 2)))):
+        return 32
+    even, odd = head[0::2], head[1::2]
+    return 16 if len(head) >= 8 and any(a.count(0) >= 0.8 * len(a) and b.count(0) == 0
+                                        for a, b in ((even, odd), (odd, even))) else None
 
 
 def decode_user_bytes(data: bytes, *, what: str) -> str:
     """``data`` as UTF-8 (BOM dropped), or an error naming the first bad byte and its line."""
-    if looks_utf32(data):
-        raise CatalogFileError(f"{what}: is UTF-32 text, not UTF-8. To fix: {_AS_UTF8}.")
-    if looks_utf16(data):
-        # a BOM, or every other byte NUL: UTF-16, which reads as UTF-8 with NULs between
-        # the letters (a CSV header then "lacks" the columns it shows)
-        raise CatalogFileError(f"{what}: is UTF-16 text, not UTF-8. To fix: {_AS_UTF8}.")
+    if width := utf_width(data):
+        raise CatalogFileError(f"{what}: is UTF-{width} text, not UTF-8. To fix: {_AS_UTF8}.")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

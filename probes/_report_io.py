@@ -314,8 +314,8 @@ def load_report(path: str | os.PathLike[str]) -> ProbeReport:
 
 def _utf16_or_32(data: bytes) -> int | None:
     """16 or 32 for text in that UTF (a byte-order mark, or ASCII with one or three NULs to each
-    letter), not a binary's scattered NULs: catalog's ``looks_utf16``/``looks_utf32`` (probes
-    run without catalog)."""
+    letter), not a binary's scattered NULs: catalog's ``_text.utf_width`` (probes run without
+    catalog; a test pins both)."""
     if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
         return 32
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):

@@ -49,3 +49,16 @@ def test_an_empty_json_file_is_said_to_be_empty(text):
     with pytest.raises(CatalogFileError, match=r"^f: is empty\. To fix: "):
         load_json_text(text, what="f")
     assert load_json_text(json.dumps({"a": 1}), what="f") == {"a": 1}
+
+
+def test_the_probes_twin_names_every_encoding_as_catalog_does():
+    # probes read reports without catalog (`gpuplan launch` copies that package alone)
+    from catalog._text import utf_width
+    from probes._report_io import _utf16_or_32
+
+    samples = [TEXT.encode(e) for e in ("utf-8", "utf-8-sig", "utf-16", "utf-16-le",
+                                        "utf-16-be", "utf-32", "utf-32-le", "utf-32-be")]
+    samples += [bytes(range(256)) * 4, b"", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 3,
+                b"\xff\xfe", b"\xff\xfe\x00\x00"]
+    assert [utf_width(b) for b in samples] == [_utf16_or_32(b) for b in samples]
+    assert [utf_width(b) for b in samples[:8]] == [None, None, 16, 16, 16, 32, 32, 32]
