@@ -284,9 +284,9 @@ class RunSpans:
                 + (f" … and {more} more spans" if more > 0 else ""))
 
 
-def budgets(value, source: str, spans: RunSpans | None = None) -> tuple[tuple[str, float], ...]:
-    """The budgets, checked; with ``spans`` (when the jobs run), a month or quarter in which
-    no job can run is refused (``RunSpans.void``)."""
+def budgets(value, source: str, spans: RunSpans) -> tuple[tuple[str, float], ...]:
+    """The budgets, checked; a month or quarter in which no job can run (``spans``: when the
+    jobs run) is refused (``RunSpans.void``)."""
     if value is None:
         return ()
     if not isinstance(value, dict):
@@ -311,7 +311,7 @@ def budgets(value, source: str, spans: RunSpans | None = None) -> tuple[tuple[st
             raise TeamPlanError(f"{at}: the same period as budgets.{seen[period]}. To fix: "
                                 "keep one of them")
         seen[period] = written
-        why = spans.void(period, months, "budget") if months and spans is not None else None
+        why = spans.void(period, months, "budget") if months else None
         if why:
             raise TeamPlanError(f"{at}: {why} To fix: budget a month or quarter the jobs run in,"
                                 " or remove this one")
