@@ -103,8 +103,9 @@ def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
                               f"{'USD' if _cell(r.get('period')) else 'period'} cell is empty")
             continue
         period = _cell(r["period"])
-        # a mapping would keep the last (a tighter budget vanished); 2027q1 is 2027Q1
-        if (same := next((p for p in periods if p.upper() == period.upper()), None)) is not None:
+        # a mapping would keep the last (a tighter budget vanished); 2027q1 is 2027Q1, as the
+        # planner reads them (a period it refuses is left for its own message)
+        if (same := next((p for p in periods if _label(p) == _label(period)), None)) is not None:
             raise teams_.TeamPlanError(
                 f"Budgets table, row {n}: the period {period!r} is in an earlier row too"
                 + (f" (as {same!r})" if same != period else "") + ". To fix: keep one row per "
@@ -113,6 +114,13 @@ def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
     if periods:
         data["budgets"] = periods
     return data
+
+
+def _label(period: str) -> str:
+    try:
+        return teams_.period_label(period)
+    except ValueError:
+        return period
 
 
 def _empty_or_refused(row: dict, problem: str) -> None:

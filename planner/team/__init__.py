@@ -23,7 +23,7 @@ from ._allocate import (
     job_candidates,
 )
 from ._dates import TODAY_ENV, check_dates, today_utc
-from ._fields import TeamPlanError, period_months
+from ._fields import TeamPlanError, period_label, period_months
 from ._load import MAX_TEAM_FILE_BYTES, load_team_plan, named_configs, team_yaml
 from ._milp import (
     DEFAULT_TIME_LIMIT_S,
@@ -43,5 +43,5 @@ __all__ = [
     "TeamPlanError", "allocate", "allocate_candidates", "build_options", "candidate_probability",
     "check_dates", "job_candidates", "today_utc",
     "load_team_plan", "month_edges", "month_shares", "named_configs", "parse_team_plan",
-    "period_months", "priced_catalog", "solve", "team_yaml",
+    "period_label", "period_months", "priced_catalog", "solve", "team_yaml",
 ]

@@ -173,6 +173,17 @@ def accelerator(catalog: Catalog, name: str, at: str) -> str:
         raise TeamPlanError(f"{at}: {exc}") from None
 
 
+def period_label(period: str) -> str:
+    """The one spelling of a budget period, as reports show it and duplicates are found:
+    '2027q2' → '2027Q2', 'Total' → 'total', a month as written. Raises ValueError for what
+    ``period_months`` refuses (the app's Budgets table and a team file's budgets agree on
+    which two rows are the same period)."""
+    label = period.upper() if len(period) == 6 else "total" if period.lower() == "total" \
+        else period
+    period_months(label)
+    return label
+
+
 def period_months(period: str) -> tuple[str, ...] | None:
     """'2027-03' → ('2027-03',); '2027Q2' → ('2027-04', '2027-05', '2027-06'); 'total' → None
     (every month). Raises ValueError for anything else."""
@@ -299,6 +310,7 @@ def budgets(value, source: str, spans: RunSpans) -> tuple[tuple[str, float], ...
         period = key[:40] if isinstance(key, str) else show(key)
         at = f"{source}: budgets.{period}"
         try:
+            written, period = period, period_label(period)
             months = period_months(period)
         except ValueError:
             raise TeamPlanError(f"{at}: not a period. To fix: use a month \"2027-03\", a "
@@ -306,7 +318,6 @@ def budgets(value, source: str, spans: RunSpans) -> tuple[tuple[str, float], ...
         if months and not MIN_YEAR <= int(months[0][:4]) <= MAX_YEAR:
             raise TeamPlanError(f"{at}: the year is outside {MIN_YEAR}–{MAX_YEAR}, as job "
                                 "dates are. To fix: check the year")
-        written, period = period, period.upper() if len(period) == 6 else period  # 2027q1
         if period in seen:  # two budgets for one quarter: which binds was a guess
             raise TeamPlanError(f"{at}: the same period as budgets.{seen[period]}. To fix: "
                                 "keep one of them")

@@ -30,3 +30,13 @@ def test_a_period_no_job_runs_in_is_told_to_delete_its_row():
     said = _with_rows({"period": "2001-01", "usd": 5.0}, run=True)
     assert said and "Budgets table, period 2001-01: no job can run in 2001-01" in said[0], said
     assert said[0].endswith("or delete its row") and "remove this one" not in said[0]
+
+
+def test_total_in_two_cases_is_one_period_as_the_planner_reads_it():
+    said = _with_rows({"period": "total", "usd": 5.0}, {"period": "Total", "usd": 6.0})
+    assert said and "Budgets table, row 2: the period" in said[0], said
+    assert "is in an earlier row too" in said[0]
+
+
+def test_a_month_and_a_quarter_are_not_the_same_period():
+    assert not _with_rows({"period": "2027-01", "usd": 5.0}, {"period": "2027Q1", "usd": 6.0})
