@@ -101,9 +101,8 @@ def reference_cluster(catalog: Catalog, gpu: str, gpus: int) -> Cluster:
     else:
         # Use the catalog's most common multi-GPU instance of this accelerator as the node.
         shapes = [t for t in catalog.instance_types if t.accelerator == acc.name]
-        if not shapes:
-            raise HardwareError(f"no reference node for {acc.name}. To fix: pass `instance` "
-                                "TYPE instead")
+        if not shapes:  # no `instance` has it either: "pass `instance` instead" led nowhere
+            raise HardwareError(_no_node_message(catalog, acc.name), field="gpu", value=gpu)
         best = max(shapes, key=lambda t: (t.gpu_count, t.inter_node_gbps or 0))
         per_node, topo, gbps, fabric = (best.gpu_count, best.intra_node_topology,
                                         best.inter_node_gbps, best.fabric)
@@ -121,6 +120,19 @@ def reference_cluster(catalog: Catalog, gpu: str, gpus: int) -> Cluster:
     return Cluster(accelerator=acc, gpus_per_node=per_node, nodes=nodes, topology=topo,
                    intra_node_gb_per_s_per_gpu=link, inter_node_gbps=gbps, fabric=fabric,
                    notes=(note,), node_gpus=node_gpus, node_topology=node_topology)
+
+
+def _no_node_message(catalog: Catalog, name: str) -> str:
+    """Why ``name`` cannot be timed: the catalog knows its chip but no node (no instance type
+    and no vendor reference node), and which accelerators with nodes are spelt closest."""
+    import difflib
+
+    noded = sorted({t.accelerator for t in catalog.instance_types}
+                   | {a.name for a in catalog.accelerators if a.reference_gpus_per_node})
+    near = difflib.get_close_matches(name, noded, n=3, cutoff=0.5)
+    return (f"the catalog has no node with {name} (no instance type and no reference node), "
+            "so the GPUs' links and network are unknown. To fix: choose another `gpu`"
+            + (f", e.g. {' or '.join(near)}" if near else ""))
 
 
 def _reference_shape(name: str, gpus: int, per_node: int, topo: str) -> tuple[int, int, str]:

@@ -266,7 +266,9 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "…'"
 
 
-_DURATION = re.compile(r"^ *([+-]?)([0-9]*\.?[0-9]+) *(h|d|w|hours?|days?|weeks?) *$", re.I)
+# an exponent as `tokens` takes one (1e3B): "1e9d" was "not a duration", not "too far away"
+_DURATION = re.compile(r"^ *([+-]?)([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?) *"
+                       r"(h|d|w|hours?|days?|weeks?) *$", re.I)
 _DEADLINE_FIX = "To fix: pass e.g. 14d, 36h, 2w or a date such as 2027-03-31"
 
 
@@ -310,8 +312,11 @@ def parse_deadline(text: str, now: dt.datetime | None = None) -> float:
                         f"{_DEADLINE_FIX}")
         try:
             when = dt.datetime.fromisoformat(text.strip())
-        except ValueError:
-            raise error(f"`deadline` {_short(text)} is not a duration or a date. "
+        except ValueError as exc:
+            # a date's shape with a field out of range: say which ("day is out of range for
+            # month" is why 2027-02-30 is not a date), as a team file's dates do
+            why = f" ({exc})" if "must be in" in str(exc) or "range" in str(exc) else ""
+            raise error(f"`deadline` {_short(text)} is not a duration or a date{why}. "
                         f"{_DEADLINE_FIX}") from None
         if when.tzinfo is None:
             when = when.replace(tzinfo=dt.UTC)
