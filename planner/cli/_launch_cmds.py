@@ -37,7 +37,8 @@ def _unnamed(bundle) -> tuple[str, tuple[str, ...]]:
             cmd = re.sub(rf"(?<!\S){re.escape(f.path)}(?!\S)", name, cmd)
         commands.append(cmd)
     if len(files) == 1:
-        head = "Save the YAML printed on stdout to a file; FILE below is that file. Then run:"
+        kind = "script" if files[0].path.endswith(".sh") else "YAML"  # torchrun: bash
+        head = f"Save the {kind} printed on stdout to a file; FILE below is that file. Then run:"
     else:
         which = " and ".join(f"{n} document {i} (headed # ---- {f.path} ----)"
                              for i, (n, f) in enumerate(zip(names, files, strict=True), 1))
@@ -60,7 +61,11 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
     out = sys.stderr if notes_to_stderr else sys.stdout
     if to_stdout:
         for i, f in enumerate(bundle.files):
-            sys.stdout.write(f"{'---' + chr(10) if i else ''}# ---- {f.path} ----\n{f.text}")
+            head, text = f"# ---- {f.path} ----\n", f.text
+            if text.startswith("#!"):  # a script's shebang stays its first line (./FILE)
+                shebang, _, text = text.partition("\n")
+                head = f"{shebang}\n{head}"
+            sys.stdout.write(f"{'---' + chr(10) if i else ''}{head}{text}")
         sys.stdout.flush()
     else:
         check_bundle_paths(bundle, option=option)  # every path before any file is written
@@ -297,7 +302,12 @@ def plan_launch(recommendation: dict | None, target: str, out_path: str | None, 
 
 
 def emit_plan_launch(bundle, out_path: str | None, *, json_out: bool = False) -> None:
-    """Write (or print) the bundle ``plan_launch`` built."""
-    if out_path in (None, "-"):
+    """Write (or print) the bundle ``plan_launch`` built. ``--emit-out -``: stdout carries the
+    file(s) alone, as `launch probes --out -` (`> run.sky.yaml` saves a usable file; the plan
+    went to stderr, ``plan_to_stderr``); without --emit-out the file follows the plan."""
+    if out_path == "-":
+        _emit(bundle, True, notes_to_stderr=True, unnamed=True, option="--emit-out")
+        return
+    if out_path is None:
         sys.stdout.write(f"\n# ---- launch file ({bundle.target}) ----\n")
-    _emit(bundle, out_path in (None, "-"), notes_to_stderr=json_out, option="--emit-out")
+    _emit(bundle, out_path is None, notes_to_stderr=json_out, option="--emit-out")

@@ -147,10 +147,16 @@ def plan_cmd(
         bundle = plan_launch(result.recommendation.as_dict(), emit, emit_out, cat, workload,
                              inputs)
     if not json_out:
+        import contextlib
+
         from ._plan_view import print_plan
 
-        print_plan(result, constraints, wide=wide)
-        print_catalog_banner(console(fit=not wide), cat)
+        # --emit-out -: stdout is the launch file alone (`> run.sky.yaml`), the plan for the
+        # person goes to stderr (it came first on stdout, and the saved file was no YAML)
+        with (contextlib.redirect_stdout(sys.stderr) if bundle is not None and emit_out == "-"
+              else contextlib.nullcontext()):
+            print_plan(result, constraints, wide=wide)
+            print_catalog_banner(console(fit=not wide), cat)
     if bundle is not None:
         # after the table; before the JSON: a write that failed (a full disk) printed the
         # whole answer on stdout and then exited 2 (hostile sweep)

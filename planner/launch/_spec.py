@@ -209,11 +209,14 @@ def mark_generated(text: str) -> str:
 
 def generated_state(text: str) -> str | None:
     """"unedited" or "edited" for a file that ``mark_generated`` wrote, None for any other.
-    The line may follow one comment line: a script's ``#!``, or the ``# ---- NAME ----``
-    heading of a file saved from `launch probes --out -`; the digest covers what follows it."""
-    lines = text.split("\n", 2)
-    for i in (0, 1) if lines[0].startswith("#") else (0,):
-        if i + 1 < len(lines) and (m := _MARK_LINE.fullmatch(lines[i])):
+    The line may follow a script's ``#!`` and the ``# ---- NAME ----`` heading of a file
+    saved from stdout (`launch probes --out -`, `plan --emit-out -`), each a comment line;
+    the digest covers what follows it."""
+    lines = text.split("\n", 3)
+    for i in range(min(3, len(lines) - 1)):  # the mark, then a body
+        if i and not lines[i - 1].startswith("#"):
+            break
+        if m := _MARK_LINE.fullmatch(lines[i]):
             body = text.split("\n", i + 1)[i + 1]
             return "unedited" if _digest(body) == m.group(1) else "edited"
     return None
