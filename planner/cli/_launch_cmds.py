@@ -136,6 +136,12 @@ def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: 
                                "name with versions or extras, 'NAME @ URL' or a URL, "
                                "optionally '; MARKER'). To fix: e.g. --install "
                                "'gpuplan @ git+https://example.com/gpuplan.git'")
+        if (name := _project_name(install)) is not None and name != "gpuplan":
+            raise GpuplanError(f"--install {install!r} installs {name}, not gpuplan: the task "
+                               "runs `python3 -m probes`, which only gpuplan provides, so the "
+                               "nodes would fail after the instances are paid for. To fix: "
+                               "e.g. --install 'gpuplan @ git+https://…' or 'gpuplan==VERSION', "
+                               "or leave --install out to copy this machine's probes")
         if _local_install(install):
             raise GpuplanError(f"--install {install!r} is a file on this machine, and a local "
                                "file is not copied to the nodes: pip would fail there after "
@@ -164,6 +170,17 @@ def _one_requirement(text: str) -> bool:
         return False
     return bool(requirement) and not requirement.startswith("-") and bool(
         _NAMED.fullmatch(requirement) or _URL_OR_PATH.fullmatch(requirement))
+
+
+def _project_name(text: str) -> str | None:
+    """The project a named requirement installs, normalised as PEP 503 compares names
+    (``GpuPlan[probes]>=0.1`` is gpuplan); None for a bare URL or path, whose project only pip
+    on the node can tell."""
+    requirement = text.partition(";")[0].strip()
+    if _SCHEME.match(requirement) or not _NAMED.fullmatch(requirement):
+        return None
+    name = re.match(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", requirement)
+    return re.sub(r"[-_.]+", "-", name.group(0)).lower() if name else None
 
 
 # What pip reads as a file of the machine it runs on: a path, a file: URL, or a name ending in
