@@ -136,18 +136,18 @@ def _check_launch_args(*, nodes: int, instance: str, region: str | None, cloud: 
                                "name with versions or extras, 'NAME @ URL' or a URL, "
                                "optionally '; MARKER'). To fix: e.g. --install "
                                "'gpuplan @ git+https://example.com/gpuplan.git'")
-        if (name := _project_name(install)) is not None and name != "gpuplan":
-            raise GpuplanError(f"--install {install!r} installs {name}, not gpuplan: the task "
-                               "runs `python3 -m probes`, which only gpuplan provides, so the "
-                               "nodes would fail after the instances are paid for. To fix: "
-                               "e.g. --install 'gpuplan @ git+https://…' or 'gpuplan==VERSION', "
-                               "or leave --install out to copy this machine's probes")
         if _local_install(install):
             raise GpuplanError(f"--install {install!r} is a file on this machine, and a local "
                                "file is not copied to the nodes: pip would fail there after "
                                "the instances are paid for. To fix: give a URL pip can fetch "
                                "on the node (git+https://…, https://…/gpuplan-….whl), or leave "
                                "--install out to copy this machine's probes")
+        if (name := _project_name(install)) is not None and name != "gpuplan":
+            raise GpuplanError(f"--install {install!r} installs {name}, not gpuplan: the task "
+                               "runs `python3 -m probes`, which only gpuplan provides, so the "
+                               "nodes would fail after the instances are paid for. To fix: "
+                               "e.g. --install 'gpuplan @ git+https://…' or 'gpuplan==VERSION', "
+                               "or leave --install out to copy this machine's probes")
 
 
 # One pip requirement (PEP 508 as pip takes one argument), written out because `packaging` is

@@ -159,7 +159,7 @@ def test_a_local_install_file_is_refused(capsys, tmp_path, monkeypatch, spec):
                                   "gpuplan @ https://example.com/gpuplan-0.1-py3-none-any.whl",
                                   "git+ssh://git@example.com/o/gpuplan.git",
                                   "https://example.com/gpuplan-0.1-py3-none-any.whl",
-                                  "pkg[extra] >= 1, < 2", 'gpuplan; python_version >= "3.10"'])
+                                  "gpuplan[probes] >= 1, < 2", 'gpuplan; python_version >= "3.10"'])
 def test_a_fetchable_install_still_works(capsys, spec):
     code, out, err = run(capsys, *LAUNCH, "--target", "dstack", "--out", "-", "--install", spec)
     assert code == 0, err
