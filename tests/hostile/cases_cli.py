@@ -419,7 +419,11 @@ LAUNCH_CASES = [
     *[launch(f"install-valid-{i}", "--install", spec, "--out", "-", expect=0)
       for i, spec in enumerate(("gpuplan@ https://example.com/x.whl",
                                 'gpuplan; python_version >= "3.10"', "gpuplan (>=0.1)",
-                                "pkg[extra] >= 1, < 2", "git+ssh://git@example.com/o/g.git"))],
+                                "gpuplan[probes] >= 1, < 2",
+                                "git+ssh://git@example.com/o/g.git"))],
+    # another project's name: the nodes had no `python3 -m probes` after they were paid for
+    launch("install-another-project", "--install", "pkg[extra] >= 1, < 2",
+           says="installs pkg, not gpuplan"),
     # a file here is not copied to the nodes: pip failed there after the instances were paid
     launch("install-local-wheel", "--install", "./local.whl",
            says="a local file is not copied to the nodes"),
