@@ -69,6 +69,9 @@ only (2,679 fields; the recommendation and candidates are unchanged); with that 
 the new code writes the previous file byte for byte.
 The catalog stamp was rewritten on 2026-12-04 for the accelerators' new ``inference_only``
 column (Inferentia1/2, Qualcomm AI100); every case rendered identical before the stamp changed.
+It was rewritten on 2026-12-07 when Azure's partial-GPU sizes (NV4as/NV8as/NV16as_v4: 1/8–1/2
+of an MI25 priced as a whole one) left the snapshot (14,532 → 14,493 offers); every case
+rendered the same before the stamp changed.
 ``7b-infeasible-budget`` was rewritten alone on 2026-12-04 when ``meets_deadline`` became the
 deadline alone (it also required the budget and quotas, which ``within_limits`` says): 775
 ``meets_deadline`` fields of over-budget plans went from false to true, nothing else changed;

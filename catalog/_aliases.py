@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ._errors import AmbiguousNameError, CatalogFileError, UnknownNameError
+from ._names_match import checked_name, fold_index
 from ._records import Accelerator
 
 
@@ -110,13 +111,21 @@ def check_names(kind: str, given: Iterable[str], known: Iterable[str], hint: str
     """``given`` in ``known``'s spelling (``spell``, e.g. 'On-Demand' → 'on_demand'); raise
     UnknownNameError (prefixed by ``where``) for the first that is not in ``known``, quoting it
     as it was given and matching it as spelled. The one check of a list of names: the catalog's
-    filters, ``Constraints`` and a team plan's lists."""
+    filters, ``Constraints`` and a team plan's lists. A name not in ``known`` as spelled is
+    matched trimmed and ignoring case where one known name matches so (``_names_match``:
+    'US-EAST-1', ' P5.48XLARGE'), in ``known``'s spelling."""
     known = set(known)
+    folded = None  # built on the first name not known as spelled
     out = []
     for name in given:
         spelled = name if spell is None else spell(name)
         if spelled not in known:
-            raise UnknownNameError(kind, name, known, hint, where=where,
-                                   match_as=None if spell is None else spelled)
+            if folded is None:
+                folded = fold_index(known)
+            found = checked_name(kind, spelled, folded, where=where)
+            if found is None:
+                raise UnknownNameError(kind, name, known, hint, where=where,
+                                       match_as=None if spell is None else spelled)
+            spelled = found
         out.append(spelled)
     return tuple(out)

@@ -9,9 +9,11 @@ passed them (it is written after them, keyed by the files' bytes and this module
 - **complete** — ``offers.csv`` holds offers, and as many per cloud and per (source, date) as
   ``meta.json`` lists (``_meta.cloud_meta`` wrote those counts from the same offers): a file
   cut at a row boundary, or left with only its header, parses cleanly but is refused;
-- **dated** — every cloud with offers has its ``meta.json`` entry, whose ``as_of`` (and
-  ``oldest_as_of``) are its offers' newest (and oldest) dates: the "prices as of" line and
-  the stale-price warning are read from them and must not go missing or be moved;
+- **dated** — every offer's date is a day a price was seen: not after today's UTC date by
+  the clock (``LATEST_PRICE_DATE_SLACK``), not before 2000; and every cloud with offers has
+  its ``meta.json`` entry, whose ``as_of`` (and ``oldest_as_of``) are its offers' newest (and
+  oldest) dates: the "prices as of" line and the stale-price warning are read from them and
+  must not go missing or be moved;
 - **possible** — the specs ``check_integrity`` holds a refresh to (``spec_problems``), and
   each accelerator's datasheet figures within 2× of the packaged datasheet's (a refresh takes
   them from there; a hand-edited 100× bf16 peak priced a run at a fifth of its cost);
@@ -25,7 +27,9 @@ built (tests hold it to these same rules), and its load time is the one every us
 
 from __future__ import annotations
 
+import csv
 import datetime as _dt
+import io
 import warnings
 from collections import Counter
 from collections.abc import Sequence
@@ -35,12 +39,24 @@ from ._anomalies import flag_anomalies
 from ._clouds import CLOUDS
 from ._errors import REPLACE_CATALOG_FIX, CatalogFileError, CatalogNotice
 from ._records import Accelerator, InstanceType, Offer
+from ._today import MIN_YEAR
 
 # Accelerators in one machine, for all but TPU slices (sold as slices of up to thousands of
 # chips): the packaged catalog's largest machines hold 16 (a2-megagpu-16g, p2.16xlarge,
 # inf1.24xlarge, trn1.32xlarge, trn2.48xlarge), as ``MAX_GPUS_PER_INSTANCE`` notes.
 MAX_DEVICES_PER_MACHINE = 16
 MAX_PROBLEMS_SHOWN = 3
+# The dates a stored offer may carry. A refresh dates what it fetched with the UTC day it ran
+# by the clock (``sources._common.today``), so a later date is no price anyone saw — a hand
+# edit or damage: 9999-12-31 showed "prices as of 9999-12-31" and an age of -2,912,108 days.
+# The bound is the clock's day, not GPUPLAN_TODAY: that pins a past day to reproduce a report
+# (the tests pin 2026-12-01), and a catalog refreshed since then is real, only newer than the
+# pinned day (``_meta.newer_than_today`` says so). One day of slack: a catalog refreshed on a
+# machine whose clock runs ahead, or just after UTC midnight, and read on one whose clock is
+# behind is not damaged. Before 2000 (``_today.MIN_YEAR``) no cloud sold GPU hours: 0001-01-01
+# made the catalog "739,950 days old".
+LATEST_PRICE_DATE_SLACK = _dt.timedelta(days=1)
+EARLIEST_PRICE_DATE = _dt.date(MIN_YEAR, 1, 1)
 
 
 def is_pod_slice(instance_type: InstanceType) -> bool:
@@ -169,7 +185,48 @@ def _check_counts(path: Path, meta: dict, offers: Sequence[Offer]) -> None:
         f"{REPLACE_CATALOG_FIX}")
 
 
+def clock_today() -> _dt.date:
+    """Today's UTC date by the clock, whatever GPUPLAN_TODAY says (a refresh dates its offers
+    so); the latest price date a stored catalog may carry is a day after it."""
+    return _dt.datetime.now(_dt.UTC).date()
+
+
+def _check_date_bounds(path: Path, offers: Sequence[Offer]) -> None:
+    latest = clock_today() + LATEST_PRICE_DATE_SLACK
+    for i, o in enumerate(offers):
+        if EARLIEST_PRICE_DATE <= o.as_of <= latest:
+            continue
+        why = (f"after today by the clock ({clock_today().isoformat()} UTC): no price is seen "
+               "in the future"
+               if o.as_of > latest else
+               f"before {EARLIEST_PRICE_DATE.year}: no cloud sold GPU hours then")
+        raise CatalogFileError(
+            f"{path / 'offers.csv'}{_line_of(path / 'offers.csv', i)}: the {o.cloud} offer "
+            f"{'/'.join(x for x in o.key[1:] if x)} is dated {o.as_of.isoformat()}, {why}; "
+            f"the catalog's dates are damaged or were edited. {REPLACE_CATALOG_FIX}")
+
+
+def _line_of(path: Path, index: int) -> str:
+    """":LINE" of the ``index``-th record of the CSV file ``path`` (counted as
+    ``_csvio.read_table`` counts them: empty rows skipped), or "" if it cannot be re-read."""
+    from ._csvio import MAX_TABLE_BYTES
+    from ._files import read_user_text
+
+    try:
+        reader = csv.reader(io.StringIO(read_user_text(path, what="catalog file",
+                                                       max_bytes=MAX_TABLE_BYTES)))
+        next(reader)  # the header
+        rows = (reader.line_num for row in reader if row)
+        for n, line in enumerate(rows):
+            if n == index:
+                return f":{line}"
+    except (CatalogFileError, csv.Error, StopIteration):
+        pass
+    return ""
+
+
 def _check_dates(path: Path, meta: dict, offers: Sequence[Offer]) -> None:
+    _check_date_bounds(path, offers)
     entries = _cloud_entries(meta)
     newest: dict[str, _dt.date] = {}
     oldest: dict[str, _dt.date] = {}

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 
 MATCH_CUTOFF = 0.6  # difflib similarity a suggestion needs (its default; 0.5 suggests noise)
 MAX_SUGGESTIONS = 3
+RANKED = 4 * MAX_SUGGESTIONS  # difflib's best, ranked again by edit distance (pure Python)
 MIN_PREFIX = 3  # a name's start that suggests the names it begins, where none looks alike
 MAX_LISTED = 12  # names listed in "use one of …" before "…"
 MAX_NAME_SHOWN = 100  # characters of an unknown name quoted back
@@ -85,14 +86,19 @@ def close_matches(name: str, known: Iterable[str]) -> tuple[str, ...]:
     """Up to MAX_SUGGESTIONS names of ``known`` close to ``name``, compared case-folded and
     shown as ``known`` spells them ("MI300X" for "mi300": case never hides a match, as a
     case-sensitive first pass hid it behind "B300"). Names that fold alike are shown as the
-    first of them in ``known``'s order (the canonical name, where it is listed first)."""
+    first of them in ``known``'s order (the canonical name, where it is listed first). The
+    closest by edit distance first, a swap of two letters one edit ('us-east-1' before
+    'us-west-1' for 'us-esat-1'), ties by difflib's ratio (``_edit_distance.ranked``)."""
     import difflib  # here, not at import: only an error needs it
+
+    from ._edit_distance import ranked
 
     spelt: dict[str, str] = {}
     for k in known:
         spelt.setdefault(str(k).casefold(), str(k))
-    name = str(name)[:MAX_NAME_SHOWN].casefold()
-    close = difflib.get_close_matches(name, sorted(spelt), n=MAX_SUGGESTIONS, cutoff=MATCH_CUTOFF)
+    name = str(name)[:MAX_NAME_SHOWN].strip().casefold()  # spaces around it mean nothing
+    close = ranked(name, difflib.get_close_matches(name, sorted(spelt), n=RANKED,
+                                                   cutoff=MATCH_CUTOFF))[:MAX_SUGGESTIONS]
     if not close and len(name) >= MIN_PREFIX:  # "sky" for skypilot: too short to look alike
         close = [k for k in sorted(spelt) if k.startswith(name)][:MAX_SUGGESTIONS]
     return tuple(spelt[m] for m in close)

@@ -19,8 +19,9 @@ from pathlib import Path
 from . import _cache, _paths, _store
 from ._aliases import build_alias_index, check_aliases, check_names, normalise, resolve
 from ._clouds import CLOUDS
-from ._errors import CatalogError, CatalogFileError, UnknownNameError
-from ._meta import check_meta, provenance, read_meta
+from ._errors import CatalogFileError
+from ._meta import age_in_days, check_meta, newer_than_today, provenance, read_meta
+from ._names_match import find_instance_type
 from ._older import with_planning_facts
 from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer
 from ._today import today_utc
@@ -46,6 +47,7 @@ class Catalog:
     _acc_by_name: dict = field(default_factory=dict, repr=False, compare=False)
     _aliases: dict = field(default_factory=dict, repr=False, compare=False)
     _types: dict = field(default_factory=dict, repr=False, compare=False)
+    _type_names: dict = field(default_factory=dict, repr=False, compare=False)  # folded, lazily
     _priced: dict = field(default_factory=dict, repr=False, compare=False)  # offers_priced_as
     _built: dict = field(default_factory=dict, repr=False, compare=False)  # row → Offer (cache)
 
@@ -71,25 +73,11 @@ class Catalog:
         return found if found is not None else self._acc_by_name[self.resolve_accelerator(name)]
 
     def instance_type(self, name: str, cloud: str | None = None) -> InstanceType:
+        """``name`` (trimmed, any case where one type matches so) of ``cloud`` (any)."""
         if cloud is not None:  # spelled as `offers --cloud` takes it ("AWS")
             cloud = check_names("cloud", (cloud,), CLOUDS, spell=lambda c: c.strip().lower(),
                                 hint=f"use one of {', '.join(CLOUDS)}")[0]
-        matches = [t for (c, n), t in self._types.items()
-                   if n == name and (cloud is None or c == cloud)]
-        if not matches:
-            elsewhere = sorted(c for c, n in self._types if n == name)
-            if elsewhere:  # the name is right, the cloud is not
-                raise CatalogError(f"instance type {name!r} is on {', '.join(elsewhere)}, not "
-                                   f"{cloud}. To fix: pass --cloud {elsewhere[0]}, or a {cloud} "
-                                   "instance type (`gpuplan offers --cloud "
-                                   f"{cloud}`)")
-            pool = [n for c, n in self._types if cloud is None or c == cloud]
-            raise UnknownNameError("instance type", name, pool,
-                                   hint="run `gpuplan offers` to list instance types")
-        if len(matches) > 1:
-            raise CatalogError(f"instance type {name!r} exists on several clouds. To fix: pass "
-                               f"--cloud ({', '.join(t.cloud for t in matches)})")
-        return matches[0]
+        return find_instance_type(self._types, self._type_names, name, cloud)
 
     def instance_type_by_key(self, cloud: str, name: str) -> InstanceType:
         return self._types[(cloud, name)]
@@ -173,7 +161,7 @@ class Catalog:
 
     def age_days(self, today: _dt.date | None = None) -> int | None:
         oldest = self.oldest_as_of()
-        return None if oldest is None else ((today or today_utc()) - oldest).days
+        return age_in_days(oldest, today or today_utc())  # never negative: see info's note
 
     @property
     def source(self) -> str:
@@ -210,6 +198,9 @@ class Catalog:
             "age_days": age, "stale": stale, "stale_after_days": STALE_AFTER_DAYS,
             "refreshed_at": self.meta.get("refreshed_at"), "clouds": per_cloud,
         }
+        note = newer_than_today({c: self.as_of(c) for c in CLOUDS}, today)
+        if note:  # a GPUPLAN_TODAY before the prices: ages 0, and why
+            info["note"] = note
         if stale:  # with overrides applied, where they set no rate: not "use --overrides"
             info["warning"] = (f"the oldest prices are {age:,} days old (> {STALE_AFTER_DAYS})"
                                + (" where the overrides set no rate" if self.overrides_path
@@ -249,7 +240,7 @@ class Catalog:
             "oldest_as_of_approximate": bool(entry.get("sources")) and all(
                 s.get("approximate") for s in entry["sources"]
                 if s.get("as_of") == entry.get("oldest_as_of")),
-            "age_days": (today - as_of).days if as_of else None,
+            "age_days": age_in_days(as_of, today),
             "as_of_basis": entry.get("basis") or None,
             "source": entry.get("source") or None,
             "sources": entry.get("sources", []),
@@ -447,3 +438,7 @@ def _with_overrides(path: str, name: str, stamp: tuple, opath: str, ostamp: int,
 
 __all__ = ["STALE_AFTER_DAYS", "Catalog", "active_catalog_name", "data_dir",
            "load_catalog", "read_catalog_dir"]
+
+
+# recovery switches only to a catalog that loads, checked as `catalog use` checks it
+_store.use_load_check(read_catalog_dir)

@@ -5,6 +5,11 @@ shows), ``oldest_as_of`` the oldest, and ``sources`` lists every source with its
 that date is approximate, and how many offers it priced — so "AWS on-demand is from
 2026-01-21, its capacity blocks from 2024-12" is visible rather than averaged away.
 
+A catalog's age (``age_in_days``) is never negative: prices dated after the day counted as today
+(a GPUPLAN_TODAY pinned to a past day; the loader refuses stored dates after the clock's day,
+``_checks``) are 0 days old, and ``newer_than_today`` says so in a note — "-60 days old" with
+no word of why read as a bug.
+
 Reading it back (``read_meta``, ``check_meta``): bounded in size and depth by the rules of
 every JSON file gpuplan reads, and checked for the shape its readers use — a stray or broken
 catalog directory gives one clear error, never a traceback from every command (a 2 KB file of
@@ -41,6 +46,30 @@ def cloud_meta(offers: Iterable[Offer], cloud: str, basis: dict[str, str] | None
         "basis": (basis or {}).get(cloud, ""),
         "sources": sources,
     }
+
+
+def age_in_days(as_of: _dt.date | None, today: _dt.date) -> int | None:
+    """Days from ``as_of`` to ``today`` (None for no date), never below 0: prices dated after
+    ``today`` are 0 days old, and ``newer_than_today`` says why."""
+    return None if as_of is None else max(0, (today - as_of).days)
+
+
+def newer_than_today(as_of: Mapping[str, _dt.date | None], today: _dt.date) -> str | None:
+    """The note for the clouds whose newest prices (``as_of``: cloud → date) are dated after
+    ``today``, or None when none is. Only a day pinned before the catalog was priced does that
+    (GPUPLAN_TODAY, to reproduce a past report): their ages count as 0 days, not -60."""
+    import os
+
+    from ._today import TODAY_ENV
+
+    newer = [f"{c} {d.isoformat()}" for c, d in as_of.items() if d is not None and d > today]
+    if not newer:
+        return None
+    pinned = f"{TODAY_ENV}={today.isoformat()}" if os.environ.get(TODAY_ENV, "").strip() \
+        else today.isoformat()
+    return (f"the prices are newer than today ({pinned}): {', '.join(newer)}; their age counts "
+            "as 0 days, and a plan priced with them is priced as of those dates, not as of "
+            "that day")
 
 
 def provenance(cat) -> dict:
@@ -143,5 +172,5 @@ _TYPE_WORDS = {str: "text", dict: "a JSON object", list: "a list", bool: "true o
                int: "a whole number"}
 
 
-__all__ = ["MAX_META_BYTES", "check_meta", "cloud_meta", "price_dates", "provenance",
-           "read_meta"]
+__all__ = ["MAX_META_BYTES", "age_in_days", "check_meta", "cloud_meta", "newer_than_today",
+           "price_dates", "provenance", "read_meta"]

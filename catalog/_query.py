@@ -2,8 +2,10 @@
 
 ``select_offers`` is what `gpuplan offers` and the app's Catalog page show; it validates every
 filter against the catalog so a typo gets "did you mean" rather than an empty table. A region
-filter matches region codes exactly: ``us-east-1`` never includes the Local Zone
-``us-east-1-atl-1`` (its own region, priced on its own).
+filter matches whole region codes: ``us-east-1`` never includes the Local Zone
+``us-east-1-atl-1`` (its own region, priced on its own). Region and instance type names are
+trimmed and matched in any case where one name matches so (``check_names``), and the rows
+spell them as the catalog does.
 """
 
 from __future__ import annotations
@@ -78,9 +80,9 @@ def _round(x: float | None) -> float | None:
 def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
     clouds = check_names("cloud", clouds or (), CLOUDS, spell=lambda c: c.strip().lower())
     pricing = check_names("pricing model", pricing or (), PRICING_MODELS, spell=canonical_pricing)
-    if regions:  # (every offer's region read only when some are asked for)
-        check_names("region", regions, catalog.regions(), hint="run `gpuplan offers --json | "
-                    "jq '.[].region'` or see `gpuplan catalog info`")
+    if regions:  # (every offer's region read only when some are asked for), as it spells them
+        regions = check_names("region", regions, catalog.regions(), hint="run `gpuplan offers "
+                              "--json | jq '.[].region'` or see `gpuplan catalog info`")
     if clouds and regions:  # each name exists, but in no asked-for cloud: 0 offers, silently
         in_clouds = {r for c in clouds for r in catalog.regions(c)}
         for r in regions:
@@ -131,9 +133,10 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
         raise GpuplanError("only_flagged and include_flagged=False exclude every offer. To "
                            "fix: pass one of them")
     clouds, regions, pricing, accs = _validated(catalog, clouds, regions, pricing, gpus)
-    if instance_types:
-        check_names("instance type", instance_types, {t.name for t in catalog.instance_types},
-                    hint="run `gpuplan offers` to list instance types")
+    if instance_types:  # as the catalog spells them ('P5.48XLARGE' is its p5.48xlarge)
+        instance_types = check_names("instance type", instance_types,
+                                     {t.name for t in catalog.instance_types},
+                                     hint="run `gpuplan offers` to list instance types")
     acc_by_name = {a.name: a for a in catalog.accelerators}
     types = {t.key: t for t in catalog.instance_types}
     kept_types = None  # what the instance type alone decides, before any offer is built

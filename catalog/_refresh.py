@@ -17,7 +17,9 @@ Steps, in order — nothing under ``catalogs/`` changes until the last one:
 3. The anomaly rules (``_anomalies``) run over the whole merged catalog, then the integrity
    checks (``check_integrity``); any problem rejects it.
 4. Install as a new complete catalog directory and switch to it (``_install.install``: one
-   atomic pointer switch, written last; the previous catalog stays selectable).
+   atomic pointer switch, written last; the previous catalog stays selectable). Older
+   refreshes' catalogs beyond the newest ``_store.KEEP`` are removed and listed in the result
+   (never a folder the user put in ``catalogs/``).
 
 The result lists the offers added, removed (only with ``prune``) and changed in price.
 """
@@ -92,6 +94,7 @@ class RefreshResult:
     removed_instance_types: tuple[tuple[str, str], ...]
     counts: dict[str, dict[str, int]]  # cloud → {"instance_types": n, "offers": n}
     as_of: dict[str, str] = field(default_factory=dict)  # cloud → ISO date (newest)
+    removed_catalogs: tuple[str, ...] = ()  # older refreshes' catalogs deleted (beyond KEEP)
 
     @property
     def large_price_changes(self) -> tuple[OfferChange, ...]:
@@ -109,6 +112,7 @@ class RefreshResult:
             "new_instance_types": [list(k) for k in self.new_instance_types],
             "removed_instance_types": [list(k) for k in self.removed_instance_types],
             "counts": {k: dict(v) for k, v in self.counts.items()}, "as_of": dict(self.as_of),
+            "removed_catalogs": list(self.removed_catalogs),
         }
 
 
@@ -125,8 +129,9 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
                     prune: bool = False) -> RefreshResult:
     """Refresh ``clouds`` (``regions``: None for all), merge, check, install and activate.
 
-    Every cloud and region name is checked before any source is contacted (a misspelt region
-    must not cost minutes of downloads first, nor hide behind "no network").
+    Every cloud and region name, and that the store can be written, is checked before any
+    source is contacted (a misspelt region or a read-only GPUPLAN_HOME must not cost minutes
+    of downloads first, nor hide behind "no network").
     """
     clouds = _check_clouds(clouds)
     packaged = load_catalog(_paths.PACKAGED)
@@ -143,6 +148,7 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
             "from the packaged snapshot, so clouds it does not fetch have the packaged "
             "prices"), stacklevel=2)
     regions = _check_regions(clouds, regions, (current, packaged))
+    _store.prepare()  # a store that cannot take the result fails now, not after the downloads
     # Specs the APIs do not give (topology, network notes) come from the active catalog, with
     # datasheet accelerators from the packaged one.
     sources = dict(sources) if sources is not None else default_sources(current)
@@ -191,8 +197,10 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
                            f"{'; '.join(problems[:MAX_PROBLEMS_SHOWN])}{more}. To fix: retry, "
                            "or leave the faulty cloud out with --cloud")
     name, path = install(merged.accelerators, merged.instance_types, merged.offers,
-                                merged.meta)
-    return _diff(current, name, path, results, skipped, merged)
+                         merged.meta, activate=False)
+    _store.switch(name)  # then the prune, as install(activate=True) does, to say what went
+    pruned = _store._prune_old(path.parent)
+    return _diff(current, name, path, results, skipped, merged, pruned)
 
 
 def _check_clouds(clouds: Sequence[str]) -> list[str]:
@@ -372,8 +380,8 @@ def _change(o: Offer, old: float | None, new: float | None) -> OfferChange:
                        new_usd_per_hour=new)
 
 
-def _diff(current: Catalog, name: str, path: Path, results, skipped,
-          merged: Merged) -> RefreshResult:
+def _diff(current: Catalog, name: str, path: Path, results, skipped, merged: Merged,
+          pruned: tuple[str, ...] = ()) -> RefreshResult:
     old_types = {t.key for t in current.instance_types}
     new_types = {t.key for t in merged.instance_types}
     old = {o.key: o for o in current.offers}
@@ -396,7 +404,8 @@ def _diff(current: Catalog, name: str, path: Path, results, skipped,
         price_changes=tuple(changes), kept_unfetched=dict(merged.kept_unfetched),
         new_instance_types=tuple(sorted(new_types - old_types)),
         removed_instance_types=tuple(sorted(old_types - new_types)), counts=counts,
-        as_of={c: v["as_of"] for c, v in merged.meta["clouds"].items()})
+        as_of={c: v["as_of"] for c, v in merged.meta["clouds"].items()},
+        removed_catalogs=pruned)
 
 
 def use_catalog(name: str) -> Path:

@@ -5,6 +5,7 @@ Layout of ``$GPUPLAN_HOME/catalogs/``::
     active                  marker: the name of the active catalog ("packaged" or a directory)
     previous-active         marker: the catalog that was active before the last switch
     refreshed-20260121T101500Z-3fa2c1/    complete catalogs, one per refresh
+    mine/                   a complete catalog the user put there (listed, never removed)
     .tmp-…/  .trash-…/      work in progress / on its way out (never read)
 
 A catalog directory only ever appears under its final name *complete*: it is written as
@@ -14,18 +15,22 @@ atomic step. The switch is one more atomic step: the ``active`` marker is replac
 the old catalog or the new one, both complete:
 
     install(…)  1 mkdir .tmp   2 write + fsync the four files   3 read back   4 rename to the
-                final name   5 write previous-active   6 write active   7 remove catalogs
-                beyond the newest ``KEEP`` (renamed to .trash first, then deleted)
+                final name   5 write previous-active   6 write active   7 remove the
+                refresh's catalogs beyond the newest ``KEEP`` (renamed to .trash first, then
+                deleted): only ``refreshed-…`` folders whose meta.json has ``refreshed_at``,
+                never the active or previous one, never a folder the user put there
 
-A crash before step 4 leaves a ``.tmp`` directory nobody reads (removed by a later refresh);
-between 4 and 6 a complete catalog that is not active ("stranded": listed by ``catalog
-info``, selectable with ``gpuplan catalog use NAME``); after 6 the new catalog is active.
+A crash before step 4 leaves a ``.tmp`` directory nobody reads (removed an hour on by a later
+refresh); between 4 and 6 a complete catalog that is not active ("stranded": listed by
+``catalog info``, selectable with ``gpuplan catalog use NAME``); after 6 it is active.
 
 No marker means the packaged snapshot (as before the first refresh). Recovery at the next
 start (``active()``): if the marker is unreadable or names a directory that is not a complete
 catalog — a crash of an older gpuplan, a directory deleted by hand — the catalog named in
 ``previous-active`` is used if complete (and not the packaged snapshot), else the newest
-complete refreshed catalog, else the packaged snapshot; the marker is repaired (best effort: a
+complete refreshed catalog, else the packaged snapshot — each only if it loads, as `catalog
+use` checks (a complete folder can hold a price the loader refuses: switching to it failed
+every command after); the marker is repaired (best effort: a
 read-only data directory just means the repair is done again next time), and a
 ``CatalogNotice`` warning says which catalog replaced which (the CLI prints it as a note: a
 silent switch could price a plan with years-old prices). A marker that is not a regular file
@@ -40,6 +45,7 @@ import shutil
 import stat
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +56,7 @@ from ._writes import STALE_TEMP_SECONDS
 
 FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
 KEEP = 3  # refreshed catalogs kept besides the active and previous ones
+REFRESH_PREFIX = "refreshed-"  # new_name's; a folder named otherwise is never pruned
 MARKER_MAX_BYTES = 4096
 # at most 100 characters, as `gpuplan catalog use NAME` takes (a longer one was listed but
 # could not be selected)
@@ -209,6 +216,27 @@ def active() -> tuple[str, Path]:
     return _recover(name, why=why)
 
 
+_load_check: Callable[[Path, str], object] | None = None  # see use_load_check
+
+
+def use_load_check(check: Callable[[Path, str], object]) -> None:
+    """Have recovery switch only to a catalog ``check(path, name)`` loads (no CatalogError):
+    the loader's ``read_catalog_dir``, which `catalog use` runs too, given by the loader (the
+    store sits below it and cannot import it). Only recovery runs it: a start stays cheap."""
+    global _load_check
+    _load_check = check
+
+
+def _loads(name: str, path: Path) -> bool:
+    if _load_check is None or name == _paths.PACKAGED:  # packaged: held to it by the tests
+        return True
+    try:
+        _load_check(path, name)
+    except (CatalogError, OSError):
+        return False
+    return True
+
+
 def _recover(lost: str | None, *, why: str = "") -> tuple[str, Path]:
     """The catalog to use instead of the marker's ``lost`` one (None: unreadable), said in a
     ``CatalogNotice``: its prices may be far older than those the user chose."""
@@ -217,14 +245,20 @@ def _recover(lost: str | None, *, why: str = "") -> tuple[str, Path]:
     if previous and previous != _paths.PACKAGED:  # packaged stays the last resort: the first
         candidates.append(previous)  # refresh records it as previous (`use previous` works)
     candidates += [c.name for c in stored_catalogs()]
-    for name in (*candidates, _paths.PACKAGED):
+    refused: list[str] = []  # complete, but the loader refuses them: every command would fail
+    for name in dict.fromkeys((*candidates, _paths.PACKAGED)):
         path = _catalog_path(name)
-        if path is not None:
+        if path is not None and not _loads(name, path):
+            refused.append(name)
+        elif path is not None:
             try:
                 _write_marker(_paths.active_marker(), name)
                 kept = "it is now the active catalog"
             except (OSError, CatalogError):  # read-only data directory: recover again next time
                 kept = "the marker could not be rewritten, so this happens at every start"
+            if refused:  # said, or the user would wonder why their previous one was not taken
+                kept += (f"; passed over {', '.join(map(repr, refused[:3]))}"
+                         f"{' …' if len(refused) > 3 else ''}, which cannot be loaded")
             said = "is missing or incomplete" if lost else "could not be read"
             if why:  # a folder that refuses access: no `catalog use` helps until it is fixed
                 marker = _paths.active_marker()
@@ -337,15 +371,36 @@ def _discard(path: Path) -> None:
     shutil.rmtree(trash, ignore_errors=True)
 
 
-def _prune_old(base: Path) -> None:
+def made_by_refresh(c: StoredCatalog) -> bool:
+    """Whether a refresh wrote ``c``: its name (``new_name``) and meta.json (``refreshed_at``).
+    Anything else the user put there (a copy, a backup): only they delete it."""
+    return c.name.startswith(REFRESH_PREFIX) and bool(c.refreshed_at)
+
+
+def _prune_old(base: Path) -> tuple[str, ...]:
+    """Remove the refresh's catalogs beyond the newest ``KEEP``, except the active and the
+    previous one; the names removed (a refresh reports them)."""
     keep = {_read_marker(_paths.active_marker()), _read_marker(_paths.previous_marker())}
-    stored = stored_catalogs()
-    for c in stored[KEEP:]:
+    removed = []
+    for c in [c for c in stored_catalogs() if made_by_refresh(c)][KEEP:]:
         if c.name not in keep:
             try:
                 _discard(c.path)
             except OSError:
-                pass  # another process got there first; harmless
+                continue  # another process got there first; harmless
+            removed.append(c.name)
+    return tuple(removed)
+
+
+def prepare() -> Path:
+    """The store's folder (created if missing) once a catalog could be written there, its
+    stale work swept: a refresh calls it before any download (a read-only GPUPLAN_HOME
+    failed after up to 30 minutes of them; a failed refresh kept a crash's .tmp- folders)."""
+    from ._writes import check_can_create, make_directory
+
+    base = make_directory(_paths.catalogs_dir(), what="catalog store")
+    _clean_stale_work(base)
+    return check_can_create(base, what="catalog store")
 
 
 def _clean_stale_work(base: Path) -> None:
@@ -391,4 +446,5 @@ def status() -> dict:
 
 
 __all__ = ["FILES", "KEEP", "StoredCatalog", "active", "is_complete", "known_names",
-           "new_name", "remove", "resolve", "status", "stored_catalogs", "switch"]
+           "made_by_refresh", "new_name", "prepare", "remove", "resolve", "status",
+           "stored_catalogs", "switch", "use_load_check"]

@@ -3,6 +3,8 @@
     check_output_path   refuses '', directories, devices, FIFOs, sockets, a missing or read-only
                         directory
     make_directory      creates gpuplan's own directories, saying what is in the way
+    check_can_create    a folder where a work folder and a file can be created (before a long
+                        job, not after)
     check_directory_place  the same check for a reader (a missing directory is fine)
     write_bytes_atomic  temp file in the target's directory, fsync, rename: readers see the old
     write_text_atomic   file or the new one; new files get the user's umask, not 0600; the
@@ -254,6 +256,26 @@ def check_directory_place(path: str | os.PathLike[str], *, what: str) -> None:
     fix = "point GPUPLAN_HOME at a directory" if kind.startswith("a device") else \
         "move it away, or point GPUPLAN_HOME at a directory"  # never "move /dev/null away"
     raise _fail(f"{what} {p}: {blocker} is {kind}, not a directory. To fix: {fix}")
+
+
+def check_can_create(folder: Path, *, what: str) -> Path:
+    """``folder`` once a work folder and a file in it could be made there (then removed): how
+    a long job learns first that its result can be written (only trying tells: access()
+    passes root whatever the mode). The probe is a ``.tmp-`` folder, which stores sweep."""
+    probe = folder / f".tmp-check-{os.urandom(3).hex()}"
+    try:
+        os.mkdir(probe)
+        os.close(os.open(probe / "probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as exc:
+        raise _fail(f"{what} {folder}: cannot create files in it ({_os_reason(exc)}). To fix: "
+                    f"{write_fix(exc.errno, folder)}") from None
+    finally:
+        for leftover, remove in ((probe / "probe", os.unlink), (probe, os.rmdir)):
+            try:
+                remove(leftover)
+            except OSError:
+                pass
+    return folder
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *,

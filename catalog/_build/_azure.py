@@ -3,6 +3,10 @@
 Corrections, each from the reference README or Azure's own documentation:
 - the 14 K80/M60 sizes of the NC and NV series (and their _Promo twins) were retired in 2023
   (learn.microsoft.com/azure/virtual-machines/sizes/retirement/retired-sizes-list): dropped;
+- NV4as_v4, NV8as_v4 and NV16as_v4 hold 1/8, 1/4 and 1/2 of one Radeon Instinct MI25 (the
+  NVv4 size page's "Accelerators"), not the one GPU the table lists: dropped, as every size
+  of ``_names.AZURE_PARTIAL_GPU`` and AWS's fractional types are (the table prices them
+  linearly, so counted whole they made the MI25's GPU-hour 8x too cheap);
 - NCv3 sizes carry V100 *PCIe* cards (no NVLink), not SXM2 boards;
 - NC6s_v3, NC12s_v3 and NC24s_v3 were retired on 2025-09-30 (MicrosoftDocs/azure-docs
   articles/virtual-machines/ncv3-nc6s-nc12s-nc24s-retirement.md): kept, flagged ``retired``;
@@ -18,7 +22,7 @@ from pathlib import Path
 
 from .._anomalies import add_flag
 from .._records import InstanceType, Offer
-from ..sources._names import AZURE_RETIRED
+from ..sources._names import AZURE_PARTIAL_GPU, AZURE_RETIRED
 from ._common import REFERENCE_FILES, num, read_rows
 from ._specs import make_instance
 
@@ -59,6 +63,9 @@ def build(reference: Path, network) -> Result:
         name = r["InstanceType"]
         if RETIRED_2023.match(name):
             result.skipped.add(f"{name} (retired 2023)")
+            continue
+        if name in AZURE_PARTIAL_GPU:
+            result.skipped.add(f"{name} (fractional GPU: {AZURE_PARTIAL_GPU[name]})")
             continue
         gpus, inst_flags, notes = int(r["AcceleratorCount"]), (), ""
         if name == "Standard_ND96isr_H100_v5" and gpus == 12:

@@ -58,6 +58,22 @@ AZURE_SIZE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"^Standard_NC\d+s_v2", "P100"),
 )
 
+# Azure sizes that hold part of one GPU, with the part (each series' size page on
+# learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/, "Accelerators": NVv4
+# 1/8-1/2 of an MI25, NVadsA10_v5 1/6-1/2 of an A10, NVads_V710_v5 1/6-1/2 of a V710,
+# NGads_V620_v1 1/4-1/2 of a V620). The price lists and resource SKUs count each as one GPU
+# and price them linearly, so 1/8 of an MI25 read as a whole one made its GPU-hour 8x too
+# cheap; like AWS's fractional types (g6f), they are left out: a part of a GPU is no
+# training target. The same series' whole-GPU sizes (NV32as_v4, NV36ads_A10_v5, ...) stay.
+AZURE_PARTIAL_GPU: dict[str, str] = {
+    "Standard_NV4as_v4": "1/8", "Standard_NV8as_v4": "1/4", "Standard_NV16as_v4": "1/2",
+    "Standard_NV6ads_A10_v5": "1/6", "Standard_NV12ads_A10_v5": "1/3",
+    "Standard_NV18ads_A10_v5": "1/2",
+    "Standard_NV4ads_V710_v5": "1/6", "Standard_NV8ads_V710_v5": "1/3",
+    "Standard_NV12ads_V710_v5": "1/2",
+    "Standard_NG8ads_V620_v1": "1/4", "Standard_NG16ads_V620_v1": "1/2",
+}
+
 # Azure sizes retired by Azure (learn.microsoft.com/azure/virtual-machines/sizes/retirement/
 # retired-sizes-list): the K80 NC and M60 NV series and their _Promo twins, retired in 2023.
 AZURE_RETIRED = re.compile(r"^Standard_N[CV]\d+r?(_Promo)?$")

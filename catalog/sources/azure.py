@@ -24,7 +24,9 @@ an answer with no price item at all for any size: read as "Azure sells nothing",
 removed every Azure offer. ``NextPageLink`` null or "" ends a size's pages.
 
 Sizes Azure has retired (``_names.AZURE_RETIRED``: the K80/M60 NC and NV series) are never
-asked for. Azure reservations have no offering class or upfront choice that changes the price
+asked for, nor are sizes that hold part of one GPU (``_names.AZURE_PARTIAL_GPU``: NV4as_v4 is
+1/8 of an MI25, NV6ads_A10_v5 1/6 of an A10; counted as one GPU they priced it up to 8x too
+cheap). Azure reservations have no offering class or upfront choice that changes the price
 (monthly or upfront payment cost the same), so reserved offers carry neither. Azure publishes
 no spot interruption rate through an API (only the portal's eviction-rate ranges): the cloud
 default applies.
@@ -58,14 +60,13 @@ from ._common import (
     today,
 )
 from ._http import get_json
-from ._names import AZURE_RETIRED, azure_accelerator
+from ._names import AZURE_PARTIAL_GPU, AZURE_RETIRED, azure_accelerator
 
 CLOUD = "azure"
 RETAIL_PRICES_URL = "https://prices.azure.com/api/retail/prices"
 MANAGEMENT_URL = "https://management.azure.com"
 MAX_PRICE_PAGES = 1000  # one VM size: a few pages of 100 prices (every region, pricing model)
 TERM_HOURS = {"1 Year": ("reserved_1y", 8760.0), "3 Years": ("reserved_3y", 26280.0)}
-FRACTIONAL = ("Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5", "Standard_NV18ads_A10_v5")
 SKU_HINT = ("Azure resource SKUs not listed ({why}); instance specs kept from the catalog. To "
             "fix: run `az login` or set AZURE_CLIENT_ID/AZURE_TENANT_ID/AZURE_CLIENT_SECRET "
             "and AZURE_SUBSCRIPTION_ID (prices still refreshed)")
@@ -94,7 +95,8 @@ class AzureSource:
             specs = {t.name: _spec_from_reference(t) for t in self.reference.instance_types
                      if t.cloud == CLOUD}
         wanted = set(regions) if regions is not None else None
-        names = sorted(n for n in specs if n not in FRACTIONAL and not AZURE_RETIRED.match(n))
+        names = sorted(n for n in specs
+                       if n not in AZURE_PARTIAL_GPU and not AZURE_RETIRED.match(n))
         # the first size alone asks whether the API answers at all (SourceUnavailable at once
         # when it does not); every later request is retried, as one of any size's may need
         first = {names[0]: self._prices(names[0], wanted, first=True)} if names else {}

@@ -108,6 +108,9 @@ def _print_refresh(result, *, wide: bool = False) -> None:
         out.print(f"warning: {w}", markup=False)
     out.print(f"refreshed {', '.join(result.refreshed)} → {result.name} (now active; "
               "`gpuplan catalog use previous` switches back)", markup=False)
+    if result.removed_catalogs:  # a refresh's own older catalogs, past the newest three
+        out.print("removed older refreshed catalogs (the newest 3 and the previous one are "
+                  "kept): " + ", ".join(result.removed_catalogs), markup=False)
     kept = ", ".join(f"{c} {n}" for c, n in result.kept_unfetched.items() if n)
     out.print(f"{len(result.added)} offers added, {len(result.price_changes)} prices changed, "
               f"{len(result.removed)} removed" + (f"; kept unchanged (not fetched): {kept}"

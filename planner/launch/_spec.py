@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from catalog import GpuplanError, UnknownNameError
+from catalog import GpuplanError, UnknownNameError, check_names
 
 from ..model import MAX_PLAN_GPUS
 
@@ -115,6 +115,11 @@ def spec_for_instance(catalog, instance: str, nodes: int, *, region: str | None 
                       prefix: str = "gpuplan-probes") -> LaunchSpec:
     """Look ``instance`` up in the catalog (UnknownNameError with close matches if absent)."""
     it = catalog.instance_type(instance, cloud)
+    if region is not None and region not in (regions := catalog.regions(it.cloud)):
+        try:  # 'US-EAST-1' is us-east-1, as the filters take it; else the checks below say
+            (region,) = check_names(f"{it.cloud} region", [region], regions)
+        except UnknownNameError:
+            pass
     if region is not None:
         known = {r for c, r, name in catalog.offer_places() if (c, name) == it.key}
         if not known:  # an instance type the catalog prices nowhere: its cloud's regions

@@ -125,11 +125,11 @@ def reference_cluster(catalog: Catalog, gpu: str, gpus: int) -> Cluster:
 def _no_node_message(catalog: Catalog, name: str) -> str:
     """Why ``name`` cannot be timed: the catalog knows its chip but no node (no instance type
     and no vendor reference node), and which accelerators with nodes are spelt closest."""
-    import difflib
+    from catalog import close_matches  # the one "did you mean" ranking
 
     noded = sorted({t.accelerator for t in catalog.instance_types}
                    | {a.name for a in catalog.accelerators if a.reference_gpus_per_node})
-    near = difflib.get_close_matches(name, noded, n=3, cutoff=0.5)
+    near = close_matches(name, noded)
     return (f"the catalog has no node with {name} (no instance type and no reference node), "
             "so the GPUs' links and network are unknown. To fix: choose another `gpu`"
             + (f", e.g. {' or '.join(near)}" if near else ""))

@@ -31,6 +31,7 @@ from catalog import (
     Catalog,
     GpuplanError,
     UnknownNameError,
+    check_names,
     shown_as_yaml,
     unquoted_hint,
     whole_number_in_file,
@@ -190,8 +191,13 @@ def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str,
         raise _located(UnknownNameError("cloud", cloud, CLOUDS), at)
     if region is not None:
         known = catalog.regions(cloud)
-        if region not in known:
-            kind = f"{cloud} region" if cloud else "region"
+        kind = f"{cloud} region" if cloud else "region"
+        try:  # 'US-EAST-1' is us-east-1, as the filters take it (catalog.check_names)
+            (region,) = check_names(kind, [region], known or catalog.regions(),
+                                    "run `gpuplan offers` to list regions")
+        except UnknownNameError as exc:
+            raise _located(exc, at) from None
+        if region not in known:  # a region of the catalog, none of this cloud's
             raise _located(UnknownNameError(kind, region, known or catalog.regions(),
                                             hint="run `gpuplan offers` to list regions"), at)
     if acc is not None:

@@ -13,8 +13,8 @@ def count_line(at) -> str:
 
 
 def test_the_price_per_hour_has_the_precision_of_the_price_per_gpu_hour():
-    """A 1-GPU Standard_NV4as_v4 at $0.02563 showed $0.03 per hour and $0.026 per GPU-hour
-    (`gpuplan offers`: 0.026 for both)."""
+    """A 1-GPU instance at $0.02563 showed $0.03 per hour and $0.026 per GPU-hour (`gpuplan
+    offers`: 0.026 for both); the cheapest now, a 1-GPU inf1.xlarge spot, at $0.029."""
     at = app("app_pages/catalog.py", offers_sort="price")
     assert_clean(at)
     table = next(t for t in at.dataframe if "usd_per_hour" in t.value.columns)
@@ -22,7 +22,7 @@ def test_the_price_per_hour_has_the_precision_of_the_price_per_gpu_hour():
     assert columns["usd_per_hour"]["format"] == columns["usd_per_gpu_hour"]["format"]
     cheapest = table.value.iloc[0]
     assert cheapest["gpu_count"] == 1
-    assert cheapest["usd_per_hour"] == cheapest["usd_per_gpu_hour"] == 0.026
+    assert cheapest["usd_per_hour"] == cheapest["usd_per_gpu_hour"] == 0.029
     # and the chart's hover text ("$0.026 per GPU-hour · $0.03 per hour")
     for trace in chart(at, "price_chart")["data"]:
         if "hovertemplate" in trace:

@@ -79,7 +79,7 @@ def llama8b():
 
 
 def test_an_instance_without_tensor_peaks_says_pick_another_instance(catalog, llama8b):
-    cluster, mem = build_cluster(catalog, instance="Standard_NV4as_v4")
+    cluster, mem = build_cluster(catalog, instance="Standard_NV32as_v4")
     with pytest.raises(HardwareError) as info:
         estimate(llama8b, cluster, memory_gib=mem)
     text = str(info.value)
@@ -90,7 +90,7 @@ def test_an_instance_without_tensor_peaks_says_pick_another_instance(catalog, ll
 
 def test_the_cli_names_instance_for_an_instance_and_gpu_for_a_gpu(capsys):
     err = one_error_line(*cli(capsys, "estimate", "--model", "llama3-8b", "--instance",
-                              "Standard_NV4as_v4"))
+                              "Standard_NV32as_v4"))
     assert "To fix: pick another --instance" in err and "--gpu" not in err
     err = one_error_line(*cli(capsys, "estimate", "--model", "llama3-8b", "--gpu", "Gaudi"))
     assert "To fix: pick another --gpu" in err and "probe" not in err
