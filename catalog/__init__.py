@@ -4,6 +4,8 @@
 
     load_catalog, Catalog          the active (or a named) catalog; Catalog.info() for a summary
     select_offers, OfferRow        filtered, sorted, joined views (flagged offers on request)
+    why_no_offers                  why no offer matches a set of filters (`offers`' note and
+                                   the planner's error)
     accelerator_summaries          one row per accelerator with its cheapest usable price
     Offer, InstanceType, Accelerator, CLOUDS, PRICING_MODELS, OFFER_FLAGS   the data model
     canonical_pricing              'On-Demand' → 'on_demand' (the catalog's spelling)
@@ -108,7 +110,7 @@ _LAZY = {"RefreshResult": "_refresh", "catalog_status": "_refresh",
          "SORT_KEYS": "_query", "MAX_MIN_GPUS": "_query", "AcceleratorSummary": "_query",
          "OfferRow": "_query",
          "accelerator_summaries": "_query", "select_offers": "_query",
-         "absent_pricing": "_query",
+         "absent_pricing": "_query", "why_no_offers": "_no_offers",
          "read_cached": "_blobs", "write_cached": "_blobs"}
 
 
@@ -147,7 +149,7 @@ __all__ = [
     "read_user_text", "shown_as_yaml", "shown_number",
     "refresh_catalog",
     "select_offers", "shell_word", "stored_catalogs", "today_utc", "unquoted_hint",
-    "use_catalog",
+    "use_catalog", "why_no_offers",
     "number_in_file", "price_dates", "whole_number_in_file",
     "without_fix", "write_bytes_atomic", "write_cached", "write_snapshot", "write_text_atomic",
 ]

@@ -203,59 +203,41 @@ _NOT_GIVEN = {"min_gpus": None, "max_price": None, "include_flagged": True,
 
 
 def _say_why_none(cat, filters: dict, rest: dict) -> None:
-    """No offer matched: which one filter, left out, would let some through (on stderr; the
-    filters may each be right and only disagree, e.g. an AWS instance type with --cloud gcp)."""
-    from catalog import absent_pricing, select_offers
+    """No offer matched: why (``catalog.why_no_offers``: a pricing model or accelerators the
+    catalog never prices, or which one filter, left out, would let some through), on stderr;
+    the filters may each be right and only disagree, e.g. an AWS instance type with --cloud
+    gcp."""
+    from catalog import why_no_offers
 
-    if absent := absent_pricing(cat, filters["pricing"]):
-        console(stderr=True, fit=True).print(
-            f"note: {say_fields(absent)}", markup=False)
-        return
-    if filters["gpus"] and not select_offers(cat, gpus=filters["gpus"]):
-        # no offer of these GPUs at all, whatever else is asked: "no offer matches every
-        # filter together (without --gpu: 14,532 offers)" said nothing of why (MI300X: its
-        # instance type is listed, never priced)
-        accs = {cat.resolve_accelerator(g) for g in filters["gpus"]}
-        types = [t for t in cat.instance_types if t.accelerator in accs]
-        names = ", ".join(sorted(accs))
-        them = "it" if len(accs) == 1 else "them"
-        print_hanging(
-            console(stderr=True, fit=True), f"note: the catalog has no price for {names}"
-            + (f": it lists {len(types)} instance type{'s' if len(types) != 1 else ''} with {them} "
-               f"({', '.join(f'{t.cloud} {t.name}' for t in types[:5])}"
-               f"{', …' if len(types) > 5 else ''}) but no offer; give your own rate with "
-               "--overrides" if types else ": no instance type has it"), first="", rest="  ")
-        return
-    hints, said = [], ""
-    given = {**filters, **{k: rest[k] != v for k, v in _NOT_GIVEN.items()}}
-    for key, value in given.items():
-        if not value:
-            continue
-        kept = {k: v for k, v in filters.items() if k != key}
-        others = {**rest, **({key: _NOT_GIVEN[key]} if key in _NOT_GIVEN else {})}
-        if rows := select_offers(cat, **kept, **others):
-            hints.append(f"without {_FILTER_FLAGS[key]}: {len(rows):,} "
-                         f"offer{'s' if len(rows) != 1 else ''}")
-            said = _all_of(key, rows) or said
-    if hints:
-        print_hanging(console(stderr=True, fit=True), "note: no offer matches every filter "
-                      "together (" + "; ".join(hints) + ")" + said, first="", rest="  ")
+    in_force = {**filters, **{k: rest[k] for k in _NOT_GIVEN}}
+    given = [k for k, v in filters.items() if v] + [k for k, v in _NOT_GIVEN.items()
+                                                    if rest[k] != v]
+    why = why_no_offers(cat, in_force, given, sort=rest["sort"])
+    err = console(stderr=True, fit=True)
+    if why.absent_pricing:
+        err.print(f"note: {say_fields(why.absent_pricing)}", markup=False)
+    elif why.unpriced:
+        print_hanging(err, f"note: {why.unpriced_clause()}" + (
+            "; give your own rate with --overrides" if why.listed else ""), first="", rest="  ")
+    elif why.left_out:
+        said = "".join(_all_of(k) for k in why.left_out)
+        print_hanging(err, "note: no offer matches every filter together ("
+                      + why.without(_FILTER_FLAGS.__getitem__) + ")" + said,
+                      first="", rest="  ")
 
 
-def _all_of(key: str, rows) -> str:
+def _all_of(found) -> str:
     """What the offers that --usable or --flagged alone leaves out have in common (the
     other filters may be right: 6 capacity blocks, every one expired)."""
-    if key == "only_flagged":
-        return f". None of those {len(rows):,} is flagged"
-    if key != "include_flagged":
+    n = found.offers
+    if found.filter == "only_flagged":
+        return f". None of those {n:,} is flagged"
+    if found.filter != "include_flagged":
         return ""
-    from collections import Counter
-
-    counts = Counter(f for r in rows for f in r.offer.unusable_flags)
-    those = "that one is" if len(rows) == 1 else f"those {len(rows):,} are all"
+    those = "that one is" if n == 1 else f"those {n:,} are all"
     return (f". {those[0].upper()}{those[1:]} flagged ("
-            + ", ".join(f"{n:,} {f}" for f, n in counts.most_common())
-            + f"): `--flagged` lists {'it' if len(rows) == 1 else 'them'} with the reasons")
+            + ", ".join(f"{c:,} {f}" for f, c in found.flags)
+            + f"): `--flagged` lists {'it' if n == 1 else 'them'} with the reasons")
 
 
 OFFER_COLUMNS = (
@@ -391,6 +373,8 @@ def info_cmd(
                   markup=False)
     elif cat.name != "packaged":
         out.print("The packaged snapshot is available (`gpuplan catalog use packaged`).")
+    if info.get("note"):  # a GPUPLAN_TODAY before the prices: why every age is 0
+        out.print(f"note: {info['note']}", markup=False)
     if info["stale"]:
         out.print(f"warning: {info['warning']}", markup=False)
 

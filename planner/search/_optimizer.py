@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from catalog import CLOUDS, Catalog, Offer, UnknownNameError
+from catalog import CLOUDS, Catalog, Offer, check_names
 
 from ..model import (
     NO_CALIBRATION,
@@ -58,7 +58,7 @@ from ..model import (
     reserve_message,
 )
 from ._candidates import FlaggedSkipped, PlanOptions, PlanResult
-from ._constraints import MAX_GPUS_LIMIT, Constraints
+from ._constraints import CONSTRAINT_DEFAULTS, MAX_GPUS_LIMIT, Constraints
 from ._evaluate import (
     CACHE_BYTES,
     BoundedCache,
@@ -92,21 +92,24 @@ def _considered(catalog: Catalog, c: Constraints, precision: str | None = None):
     can time at it (their offers alone are built from the catalog cache)."""
     from catalog import select_offers
 
-    gpus = c.gpus
-    if not gpus:  # TPU/Trainium/Gaudi by --gpu only
-        vendors = [a for a in catalog.accelerators if a.vendor in GPU_VENDORS]
-        # (if none can be timed, all of them: the filters are still checked, and the caller
-        # drops what it cannot time)
-        gpus = tuple(a.name for a in ([a for a in vendors if precision is None
-                                       or can_time(a, precision)] or vendors))
-        if not gpus:  # an empty filter would keep every accelerator
-            return
-    exclude = set(c.exclude)
+    gpus = c.gpus or _default_gpus(catalog, precision)
+    if not gpus:  # an empty filter would keep every accelerator
+        return
+    exclude = set(check_exclude(c.exclude, catalog))  # 'P5.48XLARGE' is p5.48xlarge
     for r in select_offers(catalog, gpus=gpus, clouds=c.clouds, regions=c.regions,
                            pricing=c.pricing, include_unpriced=False, include_flagged=True):
         o = r.offer
         if not {o.instance_type, o.cloud, o.region} & exclude:
             yield r
+
+
+def _default_gpus(catalog: Catalog, precision: str | None) -> tuple[str, ...]:
+    """The accelerators searched without `gpu`: TPU/Trainium/Gaudi by `gpu` only, and at
+    ``precision`` those the model can time (if none can, all of them: the filters are still
+    checked, and the caller drops what it cannot time)."""
+    vendors = [a for a in catalog.accelerators if a.vendor in GPU_VENDORS]
+    return tuple(a.name for a in ([a for a in vendors if precision is None
+                                   or can_time(a, precision)] or vendors))
 
 
 def usable_offers(catalog: Catalog, workload: Workload,
@@ -150,16 +153,15 @@ def clear_caches() -> None:
 
 
 def check_exclude(names, catalog: Catalog, *, where: str = "",
-                  hint: str = "`exclude` takes instance types, clouds or regions") -> None:
-    """Every name of an `exclude` list is an instance type, a cloud or a region of the catalog;
-    else UnknownNameError with close matches (``where``: the place in a file, for team plans)."""
+                  hint: str = "`exclude` takes instance types, clouds or regions"
+                  ) -> tuple[str, ...]:
+    """Every name of an `exclude` list is an instance type, a cloud or a region of the catalog
+    (trimmed, any case where one name matches so: ``check_names``), returned as the catalog
+    spells them; else UnknownNameError with close matches (``where``: the place in a file)."""
     if not names:
-        return
+        return ()
     known = {t.name for t in catalog.instance_types} | set(catalog.regions()) | set(CLOUDS)
-    for name in names:
-        if name not in known:
-            raise UnknownNameError("instance type, cloud or region", name, known, where=where,
-                                   hint=hint)
+    return check_names("instance type, cloud or region", names, known, hint, where=where)
 
 
 def _usable_cached(catalog: Catalog, workload: Workload, c: Constraints):
@@ -339,15 +341,11 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
                     f"{workload.precision} training ({names}: no {workload.precision} or "
                     f"half-precision peak, memory or bandwidth in the catalog{also}). To fix: "
                     f"{fix}")
-        extra = (f" ({flagged.count} offers match but their prices are flagged: see `gpuplan "
-                 "offers --flagged`, or pass `allow_flagged`)") if flagged.count else ""
-        from catalog import absent_pricing  # the offer queries: only on this error's path
-
-        if not extra and (absent := absent_pricing(catalog, c.pricing)):
-            return f"no offer matches the filters: {absent}. To fix: choose another `pricing`"
-        return ("no offer matches the filters" + extra + ". To fix: widen `clouds`/`regions`/"
-                "`pricing`/`gpu`" + (", exclude less (`exclude`)" if c.exclude else "")
-                + " or check `gpuplan offers`")
+        if flagged.count:
+            return (f"no offer matches the filters ({flagged.count} offers match but their "
+                    "prices are flagged: see `gpuplan offers --flagged`, or pass "
+                    f"`allow_flagged`). To fix: {_to_fix(_filters_set(c))}")
+        return _no_offer_matches(catalog, c, workload.precision)
     smallest = min(catalog.instance_type_by_key(o.cloud, o.instance_type).gpu_count
                    for o in offers)
     if smallest > c.max_gpus:  # "fits on none … more memory" misled: a 1.6B model, 2 H200s
@@ -393,3 +391,54 @@ def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedS
             f"{raise_limit}allow GPUs with more memory, "
             + ("use `recompute` full, " if workload.recompute_limited else "")
             + "or check the model's size")
+
+
+# The filters of `plan` that can leave no offer, by select_offers keyword: the field each is.
+_FILTER_FIELDS = {"gpus": "gpu", "clouds": "clouds", "regions": "regions",
+                  "pricing": "pricing", "exclude": "exclude"}
+
+
+def _filters_set(c: Constraints) -> list[str]:
+    """The filters the user set (`pricing` only when not the default's models): "widen
+    `clouds`/`regions`" named filters never given."""
+    return [k for k in _FILTER_FIELDS if getattr(c, k) and not (
+        k == "pricing" and set(c.pricing) == set(CONSTRAINT_DEFAULTS["pricing"]))]
+
+
+def _to_fix(filters: Sequence[str], *, alone: bool = False) -> str:
+    """"widen `clouds`/`pricing`, exclude less (`exclude`) or check `gpuplan offers`" for those
+    ``filters``; ``alone``: each of them would do ("widen `clouds` or `pricing`")."""
+    widen = (" or " if alone else "/").join(f"`{_FILTER_FIELDS[k]}`" for k in filters
+                                            if k != "exclude")
+    said = ([f"widen {widen}"] if widen else []) + (
+        ["exclude less (`exclude`)"] if "exclude" in filters else []) + (
+        [] if alone else ["check `gpuplan offers`"])
+    return (" or " if alone else ", ").join(said[:-1]) + (" or " if len(said) > 1 else "") \
+        + said[-1]
+
+
+def _no_offer_matches(catalog: Catalog, c: Constraints, precision: str) -> str:
+    """Why no offer passes the filters, as `gpuplan offers` says it (``why_no_offers``):
+    "widen `clouds`/`regions`/`pricing`/`gpu`" named filters never set, and no reason (MI300X
+    is listed, never priced; gcp has no reserved_1y offer)."""
+    from catalog import why_no_offers  # the offer queries: only on this error's path
+
+    given, default = _filters_set(c), _default_gpus(catalog, precision)
+    why = why_no_offers(catalog, {**{k: getattr(c, k) for k in _FILTER_FIELDS},
+                                  "gpus": c.gpus or default}, given,
+                        left_out={"gpus": default, "pricing": CONSTRAINT_DEFAULTS["pricing"]},
+                        include_unpriced=False, include_flagged=c.allow_flagged)
+    if why.absent_pricing:
+        return (f"no offer matches the filters: {why.absent_pricing}. To fix: choose another "
+                "`pricing`")
+    if why.unpriced:
+        return (f"{why.unpriced_clause()}. To fix: " + ("give your own rate with `overrides`, "
+                "or " if why.listed else "") + "choose another `gpu`")
+    together = " together" if len(given) > 1 else ""
+    if why.left_out:
+        return (f"no offer matches the filters{together} ("
+                + why.without(lambda k: f"`{_FILTER_FIELDS[k]}`") + "). To fix: "
+                + _to_fix([k.filter for k in why.left_out], alone=True))
+    return (f"no offer matches the filters{together}"
+            + (", nor with any one of them left out" if together else "")
+            + f". To fix: {_to_fix(given)}")

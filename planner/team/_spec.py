@@ -349,11 +349,11 @@ def _exclude(value, at: str, catalog: Catalog) -> tuple[str, ...]:
     key (plan() would check them too, but its message names the CLI's --exclude)."""
     listed = names(value, at, None, allow_empty=True)  # excluding nothing is fine
     try:
-        check_exclude(listed, catalog, where=at,
-                      hint="exclude takes instance types (p4d.24xlarge), clouds or regions")
+        return check_exclude(listed, catalog, where=at,
+                             hint="exclude takes instance types (p4d.24xlarge), clouds or "
+                                  "regions")
     except UnknownNameError as exc:
         raise TeamPlanError(str(exc)) from None
-    return listed
 
 
 def _workload(value, at: str, configs: Mapping[str, Mapping]) -> tuple[WorkloadSpec, Workload]:

@@ -23,3 +23,10 @@ def test_no_note_when_today_is_after_the_prices(capsys):
     assert main(["catalog", "info", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert "note" not in info and info["age_days"] > 0
+
+
+def test_the_text_says_the_note_too(capsys, monkeypatch):
+    monkeypatch.setenv("GPUPLAN_TODAY", "2024-01-01")
+    assert main(["catalog", "info"]) == 0
+    assert "note: the prices are newer than today (GPUPLAN_TODAY=2024-01-01)" in \
+        capsys.readouterr().out.replace("\n", " ")
