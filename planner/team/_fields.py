@@ -94,11 +94,27 @@ def text(value, at: str) -> str:
     """A name shown in reports: one printable line of at most MAX_NAME_CHARS."""
     if not isinstance(value, str) or not value.strip():
         raise TeamPlanError(f"{at}: expected a non-empty string, got {show(value)}"
-                            f"{unquoted_hint(value)}. {FIX}")
+                            f"{_read_as(value)}. {FIX}")
     if len(value) > MAX_NAME_CHARS or not value.isprintable():
         raise TeamPlanError(f"{at}: {show(value)} must be one printable line of at most "
                             f"{MAX_NAME_CHARS} characters. {FIX}")
     return value.strip()
+
+
+# The words YAML reads as true or false when they are not quoted (YAML 1.1's, as gpuplan's
+# reader keeps them: docs/team.md, allow_flagged)
+_BOOL_WORDS = {True: ("on", "yes", "true"), False: ("off", "no", "false")}
+
+
+def _read_as(value) -> str:
+    """How to keep a name that YAML read as something else text. For true/false, the words
+    that read so, quoted: `name: off` was told to write "1e3", the example for a number (the
+    word itself is gone once read: false is all the data holds)."""
+    if not isinstance(value, bool):
+        return unquoted_hint(value)
+    first, second, third = _BOOL_WORDS[value]
+    return (f" (YAML reads {first}, {second} and {third} without quotes as {show(value)}: "
+            f"write the name in quotes, e.g. \"{first}\" or \"{second}\")")
 
 
 def no_nulls(entry: dict, defaults: Mapping[str, str], at: str) -> None:

@@ -421,5 +421,5 @@ def priced_catalog(team_plan: TeamPlan, catalog: Catalog, today: dt.date | None 
         return catalog
     try:
         return catalog.with_overrides(team_plan.overrides, today)
-    except GpuplanError as exc:
-        raise TeamPlanError(f"{team_plan.source}: overrides: {exc}") from None
+    except GpuplanError as exc:  # it names "<file> (overrides)" already: once, not twice
+        raise TeamPlanError(str(exc)) from None
