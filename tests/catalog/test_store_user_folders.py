@@ -55,16 +55,6 @@ class Offline:
         raise SourceUnavailable("aws", "cannot reach it. To fix: check your network")
 
 
-@pytest.fixture
-def small():
-    """A small valid catalog (fast to write and to refresh onto)."""
-    cat = load_catalog("packaged")
-    keep = {"p5.48xlarge", "p4d.24xlarge", "g5.xlarge"}
-    types = tuple(t for t in cat.instance_types if t.cloud == "aws" and t.name in keep)
-    offers = tuple(o for o in cat.offers if o.cloud == "aws" and o.instance_type in keep
-                   and o.region in ("us-east-1", "us-west-2"))
-    return cat.accelerators, types, offers
-
 
 @pytest.fixture
 def loader_check(monkeypatch):

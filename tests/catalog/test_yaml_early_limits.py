@@ -6,13 +6,13 @@ says its own fix, and a .json file is called JSON."""
 from __future__ import annotations
 
 import math
-import time
 
 import pytest
 import yaml
 from hostile.cases_files import BILLION_LAUGHS, GOOD_TEAM
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from time_limit import least_cpu_s
 
 from catalog import CatalogFileError, load_yaml_text
 from catalog import _yaml as yaml_module
@@ -135,15 +135,6 @@ def test_the_line_named_is_the_collection_holding_most_values():
     assert "(line 4)" in _error(text)
 
 
-def least_cpu_s(call, runs: int = 3) -> float:
-    """The least CPU time of ``runs`` calls: a ratio of two such times holds on a busy
-    machine, where seconds do not (a 0.7 s read took 2 s inside the whole test run)."""
-    best = math.inf
-    for _ in range(runs):
-        start = time.process_time()
-        call()
-        best = min(best, time.process_time() - start)
-    return best
 
 
 @pytest.mark.skipif(not HAS_LIBYAML, reason="PyYAML without libyaml")

@@ -4,11 +4,9 @@ YAML read as true/false is told the words that read so, not the number example "
 
 from __future__ import annotations
 
-import math
-import time
-
 import pytest
 import yaml
+from time_limit import least_cpu_s
 
 from planner.team import TeamPlanError, load_team_plan
 
@@ -21,15 +19,6 @@ jobs:
 """
 
 
-def least_cpu_s(call, runs: int) -> float:
-    """The least CPU time of ``runs`` calls (compared as a ratio: seconds vary on a busy
-    machine, a ratio of two such times much less)."""
-    best = math.inf
-    for _ in range(runs):
-        start = time.process_time()
-        call()
-        best = min(best, time.process_time() - start)
-    return best
 
 
 def _error(source, catalog) -> str:
