@@ -67,6 +67,29 @@ def _explain_no_match(source: str, d: Discount, offers: tuple[Offer, ...]) -> Ov
                          f"remove {d.where}")
 
 
+def _in_catalog_spelling(overrides: Overrides, instance_types: Mapping[tuple[str, str],
+                                                                         InstanceType],
+                         offers: tuple[Offer, ...]) -> Overrides:
+    """Each entry's instance type and region as the catalog spells them, matched as the
+    filters match names (trimmed, any case where one name matches so): `P5.48XLARGE` in an
+    overrides file matched no offer beside `offers --instance P5.48XLARGE` taking it."""
+    from ._names_match import fold_index, match_name
+
+    types = fold_index({n for _, n in instance_types})
+    regions = fold_index({o.region for o in offers})
+
+    def spelt(name: str | None, folded) -> str | None:  # noqa: ANN001
+        found = None if name is None else match_name(name, folded)
+        return found if isinstance(found, str) else name  # unknown: refused below, as given
+
+    def respelt(entry):  # noqa: ANN001, ANN202 - a PrivateRate or a Discount
+        return dataclasses.replace(entry, instance_type=spelt(entry.instance_type, types),
+                                   region=spelt(entry.region, regions))
+
+    return dataclasses.replace(overrides, prices=tuple(map(respelt, overrides.prices)),
+                               discounts=tuple(map(respelt, overrides.discounts)))
+
+
 def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str, str],
                                                                         InstanceType],
                     overrides: Overrides, today: _dt.date) -> tuple[Offer, ...]:
@@ -75,6 +98,7 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
     Raises OverrideError for an entry that matches nothing, naming the closest names.
     """
     source, label = overrides.path, f"overrides: {overrides.path}"
+    overrides = _in_catalog_spelling(overrides, instance_types, offers)
     for rate in overrides.prices:
         if (rate.cloud, rate.instance_type) not in instance_types:
             elsewhere = sorted(c for c, n in instance_types if n == rate.instance_type)
