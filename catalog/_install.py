@@ -55,9 +55,15 @@ def install(accelerators, instance_types, offers, meta: dict, *, name: str | Non
         raise
     _store._fsync_dir(base)
     if activate:
-        _store.switch(name)
-        _store._prune_old(base)
+        activate_installed(name)
     return name, final
+
+
+def activate_installed(name: str) -> tuple[str, ...]:
+    """Make the installed catalog ``name`` active, then remove the refreshes' catalogs past the
+    newest ``_store.KEEP``; the names removed (a refresh lists them)."""
+    _store.switch(name)
+    return _store._prune_old(catalogs_dir())
 
 
 def _read_back(tmp: Path, name: str) -> None:

@@ -36,7 +36,7 @@ from ._anomalies import flag_anomalies
 from ._checks import spec_problems
 from ._clouds import CLOUDS
 from ._errors import CatalogError, CatalogNotice, UnknownNameError, without_fix
-from ._install import install
+from ._install import activate_installed, install
 from ._load import Catalog, load_catalog, read_catalog_dir
 from ._meta import cloud_meta
 from ._records import NO_PRICE_FLAGS, Accelerator, InstanceType, Offer
@@ -198,8 +198,7 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
                            "or leave the faulty cloud out with --cloud")
     name, path = install(merged.accelerators, merged.instance_types, merged.offers,
                          merged.meta, activate=False)
-    _store.switch(name)  # then the prune, as install(activate=True) does, to say what went
-    pruned = _store._prune_old(path.parent)
+    pruned = activate_installed(name)  # as install() would, keeping the names it removed
     return _diff(current, name, path, results, skipped, merged, pruned)
 
 
