@@ -20,11 +20,6 @@ from ._load import Catalog
 
 SHOWN_TYPES = 5  # instance types named in the "no price" clause, then "…"
 
-# What a filter is when it is left out, unless the caller says otherwise (``left_out``).
-_MATCHES_ALL = {"min_gpus": None, "max_price": None, "include_flagged": True,
-                "only_flagged": False}
-
-
 @dataclass(frozen=True, slots=True)
 class LeftOut:
     """Offers that match once one filter is left out (the others kept)."""
@@ -70,7 +65,8 @@ def why_no_offers(catalog: Catalog, filters: Mapping[str, object], given: Sequen
     """Why no offer of ``catalog`` matches ``filters`` (``select_offers`` keywords, plus
     'exclude': instance types, clouds or regions whose offers are left out). ``given``: the
     filters the user set, in the order to report them (only those are left out in turn);
-    ``left_out``: what such a filter is when left out (else it matches all: an empty list);
+    ``left_out``: what such a filter is when left out (else an empty list, which matches all;
+    a flag that is no list says its own, e.g. ``include_flagged``: True);
     ``fixed``: further ``select_offers`` arguments, kept as they are."""
     from ._query import absent_pricing, select_offers
 
@@ -82,7 +78,7 @@ def why_no_offers(catalog: Catalog, filters: Mapping[str, object], given: Sequen
         return unpriced
     found = []
     for key in given:
-        kept = {**filters, key: (left_out or {}).get(key, _MATCHES_ALL.get(key, ()))}
+        kept = {**filters, key: (left_out or {}).get(key, ())}
         exclude = set(kept.pop("exclude", ()))
         rows = [r for r in select_offers(catalog, **kept, **fixed)
                 if not (exclude and {r.offer.instance_type, r.offer.cloud, r.offer.region}

@@ -212,7 +212,7 @@ def _say_why_none(cat, filters: dict, rest: dict) -> None:
     in_force = {**filters, **{k: rest[k] for k in _NOT_GIVEN}}
     given = [k for k, v in filters.items() if v] + [k for k, v in _NOT_GIVEN.items()
                                                     if rest[k] != v]
-    why = why_no_offers(cat, in_force, given, sort=rest["sort"])
+    why = why_no_offers(cat, in_force, given, left_out=_NOT_GIVEN, sort=rest["sort"])
     err = console(stderr=True, fit=True)
     if why.absent_pricing:
         err.print(f"note: {say_fields(why.absent_pricing)}", markup=False)
