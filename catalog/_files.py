@@ -225,12 +225,23 @@ def _size(n: int) -> str:
     return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
+# The words YAML reads as true or false when they are not quoted (YAML 1.1's, as gpuplan's
+# reader keeps them: docs/team.md, allow_flagged)
+_BOOL_WORDS = {True: ("on", "yes", "true"), False: ("off", "no", "false")}
+
+
 def unquoted_hint(value: object) -> str:
     """For a name that YAML read as something else (`name: 1e3`, `yes`, `12:30`): how to
-    keep it text; "" for any other value."""
-    if isinstance(value, bool | int | float):
-        return (f" (YAML read it as {'true/false' if isinstance(value, bool) else 'a number'}: "
-                "write the name in quotes, e.g. \"1e3\")")
+    keep it text; "" for any other value. For true/false, the words that read so, quoted
+    (the word itself is gone once read: false is all the data holds); `region: off` in a
+    quota file was told to write "1e3", the example for a number."""
+    if isinstance(value, bool):
+        first, second, third = _BOOL_WORDS[value]
+        return (f" (YAML reads {first}, {second} and {third} without quotes as "
+                f"{shown_as_yaml(value)}: write the name in quotes, e.g. \"{first}\" or "
+                f"\"{second}\")")
+    if isinstance(value, int | float):
+        return " (YAML read it as a number: write the name in quotes, e.g. \"1e3\")"
     return ""
 
 

@@ -81,7 +81,8 @@ TEAM_CASES = [
     team("name-read-as-a-number", team_yaml(name=1000.0).replace("name: 1000.0", "name: 1e3"),
          says="got 1000.0 (YAML read it as a number: write the name in quotes"),
     team("name-read-as-a-boolean", team_yaml(name=True),
-         says="got true (YAML read it as true/false: write the name in quotes"),
+         says="got true (YAML reads on, yes and true without quotes as true: write the name "
+              "in quotes, e.g. \"on\" or \"yes\")"),
     team("only-a-comment", "# nothing\n", says="expected a mapping"),
     team("latin-1", GOOD_TEAM.replace("research", "recherch\xe9").encode("latin-1"),
          says="not UTF-8"),
