@@ -58,6 +58,11 @@ A100-40GB plans need tp2·cp4 instead of cp8, and the recommendation moves from 
 ND96asr_v4 ($8,876, 424 h) to 3 AWS p5.48xlarge ($9,068, 413 h). With
 ``FrameworkProfile.eager_layers`` off for every profile the new code writes the old file byte
 for byte; the other fourteen cases (megatron) are identical.
+Nine plan cases were rewritten on 2026-12-07 for ``regions`` alone: a plan shown on the
+frontier, as the best per pricing model or group or in an infeasible answer now lists every
+region selling its configuration at its price, as the top list does (it listed one, found only
+among the candidates the top list needed). With every ``regions`` list dropped from both, each
+file is identical (numbers within 1e-9), and every old list is a subset of the new one.
 ``8b-calibrated`` was rewritten on 2026-12-04 when a workload measurement began to transfer to
 the neighbouring recomputation setting (distance 1): frontier plans with selective
 recomputation now carry the measured layer's time ratio (126 fields of ``frontier`` and

@@ -170,14 +170,17 @@ def _same_regions(space: Space, C: Cands, within, idx: list[int]) -> dict[int, t
     """For each candidate of ``idx``, the regions of its configuration at its price on the
     same side of the limits: one option lists them all wherever it is shown (the frontier,
     the spot and on-demand sides and the groups listed one region where the candidates
-    listed four)."""
+    listed four). Found among every candidate, not ``C``'s: ``C`` holds the other regions of
+    the top plans only, and the on-demand side listed us-east-1 alone beside an
+    ``--pricing on_demand`` plan listing the same plan in four regions."""
     import numpy as np
 
     at = np.array(idx, dtype=np.int64)
-    same = space.same_options(C, at)
+    same = space.same_option_cands(C, at)
     found: dict[tuple, set] = {}
-    for k, inside, oi in zip(space.option_keys(C, same).tolist(), within[same].tolist(),
-                             C.oi[same].tolist(), strict=True):
+    for k, inside, oi in zip(space.option_keys(same).tolist(),
+                             (same.within_budget & same.within_quota).tolist(),
+                             same.oi.tolist(), strict=True):
         found.setdefault((k, inside), set()).add(space.offers[oi].region)
     return {i: tuple(sorted(found[(k, bool(within[i]))]))
             for i, k in zip(idx, space.option_keys(C, at).tolist(), strict=True)}

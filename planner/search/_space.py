@@ -134,6 +134,16 @@ class Space:
         pos = np.minimum(np.searchsorted(C.ids, ids), len(C) - 1)
         return pos[C.ids[pos] == ids]
 
+    def same_option_cands(self, C: Cands, idx: np.ndarray) -> Cands:
+        """Every candidate with the option key of one of ``idx`` (indices into ``C``), priced,
+        whether ``C`` holds it or not: ``C`` holds the other regions of the top plans only
+        (``closure``), where the frontier, the best per pricing model or group and an
+        infeasible answer list every region of their option too."""
+        import numpy as np
+
+        idx = np.asarray(idx, dtype=np.int64)
+        return self.cands(self._same_config(self.config[C.oi[idx]], C.j[idx]))
+
     def cheapest(self, *, first_only: bool = False) -> np.ndarray:
         """Ids of every cost group's cheapest offers at every row (``Layout._picked``),
         sorted."""
