@@ -147,8 +147,8 @@ def offers_cmd(
     min_gpus: Annotated[int | None, typer.Option("--min-gpus", help="At least this many "
                         "accelerators per instance (1 to 65,536: TPU slices reach 6,144).")]
     = None,
-    max_price: Annotated[float | None, typer.Option("--max-price", help="Max USD per "
-                         "instance-hour (above 0, at most 100,000).")] = None,
+    max_price: Annotated[str | None, typer.Option("--max-price", help="Max USD per "
+                         "instance-hour (above 0, at most 100,000; e.g. 40 or $40).")] = None,
     sort: Annotated[str, typer.Option("--sort", help="price ($/instance-h), gpu_price "
                     "($/GPU-h) or pflop_price ($ per bf16 PFLOP/s-hour).")] = "price",
     limit: Annotated[int, typer.Option("--limit", help="Rows in the table, 0 (all) to "
@@ -172,6 +172,10 @@ def offers_cmd(
     if not 0 <= limit <= MAX_ROWS:
         raise GpuplanError(f"--limit must be a whole number from 0 (all) to {MAX_ROWS:,}, got "
                            f"{limit}. To fix: pass a row count, e.g. --limit 40")
+    if max_price is not None:  # $40 as people type it; the model's package only when given
+        from planner.model import parse_usd
+
+        max_price = parse_usd(max_price, "max_price")
     filters = dict(gpus=split_csv(gpu, "--gpu"), clouds=split_csv(cloud, "--cloud"),
                    regions=split_csv(region, "--region"), pricing=split_csv(pricing, "--pricing"),
                    instance_types=split_csv(instance, "--instance"))

@@ -389,30 +389,25 @@ _VALUE_WORDS = {
         "it takes a number in digits (e.g. 250000 or 0.5)",
 }
 _A_NUMBER = _VALUE_WORDS["Input should be a valid number, unable to parse string as a number"]
-# the number options whose values look nothing like 250000: their own example (a share as a
-# fraction: `--min-probability 90%` was told "e.g. 250000 or 0.5")
-_NUMBER_EXAMPLES = {"min_probability": "0.9", "commitment_use": "0.5", "max_price": "40",
-                    "storage_price": "0.023"}
-_FRACTIONS = ("min_probability", "commitment_use")
+# the number options that take a share: their own example, as a fraction (`--min-probability
+# 90%` was told "e.g. 250000 or 0.5"); amounts of USD are read by ``parse_usd`` ($30,000, 30k)
+_FRACTION_EXAMPLES = {"min_probability": "0.9", "commitment_use": "0.5"}
 
 
 def _number_words(param, args) -> str:
     """What a number option takes, with an example of its own; a percentage given to one that
     takes a fraction is shown as that fraction."""
     name = getattr(param, "name", None)
-    if name not in _NUMBER_EXAMPLES:
+    if name not in _FRACTION_EXAMPLES:
         return _A_NUMBER
-    example = _NUMBER_EXAMPLES[name]
-    if name in _FRACTIONS:
-        value = _typed_value(getattr(param, "opts", ()), args).strip()
-        try:
-            fraction = float(value.removesuffix("%")) / 100 if value.endswith("%") else None
-        except ValueError:
-            fraction = None
-        if fraction is not None:
-            return f"it takes a fraction, not a percentage: write {value} as {fraction:g}"
-        return f"it takes a fraction in digits (e.g. {example})"
-    return f"it takes a number in digits (e.g. {example})"
+    value = _typed_value(getattr(param, "opts", ()), args).strip()
+    try:
+        fraction = float(value.removesuffix("%")) / 100 if value.endswith("%") else None
+    except ValueError:
+        fraction = None
+    if fraction is not None:
+        return f"it takes a fraction, not a percentage: write {value} as {fraction:g}"
+    return f"it takes a fraction in digits (e.g. {_FRACTION_EXAMPLES[name]})"
 
 
 def _typed_value(opts, args) -> str:

@@ -35,7 +35,8 @@ def plan_cmd(
     micro_batch: W.MicroBatch = None, ep: W.Ep = None,
     deadline: Annotated[str, typer.Option("--deadline", help="14d, 36h, 2w or a date "
                         "(2027-03-31: by 00:00 UTC that day).")] = "30d",
-    budget: Annotated[float | None, typer.Option("--budget", help="Total USD limit.")] = None,
+    budget: Annotated[str | None, typer.Option("--budget", help="Total USD limit (e.g. 30000, "
+                      "30k or $30,000).")] = None,
     max_gpus: Annotated[int | None, typer.Option(
         "--max-gpus", help="Largest cluster to consider (default: the planner's, "
         f"{DEFAULT_MAX_GPUS:,}).")] = None,
@@ -75,10 +76,10 @@ def plan_cmd(
     by: Annotated[str | None, typer.Option(
         "--by", help="Also show the best plan per accelerator or per cloud, side by side.")]
     = None,
-    storage_price: Annotated[float | None, typer.Option(
+    storage_price: Annotated[str | None, typer.Option(
         "--checkpoint-storage-usd-per-gb-month", help="Add the storage of the two "
-        "checkpoints kept, at this USD per GB-month, to each plan's cost (default: none).")]
-    = None,
+        "checkpoints kept, at this USD per GB-month (e.g. 0.023), to each plan's cost "
+        "(default: none).")] = None,
     emit: Annotated[str | None, typer.Option("--emit", help="Also write a launch file for "
                     "the recommendation: skypilot, dstack or torchrun.")] = None,
     emit_out: Annotated[str | None, typer.Option("--emit-out", help="Where --emit writes "
@@ -97,6 +98,7 @@ def plan_cmd(
     `infeasible` block set, is still printed) or the input is wrong (one error line, nothing
     on stdout)."""
     import planner
+    from planner.model import parse_usd
     from planner.search import Constraints, plan
 
     from ._app import (
@@ -110,6 +112,11 @@ def plan_cmd(
     from ._files import load_quota_file
     from ._values import split_csv
 
+    # amounts as people type them ($30,000, 30k): read by the planner's parser as --tokens is,
+    # a wrong one a line naming the flag; before the catalog loads, as Typer's refusal was
+    budget_usd = None if budget is None else parse_usd(budget, "budget_usd")
+    storage_usd = None if storage_price is None else parse_usd(
+        storage_price, "checkpoint_storage_usd_per_gb_month")
     inputs = {"--config": config, "--quota-file": quota_file, **overrides_input(overrides)}
     if emit is not None or emit_out is not None:
         from ._launch_cmds import check_emit_options
@@ -127,13 +134,14 @@ def plan_cmd(
                            vp=vp, zero=zero, micro_batch=micro_batch, ep=ep)
     workload = planner.build_workload(spec)
     constraints = Constraints(
-        deadline_hours=planner.parse_deadline(deadline), max_gpus=max_gpus, budget_usd=budget,
-        min_probability=min_probability, clouds=tuple(split_csv(clouds, "--clouds")),
+        deadline_hours=planner.parse_deadline(deadline), max_gpus=max_gpus,
+        budget_usd=budget_usd, min_probability=min_probability,
+        clouds=tuple(split_csv(clouds, "--clouds")),
         regions=tuple(split_csv(regions, "--regions")),
         pricing=tuple(split_csv(pricing, "--pricing")) or None,
         gpus=tuple(split_csv(gpu, "--gpu")), exclude=tuple(split_csv(exclude, "--exclude")),
         quotas=load_quota_file(quota_file, cat) if quota_file is not None else None,
-        checkpoint_storage_usd_per_gb_month=storage_price, commitment_use=commitment_use,
+        checkpoint_storage_usd_per_gb_month=storage_usd, commitment_use=commitment_use,
         max_spot_instances=max_spot_instances, allow_flagged=allow_flagged,
         group_by=by.lower() if by is not None else None)
     _check_commitment_use(commitment_use, constraints.pricing)

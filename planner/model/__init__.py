@@ -11,7 +11,7 @@ software, operations), the range and the calibration are described in docs/desig
     estimate, Estimate, ParallelPlan, TimeRange                     the answer for one cluster
     Calibration, Measurement, NO_CALIBRATION                        probe measurements
     WorkloadShape, shape_of, model_layer, hardware_for              one layer, as probed
-    parse_count, parse_deadline                                     quantities people type
+    parse_count, parse_usd, parse_deadline                          quantities people type
     format_usd, format_chance, format_count, format_requirement     … and read
     PlannerError and its kinds                                      errors with field and fix
 
@@ -137,6 +137,7 @@ from ._units import (
     format_usd_at_least,
     parse_count,
     parse_deadline,
+    parse_usd,
 )
 from ._workload import (
     ARCH_LIMITS,
@@ -182,7 +183,8 @@ __all__ = [
     "model_attention", "model_layer", "nic_by_nodes", "normal_quantile", "nvlink_domain",
     "outside_range",
     "overrides_note",
-    "parse_count", "parse_deadline", "plan_grid", "preset", "preset_names", "probability_within",
+    "parse_count", "parse_deadline", "parse_usd", "plan_grid", "preset", "preset_names",
+    "probability_within",
     "probe_options", "prune", "quantile", "range_sigma", "read_model_config",
     "reasons_by_figure", "refer_to_fields",
     "reference_cluster",

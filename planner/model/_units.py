@@ -1,5 +1,5 @@
-"""Parsing the quantities people type: token counts (2T, 300B, 2e12), durations (14d, 36h),
-dates (2027-03-31). One clear error per bad value.
+"""Parsing the quantities people type: token counts (2T, 300B, 2e12), amounts of USD ($30,000,
+30k), durations (14d, 36h), dates (2027-03-31). One clear error per bad value.
 
 Every quantity is finite, positive and bounded. The bounds are far beyond any real training
 run, so they only catch typos and hostile input (a 10^300-hour estimate is never an answer):
@@ -93,6 +93,112 @@ def parse_count(text: str | float | int, field: str = "tokens", *,
         raise error(f"{what} must be a whole number{f' of {noun}' if noun else ''}, got "
                     f"{value:,.10g}. To fix: e.g. {example}")
     return value
+
+
+# Money as people type it: "$30,000", "30k", "1e4". The suffixes are parse_count's (one
+# table), but only K, M and B: thousand, million, billion ("$2T" or "30g" is no budget).
+_USD_SUFFIXES = ("", "k", "m", "b")
+_USD_FIX = ("To fix: e.g. {} (an optional $, commas between groups of three digits, K/M/B for "
+            "thousand/million/billion)")
+_USD_EXAMPLES = {"budget_usd": "30000, 30k or $30,000", "max_price": "40 or $40",
+                "checkpoint_storage_usd_per_gb_month": "0.023"}
+_USD_NUMBER = re.compile(r"([0-9][0-9_,]*(?:\.[0-9]*)?|\.[0-9]+)(e[+-]?[0-9]+)? *([a-z]?)", re.I)
+
+
+def parse_usd(text: str | float | int, field: str = "budget_usd", *,
+              maximum: float | None = None) -> float:
+    """An amount of USD for the input ``field``: '30000', '30k' → 30000, '$1,000,000',
+    '25,381.04', '1e4', '2.5M' (K/M/B case-insensitive); numbers as they are.
+
+    Refuses empty text, NaN, infinity, negative amounts, text over 64 characters, digits other
+    than 0-9, commas not between groups of three digits (a decimal comma '0,5' is told to
+    use a dot) and amounts above ``maximum``. 0 is taken: whether it is allowed is the
+    field's own range check (a budget must be above 0, a storage price may be 0).
+    """
+    what = f"`{field}`"
+    fix = _USD_FIX.format(_USD_EXAMPLES.get(field, "30000"))
+
+    def error(message: str) -> PlannerError:
+        return PlannerError(message, field=field, value=text)
+
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
+        raise error(f"{what} {_short(text)} is not an amount of USD. {fix}")
+    if isinstance(text, int):  # compared first: float(10**400) raises OverflowError
+        value = float(text) if abs(text) <= 10**18 else (math.inf if text > 0 else -math.inf)
+    elif isinstance(text, float):
+        value = text
+    elif not text.strip():
+        raise error(f"{what} is empty. To fix: leave it out, or give an amount, e.g. "
+                    f"{_USD_EXAMPLES.get(field, '30000')}")
+    else:
+        value = _usd_text(text, what, fix, error)
+    if math.isnan(value):
+        raise error(f"{what} {_short(text)} is not a finite amount. {fix}")
+    if value < 0:  # quoted unless a plain number: "got -5", "got '-$5'"
+        plain = isinstance(text, str) and re.fullmatch(r" *[+-]?[0-9.]+ *", text)
+        shown = text.strip() if plain else _short(text)
+        raise error(f"{what} must not be negative, got {shown}. {fix}")
+    if value > (math.inf if maximum is None else maximum) or math.isinf(value):
+        most = "" if maximum is None else f": at most {format_usd(maximum)}"
+        raise error(f"{what} {_short(text)} is too large{most}. To fix: check the amount "
+                    f"(e.g. {_USD_EXAMPLES.get(field, '30000')})")
+    return value + 0.0  # "-0" is $0
+
+
+def _usd_text(text: str, what: str, fix: str, error) -> float:
+    """The amount ``text`` spells (``parse_usd``), negative or infinite as typed."""
+    if len(text) > _MAX_TEXT:  # refused before any regex: a megabyte of digits stays cheap
+        raise error(f"{what} {_short(text)} is too long for an amount (at most {_MAX_TEXT} "
+                    f"characters). {fix}")
+    if not text.isascii():  # float() reads "٣٠" as 30 and the regex's [0-9] would not
+        raise error(f"{what} {_short(text)} is not an amount of USD: only the digits 0-9, $ "
+                    f"and K/M/B are read. {fix}")
+    body = text.strip()
+    sign = body[0] if body[:1] in ("+", "-") else ""
+    body = body[len(sign):].lstrip()
+    if body.startswith("$"):  # -$5 and $-5 alike
+        body = body[1:].lstrip()
+        if not sign and body[:1] in ("+", "-"):
+            sign, body = body[0], body[1:].lstrip()
+    if _NOT_FINITE.match(body):
+        raise error(f"{what} {_short(text)} is not a finite amount. {fix}")
+    lead = re.match(r"[0-9][0-9_,.]*", body)
+    if lead and "," in lead[0] and "_" not in lead[0]:  # before the match: 1.000,50 fails it
+        _check_commas(lead[0], what, _short(text), fix, error)
+    match = _USD_NUMBER.fullmatch(body)
+    if match is None or match[3].lower() not in _USD_SUFFIXES:
+        raise error(f"{what} {_short(text)} is not an amount of USD. {fix}")
+    digits, exponent, suffix = match.groups()
+    if "_" in digits and not re.fullmatch(r"[0-9]+(_[0-9]+)*(\.[0-9]*)?", digits):  # 1_000 only
+        raise error(f"{what} {_short(text)} is not an amount of USD. {fix}")
+    value = float(digits.replace(",", "").replace("_", "") + (exponent or ""))
+    value *= _SUFFIX[suffix.lower()]
+    return -value if sign == "-" else value
+
+
+def _check_commas(digits: str, what: str, shown: str, fix: str, error) -> None:
+    """Commas only between groups of three digits before the decimal point ('1,000.50'): the
+    place of the first that is not ('10,00,000'), a decimal comma told to be a dot ('0,5')."""
+    whole, dot, decimals = digits.partition(".")
+    if "," in decimals:  # 1.000,50
+        raise error(f"{what} {shown} has a comma after its decimal point: use a dot for "
+                    f"decimals and commas for thousands (e.g. 1,000.50). {fix}")
+    groups = whole.split(",")
+    if groups[0].startswith("0"):  # 0,023 is no thousand: a decimal comma
+        dot_for = f" ({groups[0]}.{groups[1]})" if len(groups) == 2 and not dot else ""
+        raise error(f"{what} {shown}: the comma after {groups[0]!r} is no thousands "
+                    f"separator: use a dot for decimals{dot_for}. {fix}")
+    if len(groups[0]) > 3:
+        raise error(f"{what} {shown}: the comma after {groups[0]!r} has {len(groups[0])} "
+                    f"digits before it, not 1 to 3 (1,000,000). {fix}")
+    for i, group in enumerate(groups[1:], 1):
+        if len(group) != 3:
+            why = (f"use a dot for decimals ({groups[0]}.{group}); commas only separate "
+                   "thousands (1,000)" if len(groups) == 2 and 0 < len(group) < 3 and not dot else
+                   "commas go between groups of three digits (1,000,000)")
+            raise error(f"{what} {shown}: the comma after {','.join(groups[:i])!r} is "
+                        f"followed by {len(group)} digit{'s' * (len(group) != 1)}, not 3: "
+                        f"{why}. {fix}")
 
 
 def format_usd(x: float) -> str:

@@ -25,7 +25,7 @@ from catalog import number_in_file as number
 from catalog import shown_as_yaml as show
 from catalog import whole_number_in_file as whole_number
 
-from ..model import PlannerError
+from ..model import PlannerError, parse_usd, refer_to_fields
 from ..search import MAX_BUDGET_USD
 
 TEAM_FORMAT = "(format: docs/team.md)"
@@ -94,27 +94,11 @@ def text(value, at: str) -> str:
     """A name shown in reports: one printable line of at most MAX_NAME_CHARS."""
     if not isinstance(value, str) or not value.strip():
         raise TeamPlanError(f"{at}: expected a non-empty string, got {show(value)}"
-                            f"{_read_as(value)}. {FIX}")
+                            f"{unquoted_hint(value)}. {FIX}")
     if len(value) > MAX_NAME_CHARS or not value.isprintable():
         raise TeamPlanError(f"{at}: {show(value)} must be one printable line of at most "
                             f"{MAX_NAME_CHARS} characters. {FIX}")
     return value.strip()
-
-
-# The words YAML reads as true or false when they are not quoted (YAML 1.1's, as gpuplan's
-# reader keeps them: docs/team.md, allow_flagged)
-_BOOL_WORDS = {True: ("on", "yes", "true"), False: ("off", "no", "false")}
-
-
-def _read_as(value) -> str:
-    """How to keep a name that YAML read as something else text. For true/false, the words
-    that read so, quoted: `name: off` was told to write "1e3", the example for a number (the
-    word itself is gone once read: false is all the data holds)."""
-    if not isinstance(value, bool):
-        return unquoted_hint(value)
-    first, second, third = _BOOL_WORDS[value]
-    return (f" (YAML reads {first}, {second} and {third} without quotes as {show(value)}: "
-            f"write the name in quotes, e.g. \"{first}\" or \"{second}\")")
 
 
 def no_nulls(entry: dict, defaults: Mapping[str, str], at: str) -> None:
@@ -342,11 +326,17 @@ def budgets(value, source: str, spans: RunSpans) -> tuple[tuple[str, float], ...
         if why:
             raise TeamPlanError(f"{at}: {why} To fix: budget a month or quarter the jobs run in,"
                                 " or remove this one")
-        usd = number(usd)
+        written_usd = usd
+        if isinstance(usd, str):  # as --budget reads it: "30k", "$30,000", "1e6"
+            try:
+                usd = parse_usd(usd, "budget_usd")
+            except PlannerError as exc:  # named by its key: "team.yaml: budgets.total is empty"
+                raise TeamPlanError(f"{source}: " + refer_to_fields(
+                    str(exc), lambda _, key=written: f"budgets.{key}")) from None
         # Compared before float(): float(10**400) raises, and NaN fails every comparison.
         if isinstance(usd, bool) or not isinstance(usd, int | float) \
                 or not 0 <= usd <= MAX_BUDGET_USD:
-            raise TeamPlanError(f"{at}: must be a number of USD >= 0 and <= "
-                                f"{MAX_BUDGET_USD:,.0f}, got {show(usd)}. To fix: e.g. 120000")
+            raise TeamPlanError(f"{at}: must be a number of USD >= 0 and <= {MAX_BUDGET_USD:,.0f}"
+                                f", got {show(written_usd)}. To fix: e.g. 120000")
         out.append((period, float(usd)))
     return tuple(out)

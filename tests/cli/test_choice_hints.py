@@ -49,9 +49,10 @@ PLAN = ("plan", "--model", "gpt2", "--tokens", "1B", "--deadline", "1d")
                                   "write 50% as 0.5."),
     (("--min-probability", "high"), "'--min-probability': it takes a fraction in digits "
                                     "(e.g. 0.9)."),
-    (("--checkpoint-storage-usd-per-gb-month", "cheap"), "it takes a number in digits "
-                                                          "(e.g. 0.023)."),
-    (("--budget", "lots"), "'--budget': it takes a number in digits (e.g. 250000 or 0.5)")])
+    (("--checkpoint-storage-usd-per-gb-month", "cheap"), "'cheap' is not an amount of USD. "
+                                                          "To fix: e.g. 0.023"),
+    (("--budget", "lots"), "--budget 'lots' is not an amount of USD. To fix: e.g. 30000, 30k "
+                           "or $30,000")])
 def test_a_number_option_says_what_it_takes_in_its_own_terms(capsys, extra, said):
     code, err = run(capsys, *PLAN, *extra)
     assert code == 2 and said in err, err

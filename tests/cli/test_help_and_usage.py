@@ -87,7 +87,7 @@ def test_a_usage_error_is_one_line_that_says_where_the_help_is(capsys):
     (["plan", "--model", "gpt2", "--deadline", "1d", "--max-gpus", "1.5"],
      "'--max-gpus': it takes a whole number in digits"),
     (["plan", "--model", "gpt2", "--deadline", "1d", "--budget", "lots"],
-     "'--budget': it takes a number in digits (e.g. 250000 or 0.5)"),
+     "--budget 'lots' is not an amount of USD. To fix: e.g. 30000, 30k or $30,000"),
 ])
 def test_a_value_that_is_not_a_number_says_what_is_taken(capsys, argv, says):
     # it said "Input should be a valid integer, unable to parse string as an integer"

@@ -55,14 +55,17 @@ def limit(value: str, expect: int = 2, says: str = "--limit") -> Case:
 
 
 OFFERS_NUMBER_CASES = [
-    max_price("nan"), max_price("NaN"), max_price("-nan"), max_price("inf"),
-    max_price("-inf"), max_price("Infinity"), max_price("1e400"), max_price("-5"),
+    # read by parse_usd (as people type money: $40, 1,000, 2k): what is no amount is its error
+    *[max_price(v, says="--max-price " + repr(v) + " is not a finite amount")
+      for v in ("nan", "NaN", "-nan", "inf", "-inf", "Infinity")],
+    max_price("1e400", says="--max-price '1e400' is too large"),
+    max_price("-5", says="--max-price must not be negative, got -5"),
     max_price("0"), max_price("-0"), max_price("1e-400"),
     max_price("1e308", says="at most 100,000 USD per instance-hour"),
     max_price("100000.01", says="at most 100,000"),
-    max_price("9" * 400, says="at most 100,000"),
+    max_price("9" * 400, says="too long for an amount"),
     max_price("", says="--max-price"), max_price("abc", says="--max-price"),
-    max_price("0x10", says="--max-price"), max_price("$40", says="--max-price"),
+    max_price("0x10", says="--max-price"), max_price("$40", 0, says="offers"),
     max_price("40", 0, says="offers"), max_price("100000", 0, says="offers"),
     max_price(" 40 ", 0, says="offers"),
     min_gpus("0", says="from 1 to 65,536"), min_gpus("-1"), min_gpus("65537", says="to 65,536"),
