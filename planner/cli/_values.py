@@ -11,12 +11,19 @@ from ._flags import as_typed
 
 def split_csv(values: list[str] | None, option: str | None = None) -> list[str]:
     """Accept both `--cloud aws --cloud gcp` and `--cloud aws,gcp`. With ``option``, a value
-    that names nothing (`--cloud ''`, `--cloud ,`) is an error rather than "no filter"."""
+    that names nothing (`--cloud ''`, `--cloud ,`) is an error rather than "no filter", and so
+    is an empty item beside names (`--gpu 'H100,,'`: a name left out, or a stray comma)."""
+    from catalog import GpuplanError
+
     names = []
     for item in values or ():
-        found = [v.strip() for v in item.split(",") if v.strip()]
+        items = [v.strip() for v in item.split(",")]
+        found = [v for v in items if v]
         if option is not None and not found:
             raise _empty(as_typed(option))
+        if option is not None and len(found) < len(items):
+            raise GpuplanError(f"{as_typed(option)} {item!r} has an empty item. To fix: remove "
+                               "the extra comma")
         names.extend(found)
     return names
 

@@ -4,7 +4,8 @@ nested text_config leaves out, how a family lays out its windowed attention and 
 experts.
 
 Presets: shapes from each model's published config.json / paper; the default sequence length
-is the pre-training context.
+is the pre-training context, and ``_CONTEXTS`` the context the config.json states (what a
+longer `seq_len` passes: ``context_warning``).
 
 Sources: GPT-2 (openai-community/gpt2* config.json), GPT-3 (arXiv:2005.14165 Table 2.1),
 Llama 2 (meta-llama/Llama-2-*-hf config.json; arXiv:2307.09288), Llama 3/3.1
@@ -73,6 +74,55 @@ ALIASES = {"llama3.1-405b": "llama3-405b", "llama-3-8b": "llama3-8b", "llama-2-7
            "llama3-1-405b": "llama3-405b", "llama3-1-8b": "llama3-8b",
            "llama3-1-70b": "llama3-70b", "llama3.1-8b": "llama3-8b",
            "llama3.1-70b": "llama3-70b", "gpt3": "gpt3-175b", "mixtral": "mixtral-8x7b"}
+# name → (the context its config.json states, that key, whether its positions are a learned
+# table): the positions the model was made for, which a longer `seq_len` passes
+# (``context_warning``). Not the pre-training length where the file states more: Mistral and
+# Mixtral v0.1 32,768, Qwen2.5 base 131,072, DeepSeek-V3 163,840 (YaRN), Llama 3.1 131,072 (its
+# aliases, and 405B: released as 3.1 only). GPT-3: n_ctx of arXiv:2005.14165 Table 2.1, its
+# positions learned as GPT-2's.
+_MPE = "max_position_embeddings"
+_CONTEXTS: dict[str, tuple[int, str, bool]] = {
+    **dict.fromkeys(("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"),
+                    (1024, "n_positions", True)),
+    "gpt3-175b": (2048, "n_ctx", True),
+    **dict.fromkeys(("llama2-7b", "llama2-13b", "llama2-70b"), (4096, _MPE, False)),
+    **dict.fromkeys(("llama3-8b", "llama3-70b", "llama-3-8b"), (8192, _MPE, False)),
+    **dict.fromkeys(("llama3-405b", "llama3.1-8b", "llama3-1-8b", "llama3.1-70b",
+                     "llama3-1-70b"), (131072, _MPE, False)),
+    **dict.fromkeys(("mistral-7b", "mixtral-8x7b"), (32768, _MPE, False)),
+    **dict.fromkeys(("qwen2.5-7b", "qwen2.5-72b"), (131072, _MPE, False)),
+    "deepseek-v3": (163840, _MPE, False)}
+# Model types whose positions are a learned table of the context's size (their modeling files:
+# wpe / embed_positions, an nn.Embedding): a position beyond it has no entry. Others rotate
+# (RoPE) or bias (ALiBi) attention by position, which a longer context can stretch.
+LEARNED_POSITIONS = frozenset({"gpt2", "gpt_neo", "opt", "gpt_bigcode"})
+
+
+def context_warning(seq: int, *, model: str | None = None, cfg: Mapping | None = None,
+                    name: str = "", positions: int | None = None, key: str = "") -> list[str]:
+    """What a `seq_len` beyond the model's context means: for `model` NAME the context of
+    ``_CONTEXTS`` (an alias's own first), for a config.json ``cfg`` the ``positions`` its
+    ``key`` states (its text model's family says if they are learned); none within it, or where
+    the context is not known (a parameter count). Training past it extends the context, a real
+    practice the estimate times as given, but a learned table of positions ends there."""
+    learned = False
+    if model is not None:
+        name = model.strip().lower()
+        positions, key, learned = (_CONTEXTS.get(name) or _CONTEXTS.get(ALIASES.get(name, name))
+                                   or (None, "", False))  # a preset added without one: none
+    elif isinstance(cfg, Mapping):
+        inner = cfg.get("text_config")
+        kind = (inner if isinstance(inner, Mapping) else cfg).get("model_type")
+        learned, name = str(kind).lower() in LEARNED_POSITIONS, "" if name == "config" else name
+    if positions is None or seq <= positions:
+        return []
+    name = name.replace("`", "'")  # a `word` in a config's own name would read as a field
+    whose = f"{name}'s" if name else "the model's"
+    said = f"`seq_len` {seq:,} is above {whose} context of {positions:,} ({key}): "
+    return [said + (f"its positions are a learned table of {positions:,}, and positions beyond "
+                    "it do not exist without changing the model (growing the table)" if learned
+                    else "training at it extends the context (e.g. RoPE scaling)")
+            + "; the estimate times the longer sequence as given"]
 
 
 # ---- Hugging Face model types, as ``_hfconfig`` reads their config.json ----------------

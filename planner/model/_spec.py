@@ -22,7 +22,7 @@ from ._hfconfig import (
     printable_name,
 )
 from ._inference import INFERRED_SIZE_TOLERANCE, infer_architecture
-from ._presets import config_notes, defaults_filled, preset, rescaled_layers
+from ._presets import config_notes, context_warning, defaults_filled, preset, rescaled_layers
 from ._units import format_count, format_params, parse_count
 from ._workload import (
     DEFAULT_ATTENTION,
@@ -119,13 +119,16 @@ def build_workload(spec: WorkloadSpec) -> Workload:
     notes: list[str] = []
     warnings: list[str] = []
     default_seq, seq_why = None, "the model's pre-training context"
+    context = {}  # where the model's context is known: ``context_warning``'s
     if spec.model:
         arch, default_seq = preset(spec.model)
+        context = {"model": spec.model}
     elif spec.config is not None:
         source = spec.config_name or "config.json"
-        arch, context = architecture_from_config(spec.config, source=source,
-                                                 default_name=_model_name(source))
-        default_seq, seq_why = _config_seq_len(spec.config, context)
+        arch, positions = architecture_from_config(spec.config, source=source,
+                                                   default_name=_model_name(source))
+        default_seq, seq_why, key = _config_seq_len(spec.config, positions)
+        context = {"cfg": spec.config, "name": arch.name, "positions": positions, "key": key}
         # the family-dependent readings (gated MLP, tied embeddings, latent attention) are
         # said, so a misread family shows
         notes.append(f"architecture from {source}: {arch.layers} layers, hidden "
@@ -150,12 +153,18 @@ def build_workload(spec: WorkloadSpec) -> Workload:
             if spec.active_params not in (None, "") else None
         kwargs = {}
         if (spec.experts_per_token is not None and spec.experts is None
-                and spec.active_params in (None, "")):  # nothing says it is a mixture
-            raise WorkloadError("`experts_per_token` describes a mixture of experts, but neither "
-                                "`experts` nor `active_params` says the model is one. To fix: "
-                                "add `experts` (and `active_params`), or drop "
-                                "`experts_per_token`", field="experts_per_token",
-                                value=spec.experts_per_token)
+                and active in (None, total)):  # nothing says it is a mixture: ignored
+            raise WorkloadError("`experts_per_token` describes a mixture of experts, but " + (
+                "neither `experts` nor `active_params` says the model is one. To fix: add "
+                "`experts` (and `active_params`), or drop " if active is None else
+                "`active_params` equals `params` (every parameter active: a dense model). To "
+                "fix: give the parameters one token uses as `active_params`, or drop ")
+                + "`experts_per_token`", field="experts_per_token", value=spec.experts_per_token)
+        if spec.experts == 0 and (k := spec.experts_per_token):  # ran dense, k was ignored
+            raise WorkloadError(f"`experts_per_token` {k} needs `experts`: a model with 0 experts "
+                                f"is dense. To fix: for a mixture give `experts` N (N > {k}) and "
+                                "`active_params`, or drop `experts_per_token`",
+                                field="experts_per_token", value=k)
         if spec.experts and active is None:  # nothing says how much of the model a token uses
             raise WorkloadError(f"`experts` {spec.experts} describes a mixture of experts, whose "
                                 "time depends on the parameters each token uses. To fix: add "
@@ -255,6 +264,7 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                      "compute-optimal per Hoffmann et al. 2022 (`tokens` to change)")
     else:
         tokens = parse_count(spec.tokens)
+    warnings += context_warning(int(seq), **context)  # last: those above are the overrides'
     return Workload(arch=arch, tokens=tokens, seq_len=int(seq),
                     global_batch_tokens=gbt, precision=spec.precision,
                     optimizer=spec.optimizer, recompute=spec.recompute,
@@ -263,18 +273,18 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                     inferred=tuple(notes), warnings=tuple(warnings))
 
 
-def _config_seq_len(cfg: Mapping, context: int | None) -> tuple[int, str]:
-    """The sequence length a config.json gives by default, and why: its context length up to
-    MAX_DEFAULT_SEQ_LEN, or DEFAULT_SEQ_LEN when it states none."""
+def _config_seq_len(cfg: Mapping, context: int | None) -> tuple[int, str, str]:
+    """The sequence length a config.json gives by default, why, and the key of its context:
+    its context length up to MAX_DEFAULT_SEQ_LEN, or DEFAULT_SEQ_LEN when it states none."""
     if context is None:
         return DEFAULT_SEQ_LEN, (f"gpuplan's default: the config gives no context length "
-                                 f"({CONTEXT_KEYS[0]})")
+                                 f"({CONTEXT_KEYS[0]})"), ""
     inner = cfg.get("text_config")
     merged = {**cfg, **defaults_filled(cfg), **(inner if isinstance(inner, Mapping) else {})}
     key = next((k for k in CONTEXT_KEYS if merged.get(k) is not None), CONTEXT_KEYS[0])
     if context > MAX_DEFAULT_SEQ_LEN:
-        return MAX_DEFAULT_SEQ_LEN, f"{key} {context:,} capped at {MAX_DEFAULT_SEQ_LEN:,}"
-    return context, f"the config's {key}"
+        return MAX_DEFAULT_SEQ_LEN, f"{key} {context:,} capped at {MAX_DEFAULT_SEQ_LEN:,}", key
+    return context, f"the config's {key}", key
 
 
 def _model_name(source: str) -> str:

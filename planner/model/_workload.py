@@ -74,8 +74,7 @@ class PlanPins:
                 object.__setattr__(self, name, int(v))
         for name in ("tp", "pp", "cp", "vp", "ep", "micro_batch"):
             v, top = getattr(self, name), PIN_LIMITS[name]
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int)
-                                  or not 1 <= v <= top):
+            if v is not None and (_not_whole(v) or not 1 <= v <= top):
                 raise WorkloadError(f"`{name}` must be a whole number from 1 to {top:,}, got "
                                     f"{v!r}. To fix: pass e.g. `{name}` 1 or leave it to the "
                                     "search", field=name, value=v)
@@ -108,8 +107,7 @@ ARCH_LIMITS = {"layers": 10_000, "hidden": 1_048_576, "heads": 65_536, "kv_heads
 # The optional sizes (0: not used, or derived): the same order-of-magnitude margins.
 OPTIONAL_ARCH_LIMITS = {"head_dim": 65_536, "experts": 65_536, "experts_per_token": 65_536,
                         "shared_experts": 65_536, "moe_ffn_hidden": ARCH_LIMITS["ffn_hidden"],
-                        "dense_layers": ARCH_LIMITS["layers"],
-                        "attention_params_per_layer": 10**13,
+                        "dense_layers": ARCH_LIMITS["layers"], "attention_params_per_layer": 10**13,
                         # windows as configs give them (Phi-3 128K: 262,144; Qwen2: 131,072)
                         "window_tokens": 100_000_000, "windowed_layers": ARCH_LIMITS["layers"],
                         "chunk_tokens": 100_000_000, "chunked_layers": ARCH_LIMITS["layers"]}
@@ -179,11 +177,13 @@ class Architecture:
             raise WorkloadError(f"heads ({self.heads}) must be a multiple of kv_heads "
                                 f"({self.kv_heads}). To fix: correct `kv_heads`",
                                 field="kv_heads", value=self.kv_heads)
-        if self.experts and not 0 < self.experts_per_token <= self.experts:
-            raise WorkloadError(f"experts_per_token must be between 1 and experts "
-                                f"({self.experts}), got {self.experts_per_token!r}. To fix: "
-                                "correct `experts_per_token`", field="experts_per_token",
-                                value=self.experts_per_token)
+        k, e = self.experts_per_token, self.experts  # without experts (dense) k was ignored
+        if not 0 < k <= e if e else k:
+            raise WorkloadError(f"experts_per_token must be between 1 and experts ({e}), got "
+                                f"{k!r}. To fix: correct `experts_per_token`" if e else
+                                f"`experts_per_token` {k} needs `experts`: a model with 0 experts "
+                                "is dense. To fix: give `experts` (more than `experts_per_token`), "
+                                "or `experts_per_token` 0", field="experts_per_token", value=k)
         if self.dense_layers > self.layers:
             # the leading dense layers are some of the layers, not more of them
             raise WorkloadError(f"dense_layers ({self.dense_layers}) cannot exceed layers "
@@ -336,13 +336,12 @@ class Workload:
                                 f"got {self.seq_len!r}. To fix: pass e.g. `seq_len` 4096",
                                 field="seq_len", value=self.seq_len)
         g = self.global_batch_tokens
-        if g is not None and _not_whole(g):
-            raise WorkloadError(f"`global_batch_tokens` must be a whole number, got {g!r}. To "
-                                "fix: pass e.g. 4M", field="global_batch_tokens", value=g)
-        if self.global_batch_tokens is not None and self.global_batch_tokens < self.seq_len:
-            raise WorkloadError(f"`global_batch_tokens` ({self.global_batch_tokens}) must be at "
-                                f"least one sequence ({self.seq_len}). To fix: raise it",
-                                field="global_batch_tokens", value=self.global_batch_tokens)
+        if g is not None and (_not_whole(g) or g < self.seq_len):
+            raise WorkloadError((f"`global_batch_tokens` must be a whole number, got {g!r}. To "
+                                 "fix: pass e.g. 4M") if _not_whole(g) else
+                                (f"`global_batch_tokens` ({g}) must be at least one sequence "
+                                 f"({self.seq_len}). To fix: raise it"),
+                                field="global_batch_tokens", value=g)
         for value, allowed, name in ((self.precision, PRECISIONS, "precision"),
                                      (self.optimizer, OPTIMIZERS, "optimizer"),
                                      (self.recompute, RECOMPUTE, "recompute"),
