@@ -7,7 +7,8 @@ priced: MI300X); else which filter the user set, left out alone, would let offer
 how many. It names filters by their ``select_offers`` keyword ('gpus', 'clouds', …, and
 'exclude'): each caller spells them its own way (``--cloud`` for `offers`, `clouds` for the
 planner's errors, which the CLI then writes as flags). It queries the catalog a few times, so
-it is meant for the error path only.
+it is meant for the error path only. ``unmatched_pricing``: the same diagnosis per pricing model
+asked that has no offer while others have (the plan's note).
 """
 
 from __future__ import annotations
@@ -104,3 +105,41 @@ def _unpriced(catalog: Catalog, gpus: Collection[str], fixed: Mapping) -> NoOffe
     some = priced_only and bool(select_offers(catalog, gpus=gpus))
     return NoOffers(unpriced=tuple(sorted(accs)), listed=tuple((t.cloud, t.name) for t in types),
                     some_unpriced=some)
+
+
+def unmatched_pricing(catalog: Catalog, filters: Mapping[str, object], given: Sequence[str],
+                      present: Collection[str], *, name: Callable[[str], str],
+                      left_out: Mapping[str, object] | None = None, **fixed) -> str:
+    """Why the pricing models of ``filters['pricing']`` that no offer of ``present`` (the
+    pricing models the caller's offers have) is priced as are missing, as one clause ("" for
+    none): those the catalog holds no offer of, together (``absent_pricing``), then each other
+    one: its matching offers' flagged prices, else the filters that, left out alone, let its
+    offers through (``why_no_offers``'s arguments; ``name`` spells a filter): "no reserved_1y
+    offer matches the other filters (without `clouds`: 120 offers)". A plan over committed_1y
+    and on_demand used on_demand alone and said nothing of committed_1y."""
+    from ._query import absent_pricing
+
+    missing = [p for p in filters.get("pricing") or () if p not in present]
+    absent = [p for p in missing if absent_pricing(catalog, (p,))]
+    said = [absent_pricing(catalog, absent)] if absent else []
+    # flagged prices left out are a filter too ("no capacity_block offer matches" where its
+    # every offer is flagged expired), left out in turn as `offers` does
+    usable = fixed.pop("include_flagged", True) is False
+    given = [k for k in given if k != "pricing"] + (["include_flagged"] if usable else [])
+    left_out = {**(left_out or {}), "include_flagged": True}
+    for p in missing:
+        if p in absent:
+            continue
+        why = why_no_offers(catalog, {**filters, "pricing": (p,), "include_flagged": not usable},
+                            given, left_out=left_out, **fixed)
+        flagged = [k for k in why.left_out if k.filter == "include_flagged"]
+        others = NoOffers(left_out=tuple(k for k in why.left_out if k not in flagged))
+        if flagged:
+            n = flagged[0].offers
+            said.append(f"the {n:,} {p} offer{'s' if n != 1 else ''} that match "
+                        f"{'have flagged prices' if n != 1 else 'has a flagged price'} ("
+                        + ", ".join(f for f, _ in flagged[0].flags) + ")")
+        else:
+            said.append(f"no {p} offer matches the other filters"
+                        + (f" ({others.without(name)})" if others.left_out else ""))
+    return "; ".join(said)

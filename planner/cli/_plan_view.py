@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..model import (
+    duration_unit,
     format_amount,
     format_chance,
     format_expected,
@@ -37,17 +38,37 @@ def _pricing(o) -> str:
         f"{o.upfront or '?'}"
 
 
-def _table_hours(h: float) -> str:
+def _table_hours(h: float, per_hour: float = 1.0) -> str:
     # a decimal below 100 h: on the frontier 4.4 h and 4.0 h both read "4", so a dearer plan
     # looked no faster; below an hour two significant digits (0.04 read "0.0", and 0.135 h
-    # "0.1" beside 0.099)
-    return f"{h:,.1f}" if 1 <= h < 100 else format_amount(h)
+    # "0.1" beside 0.099). ``per_hour``: the column's unit (``_time_column``)
+    x = h * per_hour
+    if 0 < x < 0.001:  # .2g wrote "9e-05" beside the card's "0.32 s"
+        return "< 0.001"
+    return f"{x:,.1f}" if 1 <= x < 100 else format_amount(x)
+
+
+_UNIT_WORDS = {"s": "seconds", "min": "minutes"}  # the table's unit, as its header says it
+
+
+def _time_column(rows) -> tuple[float, str]:
+    """(per hour, header) of a table's time column: one unit for every row, the one the card
+    would give its slowest P90 — seconds and minutes where all are that short (a 7-second run
+    read "0.002 (0.0028)" hours, and 0.3 s "9e-05"), else hours (days read no better in a
+    column of node counts' hours)."""
+    slowest = max((c.wall_clock_hours_p90 for c in rows
+                   if math.isfinite(c.wall_clock_hours_p90)), default=math.nan)
+    per_hour, unit = duration_unit(slowest) if math.isfinite(slowest) else (1.0, "h")
+    return (per_hour, f"{_UNIT_WORDS[unit]} (P90)") if unit in _UNIT_WORDS else \
+        (1.0, "hours (P90)")
 
 
 def candidate_table(title: str, rows, *, width: int | None,
-                    group: tuple[str, list[str]] | None = None) -> str:
+                    group: tuple[str, list[str]] | None = None,
+                    below: float | None = None) -> str:
     """Top plans or frontier, one line per plan in ``width`` columns (None: every column);
-    ``group``: (its name, each row's value), a first column (the best plan per accelerator).
+    ``group``: (its name, each row's value), a first column (the best plan per accelerator);
+    ``below``: the minimum probability asked, which a row's P below it never reads as met.
 
     What goes first when the terminal is narrow: the cloud (the instance type names it),
     then recomputation (both are in the recommendation card and in --json); instance, region,
@@ -56,16 +77,17 @@ def candidate_table(title: str, rows, *, width: int | None,
     cost/time frontier at 60 columns was a list of rising costs)."""
     from ._tables import ESSENTIAL, OPTIONAL, Column, render_table
 
+    per_hour, time_header = _time_column(rows)
     columns = (Column("cloud", OPTIONAL), Column("region", ESSENTIAL),
                Column("instance", ESSENTIAL), Column("n", ESSENTIAL, align="right"),
                Column("pricing", ESSENTIAL), Column("cost $", ESSENTIAL, align="right"),
-               Column("hours (P90)", ESSENTIAL, align="right"),
+               Column(time_header, ESSENTIAL, align="right"),
                Column("P", ESSENTIAL, align="right"), Column("plan"),
                Column("recompute", OPTIONAL))
     cells = [(c.offer.cloud, _regions(c), c.offer.instance_type, c.nodes, _pricing(c.offer),
-              format_usd(c.cost_usd).lstrip("$"), f"{_table_hours(c.wall_clock_hours)} "
-              f"({_table_hours(c.wall_clock_hours_p90)})",
-              format_chance(c.deadline_probability), c.estimate.plan.layout(),
+              format_usd(c.cost_usd).lstrip("$"), f"{_table_hours(c.wall_clock_hours, per_hour)}"
+              f" ({_table_hours(c.wall_clock_hours_p90, per_hour)})",
+              format_chance(c.deadline_probability, below=below), c.estimate.plan.layout(),
               c.estimate.plan.recompute) for c in rows]
     if group is not None:  # in front, in place of a column of the same name (`--by cloud`
         # showed the cloud twice)
@@ -109,6 +131,15 @@ def _beyond(c, constraints) -> str:
     return "; beyond " + " and ".join(broken or ["the limits"])
 
 
+def _budget_to(need: float, budget: float) -> str:
+    """The budget that covers ``need``: ``format_usd_at_least``, or where the need and the
+    budget read the same whole dollars, the need in cents rounded up, as the reason quotes it
+    (``_select._usd_need``): "$25,381.05" for $25,381.0407 beside a budget of $25,381.04."""
+    if format_usd(need) != format_usd(budget):
+        return format_usd_at_least(need)
+    return f"${math.ceil(need * 100) / 100:,.2f}"
+
+
 def infeasible_fixes(inf, constraints) -> str:
     """What would make some plan feasible, as the flags to change: the limits that bind
     (a probability is lowered, the others raised), and where speed is short (nothing in time)
@@ -138,6 +169,10 @@ def infeasible_fixes(inf, constraints) -> str:
             limits.append("lower --min-probability")
         elif limit == "quotas":  # a file: the fix is a limit inside it
             limits.append(f"raise a quota in {flag_for(limit) or limit}")
+        elif limit == "budget" and not shut and "budget" in inf.relaxed:
+            # the amount, as where no plan fits it ("raise --budget" alone left it to guess)
+            limits.append(f"raise {flag_for(limit) or limit} to "
+                          f"{_budget_to(inf.relaxed['budget'].cost_usd, c.budget_usd)}")
         elif limit not in ("deadline", "budget") or (limit == "budget" and not shut):
             limits.append(f"raise {flag_for(limit) or limit}")
     pins = est.workload.pins.as_dict()
@@ -151,18 +186,19 @@ def infeasible_fixes(inf, constraints) -> str:
             speed.append("lower --min-probability")
         flag = flag_for("budget") or "budget"
         in_time = inf.relaxed.get("budget")  # the cheapest plan in time, where one is
-        needed = (f"raise {flag} to {format_usd_at_least(in_time.cost_usd)} (the cheapest plan "
-                  f"in time; none costs less than {format_usd(inf.cheapest.cost_usd)} at any "
-                  "duration)" if in_time is not None and not slow else
-                  f"raise {flag} to at least {format_usd_at_least(inf.cheapest.cost_usd)} (no "
-                  "plan costs less at any duration)")
+        least = _budget_to(inf.cheapest.cost_usd, c.budget_usd)
+        needed = (f"raise {flag} to {_budget_to(in_time.cost_usd, c.budget_usd)} (the "
+                  f"cheapest plan in time; none costs less than "
+                  f"{format_usd(inf.cheapest.cost_usd)} at any duration)"
+                  if in_time is not None and not slow else
+                  f"raise {flag} to at least {least} (no plan costs less at any duration)")
         if slow:
             needed += f", and also {' or '.join(speed)}"
         return needed + "".join(f", or {x}" for x in limits) + "," + rest
     return ", ".join(speed + limits) + rest
 
 
-def _card(c, constraints) -> str:
+def _card(c, constraints, below: float | None = None) -> str:
     o, e, p = c.offer, c.estimate, c.estimate.plan
     lines = [
         f"[bold]{c.nodes}x {o.instance_type}[/bold] ({c.gpus}x {c.accelerator}) in "
@@ -173,7 +209,8 @@ def _card(c, constraints) -> str:
         f"wall-clock {_hours(c.wall_clock_hours)}, P10–P90 "
         f"{format_hours_range(c.wall_clock_hours_p10, c.wall_clock_hours_p90)} · "
         f"{format_amount(c.gpu_hours)} GPU-h",
-        f"P(finish by the deadline) {format_chance(c.deadline_probability)} (model range and "
+        f"P(finish by the deadline) {format_chance(c.deadline_probability, below=below)} "
+        f"(model range and "
         f"{format_expected(c.expected_interruptions)} expected interruptions) · MFU "
         f"{e.mfu:.1%} · "
         f"goodput {e.goodput.fraction:.1%}",
@@ -204,9 +241,11 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     out = console(fit=not wide)
     width = terminal_width(wide=wide)
 
+    below = constraints.probability_required  # a P below it never reads as the minimum
+
     def table(title: str, rows, group=None) -> None:
         out.file.flush()
-        sys.stdout.write(candidate_table(title, rows, width=width, group=group))
+        sys.stdout.write(candidate_table(title, rows, width=width, group=group, below=below))
         sys.stdout.flush()
 
     if result.infeasible is not None:
@@ -222,7 +261,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
                           f"{c.offer.region}, {c.offer.pricing}) — "
                           f"{_hours(c.wall_clock_hours)}, {format_usd(c.cost_usd)}; "
                           + (f"misses the deadline by {_hours(miss)}" if miss > 0 else
-                             f"P(deadline) {format_chance(c.deadline_probability)}")
+                             f"P(deadline) {format_chance(c.deadline_probability, below=below)}")
                           # none within the budget and quotas: these are shown beyond them
                           + ("" if c.within_limits else _beyond(c, constraints)))
         for limit, c in inf.relaxed.items():
@@ -232,7 +271,8 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
                     f"without {flag_for(limit) or limit}")
             print_hanging(out, f"{said}: {c.nodes}x {c.offer.instance_type} ({c.offer.cloud} "
                           f"{c.offer.region}, {c.offer.pricing}) meets the deadline for "
-                          f"{format_usd(c.cost_usd)} (P {format_chance(c.deadline_probability)})")
+                          f"{format_usd(c.cost_usd)} "
+                          f"(P {format_chance(c.deadline_probability, below=below)})")
         print_hanging(out, f"{infeasible_fixes(inf, constraints)}.", first="To fix: ",
                       rest="  ")
         _flagged(out, result)
@@ -241,7 +281,7 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     # --min-probability 0 asks for the expected time alone: "P ≥ 0%" said something else
     asked = (f"P ≥ {format_requirement(constraints.min_probability)}"
              if constraints.probability_required else "expected time within it")
-    out.print(Panel(_card(r, constraints), expand=False,
+    out.print(Panel(_card(r, constraints, below), expand=False,
                     title=f"Recommendation (deadline {_hours(constraints.deadline_hours)}, "
                           f"{asked})"))
     for w in r.warnings:  # continued two columns in: a line at column 0 is the next item
@@ -263,7 +303,8 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
     if len(sv) > 1:
         print_hanging(out, "Best per pricing model — " + " | ".join(
             f"{k}: {format_usd(c.cost_usd)}, {_hours(c.wall_clock_hours)}, "
-            f"P {format_chance(c.deadline_probability)} ({c.nodes}x {c.offer.instance_type})"
+            f"P {format_chance(c.deadline_probability, below=below)} "
+            f"({c.nodes}x {c.offer.instance_type})"
             for k, c in sv.items()), first="", rest="  ")
     _flagged(out, result)
     for note in result.notes:

@@ -351,7 +351,8 @@ def format_chance(p: float, *, below: float | None = None) -> str:
         text = f"{p:.{digits}%}"
         shown = float(text[:-1])
         if not ((p < 1 and shown >= 100) or (p > 0 and shown <= 0)
-                or (below is not None and p < below and shown / 100 >= below)):
+                # in percent, rounded: 89.6 / 100 is 0.8959999999999999 < 0.896
+                or (below is not None and p < below and shown >= round(below * 100, 9))):
             return text
     if below is not None and p < below and p > 0.0001:  # a hair below it
         return f"< {format_requirement(below)}"

@@ -88,7 +88,7 @@ def spot_rate(offer: Offer, A: Assumptions) -> float:
 def _considered(catalog: Catalog, c: Constraints, precision: str | None = None):
     """The priced offer rows the filters and `exclude` keep, GPUs only unless `gpu` names
     accelerators: what ``usable_offers`` times (and, when none can be timed, what
-    ``_untimed_accelerators`` names). With ``precision`` and no `gpu`, only the GPUs the model
+    ``_nothing_fits`` names). With ``precision`` and no `gpu`, only the GPUs the model
     can time at it (their offers alone are built from the catalog cache)."""
     from catalog import select_offers
 
@@ -219,11 +219,8 @@ def _layout(types, offers, offer_keys, A, c) -> Layout:
     by_type: dict[tuple[str, str], list[Offer]] = {}
     for o in offers:
         by_type.setdefault((o.cloud, o.instance_type), []).append(o)
-    offer_list, offer_type = [], []
-    for ti, t in enumerate(types):
-        for o in by_type[(t.it.cloud, t.it.name)]:
-            offer_list.append(o)
-            offer_type.append(ti)
+    pairs = [(o, ti) for ti, t in enumerate(types) for o in by_type[(t.it.cloud, t.it.name)]]
+    offer_list, offer_type = [o for o, _ in pairs], [ti for _, ti in pairs]
     caps = None
     if c.quotas is not None:
         import numpy as np
@@ -281,8 +278,7 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
     A = assumptions or Assumptions()
     if not 1 <= top_n <= 1000:
         raise PlannerError(f"`top` must be between 1 and 1,000, got {top_n}. To fix: e.g. "
-                           "`top` 10",
-                           field="top", value=top_n)
+                           "`top` 10", field="top", value=top_n)
     check_exclude(c.exclude, catalog)
     check_pins_fit_model(workload)  # what no cluster can run, before searching any
     offers, flagged, offer_keys = _usable_cached(catalog, workload, c)
@@ -298,30 +294,23 @@ def _search(workload: Workload, catalog: Catalog, c: Constraints,
         _LAYOUTS.put(key, hit)
     space = Space(hit[1], workload=workload, A=A, ckpt=checkpoint_bytes(ms), constraints=c)
     base_sigma = range_sigma(A, workload.framework, moe=workload.arch.is_moe)
-    cat_info = catalog.provenance()
     notes = (f"deadline {format_hours(c.deadline_hours)}; {len(offers):,} offers"
              + (f" ({flagged.count} flagged offers skipped)" if flagged.count else "")
              + f"; up to {c.max_gpus:,} GPUs; model evaluated {evaluated:,} (instance type × "
              f"nodes × plan); probability includes the model's range (σ {base_sigma:.3f}"
              + (", narrowed where a workload probe measured the layers" if
-                (space.e_sigma != base_sigma).any() else "") + ")",)
-    return _Search(space=space, A=A, ms=ms, evaluated=evaluated,
-                   offers_considered=len(offers), flagged=flagged, catalog_info=cat_info,
-                   notes=notes)
-
-
-def _untimed_accelerators(workload: Workload, catalog: Catalog, c: Constraints) -> list[str]:
-    """The accelerators of the offers ``usable_offers`` considers that the model cannot time
-    at the workload's precision (only asked when no offer is left)."""
-    accelerators = {r.accelerator.name: r.accelerator for r in _considered(catalog, c)}
-    return sorted(name for name, acc in accelerators.items()
-                  if not can_time(acc, workload.precision))
+                (space.e_sigma != base_sigma).any() else "") + ")",
+             ) + _pricing_note(catalog, c, offers, workload.precision)
+    return _Search(space=space, A=A, ms=ms, evaluated=evaluated, offers_considered=len(offers),
+                   flagged=flagged, catalog_info=catalog.provenance(), notes=notes)
 
 
 def _nothing_fits(workload: Workload, offers: Sequence[Offer], flagged: FlaggedSkipped,
                   catalog: Catalog, c: Constraints, A: Assumptions) -> str:
     if not offers:
-        untimed = _untimed_accelerators(workload, catalog, c)
+        # the accelerators of the offers considered that the model cannot time at its precision
+        untimed = sorted({r.accelerator.name for r in _considered(catalog, c)
+                          if not can_time(r.accelerator, workload.precision)})
         inference = [n for n in untimed if catalog.accelerator(n).inference_only]
         if untimed and not flagged.count and inference == untimed:
             return inference_only_message(inference, "`gpu`")
@@ -417,17 +406,34 @@ def _to_fix(filters: Sequence[str], *, alone: bool = False) -> str:
         + said[-1]
 
 
+def _why_args(catalog: Catalog, c: Constraints, precision: str) -> tuple[dict, list, dict]:
+    """``why_no_offers``'s filters, the filters given and its keywords, for the plan's."""
+    d = _default_gpus(catalog, precision)
+    return ({**{k: getattr(c, k) for k in _FILTER_FIELDS}, "gpus": c.gpus or d}, _filters_set(c),
+            {"include_unpriced": False, "include_flagged": c.allow_flagged,
+             "left_out": {"gpus": d, "pricing": CONSTRAINT_DEFAULTS["pricing"]}})
+
+
+def _pricing_note(catalog: Catalog, c: Constraints, offers, precision: str) -> tuple[str, ...]:
+    """The pricing models asked that no usable offer has, and why (``unmatched_pricing``): a
+    plan over committed_1y and on_demand used on_demand alone and said nothing."""
+    if "pricing" not in _filters_set(c) or (present := {o.pricing for o in offers}) >= set(
+            c.pricing):
+        return ()
+    from catalog import unmatched_pricing  # the offer queries: only when a model is missing
+    filters, given, kw = _why_args(catalog, c, precision)
+    why = unmatched_pricing(catalog, filters, given, present,
+                            name=lambda k: f"`{_FILTER_FIELDS[k]}`", **kw)
+    return (f"plans use {', '.join(p for p in c.pricing if p in present)} only: {why}",)
+
+
 def _no_offer_matches(catalog: Catalog, c: Constraints, precision: str) -> str:
     """Why no offer passes the filters, as `gpuplan offers` says it (``why_no_offers``):
     "widen `clouds`/`regions`/`pricing`/`gpu`" named filters never set, and no reason (MI300X
     is listed, never priced; gcp has no reserved_1y offer)."""
     from catalog import why_no_offers  # the offer queries: only on this error's path
-
-    given, default = _filters_set(c), _default_gpus(catalog, precision)
-    why = why_no_offers(catalog, {**{k: getattr(c, k) for k in _FILTER_FIELDS},
-                                  "gpus": c.gpus or default}, given,
-                        left_out={"gpus": default, "pricing": CONSTRAINT_DEFAULTS["pricing"]},
-                        include_unpriced=False, include_flagged=c.allow_flagged)
+    filters, given, kw = _why_args(catalog, c, precision)
+    why = why_no_offers(catalog, filters, given, **kw)
     if why.absent_pricing:
         return (f"no offer matches the filters: {why.absent_pricing}. To fix: choose another "
                 "`pricing`")

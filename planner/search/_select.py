@@ -258,11 +258,28 @@ def select(*, constraints, space: Space, top_n: int, points: bool) -> Selection:
                      within=within, ref_cost=ref_cost, space=space)
 
 
-def _best(p: float) -> str:
+def _best(p: float, below: float | None = None) -> str:
     """The best probability to one decimal, unless that reads 0.0% (or 100.0%) for a chance
-    that is not: then as ``format_chance`` says it ("< 0.01%", beside a card saying so)."""
+    that is not, or reads ``below``, a minimum it misses: then as ``format_chance`` says it
+    ("< 0.01%", beside a card saying so; 0.8996 against 90% "89.96%": "(best 90.0%)" beside
+    "probability ≥ 90%" read as met; compared in percent, rounded: 89.6 / 100 is below 0.896)."""
     text = f"{p:.1%}"
-    return format_chance(p) if text in ("0.0%", "100.0%") and 0 < p < 1 else text
+    if (text in ("0.0%", "100.0%") and 0 < p < 1) or (
+            below is not None and p < below and float(text[:-1]) >= round(below * 100, 9)):
+        return format_chance(p, below=below)
+    return text
+
+
+def _usd_need(need: float, have: float) -> tuple[str, str]:
+    """(budget, need) as the reason shows them: ``format_usd``'s, unless both read the same
+    ("$25,381 (cheapest in time $25,381)" for $25,381.04): then cents, the need rounded up (it
+    read "$25,381.04" for $25,381.0407, the budget itself) and the budget with the decimals
+    that tell them apart. ``_plan_view._budget_to`` asks for the same figure."""
+    if format_usd(need) != format_usd(have):
+        return format_usd(have), format_usd(need)
+    up = f"${math.ceil(need * 100) / 100:,.2f}"  # never below the need: no 1e-9 slack
+    shown = f"${have:,.2f}"
+    return (shown if shown != up else f"${have:,.6f}".rstrip("0")), up
 
 
 def _binding_rules(c, space: Space, C: Cands, i: int | None) -> str:
@@ -329,7 +346,7 @@ def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
         names = _names(limits)
         reason = (f"no candidate finishes within {format_hours(c.deadline_hours)}"
                   + (f" with probability ≥ {format_requirement(c.min_probability)} (best "
-                     f"{_best(best_p)})" if c.probability_required else "")
+                     f"{_best(best_p, c.min_probability)})" if c.probability_required else "")
                   + f"; the fastest takes {format_hours(wall[fastest])}"
                   + (f" within {names} ({format_hours(wall.min())} without)" if limited
                      else "")
@@ -341,10 +358,8 @@ def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
         parts = []
         if "budget" in masks:
             ok = relaxed.get("budget")
-            have = format_usd(c.budget_usd)
-            need = None if ok is None else format_usd(cost[ok])
-            if need == have:  # "$25,381 (cheapest in time $25,381)" for $25,381.04: cents
-                have, need = f"${c.budget_usd:,.2f}", f"${cost[ok]:,.2f}"
+            have, need = (format_usd(c.budget_usd), None) if ok is None else \
+                _usd_need(float(cost[ok]), c.budget_usd)
             parts.append(f"the budget {have}"
                          + (f" (cheapest in time {need})" if need is not None else ""))
         if "quotas" in masks:
