@@ -63,6 +63,10 @@ frontier, as the best per pricing model or group or in an infeasible answer now 
 region selling its configuration at its price, as the top list does (it listed one, found only
 among the candidates the top list needed). With every ``regions`` list dropped from both, each
 file is identical (numbers within 1e-9), and every old list is a subset of the new one.
+The same day ``70b-commitments-storage`` was rewritten for one added note (it asks for
+committed_1y, which the packaged catalog has no offer of: the note says so; it was dropped
+without a word) and the two team cases for a ``warnings`` list added to every job (the
+workload's and the chosen plan's warnings, as ``plan`` gives them); nothing else changed.
 ``8b-calibrated`` was rewritten on 2026-12-04 when a workload measurement began to transfer to
 the neighbouring recomputation setting (distance 1): frontier plans with selective
 recomputation now carry the measured layer's time ratio (126 fields of ``frontier`` and

@@ -127,6 +127,7 @@ def report_cmd(
         raise
     if json_out and out_path is None:
         print_json(_report_json(allocation, spent, warnings))
+        _print_job_warnings(allocation)  # after the answer, as `plan` prints its warnings
         return
     body = render(allocation, fmt, actuals=spent)
     if out_path is None:  # stdout: the file's own bytes (HTML says it is UTF-8, whatever the
@@ -138,6 +139,7 @@ def report_cmd(
         else:
             buffer.write(body)
             buffer.flush()
+        _print_job_warnings(allocation)
         return
     write_bytes_atomic(out_path, body, what="report")
     if json_out:  # after the file: a write that failed printed the answer, then exit 2
@@ -148,8 +150,21 @@ def report_cmd(
     print_hanging(err, f"wrote {out}: {t['jobs']:,} job{'' if t['jobs'] == 1 else 's'}, "
                   f"{format_usd(t['cost_usd'])} expected", first="", rest="  ")
     print_catalog_banner(err, cat)  # its own paragraph, wrapped under itself
+    _print_job_warnings(allocation)
     if not json_out:  # the report is in the file: on the terminal, one line per job
         print_jobs(allocation.as_dict()["jobs"], wide=wide)
+
+
+def _print_job_warnings(allocation) -> None:
+    """What `plan` warns of for each job's chosen plan (a model resized by its sizes, a term
+    paid beyond the run, a flagged price …), once per distinct warning, on stderr as the dates'
+    warnings are; --json carries them in each job's ``warnings``."""
+    lines = allocation.warning_lines()
+    if lines:
+        err = console(stderr=True, fit=True)
+        for line in lines:
+            print_hanging(err, f"{allocation.source}: {line}", first="warning: ", rest="  ",
+                          first_style="yellow")
 
 
 def _report_json(allocation, spent, warnings: list[str]) -> dict:

@@ -62,6 +62,8 @@ def html_report(allocation, comparison: dict | None = None) -> str:
                   _table(R.ACTUAL_HEAD, R.actual_rows(comparison)),
                   f'<p class="muted">{comparison["reported_jobs"]} of {len(a.jobs)} jobs '
                   f"reported; {escape(comparison['note'])}.</p>"]
+    if said := a.warning_lines():  # what `plan` warns of for the jobs' plans
+        parts += ["<h2>Warnings</h2><ul>"] + [f"<li>{escape(x)}</li>" for x in said] + ["</ul>"]
     parts += ["<h2>Assumptions</h2><ul>"] + [f"<li>{escape(x)}</li>" for x in a.assumptions]
     parts += ["</ul><h2>Catalog and prices</h2><ul>",
               f"<li>{escape(R.catalog_line(a))}</li>",

@@ -78,6 +78,10 @@ def _lines(a, comparison: dict | None) -> list[tuple[str, str]]:
             [[f(j) for _, f in second] for j in a.jobs], 1, (2, 3, 5))
     if comparison is not None:
         section("Estimate vs actual", R.ACTUAL_HEAD, R.actual_rows(comparison))
+    if said := a.warning_lines():  # what `plan` warns of for the jobs' plans
+        out.append(("h2", "Warnings"))
+        out.extend(("mono", f"- {x}") for x in said)
+        out.append(("mono", ""))
     out.append(("h2", "Assumptions"))
     out.extend(("mono", f"- {x}") for x in a.assumptions)
     out += [("mono", ""), ("h2", "Catalog and prices"), ("mono", R.catalog_line(a)),

@@ -160,5 +160,6 @@ ACTUAL_HEAD = ["", "Planned GPU-h", "Actual GPU-h", "Planned cost", "Actual cost
 def solver_line(allocation) -> str:
     s = allocation.solver
     state = "optimal" if s.get("optimal") else "best found within the time limit"
-    return (f"scipy.optimize.milp (HiGHS): {state}; {s.get('options', s.get('variables'))} run "
-            f"options, {s.get('rows')} constraint rows")
+    options, rows = s.get("options", s.get("variables")), s.get("rows")
+    return (f"scipy.optimize.milp (HiGHS): {state}; {options} run option"
+            f"{'' if options == 1 else 's'}, {rows} constraint row{'' if rows == 1 else 's'}")

@@ -8,7 +8,12 @@ per job and summary rows, told apart by the first column ``kind``:
     team         one per team: totals (job, cloud … columns empty)
     month        one per calendar month with spend: pro-rata GPU-hours and cost, its budget
     budget       one per budget period: budget_usd and the planned cost_usd
+    quota        one per quota scope and month: scope, cap_gpus and peak_gpus (in use at once)
     total        the whole plan
+    warning      one per distinct warning of the jobs' plans (``note``; ``job`` when it is one
+                 job's), as `gpuplan plan` warns of them
+    assumption   one per assumption of the report (``note``)
+    catalog      the catalog's name, price dates and source (``note``)
 Numbers are plain (no thousands separators): money to the cent, hours to 0.1, probabilities
 to 0.0001 within [0.0001, 0.9999] (``_chance``: no finish is certain). With actuals,
 actual_gpu_hours and actual_cost_usd are filled where known. Text cells that a spreadsheet
@@ -125,6 +130,8 @@ def markdown(allocation, comparison: dict | None = None) -> str:
                                                                R.actual_rows(comparison))
         lines += ["", f"_{comparison['reported_jobs']} of {len(a.jobs)} jobs reported; "
                   f"{comparison['note']}._"]
+    if said := a.warning_lines():  # what `plan` warns of for the jobs' plans
+        lines += ["", "## Warnings", ""] + [f"- {_md_cell(x)}" for x in said]
     lines += ["", "## Assumptions", ""] + [f"- {_md_cell(x)}" for x in a.assumptions]
     lines += ["", "## Catalog and prices", "",
               f"- {_md_cell(R.catalog_line(a))}",
@@ -138,7 +145,9 @@ CSV_COLUMNS = ("kind", "job", "team", "month", "period", "workload", "earliest_s
                "nodes", "gpus", "pricing", "usd_per_hour", "price_as_of", "tp", "pp", "dp",
                "zero_stage", "cp", "vp", "ep", "micro_batch", "grad_accumulation", "recompute",
                "wall_clock_hours", "gpu_hours", "cost_usd", "budget_usd",
-               "deadline_probability", "actual_gpu_hours", "actual_cost_usd")
+               "deadline_probability", "actual_gpu_hours", "actual_cost_usd",
+               # added after the others: a reader of the columns above by position keeps them
+               "scope", "cap_gpus", "peak_gpus", "note")
 
 
 def _f(x, digits: int) -> str:
@@ -203,6 +212,9 @@ def csv_text(allocation, comparison: dict | None = None) -> str:
     for b in a.budgets:
         put({"kind": "budget", "period": b["period"], "cost_usd": _f(b["planned_usd"], 2),
              "budget_usd": _f(b["budget_usd"], 2)})
+    for q in a.quotas:
+        put({"kind": "quota", "month": q["month"], "scope": q["scope"],
+             "cap_gpus": q["cap_gpus"], "peak_gpus": q["peak_gpus"]})
     t = a.totals
     r = comparison["total"] if comparison else {}
     put({"kind": "total", "start": t["start"], "end": t["end"],
@@ -210,4 +222,12 @@ def csv_text(allocation, comparison: dict | None = None) -> str:
          "budget_usd": _f(t.get("budget_usd"), 2),
          "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
          "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
+    # the words the other reports carry: what was warned of, assumed, and priced with
+    for (idx, _), line in zip(a.grouped_warnings(), a.warning_lines(), strict=True):
+        put({"kind": "warning", "job": a.jobs[idx[0]]["job"] if len(idx) == 1 else "",
+             "note": line})
+    for x in a.assumptions:
+        put({"kind": "assumption", "note": x})
+    put({"kind": "catalog", "note": f"{R.catalog_line(a)}; source: "
+                                    f"{a.catalog.get('source', '')}"})
     return buf.getvalue()

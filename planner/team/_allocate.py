@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -24,14 +23,15 @@ from ..model import (
     PlannerError,
     overrides_note,
     probability_within,
-    refer_to_fields,
 )
 from ..search import Constraints, Option, plan_options
-from ._milp import DEFAULT_TIME_LIMIT_S, AllocationInfeasibleError, Options, scope_label, scopes
+from ._milp import DEFAULT_TIME_LIMIT_S, AllocationInfeasibleError, Options
 from ._relax import OutOfTime, checked_relaxations, plan_caps
 from ._solve import solve
-from ._spec import MAX_WINDOW_DAYS, priced_catalog
+from ._spec import priced_catalog
 from ._summary import Allocation, summarise_allocation
+from ._why import cheapest_in_time, in_team_terms
+from ._why import why_nothing as _why_nothing
 from ._workers import map_forked
 
 # The steps ``allocate`` reports to its ``progress`` callback.
@@ -146,7 +146,7 @@ def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1,
                             min_probability=job.min_probability, clouds=job.clouds,
                             regions=job.regions, pricing=job.pricing, gpus=job.accelerators,
                             exclude=job.exclude, allow_flagged=job.allow_flagged,
-                            quotas=quotas)
+                            commitment_use=job.commitment_use, quotas=quotas)
         except PlannerError as exc:
             raise PlannerError(f"{team_plan.source}: {job.where}: {in_team_terms(str(exc))}") \
                 from None
@@ -158,48 +158,15 @@ def job_candidates(team_plan, cat, A, calibration, *, workers: int = 1,
         kind, value = results[key]
         if kind == "error":
             raise PlannerError(f"{team_plan.source}: {job.where}: {in_team_terms(value)}")
-        if kind == "infeasible":
-            raise PlannerError(f"{team_plan.source}: {job.where}: nothing finishes between "
-                               f"earliest_start {job.earliest_start} and deadline "
-                               f"{job.deadline}: {_why_nothing(team_plan, job, value)}")
+        if kind == "infeasible":  # no allocation can fit: said as one (report --json)
+            why = _why_nothing(team_plan, job, value, lambda key=key: cheapest_in_time(
+                *key, cat, A, calibration))
+            raise AllocationInfeasibleError(
+                f"{team_plan.source}: {job.where}: nothing finishes between earliest_start "
+                f"{job.earliest_start} and deadline {job.deadline}: {why}")
         # Identical jobs get the same list (one plan() each): allocate_candidates groups them.
         out.append(value)
     return out
-
-
-# How plan()'s messages name its inputs (`max_gpus`), in a team plan: the job's YAML keys.
-# Without this the CLI would turn them into flags (--max-gpus) that `report` does not take.
-TEAM_KEYS = {"max_gpus": "the job's max_gpus", "gpu": "accelerators", "gpus": "accelerators",
-             "recompute": "the workload's recompute", "deadline_hours": "deadline",
-             "quotas": "quotas", "min_probability": "the job's min_probability"}
-
-
-def in_team_terms(message: str) -> str:
-    """A plan() message with every `field` written as the team plan's key (no backticks)."""
-    return refer_to_fields(message, lambda field: TEAM_KEYS.get(field, field))
-
-
-def _why_nothing(team_plan, job, value: dict) -> str:
-    """Why a job has no candidate, and what to change: the deadline when even the fastest plan
-    is too slow, else the quotas (a cap of 0 says so: "move the deadline later (the fastest
-    plan needs 0.0 days)" would send the user the wrong way)."""
-    reason, days = value["reason"], value["fastest_days"]
-    if "quota" in reason and days * 24 <= job.window_hours:
-        zero = [scope_label(key) for key, caps in scopes(team_plan.quotas).items()
-                if max(c for c in (caps["all"], *caps["months"].values()) if c is not None)
-                == 0]
-        what = (f"the quotas allow no GPUs ({', '.join(zero)}: gpus 0)" if zero else
-                "the quotas allow too few GPUs for any plan that meets the deadline")
-        return (f"{what}. To fix: raise the gpus of the quotas that cover this job in the team "
-                "plan, or allow clouds, regions or accelerators they do not cover")
-    if days > MAX_WINDOW_DAYS:  # a deadline that late is refused: do not send the user there
-        return (f"{in_team_terms(reason)}. To fix: raise the job's max_gpus (the fastest plan "
-                f"within it needs {math.ceil(days):,} days, more than the {MAX_WINDOW_DAYS:,} "
-                "a job's window may span), allow more clouds, accelerators or pricing models, or "
-                "train on fewer tokens")
-    return (f"{in_team_terms(reason)}. To fix: move the deadline later (the fastest plan needs "
-            f"{days:,.1f} days), raise the job's max_gpus, or allow more clouds, accelerators "
-            "or pricing models")
 
 
 def _plan_one(key, state: tuple):

@@ -81,8 +81,18 @@ def _read_source(path_or_text: str | Path) -> tuple[str, str, Path | None]:
                                           and not _exists(path_or_text)):
         return path_or_text, "team.yaml", None
     path = Path(path_or_text).expanduser()
+    if _is_dir(path):  # read_user_text's fix, "give the path of an existing file", missed why
+        raise TeamPlanError(f"team plan {path} is a directory. To fix: give the team file's "
+                            "path, e.g. examples/team.yaml")
     text = read_user_text(path, what="team plan", max_bytes=MAX_TEAM_FILE_BYTES)
     return text, str(path), path.parent
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # unreadable, or not a path: read_user_text says why
+        return False
 
 
 def _exists(text: str) -> bool:

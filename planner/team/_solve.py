@@ -239,8 +239,9 @@ def _change(key, meta, v: float, job_names, groups: Groups) -> list[dict]:
 def _text(change: dict) -> str:
     """One change as the error line says it."""
     if change["kind"] == "quota":
-        return (f"+{change['more_gpus']:,} GPUs of {change['scope']} in {change['month']} "
-                f"(quota {change['cap_gpus']:,})")
+        more = change["more_gpus"]
+        return (f"+{more:,} GPU{'' if more == 1 else 's'} of {change['scope']} in "
+                f"{change['month']} (quota {change['cap_gpus']:,})")
     if change["kind"] == "budget":
         return (f"+{format_usd(change['more_usd'])} in {change['period']} (budget "
                 f"{format_usd(change['budget_usd'])})")

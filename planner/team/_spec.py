@@ -41,6 +41,7 @@ from typing import Any
 from catalog import (
     CLOUDS,
     PRICING_MODELS,
+    PRICING_TERM_HOURS,
     Catalog,
     GpuplanError,
     OverrideError,
@@ -96,13 +97,14 @@ TOP_DEFAULTS = {"name": "the file's name", "min_probability": str(DEFAULT_MIN_PR
                 "quotas": "no quotas", "budgets": "no budgets", "overrides": "none"}
 JOB_DEFAULTS = {"clouds": "every cloud", "regions": "every region",
                 "pricing": ", ".join(DEFAULT_PRICING), "accelerators": "every accelerator",
-                "exclude": "nothing excluded", "min_probability": "the plan's"}
+                "exclude": "nothing excluded", "min_probability": "the plan's",
+                "commitment_use": "0: a term's hours left after the run are not used"}
 
 TOP_FIELDS = ("name", "jobs", "quotas", "budgets", "overrides", "start_offsets_days",
               "min_probability")
 JOB_FIELDS = ("name", "team", "workload", "earliest_start", "deadline", "priority", "clouds",
               "regions", "pricing", "accelerators", "exclude", "max_gpus", "min_probability",
-              "start_offsets_days", "allow_flagged")
+              "start_offsets_days", "allow_flagged", "commitment_use")
 WORKLOAD_FIELDS = ("model", "config", "params", "active_params", "experts",
                    "experts_per_token", "tokens", "seq_len", "global_batch_tokens",
                    "precision", "optimizer", "recompute", "finetune", "lora_rank",
@@ -149,6 +151,9 @@ class Job:
     min_probability: float = DEFAULT_MIN_PROBABILITY  # 0: none required
     start_offsets_days: tuple[int, ...] = DEFAULT_START_OFFSETS_DAYS
     allow_flagged: bool = False  # use flagged catalog prices (`gpuplan plan --allow-flagged`)
+    # the share of a term (reserved, committed, capacity block) left after the run that will be
+    # used (`gpuplan plan --commitment-use`); each job pays its own term, none is shared
+    commitment_use: float = 0.0
 
     def __post_init__(self) -> None:
         if self.deadline <= self.earliest_start:
@@ -309,7 +314,24 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, 
                max_gpus=max_gpus,
                min_probability=_or(probability(entry.get("min_probability"),
                                                f"{at}: min_probability"), min_p),
-               start_offsets_days=starts_here, allow_flagged=allow_flagged)
+               start_offsets_days=starts_here, allow_flagged=allow_flagged,
+               commitment_use=_commitment_use(entry, pricing, at))
+
+
+def _commitment_use(entry: dict, pricing: tuple[str, ...], at: str) -> float:
+    """The job's ``commitment_use``, as ``plan --commitment-use`` takes it: a share from 0 to 1,
+    refused beside pricing models without a term (where it would change nothing, silently)."""
+    value = number(entry.get("commitment_use", 0.0))
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise TeamPlanError(f"{at}: commitment_use must be a number from 0 to 1 (the share of "
+                            "a term's hours left after the run that you will use), got "
+                            f"{show(value)}. To fix: e.g. commitment_use: 0.5")
+    if "commitment_use" in entry and not any(PRICING_TERM_HOURS.get(p) for p in pricing):
+        raise TeamPlanError(f"{at}: commitment_use applies to reserved, committed and "
+                            "capacity-block pricing (the term's hours left after the run); "
+                            f"pricing {', '.join(pricing)} has no term. To fix: add one to "
+                            "pricing (e.g. reserved_1y), or remove commitment_use")
+    return float(value)
 
 
 def _or(value, default):
@@ -331,7 +353,7 @@ def _check_size(jobs: list[Job], source: str) -> None:
     for j in jobs:
         key = (j.workload, j.earliest_start, j.deadline, j.priority, j.clouds, j.regions,
                j.pricing, j.accelerators, j.exclude, j.max_gpus, j.min_probability,
-               j.start_offsets_days)
+               j.start_offsets_days, j.allow_flagged, j.commitment_use)
         distinct.setdefault(key, j)
     pairs = sum(len(j.start_offsets_days) for j in distinct.values())
     if pairs > MAX_JOB_STARTS:

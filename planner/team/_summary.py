@@ -1,5 +1,6 @@
 """From a solved team programme to the Allocation the reports show: per job, per team, per
-month (cost and GPU-hours pro rata of running hours), budget headroom and peak quota use."""
+month (cost and GPU-hours pro rata of running hours), budget headroom and peak quota use, and
+the warnings `plan` gives for each job's chosen plan."""
 
 from __future__ import annotations
 
@@ -9,10 +10,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import format_count, freeze, thaw
+from ..model import (
+    format_chance,
+    format_count,
+    format_params,
+    format_requirement,
+    freeze,
+    parse_count,
+    thaw,
+)
 from ..search import DEFAULT_MAX_SPOT_INSTANCES, QuotaRule
 from ._fields import period_months
 from ._milp import month_edges, month_shares, scope_label, scopes
+from ._why import in_team_terms
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,6 +53,21 @@ class Allocation:
                      "budgets": self.budgets, "quotas": self.quotas, "catalog": self.catalog,
                      "assumptions": self.assumptions, "solver": self.solver})
 
+    def grouped_warnings(self) -> list[tuple[tuple[int, ...], str]]:
+        """(the indices of the jobs that have it, warning) for each distinct warning of the
+        jobs (their ``warnings``), in the order first met: 500 jobs of one workload said one
+        thing 500 times."""
+        who: dict[str, list[int]] = {}
+        for i, job in enumerate(self.jobs):
+            for w in job.get("warnings", ()):  # none in an allocation kept from before them
+                who.setdefault(w, []).append(i)
+        return [(tuple(idx), w) for w, idx in who.items()]
+
+    def warning_lines(self) -> list[str]:
+        """``grouped_warnings`` as `gpuplan report` prints them and every report lists them,
+        each after the jobs that have it: "jobs[1] 'a' and jobs[3] 'c': …", "all 5 jobs: …"."""
+        return [f"{_who(self.jobs, idx)}: {w}" for idx, w in self.grouped_warnings()]
+
 
 def _when(epoch: dt.date, hours: float) -> str:
     t = dt.datetime(epoch.year, epoch.month, epoch.day) + dt.timedelta(hours=hours)
@@ -52,9 +77,41 @@ def _when(epoch: dt.date, hours: float) -> str:
 def workload_label(job) -> str:
     s = job.spec
     what = s.model or (f"config {s.config_name}" if s.config is not None else f"{s.params} params"
-                       + (f" ({s.active_params} active)" if s.active_params else ""))
+                       + (f" ({s.active_params} active)" if s.active_params else "")
+                       + _modelled(job))
     # format_count: 100M tokens read "0B", 1.5B read "2B"
     return f"{what}, {format_count(job.workload.tokens)} tokens"
+
+
+def _modelled(job) -> str:
+    """" (modelled at 0.22B)" where sizes given beside ``params`` make a model of another size
+    (the job's warnings say so): "1B params" stood beside the cost of a 0.22B model."""
+    s = job.spec
+    if not s.arch_overrides:
+        return ""
+    total = job.workload.arch.params_total()
+    return (f" (modelled at {format_params(total)})"
+            if abs(total / parse_count(s.params, "params") - 1) > MODELLED_OFF else "")
+
+
+MODELLED_OFF = 0.05  # a shape within 5% of ``params`` is labelled by ``params`` alone
+
+
+def _job_warnings(job, cand, delay: int, prob: float) -> list[str]:
+    """What `plan` warns of for the job's chosen plan, in the team file's keys: the workload's
+    warnings (sizes that change the model, a run shorter than one step …) and the candidate's
+    (capacity, a flagged price, a term paid beyond the run, a deadline likely missed …). The
+    candidate's deadline warning is that of its earliest start: a later start's is said with
+    the probability the allocation computed for it."""
+    said = [*job.workload.warnings, *(w for w in cand.get("warnings", ())
+                                      if not (delay and w.startswith("deadline: ")))]
+    if delay and job.min_probability and prob < 0.5:
+        said.append(f"deadline: started {delay} days after earliest_start, this plan finishes "
+                    f"by the deadline with probability {format_chance(prob)}, which meets the "
+                    f"{format_requirement(job.min_probability)} asked (`min_probability`), but "
+                    "it is more likely to miss it; 0.5 or more asks for a likely finish, 0 for "
+                    "the expected time")
+    return list(dict.fromkeys(in_team_terms(w) for w in said))
 
 
 def summarise_allocation(team_plan, options, rec, sol, epoch: dt.date, catalog_info: dict,
@@ -96,6 +153,7 @@ def summarise_allocation(team_plan, options, rec, sol, epoch: dt.date, catalog_i
                               for m in range(len(labels)) if shares[j, m] > 0},
             "gpu_hours_by_month": {labels[m]: gpu_hours * float(shares[j, m])
                                    for m in range(len(labels)) if shares[j, m] > 0},
+            "warnings": _job_warnings(job, cand, int(delay), prob),
         })
     budgets = dict(team_plan.budgets)
     by_month = {}
@@ -182,6 +240,17 @@ def _spot_fleets(jobs: list[dict], s: np.ndarray, e: np.ndarray) -> list[str]:
 
 
 MAX_NAMED = 4  # jobs named per value when jobs differ ("'a', 'b', 'c', 'd' and 3 more")
+
+
+def _who(jobs, idx: list[int]) -> str:
+    """The jobs at ``idx`` as a warning names them: "jobs[2] 'b'", "jobs[1] 'a' and jobs[3]
+    'c'", "jobs[1] 'a', … and 3 more", "all 5 jobs"."""
+    if len(idx) == len(jobs) > 1:
+        return f"all {len(jobs):,} jobs"
+    names = [f"jobs[{i + 1}] {jobs[i]['job']!r}" for i in idx]
+    if len(names) > MAX_NAMED:
+        return ", ".join(names[:MAX_NAMED]) + f" and {len(names) - MAX_NAMED:,} more"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _per_job(jobs, value, say) -> str:
