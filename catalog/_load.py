@@ -44,6 +44,7 @@ class Catalog:
     instance_types: tuple[InstanceType, ...]
     offers: tuple[Offer, ...]
     overrides_path: str | None = None
+    _layers: tuple = field(default=(), repr=False, compare=False)  # _override_apply.layered
     _acc_by_name: dict = field(default_factory=dict, repr=False, compare=False)
     _aliases: dict = field(default_factory=dict, repr=False, compare=False)
     _types: dict = field(default_factory=dict, repr=False, compare=False)
@@ -170,14 +171,15 @@ class Catalog:
     # -- derived catalogs and summaries -------------------------------------------------------
     def with_overrides(self, overrides, today: _dt.date | None = None) -> Catalog:
         """A new catalog with ``overrides`` (``parse_overrides``/``load_overrides``) applied;
-        every entry must match something in this catalog."""
-        from ._override_apply import apply_overrides
+        every entry must match something in this catalog; on a catalog with overrides, as
+        entries of the same file are (``_override_layers``)."""
+        from ._override_apply import layered
 
-        offers = apply_overrides(self.offers, self._types, overrides, today or today_utc())
+        offers, layers = layered(self, overrides, today or today_utc())
         note = "; ".join(p for p in (self.overrides_path, overrides.path) if p)
         return Catalog(name=self.name, path=self.path, meta=self.meta,
                        accelerators=self.accelerators, instance_types=self.instance_types,
-                       offers=offers, overrides_path=note or None)
+                       offers=offers, overrides_path=note or None, _layers=layers)
 
     def provenance(self) -> dict:
         """Where this catalog's prices come from, as every result records it (``_meta``)."""

@@ -1,6 +1,8 @@
 """Applying a price overrides file (``_overrides``: its format and parsing) to the catalog's
 offers: discounts scale the prices they match, private rates replace an offer's price or add an
-offer; an entry that matches nothing is an error naming the closest names."""
+offer; an entry that matches nothing is an error naming the closest names. A file applied to
+a catalog with overrides is applied with those, as entries of one file (``layered``,
+``_override_layers``)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,10 @@ import dataclasses
 import datetime as _dt
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from ._errors import CatalogNotice, OverrideError, UnknownNameError
+from ._override_layers import refuse_twins
 from ._overrides import _MATCH_KEYS, Discount, Overrides, PrivateRate, _fail
 from ._records import (
     MIN_OFFER_USD_PER_HOUR,
@@ -90,15 +93,75 @@ def _in_catalog_spelling(overrides: Overrides, instance_types: Mapping[tuple[str
                                discounts=tuple(map(respelt, overrides.discounts)))
 
 
+def layered(catalog, overrides: Overrides, today: _dt.date) -> tuple[tuple[Offer, ...], tuple]:
+    """The offers of ``catalog`` (a ``Catalog``) with ``overrides`` applied as one more layer,
+    and the layers to keep: the catalog without overrides, then each (overrides, day)."""
+    base, earlier = (catalog._layers[0], catalog._layers[1:]) if catalog._layers else (
+        catalog, ())
+    offers = apply_overrides(base.offers, base._types, overrides, today, earlier=earlier,
+                             previous=catalog.offers if earlier else None)
+    return offers, (base, *earlier, (overrides, today))
+
+
 def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str, str],
                                                                         InstanceType],
-                    overrides: Overrides, today: _dt.date) -> tuple[Offer, ...]:
+                    overrides: Overrides, today: _dt.date, *,
+                    earlier: Sequence[tuple[Overrides, _dt.date]] = (),
+                    previous: tuple[Offer, ...] | None = None) -> tuple[Offer, ...]:
     """Return new offers with discounts and private rates applied (the input is not changed).
 
-    Raises OverrideError for an entry that matches nothing, naming the closest names.
+    ``offers`` are list prices; ``earlier`` the layers (overrides, the day they were applied)
+    already applied to these same offers, first first (``_override_layers``): every layer is
+    applied to list prices, as the entries of one file are. ``previous``: what ``earlier``
+    made of ``offers`` (those first, in order), kept where no discount of ``overrides``
+    matches. Raises OverrideError for an entry of ``overrides`` that matches nothing, naming
+    the closest names.
     """
-    source, label = overrides.path, f"overrides: {overrides.path}"
-    overrides = _in_catalog_spelling(overrides, instance_types, offers)
+    layers = [(_in_catalog_spelling(o, instance_types, offers), day)
+              for o, day in (*earlier, (overrides, today))]
+    overrides = layers[-1][0]
+    _check_matches(overrides, instance_types, offers)  # the earlier layers were checked so
+    refuse_twins([o for o, _ in layers])
+    discounts = [(d, o.path) for o, _ in layers for d in o.discounts]
+    by_key = {o.key: o for o in offers}
+    out = []
+    for i, offer in enumerate(offers):
+        if previous is not None and not any(d.matches(offer) for d in overrides.discounts):
+            # as the earlier layers priced it (a rate of theirs is set again below): pricing
+            # again the ~12,000 offers an aws and a gcp discount match took ~1 s per layer
+            out.append(previous[i])
+            continue
+        # the most specific of every layer's discounts, of the list price (never one on another)
+        best, source = max(((d, s) for d, s in discounts if d.matches(offer)),
+                           key=lambda pair: pair[0].specificity, default=(None, ""))
+        if best is not None and offer.usd_per_hour is not None:
+            factor = 1 - best.percent / 100
+            if offer.usd_per_hour * factor < MIN_OFFER_USD_PER_HOUR:
+                raise _too_deep(source, best, offer, offers)
+            offer = _checked(source, best.where, dataclasses.replace, offer,
+                             usd_per_hour=_scaled(offer.usd_per_hour, factor),
+                             usd_per_hour_zone_median=_scaled(offer.usd_per_hour_zone_median,
+                                                              factor),
+                             usd_per_hour_zone_mean=_scaled(offer.usd_per_hour_zone_mean,
+                                                            factor),
+                             usd_per_hour_zone_max=_scaled(offer.usd_per_hour_zone_max, factor),
+                             source=f"{offer.source}; -{best.percent:g}% (overrides: {source} "
+                                    f"{best.where})",
+                             flags=tuple(sorted({*offer.flags, "overridden"})))
+        out.append(offer)
+    index = {o.key: i for i, o in enumerate(out)}
+    for layer, day in layers:  # rates are final prices: no discount of any layer scales one
+        said = layer is overrides  # an earlier layer's notes were said when it was applied
+        for rate in layer.prices:
+            _apply_rate(out, index, by_key, offers, layer.path, rate, day, said=said)
+    return tuple(out)
+
+
+def _check_matches(overrides: Overrides, instance_types: Mapping[tuple[str, str], InstanceType],
+                   offers: tuple[Offer, ...]) -> None:
+    """Every entry matches an offer (a discount, one with a price), else one error naming the
+    closest names."""
+    source = overrides.path
     for rate in overrides.prices:
         if (rate.cloud, rate.instance_type) not in instance_types:
             elsewhere = sorted(c for c, n in instance_types if n == rate.instance_type)
@@ -122,50 +185,34 @@ def apply_overrides(offers: tuple[Offer, ...], instance_types: Mapping[tuple[str
                 f"{matched[0].instance_type} {matched[0].region} {matched[0].pricing}). To "
                 "fix: give your rate under prices: (cloud, instance_type, region, pricing, "
                 f"usd_per_hour), or remove {d.where}")
-    by_key = {o.key: o for o in offers}
-    out = []
-    for offer in offers:
-        best = max((d for d in overrides.discounts if d.matches(offer)),
-                   key=lambda d: d.specificity, default=None)
-        if best is not None and offer.usd_per_hour is not None:
-            factor = 1 - best.percent / 100
-            if offer.usd_per_hour * factor < MIN_OFFER_USD_PER_HOUR:
-                raise _too_deep(source, best, offer, offers)
-            offer = _checked(source, best.where, dataclasses.replace, offer,
-                             usd_per_hour=_scaled(offer.usd_per_hour, factor),
-                             usd_per_hour_zone_median=_scaled(offer.usd_per_hour_zone_median,
-                                                              factor),
-                             usd_per_hour_zone_mean=_scaled(offer.usd_per_hour_zone_mean,
-                                                            factor),
-                             usd_per_hour_zone_max=_scaled(offer.usd_per_hour_zone_max, factor),
-                             source=f"{offer.source}; -{best.percent:g}% ({label} "
-                                    f"{best.where})",
-                             flags=tuple(sorted({*offer.flags, "overridden"})))
-        out.append(offer)
-    index = {o.key: i for i, o in enumerate(out)}
-    for rate in overrides.prices:
-        # the catalog's own record bounds (a rate below $0.000001/h) as this entry's error
-        new = _checked(source, rate.where, Offer, cloud=rate.cloud,
-                       instance_type=rate.instance_type, region=rate.region,
-                       pricing=rate.pricing, usd_per_hour=rate.usd_per_hour, as_of=today,
-                       offering_class=rate.offering_class, upfront=rate.upfront,
-                       source=f"{label} {rate.where}", flags=("overridden",))
-        old = by_key.get(new.key)
-        if old is not None:  # keep what the rate does not replace; a private rate is trusted
-            if old.usd_per_hour:
-                _say_if_far_below(source, rate, old.usd_per_hour)
-            new = dataclasses.replace(
-                new, zone=old.zone, zone_count=old.zone_count,
-                interruption_rate_per_hour=old.interruption_rate_per_hour,
-                interruption_bucket=old.interruption_bucket,
-                flags=tuple(sorted({*old.flags, "overridden"} - PRICE_UNUSABLE_FLAGS)))
-        if new.key in index:
-            out[index[new.key]] = new
-        else:
+
+
+def _apply_rate(out: list[Offer], index: dict, by_key: Mapping, offers: tuple[Offer, ...],
+                source: str, rate: PrivateRate, today: _dt.date, *, said: bool) -> None:
+    """``rate`` in ``out``: replacing the offer it names (keeping what a rate does not give),
+    else added; ``said``: with its notes (far below the list price, a region not sold in)."""
+    # the catalog's own record bounds (a rate below $0.000001/h) as this entry's error
+    new = _checked(source, rate.where, Offer, cloud=rate.cloud,
+                   instance_type=rate.instance_type, region=rate.region,
+                   pricing=rate.pricing, usd_per_hour=rate.usd_per_hour, as_of=today,
+                   offering_class=rate.offering_class, upfront=rate.upfront,
+                   source=f"overrides: {source} {rate.where}", flags=("overridden",))
+    old = by_key.get(new.key)
+    if old is not None:  # keep what the rate does not replace; a private rate is trusted
+        if old.usd_per_hour and said:
+            _say_if_far_below(source, rate, old.usd_per_hour)
+        new = dataclasses.replace(
+            new, zone=old.zone, zone_count=old.zone_count,
+            interruption_rate_per_hour=old.interruption_rate_per_hour,
+            interruption_bucket=old.interruption_bucket,
+            flags=tuple(sorted({*old.flags, "overridden"} - PRICE_UNUSABLE_FLAGS)))
+    if new.key in index:
+        out[index[new.key]] = new
+    else:
+        if said:
             _say_if_unsold(source, rate, offers)
-            index[new.key] = len(out)
-            out.append(new)
-    return tuple(out)
+        index[new.key] = len(out)
+        out.append(new)
 
 
 # A private rate this many times below the same offer's list price is more likely a typo (cents
@@ -182,7 +229,7 @@ def _say_if_far_below(source: str, rate: PrivateRate, listed: float) -> None:
         f"{source}: {rate.where}: ${rate.usd_per_hour:,.6g}/h for {rate.instance_type} "
         f"{rate.region} {rate.pricing} is {listed / rate.usd_per_hour:,.0f}× below its listed "
         f"${listed:,.2f}/h; plans use it. If it is a typo (cents for dollars, a per-GPU or "
-        f"monthly figure), correct {rate.where}"), stacklevel=4)
+        f"monthly figure), correct {rate.where}"), stacklevel=5)
 
 
 def _say_if_unsold(source: str, rate: PrivateRate, offers) -> None:
@@ -196,7 +243,7 @@ def _say_if_unsold(source: str, rate: PrivateRate, offers) -> None:
     warnings.warn(CatalogNotice(
         f"{source}: {rate.where}: the catalog sells {rate.instance_type} in "
         f"{shown or 'no region'}, not {rate.region}: your rate adds it there as a new offer. "
-        f"If {rate.region} is a typo, correct {rate.where}"), stacklevel=4)
+        f"If {rate.region} is a typo, correct {rate.where}"), stacklevel=5)
 
 
 def _refuse_unclassified(source: str, rate: PrivateRate, offers) -> None:
@@ -249,4 +296,4 @@ def _scaled(value: float | None, factor: float) -> float | None:
     return round(scaled, 6) or scaled  # never round a tiny price to $0
 
 
-__all__ = ["apply_overrides"]
+__all__ = ["apply_overrides", "layered"]
