@@ -35,12 +35,13 @@ from . import _paths, _store
 from ._anomalies import flag_anomalies
 from ._checks import spec_problems
 from ._clouds import CLOUDS
-from ._errors import CatalogError, CatalogNotice, UnknownNameError, without_fix
+from ._errors import CatalogError, CatalogNotice, without_fix
 from ._install import activate_installed, install
 from ._load import Catalog, load_catalog, read_catalog_dir
 from ._meta import cloud_meta
 from ._records import NO_PRICE_FLAGS, Accelerator, InstanceType, Offer
-from ._refresh_checks import no_prices
+from ._refresh_checks import check_clouds, check_regions, no_prices
+from ._store_prune import store_lock
 from .sources._common import CloudData, RefreshError, Source, SourceUnavailable
 
 PRICE_CHANGE_THRESHOLD = 0.10  # changes above 10 % are listed first and shown by the CLI
@@ -133,7 +134,7 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
     source is contacted (a misspelt region or a read-only GPUPLAN_HOME must not cost minutes
     of downloads first, nor hide behind "no network").
     """
-    clouds = _check_clouds(clouds)
+    clouds = check_clouds(clouds)
     packaged = load_catalog(_paths.PACKAGED)
     try:
         current = load_catalog()
@@ -147,7 +148,7 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
             f"the active catalog cannot be read ({without_fix(exc)}); this refresh starts "
             "from the packaged snapshot, so clouds it does not fetch have the packaged "
             "prices"), stacklevel=2)
-    regions = _check_regions(clouds, regions, (current, packaged))
+    regions = check_regions(clouds, regions, (current, packaged))
     _store.prepare()  # a store that cannot take the result fails now, not after the downloads
     # Specs the APIs do not give (topology, network notes) come from the active catalog, with
     # datasheet accelerators from the packaged one.
@@ -196,52 +197,27 @@ def refresh_catalog(*, clouds: Sequence[str], regions: Sequence[str] | None,
         raise RefreshError("refreshed catalog rejected, the active catalog was left unchanged: "
                            f"{'; '.join(problems[:MAX_PROBLEMS_SHOWN])}{more}. To fix: retry, "
                            "or leave the faulty cloud out with --cloud")
-    name, path = install(merged.accelerators, merged.instance_types, merged.offers,
-                         merged.meta, activate=False)
-    pruned = activate_installed(name)  # as install() would, keeping the names it removed
+    with store_lock(_paths.catalogs_dir()):  # no other refresh prunes it before it is active
+        name, path = install(merged.accelerators, merged.instance_types, merged.offers,
+                             merged.meta, activate=False)
+        pruned = _activate(name, path)
     return _diff(current, name, path, results, skipped, merged, pruned)
 
 
-def _check_clouds(clouds: Sequence[str]) -> list[str]:
-    """``clouds`` without repeats, each one of CLOUDS (else UnknownNameError, with the close
-    matches); read before anything else is."""
-    names = [clouds] if isinstance(clouds, str) else list(clouds)
-    if not names:
-        raise CatalogError(f"no cloud to refresh. To fix: name one or more of "
-                           f"{', '.join(CLOUDS)} (--cloud), or leave --cloud out for all")
-    for c in names:
-        if not isinstance(c, str) or c not in CLOUDS:
-            raise UnknownNameError("cloud", c, CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")
-    return list(dict.fromkeys(names))
-
-
-def _check_regions(clouds: Sequence[str], regions: Sequence[str] | None,
-                   catalogs: Sequence[Catalog]) -> list[str] | None:
-    """``regions`` without repeats, each a region of one of ``clouds`` in the active or the
-    packaged catalog, checked before any source is contacted.
-
-    A region a cloud opened after both catalogs were built is not known yet: a refresh
-    without --region fetches every region, new ones included (the hint says so).
-    """
-    if regions is None:
-        return None
-    names = [regions] if isinstance(regions, str) else list(regions)
-    if not names:
-        raise CatalogError("no region to refresh. To fix: name one or more regions (--region),"
-                           " or leave --region out for all")
-    known = {r for cat in catalogs for c in clouds for r in cat.regions(c)}
-    for region in names:
-        if isinstance(region, str) and region in known:
-            continue
-        elsewhere = [c for c in CLOUDS if c not in clouds
-                     and any(region in cat.regions(c) for cat in catalogs)]
-        hint = (f"{region!r} is a region of {elsewhere[0]}: add {elsewhere[0]} to `clouds`, or "
-                "leave the region out; nothing was changed" if elsewhere else
-                "`gpuplan catalog info` and `gpuplan offers` show the regions (a region "
-                "newer than the catalog comes with a refresh without --region); nothing was "
-                "changed")
-        raise UnknownNameError(f"{'/'.join(clouds)} region", region, known, hint=hint)
-    return list(dict.fromkeys(names))
+def _activate(name: str, path: Path) -> tuple[str, ...]:
+    """``activate_installed`` (as install() would, keeping the names it removed). When a
+    marker cannot be written (a full disk), the error names the complete catalog left
+    behind, not active — left unmentioned, it was the refresh's one result nobody knew of."""
+    try:
+        return activate_installed(name)
+    except CatalogError as exc:
+        if _store._read_marker(_paths.active_marker()) == name or not _store.is_complete(path):
+            raise
+        what, _, fix = str(exc).partition(" To fix: ")
+        raise RefreshError(f"{what.rstrip('. ')}; the refreshed catalog {name} was saved but is "
+                           f"not active (the active catalog is unchanged). To fix: "
+                           f"{fix.rstrip('. ') or 'fix that'}; once the marker can be written "
+                           f"there, `gpuplan catalog use {name}` makes it active") from None
 
 
 def _duplicates(data: CloudData) -> str:

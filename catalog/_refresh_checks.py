@@ -4,6 +4,8 @@
   The sources call it at their boundary (AWS's region-index keys, Azure's ``armRegionName``):
   a name is stored in ``offers.csv``, shown in tables and typed back with ``--region``, so
   only what the CLI accepts as a region name gets in (``planner.cli``'s ``REGION_NAME``).
+- ``check_clouds``, ``check_regions``: the clouds and regions asked for, each one known,
+  checked before any source is contacted.
 - ``no_prices``: why a cloud's answer must not be merged — it priced no offer at all — or ''.
   One rule for every cloud: an empty answer (a service having a bad day, a schema that moved
   the prices elsewhere) is no evidence that every offer is gone, and ``--prune`` read it so.
@@ -14,7 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ._errors import without_fix
+from ._clouds import CLOUDS
+from ._errors import CatalogError, UnknownNameError, without_fix
 
 # Every region of the packaged catalog matches (us-east-1-atl-1, us-central1, eastus2euap);
 # 63 characters is a DNS label, the longest any cloud uses in a host name.
@@ -66,3 +69,45 @@ def no_prices(cloud: str, offers: Sequence, regions: Sequence[str] | None,
              f"check the {cloud} price service's status, or leave {cloud} out with --cloud")
     return (f"{cloud} returned no prices{where}, which would read as every offer gone; the "
             f"catalog keeps its {cloud} offers. To fix: retry later, or {check}")
+
+
+def check_clouds(clouds: Sequence[str]) -> list[str]:
+    """``clouds`` without repeats, each one of CLOUDS (else UnknownNameError, with the close
+    matches); read before anything else is."""
+    names = [clouds] if isinstance(clouds, str) else list(clouds)
+    if not names:
+        raise CatalogError(f"no cloud to refresh. To fix: name one or more of "
+                           f"{', '.join(CLOUDS)} (--cloud), or leave --cloud out for all")
+    for c in names:
+        if not isinstance(c, str) or c not in CLOUDS:
+            raise UnknownNameError("cloud", c, CLOUDS, hint=f"use one of {', '.join(CLOUDS)}")
+    return list(dict.fromkeys(names))
+
+
+def check_regions(clouds: Sequence[str], regions: Sequence[str] | None,
+                   catalogs: Sequence) -> list[str] | None:
+    """``regions`` without repeats, each a region of one of ``clouds`` in the active or the
+    packaged catalog (``catalogs``), checked before any source is contacted.
+
+    A region a cloud opened after both catalogs were built is not known yet: a refresh
+    without --region fetches every region, new ones included (the hint says so).
+    """
+    if regions is None:
+        return None
+    names = [regions] if isinstance(regions, str) else list(regions)
+    if not names:
+        raise CatalogError("no region to refresh. To fix: name one or more regions (--region),"
+                           " or leave --region out for all")
+    known = {r for cat in catalogs for c in clouds for r in cat.regions(c)}
+    for region in names:
+        if isinstance(region, str) and region in known:
+            continue
+        elsewhere = [c for c in CLOUDS if c not in clouds
+                     and any(region in cat.regions(c) for cat in catalogs)]
+        hint = (f"{region!r} is a region of {elsewhere[0]}: add {elsewhere[0]} to `clouds`, or "
+                "leave the region out; nothing was changed" if elsewhere else
+                "`gpuplan catalog info` and `gpuplan offers` show the regions (a region "
+                "newer than the catalog comes with a refresh without --region); nothing was "
+                "changed")
+        raise UnknownNameError(f"{'/'.join(clouds)} region", region, known, hint=hint)
+    return list(dict.fromkeys(names))

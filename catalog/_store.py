@@ -19,6 +19,8 @@ the old catalog or the new one, both complete:
                 refresh's catalogs beyond the newest ``KEEP`` (renamed to .trash first, then
                 deleted): only ``refreshed-…`` folders whose meta.json has ``refreshed_at``,
                 never the active or previous one, never a folder the user put there
+                (``_store_prune``; a refresh holds its lock from 4 to 7, so no other one
+                prunes its catalog before it is active)
 
 A crash before step 4 leaves a ``.tmp`` directory nobody reads (removed an hour on by a later
 refresh); between 4 and 6 a complete catalog that is not active ("stranded": listed by
@@ -39,6 +41,7 @@ silent switch could price a plan with years-old prices). A marker that is not a 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -52,11 +55,10 @@ from pathlib import Path
 from . import _paths
 from ._errors import CatalogError, CatalogNotice, UnknownNameError, without_fix
 from ._meta import check_meta, read_meta
-from ._writes import STALE_TEMP_SECONDS
+from ._store_prune import KEEP, made_by_refresh, prune_refreshed, store_lock
+from ._store_prune import clean_stale_work as _clean_stale_work
 
 FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
-KEEP = 3  # refreshed catalogs kept besides the active and previous ones
-REFRESH_PREFIX = "refreshed-"  # new_name's; a folder named otherwise is never pruned
 MARKER_MAX_BYTES = 4096
 # at most 100 characters, as `gpuplan catalog use NAME` takes (a longer one was listed but
 # could not be selected)
@@ -133,13 +135,7 @@ def _write_marker(path: Path, name: str) -> None:
     from ._writes import make_directory, write_text_atomic
 
     make_directory(path.parent, what="catalog store")
-    try:
-        mode = os.lstat(path).st_mode
-    except PermissionError:  # the writer's fix would say to name another file
-        raise CatalogError(f"catalog marker {path}: cannot reach it (permission denied). "
-                           f"To fix: {_access_fix(path.parent)}") from None
-    except OSError:
-        mode = None  # missing: written below
+    mode = _marker_mode(path)
     if mode is not None and stat.S_ISLNK(mode):
         # gpuplan's own marker, never a link it made: replaced by a file (writing through a
         # dangling link created its target; a loop could not be written at all)
@@ -151,18 +147,31 @@ def _write_marker(path: Path, name: str) -> None:
             raise CatalogError(f"catalog marker {path} is a symbolic link gpuplan cannot "
                                f"replace ({exc.strerror or exc}). To fix: remove it (rm "
                                f"{path}) and run the command again") from None
-        mode = None
+    # the writer's fix already names what the user can change here (chmod, or GPUPLAN_HOME:
+    # the marker is under gpuplan's own folder, which no command option moves); a read-only
+    # marker is replaced like any other (a rename needs its folder writable, not the file)
+    write_text_atomic(path, name + "\n", what="catalog marker", replace_read_only=True)
+
+
+def _marker_mode(path: Path) -> int | None:
+    """The marker's mode (None: none there); CatalogError when it is something ``_write_marker``
+    cannot replace — checked by ``prepare`` too, before a refresh's downloads."""
+    try:
+        mode = os.lstat(path).st_mode
+    except PermissionError:  # the writer's fix would say to name another file
+        raise CatalogError(f"catalog marker {path}: cannot reach it (permission denied). "
+                           f"To fix: {_access_fix(path.parent)}") from None
+    except OSError:
+        return None  # missing: written as new
     # not the user's output: the fix is to remove what is in the way, not to rename ours
-    if mode is not None and not stat.S_ISREG(mode):
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
         kind = "a directory" if stat.S_ISDIR(mode) else (
             "a named pipe" if stat.S_ISFIFO(mode) else "not a regular file")
         remove = f"rmdir {path}" if stat.S_ISDIR(mode) else f"rm {path}"
         raise CatalogError(f"catalog marker {path} is {kind}; gpuplan keeps a one-line "
                            f"file there. To fix: remove it ({remove}) and run the command "
                            "again")
-    # the writer's fix already names what the user can change here (chmod, or GPUPLAN_HOME:
-    # the marker is under gpuplan's own folder, which no command option moves)
-    write_text_atomic(path, name + "\n", what="catalog marker")
+    return mode
 
 
 def _catalog_path(name: str) -> Path | None:
@@ -336,13 +345,21 @@ def _why_incomplete(path: Path) -> str:
 
 def switch(name: str) -> None:
     """Make the complete catalog ``name`` active: previous-active first, active last."""
-    marker = _paths.active_marker()
-    current = _read_marker(marker)
-    if current is None and _unreadable(marker) is None:  # no marker yet: packaged is active
-        current = _paths.PACKAGED
-    if current and current != name and _catalog_path(current) is not None:
-        _write_marker(_paths.previous_marker(), current)
-    _write_marker(_paths.active_marker(), name)
+    with store_lock(_paths.catalogs_dir()):  # no prune or removal of another process between
+        marker = _paths.active_marker()
+        current = _read_marker(marker)
+        if current is None and _unreadable(marker) is None:  # no marker: packaged is active
+            current = _paths.PACKAGED
+        if current and current != name and _catalog_path(current) is not None:
+            _write_marker(_paths.previous_marker(), current)
+        _write_marker(marker, name)
+        if _catalog_path(name) is None:  # deleted meanwhile (by hand): no marker naming it
+            if current is not None:  # put back; else (or failing) recovered at the next start
+                with contextlib.suppress(OSError, CatalogError):
+                    _write_marker(marker, current)
+            raise CatalogError(f"catalog {name!r} was removed while it was being made active; "
+                               "the active catalog is unchanged. To fix: see `gpuplan catalog "
+                               "info` for the catalogs present, and run the command again")
 
 
 def new_name(now: float | None = None) -> str:
@@ -354,6 +371,11 @@ def new_name(now: float | None = None) -> str:
 
 def remove(name: str) -> None:
     """Delete a stored catalog that is neither active nor previous (rename, then delete)."""
+    with store_lock(_paths.catalogs_dir()):  # not while a switch makes it active
+        _remove(name)
+
+
+def _remove(name: str) -> None:
     if name in (_read_marker(_paths.active_marker()), _read_marker(_paths.previous_marker())):
         raise CatalogError(f"catalog {name!r} is in use. To fix: switch first with "
                            "`gpuplan catalog use …`")
@@ -371,52 +393,26 @@ def _discard(path: Path) -> None:
     shutil.rmtree(trash, ignore_errors=True)
 
 
-def made_by_refresh(c: StoredCatalog) -> bool:
-    """Whether a refresh wrote ``c``: its name (``new_name``) and meta.json (``refreshed_at``).
-    Anything else the user put there (a copy, a backup): only they delete it."""
-    return c.name.startswith(REFRESH_PREFIX) and bool(c.refreshed_at)
-
-
 def _prune_old(base: Path) -> tuple[str, ...]:
     """Remove the refresh's catalogs beyond the newest ``KEEP``, except the active and the
     previous one; the names removed (a refresh reports them)."""
-    keep = {_read_marker(_paths.active_marker()), _read_marker(_paths.previous_marker())}
-    removed = []
-    for c in [c for c in stored_catalogs() if made_by_refresh(c)][KEEP:]:
-        if c.name not in keep:
-            try:
-                _discard(c.path)
-            except OSError:
-                continue  # another process got there first; harmless
-            removed.append(c.name)
-    return tuple(removed)
+    with store_lock(base):  # markers read and folders removed with no switch in between
+        keep = {_read_marker(_paths.active_marker()), _read_marker(_paths.previous_marker())}
+        return prune_refreshed(stored_catalogs(), keep, _discard)
 
 
 def prepare() -> Path:
-    """The store's folder (created if missing) once a catalog could be written there, its
-    stale work swept: a refresh calls it before any download (a read-only GPUPLAN_HOME
-    failed after up to 30 minutes of them; a failed refresh kept a crash's .tmp- folders)."""
+    """The store's folder (created if missing) once a catalog could be written there and both
+    markers replaced, its stale work swept: a refresh calls it before any download (a
+    read-only GPUPLAN_HOME, or a directory where a marker goes, failed after up to 30 minutes
+    of them; a failed refresh kept a crash's .tmp- folders)."""
     from ._writes import check_can_create, make_directory
 
     base = make_directory(_paths.catalogs_dir(), what="catalog store")
     _clean_stale_work(base)
+    for marker in (_paths.previous_marker(), _paths.active_marker()):
+        _marker_mode(marker)
     return check_can_create(base, what="catalog store")
-
-
-def _clean_stale_work(base: Path) -> None:
-    now = time.time()
-    try:
-        entries = list(base.iterdir())
-    except OSError:
-        return
-    for p in entries:
-        if p.name.startswith((".tmp-", ".trash-")) and p.is_dir():
-            try:
-                # a crash's leftovers: the age every writer's temp files are pruned at
-                if now - p.stat().st_mtime > STALE_TEMP_SECONDS:
-                    shutil.rmtree(p, ignore_errors=True)
-            except OSError:
-                pass
 
 
 def _fsync_dir(path: Path) -> None:

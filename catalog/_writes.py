@@ -82,10 +82,13 @@ def _open_descriptor(path: Path) -> bool:
     return False
 
 
-def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
+def check_output_path(path: str | os.PathLike[str], *, what: str,
+                      replace_read_only: bool = False) -> Path:
     """The path to write ``what`` to, after refusing what cannot (or must not) be replaced.
 
-    A symbolic link is followed, so the file it points to is replaced, not the link.
+    A symbolic link is followed, so the file it points to is replaced, not the link. A
+    read-only file is refused (the user made it so) unless ``replace_read_only``: gpuplan's
+    own files, replaced by a rename, which needs only the folder writable.
     """
     fix = "give the path of a file to create or replace."
     p = _as_path(path, what=what, fix=fix)
@@ -121,7 +124,7 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> Path:
         if kind is not None:
             hint = "give a file name inside that directory." if kind == "a directory" else fix
             raise _fail(f"{what} {p}: is {kind}; refusing to replace it. To fix: {hint}")
-        if not os.access(p, os.W_OK):
+        if not replace_read_only and not os.access(p, os.W_OK):
             raise _fail(f"{what} {p}: {_not_writable(p, st)}")
     parent = p.parent
     try:
@@ -279,13 +282,13 @@ def check_can_create(folder: Path, *, what: str) -> Path:
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *,
-                       what: str = "output file") -> Path:
+                       what: str = "output file", replace_read_only: bool = False) -> Path:
     """Write ``data`` to ``path``; readers see the old file or the new one, never half.
 
     A new file gets the mode ``open()`` would give it (0666 less the umask); a replaced file
-    keeps its mode. Returns the path written.
+    keeps its mode. ``replace_read_only``: as ``check_output_path``. Returns the path written.
     """
-    target = check_output_path(path, what=what)
+    target = check_output_path(path, what=what, replace_read_only=replace_read_only)
     try:
         existing_mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
@@ -330,9 +333,10 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *,
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, *,
-                      what: str = "output file") -> Path:
+                      what: str = "output file", replace_read_only: bool = False) -> Path:
     """``write_bytes_atomic`` for UTF-8 text."""
-    return write_bytes_atomic(path, text.encode("utf-8"), what=what)
+    return write_bytes_atomic(path, text.encode("utf-8"), what=what,
+                              replace_read_only=replace_read_only)
 
 
 def _temp_prefix(name: str) -> str:

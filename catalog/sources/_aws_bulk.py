@@ -149,20 +149,38 @@ def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
         i = col.get(name)
         return row[i] if i is not None and i < len(row) else ""
 
+    width = len(header)
+
+    def parse(line: str) -> list[str]:
+        """The line's fields, as many as the header's: a row with fewer is a cut or garbled
+        line, whose missing columns read as "" (a price row cut mid-way was taken)."""
+        row = next(csv.reader([line]), [])
+        if row and len(row) != width:
+            raise ValueError(f"the {region} price file's line {products:,} after the header "
+                             f"has {len(row)} fields where the header has {width} (a "
+                             "cut or garbled file)")
+        return row
+
     reserved: dict[tuple[str, str], dict] = {}
     products = 0
+    line = ""
     for line in lines:
         products += 1
+        # every line of the file ends with "\n", and only the last can lack it: such a line is
+        # a file cut short, even where the cut fell in its last field and the fields still
+        # count right (and before a price cut to "55" reads as a second price)
+        if not line.endswith("\n"):
+            raise ValueError(f"the {region} price file ends in the middle of a line (a cut "
+                             "file)")
         # Cheap rejections first: ~99 % of the lines are other instance families, Windows,
         # dedicated tenancy or another service's products.
         if '"Linux"' not in line or '"Shared"' not in line:
             continue
         if not _FAMILY.search(line):
             if _ACCELERATED.search(line):  # a family newer than gpuplan's table: say so
-                row = next(csv.reader([line]), [])
-                out.unknown_accelerated.add(get(row, "Instance Type"))
+                out.unknown_accelerated.add(get(parse(line), "Instance Type"))
             continue
-        row = next(csv.reader([line]), [])
+        row = parse(line)
         if (get(row, "Operating System") != "Linux" or get(row, "Tenancy") != "Shared"
                 or get(row, "Pre Installed S/W") not in ("NA", "")
                 or get(row, "CapacityStatus") not in ("Used", "")
@@ -206,6 +224,7 @@ def parse_price_file(lines: Iterable[str], region: str) -> RegionPrices:
     if not products:  # every region's file lists thousands of EC2 products: a header alone
         # is a cut or broken file, which --prune read as "every offer of the region is gone"
         raise ValueError("the price file has a header but no products")
+    parse(line)  # the last line, whatever it prices: a short one is a file cut at its end
     for t in reserved.values():
         hours = TERM_HOURS.get(t["length"])
         if hours is None or t["class"] not in ("standard", "convertible") or \

@@ -124,10 +124,16 @@ def _open(url: str, *, timeout_s: float, attempts: int, cloud: str, first: bool,
                 _pause(delay if wait is None else wait, deadline)
                 delay *= 2
                 continue
-            # a refused key or login is not cured by waiting: the caller says what to check
-            fix = (denied_fix if denied_fix and exc.code in (401, 403) else
-                   f"retry later, or leave {cloud} out with --cloud")
-            raise RefreshError(f"{cloud}: GET {redact(url)} failed with HTTP {exc.code}. "
+            # a refused key or login is not cured by waiting: the caller says what to check;
+            # a public file refused is a proxy or firewall more often than the service
+            denied = exc.code in (401, 403)
+            public = denied and not denied_fix
+            fix = (denied_fix if denied else f"retry later, or leave {cloud} out with --cloud")
+            if public:
+                fix = (f"check that your proxy or firewall lets {_host(url)} through, or retry "
+                       f"later, or leave {cloud} out with --cloud")
+            raise RefreshError(f"{cloud}: GET {redact(url)} failed with HTTP {exc.code}"
+                               f"{' (the server refused access)' if public else ''}. "
                                f"To fix: {fix}") from None
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
             if attempt < attempts and not first:
@@ -245,6 +251,9 @@ def get_json(url: str, *, cloud: str, timeout_s: float = 60.0, attempts: int = 4
         raise RefreshError(f"{cloud}: {redact(url)} is larger than {max_bytes:,} bytes, more "
                            f"than such a document ever is. To fix: retry later, or leave "
                            f"{cloud} out with --cloud")
+    if not data.strip():  # "Expecting value: line 1 column 1 (char 0)" said nothing useful
+        raise RefreshError(f"{cloud}: {redact(url)} came back as an empty answer. To fix: "
+                           f"retry later, or leave {cloud} out with --cloud")
     try:
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -256,8 +265,10 @@ def iter_lines(url: str, *, cloud: str, timeout_s: float = 60.0, attempts: int =
                deadline_s: float = LINES_DEADLINE_S,
                max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[str]:
     """The lines of a (possibly gzip-compressed) UTF-8 text file, streamed: each ends with
-    its "\\n" (the last may have none), none longer than ``max_line_bytes``, all of them
-    within ``deadline_s``."""
+    its "\\n", none longer than ``max_line_bytes``, all of them within ``deadline_s``. The
+    last may end without one only in a body whose Content-Length came whole (what the server
+    sent; the caller's parser judges it): without a Content-Length, a last line cut short is
+    how a cut connection shows (the price files end every line with "\\n")."""
     deadline = _Deadline(deadline_s, url, cloud)
     with _open(url, timeout_s=timeout_s, attempts=attempts, cloud=cloud, first=False,
                deadline=deadline) as resp:
@@ -271,7 +282,23 @@ def iter_lines(url: str, *, cloud: str, timeout_s: float = 60.0, attempts: int =
                     raise RefreshError(f"{cloud}: {redact(url)} has a line longer than "
                                        f"{max_line_bytes:,} bytes, which no price file has. "
                                        f"To fix: retry later, or leave {cloud} out with --cloud")
+                if not line.endswith(b"\n"):  # the body's end: readline stops only there
+                    _check_last_line(raw, url, cloud)
                 yield line.decode("utf-8")
         except (*_READ_ERRORS, UnicodeDecodeError) as exc:
             raise _read_failed(url, cloud, exc) from None
         raw.check_complete(url, cloud)  # after the last line: a cut body ends like a short one
+
+
+def _check_last_line(raw: _Counted, url: str, cloud: str) -> None:
+    """RefreshError when a body ends in the middle of a line and nothing says it is whole: a
+    price file sent without Content-Length and cut mid-row read as a short file (its partial
+    last row parsed, with "" for the columns missing), and --prune removed the offers of the
+    rows cut off."""
+    raw.check_complete(url, cloud)  # a Content-Length not met says it precisely
+    expected = raw.response.headers.get("Content-Length")
+    if not (expected and expected.strip().isdigit()):
+        raise RefreshError(f"{cloud}: {redact(url)} ended after {raw.count:,} bytes in the "
+                           "middle of a line, with no Content-Length to check it against (the "
+                           f"connection was cut). To fix: retry later, or leave {cloud} out "
+                           "with --cloud")
