@@ -5,7 +5,8 @@
     load_catalog, Catalog          the active (or a named) catalog; Catalog.info() for a summary
     select_offers, OfferRow        filtered, sorted, joined views (flagged offers on request)
     why_no_offers                  why no offer matches a set of filters (`offers`' note and
-                                   the planner's error)
+                                   the planner's error); unmatched_pricing: why some pricing
+                                   models asked have none (the planner's note)
     accelerator_summaries          one row per accelerator with its cheapest usable price
     Offer, InstanceType, Accelerator, CLOUDS, PRICING_MODELS, OFFER_FLAGS   the data model
     canonical_pricing              'On-Demand' → 'on_demand' (the catalog's spelling)
@@ -88,6 +89,7 @@ from ._records import (
 )
 from ._today import MAX_YEAR, MIN_YEAR, TODAY_ENV, today_utc
 from ._writes import (
+    STALE_TEMP_SECONDS,
     check_directory_place,
     check_output_path,
     input_clash,
@@ -111,6 +113,7 @@ _LAZY = {"RefreshResult": "_refresh", "catalog_status": "_refresh",
          "OfferRow": "_query",
          "accelerator_summaries": "_query", "select_offers": "_query",
          "absent_pricing": "_query", "why_no_offers": "_no_offers",
+         "unmatched_pricing": "_no_offers",
          "read_cached": "_blobs", "write_cached": "_blobs"}
 
 
@@ -133,7 +136,8 @@ __all__ = [
     "FABRICS", "HOURS_PER_MONTH", "INFORMATIONAL_FLAGS", "MAX_GPU_MEMORY_GIB", "MAX_MIN_GPUS",
     "OFFERING_CLASSES",
     "OFFER_FLAGS", "OUTLIER_Z", "PRICE_UNUSABLE_FLAGS", "PRICING_MODELS", "PRICING_TERM_HOURS",
-    "REGION_KINDS", "SORT_KEYS", "MAX_USER_FILE_BYTES", "STALE_AFTER_DAYS", "TODAY_ENV",
+    "REGION_KINDS", "SORT_KEYS", "MAX_USER_FILE_BYTES", "STALE_AFTER_DAYS", "STALE_TEMP_SECONDS",
+    "TODAY_ENV",
     "MIN_YEAR", "MAX_YEAR",
     "TOPOLOGIES",
     "UPFRONT_OPTIONS", "Accelerator", "AcceleratorSummary", "Catalog", "CatalogError",
@@ -148,7 +152,8 @@ __all__ = [
     "make_directory", "parse_overrides", "quoted", "read_cached", "read_json_file",
     "read_user_text", "shown_as_yaml", "shown_number",
     "refresh_catalog",
-    "select_offers", "shell_word", "stored_catalogs", "today_utc", "unquoted_hint",
+    "select_offers", "shell_word", "stored_catalogs", "today_utc", "unmatched_pricing",
+    "unquoted_hint",
     "use_catalog", "why_no_offers",
     "number_in_file", "price_dates", "whole_number_in_file",
     "without_fix", "write_bytes_atomic", "write_cached", "write_snapshot", "write_text_atomic",

@@ -11,8 +11,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv`` (default: the process's arguments); the exit status
     (``_main.main``). The CLI's modules are imported here, inside the Ctrl-C handling: an
     interrupt while `gpuplan` starts (typer, numpy: ~0.1 s) exits 130 with one line, as one
-    during the command does, instead of a traceback from an import."""
+    during the command does, instead of a traceback from an import.
+
+    Run as the program (``argv`` None), SIGINT and SIGTERM are ignored once the exit status
+    is known (``_stdio.exiting``): a signal as the process exits changes nothing."""
     try:
+        from . import _stdio
         from ._main import main as run
     except KeyboardInterrupt:
         import sys
@@ -21,7 +25,16 @@ def main(argv: list[str] | None = None) -> int:
         print("error: interrupted (Ctrl-C); files are written whole or not at all",
               file=sys.stderr)
         return 130
-    return run(argv)
+    code = None
+    try:
+        code = run(argv)
+        return _stdio.exiting(code) if argv is None else code
+    except KeyboardInterrupt:
+        if code is None:  # a signal while run said an earlier one: uncaught, Python turned
+            # it into a death by SIGINT (130) whatever the first was; SIGTERM says so, 143
+            code = _stdio.interrupted(once=True)
+        # else it came between run's return and exiting's SIG_IGN: too late, run is done
+        return _stdio.exiting(code) if argv is None else code
 
 
 def __getattr__(name: str):

@@ -70,9 +70,11 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
     else:
         check_bundle_paths(bundle, option=option)  # every path before any file is written
         with signals_held():  # a Ctrl-C comes after the whole set, not between two files
-            write_together(bundle.files)
+            repaired = write_together(bundle.files)
         for f in bundle.files:
             out.write(f"wrote {f.path}\n")
+        for line in repaired:  # what a killed earlier write left, replaced now
+            out.write(f"{line}\n")
         if said := stale_fleet(bundle):
             out.write(f"{said}\n")
     for line in before:

@@ -237,21 +237,36 @@ def interrupted(*, once: bool = False) -> int:
 
 
 def _stop_listening() -> None:
-    """The command has stopped: a further SIGINT or SIGTERM gets the system's default action
-    (the process ends with 128 + that signal) instead of a KeyboardInterrupt. One arrived
-    after the first was said — `timeout` sends SIGTERM to the process and again to its group,
-    and an interrupt lost in a finaliser while the first unwound is raised again 10 ms on
-    (``keep_lost_interrupts``) — and escaped as an uncaught KeyboardInterrupt, which Python
-    turns into exit 130: "terminated (SIGTERM)", then 130 (hostile sweep, 3 of 24). Only the
-    handlers of ``_note_signals`` (the command line run as a program) are replaced."""
+    """The command has stopped and its exit status is known: a further SIGINT or SIGTERM is
+    ignored until the process ends (``exiting``). One arrived after the first was said —
+    `timeout` sends SIGTERM to the process and again to its group, and an interrupt lost in a
+    finaliser while the first unwound is raised again 10 ms on (``keep_lost_interrupts``) —
+    and escaped as an uncaught KeyboardInterrupt, which Python turns into a death by SIGINT:
+    "terminated (SIGTERM)", then 130 (hostile sweep, 3 of 24). Only the handlers of
+    ``_note_signals`` (the command line run as a program) are replaced."""
     import signal
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         try:
             if signal.getsignal(signum) is _on_signal:
-                signal.signal(signum, signal.SIG_DFL)
+                signal.signal(signum, signal.SIG_IGN)
         except (ValueError, OSError):  # not the main thread
             pass
+
+
+def exiting(code: int) -> int:
+    """``code``, the command's exit status, is known (its work done, its output flushed):
+    SIGINT and SIGTERM are ignored from here until the interpreter has exited, and ``code``
+    is returned. A signal in that last stretch (the interpreter's own exit takes ~50 ms)
+    raised KeyboardInterrupt outside every handler, or found the default action Python
+    restores as it shuts down: the process died by the signal (shell: 130 or 143) with its
+    output complete and no message, and `catalog refresh` so after the new catalog was
+    active (fault sweep, 14 of 45 late signals). SIG_IGN outlives the interpreter's
+    clean-up, which puts back only the handlers it set itself, and drops a signal already
+    pending. Only the handlers of ``_note_signals`` are replaced (``_stop_listening`` has
+    done so after a signal was said): a program embedding ``main`` keeps its own."""
+    _stop_listening()
+    return code
 
 
 def os_error(exc: OSError) -> int | None:

@@ -10,42 +10,123 @@ import contextlib
 import os
 import stat
 
+_HEX = 12  # random hex digits in the names below
+_NAME_MAX = 255  # bytes in one file name
 
-def write_together(files) -> None:
-    """Write every file or leave each as it was: a failed task write (ulimit -f) removed the
-    fleet file just written, while the earlier task named it. A replaced file is kept under a
-    second name first (a hard link: no data, no limit) and renamed back on failure."""
+
+def write_together(files) -> tuple[str, ...]:
+    """Write every file or leave each as it was; what an earlier, killed write left (said).
+
+    Each new file is written whole (``write_text_atomic``) under a second name beside its
+    target first, ``.NAME.HEX.new``; then the targets are replaced one right after the other,
+    so that the only moment a kill (SIGKILL, power loss) leaves a new fleet beside an old task
+    is between two renames, microseconds, where it was a whole write and fsync (fault sweep:
+    1 of 20 kill -9s). A replaced file is kept under a third name (``_keep``) until all are
+    in place, and renamed back on failure: a failed task write (ulimit -f) had removed the
+    fleet file just written, while the earlier task named it. What a kill still leaves — the
+    staged and kept names, at worst a mismatched pair — the next write of the bundle
+    replaces or removes (``_leftovers``), and says it did."""
     import catalog
 
+    said = []
+    staged: dict[str, str] = {}  # real path → its new file, written whole beside it
     kept: dict[str, str | None] = {}  # real path → its earlier file; None: there was none
-    written = []
+    replaced = []
     try:
         for f in files:
             real = os.path.realpath(f.path)  # a link's target is what the write replaces
+            if _leftovers(real):
+                said.append(f"replaced {f.path}: an earlier write of it was killed part-way, "
+                            "and left it perhaps not matching the other files written with it")
+            staged[real] = _beside(real, "new")
+            catalog.write_text_atomic(staged[real], f.text, what="task file")
+            with contextlib.suppress(OSError):  # a replaced file keeps its mode
+                os.chmod(staged[real], stat.S_IMODE(os.stat(real).st_mode))
+        for real, new in staged.items():  # back to back: nothing else between the renames
             kept[real] = _keep(real)
-            catalog.write_text_atomic(f.path, f.text, what="task file")
-            written.append(real)
+            os.replace(new, real)
+            replaced.append(real)
     except BaseException:
-        for real in written:
+        for real in replaced:
             with contextlib.suppress(OSError):
                 if kept[real] is None:
                     os.unlink(real)
                 elif kept[real]:  # "": could not be kept, so the new one stays
                     os.replace(kept.pop(real), real)
+        for real, new in staged.items():
+            if real not in replaced:
+                with contextlib.suppress(OSError):
+                    os.unlink(new)
         raise
     finally:
         for name in filter(None, kept.values()):
             with contextlib.suppress(OSError):
                 os.unlink(name)
+    return tuple(said)
+
+
+def _beside(path: str, kind: str) -> str:
+    """A new name beside ``path`` for one of ``write_together``'s files: ``.NAME.HEX.KIND``
+    (a name too long to take the 18 more bytes shortened, with a digest of the whole)."""
+    return f"{os.path.dirname(path)}/{_prefix(os.path.basename(path))}" \
+        f"{os.urandom(_HEX // 2).hex()}.{kind}"
+
+
+def _prefix(name: str) -> str:
+    raw = name.encode("utf-8", "surrogatepass")
+    if len(raw) + _HEX + 6 <= _NAME_MAX:
+        return f".{name}."
+    import hashlib
+
+    return f".{name[:40]}~{hashlib.sha256(raw).hexdigest()[:16]}."
+
+
+def _leftover_names(name: str):
+    """The names ``write_together`` gives beside the target ``name``: .NAME.HEX.old (the
+    earlier file, kept), .NAME.HEX.new (the new one, not yet in place) and the temp file of
+    the latter's write (..NAME.HEX.new.HEX.tmp)."""
+    import re
+
+    hexes, prefix = f"[0-9a-f]{{{_HEX}}}", re.escape(_prefix(name))
+    return re.compile(rf"{prefix}{hexes}\.(?:old|new)|\.{prefix}{hexes}\.new\.{hexes}\.tmp")
+
+
+def _leftovers(path: str) -> bool:
+    """Whether a killed ``write_together`` left its names (``_leftover_names``) beside
+    ``path``, that target. Those a kill left — last changed more than STALE_TEMP_SECONDS ago by
+    ctime, which a link or rename sets, not by mtime, the earlier file's own age — are
+    removed; a younger one may be a concurrent write's, and is left. Every one found is said:
+    the files on disk may be from two writes (a new fleet beside an old task), which this
+    write now replaces (the age of catalog's sweep of a killed writer's temp files: a live
+    write takes seconds, so an hour never takes a concurrent writer's file)."""
+    import time
+
+    import catalog
+
+    folder, name = os.path.split(path)
+    leftover = _leftover_names(name)
+    try:
+        with os.scandir(folder or ".") as entries:
+            found = [e.path for e in entries if leftover.fullmatch(e.name)]
+    except OSError:
+        return False
+    now = time.time()
+    for found_path in found:
+        with contextlib.suppress(OSError):
+            st = os.lstat(found_path)
+            if stat.S_ISREG(st.st_mode) and now - st.st_ctime > catalog.STALE_TEMP_SECONDS:
+                os.unlink(found_path)
+    return bool(found)
 
 
 def _keep(path: str) -> str | None:
-    """A hard link to the file at ``path``, beside it; None where there is no file, "" where
-    the file system takes no second name (then it is never removed). Not named like a write's
-    temp file: that write's sweep of stale temps (by mtime, the old file's) would take it."""
+    """A hard link to the file at ``path``, beside it (.NAME.HEX.old); None where there is no
+    file, "" where the file system takes no second name (then it is never removed). Not
+    named like a write's temp file: that write's sweep of stale temps (by mtime, the old
+    file's) would take it."""
     if not os.path.lexists(path):
         return None
-    name = f"{os.path.dirname(path)}/.{os.path.basename(path)}.{os.urandom(6).hex()}.old"
+    name = _beside(path, "old")
     try:
         os.link(path, name)
     except OSError:
