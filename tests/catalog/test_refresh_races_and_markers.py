@@ -18,43 +18,19 @@ import functools
 import os
 import shutil
 import threading
-from dataclasses import replace
 
 import pytest
+from fake_sources import OneRegionAws
 
 import catalog
-from catalog import CatalogError, _paths, _refresh, _store, active_catalog_name, load_catalog
+from catalog import CatalogError, _paths, _refresh, _store, active_catalog_name
 from catalog import _install as installer
-from catalog.sources import CloudData
 from planner.cli import main
-
-
-class _OneRegionAws:
-    """The packaged on-demand AWS offers of us-east-1, 1 % dearer; counts its fetches."""
-
-    cloud = "aws"
-
-    def __init__(self) -> None:
-        self.fetches = 0
-
-    def fetch(self, regions, progress):
-        self.fetches += 1
-        packaged = load_catalog("packaged")
-        offers = tuple(replace(o, usd_per_hour=round(o.usd_per_hour * 1.01, 5), source="fake",
-                               flags=(), flag_reasons="")
-                       for o in packaged.offers
-                       if o.cloud == "aws" and o.region == "us-east-1"
-                       and o.pricing == "on_demand" and o.usd_per_hour is not None)
-        used = {o.instance_type for o in offers}
-        types = tuple(t for t in packaged.instance_types if t.cloud == "aws" and t.name in used)
-        return CloudData(cloud="aws", instance_types=types, offers=offers,
-                         as_of=offers[0].as_of, source="fake", regions=("us-east-1",),
-                         covered_pricing=("on_demand",))
 
 
 def _refresh_aws(source=None):
     return _refresh.refresh_catalog(clouds=["aws"], regions=["us-east-1"],
-                                    sources={"aws": source or _OneRegionAws()})
+                                    sources={"aws": source or OneRegionAws()})
 
 
 def _active_marker() -> str | None:
@@ -130,7 +106,7 @@ def cli_refresh(monkeypatch):
     """`gpuplan catalog refresh` with the fake AWS source."""
     monkeypatch.setattr(catalog, "refresh_catalog",
                         functools.partial(_refresh.refresh_catalog,
-                                          sources={"aws": _OneRegionAws()}))
+                                          sources={"aws": OneRegionAws()}))
     return ["catalog", "refresh", "--cloud", "aws", "--regions", "us-east-1"]
 
 
@@ -180,7 +156,7 @@ def test_a_read_only_marker_in_a_writable_folder_is_replaced(monkeypatch, small)
 def test_a_directory_where_a_marker_goes_fails_the_refresh_before_any_download(which):
     where = _paths.catalogs_dir() / which
     where.mkdir(parents=True)
-    source = _OneRegionAws()
+    source = OneRegionAws()
     with pytest.raises(CatalogError, match=rf"catalog marker {where} is a directory; gpuplan "
                        rf"keeps a one-line file there\. To fix: remove it \(rmdir {where}\)"):
         _refresh_aws(source)

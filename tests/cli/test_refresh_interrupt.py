@@ -6,40 +6,20 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import replace
 
 import pytest
+from fake_sources import OneRegionAws
 
 import catalog
-from catalog import _refresh, active_catalog_name, load_catalog
-from catalog.sources import CloudData
+from catalog import _refresh, active_catalog_name
 from planner.cli import _refresh_cmd, main
-
-
-class _OneRegionAws:
-    """The packaged on-demand AWS offers of one region, 1 % dearer."""
-
-    cloud = "aws"
-
-    def fetch(self, regions, progress):
-        packaged = load_catalog("packaged")
-        offers = tuple(replace(o, usd_per_hour=round(o.usd_per_hour * 1.01, 5), source="fake",
-                               flags=(), flag_reasons="")
-                       for o in packaged.offers
-                       if o.cloud == "aws" and o.region == "us-east-1"
-                       and o.pricing == "on_demand" and o.usd_per_hour is not None)
-        used = {o.instance_type for o in offers}
-        types = tuple(t for t in packaged.instance_types if t.cloud == "aws" and t.name in used)
-        return CloudData(cloud="aws", instance_types=types, offers=offers,
-                         as_of=offers[0].as_of, source="fake", regions=("us-east-1",),
-                         covered_pricing=("on_demand",))
 
 
 @pytest.fixture
 def fake_refresh(monkeypatch):
     real = _refresh.refresh_catalog
     monkeypatch.setattr(catalog, "refresh_catalog",
-                        functools.partial(real, sources={"aws": _OneRegionAws()}))
+                        functools.partial(real, sources={"aws": OneRegionAws()}))
 
 
 def _interrupt(*args, **kwargs):

@@ -34,16 +34,19 @@ def files(tmp_path):
     return team, discount, rate
 
 
+def _report(team, overrides, by: str, monkeypatch) -> list[str]:
+    """`gpuplan report TEAM --json` with ``overrides`` given ``by`` the flag or the variable."""
+    if by == "GPUPLAN_OVERRIDES":
+        monkeypatch.setenv("GPUPLAN_OVERRIDES", str(overrides))
+        return ["report", str(team), "--json"]
+    return ["report", str(team), "--json", "--overrides", str(overrides)]
+
+
 @pytest.mark.parametrize("by", ["--overrides", "GPUPLAN_OVERRIDES"])
 def test_one_discount_in_the_overrides_file_and_the_team_file_is_refused(by, files, monkeypatch,
                                                                           capsys):
     team, discount, _ = files
-    args = ["report", str(team), "--json"]
-    if by == "--overrides":
-        args += ["--overrides", str(discount)]
-    else:
-        monkeypatch.setenv("GPUPLAN_OVERRIDES", str(discount))
-    assert main(args) == 2
+    assert main(_report(team, discount, by, monkeypatch)) == 2
     err = capsys.readouterr().err
     assert (f"{team} (overrides): discounts[1]: the same scope (cloud aws) as {discount}: "
             "discounts[1], so which percent applies is ambiguous. To fix: keep one of them"
@@ -53,12 +56,7 @@ def test_one_discount_in_the_overrides_file_and_the_team_file_is_refused(by, fil
 @pytest.mark.parametrize("by", ["--overrides", "GPUPLAN_OVERRIDES"])
 def test_the_team_discount_leaves_the_overrides_files_rate_alone(by, files, monkeypatch, capsys):
     team, _, rate = files
-    args = ["report", str(team), "--json"]
-    if by == "--overrides":
-        args += ["--overrides", str(rate)]
-    else:
-        monkeypatch.setenv("GPUPLAN_OVERRIDES", str(rate))
-    assert main(args) == 0
+    assert main(_report(team, rate, by, monkeypatch)) == 0
     (job,) = json.loads(capsys.readouterr().out)["jobs"]
     assert (job["instance_type"], job["usd_per_hour"]) == ("p5.4xlarge", 5.0)
 
