@@ -232,7 +232,8 @@ def _main(argv: list[str] | None, args: list[str]) -> int:
             if code != _stdio.EXIT_INTERRUPTED and _stdio.lost_interrupt():
                 # the command finished before it could stop; or it did stop, and said so (143)
                 return _stdio.interrupted(once=True)
-        return code
+        # its status known and its output flushed: a signal from here on changes nothing
+        return _stdio.exiting(code) if argv is None else code
     except KeyboardInterrupt:  # Ctrl-C before the command ran, or while it printed
         return _stdio.interrupted()
     except OSError as exc:
