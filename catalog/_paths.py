@@ -79,8 +79,10 @@ def folder_from_env(variable: str, xdg: str, under_home: tuple[str, ...],
             why = "is a relative path, so each working directory would have its own"
         if why:
             unset = ", or unset it" if why == "is blank" else ""
+            # a path of undecodable bytes is absolute already: what it lacks is UTF-8
+            kind = "an absolute path in UTF-8" if undecodable else "an absolute path"
             fix = (f"{variable}={Path.cwd() / path}" if why.startswith("is a relative")
-                   else f"{variable} to an absolute path{unset}")
+                   else f"{variable} to {kind}{unset}")
             raise CatalogFileError(f"{variable} '{shown}' {why}. To fix: set {fix}")
         return (path / below if below else path), variable
     base = os.environ.get(xdg)

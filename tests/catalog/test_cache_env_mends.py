@@ -182,7 +182,8 @@ def test_a_folder_variable_says_blank_unexpanded_or_undecodable(variable, monkey
              f"{variable}=/home/someone/.cache/x"),
             ("$GPUPLAN_NO_SUCH_VAR/x", "which the shell did not expand",
              f"{variable} to the folder it means"),
-            (os.fsdecode(b"/data/\xff\xfe"), "is not valid UTF-8", f"{variable} to an absolute")):
+            (os.fsdecode(b"/data/\xff\xfe"), "is not valid UTF-8",
+             f"{variable} to an absolute path in UTF-8")):
         monkeypatch.setenv(variable, value)
         with pytest.raises(GpuplanError) as info:
             read()
