@@ -119,7 +119,10 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
                 continue  # e.g. PDF without matplotlib (the report extra): offer the others
         words = table_words if source_kind == "table" else str
         return {"allocation": allocation.as_dict(), "reports": reports,
-                "warnings": [S.app_words(words(w)) for w in warnings]}
+                "warnings": [S.app_words(words(w)) for w in warnings],
+                # the jobs' plans' (a term paid whole, spot capacity …), in the words of
+                # `gpuplan report` and the downloaded report, each once with its jobs
+                "job_warnings": allocation.warning_lines()}
     except catalog.GpuplanError as exc:
         # an error in the plan's own overrides entry is fixed there, not in the
         # GPUPLAN_OVERRIDES file or with a CLI command its format names
@@ -245,6 +248,20 @@ def job_rows(a: dict) -> pd.DataFrame:
     return jobs
 
 
+FOLD_WARNINGS = 3  # this many or more: folded under their count, the results kept in view
+
+
+def job_warnings(lines) -> None:
+    """The jobs' plans' warnings beside the total they qualify (a reserved job's cost with no
+    word that a whole term was paid): each on its own, or folded when there are many."""
+    if len(lines) < FOLD_WARNINGS:
+        for line in lines:
+            st.warning(F.md(line), icon=":material/warning:")
+        return
+    with st.expander(f"{len(lines):,} warnings", icon=":material/warning:"):
+        st.markdown("\n".join(f"- {F.md(line)}" for line in lines))
+
+
 def show_allocation(out: dict) -> None:
     a = out["allocation"]
     t = a["totals"]
@@ -254,6 +271,7 @@ def show_allocation(out: dict) -> None:
     c[1].metric("GPU-hours", F.amount(t["gpu_hours"]))  # a small job's "0" read as nothing
     c[2].metric("Jobs", t["jobs"])
     c[3].metric("Last job ends", t["end"][:10], help=f"first starts {t['start']} UTC")
+    job_warnings(out.get("job_warnings", ()))
     st.plotly_chart(timeline(a), key="team_timeline")
     st.plotly_chart(monthly_burn(a), key="team_burn")
     st.subheader("Jobs")
