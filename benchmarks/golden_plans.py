@@ -67,6 +67,8 @@ The same day ``70b-commitments-storage`` was rewritten for one added note (it as
 committed_1y, which the packaged catalog has no offer of: the note says so; it was dropped
 without a word) and the two team cases for a ``warnings`` list added to every job (the
 workload's and the chosen plan's warnings, as ``plan`` gives them); nothing else changed.
+``team-12-jobs`` was rewritten once more that day for two quota rows alone (June, where
+no run is but a deadline falls: the table covers every month of the job windows).
 ``8b-calibrated`` was rewritten on 2026-12-04 when a workload measurement began to transfer to
 the neighbouring recomputation setting (distance 1): frontier plans with selective
 recomputation now carry the measured layer's time ratio (126 fields of ``frontier`` and

@@ -187,14 +187,26 @@ def summarise_allocation(team_plan, options, rec, sol, epoch: dt.date, catalog_i
     return Allocation(
         name=team_plan.name, source=team_plan.source, jobs=jobs, totals=totals,
         by_team=by_team, by_month=by_month, budgets=budget_rows,
-        quotas=_quota_use(team_plan, options, chosen, months),
+        quotas=_quota_use(team_plan, options, chosen, _quota_months(team_plan, epoch, e)),
         catalog=catalog_info,
         assumptions=[*_assumptions(team_plan, catalog_info), *_spot_fleets(jobs, s, e)],
         solver={**sol.as_dict(), "options": len(options), "epoch": epoch.isoformat()})
 
 
+def _quota_months(team_plan, epoch: dt.date, end: np.ndarray) -> list[tuple[str, float, float]]:
+    """The months the quota table covers: from the epoch through the last month of any job's
+    window (earliest_start to deadline), chosen run (one may overrun its deadline) or month a
+    rule names. The runs' months alone left out a rule for a month the plan was moved out of (a
+    cap of 0 GPUs in April shaped a plan that then ended in March: the table showed no rule)."""
+    named = [dt.date.fromisoformat(f"{r.month}-01") for r in team_plan.quotas if r.month]
+    horizon = max([float(end.max()), *((j.deadline - epoch).days * 24.0 for j in team_plan.jobs),
+                   *((first - epoch).days * 24.0 + 1.0 for first in named)])
+    return month_edges(epoch, horizon)
+
+
 def _quota_use(team_plan, options, chosen, months) -> list[dict]:
-    """Peak GPUs in use per quota scope and month, next to the cap."""
+    """Peak GPUs in use per quota scope and month (``_quota_months``: 0 where nothing of the
+    scope runs), next to the cap."""
     out = []
     s, e = options.start_hours[chosen], options.end_hours[chosen]
     g = options.gpus[chosen]
