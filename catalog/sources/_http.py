@@ -265,10 +265,8 @@ def iter_lines(url: str, *, cloud: str, timeout_s: float = 60.0, attempts: int =
                deadline_s: float = LINES_DEADLINE_S,
                max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[str]:
     """The lines of a (possibly gzip-compressed) UTF-8 text file, streamed: each ends with
-    its "\\n", none longer than ``max_line_bytes``, all of them within ``deadline_s``. The
-    last may end without one only in a body whose Content-Length came whole (what the server
-    sent; the caller's parser judges it): without a Content-Length, a last line cut short is
-    how a cut connection shows (the price files end every line with "\\n")."""
+    its "\\n" (the last may have none: the caller's parser judges a cut row by its fields),
+    none longer than ``max_line_bytes``, all of them within ``deadline_s``."""
     deadline = _Deadline(deadline_s, url, cloud)
     with _open(url, timeout_s=timeout_s, attempts=attempts, cloud=cloud, first=False,
                deadline=deadline) as resp:
@@ -282,23 +280,7 @@ def iter_lines(url: str, *, cloud: str, timeout_s: float = 60.0, attempts: int =
                     raise RefreshError(f"{cloud}: {redact(url)} has a line longer than "
                                        f"{max_line_bytes:,} bytes, which no price file has. "
                                        f"To fix: retry later, or leave {cloud} out with --cloud")
-                if not line.endswith(b"\n"):  # the body's end: readline stops only there
-                    _check_last_line(raw, url, cloud)
                 yield line.decode("utf-8")
         except (*_READ_ERRORS, UnicodeDecodeError) as exc:
             raise _read_failed(url, cloud, exc) from None
         raw.check_complete(url, cloud)  # after the last line: a cut body ends like a short one
-
-
-def _check_last_line(raw: _Counted, url: str, cloud: str) -> None:
-    """RefreshError when a body ends in the middle of a line and nothing says it is whole: a
-    price file sent without Content-Length and cut mid-row read as a short file (its partial
-    last row parsed, with "" for the columns missing), and --prune removed the offers of the
-    rows cut off."""
-    raw.check_complete(url, cloud)  # a Content-Length not met says it precisely
-    expected = raw.response.headers.get("Content-Length")
-    if not (expected and expected.strip().isdigit()):
-        raise RefreshError(f"{cloud}: {redact(url)} ended after {raw.count:,} bytes in the "
-                           "middle of a line, with no Content-Length to check it against (the "
-                           f"connection was cut). To fix: retry later, or leave {cloud} out "
-                           "with --cloud")
