@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from . import _workload_opts as W  # the workload options of `estimate`, one definition
-from ._app import CliExit, console
+from ._app import CliExit, console, print_hanging
+from ._flags import say_fields
 from ._probe_cmds import parse_probe_args
 
 
@@ -129,6 +130,10 @@ def workload_cmd(
         kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=None, framework=framework, tp=tp,
         micro_batch=micro_batch)
     workload = planner.build_workload(spec)
+    for warning in workload.warnings:  # as estimate says them: a --seq-len beyond the model's
+        # context, sizes that change the model (the probe times the model as changed)
+        print_hanging(console(stderr=True), say_fields(warning), first="warning: ", rest="  ",
+                      first_style="yellow")
     arch = workload.arch
     narrow = arch.windowed_layers or arch.chunked_layers
     if arch.attention_params_per_layer or arch.dense_layers or narrow:
