@@ -91,9 +91,14 @@ class AwsSource:
         except ValueError as exc:
             raise RefreshError(f"aws: {exc}. To fix: retry later, or leave aws out with "
                                "--cloud") from None
-        if not urls:
-            raise RefreshError("aws: the Price List region index lists no regions. To fix: "
-                               "retry later")
+        if not urls:  # {"us-east-1": null} is a region without its price file, not none
+            listed = len(index["regions"]) - len(rejected)
+            raise RefreshError(
+                "aws: the Price List region index lists " + (
+                    f"{listed:,} region{'s' if listed > 1 else ''} but no price file "
+                    "(currentVersionUrl) for any: another format or a broken answer"
+                    if listed else "no regions") + ". To fix: retry later, or leave aws out "
+                "with --cloud")
         wanted = sorted(r for r in urls if regions is None or r in set(regions))
         files = run_per_region(CLOUD, wanted, lambda r: self._region(r, urls[r]), progress,
                                self.max_workers, what="price file for")
