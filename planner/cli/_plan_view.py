@@ -137,7 +137,7 @@ def _budget_to(need: float, budget: float) -> str:
     (``_select._usd_need``): "$25,381.05" for $25,381.0407 beside a budget of $25,381.04."""
     if format_usd(need) != format_usd(budget):
         return format_usd_at_least(need)
-    return f"${math.ceil(need * 100) / 100:,.2f}"
+    return format_usd_at_least(need, cents=True)
 
 
 def infeasible_fixes(inf, constraints) -> str:

@@ -221,9 +221,13 @@ def _usd_digits(x: float) -> int:
     return 2 if 0 < round(abs(x), 2) < 100 else 0
 
 
-def format_usd_at_least(x: float) -> str:
+def format_usd_at_least(x: float, *, cents: bool = False) -> str:
     """``format_usd`` of ``x`` rounded up to the digits it shows: a budget to raise to must
-    cover the plan ("$25,381" for $25,381.04 was refused again)."""
+    cover the plan ("$25,381" for $25,381.04 was refused again). ``cents``: to the cent
+    whatever the amount, never below ``x`` (no slack): where the whole dollars read as the
+    budget they exceed ("$25,381.05" for $25,381.0407 beside a budget of $25,381.04)."""
+    if cents:
+        return f"${math.ceil(x * 100) / 100:,.2f}"
     if not math.isfinite(x) or abs(x) < 0.01:
         return format_usd(x)
     scale = 10 ** _usd_digits(x)

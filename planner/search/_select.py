@@ -22,7 +22,13 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model import format_chance, format_hours, format_requirement, format_usd
+from ..model import (
+    format_chance,
+    format_hours,
+    format_requirement,
+    format_usd,
+    format_usd_at_least,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -277,7 +283,7 @@ def _usd_need(need: float, have: float) -> tuple[str, str]:
     that tell them apart. ``_plan_view._budget_to`` asks for the same figure."""
     if format_usd(need) != format_usd(have):
         return format_usd(have), format_usd(need)
-    up = f"${math.ceil(need * 100) / 100:,.2f}"  # never below the need: no 1e-9 slack
+    up = format_usd_at_least(need, cents=True)
     shown = f"${have:,.2f}"
     return (shown if shown != up else f"${have:,.6f}".rstrip("0")), up
 
