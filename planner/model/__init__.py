@@ -19,6 +19,7 @@ The vectorised pieces the optimizer and the benchmarks build on (``ModelScalars`
 ``evaluate``, ``plan_grid``, ``prune``, ``run_model``, ``cluster_inputs`` …) are public too.
 """
 
+from ._arrays import distinct
 from ._assumptions import (
     ATTENTION_FRACTION,
     INTER_NODE_EFFICIENCY,
@@ -171,7 +172,7 @@ __all__ = [
     "WorkloadSpec", "architecture_from_config", "assumption_names", "attention_key", "best_index",
     "build_cluster", "build_workload", "can_time", "config_file_error", "check_pins",
     "check_pins_fit_cluster", "check_pins_fit_model", "checkpoint_bytes", "cluster_for_instance",
-    "cluster_inputs", "comparable", "default_batch_sequences", "describe_assumptions",
+    "cluster_inputs", "comparable", "default_batch_sequences", "describe_assumptions", "distinct",
     "duration_unit", "estimate",
     "evaluate", "family_note", "format_amount", "format_chance", "format_count", "format_expected",
     "format_hours", "format_figure", "format_hours_range", "format_params", "format_requirement",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from catalog import MAX_GPU_MEMORY_GIB  # memory per accelerator: one bound for both layers
 
+from ._arrays import distinct
 from ._assumptions import (
     FALLBACK_FABRIC,
     FALLBACK_TOPOLOGY,
@@ -271,7 +272,7 @@ def nic_by_nodes(cluster: Cluster, ci: ClusterInputs, cal: Calibration,
         return None
     out = np.full(len(nodes), ci.nic_gb_per_s_per_gpu, dtype=np.float64)
     hit = False
-    for n in np.unique(nodes):
+    for n in distinct(nodes):
         m = cal.inter(cluster.instance_type, int(n)) if n > 1 else None
         if m:
             out[nodes == n] = m.value / cluster.gpus_per_node

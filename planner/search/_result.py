@@ -15,6 +15,7 @@ from ..model import (
     TimeRange,
     cluster_for_instance,
     cluster_inputs,
+    distinct,
     format_chance,
     format_hours,
     format_requirement,
@@ -205,7 +206,7 @@ def _describe(workload, catalog, c, A, ms, space: Space, C: Cands, idx: list[int
     described = _kept(space.layout)
     w = described.workload_id(workload)  # first: it may start the kept dicts again
     kept = described.quantiles
-    new = np.unique(np.array([r for r in e.tolist() if (w, r) not in kept], dtype=np.int64))
+    new = distinct(np.array([r for r in e.tolist() if (w, r) not in kept], dtype=np.int64))
     if len(new):
         m = len(new)
         q = quantile(np.repeat([0.1, 0.9], m),

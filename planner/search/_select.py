@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..model import (
+    distinct,
     format_chance,
     format_hours,
     format_requirement,
@@ -347,7 +348,7 @@ def _infeasible_plan(c, space: Space, C: Cands, within, by_time) -> dict:
         shut = [k for k in limits if not alone[k].any()] or (limits if not within.any()
                                                              else [])
         binding = (*binding, *(limits if limited else shut))
-        best_p = (float(space.probability(np.unique(C.e[pool])).max()) if within.any()
+        best_p = (float(space.probability(distinct(C.e[pool])).max()) if within.any()
                   else space.max_probability())
         names = _names(limits)
         reason = (f"no candidate finishes within {format_hours(c.deadline_hours)}"

@@ -64,7 +64,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import PlannerError
+from ..model import PlannerError, distinct
 from ..search import QuotaRule
 from ._fields import period_months
 
@@ -279,8 +279,8 @@ def build(options: Options, groups: Groups, quotas, budgets, epoch: dt.date):
         match = ok[scope_idx] if n else np.zeros(0, bool)
         if not match.any():
             continue
-        points = np.union1d(s[match], month_starts[(month_starts > s[match].min())
-                                                   & (month_starts < e[match].max())])
+        points = distinct(np.concatenate((s[match], month_starts[
+            (month_starts > s[match].min()) & (month_starts < e[match].max())])))
         for t in points:
             mi = int(np.searchsorted(month_starts, t, side="right") - 1)
             cap = caps["months"].get(labels[mi], caps["all"])
