@@ -58,7 +58,7 @@ def refuse_twins(layers: Sequence[Overrides]) -> None:
                     f"{layer.path}: {entry.where}: the same {what} ({words(entry)}) as "
                     f"{first.path}: {twin.where}, so {doubt} is ambiguous. To fix: keep one of "
                     f"them: remove {entry.where} from {layer.path}, or {twin.where} from "
-                    f"{first.path}")
+                    f"{first.path}.")
 
 
 __all__ = ["refuse_twins"]

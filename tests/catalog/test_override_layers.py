@@ -46,7 +46,7 @@ def test_one_discount_in_two_layers_is_refused_naming_both(cat):
     assert str(err.value) == (
         "team.yaml (overrides): discounts[1]: the same scope (cloud aws) as ov.yaml: "
         "discounts[1], so which percent applies is ambiguous. To fix: keep one of them: remove "
-        "discounts[1] from team.yaml (overrides), or discounts[1] from ov.yaml")
+        "discounts[1] from team.yaml (overrides), or discounts[1] from ov.yaml.")
 
 
 def test_same_scope_other_percent_and_entry_index_named(cat):
@@ -100,7 +100,7 @@ def test_one_rate_in_two_layers_is_refused(cat):
     assert str(err.value) == (
         "team.yaml (overrides): prices[1]: the same offer (aws p5.4xlarge us-east-1 on_demand) "
         "as ov.yaml: prices[1], so which price applies is ambiguous. To fix: keep one of them: "
-        "remove prices[1] from team.yaml (overrides), or prices[1] from ov.yaml")
+        "remove prices[1] from team.yaml (overrides), or prices[1] from ov.yaml.")
 
 
 def test_three_layers_check_against_every_earlier_one(cat):
