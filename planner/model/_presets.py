@@ -104,7 +104,7 @@ def context_warning(seq: int, *, model: str | None = None, cfg: Mapping | None =
     ``_CONTEXTS`` (an alias's own first), for a config.json ``cfg`` the ``positions`` its
     ``key`` states (its text model's family says if they are learned); none within it, or where
     the context is not known (a parameter count). Training past it extends the context, a real
-    practice the estimate times as given, but a learned table of positions ends there."""
+    practice timed as given, but a learned table of positions ends there."""
     learned = False
     if model is not None:
         name = model.strip().lower()
@@ -122,7 +122,7 @@ def context_warning(seq: int, *, model: str | None = None, cfg: Mapping | None =
     return [said + (f"its positions are a learned table of {positions:,}, and positions beyond "
                     "it do not exist without changing the model (growing the table)" if learned
                     else "training at it extends the context (e.g. RoPE scaling)")
-            + "; the estimate times the longer sequence as given"]
+            + "; the longer sequence is timed as given"]  # by estimate, plan and probe alike
 
 
 # ---- Hugging Face model types, as ``_hfconfig`` reads their config.json ----------------

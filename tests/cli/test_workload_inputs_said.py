@@ -102,8 +102,8 @@ LEARNED = ("--seq-len 8,192 is above gpt2's context of 1,024 (n_positions): its 
            "are a learned table of 1,024, and positions beyond it do not exist without "
            "changing the model")
 EXTENDED = ("--seq-len 32,768 is above llama2-7b's context of 4,096 (max_position_embeddings): "
-            "training at it extends the context (e.g. RoPE scaling); the estimate times the "
-            "longer sequence as given")
+            "training at it extends the context (e.g. RoPE scaling); the longer sequence is "
+            "timed as given")
 
 
 def _flat(text: str) -> str:
