@@ -121,8 +121,9 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
         return {"allocation": allocation.as_dict(), "reports": reports,
                 "warnings": [S.app_words(words(w)) for w in warnings],
                 # the jobs' plans' (a term paid whole, spot capacity …), in the words of
-                # `gpuplan report` and the downloaded report, each once with its jobs
-                "job_warnings": allocation.warning_lines()}
+                # `gpuplan report` and the downloaded report, each once with its jobs; the
+                # table's rows ("row 2 'b'") where the jobs came from the table
+                "job_warnings": [words(w) for w in allocation.warning_lines()]}
     except catalog.GpuplanError as exc:
         # an error in the plan's own overrides entry is fixed there, not in the
         # GPUPLAN_OVERRIDES file or with a CLI command its format names
