@@ -32,7 +32,7 @@ from ._grid import (
     prune,
     run_model,
 )
-from ._hardware import MAX_CLUSTER_GPUS, Cluster, larger_counts, resized
+from ._hardware import MAX_CLUSTER_GPUS, Cluster, larger_counts, resized, smallest_fitting
 from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype, nvlink_domain
 from ._perf import CHECKPOINT_BYTES, RECOMPUTE_NAMES
 from ._pin_checks import check_pins_fit_cluster, no_grid_message
@@ -395,22 +395,14 @@ def no_fit_message(workload, cluster, ms, A, ci, least: float, *,
         return None if j is None else (c, grid, r, j)
 
     # Only counts the front end accepts (`gpus` 21 of 8-GPU nodes was named, and refused),
-    # up to all the model covers. Doubling the index finds one that fits, halving between it
-    # and the last that did not finds the smallest (it said 16 nodes where 11 fit).
-    counts, below, found, i = larger_counts(cluster), -1, None, 0
-    while i < len(counts) and found is None:
-        found = fitting(counts[i])
-        if found is None:
-            below, i = i, (min(2 * i + 1, len(counts) - 1) if i < len(counts) - 1 else i + 1)
+    # up to all the model covers (it said 16 nodes where 11 fit)
+    counts = larger_counts(cluster)
+    found = smallest_fitting(counts, fitting, lambda f: int(
+        f[1]["tp"][f[3]] * f[1]["pp"][f[3]] * f[1]["cp"][f[3]]))
     per = cluster.node_gpus or cluster.gpus_per_node
     name = cluster.instance_type or cluster.accelerator.name
     if found is not None:
-        above = i
-        while above - below > 1:
-            mid = (below + above) // 2
-            got = fitting(counts[mid])
-            below, above, found = (below, mid, got) if got is not None else (mid, above, found)
-        c, grid, r, j = found
+        c, grid, r, j = found = found[1]
         size = (f"{c.gpus} GPUs of one {per}-GPU node" if c.gpus < per else  # as prose reads
                 f"{c.nodes:,} node{'s' if c.nodes > 1 else ''} ({c.gpus:,} GPUs)")
         hint = (f" The smallest setup that fits is {size} with {plan_of(grid, r, j)}"

@@ -7,6 +7,7 @@ typical inter-node fabric for its generation — every choice is stated in ``Clu
 
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
 from dataclasses import dataclass, field, replace
@@ -156,6 +157,42 @@ def larger_counts(cluster: Cluster) -> list[int]:
     if not cluster.inter_node_gbps:
         return list(within)
     return [*within, *range(per * (cluster.nodes + 1), MAX_CLUSTER_GPUS + 1, per)]
+
+
+def smallest_fitting(counts: list[int], fitting, shards) -> tuple[int, object] | None:
+    """(the smallest of ``counts`` found to fit, what ``fitting(count)`` gave there), or None
+    when none of them fits; ``shards(found)`` is the model-parallel size (tp·pp·cp) of the
+    plan found.
+
+    Fitting is not monotone in the count: a plan needs tp·pp·cp to divide it (a 1M-token
+    sequence fits 32 GPUs as cp16 tp2, and no count of 40, 72 or 136). So the count doubles
+    (16, 32, 64 … GPUs, each a count of many divisors) until one fits, and the smallest below
+    it is sought twice by halving: among the multiples of the plan's tp·pp·cp there (within
+    one split, more GPUs only shard more), and among every count (another split may fit
+    earlier). Each search only ever keeps a count that fits. It advised 65,552 GPUs where 32
+    fit, trying counts 8·(2^k + 1) alone."""
+    below, i, found = -1, 0, None
+    while i < len(counts):
+        if (found := fitting(counts[i])) is not None:
+            break
+        below = i
+        i = (len(counts) if i == len(counts) - 1
+             else min(bisect.bisect_left(counts, 2 * counts[i]), len(counts) - 1))
+    if found is None:
+        return None
+    best = (counts[i], found)
+    width = shards(found)
+    for pool in ([c for c in counts[below + 1:i] if c % width == 0], counts[below + 1:i]):
+        lo, hi = -1, len(pool)  # pool[hi] (or the doubling's count) fits; pool[lo] did not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if (got := fitting(pool[mid])) is not None:
+                hi = mid
+                if pool[mid] < best[0]:
+                    best = (pool[mid], got)
+            else:
+                lo = mid
+    return best
 
 
 def resized(cluster: Cluster, gpus: int) -> Cluster:

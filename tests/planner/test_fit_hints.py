@@ -7,9 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planner import HardwareError, NoFitError, PlanPins, Workload, build_cluster, estimate, preset
 from planner.cli import main
+from planner.model._hardware import smallest_fitting
 
 
 def run(capsys, *argv: str) -> tuple[int, str]:
@@ -47,6 +50,40 @@ def test_the_smallest_setup_named_is_accepted_by_gpus_fits_and_is_the_smallest(
     if below > int(gpus):
         code, err = run(capsys, *workload, "--gpu", gpu, "--gpus", str(below))
         assert code == 2 and "do not fit" in err, err
+
+
+@pytest.mark.parametrize(("workload", "gpu", "advised"), [
+    # cp16 tp2 needs 32 to divide the count: 65,552 GPUs was advised (counts 8·(2^k + 1) only)
+    (("--model", "llama3-8b", "--seq-len", "1048576"), "H100", 32),
+    (("--model", "llama3-70b", "--seq-len", "262144"), "H100", 32),  # 640 was advised
+    (("--model", "llama3-405b", "--seq-len", "262144"), "B200", 64),  # 1,920 was advised
+])
+def test_a_long_sequence_is_advised_the_few_gpus_that_fit_not_thousands(
+        capsys, workload, gpu, advised):
+    code, err = run(capsys, *workload, "--gpu", gpu, "--gpus", "8")
+    assert code == 2 and suggested_gpus(err) == advised, err
+    code, err = run(capsys, *workload, "--gpu", gpu, "--gpus", str(advised), "--json")
+    assert code == 0, err
+    code, err = run(capsys, *workload, "--gpu", gpu, "--gpus", str(advised // 2))
+    assert code == 2 and "do not fit" in err, err
+
+
+@settings(max_examples=200, deadline=None)
+@given(width=st.sampled_from([8, 16, 32, 64, 128, 256]), least=st.integers(1, 70_000))
+def test_the_smallest_count_is_found_where_a_split_must_divide_it(width, least):
+    """Fitting as a split of ``width`` GPUs makes it: from ``least`` GPUs, on multiples of
+    ``width`` alone — every count the doubling skips is found by the halving after it."""
+    counts = list(range(16, 65_537, 8))
+    tried = []
+
+    def fitting(c):
+        tried.append(c)
+        return width if c >= least and c % width == 0 else None
+
+    got = smallest_fitting(counts, fitting, lambda found: found)
+    fit = [c for c in counts if c >= least and c % width == 0]
+    assert got == ((fit[0], width) if fit else None)
+    assert len(tried) <= 60  # doubling, then two halvings: not a scan of 8,190 counts
 
 
 def test_the_search_limit_said_is_the_one_searched(capsys):

@@ -17,10 +17,16 @@ def test_a_lora_run_that_does_not_fit_says_qlora_is_not_modelled(capsys):
 
 
 def test_a_large_smallest_setup_is_said_with_thousands_separators(capsys):
-    """"8200 nodes (65600 GPUs)" read as one number; the value to pass stays as typed."""
+    """"8200 nodes (65600 GPUs)" read as one number; the value to pass stays as typed. (20T
+    parameters need thousands of GPUs; gpt2 at a 10M-token sequence was the example, until
+    the search found that it fits 64.)"""
+    import re
+
     from planner.cli import main
 
-    assert main(["estimate", "--model", "gpt2", "--gpu", "H100", "--seq-len", "10000000"]) == 2
+    assert main(["estimate", "--params", "20T", "--tokens", "1T", "--gpu", "H100"]) == 2
     err = " ".join(capsys.readouterr().err.split())
-    assert "The smallest setup that fits is 8,200 nodes (65,600 GPUs)" in err, err
-    assert "pass --gpus 65600." in err
+    said = re.search(r"The smallest setup that fits is (\d{1,3}(?:,\d{3})+) nodes "
+                     r"\((\d{1,3}(?:,\d{3})+) GPUs\)", err)
+    assert said, err
+    assert f"pass --gpus {said[2].replace(',', '')}." in err, err
