@@ -248,8 +248,9 @@ def test_a_global_batch_is_whole_sequences_nearest_what_was_given(given, used):
     w = build_workload(WorkloadSpec(model="llama3-8b", tokens="1T",
                                     global_batch_tokens=given))
     assert w.global_batch_tokens == used
-    said = [n for n in w.inferred if n.startswith("global batch")]
-    assert bool(said) == (given != used)
+    # said among the assumptions, or as a warning beyond a tenth (12,000 → 8,192)
+    said = [n for n in (*w.inferred, *w.warnings) if n.startswith("global batch")]
+    assert len(said) == (given != used)
 
 
 @pytest.mark.parametrize("framework,ep,fragment", [
