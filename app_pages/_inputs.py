@@ -23,6 +23,18 @@ class UrlInputs:
     """
 
     IGNORED = frozenset({"embed", "embed_options"})
+    # The URL settings of the pages that have them (a test keeps them equal to the pages'
+    # widgets). A link's parameter that no page has is taken out of the URL on the page's first
+    # run, so a reload or a copy does not warn again; one of another page is left for it
+    # (``?offers_cloud=aws`` opened on the Plan page filters the Catalog when it is shown).
+    SETTINGS = {
+        "plan": frozenset({
+            "source", "model", "params", "active_params", "experts", "experts_per_token",
+            "tokens", "seq_len", "global_batch_tokens", "precision", "recompute", "deadline",
+            "budget", "max_gpus", "min_prob", "max_spot", "clouds", "regions", "pricing",
+            "gpus", "commitment_use", "allow_flagged", "compare", "top"}),
+        "catalog": frozenset(f"offers_{k}" for k in ("gpu", "cloud", "region", "pricing",
+                                                      "min_gpus", "max_price", "sort", "unpriced"))}
 
     def __init__(self, page: str):
         self.page = page
@@ -38,66 +50,86 @@ class UrlInputs:
         self.problems: list[str] = []
         self.keys: set[str] = set()
         self.values: dict[str, object] = {}  # key → the value each widget returned this run
+        # the link's parameters of no page, taken out of the URL by the page that first ran:
+        # each page shown afterwards names them too (as it did while the URL kept them)
+        strays = st.session_state.setdefault("_url_strays", {})
+        self.strays = dict(strays) if self.first_run else {}
+        if self.first_run:
+            known = frozenset().union(*self.SETTINGS.values()) | self.IGNORED
+            stray = {k: v for k, v in self.raw.items() if k not in known}
+            if stray:
+                _drop_params(stray)
+                strays.update(stray)
 
-    def __call__(self, widget, label: str, *args, key: str, **kwargs):
-        unbound = st.session_state.setdefault("_url_unbound", set())
-        raw = self.raw.get(key)
-        given = [r for r in raw or () if r != ""]
-        drop = False
+    def __call__(self, widget, label: str, *args, key: str, resolve=None, **kwargs):
+        """The widget, bound to the URL parameter ``key``; ``resolve`` (a choice widget's)
+        gives the choice another name of it means (``Catalog.resolve_accelerator``: a link's
+        ``gpus=H100``), raising ``GpuplanError`` for none."""
+        opened = self.raw.get(key)  # the link's values, on the page's first run
         many = _takes_many(widget, kwargs)
-        # a choice named as the CLI takes it (AWS, llama-3-8b) is the choice: Streamlit takes
-        # only the exact spelling, and refused such a link for the default (gpt2-xl planned)
+        # a list item by item (regions=us-east-1,us-west-2, as the CLI's --region takes it);
+        # no choice of a required widget is empty (?compare= showed none chosen)
+        raw = opened and _link_items(opened, many=many, required=bool(kwargs.get("required")))
+        unbound = False  # for this run only: the next binds it again (see the end)
+        # a choice named as the CLI takes it (AWS, llama-3-8b, H100) is the choice: Streamlit
+        # takes only the exact spelling, and refused such a link for the default
         choices = _choices(widget, args, kwargs)
-        taken = _as_choices(raw, list(choices), many=many) if raw else raw
-        if raw and (taken != raw or (len(given) > 1 and not many)):
+        taken = _as_choices(raw, list(choices), many=many, resolve=resolve) if raw else raw
+        if opened and (taken != opened or (len(opened) > 1 and not many)):
             # a widget of one value takes a link's last (Streamlit's rule): the others are
             # dropped from the URL, which kept both, so a reload or a copy warned again
-            _set_param(key, taken if many else taken[-1])
+            keep = [t for t in taken if t in choices] if choices and many else taken
+            if keep:  # a list only as its choices (not a100 of h100,a100)
+                _set_param(key, keep if many else keep[-1])
+            else:  # nothing usable (?compare=): the widget shows its default
+                _drop_param(key)
+                unbound = True
         chosen = [choices[t] for t in (taken or [])[0 if many else -1:] if t in choices]
         resync = st.session_state.setdefault("_url_resync", {})
-        mapped = taken != raw and bool(chosen) and key not in unbound
+        mapped = taken != opened and bool(chosen)
         if mapped:
             # a bound widget reads the link as the page was opened (it took gcp of AWS,gcp),
             # not as set above: this run it is unbound and told the choices
             st.session_state[key] = resync[key] = chosen if many else chosen[0]
         elif key in resync and not self.first_run:
-            # bound again: set again (as the widget still shows it), so Streamlit keeps it
-            # over the link as opened and writes it into the URL
-            again = resync.pop(key)
-            if st.session_state.get(key) == again:
-                st.session_state[key] = again
+            # bound again: its value set again (as the widget shows it), so Streamlit keeps
+            # it over the link as opened and writes it into the URL (a value typed after a
+            # bad link's run was never put in the URL, and a copied link lost it)
+            resync.pop(key)
+            if key in st.session_state:
+                st.session_state[key] = st.session_state[key]
         if getattr(widget, "__name__", "") == "number_input":
             whole = _whole_number_box(args, kwargs)
-            if not all(_plain_number(r, whole=whole) for r in self.raw.get(key, ())):
+            if not all(_plain_number(r, whole=whole) for r in opened or ()):
                 # Streamlit's reader of the link's value does int(inf) for an integer widget
                 # given inf or a 400-digit number (an OverflowError on the page), and int(1.5)
-                # (a Max GPUs of 1 planned while the warning called 1.5 invalid): such a
-                # widget is not bound to the link in this session, so it shows its default,
-                # and the value is named below as unusable
-                unbound.add(key)
-                # and taken out of the URL (unbound, Streamlit left it there: a reload or a
-                # shared copy of the link warned again)
-                drop = True
-        if drop:
-            _drop_param(key)
-        bind = {} if key in unbound or mapped else {"bind": Q}
-        value = widget(label, *args, key=key, **bind, **kwargs)
+                # (a Max GPUs of 1 planned while the warning called 1.5 invalid): on the run
+                # that reads the link the widget is not bound, so it shows its default, and
+                # the value is named below as unusable and taken out of the URL (a reload or
+                # a shared copy of the link warned again)
+                unbound = True
+                _drop_param(key)
+        value = widget(label, *args, key=key, **({} if unbound or mapped else {"bind": Q}),
+                       **kwargs)
+        if unbound and not mapped:
+            resync[key] = value  # bound again on the next run
         self.keys.add(key)
         self.values[key] = value
-        if len(given) > 1 and not isinstance(value, list):
+        shown = _shown(value, empty=kwargs.get("placeholder"),
+                       blank=_empty_by_default(widget, args, kwargs))
+        if opened and len(opened) > 1 and not many:
             # a link holds one value per widget (a multiselect's list aside): which of two
             # Streamlit takes varies by widget, so the link is named as it is, not judged
-            self.problems.append(f"{key}={_values(given)} ({label}: given {len(given)} times, "
-                                 f"a link sets it once; showing {_shown(value)})")
-        elif raw is not None:
-            bad = _unusable(taken, value)
-            if bad is not None:
+            self.problems.append(f"{key}={_values(opened)} ({label}: given {len(opened)} "
+                                 f"times, a link sets it once; showing {shown})")
+        elif opened is not None:
+            # of a link with nothing usable (compare=, clouds=,) the first value is named
+            bad = _unusable(taken, value) if taken else [r for r in opened if r == "" or many][:1]
+            if bad:
                 why = "not one of the choices" if isinstance(value, list) else \
                     "not a valid value" + _range(widget, args, kwargs)
-                self.problems.append(
-                    f"{key}={_values(bad)} ({label}: {why}; showing "
-                    f"{_shown(value, empty=kwargs.get('placeholder'))}"
-                    f"{_did_you_mean(bad, list(choices))})")
+                self.problems.append(f"{key}={_values(bad)} ({label}: {why}; showing {shown}"
+                                     f"{_did_you_mean(bad, list(choices))})")
         return value
 
     # Browser Back to a Plan entry without parameters (Streamlit pushes a bare "/" when the
@@ -126,9 +158,10 @@ class UrlInputs:
         """One warning naming every unusable or unknown parameter of the link: each value cut
         to ``SHOWN_CHARS`` and at most ``SHOWN_UNKNOWN`` unknown names, so a crafted link
         cannot fill the page."""
-        unknown = [k for k in self.raw if k not in self.keys and k not in self.IGNORED]
+        link = self.strays | self.raw
+        unknown = [k for k in link if k not in self.keys and k not in self.IGNORED]
         lines = list(self.problems)
-        lines += [f"{_cut(k)}={_values(self.raw[k])} (not a setting of this page; ignored)"
+        lines += [f"{_cut(k)}={_values(link[k])} (not a setting of this page; ignored)"
                   for k in unknown[:SHOWN_UNKNOWN]]
         if len(unknown) > SHOWN_UNKNOWN:
             lines.append(f"and {len(unknown) - SHOWN_UNKNOWN:,} more not of this page")
@@ -146,8 +179,9 @@ def _cut(text: str) -> str:
 
 
 def _values(values: list[str]) -> str:
-    """A parameter's values as a warning shows them: each cut, at most ``SHOWN_UNKNOWN``."""
-    shown = ", ".join(_cut(v) for v in values[:SHOWN_UNKNOWN])
+    """A parameter's values as a warning shows them: each cut, at most ``SHOWN_UNKNOWN``, an
+    empty one as "" (``tokens=1T&tokens=`` read "tokens=1T, ")."""
+    shown = ", ".join(_cut(v) if v else '""' for v in values[:SHOWN_UNKNOWN])
     return shown + (f" and {len(values) - SHOWN_UNKNOWN:,} more"
                     if len(values) > SHOWN_UNKNOWN else "")
 
@@ -180,6 +214,26 @@ def _takes_many(widget, kwargs: dict) -> bool:
     """Whether a widget's value is a list (a link may give it several values)."""
     return getattr(widget, "__name__", "") == "multiselect" or \
         kwargs.get("selection_mode") == "multi"
+
+
+def _link_items(raw: list[str], *, many: bool, required: bool) -> list[str]:
+    """A link's values as a widget takes them: for a widget of several values each value
+    split at commas, empty items dropped (``regions=us-east-1,us-west-2``, as the CLI's
+    ``split_csv`` reads ``--region``); for a ``required`` one, no empty value (it has none)."""
+    if many:
+        raw = [i for r in raw for i in ([j.strip() for j in r.split(",") if j.strip()]
+                                        if "," in r else [r])]
+    return [r for r in raw if r != ""] if required else raw
+
+
+def _drop_params(keys) -> None:
+    """``keys`` taken out of the URL at once (a message per key: quadratic in the names)."""
+    qp = st.query_params
+    try:
+        qp.from_dict({k: qp.get_all(k) for k in qp if k not in keys})
+    except st.errors.StreamlitAPIException:  # one is bound: each of the others alone
+        for key in keys:
+            _drop_param(key)
 
 
 def _drop_param(key: str) -> None:
@@ -220,7 +274,17 @@ def _plain_number(text: str, *, whole: bool = False) -> bool:
     return abs(number) <= 2**53 and (not whole or number.is_integer())
 
 
-def _shown(value, *, empty: str | None = None) -> str:
+def _empty_by_default(widget, args: tuple, kwargs: dict) -> bool:
+    """Whether a text or number box starts empty (a box shown empty otherwise does not show
+    its default: ``tokens=`` plans 20 tokens per parameter, not the default 50B)."""
+    name = getattr(widget, "__name__", "")
+    if name == "number_input":
+        given = dict(zip(_NUMBER_INPUT_ARGS, args, strict=False)) | kwargs
+        return given.get("value", "min") is None  # Streamlit's default: the least value
+    return name != "text_input" or kwargs.get("value", args[0] if args else "") in (None, "")
+
+
+def _shown(value, *, empty: str | None = None, blank: bool = True) -> str:
     if isinstance(value, bool):  # a checkbox: not Python's False
         return "ticked" if value else "unticked"
     if isinstance(value, list):
@@ -229,7 +293,10 @@ def _shown(value, *, empty: str | None = None) -> str:
         means_all = empty is not None and empty.startswith(("All ", "Every "))
         return ", ".join(map(str, value)) or (empty[0].lower() + empty[1:] if means_all
                                               else "none")
-    return "the default" if value in (None, "") else str(value)
+    if value in (None, ""):
+        # the box's placeholder says what empty means ("20 per parameter")
+        return "the default" if blank else "it empty" + (f" ({empty})" if empty else "")
+    return str(value)
 
 
 def _unusable(raw: list[str], value) -> list[str] | None:
@@ -267,17 +334,33 @@ def _choices(widget, args: tuple, kwargs: dict) -> dict[str, object]:
     return out
 
 
-def _as_choices(raw: list[str], choices: list[str], *, many: bool) -> list[str]:
-    """``raw`` with each value that names a choice as the CLI takes it, in any case or (for
-    the model preset) by an alias the planner resolves, spelt as the choice."""
+def _as_choices(raw: list[str], choices: list[str], *, many: bool,
+                resolve=None) -> list[str]:
+    """``raw`` with each value that names a choice as the CLI takes it, in any case, (for
+    the model preset) by an alias the planner resolves or by a name ``resolve`` gives the
+    choice of, spelt as the choice."""
     if not choices or all(r in choices for r in raw if r != ""):
         return raw
     folded: dict[str, str] = {}
     for choice in choices:
         folded.setdefault(choice.casefold(), choice)  # the first of a spelling
     out = [r if r == "" or r in choices else
-           folded.get(r.strip().casefold()) or _preset(r, choices) or r for r in raw]
+           folded.get(r.strip().casefold()) or _preset(r, choices) or
+           _resolved(r, choices, resolve) or r for r in raw]
     return list(dict.fromkeys(out)) if many else out  # AWS and aws: one cloud
+
+
+def _resolved(name: str, choices: list[str], resolve) -> str | None:
+    """The choice ``resolve`` says ``name`` means (an accelerator's alias, as `gpuplan offers
+    --gpu` and a team plan resolve it), or None: no ``resolve``, a name it refuses (a family
+    such as A100, which names several: the link warning says which), or one not offered."""
+    from catalog import GpuplanError
+
+    try:
+        found = resolve and resolve(name)
+    except GpuplanError:
+        return None
+    return found if found in choices else None
 
 
 def _preset(name: str, choices: list[str]) -> str | None:

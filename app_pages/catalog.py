@@ -45,34 +45,13 @@ SORT_HELP = ("price: $ per instance-hour; gpu_price: $ per GPU-hour; pflop_price
              "PFLOP/s-hour")
 
 
-def canonical_gpus(cat: catalog.Catalog, url: I.UrlInputs, offered: list[str]) -> None:
-    """A link's accelerators by their catalog names, resolved as `gpuplan offers --gpu` and a
-    team plan resolve them (``offers_gpu=H100`` was "not one of the choices; showing none"):
-    a value that names no offered accelerator is left for the link warning."""
-    raw = url.raw.get("offers_gpu")
-    if not raw:
-        return
-
-    def canonical(value: str) -> str:
-        try:
-            name = cat.resolve_accelerator(value)
-        except catalog.GpuplanError:
-            return value
-        return name if name in offered else value
-
-    names = list(dict.fromkeys(canonical(v) for v in raw))
-    if names != raw:
-        url.raw["offers_gpu"] = names
-        st.query_params["offers_gpu"] = names
-        st.session_state["offers_gpu"] = [n for n in names if n in offered]
-
-
 def filters(cat: catalog.Catalog, url: I.UrlInputs) -> dict:
     offered = sorted({t.accelerator for t in cat.instance_types})
-    canonical_gpus(cat, url, offered)
     c = st.columns(4)
+    # a link's accelerator by an alias (offers_gpu=H100), resolved as `gpuplan offers --gpu`
+    # and a team plan resolve it, and as the Plan page's link does
     gpus = url(c[0].multiselect, L["gpus"], offered, key="offers_gpu",
-               placeholder="All accelerators")
+               placeholder="All accelerators", resolve=cat.resolve_accelerator)
     clouds = url(c[1].multiselect, L["clouds"], list(catalog.CLOUDS), key="offers_cloud",
                  placeholder="All clouds")
     regions = url(c[2].multiselect, L["regions"], list(cat.regions()), key="offers_region",

@@ -120,8 +120,9 @@ def inputs(cat: catalog.Catalog, url: I.UrlInputs) -> tuple[dict, bytes | None, 
     pricing = url(sb.multiselect, L["pricing"], list(catalog.PRICING_MODELS),
                   default=list(S.constraint_default("pricing")), key="pricing",
                   placeholder="Choose at least one")
+    # a link's accelerator by an alias (gpus=H100), as the Catalog page's link and the CLI
     gpus = url(sb.multiselect, L["gpus"], S.gpu_choices(cat), key="gpus",
-               placeholder="Every NVIDIA/AMD GPU",
+               placeholder="Every NVIDIA/AMD GPU", resolve=cat.resolve_accelerator,
                help="Only accelerators the planner can time are listed; TPUs and Trainium "
                     "are considered only when chosen here.")
     commitment_use = url(

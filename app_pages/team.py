@@ -28,6 +28,7 @@ from app_pages._team_words import TABLE_SOURCE, plan_from_table, table_words
 from planner import reports as team_reports
 from planner import store
 from planner import team as teams_
+from planner.model import MAX_PLAN_GPUS
 
 REPORT_FORMATS = {"HTML": "html", "PDF": "pdf", "Markdown": "md", "CSV": "csv"}
 # Drawn when its button is clicked, not with the allocation: matplotlib took 28 s of a
@@ -378,8 +379,14 @@ def jobs_input(how: str, today: dt.date) -> tuple[str, str, tuple] | None:
                        column_config={
                            "earliest_start": st.column_config.DateColumn(),
                            "deadline": st.column_config.DateColumn(),
-                           "priority": st.column_config.NumberColumn(step=1),
-                           "max_gpus": st.column_config.NumberColumn(min_value=1, step=1)})
+                           # bounded as the team parser bounds them: the editor took 1e30,
+                           # which Streamlit's int64 column could not hold ("Edit ignored",
+                           # only in the server's log) and the old value was allocated
+                           "priority": st.column_config.NumberColumn(
+                               min_value=-teams_.MAX_PRIORITY, max_value=teams_.MAX_PRIORITY,
+                               step=1),
+                           "max_gpus": st.column_config.NumberColumn(
+                               min_value=1, max_value=MAX_PLAN_GPUS, step=1)})
     st.caption("Budgets: a month (2027-03), a quarter (2027Q2) or total, in USD.")
     budgets = kept_editor(pd.DataFrame({"period": ["total"], "usd": [50_000.0]}),
                           num_rows="dynamic", key="team_budgets",

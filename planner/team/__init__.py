@@ -34,11 +34,12 @@ from ._milp import (
     month_shares,
 )
 from ._solve import solve
-from ._spec import Job, TeamPlan, parse_team_plan, priced_catalog
+from ._spec import MAX_PRIORITY, Job, TeamPlan, parse_team_plan, priced_catalog
 from ._summary import Allocation
 
 __all__ = [
-    "DEFAULT_TIME_LIMIT_S", "MAX_TEAM_FILE_BYTES", "MAX_WORKERS", "PER_JOB", "TODAY_ENV", "TOP_N",
+    "DEFAULT_TIME_LIMIT_S", "MAX_PRIORITY", "MAX_TEAM_FILE_BYTES", "MAX_WORKERS", "PER_JOB",
+    "TODAY_ENV", "TOP_N",
     "Allocation", "AllocationInfeasibleError", "Job", "Options", "Solution", "TeamPlan",
     "TeamPlanError", "allocate", "allocate_candidates", "build_options", "candidate_probability",
     "check_dates", "job_candidates", "today_utc",
