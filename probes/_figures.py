@@ -13,8 +13,9 @@ A refusal here is a fact about the report alone: schema 1, a CPU run, quick mode
 shapes, a failed probe, a missing or repeated rank, ranks on different GPUs, a summary over
 GPUs that is not what the ranks' figures give, figures that contradict each other (here for
 matmul and fp8; probes._consistency for the rest), a run whose shape disagrees with itself,
-GPU facts no CUDA GPU has, a partial node, a message short of the plateau. RDMA is derived
-from what NCCL named, never from the report's ``rdma`` flag. The workload layer
+GPU facts no CUDA GPU has and a throttled node (both probes._gpu_state), a partial node, a
+message short of the plateau. RDMA is derived from what NCCL named, never from the report's
+``rdma`` flag. The workload layer
 (`workload_refusal`) is refused for the same facts and its own: a failed or partial run, too
 few steps, a section no run writes (`_section_edited`), rank 0's figures not the section's,
 tensor parallelism (the planner's per-layer reference is one GPU).
@@ -29,8 +30,9 @@ from dataclasses import dataclass
 
 from probes._consistency import EDITED as _EDITED
 from probes._consistency import contradiction, rank_0_workload_edited
+from probes._gpu_state import burst_edited, environment_edited, throttle_refusal
 from probes._nccl_log import is_rdma
-from probes._schema import CollectiveSeries, Environment, MatmulDtype, ProbeReport
+from probes._schema import CollectiveSeries, MatmulDtype, ProbeReport
 
 # A run's own --steps/--warmup-steps may be smaller than the defaults (30 after 5), not this
 # small: the median of fewer than 10 steps, or steps timed before 2 warm-up steps settled
@@ -46,11 +48,6 @@ PLATEAU_BYTES = 64 * 2**20  # busbw reaches its plateau at tens of MiB (nccl-tes
 # bf16, and each fp8 dtype's accumulation. Any other value was not written by the probe.
 FP8_MAX_REL_ERROR = 0.05
 FP8_ACCUMULATION = {"fp8_e4m3": "split (full precision)", "fp8_e4m3_fast": "fast"}
-# What a CUDA GPU has: the catalog's smallest has several GiB of memory (no GPU the planner
-# calibrates has under 1 GiB), and compute capabilities run from 3.0 (Kepler, the oldest any
-# CUDA 11+ torch build targets) to 12.x (Blackwell); 15.0 leaves room for the next few.
-MIN_GPU_MEMORY_BYTES = 2**30
-COMPUTE_CAPABILITY_RANGE = (3.0, 15.0)
 KINDS: tuple[str, ...] = ("matmul", "hbm", "intra", "inter")
 _PROBE_OF = {"matmul": "matmul", "hbm": "memory", "intra": "collectives", "inter": "collectives"}
 
@@ -102,42 +99,29 @@ def _report_refusal(report: ProbeReport) -> str | None:
     if env.idle is not None and (env.idle.mig_mode or "").lower() == "enabled":
         return "MIG mode was on: a GPU slice is not the whole GPU"
     ids = sorted(r.rank for r in report.ranks)
+    # a rank listed twice is an edit (rank 0 twice among 8 entries: no GPU fell silent)
+    twice = sorted(i for i, n in Counter(ids).items() if n > 1)
     if len(set(ids)) < env.world_size:  # none at all too: the summaries would be unchecked
-        return (f"only {len(set(ids))} of {env.world_size} ranks reported: a GPU that did "
-                "not answer may be the slow one")
+        return (f"only {len(set(ids))} of {env.world_size} ranks reported" + (
+            f", and rank {twice[0]} is listed more than once ({len(ids)} entries): the report "
+            "was edited or merged. To fix: ingest the file the probes wrote" if twice else
+            ": a GPU that did not answer may be the slow one"))
     if ids != list(range(env.world_size)):  # a rank twice, or one the run did not have
-        return (f"the ranks reported ({len(ids)} entries) are not ranks 0–"
+        again = f"; rank {twice[0]} more than once" if twice else ""
+        return (f"the ranks reported ({len(ids)} entries{again}) are not ranks 0–"
                 f"{env.world_size - 1} once each: the report was edited or merged")
     gpus = sorted({r.gpu_name or "unnamed" for r in report.ranks}
                   | ({env.gpu_model} if env.gpu_model else set()))
     if len(gpus) > 1:  # between ranks, or against the environment's GPU
         return (f"the ranks and the environment name different GPUs ({', '.join(gpus)}): one "
                 "accelerator's figures cannot come from another's")
-    if edited := (_environment_edited(env) or _topology_edited(report)
+    if edited := (environment_edited(env) or _topology_edited(report)
                   or _summary_not_from_ranks(report) or _contradiction(report)
-                  or contradiction(report)):
+                  or contradiction(report) or burst_edited(report)):
         return edited
     if any(e.probe == "gather" for e in report.errors):
         return "the ranks' results could not be gathered: the other GPUs are unknown"
-    return None
-
-
-def _environment_edited(env: Environment) -> str | None:
-    """GPU facts no CUDA GPU has: under MIN_GPU_MEMORY_BYTES of memory, or a compute
-    capability outside COMPUTE_CAPABILITY_RANGE (or not a number)."""
-    if env.gpu_memory_bytes is not None and env.gpu_memory_bytes < MIN_GPU_MEMORY_BYTES:
-        return (f"the environment gives the GPU {env.gpu_memory_bytes:,} bytes of memory, "
-                f"below the {MIN_GPU_MEMORY_BYTES >> 30} GiB of any GPU the planner calibrates: "
-                f"{_EDITED}")
-    low, high = COMPUTE_CAPABILITY_RANGE
-    cc = env.compute_capability
-    try:
-        known = cc is None or low <= float(cc) <= high
-    except ValueError:
-        known = False
-    if not known:
-        return (f"compute capability {cc!r} is no CUDA GPU's ({low:g} to {high:g}): {_EDITED}")
-    return None
+    return throttle_refusal(report)
 
 
 def _topology_edited(report: ProbeReport) -> str | None:

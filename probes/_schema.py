@@ -32,7 +32,8 @@ can list them; the planner refuses to calibrate from them and says why (probes._
 Reading and writing the JSON is probes._report_io.
 
 The exceptions are in ``probes._errors``, the shared checks in ``probes._spread`` and the
-workload section in ``probes._workload_schema``; re-exported, every record is reachable here.
+workload section in ``probes._workload_schema``, the GPU telemetry (and its bounds) in
+``probes._telemetry``; re-exported, every record is reachable here.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from probes._errors import ProbesError, ProbeSetupError, ReportError
 from probes._spread import (
     MAX_COUNT,
+    MAX_SECONDS,
     STATUSES,
     Spread,
     Status,
@@ -54,6 +56,7 @@ from probes._spread import (
     check_status,
     check_timestamp,
 )
+from probes._telemetry import MAX_MEMORY_CLOCK_MHZ, MAX_SM_CLOCK_MHZ, GpuTelemetry, check_clocks
 from probes._workload_schema import WorkloadSection, WorkloadSplit
 
 SCHEMA_VERSION = 3
@@ -68,6 +71,9 @@ MATMUL_DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "f
 # transpose of a row-major N x K tensor, the way torch.nn.Linear stores its weight (y = x W^T)
 # and the way mamf-finder.py lays out B.
 LAYOUTS: tuple[str, ...] = ("nn", "nt")
+# A whole run: the hardware probes take ~2.5 min and the workload probe minutes
+# (docs/probes.md); a week is far beyond any run's settings, and 1e300 s is a damaged file
+MAX_RUN_SECONDS = 7 * MAX_SECONDS
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeFailure:
@@ -80,32 +86,6 @@ class ProbeFailure:
 
     def __post_init__(self) -> None:
         check_count("error", low=0, high=MAX_COUNT - 1, rank=self.rank)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GpuTelemetry:
-    """One GPU's state from nvidia-smi; ``None``: not reported by this driver or machine.
-
-    ``clock_event_reasons`` is nvidia-smi's ``clocks_event_reasons.active`` bit mask (power
-    cap 0x4, HW slowdown 0x8, thermal 0x20/0x40...), as the hex string it prints.
-    """
-
-    sampled: str  # "idle" (before the probes) or "under_load" (during the matmul warm-up)
-    sm_clock_mhz: int | None = None
-    memory_clock_mhz: int | None = None
-    power_draw_w: float | None = None
-    power_limit_w: float | None = None  # enforced limit
-    power_default_limit_w: float | None = None
-    temperature_c: float | None = None
-    clock_event_reasons: str | None = None
-    mig_mode: str | None = None  # "Enabled", "Disabled", "[N/A]"
-    ecc_mode: str | None = None
-
-    def __post_init__(self) -> None:
-        # the temperature is left alone: any finite reading is possible
-        check_non_negative(f"telemetry ({self.sampled})", power_draw_w=self.power_draw_w,
-                           power_limit_w=self.power_limit_w,
-                           power_default_limit_w=self.power_default_limit_w)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,6 +131,10 @@ class Environment:
                     gpu_count=self.gpu_count)
         check_count("environment", low=0, gpu_count_smi=self.gpu_count_smi)
         check_positive("environment", gpu_memory_bytes=self.gpu_memory_bytes)
+        check_clocks("environment", MAX_SM_CLOCK_MHZ, sm_clock_mhz=self.sm_clock_mhz,
+                     sm_clock_max_mhz=self.sm_clock_max_mhz)
+        check_clocks("environment", MAX_MEMORY_CLOCK_MHZ, memory_clock_mhz=self.memory_clock_mhz,
+                     memory_clock_max_mhz=self.memory_clock_max_mhz)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -438,6 +422,10 @@ class ProbeReport:
     def __post_init__(self) -> None:
         object.__setattr__(self, "created_utc", check_timestamp("created_utc", self.created_utc))
         check_non_negative("report", duration_seconds=self.duration_seconds)
+        if self.duration_seconds > MAX_RUN_SECONDS:
+            raise ValueError(f"report.duration_seconds must be at most {MAX_RUN_SECONDS:,.0f} "
+                             f"seconds (a week; a probe run takes minutes), got "
+                             f"{self.duration_seconds:g}")
 
 
 __all__ = [

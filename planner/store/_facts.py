@@ -29,11 +29,27 @@ MEMORY_BAND = (0.85, 1.05)
 DEVICES_PER_PACKAGE = {"MI250X": 2, "MI250": 2}
 
 
+# The compute capability of each catalog accelerator family (the name before its first "-"),
+# from NVIDIA's CUDA GPU list: a report's capability that is not its accelerator's measured
+# another GPU (an A100, 8.0, relabelled H100, 9.0). Families not listed are not checked.
+COMPUTE_CAPABILITY = {
+    **dict.fromkeys(("H100", "H200", "H800", "GH200"), (9, 0)),  # Hopper
+    "A100": (8, 0), "A10": (8, 6), "A10G": (8, 6),  # Ampere GA100, GA102
+    "L4": (8, 9), "L40S": (8, 9),  # Ada
+    "B200": (10, 0), "GB200": (10, 0),  # Blackwell
+    "T4": (7, 5), "T4g": (7, 5), "V100": (7, 0), "P100": (6, 0), "P4": (6, 1), "M60": (5, 2),
+    "K80": (3, 7), "GRID": (3, 0)}
+
+
 def memory_contradiction(env, acc) -> str | None:
-    """The refusal of a report whose GPU memory is not catalog accelerator ``acc``'s. A MIG
-    slice has a slice's memory: such a report is stored, and calibrates nothing (its rule)."""
-    if env is None or env.device_type != "cuda" or not env.gpu_memory_bytes \
-            or acc is None or not acc.memory_gib or _mig(env):
+    """The refusal of a report whose GPU memory, or compute capability (`_capability`), is not
+    catalog accelerator ``acc``'s. A MIG slice has a slice's memory: such a report is stored,
+    and calibrates nothing (its rule)."""
+    if env is None or env.device_type != "cuda" or acc is None or _mig(env):
+        return None
+    if why := _capability(env, acc):
+        return why
+    if not env.gpu_memory_bytes or not acc.memory_gib:
         return None
     gib = env.gpu_memory_bytes / 2**30
     low, high = MEMORY_BAND
@@ -54,3 +70,18 @@ def _mig(env) -> bool:
     alone (mig_mode Disabled, or no nvidia-smi) would have let a slice calibrate whole GPUs."""
     mode = (env.idle.mig_mode or "") if env.idle is not None else ""
     return mode.lower() == "enabled"
+
+
+def _capability(env, acc) -> str | None:
+    """The report's compute capability against ``acc``'s family's (COMPUTE_CAPABILITY); a
+    capability that is not "major.minor" is probes._gpu_state's to refuse."""
+    want = COMPUTE_CAPABILITY.get(acc.name.split("-")[0])
+    try:
+        got = tuple(int(part) for part in (env.compute_capability or "").split("."))
+    except ValueError:
+        return None
+    if want is None or len(got) != 2 or got == want:
+        return None
+    return (f"the report gives its GPU compute capability {got[0]}.{got[1]}, and {acc.name} "
+            f"has {want[0]}.{want[1]}: it measured another GPU, or was edited. To fix: re-run "
+            "the probes on the instance, or name the GPU it ran on with `accelerator`")

@@ -10,14 +10,16 @@ The rules (`calibrate`; docs/probes.md, "What calibrates the planner", says each
 
 1. The report's own facts (probes._figures): quick mode, CPU runs, schema 1, MIG, custom
    shapes, a probe that failed on any rank, a missing rank, fp8 that failed its check, a
-   message short of the busbw plateau, a partial node — each refuses the figure. A GPU name
+   message short of the busbw plateau, a partial node, a throttled node — each refuses the
+   figure. A GPU name
    that is not its catalog instance's GPU, and a copy of an earlier report's measurements
    (``_fingerprint``), refuse the report whole (ingest refuses both too; this covers reports
    stored before it did).
 2. Physical bounds, on the median, the P90 and every GPU: above the datasheet peak is
    impossible, below MIN_FRACTION_OF_PEAK of it a broken measurement, a slowest GPU under
    MIN_GPU_FRACTION_OF_MEDIAN of the median GPU a faulty node; each refuses *every* figure of
-   the report. A figure whose datasheet bound is unknown is refused alone.
+   the report (a warm-up burst over twice the sweep's best is refused as an edit by
+   probes._gpu_state). A figure whose datasheet bound is unknown is refused alone.
 3. The fabric: only multi-node runs whose world collective went over RDMA (or GCP's
    GPUDirect-TCPX on instances whose catalog fabric is gpudirect_tcpx) calibrate the
    cross-node bandwidth; plain TCP sockets never do.
@@ -31,9 +33,11 @@ The rules (`calibrate`; docs/probes.md, "What calibrates the planner", says each
    on the median, on every GPU and on the P10/P90 (over steps and GPUs: the range is drawn
    from them): faster than the layer's model FLOPs at the datasheet peak is impossible, over
    MAX_WORKLOAD_RATIO times the model a broken run, activations above the GPU's memory or
-   below the layer's input impossible, a slowest GPU over 1/MIN_GPU_FRACTION_OF_MEDIAN times
-   the median a faulty node, a P10 under MIN_GPU_FRACTION_OF_MEDIAN of the median or a P90
-   over its inverse a faulty or edited run (`_spread_refusal`); each refuses the whole report.
+   below the layer's input impossible (without full recomputation, below MIN_ACTIVATION_RATIO
+   of the modelled count a broken count), a slowest GPU over 1/MIN_GPU_FRACTION_OF_MEDIAN
+   times the median a faulty node, a P10 under MIN_GPU_FRACTION_OF_MEDIAN of the median or a
+   P90 over its inverse a faulty or edited run (`spread_refusal`); each refuses the whole
+   report (planner.store._bounds holds rules 2 and 6).
    The modelled figures (``planner.model.model_layer``) are computed when the calibration is
    built, with the hardware figures `estimate` uses. `Calibration.workload` returns the exact
    shape, else interpolates the ratios of comparable shapes within MAX_WORKLOAD_DISTANCE.
@@ -43,153 +47,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from ..model import (
     Calibration,
     CalibrationNote,
-    LayerModel,
     Measurement,
     WorkloadMeasurement,
     WorkloadShape,
 )
+from ._bounds import (
+    MAX_WORKLOAD_RATIO,
+    MIN_ACTIVATION_RATIO,
+    MIN_FRACTION_OF_PEAK,
+    MIN_GPU_FRACTION_OF_MEDIAN,
+    Candidate,
+    PerGpu,
+    WorkloadCandidate,
+    bounds_refusal,
+    workload_bounds,
+)
 
-# A figure below this fraction of its datasheet bound is a broken measurement (a CPU
-# fallback, the wrong GPU, a unit error), not a slow machine: real GPUs under the probes reach
-# 40-90% of their matmul peak, 70-95% of HBM, and NCCL busbw rarely drops under 20% of the link.
-MIN_FRACTION_OF_PEAK = 0.05
-# A layer this many times slower than the model is a broken run, the same 1/20 as above.
-MAX_WORKLOAD_RATIO = 1 / MIN_FRACTION_OF_PEAK
-# A GPU under this fraction of the median GPU of its run is faulty (stuck at a low clock, HW
-# slowdown, a degraded GPU or link): healthy GPUs of one model differ by a few percent (Sinha
-# et al., SC'22; the model's gpu_speed_cv is 2%), and a power- or heat-capped one loses tens
-# of percent, not half. A judgement, set wide so that no healthy node is refused for its
-# spread; inside it the median still stands for the node (the model adds the straggler).
-MIN_GPU_FRACTION_OF_MEDIAN = 0.5
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PerGpu:
-    """One figure on each GPU of a run (each rank's own figure): the extremes, with the ranks
-    that measured them, and the median over the GPUs."""
-
-    n: int
-    low: float
-    low_rank: int
-    high: float
-    high_rank: int
-    median: float
-
-    def __post_init__(self) -> None:
-        if not (self.n >= 1 and self.low <= self.median <= self.high):
-            raise ValueError(f"per-GPU figures: expected n >= 1 and low <= median <= high, got "
-                             f"n {self.n}, {self.low}, {self.median}, {self.high}")
-
-    @classmethod
-    def of(cls, values: Iterable[tuple[int, float]]) -> PerGpu | None:
-        """From (rank, value) pairs; None without any."""
-        pairs = sorted(values, key=lambda rv: (rv[1], rv[0]))
-        if not pairs:
-            return None
-        mid = len(pairs) // 2  # (a + b) / 2 overflows for b near 1e308: halve first
-        median = pairs[mid][1] if len(pairs) % 2 else pairs[mid - 1][1] / 2 + pairs[mid][1] / 2
-        return cls(n=len(pairs), low=pairs[0][1], low_rank=pairs[0][0], high=pairs[-1][1],
-                   high_rank=pairs[-1][0], median=min(max(median, pairs[0][1]), pairs[-1][1]))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Candidate:
-    """One figure one stored report offers, with the datasheet bound it must respect."""
-
-    report_id: int
-    created_utc: str
-    kind: str  # see KINDS; "report" for a report refused as a whole before any figure
-    accelerator: str
-    dtype: str | None = None  # matmul: the catalog dtype (fp32, tf32, bf16, fp16, fp8)
-    instance_type: str | None = None  # when the report's instance is in the catalog
-    gpus_per_node: int = 1
-    nodes: int = 1
-    value: float | None  # None only for a refused "report"
-    unit: str
-    p10: float | None = None
-    p90: float | None = None
-    bound: float | None = None  # the datasheet figure the value may not exceed
-    bound_source: str = ""
-    per_gpu: PerGpu | None = None  # each GPU's figure (matmul, hbm), when the ranks gave one
-    refusal: str | None = None  # the report's or the instance's reason, if any
-
-    @property
-    def label(self) -> str:
-        return {"report": f"report {self.report_id}", "matmul": f"{self.accelerator} {self.dtype}",
-                "hbm": self.accelerator,
-                "intra": self.instance_type or f"{self.accelerator} x{self.gpus_per_node}",
-                }.get(self.kind, f"{self.instance_type} x {self.nodes} nodes")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WorkloadCandidate:
-    """One stored report's workload measurement, with the model's figures for its shape
-    (None when the planner cannot model it) and the datasheet bounds."""
-
-    report_id: int
-    created_utc: str
-    accelerator: str
-    framework: str
-    shape: WorkloadShape
-    instance_type: str | None = None
-    measured_layer_seconds: float
-    p10: float | None = None
-    p90: float | None = None
-    measured_layer_memory_bytes: float | None = None
-    measured_optimizer_seconds: float | None = None
-    per_gpu_seconds: PerGpu | None = None  # each GPU's forward + backward seconds per layer
-    per_gpu_memory_bytes: PerGpu | None = None  # each GPU's activation bytes per layer
-    attention_backend: str | None = None
-    modelled: LayerModel | None = None
-    peak_tflops: float | None = None  # datasheet dense peak of the precision
-    memory_bytes: float | None = None  # the GPU's memory
-    refusal: str | None = None
-
-    @property
-    def label(self) -> str:
-        return f"{self.accelerator} {self.framework} {self.shape.label}"
+# the records and the bounds (rules 2 and 6) are planner.store._bounds'; the names stay here
+__all__ = ["MAX_WORKLOAD_RATIO", "MIN_ACTIVATION_RATIO", "MIN_FRACTION_OF_PEAK",
+           "MIN_GPU_FRACTION_OF_MEDIAN", "Candidate", "PerGpu", "WorkloadCandidate",
+           "calibrate"]
 
 
 # -- the rules -------------------------------------------------------------------------------
-def _bounds_refusal(c: Candidate) -> tuple[str | None, bool]:
-    """(reason, whole_report): a figure outside its datasheet bounds, or without one."""
-    if c.value is None:
-        return "no value", False
-    if c.bound is None:
-        return f"no datasheet figure ({c.bound_source}) to bound it", False
-    bound = f"the datasheet {c.bound:,.4g} {c.unit} ({c.bound_source})"
-    if c.value > c.bound:
-        return f"{c.value:,.4g} {c.unit} is above {bound}: impossible", True
-    if c.p90 is not None and c.p90 > c.bound:  # a median can hide GPUs reporting the impossible
-        return (f"its P90 (over GPUs, or one GPU's repeats), {c.p90:,.4g} {c.unit}, is above "
-                f"{bound}: impossible", True)
-    g = c.per_gpu  # a P90 still hides the fastest GPU or two of ten: bound each GPU
-    if g is not None and g.high > c.bound:
-        return (f"rank {g.high_rank}'s {g.high:,.4g} {c.unit} is above {bound}: impossible "
-                "(an edited report or a broken timer). To fix: re-run the probes", True)
-    floor = MIN_FRACTION_OF_PEAK * c.bound
-    if c.value < floor:
-        return (f"{c.value:,.4g} {c.unit} is below {MIN_FRACTION_OF_PEAK:.0%} of {bound}: a "
-                "broken measurement", True)
-    if g is not None and g.low < floor:
-        return (f"rank {g.low_rank}'s {g.low:,.4g} {c.unit} is below {MIN_FRACTION_OF_PEAK:.0%} "
-                f"of {bound}: a broken GPU or measurement. To fix: check that GPU "
-                "(nvidia-smi -q: clocks, XID errors) and re-run the probes", True)
-    if g is not None and g.low < MIN_GPU_FRACTION_OF_MEDIAN * g.median:
-        return (f"rank {g.low_rank}'s {g.low:,.4g} {c.unit} is under "
-                f"{MIN_GPU_FRACTION_OF_MEDIAN:.0%} of the median GPU's {g.median:,.4g}: the "
-                "report describes a faulty node, not this GPU model. To fix: check that GPU "
-                "(nvidia-smi -q: clocks, XID errors) and re-run the probes on a healthy node",
-                True)
-    return None, False
-
-
 def _source(group: list[Candidate]) -> str:
     first = group[0]
     if len(group) == 1:
@@ -245,77 +130,6 @@ def _median(values: list[float]) -> float:
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
-def _workload_bounds(c: WorkloadCandidate) -> tuple[str | None, bool]:
-    """(reason, whole_report) for a workload layer outside what the hardware allows, on the
-    median GPU, on any one GPU or in its P10/P90 (rule 6)."""
-    if c.modelled is None:
-        return "the planner cannot model this layer here (no datasheet figures)", False
-    g = c.per_gpu_seconds
-    # (seconds, who): the median, the fastest and the slowest GPU, then the P10 and P90 (over
-    # steps and GPUs: what the range of every estimate is drawn from) held to the same bounds
-    fast = [(c.measured_layer_seconds, "")] + ([(g.low, f"rank {g.low_rank}: ")] if g else []) \
-        + ([(c.p10, _P10)] if c.p10 is not None else [])
-    slow = [(c.measured_layer_seconds, "")] + ([(g.high, f"rank {g.high_rank}: ")] if g else []) \
-        + ([(c.p90, _P90)] if c.p90 is not None else [])
-    if c.peak_tflops:
-        fastest = c.modelled.flops / (c.peak_tflops * 1e12)
-        for seconds, who in fast:
-            if seconds < fastest:
-                return (f"{who}{seconds * 1e3:,.4g} ms per layer is faster than its "
-                        f"{c.modelled.flops:.3g} FLOPs at the datasheet peak "
-                        f"{c.peak_tflops:,.4g} TFLOP/s ({fastest * 1e3:,.4g} ms): impossible",
-                        True)
-    slowest = MAX_WORKLOAD_RATIO * c.modelled.layer_seconds
-    for seconds, who in slow:
-        if seconds > slowest:
-            return (f"{who}{seconds * 1e3:,.4g} ms per layer is over {MAX_WORKLOAD_RATIO:g}x "
-                    f"the modelled {c.modelled.layer_seconds * 1e3:,.4g} ms: a broken "
-                    "measurement (a wrong device, a CPU fallback)", True)
-    if g is not None and g.high * MIN_GPU_FRACTION_OF_MEDIAN > g.median:
-        return (f"rank {g.high_rank}'s {g.high * 1e3:,.4g} ms per layer is over "
-                f"{1 / MIN_GPU_FRACTION_OF_MEDIAN:g}x the median GPU's {g.median * 1e3:,.4g} "
-                "ms: the report describes a faulty node, not this GPU model. To fix: check "
-                "that GPU (nvidia-smi -q: clocks, XID errors) and re-run on a healthy node",
-                True)
-    if spread := _spread_refusal(c):
-        return spread, True
-    m = c.per_gpu_memory_bytes
-    for value, who in ((c.measured_layer_memory_bytes, ""),
-                       (m.high if m else None, f"rank {m.high_rank if m else 0}: ")):
-        if value is not None and c.memory_bytes and value > c.memory_bytes:
-            return (f"{who}{value / 2**30:,.1f} GiB of activations per layer is above the "
-                    f"GPU's {c.memory_bytes / 2**30:,.0f} GiB: impossible", True)
-    # every layer keeps at least its 16-bit input for backward, under any recomputation
-    floor = 2.0 * c.shape.hidden * c.shape.tokens
-    for value, who in ((c.measured_layer_memory_bytes, ""),
-                       (m.low if m else None, f"rank {m.low_rank if m else 0}: ")):
-        if value is not None and value < floor:
-            return (f"{who}{value / 2**20:,.1f} MiB of activations per layer is below the "
-                    f"layer's own input ({floor / 2**20:,.1f} MiB), which backward needs in "
-                    "any recomputation: impossible", True)
-    return None, False
-
-
-_P10, _P90 = "its P10 over steps and GPUs: ", "its P90 over steps and GPUs: "
-
-
-def _spread_refusal(c: WorkloadCandidate) -> str | None:
-    """A P10 under MIN_GPU_FRACTION_OF_MEDIAN of the median, or a P90 over its inverse. Every
-    step runs the same work: a tenth of the steps (or GPUs) twice as fast as the median is
-    impossible (an edit, a broken timer), at half speed a faulty run — the factor that refuses
-    a faulty GPU. An honest run's P10-P90 spans a few percent (0.99-1.02 of its median on the
-    H200 of docs/probes.md)."""
-    median, half = c.measured_layer_seconds, MIN_GPU_FRACTION_OF_MEDIAN
-    if c.p10 is not None and c.p10 < half * median:
-        return (f"{_P10}{c.p10 * 1e3:,.4g} ms per layer is under {half:.0%} of its median "
-                f"{median * 1e3:,.4g} ms: steps of the same work cannot run twice as fast as "
-                "the median (an edited report or a broken timer). To fix: re-run the probes")
-    if c.p90 is not None and c.p90 * half > median:
-        return (f"{_P90}{c.p90 * 1e3:,.4g} ms per layer is over {1 / half:g}x its median "
-                f"{median * 1e3:,.4g} ms: a tenth of the steps or GPUs ran at half speed or "
-                "worse, a faulty run (a throttled GPU, another process) or an edited report. "
-                "To fix: check the node (nvidia-smi -q: clocks, XID errors) and re-run")
-    return None
 
 
 def _disagreement(pairs: list[tuple[float, int]], shown) -> str | None:
@@ -364,7 +178,7 @@ def _workload_notes(workloads: list[WorkloadCandidate], distrusted: dict[int, st
     groups: dict[tuple[str, str, WorkloadShape], list[WorkloadCandidate]] = {}
     refused = []
     for c in workloads:
-        why = c.refusal or _workload_bounds(c)[0]
+        why = c.refusal or workload_bounds(c)[0]
         if why is None and c.report_id in distrusted:
             why = f"another figure of this report is out of bounds ({distrusted[c.report_id]})"
         if why is not None:
@@ -405,8 +219,8 @@ def calibrate(candidates: Iterable[Candidate], *,
     workloads = list(workloads)
     distrusted: dict[int, str] = {}
     for kind, c, (why, whole) in [
-            *((c.kind, c, _bounds_refusal(c)) for c in candidates if c.refusal is None),
-            *(("workload", w, _workload_bounds(w)) for w in workloads if w.refusal is None)]:
+            *((c.kind, c, bounds_refusal(c)) for c in candidates if c.refusal is None),
+            *(("workload", w, workload_bounds(w)) for w in workloads if w.refusal is None)]:
         if whole:
             distrusted.setdefault(c.report_id, f"{kind} {c.label}: {why}")
     used: dict[tuple[str, Any], list[Candidate]] = {}
@@ -414,7 +228,7 @@ def calibrate(candidates: Iterable[Candidate], *,
     for c in candidates:
         why = c.refusal
         if why is None:
-            why, _ = _bounds_refusal(c)
+            why, _ = bounds_refusal(c)
         if why is None and c.report_id in distrusted:
             why = f"another figure of this report is out of bounds ({distrusted[c.report_id]})"
         if why is not None:
