@@ -362,10 +362,14 @@ def remove_cmd(
         return
     out = console(fit=True)
     for r in removed:
+        # the stored path and time escaped and zoned as `probe show` and ingest say them: a
+        # newline in a file name split the line, and "measured 2026-01-31T12:00:00" had
+        # dropped the Z that says UTC
         where = f", from {r.source_path}" if r.source_path else ""
-        out.print(f"removed probe report {r.id} ({r.accelerator or r.device_type or 'unknown'}"
-                  f", measured {(r.created_utc or '?')[:19]}{where})", markup=False,
-                  highlight=False)
+        when = f"{r.created_utc[:19]} UTC" if r.created_utc else "?"
+        what = r.accelerator or r.device_type or "unknown"
+        print_hanging(out, one_line(f"removed probe report {r.id} ({what}, measured {when}"
+                                    f"{where})"), first="", rest="  ")
     out.print(f"{left} report{'s' if left != 1 else ''} left: estimates and plans use what "
               "they calibrate (`gpuplan probe show`)." if left else "no reports left: estimates "
               "and plans use datasheet figures × published fractions.", markup=False,

@@ -210,7 +210,7 @@ class Calibration:
 
     Keys: ``matmul_tflops`` (accelerator, catalog dtype); ``hbm_gb_per_s`` accelerator (device
     copy, 2*N bytes per copy); ``intra_busbw_gb_per_s`` instance type; ``intra_node_busbw_gb_per_s``
-    (accelerator, GPUs per node), for clusters without an instance type;
+    (accelerator, GPUs per node), only for clusters without an instance type (``intra``);
     ``inter_busbw_gb_per_s`` (instance type, nodes); ``workload_layers`` (accelerator,
     framework, measured layer shape), each entry at distance 0 (`workload` looks up).
     """
@@ -248,13 +248,21 @@ class Calibration:
 
     def intra(self, instance_type: str | None, accelerator: str,
               gpus_per_node: int | None = None) -> Measurement | None:
-        """Intra-node all-reduce bus bandwidth: the instance type's own measurement, else a
-        full node of ``gpus_per_node`` ``accelerator`` GPUs. Without ``gpus_per_node`` only the
-        instance type matches (a node of another size has another bus bandwidth)."""
-        found = self.intra_busbw_gb_per_s.get(instance_type) if instance_type else None
-        if found is None and gpus_per_node is not None:
-            found = self.intra_node_busbw_gb_per_s.get((accelerator, gpus_per_node))
-        return found
+        """Intra-node all-reduce bus bandwidth: for a cluster of an instance type, that
+        instance type's own measurement only; for a cluster without one (a reference node of
+        `--gpu`), a full node of ``gpus_per_node`` ``accelerator`` GPUs (without
+        ``gpus_per_node``, nothing: a node of another size has another bus bandwidth).
+
+        A measurement describes the instance type it ran on (its node, the cloud's image,
+        driver and NCCL build), not every instance type with the same GPUs: falling back to
+        the accelerator key for any instance type made 880 GB/s measured on a p5.48xlarge
+        calibrate a3-highgpu-8g, a3-megagpu-8g and Standard_ND96isr_H100_v5 estimates too
+        (docs/probes.md keys it for clusters without an instance type)."""
+        if instance_type:
+            return self.intra_busbw_gb_per_s.get(instance_type)
+        if gpus_per_node is None:
+            return None
+        return self.intra_node_busbw_gb_per_s.get((accelerator, gpus_per_node))
 
     def inter(self, instance_type: str | None, nodes: int | None = None) -> Measurement | None:
         """Cross-node all-reduce bus bandwidth of ``nodes`` x ``instance_type``: measured at that

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ._assumptions import Assumptions, overrides_note
 from ._calibration import NO_CALIBRATION, Calibration
+from ._calibration_words import calibration_warnings
 from ._errors import NoFitError
 from ._goodput import calendar_range, goodput, goodput_warning, outside_range
 from ._grid import (
@@ -161,9 +162,12 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
               interruption_rate_per_node_hour: float = 0.0,
               restart_minutes: float | None = None, restart_constant: str = "restart_minutes",
               measurements: dict | None = None,
-              wall_range: tuple[float, float] | None = None) -> Estimate:
+              wall_range: tuple[float, float] | None = None,
+              calibration: Calibration | None = None) -> Estimate:
     """``wall_range``: the calendar time's P10 and P90 where the caller has them (`plan`
-    computes every candidate's in one call); else computed here, the same way."""
+    computes every candidate's in one call); else computed here, the same way.
+    ``calibration``: the one ``ci`` was built from, for its warnings (a figure far from its
+    default, reports that disagree: ``calibration_warnings``)."""
     step = float(res["step_s"][i])
     mb = int(grid["mb"][i])
     dp = int(grid["dp"][i])
@@ -297,6 +301,8 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
                         f"micro-batches of {mb}")
     if range_warning:
         warnings.append(range_warning)
+    if calibration is not None:
+        warnings += calibration_warnings(calibration, cluster, workload, A, ci)
     warnings += unused_overrides(A, workload, cluster,
                                  spot=restart_constant == "spot_restart_minutes")
     spot_key = f"spot_interruptions_per_hour.{cluster.cloud}"
@@ -347,7 +353,8 @@ def estimate(workload: Workload, cluster: Cluster, *, assumptions: Assumptions |
     res = run_model(ms, A, pruned, ci, cluster.gpus_per_node, layer_scale=scale,
                     measured_memory=measured)
     i = best_index(pruned, res)
-    return summarise(workload, cluster, ms, A, ci, pruned, res, i, measurements=found)
+    return summarise(workload, cluster, ms, A, ci, pruned, res, i, measurements=found,
+                     calibration=calibration)
 
 
 def reserve_message(A: Assumptions, *, usable_on: str, memory_gib: float) -> str:

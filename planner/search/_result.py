@@ -302,7 +302,7 @@ def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Sp
         est = kept[key] = summarise(
             workload, cluster, ms, A, ci, ev.grid, ev.res, r.j,
             interruption_rate_per_node_hour=rate, restart_minutes=restart,
-            measurements=ev.found, wall_range=(q10, q90),
+            measurements=ev.found, wall_range=(q10, q90), calibration=entry.calibration,
             restart_constant="spot_restart_minutes" if spot else "restart_minutes")
     costs, paid = r.costs, r.paid
     commitment = None

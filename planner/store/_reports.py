@@ -20,6 +20,7 @@ from pathlib import Path
 from catalog import Catalog, GpuplanError, quoted
 
 from ..model import CalibrationError, WorkloadShape, freeze, thaw
+from ._copy_facts import other_facts
 from ._damage import StoreConnection, rebuild_fix, stored_json
 from ._db import _reading, _write, next_report_id
 from ._facts import instance_contradiction, memory_contradiction
@@ -278,13 +279,14 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
             stored = run and run[3]
         if existing:
             rid, old = existing
+            facts = other_facts(stored, report, rid)
             if accelerator and acc != old:
                 if stored:  # a copy: the stored report is the one relabelled, not this file
                     _check_relabel(stored, rid, catalog, accelerator)
                 conn.execute("UPDATE reports SET accelerator = ? WHERE id = ?", (acc, rid))
                 return rid, (f"already stored as report {rid} ({same}); its accelerator is "
-                             f"now {acc} (was {old or 'none'}), as `accelerator` asked")
-            return rid, f"already stored as report {rid} ({same})"
+                             f"now {acc} (was {old or 'none'}), as `accelerator` asked{facts}")
+            return rid, f"already stored as report {rid} ({same}){facts}"
         cur = conn.execute(
             "INSERT INTO reports (id, sha256, ingested_utc, created_utc, source_path, "
             "accelerator, gpu_model, device_type, gpu_count, node_count, world_size, cloud,"
