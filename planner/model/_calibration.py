@@ -238,6 +238,19 @@ class Calibration:
                             for name in self.__dataclass_fields__
                             for v in (getattr(self, name),)},))
 
+    @staticmethod
+    def key_label(mapping: str, key) -> str:
+        """A key of mapping ``mapping`` as a note names it ("H100-SXM5-80GB bf16",
+        "H100-SXM5-80GB x8 per node", "p5.48xlarge x 2 nodes"): the store's notes and the
+        estimate's warnings about them (``_calibration_words``) both spell it here."""
+        if mapping == "matmul_tflops":
+            return f"{key[0]} {key[1]}"
+        if mapping == "intra_node_busbw_gb_per_s":
+            return f"{key[0]} x{key[1]} per node"
+        if mapping == "inter_busbw_gb_per_s":
+            return f"{key[0]} x {key[1]} nodes"
+        return str(key)
+
     def matmul(self, accelerator: str, dtype: str) -> Measurement | None:
         """Achievable TFLOP/s of ``dtype`` (catalog name: bf16, fp8, ...) on ``accelerator``."""
         return self.matmul_tflops.get((accelerator, dtype))

@@ -70,24 +70,27 @@ def _figures(cal: Calibration, cluster: Cluster, workload: Workload, A: Assumpti
     acc, it, gpn = cluster.accelerator.name, cluster.instance_type, cluster.gpus_per_node
     dtype = matmul_dtype(workload.precision)
     node = it or f"a node of {gpn} {acc}"
+    label = Calibration.key_label  # the keys as the rules' notes name them
     found = [
-        _Figure(name=f"matmul {dtype} on {acc}", kind="matmul", keys=frozenset({f"{acc} {dtype}"}),
+        _Figure(name=f"matmul {dtype} on {acc}", kind="matmul",
+                keys=frozenset({label("matmul_tflops", (acc, dtype))}),
                 measured=cal.matmul(acc, dtype), default=default.matmul_tflops,
                 unit="TFLOP/s"),
-        _Figure(name=f"HBM copy on {acc}", kind="hbm", keys=frozenset({acc}),
+        _Figure(name=f"HBM copy on {acc}", kind="hbm", keys=frozenset({label("hbm_gb_per_s", acc)}),
                 # without a datasheet bandwidth the measurement is not used (cluster_inputs)
                 measured=cal.hbm(acc) if cluster.accelerator.memory_bandwidth_gb_per_s else None,
                 default=default.hbm_gb_per_s * A.memory_bandwidth_efficiency, unit="GB/s"),
         # the keys the rules list an intra-node figure under: the instance type's, or for a
         # cluster without one the accelerator x GPUs per node (``Calibration.intra``)
         _Figure(name=f"intra-node busbw on {node}", kind="intra",
-                keys=frozenset({it} if it else {f"{acc} x{gpn} per node"}),
+                keys=frozenset({label("intra_busbw_gb_per_s", it) if it else
+                                label("intra_node_busbw_gb_per_s", (acc, gpn))}),
                 measured=cal.intra(it, acc, gpn), default=default.intra_busbw_gb_per_s,
                 unit="GB/s")]
     if cluster.nodes > 1:
         found.append(_Figure(
             name=f"inter-node busbw at {cluster.nodes} nodes of {it or acc}", kind="inter",
-            keys=frozenset({f"{it} x {cluster.nodes} nodes"} if it else ()),
+            keys=frozenset({label("inter_busbw_gb_per_s", (it, cluster.nodes))} if it else ()),
             measured=cal.inter(it, cluster.nodes),
             default=default.nic_gb_per_s_per_gpu * gpn, unit="GB/s"))
     return found

@@ -110,16 +110,6 @@ def _keys(c: Candidate) -> list[tuple[str, Any]]:
     return [("inter_busbw_gb_per_s", (c.instance_type, c.nodes))]
 
 
-def _key_label(mapping: str, key: Any) -> str:
-    if mapping == "matmul_tflops":
-        return f"{key[0]} {key[1]}"
-    if mapping == "intra_node_busbw_gb_per_s":
-        return f"{key[0]} x{key[1]} per node"
-    if mapping == "inter_busbw_gb_per_s":
-        return f"{key[0]} x {key[1]} nodes"
-    return str(key)
-
-
 _KIND_OF = {"matmul_tflops": "matmul", "hbm_gb_per_s": "hbm", "intra_busbw_gb_per_s": "intra",
             "intra_node_busbw_gb_per_s": "intra", "inter_busbw_gb_per_s": "inter"}
 
@@ -243,7 +233,7 @@ def calibrate(candidates: Iterable[Candidate], *,
     for (mapping, key), group in sorted(used.items(), key=lambda kv: str(kv[0])):
         why = _disagreement([(c.value, c.report_id) for c in group], lambda v: f"{v:,.4g}")
         if why is not None:
-            rejected += [CalibrationNote(kind=c.kind, key=_key_label(mapping, key),
+            rejected += [CalibrationNote(kind=c.kind, key=Calibration.key_label(mapping, key),
                                          value=c.value, unit=c.unit, report_ids=(c.report_id,),
                                          reason=why) for c in group]
             continue
@@ -252,9 +242,9 @@ def calibrate(candidates: Iterable[Candidate], *,
         how = (f"median of {m.n_reports} reports" if m.n_reports > 1 else "one report")
         if m.p10 is not None and m.p90 is not None:
             how += f"; p10 {m.p10:,.1f}, p90 {m.p90:,.1f}"
-        notes.append(CalibrationNote(kind=_KIND_OF[mapping], key=_key_label(mapping, key),
-                                     value=m.value, unit=m.unit, report_ids=m.report_ids,
-                                     reason=how))
+        notes.append(CalibrationNote(kind=_KIND_OF[mapping],
+                                     key=Calibration.key_label(mapping, key), value=m.value,
+                                     unit=m.unit, report_ids=m.report_ids, reason=how))
     layers, used_layers, refused_layers = _workload_notes(workloads, distrusted)
     return Calibration(**maps, workload_layers=layers, used_notes=(*notes, *used_layers),
                        rejected_notes=tuple(sorted((*rejected, *refused_layers),
