@@ -1,20 +1,21 @@
 """A Hugging Face ``config.json``, as parsed data, turned into an Architecture.
 
 Understands the Llama family (llama, mistral, qwen2, qwen3, gemma-style keys), Mixtral-style
-MoE (num_local_experts / num_experts_per_tok), Qwen-MoE (shared_expert_intermediate_size) and
-DeepSeek (n_routed_experts, moe_intermediate_size, n_shared_experts, first_k_dense_replace;
-multi-head latent attention from q_lora_rank / kv_lora_rank), GPT-2 (n_layer, n_embd), MPT and
-GPT-Neo (n_layers, n_heads, num_heads), Llama 4 (one shared expert per MoE layer, dense layers
-of intermediate_size_mlp between them), and the key/value heads of multi-query models (Falcon's
-multi_query / num_kv_heads, GPT-BigCode). Families whose MLP is two matrices (GPT-2, Phi-1/2,
-StarCoder, Falcon, …: ``NOT_GATED``) are read so; every other family as gated (SwiGLU/GeGLU),
-which the workload note states.
+MoE, Qwen-MoE (shared_expert_intermediate_size) and DeepSeek (n_routed_experts,
+moe_intermediate_size, n_shared_experts, first_k_dense_replace; latent attention from
+q_lora_rank / kv_lora_rank), GPT-2 (n_layer, n_embd), BLOOM (n_embed), MPT and GPT-Neo
+(n_layers, n_heads, num_heads), Llama 4 (one shared expert per MoE layer, dense layers of
+intermediate_size_mlp between), and multi-query models' key/value heads (Falcon, GPT-BigCode).
+Two-matrix MLPs (GPT-2, Phi-1/2, StarCoder, Falcon, …: ``NOT_GATED``) are read so; every other
+family as gated (SwiGLU/GeGLU), as the workload note states. ``_hfkinds`` refuses what is not
+a decoder of attention layers (Mamba hybrids, T5, BERT) and reads old formats (hf_olmo).
 
 A missing ``tie_word_embeddings`` means what transformers reads it as: the default of that
 model type's config class (``TIED_BY_DEFAULT``: Gemma, GPT-2, Falcon, StarCoder2 … tie; Llama,
 Mistral, Qwen, GPT-NeoX … do not). save_pretrained leaves the key out when it equals both
 that default and ``PretrainedConfig``'s (True), so Gemma-7B's file says nothing and is tied.
-An unknown model type is read Llama-style: untied.
+An unknown model type is read Llama-style: untied. A null one is untied, as transformers'
+`if tie_word_embeddings` reads it.
 
 A multimodal config's language model is its ``text_config``, written without the keys equal to
 its family's defaults: filled in for ``HF_TEXT_DEFAULTS``' families (``config_notes`` says
@@ -32,11 +33,13 @@ state it, and an unknown one read without it has the guess said in its note.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
+from . import _hfkinds as kinds
 from ._errors import WorkloadError
 from ._presets import (
     FFN_FROM_HIDDEN,
@@ -45,7 +48,6 @@ from ._presets import (
     LAYOUT_KEYS,
     MOE_MODEL_TYPES,
     NOT_GATED,
-    NOT_TRANSFORMERS,
     TIED_BY_DEFAULT,
     defaults_filled,
     family_attention_layers,
@@ -57,7 +59,8 @@ MAX_CONFIG_BYTES = 2**20
 MAX_CONFIG_DEPTH = 32  # nesting of a config.json (multimodal wrappers nest two or three deep)
 FIX = "To fix: correct the config.json, or give `params` instead"
 FFN_KEYS = ("intermediate_size", "n_inner", "ffn_dim")  # the FFN width, as families spell it
-CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "n_ctx", "max_seq_len", "seq_length")
+CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "n_ctx", "max_seq_len", "seq_length",
+                "max_sequence_length")  # the last: OLMo's own format (hf_olmo)
 
 # Generous upper bounds (the largest published models are 10–100× below each) that catch
 # typos and hostile values before they reach the performance model.
@@ -98,6 +101,8 @@ def config_file_error(exc: Exception, *, fix: str | None = None) -> WorkloadErro
     fix = fix or "pass the path of a Hugging Face config.json"
     message = str(exc).replace("cannot read it", "cannot read config")
     message = message.replace("invalid JSON", "not valid JSON")
+    message = message.replace("is a directory, not a regular file", "is a directory, a "
+                              "folder without config.json")  # one with it is read: its file
     message, _, own = message.partition("To fix:")
     own = own.strip().rstrip(".")  # the content or its encoding is wrong, not the path: the
     fix = f"{own}, or {fix}" if own.startswith(("correct", "save")) else fix  # reader's first
@@ -105,11 +110,13 @@ def config_file_error(exc: Exception, *, fix: str | None = None) -> WorkloadErro
 
 
 def read_model_config(path: str, *, fix: str | None = None) -> dict:
-    """The parsed config.json at ``path`` (`--config`, the workload probe's, a team plan's
-    jobs'): one reader, bounded in size and depth, its errors ``config_file_error``'s, ending
-    in ``fix`` when given (how the caller's user names another file)."""
+    """The parsed config.json at ``path``, or in the folder ``path`` (`--config`, the workload
+    probe's, a team plan's jobs'): one reader, bounded in size and depth, its errors
+    ``config_file_error``'s, ending in ``fix`` when given (how the user names another file)."""
     from catalog import CatalogFileError, read_json_file
 
+    if os.path.isdir(path) and os.path.lexists(os.path.join(path, "config.json")):
+        path = os.path.join(path, "config.json")  # a model's folder (a download, a snapshot)
     try:
         return read_json_file(path, what="model config", max_bytes=MAX_CONFIG_BYTES,
                               max_depth=MAX_CONFIG_DEPTH)
@@ -125,10 +132,11 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
                             f"{type(cfg).__name__}. To fix: pass a Hugging Face config.json")
     name = _config_name(cfg)  # the top level's: text_config's names the LM it started from
     filled, text_config = defaults_filled(cfg), cfg.get("text_config")
+    kinds.check_text_config(text_config, source)
     cfg = ({**{k: v for k, v in cfg.items() if k not in LAYOUT_KEYS}, **filled, **text_config}
            if isinstance(text_config, Mapping) else {**filled, **cfg})  # its layout: its own
     if str(cfg.get("model_type", "")).lower() == "dbrx":  # DBRX nests attention, MoE sizes
-        cfg = {**cfg, **_dbrx_keys(cfg, source)}
+        cfg = {**cfg, **kinds.dbrx_keys(cfg, source)}
     # first: a Mamba config lacks attention heads, and that is not what is wrong with it
     model_type = cfg.get("model_type")
     if model_type is None:  # absent or null: read Llama-style, and the note says so
@@ -136,15 +144,11 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
     elif not isinstance(model_type, str):  # 5 or ["llama"] was read as "no model_type"
         raise WorkloadError(f"{source}: model_type must be text, the family's name (e.g. "
                             f"\"llama\"), got {_show(model_type)}. {FIX}")
-    if model_type.lower() in NOT_TRANSFORMERS:
-        raise WorkloadError(f"{source}: model_type {model_type!r} is a state-space or "
-                            "recurrent model (or a hybrid with such layers); gpuplan times "
-                            "decoder-only transformers only. "
-                            "To fix: give `params` for a transformer of the same size (a "
-                            "rough stand-in), or use a transformer's config.json")
+    kinds.refuse_other_kinds(cfg, source, model_type)  # not a decoder of attention layers
+    cfg, model_type = kinds.old_format_keys(cfg, source, model_type), kinds.family_type(model_type)
     found = {name: _one(cfg, source, *keys) for name, keys in (
         ("layers", ("num_hidden_layers", "n_layer", "num_layers", "n_layers")),
-        ("hidden", ("hidden_size", "n_embd", "d_model")),
+        ("hidden", ("hidden_size", "n_embd", "d_model", "n_embed")),  # n_embed: BLOOM's
         ("heads", ("num_attention_heads", "n_head", "n_heads", "num_heads")),
         ("vocab", ("vocab_size",)))}
     missing = [keys for keys, (key, _) in zip(("num_hidden_layers", "hidden_size",
@@ -198,13 +202,14 @@ def architecture_from_config(cfg: Any, *, source: str = "config.json",
                             "the file gives no expert count (num_local_experts, "
                             "num_experts or n_routed_experts). To fix: add the expert count "
                             "and experts per token as the model's own config.json has them")
-    per_token = optional("experts_per_token", "num_experts_per_tok", "moe_top_k") \
+    per_token = optional("experts_per_token", "num_experts_per_tok", "moe_top_k", minimum=1) \
         if experts else 0
     if experts and not per_token:  # 0 went on to "experts_per_token must be between 1 and …"
         raise WorkloadError(f"{source}: the file gives {experts} experts but not how many each "
                             "token is routed to (num_experts_per_tok or moe_top_k, at least "
                             "1). To fix: add it as the model's own config.json has it")
     tied = cfg.get("tie_word_embeddings", model_type.lower() in TIED_BY_DEFAULT)
+    tied = False if tied is None else tied  # null: transformers' `if tie_word_embeddings`
     if not isinstance(tied, bool):
         raise WorkloadError(f"{source}: tie_word_embeddings must be true or false, got "
                             f"{_show(tied)}. {FIX}")
@@ -324,8 +329,8 @@ def family_note(cfg: Any) -> str:
     inner = cfg.get("text_config")
     model_type = (inner if isinstance(inner, Mapping) and "model_type" in inner
                   else cfg).get("model_type")
-    if isinstance(model_type, str) and model_type.lower() in KNOWN_MODEL_TYPES:
-        return ""
+    if isinstance(model_type, str) and kinds.family_type(model_type).lower() in KNOWN_MODEL_TYPES:
+        return kinds.old_format_note(model_type)
     if model_type is None or model_type == "":
         said = "the config.json names no model_type"
     elif isinstance(model_type, str):
@@ -338,23 +343,6 @@ def family_note(cfg: Any) -> str:
            "; its FFN is 4 × hidden, as the file gives no intermediate_size")
     return (f"{said}: read as a Llama-style decoder (the keys above{ffn}; compare the "
             "parameter count with the model card, or give `params`)")
-
-
-def _dbrx_keys(cfg: dict, source: str) -> dict:
-    """DBRX's nested attn_config / ffn_config as the flat keys read below; every one must be
-    there (without them DBRX read as a dense model of another size, in silence)."""
-    attn, ffn = cfg.get("attn_config"), cfg.get("ffn_config")
-    out = {}
-    for section, value, pairs in (
-            ("attn_config", attn, (("kv_n_heads", "num_key_value_heads"),)),
-            ("ffn_config", ffn, (("ffn_hidden_size", "intermediate_size"),
-                                 ("moe_num_experts", "num_local_experts"),
-                                 ("moe_top_k", "num_experts_per_tok")))):
-        for theirs, ours in pairs:
-            if not isinstance(value, Mapping) or value.get(theirs) is None:
-                raise WorkloadError(f"{source}: a dbrx config needs {section}.{theirs}. {FIX}")
-            out[ours] = value[theirs]
-    return out
 
 
 def _kv_heads(cfg: dict, source: str, model_type: str, heads: int) -> int:

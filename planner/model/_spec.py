@@ -136,7 +136,8 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                      + (", latent attention" if arch.attention_params_per_layer else "")
                      + f"), FFN {arch.ffn_hidden} ({'gated' if arch.gated_ffn else 'two-matrix'})"
                      f", vocab {arch.vocab} ({'tied' if arch.tied_embeddings else 'untied'})"
-                     + (f", {arch.experts} experts top-{arch.experts_per_token}"
+                     + (f", {arch.experts} expert{'s' * (arch.experts != 1)} "
+                        f"top-{arch.experts_per_token}"
                         + (f" + {arch.shared_experts} shared" if arch.shared_experts else "")
                         + (f", {arch.moe_ffn_hidden} wide" if arch.moe_ffn_hidden not in (
                             0, arch.ffn_hidden) else "")
@@ -294,11 +295,13 @@ def _model_name(source: str) -> str:
     """A model's name from where its config came from: the repository of a Hugging Face cache
     path (``…/models--ORG--NAME/snapshots/<hash>/config.json``: ORG/NAME), else the folder of
     ``…/NAME/config.json``, else the file's stem (an upload ``NAME.json``); "" for a bare
-    ``config.json``."""
+    ``config.json``. A source not named ``*.json`` is the model's folder (`--config NAME`
+    reads NAME/config.json): its own name."""
     if hub := hub_repo_name(source):
         return hub
     path = PurePath(source)
-    name = printable_name(path.parent.name or path.stem)
+    folder = not path.name.lower().endswith(".json") and path.name not in ("", "config")
+    name = printable_name(path.name if folder else path.parent.name or path.stem)
     return "" if name in ("", "config", ".") else name
 
 
