@@ -202,6 +202,11 @@ counting spot rows at or above on-demand (``catalog/_anomalies.py``: they had ra
 p5.4xlarge spot median to 8.26 $/GPU-h and flagged a 2.37 one): ten offers' flags changed, so
 the flagged-offer notes and counts and one team case's option count moved; no recommendation,
 allocation or cost changed.
+The two team cases were rewritten on 2026-12-07 when the team MILP moved from scipy's ``milp``
+to HiGHS' own binding (``planner/team/_highs.py``, the same solver, a newer release): the
+solver's message reads "Optimal (HiGHS status 7)", and in ``team-12-jobs`` one job's instance
+is a3-edgegpu-8g instead of a3-edgegpu-8g-nolssd, a tie (the same GPUs, price, hours and cost:
+no other line of the file changed); the allocations' costs are identical.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

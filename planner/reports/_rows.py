@@ -161,5 +161,5 @@ def solver_line(allocation) -> str:
     s = allocation.solver
     state = "optimal" if s.get("optimal") else "best found within the time limit"
     options, rows = s.get("options", s.get("variables")), s.get("rows")
-    return (f"scipy.optimize.milp (HiGHS): {state}; {options} run option"
+    return (f"HiGHS MILP: {state}; {options} run option"
             f"{'' if options == 1 else 's'}, {rows} constraint row{'' if rows == 1 else 's'}")

@@ -8,7 +8,7 @@
     solve, Options, Solution, month_edges, month_shares   the MILP (``_milp``, ``_solve``)
 
 ``allocate`` asks ``planner.search.plan`` for every job's candidates, then solves the team MILP
-(``scipy.optimize.milp``) written out in ``_milp``'s docstring. ``load_team_plan`` is the only
+(HiGHS, ``_highs``) written out in ``_milp``'s docstring. ``load_team_plan`` is the only
 function here that reads files (the team plan and the configs it names).
 """
 

@@ -67,6 +67,7 @@ import numpy as np
 from ..model import PlannerError, distinct
 from ..search import QuotaRule
 from ._fields import period_months
+from ._highs import Csc, MilpResult, solve_milp
 
 TIE_USD_PER_DAY = 1e-6
 DEFAULT_TIME_LIMIT_S = 60.0
@@ -331,23 +332,21 @@ def group_rank(priority: Sequence[int] | None, groups: Groups) -> np.ndarray:
     return np.array(ranks, dtype=float)
 
 
-def row_matrix(R: Rows, n_cols: int):
-    """The rows of ``R`` as one sparse matrix (CSR, a row per constraint)."""
-    from scipy.sparse import coo_matrix
+def row_matrix(R: Rows, n_cols: int) -> Csc:
+    """The rows of ``R`` as one sparse matrix (by columns: HiGHS takes it so)."""
+    if not R.lb:
+        return Csc.of(np.zeros(0), np.zeros(0), np.zeros(0), n_rows=0, n_cols=n_cols)
+    return Csc.of(np.concatenate(R.rows), np.concatenate(R.cols), np.concatenate(R.vals),
+                  n_rows=len(R.lb), n_cols=n_cols)
 
-    return coo_matrix((np.concatenate(R.vals), (np.concatenate(R.rows),
-                                                np.concatenate(R.cols))),
-                      shape=(len(R.lb), n_cols)).tocsr()
 
-
-def run_milp(c, R: Rows, n_cols: int, integrality, upper, *, time_limit_s: float, gap: float):
-    from scipy.optimize import LinearConstraint, milp
-
+def run_milp(c, R: Rows, n_cols: int, integrality, upper, *, time_limit_s: float,
+             gap: float) -> MilpResult:
     A = row_matrix(R, n_cols)
-    return _interruptible(lambda: milp(
-        c, integrality=integrality, bounds=(np.zeros(n_cols), upper),
-        constraints=[LinearConstraint(A, np.array(R.lb), np.array(R.ub))],
-        options={"time_limit": time_limit_s, "mip_rel_gap": gap, "presolve": True}))
+    return _interruptible(lambda: solve_milp(
+        np.asarray(c, dtype=float), A, np.array(R.lb, dtype=float),
+        np.array(R.ub, dtype=float), np.asarray(integrality), np.asarray(upper, dtype=float),
+        time_limit_s=time_limit_s, gap=gap))
 
 
 def _interruptible(solve):

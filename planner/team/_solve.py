@@ -66,7 +66,7 @@ def solve(options: Options, *, job_names: Sequence[str], quotas: Sequence[QuotaR
     _verify(R, x)
     choice = _choices(x, options, groups)
     return Solution(choice=choice, cost_usd=float(options.cost_usd[list(choice)].sum()),
-                    optimal=res.status == 0, mip_gap=getattr(res, "mip_gap", None),
+                    optimal=res.status == 0, mip_gap=res.mip_gap,
                     variables=n, rows=len(R.lb), seconds=time.perf_counter() - t0,
                     message=str(res.message))
 
@@ -188,8 +188,7 @@ def _greedy_drops(options: Options, R: Rows, groups: Groups, rank: np.ndarray):
     ran out of time on thousands of start offsets (hostile sweep: "No relaxation was found"
     although dropping jobs always fits); not the cheapest set to drop."""
     limited = [r for r, m in enumerate(R.meta) if m["kind"] != "job"]
-    M = row_matrix(R, len(options))[limited].tocsc()  # a column per option
-    M.sort_indices()
+    M = row_matrix(R, len(options)).rows_kept(np.array(limited, dtype=np.int64))
     ub = np.array([R.ub[r] for r in limited], dtype=float)
     limit = ub + 1e-6 * np.maximum(1, np.abs(ub))  # the same tolerance as _verify's
     used = np.zeros(len(limited))
@@ -198,7 +197,7 @@ def _greedy_drops(options: Options, R: Rows, groups: Groups, rank: np.ndarray):
     for g in sorted(range(len(groups.members)), key=lambda g: (-rank[g], g)):
         ks = np.flatnonzero(options.job == g)
         ks = ks[np.argsort(options.cost_usd[ks], kind="stable")]
-        sub = M[:, ks]
+        sub = M.columns(ks)
         dropped = 0
         for _ in groups.members[g]:
             over = sub.data > (limit - used)[sub.indices]
