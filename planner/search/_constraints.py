@@ -12,13 +12,17 @@ Whether the names exist is the catalog's question, asked by ``plan``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from catalog import (
     CLOUDS,
     PRICING_MODELS,
+    Catalog,
+    GpuplanError,
     UnknownNameError,
     canonical_pricing,
     check_names,
@@ -175,6 +179,73 @@ class Constraints:
                     self.checkpoint_storage_usd_per_gb_month}
 
 
+EXCLUDE_HINT = "`exclude` takes instance types, clouds or regions"
+
+
+def check_exclude(names, catalog: Catalog, *, where: str = "", hint: str = EXCLUDE_HINT,
+                  accelerators_field: str | None = None) -> tuple[str, ...]:
+    """Every name of an `exclude` list is an instance type, a cloud or a region of the catalog
+    (trimmed, any case where one name matches so: ``check_names``), returned as the catalog
+    spells them; else UnknownNameError with close matches (``where``: the place in a file).
+    An accelerator's name is told where accelerators are chosen: ``accelerators_field``
+    (default `gpu` with the default ``hint``; none with another unless given)."""
+    if not names:
+        return ()
+    kind = "instance type, cloud or region"
+    known = {t.name for t in catalog.instance_types} | set(catalog.regions()) | set(CLOUDS)
+    try:
+        return check_names(kind, names, known, hint, where=where)
+    except UnknownNameError as exc:
+        field = accelerators_field or ("`gpu`" if hint == EXCLUDE_HINT else None)
+        if field is None or not _names_accelerator(catalog, exc.name):
+            raise
+        # `--exclude H100` was told only what exclude takes; the filter it meant is another
+        raise UnknownNameError(kind, exc.name, known, f"{hint}; for an accelerator use "
+                               f"{field}, which names the accelerators to plan on",
+                               where=where) from None
+
+
+def _names_accelerator(catalog: Catalog, name: str) -> bool:
+    """Whether ``name`` is an accelerator's name or alias, or a family of several ("A100")."""
+    try:
+        catalog.resolve_accelerator(name)
+    except UnknownNameError as exc:  # an AmbiguousNameError (a family) is a subclass
+        return type(exc) is not UnknownNameError
+    return True
+
+
+def in_catalog_spelling(c: Constraints, catalog: Catalog) -> Constraints:
+    """``c`` with its regions, `exclude` names and accelerators as the catalog spells them
+    (docs/design.md: names are carried on in the catalog's spelling), for the answer's echo:
+    'US-EAST-1' is us-east-1, 'P5.4XLARGE' p5.4xlarge. An accelerator keeps the name or alias
+    given, in the catalog's spelling ('h100' is H100; one that matches none as written, its
+    canonical name). Call it after the search checked the names: one it did not take stays as
+    given."""
+    regions = _spelled(c.regions, lambda n: check_names("region", (n,), catalog.regions())[0])
+    exclude = _spelled(c.exclude, lambda n: check_exclude((n,), catalog)[0])
+    gpus = _spelled(c.gpus, lambda n: _accelerator_spelling(catalog, n))
+    if (regions, exclude, gpus) == (c.regions, c.exclude, c.gpus):
+        return c
+    return dataclasses.replace(c, regions=regions, exclude=exclude, gpus=gpus)
+
+
+def _spelled(names: Iterable[str], spell: Callable[[str], str]) -> tuple[str, ...]:
+    out = []
+    for name in names:
+        try:
+            out.append(spell(name))
+        except GpuplanError:
+            out.append(name)
+    return tuple(dict.fromkeys(out))  # 'US-EAST-1,us-east-1' is one region
+
+
+def _accelerator_spelling(catalog: Catalog, name: str) -> str:
+    acc = catalog.accelerator(catalog.resolve_accelerator(name))
+    typed = name.strip().casefold()
+    return next((n for n in (acc.name, *catalog.aliases_of(acc)) if n.casefold() == typed),
+                acc.name)
+
+
 def _bad(field: str, value, msg: str) -> PlannerError:
     return PlannerError(msg, field=field, value=value)
 
@@ -195,4 +266,5 @@ def _names(field: str, value) -> tuple[str, ...]:
 
 __all__ = ["CONSTRAINT_DEFAULTS", "DEFAULT_MAX_GPUS", "DEFAULT_MAX_SPOT_INSTANCES",
            "DEFAULT_MIN_PROBABILITY", "DEFAULT_PRICING", "GROUP_BY", "MAX_BUDGET_USD",
-           "MAX_GPUS_LIMIT", "MAX_SPOT_INSTANCES_LIMIT", "Constraints"]
+           "EXCLUDE_HINT", "MAX_GPUS_LIMIT", "MAX_SPOT_INSTANCES_LIMIT", "Constraints",
+           "check_exclude", "in_catalog_spelling"]

@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from catalog import CLOUDS, Catalog, Offer, check_names
+from catalog import Catalog, Offer
 
 from ..model import (
     NO_CALIBRATION,
@@ -58,7 +58,13 @@ from ..model import (
     reserve_message,
 )
 from ._candidates import FlaggedSkipped, PlanOptions, PlanResult
-from ._constraints import CONSTRAINT_DEFAULTS, MAX_GPUS_LIMIT, Constraints
+from ._constraints import (
+    CONSTRAINT_DEFAULTS,
+    MAX_GPUS_LIMIT,
+    Constraints,
+    check_exclude,
+    in_catalog_spelling,
+)
 from ._evaluate import (
     CACHE_BYTES,
     BoundedCache,
@@ -152,18 +158,6 @@ def clear_caches() -> None:
     clear_cache()
 
 
-def check_exclude(names, catalog: Catalog, *, where: str = "",
-                  hint: str = "`exclude` takes instance types, clouds or regions"
-                  ) -> tuple[str, ...]:
-    """Every name of an `exclude` list is an instance type, a cloud or a region of the catalog
-    (trimmed, any case where one name matches so: ``check_names``), returned as the catalog
-    spells them; else UnknownNameError with close matches (``where``: the place in a file)."""
-    if not names:
-        return ()
-    known = {t.name for t in catalog.instance_types} | set(catalog.regions()) | set(CLOUDS)
-    return check_names("instance type, cloud or region", names, known, hint, where=where)
-
-
 def _usable_cached(catalog: Catalog, workload: Workload, c: Constraints):
     """``usable_offers`` kept per (catalog, precision, filters): team jobs and repeated plans
     filter the same catalog the same way. Also each offer's key (the ranking's tie-break)."""
@@ -241,8 +235,10 @@ def plan(workload: Workload, catalog: Catalog, constraints: Constraints, *,
     with ``points``, every (offer, node count)'s best plan for charts."""
     search = _search(workload, catalog, constraints, assumptions, calibration, top_n)
     sel = select(constraints=constraints, space=search.space, top_n=top_n, points=points)
-    return build_result(workload=workload, catalog=catalog, constraints=constraints,
-                        A=search.A, ms=search.ms, space=search.space, sel=sel, points=points,
+    # the echo names regions, `exclude` and accelerators as the catalog does, not as typed
+    return build_result(workload=workload, catalog=catalog,
+                        constraints=in_catalog_spelling(constraints, catalog), A=search.A,
+                        ms=search.ms, space=search.space, sel=sel, points=points,
                         evaluated=search.evaluated, offers_considered=search.offers_considered,
                         flagged=search.flagged, catalog_info=search.catalog_info,
                         notes=search.notes)
@@ -409,7 +405,9 @@ def _to_fix(filters: Sequence[str], *, alone: bool = False) -> str:
 def _why_args(catalog: Catalog, c: Constraints, precision: str) -> tuple[dict, list, dict]:
     """``why_no_offers``'s filters, the filters given and its keywords, for the plan's."""
     d = _default_gpus(catalog, precision)
-    return ({**{k: getattr(c, k) for k in _FILTER_FIELDS}, "gpus": c.gpus or d}, _filters_set(c),
+    # `exclude` as the filter reads it: 'P5.48XLARGE' left p5.48xlarge in, "without `gpu`"
+    return ({**{k: getattr(c, k) for k in _FILTER_FIELDS}, "gpus": c.gpus or d,
+             "exclude": check_exclude(c.exclude, catalog)}, _filters_set(c),
             {"include_unpriced": False, "include_flagged": c.allow_flagged,
              "left_out": {"gpus": d, "pricing": CONSTRAINT_DEFAULTS["pricing"]}})
 

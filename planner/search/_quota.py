@@ -190,16 +190,7 @@ def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str,
     if cloud is not None and cloud not in CLOUDS:
         raise _located(UnknownNameError("cloud", cloud, CLOUDS), at)
     if region is not None:
-        known = catalog.regions(cloud)
-        kind = f"{cloud} region" if cloud else "region"
-        try:  # 'US-EAST-1' is us-east-1, as the filters take it (catalog.check_names)
-            (region,) = check_names(kind, [region], known or catalog.regions(),
-                                    "run `gpuplan offers` to list regions")
-        except UnknownNameError as exc:
-            raise _located(exc, at) from None
-        if region not in known:  # a region of the catalog, none of this cloud's
-            raise _located(UnknownNameError(kind, region, known or catalog.regions(),
-                                            hint="run `gpuplan offers` to list regions"), at)
+        region = _region(catalog, cloud, region, at)
     if acc is not None:
         try:
             acc = catalog.resolve_accelerator(acc)
@@ -210,6 +201,33 @@ def _rule(e: Any, catalog: Catalog, offered: set[tuple[str, str, str]], at: str,
     rule = QuotaRule(gpus=gpus, cloud=cloud, region=region, accelerator=acc, month=month)
     _check_matches_an_offer(rule, offered, at)
     return rule
+
+
+def _region(catalog: Catalog, cloud: str | None, region: str, at: str) -> str:
+    """``region`` as the catalog spells it ('US-EAST-1' is us-east-1, as the filters take it:
+    ``check_names``), one of ``cloud``'s; a region of another cloud is named as that cloud's
+    ("unknown aws region 'us-central1'. Did you mean 'eu-central-1'" sent the user to the
+    wrong region), as `plan --clouds aws --regions us-central1` says it."""
+    known, every = catalog.regions(cloud), catalog.regions()
+    kind = f"{cloud} region" if cloud else "region"
+    hint = "run `gpuplan offers` to list regions"
+    try:
+        (found,) = check_names(kind, [region], known or every, hint)
+    except UnknownNameError as exc:
+        try:  # a region of the catalog, in another cloud's spelling?
+            (found,) = check_names("region", [region], every)
+        except UnknownNameError:
+            raise _located(exc, at) from None
+    if found in known:
+        return found
+    owners = [c for c in CLOUDS if found in catalog.regions(c)]
+    exc = UnknownNameError(kind, region, known or every, hint=hint)
+    if owners:  # said as `plan --clouds aws --regions us-central1` says it, not "Did you mean"
+        exc.args = (f"unknown {kind} {region!r}: {found} is {'/'.join(owners)}'s region, not "
+                    f"{cloud}'s. To fix: write `cloud: {owners[0]}` in this rule, or one of "
+                    f"{cloud}'s regions (`gpuplan offers --cloud {cloud}` lists them)",)
+        exc.suggestions = ()
+    raise _located(exc, at)
 
 
 def _text(value: Any, at: str, fix: str) -> str | None:
