@@ -77,6 +77,9 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
             out.write(f"{line}\n")
         if said := stale_fleet(bundle):
             out.write(f"{said}\n")
+    for note in getattr(bundle, "notes", ()):  # what to do before the commands (a
+        # reservation to buy, a Local Zone written as its region): the file says it too
+        out.write(f"note: {note}\n")
     for line in before:
         out.write(f"{line}\n")
     head, commands = _unnamed(bundle) if to_stdout and unnamed else (

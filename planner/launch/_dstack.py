@@ -140,9 +140,11 @@ def probes_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
 
 
 def training_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
-                  env: dict[str, str], setup_line: str, program: str) -> LaunchBundle:
+                  env: dict[str, str], setup_line: str, program: str,
+                  reservation: str | None = None) -> LaunchBundle:
     """The training plan as a task (a fleet first for several nodes); spot runs retry on
-    interruption."""
+    interruption. ``reservation``: dstack's ``reservation`` (an AWS Capacity Reservation or
+    Capacity Block ID) on whatever provisions the instances: the fleet, else the task."""
     run = torchrun_command(nodes=spec.nodes, gpus_per_node=spec.gpus_per_node,
                            node_rank="$DSTACK_NODE_RANK", master_addr="$DSTACK_MASTER_NODE_IP",
                            program=program)
@@ -153,10 +155,15 @@ def training_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
         task["retry"] = {"on_events": ["interruption", "no-capacity"], "duration": "1d"}
     files = [LaunchFile(path=task_path, text="")]
     commands = [f"dstack apply -f {shell_word(task_path)}"]
+    if reservation and spec.nodes == 1:
+        task["reservation"] = reservation
     if spec.nodes > 1:
         task["fleets"] = [spec.name]
+        fleet_conf = fleet(spec, TRAIN_FLEET_IDLE)
+        if reservation:
+            fleet_conf["reservation"] = reservation
         files.insert(0, LaunchFile(path=fleet_path(task_path),
-                                   text=dump_yaml(fleet(spec, TRAIN_FLEET_IDLE), header)))
+                                   text=dump_yaml(fleet_conf, header)))
         commands.insert(0, f"dstack apply -f {shell_word(fleet_path(task_path))}")
     files[-1] = LaunchFile(path=task_path, text=dump_yaml(task, header))
     return LaunchBundle(target="dstack", files=tuple(files), commands=tuple(commands))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from catalog import GpuplanError, UnknownNameError, check_names
+from catalog import CLOUDS, GpuplanError, UnknownNameError, check_names
 
 from ..model import MAX_PLAN_GPUS
 
@@ -34,6 +34,15 @@ REPLACE_SCRIPT = "# ← replace with your training script"
 
 class LaunchError(GpuplanError):
     pass
+
+
+class NoTargetName(LaunchError):
+    """One orchestrator has no name for the spec's accelerator (``no_launch_name``); ``spec``
+    and ``target`` let a caller say the fix with its own option (`plan` has --emit)."""
+
+    def __init__(self, message: str, *, spec: LaunchSpec, target: str) -> None:
+        super().__init__(message)
+        self.spec, self.target = spec, target
 
 
 class NoLaunchFile(LaunchError):
@@ -67,6 +76,9 @@ class LaunchSpec:
     # instance type, even where neither orchestrator has a name for it (V100-PCIe, B300)
     torch_gpu: bool = False
     region: str | None = None
+    # the AWS Local or Wavelength Zone the catalog priced (``us-east-1-atl-1``): SkyPilot's
+    # infra and dstack's regions take regions, so ``region`` is then the zone's parent region
+    zone: str | None = None
     spot: bool = False
     name: str = "gpuplan"
 
@@ -100,6 +112,20 @@ class LaunchBundle:
     target: str
     files: tuple[LaunchFile, ...]
     commands: tuple[str, ...]
+    notes: tuple[str, ...] = ()  # what the user must do besides the commands (printed first)
+
+
+def launch_region(cloud: str, region: str | None) -> tuple[str | None, str | None]:
+    """(the region a launch file names, the zone it stands for or None): a Local or
+    Wavelength Zone (``us-east-1-atl-1``) is written as its parent region, which is what
+    SkyPilot (``infra``) and dstack (``regions``) take; the catalog knows the parent from the
+    zone's code (catalog ``Cloud.parent_region``)."""
+    if region is None or cloud not in CLOUDS:
+        return region, None
+    c = CLOUDS[cloud]
+    if c.region_kind(region) not in ("local_zone", "wavelength_zone"):
+        return region, None
+    return c.parent_region(region), region
 
 
 def run_name(prefix: str, instance_type: str, nodes: int) -> str:
@@ -136,8 +162,10 @@ def spec_for_instance(catalog, instance: str, nodes: int, *, region: str | None 
                     f"{' …' if len(shown) > 12 else ''}) or leave the region out",
                     field="region", value=region)
             raise UnknownNameError(f"region for {it.name}", region, known)
+    region, zone = launch_region(it.cloud, region)
     return LaunchSpec(cloud=it.cloud, instance_type=it.name, accelerator=it.accelerator,
-                      gpus_per_node=it.gpu_count, nodes=nodes, region=region, spot=spot,
+                      gpus_per_node=it.gpu_count, nodes=nodes, region=region, zone=zone,
+                      spot=spot,
                       name=run_name(prefix, it.name, nodes),
                       **_launch_names(catalog, it.accelerator))
 
@@ -148,28 +176,39 @@ def spec_for_recommendation(rec: dict | None, catalog) -> LaunchSpec:
         raise LaunchError("no plan to launch: nothing met the constraints. To fix: relax "
                           "`deadline`/`budget`, then use `emit`")
     nodes = int(rec["nodes"])
+    region, zone = launch_region(rec["cloud"], rec.get("region"))
     return LaunchSpec(cloud=rec["cloud"], instance_type=rec["instance_type"],
                       accelerator=rec["accelerator"], gpus_per_node=int(rec["gpus"]) // nodes,
-                      nodes=nodes, region=rec.get("region"), spot=rec.get("pricing") == "spot",
+                      nodes=nodes, region=region, zone=zone, spot=rec.get("pricing") == "spot",
                       name=run_name("gpuplan-train", rec["instance_type"], nodes),
                       **_launch_names(catalog, rec["accelerator"]))
 
 
-def no_launch_name(spec: LaunchSpec, target: str) -> LaunchError:
+def no_launch_name(spec: LaunchSpec, target: str, option: str = "--target") -> NoTargetName:
     """The error for a ``target`` with no name for ``spec``'s accelerator: use the other
     orchestrator where it has one, else why neither can run it (each said to use the other:
-    GCP's n1+p4x1 went round in a circle)."""
+    GCP's n1+p4x1 went round in a circle). ``option``: the option that picks the target in
+    the command that ran (`launch probes --target`, `plan --emit`, which also has torchrun:
+    "use --target skypilot" named an option `plan` does not have)."""
     sky = (f"SkyPilot has no accelerator name for {spec.accelerator}"
            + ("" if spec.real_instance_type else f" and {spec.instance_type} is the catalog's "
               "name for a VM with GPUs attached, not an instance type it can request"))
     dstack = f"dstack has no GPU name for {spec.accelerator}"
+    # `plan --emit torchrun` writes a script that needs no orchestrator's name for the GPU
+    torchrun = f" or {option} torchrun" if option == "--emit" and spec.torch_gpu else ""
     if target == "skypilot" and spec.dstack_gpu:
-        return LaunchError(f"{sky}. To fix: use --target dstack")
-    if target == "dstack" and (spec.skypilot_accelerator or spec.real_instance_type):
-        return LaunchError(f"{dstack}. To fix: use --target skypilot")
-    return LaunchError(f"neither SkyPilot nor dstack can run {spec.instance_type}: {sky}, and "
-                       f"{dstack}. To fix: choose an instance with another GPU (`gpuplan offers "
-                       f"--cloud {spec.cloud}` lists them)")
+        message = f"{sky}. To fix: use {option} dstack{torchrun}"
+    elif target == "dstack" and (spec.skypilot_accelerator or spec.real_instance_type):
+        message = f"{dstack}. To fix: use {option} skypilot{torchrun}"
+    elif torchrun:
+        message = (f"neither SkyPilot nor dstack can run {spec.instance_type}: {sky}, and "
+                   f"{dstack}. To fix: use {option} torchrun (a script for each node), or "
+                   f"plan on another GPU with --gpu")
+    else:
+        message = (f"neither SkyPilot nor dstack can run {spec.instance_type}: {sky}, and "
+                   f"{dstack}. To fix: choose an instance with another GPU (`gpuplan offers "
+                   f"--cloud {spec.cloud}` lists them)")
+    return NoTargetName(message, spec=spec, target=target)
 
 
 TORCH_GPU_VENDORS = ("NVIDIA", "AMD")  # CUDA and ROCm builds of torch (not "AMD Xilinx")
