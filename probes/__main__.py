@@ -4,9 +4,6 @@ import os
 import signal
 import sys
 
-from probes._args import is_rank_zero
-from probes.cli import main
-
 
 class Terminated(BaseException):
     """SIGTERM, raised where the run is so that it unwinds as Ctrl-C does (a report being
@@ -45,6 +42,12 @@ def _world_size() -> int:
         return 1
 
 
+def _rank_zero() -> bool:
+    from probes._args import is_rank_zero
+
+    return is_rank_zero()
+
+
 def _say(line: str) -> None:
     try:
         print(line, file=sys.stderr, flush=True)
@@ -58,15 +61,19 @@ if __name__ == "__main__":
     except (ValueError, OSError):  # not the main thread, or no such signal here
         pass
     try:
+        # imported here: a Ctrl-C while they load (seconds on a busy machine) is one line and
+        # exit 130 as well, not Python's death by SIGINT (-2)
+        from probes.cli import main
+
         code = main()
     except KeyboardInterrupt:  # one line, as `gpuplan probe run` says it, not a 40-line
         # traceback from every rank; from rank 0 alone: a terminal's Ctrl-C reaches every rank
-        if is_rank_zero():
+        if _rank_zero():
             _say("error: interrupted (Ctrl-C); reports are written whole or not at all")
         code = 130
     except Terminated:  # rank 0 says it: torchrun also stops the other ranks this way after
         # one of them failed, and that failure is the line to read, said once
-        if is_rank_zero():
+        if _rank_zero():
             _say("error: terminated (SIGTERM); reports are written whole or not at all")
         code = 143
     _leave(code)

@@ -288,13 +288,32 @@ def test_long_runs_say_each_stage_on_a_terminal_only(monkeypatch):
             == said
 
 
+def _wait_for_torch(proc, timeout_s: float = 90.0) -> None:
+    """Until ``proc`` has loaded torch's library (its probes are running: a Ctrl-C then meets
+    the probes' own handling), read from /proc; 3 s where there is no /proc."""
+    import time
+
+    maps, until = f"/proc/{proc.pid}/maps", time.monotonic() + timeout_s
+    if not os.path.exists(maps):
+        time.sleep(3)
+        return
+    while time.monotonic() < until and proc.poll() is None:
+        try:
+            with open(maps) as f:
+                if "libtorch" in f.read():
+                    time.sleep(0.5)  # past the import, into the first probe
+                    return
+        except OSError:
+            return
+        time.sleep(0.1)
+
+
 def test_output_rules_of_the_summary_and_the_stage_lines(monkeypatch, tmp_path):
     """COLUMNS=0 wrapped the summary at 20 columns (gpuplan ignores it: 100 when piped); with
     stdout closed a written report ended in a traceback, exit 1; Ctrl-C was said by every
     rank under torchrun."""
     import io
     import signal
-    import time
 
     from probes import _fit
 
@@ -312,7 +331,7 @@ def test_output_rules_of_the_summary_and_the_stage_lines(monkeypatch, tmp_path):
     other = subprocess.Popen([sys.executable, "-m", "probes", "--device", "cpu", "--out",
                               str(tmp_path / "o.json")], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, env={**env, "RANK": "1"}, cwd=tmp_path)
-    time.sleep(3)
+    _wait_for_torch(other)  # a fixed 3 s sleep sent the signal before main() on a busy CI
     other.send_signal(signal.SIGINT)
     _, err = other.communicate(timeout=60)
     assert other.returncode == 130 and "interrupted" not in err.decode()  # rank 0 says it
