@@ -202,14 +202,13 @@ def test_ctrl_c_under_python_m_probes_is_one_line_and_exit_130(tmp_path):
     """`python -m probes` (the entry point on nodes and under torchrun) printed a 40-line
     KeyboardInterrupt traceback per rank; `gpuplan probe run` said one line."""
     import signal
-    import time
 
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.Popen([sys.executable, "-m", "probes", "--out", str(tmp_path / "r.json")],
                             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True,
                             env={**os.environ, "PYTHONPATH": str(root)})
-    time.sleep(3)  # importing torch and starting to measure
+    _wait_for_torch(proc)  # importing torch and starting to measure
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
@@ -252,7 +251,6 @@ def test_sigterm_stops_the_run_with_one_line_and_no_partial_report(tmp_path):
     """torchrun stops its workers with SIGTERM: `python -m probes` died without a word (exit
     143 from the signal), where `gpuplan probe run` says "terminated"."""
     import signal
-    import time
 
     pytest.importorskip("torch")
     out = tmp_path / "r.json"
@@ -260,7 +258,7 @@ def test_sigterm_stops_the_run_with_one_line_and_no_partial_report(tmp_path):
                              str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(
                                 sys.path)})
-    time.sleep(3)  # torch imported, the probes running
+    _wait_for_torch(proc)  # torch imported, the probes running
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143
