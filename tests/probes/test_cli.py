@@ -287,8 +287,9 @@ def test_long_runs_say_each_stage_on_a_terminal_only(monkeypatch):
 
 
 def _wait_for_torch(proc, timeout_s: float = 90.0) -> None:
-    """Until ``proc`` has loaded torch's library (its probes are running: a Ctrl-C then meets
-    the probes' own handling), read from /proc; 3 s where there is no /proc."""
+    """Until ``proc`` has mapped torch's library, read from /proc, then 3 s for the import to
+    finish and the probes to start (a signal inside torch's import can be swallowed there):
+    a fixed 3 s from the start also counted Python's start-up, seconds on a busy machine."""
     import time
 
     maps, until = f"/proc/{proc.pid}/maps", time.monotonic() + timeout_s
@@ -299,7 +300,7 @@ def _wait_for_torch(proc, timeout_s: float = 90.0) -> None:
         try:
             with open(maps) as f:
                 if "libtorch" in f.read():
-                    time.sleep(0.5)  # past the import, into the first probe
+                    time.sleep(3)  # the import finished, into the first probe
                     return
         except OSError:
             return
