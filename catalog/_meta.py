@@ -20,6 +20,7 @@ AttributeError). The loader and the store's cheap completeness check both use it
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -154,6 +155,11 @@ def check_meta(meta: object, where: Path) -> dict:
             if missing:
                 raise CatalogFileError(f"{where}: clouds.{cloud}.sources[{i}] lacks "
                                        f"{', '.join(missing)}. {REPLACE_CATALOG_FIX}")
+    stamp = meta.get("refreshed_at")
+    if isinstance(stamp, str) and not _is_refresh_time(stamp):
+        raise CatalogFileError(f"{where}: refreshed_at should be a UTC time not in the future "
+                               f"(YYYY-MM-DDTHH:MM:SS+00:00), found {stamp[:40]!r}. "
+                               f"{REPLACE_CATALOG_FIX}")
     return meta
 
 
@@ -166,6 +172,25 @@ def _is_date(text: str) -> bool:
     except ValueError:
         return False
     return len(text) == 10  # YYYY-MM-DD, as cloud_meta writes (3.11 also takes 20260121)
+
+
+# A clock a little ahead is not a forged time; a day more is (the slack the loader gives dates).
+REFRESHED_AT_SLACK = _dt.timedelta(days=1)
+
+
+def _is_refresh_time(text: str) -> bool:
+    """Whether ``text`` reads as a refresh's time: ``YYYY-MM-DDTHH:MM:SS`` in UTC (the refresh
+    writes ``+00:00``; ``Z`` and fractions are taken too), at most a day ahead of the clock.
+    The store orders catalogs by this text for `use refreshed`, recovery and pruning: "garbage"
+    or a year 2099 counted as the newest catalog for ever. The shape, not the calendar, is
+    checked (a day 00 still orders right)."""
+    if not _REFRESH_TIME.match(text):
+        return False
+    ahead = _dt.datetime.now(_dt.UTC) + REFRESHED_AT_SLACK
+    return text[:19] <= ahead.strftime("%Y-%m-%dT%H:%M:%S")  # fixed width: orders as times
+
+
+_REFRESH_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]00:00)$", re.ASCII)
 
 
 _TYPE_WORDS = {str: "text", dict: "a JSON object", list: "a list", bool: "true or false",

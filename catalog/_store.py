@@ -52,10 +52,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _paths
+from . import _paths, _store_prune
 from ._errors import CatalogError, CatalogNotice, UnknownNameError, without_fix
 from ._meta import check_meta, read_meta
-from ._store_prune import KEEP, made_by_refresh, prune_refreshed, store_lock
+from ._store_prune import KEEP, made_by_refresh, prune_refreshed, remove_entry, store_lock
 from ._store_prune import clean_stale_work as _clean_stale_work
 
 FILES = ("accelerators.csv", "instance_types.csv", "offers.csv", "meta.json")
@@ -96,8 +96,10 @@ def _valid_name(name: str) -> bool:
                                                      _paths.PREVIOUS)
 
 
-def stored_catalogs() -> list[StoredCatalog]:
-    """Complete refreshed catalogs, newest first."""
+def stored_catalogs(*, legacy: bool = False) -> list[StoredCatalog]:
+    """Complete refreshed catalogs, newest first; none named as a keyword (`catalog use` reads
+    it as the keyword: listed, it could not be selected) but, with ``legacy``, the
+    ``refreshed`` and ``previous`` of gpuplan before the store (`use refreshed`, recovery)."""
     base = _paths.catalogs_dir()
     try:
         entries = sorted(base.iterdir())
@@ -105,15 +107,16 @@ def stored_catalogs() -> list[StoredCatalog]:
         return []
     out = []
     for p in entries:
-        if p.name.startswith(".") or not p.is_dir() or not _NAME.match(p.name):
+        if p.name.startswith(".") or not p.is_dir() or not (
+                _valid_name(p.name) or legacy and p.name in (_paths.REFRESHED, _paths.PREVIOUS)):
             continue
         meta = _meta_of(p)
         if meta is None:
             continue
         out.append(StoredCatalog(name=p.name, path=p,
                                  refreshed_at=str(meta.get("refreshed_at") or "")))
-    # Names embed the UTC time (refreshed-YYYYmmddTHHMMSSZ-…); refreshed_at breaks ties and
-    # orders legacy directories ("refreshed", "previous") by their own timestamps.
+    # refreshed_at (checked: a UTC time, not in the future) orders them; names embed the same
+    # UTC time (refreshed-YYYYmmddTHHMMSSZ-…) and break ties.
     return sorted(out, key=lambda c: (c.refreshed_at, c.name), reverse=True)
 
 
@@ -160,7 +163,7 @@ def _marker_mode(path: Path) -> int | None:
         mode = os.lstat(path).st_mode
     except PermissionError:  # the writer's fix would say to name another file
         raise CatalogError(f"catalog marker {path}: cannot reach it (permission denied). "
-                           f"To fix: {_access_fix(path.parent)}") from None
+                           f"To fix: {_store_prune.access_fix(path.parent)}") from None
     except OSError:
         return None  # missing: written as new
     # not the user's output: the fix is to remove what is in the way, not to rename ours
@@ -184,32 +187,32 @@ def _catalog_path(name: str) -> Path | None:
     return path if is_complete(path) else None
 
 
-def _access_fix(folder: Path) -> str:
-    """The fix for a folder of gpuplan's own that refuses this user access (not "name
-    another file": the marker's place is fixed)."""
-    from ._writes import _owned, shell_word
-
-    where = shell_word(folder)
-    if not _owned(folder):
-        return f"set GPUPLAN_HOME to a folder of your own ({where} belongs to another user)"
-    return (f"give yourself access to that folder (chmod u+rwx {where}), or set GPUPLAN_HOME "
-            "to another folder")
-
-
 def _unreadable(marker: Path) -> str | None:
     """None when there is no ``marker`` (packaged is active); else why it could not be read
     ("" when it is there). Not os.path.lexists, which is False on EACCES too: an unreadable
     catalogs/ folder silently meant the packaged snapshot. A dangling or looping link is a
-    marker that cannot be read (recovered with a notice), not "no marker"."""
+    marker that cannot be read (recovered with a notice), not "no marker"; so is a
+    GPUPLAN_HOME (or ``catalogs``) that is a file, which silently meant the snapshot too."""
     try:
         os.lstat(marker)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except PermissionError:
-        return "permission denied"
     except OSError as exc:
-        return exc.strerror or str(exc)
+        return _store_prune.why_not(exc, marker.parent)
     return ""
+
+
+def _check_store() -> None:
+    """CatalogError when the store is there but cannot be read: without this check an
+    unreadable ``catalogs/`` read as an empty one, and `catalog use NAME` said "unknown catalog",
+    `use previous` "no previous catalog"."""
+    base = _paths.catalogs_dir()
+    try:
+        os.listdir(base)  # read permission, and a folder at all
+        os.lstat(_paths.active_marker())  # search permission
+    except OSError as exc:
+        if why := _store_prune.why_not(exc, base):
+            fix = _store_prune.store_fix(why, base) or "set GPUPLAN_HOME to another folder"
+            raise CatalogError(f"catalog store {base}: cannot read it ({why}). To fix: {fix}"
+                               ) from None
 
 
 def active() -> tuple[str, Path]:
@@ -253,7 +256,7 @@ def _recover(lost: str | None, *, why: str = "") -> tuple[str, Path]:
     previous = _read_marker(_paths.previous_marker())
     if previous and previous != _paths.PACKAGED:  # packaged stays the last resort: the first
         candidates.append(previous)  # refresh records it as previous (`use previous` works)
-    candidates += [c.name for c in stored_catalogs()]
+    candidates += [c.name for c in stored_catalogs(legacy=True)]
     refused: list[str] = []  # complete, but the loader refuses them: every command would fail
     for name in dict.fromkeys((*candidates, _paths.PACKAGED)):
         path = _catalog_path(name)
@@ -271,8 +274,7 @@ def _recover(lost: str | None, *, why: str = "") -> tuple[str, Path]:
             said = "is missing or incomplete" if lost else "could not be read"
             if why:  # a folder that refuses access: no `catalog use` helps until it is fixed
                 marker = _paths.active_marker()
-                fix = (f". To fix: {_access_fix(marker.parent)}" if why == "permission denied"
-                       else "")
+                fix = f". To fix: {f}" if (f := _store_prune.store_fix(why, marker.parent)) else ""
                 warnings.warn(CatalogNotice(f"the active catalog {said} ({marker}: {why}); "
                                             f"using {name!r} instead ({kept}){fix}"),
                               stacklevel=2)
@@ -297,8 +299,9 @@ def resolve(name: str | None) -> tuple[str, Path]:
         return active()
     if name == _paths.PACKAGED:
         return name, _paths.packaged_catalog_dir()
+    _check_store()  # not "no such catalog" when the store cannot be read
     if name == _paths.REFRESHED:
-        stored = stored_catalogs()
+        stored = stored_catalogs(legacy=True)
         if not stored:
             raise CatalogError("no refreshed catalog. To fix: run `gpuplan catalog refresh`")
         return stored[0].name, stored[0].path
@@ -390,7 +393,7 @@ def _discard(path: Path) -> None:
 
     trash = path.parent / f".trash-{path.name}-{secrets.token_hex(3)}"
     os.rename(path, trash)  # atomic: the catalog vanishes whole, never half-deleted
-    shutil.rmtree(trash, ignore_errors=True)
+    remove_entry(trash, shutil.rmtree)  # a link: the link alone, never what it points to
 
 
 def _prune_old(base: Path) -> tuple[str, ...]:

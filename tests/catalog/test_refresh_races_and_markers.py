@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import errno
 import fcntl
 import functools
@@ -42,7 +43,8 @@ def test_a_concurrent_refresh_never_prunes_a_catalog_before_it_is_active(monkeyp
     # three newer refreshes' catalogs: the slow refresh's own is past the newest KEEP at once
     for i in range(_store.KEEP):
         installer.install(*small, {"name": "refreshed", "clouds": {},
-                                   "refreshed_at": f"2099-01-0{i + 1}T00:00:00+00:00"},
+                                   "refreshed_at": (_dt.datetime.now(_dt.UTC) + _dt.timedelta(
+                                       hours=1, minutes=i)).isoformat(timespec="seconds")},
                           name=f"refreshed-20990101T00000{i}Z-00000{i}", activate=False)
     other: dict = {}
     over, waiting = threading.Event(), threading.Event()
