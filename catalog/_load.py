@@ -44,6 +44,7 @@ class Catalog:
     instance_types: tuple[InstanceType, ...]
     offers: tuple[Offer, ...]
     overrides_path: str | None = None
+    override_notes: tuple = ()  # OverrideNote: what applying the overrides noted, once
     _layers: tuple = field(default=(), repr=False, compare=False)  # _override_apply.layered
     _acc_by_name: dict = field(default_factory=dict, repr=False, compare=False)
     _aliases: dict = field(default_factory=dict, repr=False, compare=False)
@@ -175,15 +176,17 @@ class Catalog:
         entries of the same file are (``_override_layers``)."""
         from ._override_apply import layered
 
-        offers, layers = layered(self, overrides, today or today_utc())
+        offers, layers, notes = layered(self, overrides, today or today_utc())
         note = "; ".join(p for p in (self.overrides_path, overrides.path) if p)
         return Catalog(name=self.name, path=self.path, meta=self.meta,
                        accelerators=self.accelerators, instance_types=self.instance_types,
-                       offers=offers, overrides_path=note or None, _layers=layers)
+                       offers=offers, overrides_path=note or None, _layers=layers,
+                       override_notes=(*self.override_notes, *notes))
 
     def provenance(self) -> dict:
         """Where this catalog's prices come from, as every result records it (``_meta``)."""
-        return provenance(self)
+        said = [n.text for n in self.override_notes]  # what the overrides noted, if anything
+        return provenance(self) | ({"override_notes": said} if said else {})
 
     def info(self, *, today: _dt.date | None = None, include_store: bool = True) -> dict:
         """Everything `gpuplan catalog info` and the app show about this catalog, as data."""

@@ -3,7 +3,7 @@
 File format (YAML)::
 
     discounts:              # percent off the list price; the most specific match wins
-      - cloud: aws          # match on any of: cloud, family (name prefix, e.g. "p5"),
+      - cloud: aws          # match on any of: cloud, family (name prefix, e.g. "p5": p5e too),
         percent: 10         #   instance_type, region, pricing (default: every pricing model
       - cloud: aws          #   except spot, whose prices are not negotiated)
         instance_type: p5.48xlarge
@@ -31,6 +31,7 @@ file without entries is refused: "overrides from FILE" under prices would claim 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +57,11 @@ _RATE_KEYS = ("cloud", "instance_type", "region", "pricing", "usd_per_hour", "of
               "upfront")
 MAX_FILE_BYTES = 1 * 2**20  # a hand-written file of hundreds of entries is a few KiB
 MAX_DEPTH = 8  # top level → list → entry → value: 4 is all the format needs
-MAX_ENTRIES = 10_000
+# Entries of a file, discounts and prices together. Its YAML may expand to at most
+# MAX_YAML_EXPANDED_NODES (100,000) values, and a full price entry is 15 of them (7 keys, 7
+# values, the mapping): 10,000 could never be reached, a file of ~6,700 rates was refused as
+# "more than 100,000 values". 6,000 full entries are 90,001 values, within both bounds.
+MAX_ENTRIES = 6_000
 # The dearest list price in the catalog is ~142 $/instance-hour (p6-b300.48xlarge); a rate 70
 # times that is a typo (cents for dollars, a monthly figure), not a negotiated price.
 MAX_USD_PER_HOUR = 10_000.0
@@ -147,14 +152,53 @@ def _number(source: str, where: str, value: object, field: str, *, low: float, h
             bound = f"from {low:g} to {high:,g}"
         else:
             bound = (f"> {low:g} and " + (f"<= {high:g}" if high_inclusive else f"< {high:g}"))
+        fix = ""
+        if isinstance(value, str):  # "$12.5", "10%", "1,000": --budget's spellings, not a file's
+            meant = _typed_number(value)
+            fix = (f"write {field}: {meant:g}" if meant is not None else
+                   f"write {field} as a bare number, e.g. {field}: "
+                   f"{'12.5' if field == 'usd_per_hour' else '10'}") + (
+                " (no quotes, $, %, units or thousands separators)")
         raise _fail(source, where, f"{field} must be a number {bound} {unit}, got "
-                    f"{shown_as_yaml(value)}")
+                    f"{shown_as_yaml(value)}", fix)
     return float(value)
+
+
+def _typed_number(text: str) -> float | None:
+    """The number a text written as money or a percentage means ("$12.5", "12.5 USD", "10%",
+    "1,000", "12,5" with a decimal comma), or None."""
+    t = text.strip().lower().removeprefix("usd").strip().removeprefix("$").strip()
+    for unit in ("%", "usd", "$", "/h"):
+        t = t.removesuffix(unit).strip()
+    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", t):
+        t = t.replace(",", "")
+    elif re.fullmatch(r"\d+,\d+", t):
+        t = t.replace(",", ".")
+    try:
+        number = float(t)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _decimal_comma(source: str, where: str, entry: dict) -> None:
+    """``usd_per_hour: 12,5`` in a flow mapping reads as ``usd_per_hour: 12`` and a field
+    ``5`` without a value: said as the decimal comma it likely is, not as an unknown field."""
+    keys = list(entry)
+    for before, key in zip(keys, keys[1:], strict=False):
+        number = entry[before]
+        if (entry[key] is None and not isinstance(key, bool) and re.fullmatch(r"\d+", str(key))
+                and isinstance(number, int) and not isinstance(number, bool)):
+            raise _fail(source, where, f"'{before}: {number},{key}' reads as {before} {number} "
+                        f"and a field '{key}': YAML reads no decimal comma",
+                        f"write {before}: {number}.{key} with a decimal point (or "
+                        f"{number}{key} without a thousands separator)")
 
 
 def _check_common(source: str, where: str, entry: object, allowed: tuple[str, ...]) -> dict:
     if not isinstance(entry, dict):
         raise _fail(source, where, f"expected a mapping of fields, got {shown_as_yaml(entry)}")
+    _decimal_comma(source, where, entry)
     unknown = [k for k in entry if k not in allowed]
     if unknown:  # the first, as a team plan names its keys; it was a Python list of them all
         raise _unknown_name(source, where, "field", unknown[0], allowed,
@@ -180,9 +224,28 @@ def _entries(source: str, data: Mapping, key: str) -> list:
     if not isinstance(value, list):
         # as the file writes it: "got dict" named Python's type, not what was written
         raise _fail(source, key, f"expected a list of entries, got {shown_as_yaml(value)}")
-    if len(value) > MAX_ENTRIES:
-        raise _fail(source, key, f"{len(value):,} entries (at most {MAX_ENTRIES:,})")
     return value
+
+
+# What makes a file shorter; "split it into smaller files" did not: --overrides takes one.
+_FEWER = ("write fewer entries: one discount of a cloud or family (e.g. {cloud: aws, family: "
+          "p5, percent: 10}) covers every offer it matches, and a rate is needed only where "
+          "your price is not the list price less your discount")
+
+
+def _too_big(source: str, message: str) -> str | None:
+    """The YAML reader's refusal of a file of more than ``MAX_YAML_EXPANDED_NODES`` values, in
+    entries, with a fix that works (``None``: another refusal, or one of nested aliases)."""
+    from ._yaml import MAX_YAML_EXPANDED_NODES
+
+    found = re.search(rf"expands to more than {MAX_YAML_EXPANDED_NODES:,} values \(line "
+                      r"(\d+)\)", message)
+    if found is None:
+        return None
+    return (f"overrides file {source}: too large: it passes {MAX_YAML_EXPANDED_NODES:,} "
+            f"values by line {found[1]}, while a file holds at most {MAX_ENTRIES:,} entries "
+            f"(discounts and prices together; that many full ones are ~90,000 values). To "
+            f"fix: {_FEWER}")
 
 
 def parse_overrides(data: object, *, source: str = "overrides",
@@ -201,13 +264,18 @@ def parse_overrides(data: object, *, source: str = "overrides",
     if unknown:
         raise _unknown_name(source, "", "field", unknown[0], _TOP_KEYS,
                             hint=f"use discounts and/or prices {_FORMAT}")
-    if not any(_entries(source, data or {}, k) for k in _TOP_KEYS):
+    lists = {k: _entries(source, data or {}, k) for k in _TOP_KEYS}
+    if not any(lists.values()):
         # as a team plan's `clouds: []`: it changes nothing, and every plan says it applied
         raise OverrideError(f"{source}: has no entries under 'discounts' or 'prices', so it "
                             "would change no price. To fix: add entries, e.g. discounts: [{cloud: "
                             f"aws, percent: 10}}] {_FORMAT}, or {omit}")
-    discounts = []
-    for i, entry in enumerate(_entries(source, data, "discounts"), start=1):
+    total = sum(map(len, lists.values()))
+    if total > MAX_ENTRIES:
+        raise OverrideError(f"{source}: {total:,} entries under discounts and prices; a file "
+                            f"holds at most {MAX_ENTRIES:,}. To fix: {_FEWER}")
+    discounts, scopes = [], {}
+    for i, entry in enumerate(lists["discounts"], start=1):
         where = f"discounts[{i}]"
         entry = _check_common(source, where, entry, (*_MATCH_KEYS, "percent"))
         if "percent" not in entry:
@@ -219,12 +287,12 @@ def parse_overrides(data: object, *, source: str = "overrides",
                       high_inclusive=False, unit="(percent off; 100 would make prices $0)")
         discount = Discount(percent=pct, where=where,
                             **{k: v for k, v in match.items() if v is not None})
-        _no_twin(source, discount, discounts, lambda d: tuple(getattr(d, k) for k in _MATCH_KEYS),
+        _no_twin(source, discount, scopes, tuple(getattr(discount, k) for k in _MATCH_KEYS),
                  "scope", "which percent applies")
         discounts.append(discount)
-    prices = []
+    prices, offers = [], {}
     required = ("cloud", "instance_type", "region", "pricing", "usd_per_hour")
-    for i, entry in enumerate(_entries(source, data, "prices"), start=1):
+    for i, entry in enumerate(lists["prices"], start=1):
         where = f"prices[{i}]"
         entry = _check_common(source, where, entry, _RATE_KEYS)
         missing = [k for k in required if k not in entry]
@@ -244,18 +312,20 @@ def parse_overrides(data: object, *, source: str = "overrides",
             if option[key] not in ("", *known):
                 raise _unknown_name(source, where, key, option[key], known)
         price = PrivateRate(usd_per_hour=rate, where=where, **texts, **option)
-        _no_twin(source, price, prices, lambda r: (r.cloud, r.instance_type, r.region, r.pricing,
-                                                   r.offering_class, r.upfront),
+        _no_twin(source, price, offers, (price.cloud, price.instance_type, price.region,
+                                         price.pricing, price.offering_class, price.upfront),
                  "offer", "which price applies")
         prices.append(price)
     return Overrides(path=source, discounts=tuple(discounts), prices=tuple(prices))
 
 
-def _no_twin(source: str, entry, earlier: list, key, what: str, doubt: str) -> None:
-    """Refuse an entry with the same ``key`` as an earlier one: the file would say two things
-    about one offer and one of them would be dropped silently."""
-    twin = next((e for e in earlier if key(e) == key(entry)), None)
-    if twin is not None:
+def _no_twin(source: str, entry, earlier: dict, key: tuple, what: str, doubt: str) -> None:
+    """Refuse an entry with the same ``key`` as an earlier one (``earlier``: the first entry of
+    each key so far, which this adds to): the file would say two things about one offer and
+    one of them would be dropped silently. A look-up: comparing each entry with every earlier
+    one was ~11 million comparisons for a file of 4,762 discounts."""
+    twin = earlier.setdefault(key, entry)
+    if twin is not entry:
         raise _fail(source, entry.where, f"the same {what} as {twin.where}, so {doubt} is "
                     "ambiguous", f"keep one of {twin.where} and {entry.where}")
 
@@ -271,7 +341,7 @@ def load_overrides(path: str | Path) -> Overrides:
         text = read_user_text(Path(shown), what="overrides file", max_bytes=MAX_FILE_BYTES)
         data = load_yaml_text(text, what=f"overrides file {shown}", max_depth=MAX_DEPTH)
     except CatalogFileError as exc:  # one error type for everything wrong with the file
-        raise OverrideError(str(exc)) from None
+        raise OverrideError(_too_big(shown, str(exc)) or str(exc)) from None
     return parse_overrides(data, source=shown)
 
 

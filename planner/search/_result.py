@@ -73,7 +73,10 @@ def build_result(*, workload, catalog, constraints, A, ms, space: Space, sel: Se
         recommendation=top[0] if top else None, candidates=tuple(top), frontier=tuple(frontier),
         points=pts, infeasible=infeasible, constraints=c, evaluated=evaluated,
         offers_considered=offers_considered, catalog=catalog_info, spot_vs_on_demand=side,
-        by_group=by_group, group_by=c.group_by, flagged_skipped=flagged, notes=notes)
+        by_group=by_group, group_by=c.group_by, flagged_skipped=flagged,
+        # what applying the price overrides noted (a rate 100× below list …): said on stderr
+        # once when the file was applied, and here, where `plan --json` and its table keep it
+        notes=tuple(dict.fromkeys((*notes, *catalog_info.get("override_notes", ())))))
 
 
 def build_options(*, workload, catalog, constraints, A, ms, space: Space,
@@ -96,7 +99,8 @@ def build_options(*, workload, catalog, constraints, A, ms, space: Space,
     def describe(options) -> tuple[Candidate, ...]:
         described = _describe(workload, catalog, constraints, A, ms, space, C,
                               sorted({x.index for x in options}))
-        return tuple(_with_regions(described[x.index], x.regions) for x in options)
+        return tuple(_with_regions(_override_noted(described[x.index], catalog), x.regions)
+                     for x in options)
 
     inf = sel.infeasible
     return PlanOptions(
@@ -112,6 +116,19 @@ SPOT_CAPACITY_CHECK = {
     "gcp": "your region's preemptible GPU quota",
     "azure": "Azure's Spot placement score / eviction rates and your spot quota",
 }
+
+
+def _override_noted(cand: Candidate, catalog) -> Candidate:
+    """``cand`` warning of what applying the price overrides noted about the entry that priced
+    its offer (a rate 100× below list …): a team report's jobs carry their plans' warnings, and
+    a note on stderr alone left the written report without a trace of it. (``plan`` says every
+    note once among its notes: ``build_result``.)"""
+    said = [n.text for n in getattr(catalog, "override_notes", ()) if n.about(cand.offer)]
+    if not said:
+        return cand
+    from dataclasses import replace
+
+    return replace(cand, warnings=tuple(dict.fromkeys((*cand.warnings, *said))))
 
 
 def _with_regions(cand: Candidate, regions: tuple[str, ...]) -> Candidate:
