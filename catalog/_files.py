@@ -172,15 +172,21 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
     ``what`` names the file for messages ("team plan", "quota file"). Refuses anything that is
     not a regular file *before* opening it, since opening a FIFO blocks and reading /dev/zero
     never ends; reads at most ``max_bytes + 1`` bytes whatever the file claims its size is.
+    A leading ``~`` is the home folder (a quoted "~/q.yaml" reached here unexpanded: "cannot
+    read it"); messages name the path as typed.
     """
     fix_path = "give the path of an existing file."
-    p = _as_path(path, what=what, fix=fix_path)
+    typed = os.fspath(path) if isinstance(path, str | os.PathLike) else path
+    # checked expanded (a ~ that is /sys is /sys); an unknown ~user stays as typed
+    p = _as_path(os.path.expanduser(typed) if isinstance(typed, str) else typed, what=what,
+                 fix=fix_path)
+    shown = typed
 
     def unreadable(exc: OSError) -> CatalogFileError:
-        fix = (f"make it readable for this user (chmod u+r {p}; its folders need u+x), or "
+        fix = (f"make it readable for this user (chmod u+r {shown}; its folders need u+x), or "
                "copy it somewhere readable." if exc.errno in (errno.EACCES, errno.EPERM)
                else fix_path)
-        return _fail(f"{what} {p}: cannot read it ({_os_reason(exc)}). To fix: {fix}")
+        return _fail(f"{what} {shown}: cannot read it ({_os_reason(exc)}). To fix: {fix}")
 
     try:
         st = os.stat(p)
@@ -188,10 +194,10 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
         raise unreadable(exc) from None
     kind = _describe_mode(st.st_mode)
     if kind is not None:
-        raise _fail(f"{what} {p}: is {kind}, not a regular file. To fix: {fix_path}")
+        raise _fail(f"{what} {shown}: is {kind}, not a regular file. To fix: {fix_path}")
     limit = _size(max_bytes)
     if st.st_size > max_bytes:
-        raise _fail(f"{what} {p}: is {st.st_size:,} bytes, more than the {limit} allowed. "
+        raise _fail(f"{what} {shown}: is {st.st_size:,} bytes, more than the {limit} allowed. "
                     f"To fix: give the right file (this one is too large for its kind: {what}).")
     # O_NONBLOCK: if the file was swapped for a FIFO after the stat, open must not hang.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -202,7 +208,7 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
     try:
         kind = _describe_mode(os.fstat(fd).st_mode)
         if kind is not None:
-            raise _fail(f"{what} {p}: is {kind}, not a regular file. To fix: {fix_path}")
+            raise _fail(f"{what} {shown}: is {kind}, not a regular file. To fix: {fix_path}")
         chunks, remaining = [], max_bytes + 1
         while remaining > 0:
             chunk = os.read(fd, min(remaining, 1 << 20))
@@ -216,9 +222,9 @@ def read_user_text(path: str | os.PathLike[str], *, what: str,
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > max_bytes:
-        raise _fail(f"{what} {p}: is larger than the {limit} allowed. To fix: give the right "
+        raise _fail(f"{what} {shown}: is larger than the {limit} allowed. To fix: give the right "
                     f"file (this one is too large for its kind: {what}).")
-    return decode_user_bytes(data, what=f"{what} {p}")
+    return decode_user_bytes(data, what=f"{what} {shown}")
 
 
 def _size(n: int) -> str:

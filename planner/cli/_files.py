@@ -9,22 +9,16 @@ from __future__ import annotations
 
 def load_quota_file(path: str, catalog):
     """``planner.search.parse_quotas`` of the YAML file at ``path`` (``--quota-file``; a
-    leading ``~`` is the home folder, as for --overrides, while messages name ``path`` as
-    typed)."""
-    import os
-
+    leading ``~`` is the home folder, as ``read_user_text`` reads every user file)."""
     from catalog import CatalogFileError, load_yaml_text, read_user_text
     from planner.model import PlannerError
     from planner.search import MAX_QUOTA_FILE_BYTES, parse_quotas
 
-    # a quoted "~/q.yaml" reached here unexpanded: "cannot read it (no such file)"
-    home = os.path.expanduser(path) if isinstance(path, str) else path
     try:
-        text = read_user_text(home, what="quota file", max_bytes=MAX_QUOTA_FILE_BYTES)
+        text = read_user_text(path, what="quota file", max_bytes=MAX_QUOTA_FILE_BYTES)
         data = load_yaml_text(text, what=f"quota file {path}")
     except CatalogFileError as exc:
-        message = str(exc) if home == path else str(exc).replace(f" {home}", f" {path}")
-        raise PlannerError(message, field="quotas", value=path) from None
+        raise PlannerError(str(exc), field="quotas", value=path) from None
     return parse_quotas(data, catalog, source=str(path))
 
 

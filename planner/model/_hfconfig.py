@@ -115,19 +115,14 @@ def read_model_config(path: str, *, fix: str | None = None) -> dict:
     ``config_file_error``'s, ending in ``fix`` when given (how the user names another file)."""
     from catalog import CatalogFileError, read_json_file
 
-    # a leading ~ is the home folder, as for --overrides (a quoted "~/c.json" was "cannot
-    # read it"); messages name the path as typed
-    typed = path
-    path = os.path.expanduser(path) if isinstance(path, str) else path
-    if os.path.isdir(path) and os.path.lexists(os.path.join(path, "config.json")):
+    # (a leading ~ is the home folder: read_user_text expands it, messages name it as typed)
+    folder = os.path.expanduser(path) if isinstance(path, str) else path
+    if os.path.isdir(folder) and os.path.lexists(os.path.join(folder, "config.json")):
         path = os.path.join(path, "config.json")  # a model's folder (a download, a snapshot)
     try:
         return read_json_file(path, what="model config", max_bytes=MAX_CONFIG_BYTES,
                               max_depth=MAX_CONFIG_DEPTH)
     except CatalogFileError as exc:
-        home = os.path.expanduser(typed) if isinstance(typed, str) else typed
-        if home != typed:
-            exc = CatalogFileError(str(exc).replace(f" {home}", f" {typed}"))
         raise config_file_error(exc, fix=fix) from None
 
 

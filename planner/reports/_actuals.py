@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 import unicodedata
 from pathlib import Path
@@ -42,15 +41,10 @@ def load_actuals(path_or_text: str | Path, team_plan) -> dict[str, dict]:
     """``parse_actuals`` of a CSV file (or of CSV text: anything containing a newline)."""
     if isinstance(path_or_text, str) and "\n" in path_or_text:
         return parse_actuals(path_or_text, team_plan, source="actuals.csv")
-    # a leading ~ is the home folder, as for the team file and --out (a quoted "~/a.csv"
-    # was "cannot read it"); messages name the path as typed
-    typed = str(path_or_text)
-    home = os.path.expanduser(typed)
-    try:
-        text = read_user_text(home, what="actuals file", max_bytes=MAX_ACTUALS_BYTES)
+    try:  # (a leading ~ is the home folder: read_user_text)
+        text = read_user_text(path_or_text, what="actuals file", max_bytes=MAX_ACTUALS_BYTES)
     except CatalogFileError as exc:
-        raise TeamPlanError(str(exc) if home == typed else
-                            str(exc).replace(f" {home}", f" {typed}")) from None
+        raise TeamPlanError(str(exc)) from None
     return parse_actuals(text, team_plan, source=str(path_or_text))
 
 
