@@ -90,13 +90,15 @@ def close_matches(name: str, known: Iterable[str]) -> tuple[str, ...]:
     closest by edit distance first, a swap of two letters one edit ('us-east-1' before
     'us-west-1' for 'us-esat-1'), ties by difflib's ratio (``_edit_distance.ranked``)."""
     import difflib  # here, not at import: only an error needs it
+    import unicodedata
 
     from ._edit_distance import ranked
 
     spelt: dict[str, str] = {}
     for k in known:
         spelt.setdefault(str(k).casefold(), str(k))
-    name = str(name)[:MAX_NAME_SHOWN].strip().casefold()  # spaces around it mean nothing
+    # spaces around it mean nothing; NFKC reads full-width "Ｈ１００" (an IME's) as "H100"
+    name = unicodedata.normalize("NFKC", str(name)[:MAX_NAME_SHOWN]).strip().casefold()
     close = ranked(name, difflib.get_close_matches(name, sorted(spelt), n=RANKED,
                                                    cutoff=MATCH_CUTOFF))[:MAX_SUGGESTIONS]
     if not close and len(name) >= MIN_PREFIX:  # "sky" for skypilot: too short to look alike
