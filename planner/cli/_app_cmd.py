@@ -23,6 +23,7 @@ FIX = "To fix: pip install 'gpuplan[app]'"
 FORWARDED = (signal.SIGTERM, signal.SIGINT)  # what stops `gpuplan app` stops the server
 GRACE_S = 10.0  # a server still running this long after the signal is killed
 MAX_UPLOAD_MB = 4  # Streamlit's default is 200 MB; no file the app reads is near 4 MB
+LOCAL_ADDRESS = "127.0.0.1"  # served to this machine unless --server.address says otherwise
 
 
 def app_script() -> Path:
@@ -40,9 +41,14 @@ def launch_command(script: Path, args: list[str]) -> list[str]:
     # The same settings as the repository's .streamlit/config.toml, which Streamlit only reads
     # from the working directory: no usage-statistics calls (the app works offline), no
     # developer "Deploy" menu, and uploads of at most a few MB (the pages' own limits are lower).
+    # And this machine only: Streamlit listens on every interface by default, and the Probes
+    # page adds and removes the calibration every later plan uses. `--server.address 0.0.0.0`
+    # (the user's own, later on the line) still serves the network, where that is meant.
     return [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
             "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer",
-            "--server.maxUploadSize", str(MAX_UPLOAD_MB), *args]
+            "--server.maxUploadSize", str(MAX_UPLOAD_MB), *(
+                () if any(a.split("=")[0] == "--server.address" for a in args)
+                else ("--server.address", LOCAL_ADDRESS)), *args]
 
 
 def app_cmd(ctx: typer.Context) -> None:

@@ -51,7 +51,20 @@ def test_it_runs_streamlit_on_the_checkouts_app_with_passthrough_arguments(calls
     assert calls == [[sys.executable, "-m", "streamlit", "run", str(APP),
                       "--server.headless", "true", "--browser.gatherUsageStats", "false",
                       "--client.toolbarMode", "viewer", "--server.maxUploadSize", "4",
+                      "--server.address", "127.0.0.1",
                       "--server.port", "8502", "--theme.base", "dark"]]
+
+
+@pytest.mark.parametrize("given", [["--server.address", "0.0.0.0"],
+                                   ["--server.address=0.0.0.0"]])
+def test_it_serves_this_machine_only_unless_an_address_is_given(calls, given):
+    """Streamlit listens on every interface by default, and the Probes page changes the
+    calibration every later plan uses: `gpuplan app` binds to 127.0.0.1; the user's own
+    address (to share it on purpose) replaces that, not follows it."""
+    assert main(["app", *given]) == 0
+    (cmd,) = calls
+    assert [a for a in cmd if a.startswith("--server.address")] == [given[0]]
+    assert "127.0.0.1" not in cmd
 
 
 def test_streamlits_exit_code_is_the_commands(monkeypatch):
