@@ -148,7 +148,8 @@ def test_megatron_holds_gradients_in_the_dtype_it_reduces_them_in(cat):
     (PlanPins(pp=33), "above the model's 32 layers"),
     (PlanPins(tp=8, pp=8, cp=2), "does not divide the 64 GPUs"),
     (PlanPins(zero=2), "Megatron-LM / NeMo has no ZeRO stage 2"),
-    (PlanPins(pp=4, vp=3), "vp=3 must divide the 8 layers"),
+    (PlanPins(pp=4, vp=3), "vp=3 must divide the 8 layers of each of the 4 pipeline stages. "
+                           "To fix: pin one of 1, 2, 4, 8"),
     (PlanPins(ep=2), "this model has no experts"),
 ])
 def test_a_pin_that_cannot_work_says_why(cat, pins, fragment):
