@@ -116,7 +116,7 @@ def reference_cluster(catalog: Catalog, gpu: str, gpus: int) -> Cluster:
     node_gpus, node_topology = per_node, topo
     per_node, nodes, topo = _reference_shape(acc.name, gpus, per_node, topo)
     network = f"{gbps:g} Gb/s {fabric}" if gbps else "none known (single node only)"
-    note = (f"reference node: {per_node}x {acc.name} per node ({why}); {nodes} node(s); "
+    note = (f"reference node: {per_node}x {acc.name} per node ({why}); {nodes:,} node(s); "
             f"intra-node {link:g} GB/s per GPU; inter-node {network}")
     return Cluster(accelerator=acc, gpus_per_node=per_node, nodes=nodes, topology=topo,
                    intra_node_gb_per_s_per_gpu=link, inter_node_gbps=gbps, fabric=fabric,

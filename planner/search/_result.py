@@ -336,8 +336,8 @@ def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Sp
     warnings = list(est.warnings)
     if spot and n > c.max_spot_instances:
         warnings.append(
-            f"capacity: {n} spot {o.instance_type} in {o.region} for "
-            f"{format_hours(wall)} is above the {c.max_spot_instances}-instance spot fleet "
+            f"capacity: {n:,} spot {o.instance_type} in {o.region} for "
+            f"{format_hours(wall)} is above the {c.max_spot_instances:,}-instance spot fleet "
             "limit (`max_spot_instances`); clouds publish no spot capacity, so check "
             f"{SPOT_CAPACITY_CHECK.get(o.cloud, 'the cloud spot signals and your quota')} "
             "before counting on it")
