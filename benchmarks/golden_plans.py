@@ -209,7 +209,8 @@ is a3-edgegpu-8g instead of a3-edgegpu-8g-nolssd, a tie (the same GPUs, price, h
 no other line of the file changed); the allocations' costs are identical.
 ``7b-16384`` and ``405b-16384-h100-h200`` were rewritten again the same day when the spot
 capacity warning began to write its instance count with separators ("1,000 spot p5.48xlarge",
-as the hours beside it are written): that line alone changed.
+as the hours beside it are written): those warnings alone changed (155 lines in the first,
+30 in the second: one per plan of more than 999 spot instances).
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """
