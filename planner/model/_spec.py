@@ -443,8 +443,7 @@ def build_cluster(catalog: Catalog, *, instance: str | None = None, nodes: int =
         raise HardwareError("`cloud` tells apart instance types of the same name; a `gpu` "
                             "reference node has no cloud. To fix: leave out `cloud`, or give "
                             "`instance` TYPE with it", field="cloud", value=cloud)
-    several = [g.strip() for g in gpu.split(",") if g.strip()] if isinstance(gpu, str) else []
-    if len(several) > 1:  # `plan --gpu H100,A10G` compares accelerators; an estimate times one
+    if len(several := [g.strip() for g in str(gpu).split(",") if g.strip()]) > 1:  # plan's
         raise HardwareError(f"an estimate times one accelerator, got {gpu!r}. To fix: give one "
                             f"(e.g. `gpu` {several[0]}), or compare them with `gpuplan plan "
                             f"--gpu {','.join(several)}`", field="gpu", value=gpu)
