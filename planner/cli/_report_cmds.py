@@ -22,6 +22,7 @@ from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
 
 _SUFFIX = {".html": "html", ".htm": "html", ".pdf": "pdf", ".md": "md", ".csv": "csv"}
 _FORMAT_NAMES = {"htm": "html", "markdown": "md"}  # other names --format takes
+RENDERING = "rendering the report"  # the progress step after the solve
 STDOUT = "-"  # --out - : the report on stdout, as `plan --emit-out -` and `launch … --out -`
 
 
@@ -29,9 +30,10 @@ def report_cmd(
     team_file: Annotated[str, typer.Argument(help="Team plan YAML: jobs, quotas, budgets, "
                                              "price overrides (docs/team.md).")],
     fmt: Annotated[str | None, typer.Option("--format", help="html, pdf, md or csv. Default: "
-                   "from --out's suffix (.html/.htm, .pdf, .md, .csv), else md. A suffix that "
-                   "contradicts --format is an error, and so is any other suffix without "
-                   "--format.")] = None,
+                   "from --out's suffix (.html/.htm, .pdf, .md, .csv), else md — except onto a "
+                   "terminal with neither --out nor --format, which gets the summary (totals "
+                   "and one line per job) instead. A suffix that contradicts --format is an "
+                   "error, and so is any other suffix without --format.")] = None,
     out: Annotated[str | None, typer.Option("--out", help="Write the report to this file "
                    "(atomically). No --out, or '-': to stdout (a PDF only with '-', into a "
                    "pipe or a redirect, never onto a terminal).")] = None,
@@ -49,9 +51,12 @@ def report_cmd(
     """Choose one plan per job under shared quotas and budgets (a MILP), and write the budget
     report: totals per team and month, a timeline, a burn chart and frozen prices.
 
-    --json prints the allocation (JSON) on stdout; with --out FILE the report is also
-    written to FILE, in the format of --format or FILE's suffix. --format without --out, or
-    --out -, cannot go with --json (both would be stdout).
+    On a terminal, with neither --out nor --format, it prints the summary (totals and one
+    line per job); --format md gives the full Markdown report there, and a pipe or a
+    redirect gets that report as it is. --json prints the allocation (JSON) on stdout;
+    with --out FILE the report is also written to FILE, in the format of --format or FILE's
+    suffix. --format without --out, or --out -, cannot go with --json (both would be
+    stdout).
 
     Exit status: 0 every job is placed; 2 no allocation fits the quotas, budgets and
     deadlines (with --json, `{"infeasible": true, "error", "relaxations"}` is still printed)
@@ -84,6 +89,9 @@ def report_cmd(
     out_path = None if to_stdout else check_output_path(os.path.expanduser(out), what="report")
     _not_an_input(out_path, {"the team file": team_file, "--actuals": actuals,
                              **overrides_input(overrides)})
+    # onto a terminal with neither --out nor --format: the summary, not 145–270 columns of
+    # Markdown (a pipe or a redirect still gets the Markdown report, for scripts)
+    summary_only = out is None and fmt is None and not json_out and _stdout_is_terminal()
     fmt = report_format(fmt, out, json_out=json_out)
     # A PDF goes to stdout only when asked for by name (--out -) and not onto a terminal,
     # where its bytes would be garbage.
@@ -129,7 +137,12 @@ def report_cmd(
         print_json(_report_json(allocation, spent, warnings))
         _print_job_warnings(allocation)  # after the answer, as `plan` prints its warnings
         return
-    body = render(allocation, fmt, actuals=spent)
+    if summary_only:
+        _print_summary(allocation, cat, wide=wide)
+        return
+    with progress_on_stderr() as update:  # a 500-job PDF renders for half a minute
+        body = render(allocation, fmt, actuals=spent,
+                      progress=lambda done, total: update(RENDERING, done, total))
     if out_path is None:  # stdout: the file's own bytes (HTML says it is UTF-8, whatever the
         # locale's encoding; a PDF was checked not to go to a terminal)
         sys.stdout.flush()
@@ -153,6 +166,31 @@ def report_cmd(
     _print_job_warnings(allocation)
     if not json_out:  # the report is in the file: on the terminal, one line per job
         print_jobs(allocation.as_dict()["jobs"], wide=wide)
+
+
+def _stdout_is_terminal() -> bool:
+    from ._app import _is_terminal
+
+    return _is_terminal(sys.stdout)
+
+
+SUMMARY_HINT = ("the full report (per team and month, quotas, timeline, frozen prices): "
+                "--format md (Markdown on stdout), or --out FILE (.html, .pdf, .md, .csv)")
+
+
+def _print_summary(allocation, cat, *, wide: bool) -> None:
+    """What --out FILE prints on the terminal, with the totals in place of "wrote FILE" and
+    a hint naming the full report."""
+    t = allocation.totals
+    err = console(stderr=True, fit=True)
+    print_hanging(console(fit=True), f"{allocation.name}: {t['jobs']:,} "
+                  f"job{'' if t['jobs'] == 1 else 's'}, {format_usd(t['cost_usd'])} expected, "
+                  f"{t['gpu_hours']:,.0f} GPU-hours, {t['start']} → {t['end']} UTC",
+                  first="", rest="  ")
+    print_catalog_banner(err, cat)
+    _print_job_warnings(allocation)
+    print_jobs(allocation.as_dict()["jobs"], wide=wide)
+    print_hanging(err, SUMMARY_HINT, first="hint: ", rest="  ")
 
 
 def _print_job_warnings(allocation) -> None:

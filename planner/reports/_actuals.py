@@ -140,6 +140,10 @@ def _actual_rows(reader, team_plan, source: str) -> dict[str, dict]:
                                 ". To fix: give every row a cell for each of "
                                 f"{', '.join(ACTUALS_COLUMNS)} (an empty cell still needs its "
                                 "comma)")
+        if not name:  # "unknown job ''" sent the reader looking for a job named ''
+            raise TeamPlanError(f"{at}: the job cell is empty. To fix: give the name of the "
+                                "job from the team plan that the spending is for, or remove "
+                                "the row")
         if name not in known:
             raise TeamPlanError(str(UnknownNameError("job", name, known, where=at,
                                                      hint="use a job name from the team plan")))

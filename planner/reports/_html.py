@@ -16,7 +16,8 @@ h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;
 border-bottom:1px solid #ddd}h3{font-size:1.05rem}
 table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.85rem}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
-th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
+td{overflow-wrap:anywhere}
+th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .lead{font-size:1.05rem}.muted{color:#666;font-size:.85rem}
 .chart svg{max-width:100%;height:auto}
 """

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import unicodedata
+from collections.abc import Callable
 
 from . import _rows as R
 from ._charts import _mpl, burn_figure, gantt_figure, quiet_glyphs
@@ -116,8 +117,11 @@ def _undrawable(lines: list[tuple[str, object]]) -> bool:
                for ch in set("".join(texts)))
 
 
-def pdf_report(allocation, comparison: dict | None = None) -> bytes:
+def pdf_report(allocation, comparison: dict | None = None, *,
+               progress: Callable[[int, int], None] | None = None) -> bytes:
+    """The PDF's bytes; ``progress(done, total)`` hears each page as it is drawn."""
     matplotlib, Figure = _mpl()
+    tick = progress or (lambda done, total: None)
     from matplotlib.backends.backend_pdf import PdfPages
 
     lines = _wrap(_lines(allocation, comparison))
@@ -128,7 +132,9 @@ def pdf_report(allocation, comparison: dict | None = None) -> bytes:
     with matplotlib.rc_context({"pdf.fonttype": 42}), quiet_glyphs(), \
             PdfPages(buf, metadata={"CreationDate": None, "Title": f"GPU budget: "
                                     f"{allocation.name}", "Creator": "gpuplan"}) as pdf:
-        for start in range(0, len(lines), LINES_PER_PAGE):
+        pages = -(-len(lines) // LINES_PER_PAGE) + 2  # the text, then the two charts
+        tick(0, pages)
+        for page, start in enumerate(range(0, len(lines), LINES_PER_PAGE), start=1):
             fig = Figure(figsize=PAGE_IN)
             y = 0.96
             for style, text in lines[start:start + LINES_PER_PAGE]:
@@ -140,6 +146,8 @@ def pdf_report(allocation, comparison: dict | None = None) -> bytes:
                              ha=align, parse_math=False)
                 y -= (size + 3.2) / 72 / PAGE_IN[1]
             pdf.savefig(fig)
-        for fig in (gantt_figure(allocation), burn_figure(allocation)):
-            pdf.savefig(fig)
+            tick(page, pages)
+        for k, chart in enumerate((gantt_figure, burn_figure), start=pages - 1):
+            pdf.savefig(chart(allocation))
+            tick(k, pages)
     return buf.getvalue()

@@ -13,7 +13,7 @@ Actuals (``--actuals actuals.csv``, read by ``_actuals.load_actuals``) map a job
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from catalog import UnknownNameError
 
@@ -27,18 +27,29 @@ from ._text import csv_text, markdown
 FORMATS = ("html", "pdf", "md", "csv")
 
 
-def render(allocation, fmt: str, *, actuals: Mapping[str, Mapping] | None = None) -> bytes:
-    """The report of ``allocation`` in ``fmt`` (html, pdf, md or csv) as bytes."""
+def render(allocation, fmt: str, *, actuals: Mapping[str, Mapping] | None = None,
+           progress: Callable[[int, int], None] | None = None) -> bytes:
+    """The report of ``allocation`` in ``fmt`` (html, pdf, md or csv) as bytes.
+
+    ``progress(done, total)``, when given, hears how far rendering is: a PDF once per page
+    (a 500-job PDF takes half a minute), the other formats at 0 and 1 of 1."""
+    tick = progress or (lambda done, total: None)
     fmt = {"markdown": "md"}.get(fmt.lower(), fmt.lower())
     comparison = compare_actuals(allocation, actuals) if actuals is not None else None
-    if fmt == "md":
-        return markdown(allocation, comparison).encode("utf-8")
-    if fmt == "csv":
-        return csv_text(allocation, comparison).encode("utf-8")
-    if fmt == "html":
-        return html_report(allocation, comparison).encode("utf-8")
     if fmt == "pdf":
-        return pdf_report(allocation, comparison)
+        return pdf_report(allocation, comparison, progress=tick)
+    tick(0, 1)
+    if fmt == "md":
+        body = markdown(allocation, comparison)
+    elif fmt == "csv":
+        body = csv_text(allocation, comparison)
+    elif fmt == "html":
+        body = html_report(allocation, comparison)
+    else:
+        body = None
+    if body is not None:
+        tick(1, 1)
+        return body.encode("utf-8")
     raise PlannerError(f"unknown report format {fmt!r}. To fix: use one of "
                        f"{', '.join(FORMATS)}")
 

@@ -3,6 +3,7 @@ columns and the summary tables' rows (all text), so the three say the same thing
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Callable, Mapping
 
@@ -65,7 +66,10 @@ def cut(text: str, columns: int) -> str:
 def pct(x: float | None) -> str:
     if x is None:
         return "—"
-    if abs(x) >= 100:  # beyond ±10,000% the digits say nothing: "+1.6e+16%" is still a fact
+    if x >= 100:  # beyond +10,000% say how many times the plan: "+2.4e+05%" read as code
+        ratio = x + 1  # spent ÷ planned
+        return f"×{ratio:,.0f}" if ratio < 1e6 else f"×~10^{math.floor(math.log10(ratio))}"
+    if x <= -100:  # (spend below zero: not from a checked actuals file)
         return f"{x * 100:+.2g}%"
     return f"{x:+.1%}" if x < 0 or x > 0 else "0.0%"
 

@@ -154,6 +154,21 @@ def _f(x, digits: int) -> str:
     return "" if x is None else f"{x:.{digits}f}"
 
 
+# Planned cost and GPU-hours are written to the micro-unit (trailing zeros dropped), so that a
+# spreadsheet summing the job rows gets the team, month and total rows to the cent and the
+# hundredth of an hour: rounded to cents and tenths, 500 jobs of $0.626 summed to $315.00
+# against a total of $313.02 (GPU-hours 0.684 → 0.7: 350 against 342). Rounding the parts to
+# sum to the total instead would misstate single jobs.
+EXACT_DIGITS = 6
+
+
+def _exact(x) -> str:
+    if x is None:
+        return ""
+    shown = f"{x:.{EXACT_DIGITS}f}".rstrip("0").rstrip(".")
+    return "0" if shown in ("", "-0") else shown
+
+
 def _chance(p: float | None) -> str:
     """A deadline probability for the CSV, as ``planner.model.format_chance`` words it: the
     model's range makes no finish certain, so a computed 1.0 (or 0.99996) is 0.9999, as the
@@ -196,21 +211,21 @@ def csv_text(allocation, comparison: dict | None = None) -> str:
              "grad_accumulation": p.get("grad_accumulation", ""),
              "recompute": p.get("recompute", ""),
              "wall_clock_hours": _f(j["wall_clock_hours"], 1),
-             "gpu_hours": _f(j["gpu_hours"], 1), "cost_usd": _f(j["cost_usd"], 2),
+             "gpu_hours": _exact(j["gpu_hours"]), "cost_usd": _exact(j["cost_usd"]),
              "deadline_probability": _chance(j["deadline_probability"]),
-             "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
-             "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
+             "actual_gpu_hours": _exact(r.get("actual_gpu_hours")),
+             "actual_cost_usd": _exact(r.get("actual_cost_usd"))})
     for team, v in a.by_team.items():
         r = actual_team.get(team, {})
-        put({"kind": "team", "team": team, "gpu_hours": _f(v["gpu_hours"], 1),
-             "cost_usd": _f(v["cost_usd"], 2),
-             "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
-             "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
+        put({"kind": "team", "team": team, "gpu_hours": _exact(v["gpu_hours"]),
+             "cost_usd": _exact(v["cost_usd"]),
+             "actual_gpu_hours": _exact(r.get("actual_gpu_hours")),
+             "actual_cost_usd": _exact(r.get("actual_cost_usd"))})
     for m, v in a.by_month.items():
-        put({"kind": "month", "month": m, "gpu_hours": _f(v["gpu_hours"], 1),
-             "cost_usd": _f(v["cost_usd"], 2), "budget_usd": _f(v.get("budget_usd"), 2)})
+        put({"kind": "month", "month": m, "gpu_hours": _exact(v["gpu_hours"]),
+             "cost_usd": _exact(v["cost_usd"]), "budget_usd": _f(v.get("budget_usd"), 2)})
     for b in a.budgets:
-        put({"kind": "budget", "period": b["period"], "cost_usd": _f(b["planned_usd"], 2),
+        put({"kind": "budget", "period": b["period"], "cost_usd": _exact(b["planned_usd"]),
              "budget_usd": _f(b["budget_usd"], 2)})
     for q in a.quotas:
         put({"kind": "quota", "month": q["month"], "scope": q["scope"],
@@ -218,10 +233,10 @@ def csv_text(allocation, comparison: dict | None = None) -> str:
     t = a.totals
     r = comparison["total"] if comparison else {}
     put({"kind": "total", "start": t["start"], "end": t["end"],
-         "gpu_hours": _f(t["gpu_hours"], 1), "cost_usd": _f(t["cost_usd"], 2),
+         "gpu_hours": _exact(t["gpu_hours"]), "cost_usd": _exact(t["cost_usd"]),
          "budget_usd": _f(t.get("budget_usd"), 2),
-         "actual_gpu_hours": _f(r.get("actual_gpu_hours"), 1),
-         "actual_cost_usd": _f(r.get("actual_cost_usd"), 2)})
+         "actual_gpu_hours": _exact(r.get("actual_gpu_hours")),
+         "actual_cost_usd": _exact(r.get("actual_cost_usd"))})
     # the words the other reports carry: what was warned of, assumed, and priced with
     for (idx, _), line in zip(a.grouped_warnings(), a.warning_lines(), strict=True):
         put({"kind": "warning", "job": a.jobs[idx[0]]["job"] if len(idx) == 1 else "",

@@ -80,7 +80,9 @@ def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
         allocation = allocation_of(team_plan, cands)
     except AllocationInfeasibleError as exc:
         # a quota raised lets plan() offer larger clusters: say only what holds once applied
-        raise checked_relaxations(exc, team_plan, replanned, time_limit_s=time_limit_s) \
+        # … and later starts, where a quota binds (the same candidates: ``with_start_offsets``)
+        raise checked_relaxations(exc, team_plan, replanned, time_limit_s=time_limit_s,
+                                  solve_starts=lambda plan, s: allocation_of(plan, cands, s)) \
             from None
     report(SOLVING, 1, 1)
     said = _inputs_said(A, calibration or NO_CALIBRATION)

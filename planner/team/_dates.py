@@ -6,7 +6,9 @@ prices, exit 0, while the app refused it).
   today's has passed too): refused — unless the report compares the plan with what was spent
   (``past_ok``: `report --actuals`), where jobs that are over are the point; then a warning;
 - an ``earliest_start`` before today (deadline still ahead): a warning, since the schedule
-  may start the job in the past. A start today is "now";
+  may start the job in the past — none for a job the actuals report spending for (it has
+  started), and in an actuals report the fix allows that the job has started. A start today
+  is "now";
 - actuals (``spent``) for a job whose ``earliest_start`` is after today: a warning, since it
   cannot have started (a misspelt row, or the wrong plan's file, was compared silently).
 
@@ -64,8 +66,11 @@ def check_dates(team_plan: TeamPlan, *, today: dt.date, past_ok: bool = False,
             warnings.append(f"{where}: deadline {job.deadline} has passed (today is {today}): "
                             "it is planned for its window at the catalog's current prices, "
                             "which may not be those it was planned at")
-        elif job.earliest_start < today:
+        elif job.earliest_start < today and job.name not in spent:
+            # a job the actuals show spending has started: "move earliest_start" was wrong
             warnings.append(f"{where}: earliest_start {job.earliest_start} has passed (today "
                             f"is {today}), so the schedule may start it before today. To fix: "
-                            f"move earliest_start to {today} or later")
+                            + (f"if it has started, add its spending to {spent_source}; if "
+                               f"not, move earliest_start to {today} or later" if past_ok
+                               else f"move earliest_start to {today} or later"))
     return warnings

@@ -126,6 +126,28 @@ def probability(value, at: str) -> float | None:
     return float(value)
 
 
+def default_offsets(window_days: int) -> tuple[int, ...]:
+    """The start offsets of a job whose file gives none (docs/team.md): 0, 7 and 14 days
+    where they fall inside the window, and for a window of 14 days or less also ¼, ½ and ¾ of
+    it (whole days, at least 1 apart), so that short jobs sharing a quota can be staggered —
+    with 0/7/14 alone a 5-day window had one start, and two jobs that fit one after the other
+    were declared infeasible. At most 5 offsets: the MILP stays small (``MAX_JOB_STARTS``);
+    a window over 14 days keeps 0, 7, 14 exactly."""
+    if window_days > 14:
+        return (0, 7, 14)
+    step = max(1, window_days // 4)
+    spread = {d for d in (0, 7, 14, step, 2 * step, 3 * step) if d < window_days}
+    return tuple(sorted(spread | {0}))
+
+
+def _amount(value) -> str:
+    """A budget as typed, or compactly: 1e13 read as a float was "got 10000000000000.0"."""
+    if isinstance(value, float) and value == value and abs(value) != float("inf") \
+            and value.is_integer():
+        return f"{value:,.0f}" if abs(value) < 1e16 else f"{value:g}"
+    return show(value)
+
+
 def offsets(value, at: str) -> tuple[int, ...]:
     value = whole_number(value)
     if isinstance(value, int) and not isinstance(value, bool):
@@ -337,6 +359,6 @@ def budgets(value, source: str, spans: RunSpans) -> tuple[tuple[str, float], ...
         if isinstance(usd, bool) or not isinstance(usd, int | float) \
                 or not 0 <= usd <= MAX_BUDGET_USD:
             raise TeamPlanError(f"{at}: must be a number of USD >= 0 and <= {MAX_BUDGET_USD:,.0f}"
-                                f", got {show(written_usd)}. To fix: e.g. 120000")
+                                f", got {_amount(written_usd)}. To fix: e.g. 120000")
         out.append((period, float(usd)))
     return tuple(out)

@@ -18,11 +18,15 @@ import dataclasses
 import time
 from collections.abc import Callable
 
+from ..model import PlannerError
 from ..search import QuotaRule, Quotas
+from ._fields import MAX_OFFSETS
 from ._milp import AllocationInfeasibleError, scope_label, scopes
 from ._solve import infeasible_error
 
 MAX_ROUNDS = 3  # plan-and-solve runs per relaxation (a quota raised twice more, at most)
+DENSE_STARTS = 16  # starts per job tried by ``with_start_offsets`` (spread over the window)
+MAX_STARTS_S = 30.0  # … within at most this many seconds, of those the checks share
 
 
 class OutOfTime(Exception):
@@ -75,12 +79,15 @@ def _merged(first: dict, then: dict) -> dict:
 
 
 def checked_relaxations(exc: AllocationInfeasibleError, team_plan, allocation_of: Callable,
-                        *, time_limit_s: float) -> AllocationInfeasibleError:
+                        *, time_limit_s: float,
+                        solve_starts: Callable | None = None) -> AllocationInfeasibleError:
     """``exc`` with every relaxation that changes what plan() sees applied and run
     (``allocation_of(plan, seconds)``: plan the jobs and solve, both within ``seconds``, or
     raise ``OutOfTime``): the module
     docstring. The runs share one ``time_limit_s``: a relaxation not checked when it is spent
-    is left out, and the rest are said to be the best found, maybe not the cheapest."""
+    is left out, and the rest are said to be the best found, maybe not the cheapest. Then,
+    within what is left of that time, ``with_start_offsets`` (``solve_starts``: solve a plan
+    with the jobs' candidates as they are)."""
     diagnosis = exc.diagnosis
     if diagnosis is None:
         return exc
@@ -94,9 +101,13 @@ def checked_relaxations(exc: AllocationInfeasibleError, team_plan, allocation_of
             if relax is None:
                 continue
         kept.append(relax)
-    return infeasible_error(binding=diagnosis["binding"], relaxations=kept, proven=proven,
-                            time_limit_s=diagnosis["time_limit_s"],
-                            prefix=f"{team_plan.source}: ")
+    checked = infeasible_error(binding=diagnosis["binding"], relaxations=kept, proven=proven,
+                               time_limit_s=diagnosis["time_limit_s"],
+                               prefix=f"{team_plan.source}: ")
+    left = min(until - time.monotonic(), MAX_STARTS_S)
+    if solve_starts is None or left <= 0:
+        return checked
+    return with_start_offsets(checked, team_plan, solve_starts, time_limit_s=left)
 
 
 def _applied(team_plan, relax: dict, allocation_of: Callable,
@@ -124,3 +135,43 @@ def _applied(team_plan, relax: dict, allocation_of: Callable,
         return ({**relax, "cost_usd": float(allocation.totals["cost_usd"])},
                 bool(allocation.solver["optimal"]))
     return None, True
+
+
+def _dense(job) -> tuple[int, ...]:
+    """The job's offsets with up to DENSE_STARTS more spread over its window (whole days)."""
+    window = (job.deadline - job.earliest_start).days
+    step = max(1, -(-window // DENSE_STARTS))
+    more = sorted(set(range(0, window, step)) - set(job.start_offsets_days))
+    return tuple(sorted({*job.start_offsets_days, *more[:MAX_OFFSETS - len(
+        job.start_offsets_days)]}))
+
+
+def with_start_offsets(exc: AllocationInfeasibleError, team_plan, allocation_of: Callable,
+                       *, time_limit_s: float) -> AllocationInfeasibleError:
+    """``exc`` with one more relaxation where a quota binds and later starts inside the jobs'
+    windows fit it: jobs that run one after another need no more GPUs, but the start offsets
+    (default or given) may hold too few starts for that, and "raise that quota" alone sent the
+    user to buy GPUs (``allocation_of(plan, seconds)`` solves with the same candidates: a
+    start offset changes no job's candidates). The relaxation names the day each job must be
+    able to start on; None of this when no quota binds or no such schedule is found."""
+    diagnosis = exc.diagnosis
+    if diagnosis is None or not any(b.startswith("quota ") for b in diagnosis["binding"]):
+        return exc
+    dense = dataclasses.replace(team_plan, jobs=tuple(
+        dataclasses.replace(j, start_offsets_days=_dense(j)) for j in team_plan.jobs))
+    if dense.jobs == team_plan.jobs:
+        return exc
+    try:
+        allocation = allocation_of(dense, time_limit_s)
+    except (PlannerError, OutOfTime):  # still infeasible (or out of time): nothing to say
+        return exc
+    changes = [{"kind": "start", "job": j.name, "offset_days": int(row["start_offset_days"])}
+               for j, row in zip(team_plan.jobs, allocation.jobs, strict=True)
+               if int(row["start_offset_days"]) not in j.start_offsets_days]
+    if not changes:
+        return exc
+    relax = {"relax": "starts", "changes": changes,
+             "cost_usd": float(allocation.totals["cost_usd"])}
+    return infeasible_error(binding=diagnosis["binding"], relaxations=[*exc.relaxations, relax],
+                            proven=diagnosis["proven"], time_limit_s=diagnosis["time_limit_s"],
+                            prefix=f"{team_plan.source}: ")

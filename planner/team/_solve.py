@@ -244,6 +244,9 @@ def _text(change: dict) -> str:
     if change["kind"] == "budget":
         return (f"+{format_usd(change['more_usd'])} in {change['period']} (budget "
                 f"{format_usd(change['budget_usd'])})")
+    if change["kind"] == "start":
+        d = change["offset_days"]
+        return f"{change['job']!r} + {d:,} day{'' if d == 1 else 's'}"
     return change["job"]
 
 
@@ -278,7 +281,8 @@ def infeasible_error(*, binding: Sequence[str], relaxations: Sequence[dict], pro
     for r in relaxations:
         texts = [_text(ch) for ch in r["changes"]]
         parts.append((_drops(texts) if r["relax"] == "jobs"
-                      else _listed(texts, more="more changes"))
+                      else "start_offsets_days that start " + _listed(texts, ", ", "more jobs")
+                      if r["relax"] == "starts" else _listed(texts, more="more changes"))
                      + f" (then {format_usd(r['cost_usd'])})")
     what = _listed(list(dict.fromkeys(binding)), "; ") or "the quotas and budgets together"
     which = "Cheapest relaxations" if proven else \
@@ -290,10 +294,13 @@ def infeasible_error(*, binding: Sequence[str], relaxations: Sequence[dict], pro
             head + f"No relaxation was found within {time_limit_s:g} s (the programme is too "
             "large to search in that time). To fix: raise that quota or budget in the team "
             "plan, drop jobs, or allow fewer start offsets", relaxations, diagnosis=diagnosis)
+    starts = any(r["relax"] == "starts" for r in relaxations)
     return AllocationInfeasibleError(
-        head + f"{which}: " + ("; or ".join(parts) or "none found") + ". To fix: raise that "
-        "quota or budget in the team plan, widen a job's window, clouds or accelerators, or "
-        "drop a job", relaxations, diagnosis=diagnosis)
+        head + f"{which}: " + ("; or ".join(parts) or "none found") + ". To fix: "
+        + ("add those start offsets to the jobs' start_offsets_days (inside their windows: "
+           "the jobs then run one after another within the quota), " if starts else "")
+        + "raise that quota or budget in the team plan, widen a job's window, clouds or "
+        "accelerators, or drop a job", relaxations, diagnosis=diagnosis)
 
 
 def _diagnose(options: Options, R: Rows, job_names, groups: Groups, rank,

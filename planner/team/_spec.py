@@ -78,6 +78,7 @@ from ._fields import (
     accelerator,
     budgets,
     date,
+    default_offsets,
     names,
     no_nulls,
     no_unknown,
@@ -204,8 +205,8 @@ def parse_team_plan(data: Any, *, catalog: Catalog, source: str = "team.yaml",
     if len(jobs_data) > MAX_JOBS:
         raise TeamPlanError(f"{source}: {len(jobs_data):,} jobs; at most {MAX_JOBS} are "
                             "allowed in one plan. To fix: split the plan into several files")
-    starts = offsets(data.get("start_offsets_days", DEFAULT_START_OFFSETS_DAYS),
-                     f"{source}: start_offsets_days")
+    starts = None if "start_offsets_days" not in data else offsets(  # None: per window
+        data["start_offsets_days"], f"{source}: start_offsets_days")
     min_p = probability(data.get("min_probability"), f"{source}: min_probability")
     min_p = DEFAULT_MIN_PROBABILITY if min_p is None else min_p
     jobs, seen = [], {}
@@ -249,8 +250,8 @@ def parse_team_plan(data: Any, *, catalog: Catalog, source: str = "team.yaml",
                     overrides=_overrides(data.get("overrides"), source))
 
 
-def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, ...],
-               min_p: float, configs: Mapping[str, Mapping]) -> Job:
+def _parse_job(entry, i: int, catalog: Catalog, source: str,
+               starts: tuple[int, ...] | None, min_p: float, configs: Mapping[str, Mapping]) -> Job:
     at = f"{source}: jobs[{i}]"
     if not isinstance(entry, dict):
         raise TeamPlanError(f"{at}: expected a mapping with name, workload, earliest_start and "
@@ -301,8 +302,9 @@ def _parse_job(entry, i: int, catalog: Catalog, source: str, starts: tuple[int, 
     if not isinstance(allow_flagged, bool):  # "yes" as a string would otherwise be true
         raise TeamPlanError(f"{at}: allow_flagged must be true or false, got "
                             f"{show(allow_flagged)}. To fix: allow_flagged: true")
-    starts_here = offsets(entry.get("start_offsets_days", starts), f"{at}: start_offsets_days")
     window = (deadline - start).days
+    starts_here = offsets(entry["start_offsets_days"], f"{at}: start_offsets_days") \
+        if "start_offsets_days" in entry else starts or default_offsets(window)
     if min(starts_here) >= window:  # no start inside the window: "no plan finishes" misled
         raise TeamPlanError(f"{at}: every start offset {list(starts_here)} is on or after the "
                             f"deadline: the window {start} – {deadline} is {window} days. To "
