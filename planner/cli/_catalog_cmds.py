@@ -62,12 +62,13 @@ def _money(x: float | None, digits: int = 2) -> str:
     return f"<{10 ** -digits:.{digits}f}" if 0 < x and round(x, digits) == 0 else f"{x:,.{digits}f}"
 
 
-GPU_COLUMNS = (
-    Column("accelerator", ESSENTIAL), Column("memory GiB", align="right"),
-    Column("mem GB/s", OPTIONAL, align="right"), Column("bf16 TF", align="right"),
+GPU_COLUMNS = (  # the datasheet peaks the title is about stay (memory and bf16 went at 60)
+    Column("accelerator", ESSENTIAL), Column("mem GiB", ESSENTIAL, align="right"),
+    Column("mem GB/s", OPTIONAL, align="right"), Column("bf16 TF", ESSENTIAL, align="right"),
     Column("fp8 TF", OPTIONAL, align="right"), Column("link GB/s", OPTIONAL, align="right"),
-    Column("on-demand $/GPU-h", ESSENTIAL, align="right"),
-    Column("spot $/GPU-h", ESSENTIAL, align="right"), Column("clouds", wrap=True, min_width=9),
+    # the unit in the title: "on-demand $/GPU-h" and "spot $/GPU-h" took 33 of 60 columns
+    Column("on-demand", ESSENTIAL, align="right"),
+    Column("spot", ESSENTIAL, align="right"), Column("clouds", wrap=True, min_width=5),
 )
 
 
@@ -98,15 +99,27 @@ def gpus_cmd(
     print_table(GPU_COLUMNS, [
         (a.name, cell(a, "memory_gib", a.memory_gib),
          cell(a, "memory_bandwidth_gb_per_s", a.memory_bandwidth_gb_per_s),
-         cell(a, "tflops_bf16", a.tflops_bf16), cell(a, "tflops_fp8", a.tflops_fp8),
+         # no datasheet peak (A10G): the stand-in the model uses, marked unverified ("—"
+         # here while `estimate` timed it at 69.5 TFLOP/s)
+         cell(a, "tflops_bf16", a.tflops_bf16 or a.peak_stand_in_tflops),
+         cell(a, "tflops_fp8", a.tflops_fp8),
          cell(a, "intra_node_gb_per_s_per_gpu", a.intra_node_gb_per_s_per_gpu),
          _money(s.cheapest_on_demand_usd_per_gpu_hour)
          + ("!" if s.cheapest_on_demand_flags else ""),
          _money(s.cheapest_spot_usd_per_gpu_hour) + ("!" if s.cheapest_spot_flags else ""),
          ", ".join(s.clouds))
         for s in rows for a in (s.accelerator,)],
-        title="Accelerators (dense datasheet peaks; * = unverified value)", wide=wide)
+        title="Accelerators (dense datasheet peaks; cheapest on-demand and spot $/GPU-h; "
+        "* = unverified value)", wide=wide)
     out = console(fit=True)
+    for a in (s.accelerator for s in rows):
+        if not a.tflops_bf16 and a.peak_stand_in_tflops:
+            print_hanging(out, f"* {a.name} bf16 TF: no datasheet peak is published; "
+                          f"{a.peak_stand_in_tflops:g} is the stand-in peak the model takes "
+                          "MFU against"
+                          + (f", and it times bf16 matmuls at {a.achievable_matmul_tflops:g}"
+                             " TFLOP/s, a published benchmark's (unverified)"
+                             if a.achievable_matmul_tflops else ""), first="", rest="  ")
     flagged = sorted({f for s in rows for f in (*s.cheapest_on_demand_flags,
                                                *s.cheapest_spot_flags)})
     if flagged:
@@ -245,14 +258,18 @@ def _all_of(found) -> str:
 
 
 OFFER_COLUMNS = (
+    # what goes first when narrow: a mostly blank term, then the flags (a price `plan`
+    # refuses is marked in $/h), then $/GPU-h and the cloud; the GPU count is kept (a 1-GPU
+    # and an 8-GPU type ranked by $/instance-hour with no count read as comparable), and
+    # where even the kept columns are too wide the rows are listed (`print_table`)
     Column("cloud"), Column("instance", ESSENTIAL), Column("region", ESSENTIAL),
-    Column("accelerator", ESSENTIAL), Column("GPUs", align="right"),
+    Column("accelerator", ESSENTIAL), Column("GPUs", ESSENTIAL, align="right"),
     # the term tells reservations of one instance apart (three rows otherwise read as one
-    # offer at three prices): shown whenever a row has one
-    Column("pricing", ESSENTIAL), Column("term", ESSENTIAL),
+    # offer at three prices): shown whenever a row has one and there is room, else named
+    Column("pricing", ESSENTIAL), Column("term", rank=2),
     Column("$/h", ESSENTIAL, align="right"), Column("$/GPU-h", align="right"),
     Column("$/PFLOP-h", OPTIONAL, align="right"), Column("as of", OPTIONAL),
-    Column("flags", wrap=True, min_width=14),
+    Column("flags", wrap=True, min_width=14, rank=1),
 )
 
 
@@ -317,11 +334,11 @@ def _offers_table(rows, limit: int, cat, *, sort: str, show_reasons: bool,
     print_catalog_banner(out, cat)
 
 
-INFO_COLUMNS = (
-    Column("cloud", ESSENTIAL), Column("instance types", align="right"),
-    Column("priced", align="right"), Column("regions", align="right"),
-    Column("offers", align="right"), Column("usable", align="right"), Column("as of"),
-    Column("oldest", OPTIONAL),
+INFO_COLUMNS = (  # the price dates are what `catalog info` is for: the counts go first
+    Column("cloud", ESSENTIAL), Column("instance types", OPTIONAL, align="right"),
+    Column("priced", OPTIONAL, align="right"), Column("regions", align="right", rank=1),
+    Column("offers", align="right"), Column("usable", align="right"),
+    Column("as of", ESSENTIAL), Column("oldest", ESSENTIAL),
 )
 SOURCE_COLUMNS = (Column("cloud", ESSENTIAL), Column("offers", align="right"),
                   Column("as of"), Column("source", wrap=True, min_width=30))

@@ -47,21 +47,43 @@ def _unnamed(bundle) -> tuple[str, tuple[str, ...]]:
     return head, tuple(commands)
 
 
+def _prose(out, text: str, rest: str = "") -> None:
+    """A line of prose wrapped at the terminal's width (continuation lines start with
+    ``rest``): "Cost before launch: …" ran to 84 columns at 80, and the heading of the
+    YAML documents `--out -` prints to 250. Written to a file or a pipe (no terminal, no
+    COLUMNS) it stays one line: a log keeps it whole, to read or grep."""
+    from ._tables import text_width, wrap_text
+
+    try:
+        terminal = out.isatty()
+    except (AttributeError, OSError, ValueError):
+        terminal = False
+    if not terminal and not os.environ.get("COLUMNS", "").strip():
+        out.write(f"{text}\n")
+        return
+    width = text_width(out)
+    lines = wrap_text(text, width)
+    if rest and len(lines) > 1:
+        lines = [lines[0], *wrap_text(" ".join(lines[1:]), max(width - len(rest), 20))]
+    out.write("".join((rest if n else "") + line + "\n" for n, line in enumerate(lines)))
+
+
 def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
           before: tuple[str, ...] = (), *, notes_to_stderr: bool = False,
-          unnamed: bool = False, option: str = "--out") -> None:
+          unnamed: bool = False, option: str = "--out", banner: str = "") -> None:
     """The bundle's files (written, or printed), ``before`` (what it costs), then the commands,
     numbered and never wrapped (they are copied whole). ``notes_to_stderr``: stdout carries
     only the files (`launch probes --out -`: one YAML stream, documents separated by ---) or
     JSON (`plan --json --emit … --emit-out FILE`), so the notes go to stderr. ``unnamed``
     (with ``to_stdout``): the user saves stdout under a name of their own (``_unnamed``);
-    ``option`` names the file (for ``check_replaceable``'s message)."""
+    ``option`` names the file (for ``check_replaceable``'s message); ``banner``: a comment
+    line above the first file's name, after a script's shebang (which stays line 1)."""
     from ._stdio import signals_held
 
     out = sys.stderr if notes_to_stderr else sys.stdout
     if to_stdout:
         for i, f in enumerate(bundle.files):
-            head, text = f"# ---- {f.path} ----\n", f.text
+            head, text = f"{'' if i else banner}# ---- {f.path} ----\n", f.text
             if text.startswith("#!"):  # a script's shebang stays its first line (./FILE)
                 shebang, _, text = text.partition("\n")
                 head = f"{shebang}\n{head}"
@@ -79,21 +101,26 @@ def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
             out.write(f"{said}\n")
     for note in getattr(bundle, "notes", ()):  # what to do before the commands (a
         # reservation to buy, a Local Zone written as its region): the file says it too
-        out.write(f"note: {note}\n")
-    for line in before:
-        out.write(f"{line}\n")
+        _prose(out, f"note: {note}", "  ")
+    for line in before:  # the cost: its first line is prose, the rest a table already fitted
+        if line.startswith("Cost before launch:"):
+            _prose(out, line, "  ")
+        else:
+            out.write(f"{line}\n")
     head, commands = _unnamed(bundle) if to_stdout and unnamed else (
         "Save the file(s) printed under the name(s) shown, then run:" if to_stdout
         else "Then run:", bundle.commands)
-    out.write(f"{head}\n")
-    for i, cmd in enumerate((*commands, *after), 1):
+    _prose(out, head)
+    for i, cmd in enumerate((*commands, *after), 1):  # whole, however long: copied as is
         out.write(f"  {i}. {cmd}\n")
     out.flush()
 
 
-def cost_lines(cost) -> tuple[str, ...]:
+def cost_lines(cost, stream=None) -> tuple[str, ...]:
     """What a probe run costs: one short line, then its three parts in a two-column table at
-    the terminal's width (the figures were one 250-character line)."""
+    the width of the terminal ``stream`` (stdout by default) writes to (the figures were one
+    250-character line; with `--out -` they go to stderr, the terminal, while stdout is a
+    file)."""
     from ._tables import ESSENTIAL, Column, render_table, text_width
 
     most = f"at most ${cost.usd_max:,.2f}" if cost.usd_max is not None else \
@@ -106,7 +133,7 @@ def cost_lines(cost) -> tuple[str, ...]:
         (("price", cost.price_source),
          (f"~{cost.expected_minutes:.0f} min", cost.expected_breakdown),
          ("at most", cost.max_reason)),
-        width=text_width(), show_header=False)
+        width=text_width(stream), show_header=False)
     return (head, *(f"  {line}" for line in table.lines))
 
 
@@ -232,8 +259,9 @@ def probes_cmd(
     = None,
     install: Annotated[str | None, typer.Option("--install", help="Instead of copying this "
                        "machine's probes, pip install this on each node: a URL pip can fetch "
-                       "there (git+https://…, https://…/gpuplan-….whl) or NAME==VERSION from "
-                       "the package index. A local file is refused: it is not copied to the "
+                       "there (git+https://…, https://…/gpuplan-….whl) or gpuplan==VERSION "
+                       "from the package index (no other project: the nodes run gpuplan's "
+                       "probes). A local file is refused: it is not copied to the "
                        "nodes.")] = None,
 ) -> None:
     """A task file that provisions NODES x INSTANCE, copies this machine's probes to them, runs
@@ -265,7 +293,7 @@ def probes_cmd(
     bundle = probes_launch(spec, target, task_path=path, install=install, bucket=bucket,
                            aws_session_token=bool(os.environ.get("AWS_SESSION_TOKEN")))
     cost = probe_run_cost(cat, spec, target, bucket=bool(bucket))
-    lines = cost_lines(cost) if cost else (
+    lines = cost_lines(cost, sys.stderr if to_stdout else sys.stdout) if cost else (
         f"Cost before launch: the catalog has no usable {'spot' if spot else 'on-demand'} "
         f"price for {spec.instance_type}; check your cloud's pricing.",)
     if target == "dstack" and (bucket or "").strip().startswith("s3:") and spec.cloud != "aws":
@@ -330,6 +358,11 @@ def emit_plan_launch(bundle, out_path: str | None, *, json_out: bool = False) ->
     if out_path == "-":
         _emit(bundle, True, notes_to_stderr=True, unnamed=True, option="--emit-out")
         return
-    if out_path is None:
-        sys.stdout.write(f"\n# ---- launch file ({bundle.target}) ----\n")
-    _emit(bundle, out_path is None, notes_to_stderr=json_out, option="--emit-out")
+    banner = ""
+    if out_path is None:  # after the plan, on stdout: the banner goes after the script's
+        # shebang, as a comment, so the file copied from `#!` on runs (it came first, and a
+        # file saved from it had no shebang on line 1); on stdout beside what it separates
+        sys.stdout.write("\n")
+        banner = f"# ---- launch file ({bundle.target}) ----\n"
+    _emit(bundle, out_path is None, notes_to_stderr=json_out, option="--emit-out",
+          banner=banner)

@@ -94,7 +94,7 @@ def candidate_table(title: str, rows, *, width: int | None,
         keep = [k for k, c in enumerate(columns) if c.header != group[0]]
         columns = (Column(group[0], ESSENTIAL), *(columns[k] for k in keep))
         cells = [(g, *(row[k] for k in keep)) for g, row in zip(group[1], cells, strict=True)]
-    return render_table(columns, cells, width=width, title=title, gap=" ").text
+    return render_table(columns, cells, width=width, title=title, gap=" ", fit=True).text
 
 
 def frontier_rows(frontier, recommendation) -> list:

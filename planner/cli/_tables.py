@@ -12,8 +12,10 @@ wrap) and rows of cells. ``render_table`` lays it out in a given number of colum
 4. columns dropped in 2-3 come back, most important first, where they still fit (an OPTIONAL
    one only if nothing has to wrap for it);
 5. ESSENTIAL columns (instance, region, accelerator, pricing, $/h) are never dropped, never
-   wrapped and never cut. When they alone are wider than the terminal the table is wider than
-   the terminal: a name is never shortened.
+   wrapped and never cut: a name is never shortened. When they alone are wider than the
+   terminal (``print_table``, or ``fit=True``), each row is listed as "header: value" items
+   instead, wrapped at the terminal's width (at 60 columns the plan tables ran to 70 and
+   `offers` to 74 columns, every row wrapping in a terminal).
 
 No cell is ever cut or ends in "…": text too long for its column wraps onto more lines, and a
 word longer than the column is broken across lines. Dropped columns are named in a last line,
@@ -78,7 +80,8 @@ class Column:
 
     ``wrap``: the column holds long text (flags, reasons, sources) that may wrap onto several
     lines, down to ``min_width`` characters (or its header, if longer). An ESSENTIAL column
-    never wraps, whatever ``wrap`` says.
+    never wraps, whatever ``wrap`` says. ``rank``: among columns of one priority, a higher
+    rank is left out first (a mostly blank ``term`` before ``$/GPU-h``).
     """
 
     header: str
@@ -87,6 +90,7 @@ class Column:
     align: Literal["left", "right"] = "left"
     wrap: bool = False
     min_width: int = 12
+    rank: int = 0  # within a priority, a higher rank is left out first (then the rightmost)
 
     def __post_init__(self) -> None:
         if self.align not in ("left", "right"):
@@ -108,6 +112,7 @@ class RenderedTable:
     shown: tuple[str, ...]
     hidden: tuple[str, ...]
     width: int
+    as_list: bool = False  # rows as "header: value" records: no table of them fitted
 
     @property
     def text(self) -> str:
@@ -258,9 +263,10 @@ def _choose(columns: Sequence[Column], natural: list[int], floor: list[int],
         return _total((widths[i] for i in idx), gap) <= width
 
     def drop_order(priority: Priority) -> list[int]:
-        # Rightmost first; a wrapping column last (wrapping is its cheaper way to shrink).
+        # The highest rank first, then rightmost first; of one rank a wrapping column last
+        # (wrapping is its cheaper way to shrink).
         return sorted((i for i in range(len(columns)) if columns[i].priority == priority),
-                      key=lambda i: (columns[i].wrap, -i))
+                      key=lambda i: (-columns[i].rank, columns[i].wrap, -i))
 
     for i in drop_order(OPTIONAL):
         if not fits(shown, natural):
@@ -271,7 +277,8 @@ def _choose(columns: Sequence[Column], natural: list[int], floor: list[int],
                 shown.remove(i)
     # An OPTIONAL column comes back only where nothing has to wrap for it; a NORMAL one
     # where it fits with the wrapping columns at their narrowest.
-    dropped = sorted(set(range(len(columns))) - set(shown), key=lambda i: (columns[i].priority, i))
+    dropped = sorted(set(range(len(columns))) - set(shown),
+                     key=lambda i: (columns[i].priority, columns[i].rank, i))
     for i in dropped:
         if fits([*shown, i], natural if columns[i].priority == OPTIONAL else floor):
             shown = sorted([*shown, i])
@@ -310,14 +317,50 @@ def _pad(text: str, width: int, align: str) -> str:
     return space + text if align == "right" else text + space
 
 
+def _record(items: list[str], width: int, indent: str = "  ") -> list[str]:
+    """One row as "header: value" items joined by " · ", wrapped at ``width``: an item is
+    broken only where it is longer than a line, continuation lines indented."""
+    lines: list[str] = []
+    room = max(1, width - len(indent))
+    for item in items:
+        if lines and _cell_len(lines[-1]) + 3 + _cell_len(item) <= width:
+            lines[-1] += " · " + item
+            continue
+        pieces = [item] if _cell_len(item) <= (room if lines else width) else \
+            wrap_text(item, room)
+        first = [] if lines else [pieces.pop(0)]  # a record's first line is not indented
+        lines += first + [indent + piece for piece in pieces]
+    return lines
+
+
+def _fitted(columns: tuple[Column, ...], cells: list[list[str]], shown: list[int],
+            width: int, title: str | None, show_header: bool) -> RenderedTable:
+    """A table whose kept columns are wider than ``width``, as a list: each row a record of
+    "header: value" items wrapped at ``width``, as a narrow `estimate` lists its figures.
+    Nothing kept is left out, and what was left out is named."""
+    hidden = tuple(columns[i].header for i in range(len(columns)) if i not in shown)
+    out = wrap_text(clean_cell(title), width) if title else []
+    for row in cells:
+        out += _record([(f"{clean_cell(columns[i].header)}: " if show_header else "")
+                        + " ".join(row[i].split("\n")).rstrip() for i in shown], width)
+    if hidden:
+        out += wrap_text(f"(not shown in {width} columns: {', '.join(hidden)}; --wide "
+                         "shows every column)", width)
+    return RenderedTable(lines=tuple(out), shown=tuple(columns[i].header for i in shown),
+                         hidden=hidden, as_list=True,
+                         width=max((_cell_len(x) for x in out), default=0))
+
+
 def render_table(columns: Sequence[Column], rows: Iterable[Sequence[object]], *,
                  width: int | None, title: str | None = None,
-                 show_header: bool = True, gap: str = GAP) -> RenderedTable:
+                 show_header: bool = True, gap: str = GAP, fit: bool = False) -> RenderedTable:
     """Lay ``rows`` out under ``columns`` in ``width`` terminal columns (None: no limit).
 
     Each row has one cell per column (any value: ``str()`` of it is shown, None as "—").
     ``gap``: between columns (one space where a table has many short columns and every
-    character counts, as the plan tables do).
+    character counts, as the plan tables do). ``fit``: where the columns that must stay are
+    wider than ``width``, the rows are listed as "header: value" records (``_fitted``);
+    without it such a table is wider than ``width`` (``print_table`` fits).
     """
     columns = tuple(columns)
     cells = [[clean_cell(v) for v in row] for row in rows]
@@ -330,6 +373,8 @@ def render_table(columns: Sequence[Column], rows: Iterable[Sequence[object]], *,
     shown = list(range(len(columns))) if width is None else \
         _choose(columns, natural, floor, width, gap)
     widths = _widths(columns, shown, natural, floor, width, gap)
+    if fit and width is not None and cells and _total(widths.values(), gap) > width:
+        return _fitted(columns, cells, shown, width, title, show_header)
 
     def line(parts: list[str]) -> str:
         return gap.join(_pad(p, widths[i], columns[i].align)
@@ -363,7 +408,7 @@ def print_table(columns: Sequence[Column], rows: Iterable[Sequence[object]], *,
     (stdout). Returns what was written."""
     file = sys.stdout if file is None else file
     table = render_table(columns, rows, width=terminal_width(wide=wide, stream=file),
-                         title=title, show_header=show_header)
+                         title=title, show_header=show_header, fit=True)
     file.write(table.text)
     file.flush()
     return table
