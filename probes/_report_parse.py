@@ -10,12 +10,20 @@ read). Reading the file is probes._report_io's.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
 from typing import Any, Literal
 
-from probes._schema import SUPPORTED_SCHEMA_VERSIONS, ProbeReport, ReportError
+from probes._schema import (
+    LAYOUTS,
+    MATMUL_DTYPES,
+    SUPPORTED_SCHEMA_VERSIONS,
+    ProbeReport,
+    ReportError,
+)
+from probes._spread import MAX_COUNT
 
 FIX_REPORT = "To fix: re-run `python -m probes --out PATH` on the instance and use that file."
 # Every integer of a report is a count, a byte size, a clock or an id: >= 0 and at most 2**53
@@ -23,6 +31,30 @@ FIX_REPORT = "To fix: re-run `python -m probes --out PATH` on the instance and u
 # of range; the records check tighter bounds field by field (probes._spread).
 MAX_REPORT_INT = 2**53
 _FLOAT_SAFE = 10**300  # an int a record may compare as a float (math.isfinite) without overflow
+
+# The most entries of each list the probes write (a report longer than that was not written by
+# them): 40,000 matmul points (6.7 MB, under the store's size limit) took a minute to ingest and
+# made every later estimate, plan and `probe show` 25x slower, re-reading them each time.
+# MAX_LIST: the most --shapes / --sizes entries (probes.cli); a default sweep has 9 shapes
+# (probes._matmul.GPU_SHAPES) and 11 sizes (probes._collectives.GPU_SIZES).
+MAX_LIST = 32
+_BOUNDS: dict[tuple[str, str], tuple[int, str]] = {
+    ("MatmulSection", "points"): (len(MATMUL_DTYPES) * len(LAYOUTS) * MAX_LIST,
+                                  f"{len(MATMUL_DTYPES)} dtypes x {len(LAYOUTS)} layouts x "
+                                  f"{MAX_LIST} shapes"),
+    ("MatmulSection", "dtypes"): (len(MATMUL_DTYPES), "one per matmul dtype"),
+    ("MatmulSection", "layouts"): (len(LAYOUTS), "one per weight layout"),
+    ("MemorySection", "points"): (MAX_LIST, "8 bandwidth figures"),
+    ("CollectivesSection", "series"): (6, "3 collectives x 2 scopes"),
+    ("CollectiveSeries", "points"): (MAX_LIST, f"{MAX_LIST} message sizes"),
+    ("Environment", "nccl_env"): (1_000, "NCCL_* and FI_* variables"),
+    ("RankResult", "matmul_best_tflops"): (len(MATMUL_DTYPES), "one per matmul dtype"),
+    ("RankResult", "memory_gb_per_s"): (MAX_LIST, "8 bandwidth figures"),
+    ("RankResult", "workload"): (MAX_LIST, "a few layer figures"),
+    ("WorkloadSection", "notes"): (MAX_LIST, "a few notes"),
+}
+# environment, matmul, memory, collectives, workload, gather, shutdown: one failure each
+ERRORS_PER_RANK = 8
 
 
 def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:
@@ -40,17 +72,54 @@ def parse_report(data: Any, *, source: str = "probe report") -> ProbeReport:
                           f" ({supported}). To fix: upgrade gpuplan." if newer else f"{source}:"
                           f" schema_version must be one of {supported}, got {_shown(version)}. "
                           f"{FIX_REPORT}")
+    _check_rank_lists(data, source)
     return _build(ProbeReport, data, source, "")
+
+
+def _world_size(data: dict) -> int:
+    """The run's world size as its sections say it (the largest valid one), else one rank per
+    ``ranks`` entry: what bounds ``ranks`` and ``errors`` before anything is built."""
+    sizes = [section.get("world_size") for key in ("environment", "collectives", "workload")
+             if isinstance(section := data.get(key), dict)]
+    sizes = [n for n in sizes if type(n) is int and 1 <= n <= MAX_COUNT]
+    if sizes:
+        return max(sizes)
+    ranks = data.get("ranks")
+    return max(1, min(len(ranks), MAX_COUNT)) if isinstance(ranks, list) else 1
+
+
+def _check_rank_lists(data: dict, source: str) -> None:
+    world = _world_size(data)
+    # ranks: twice the world at most, so that the consistency check still names a rank
+    # listed twice (an edited or merged report) rather than this bound
+    for key, bound, why in (("ranks", 2 * world, f"one per rank of {world:,}, twice that in "
+                             "an edited file"),
+                            ("errors", world * ERRORS_PER_RANK,
+                             f"{ERRORS_PER_RANK} per rank x {world:,} rank(s)")):
+        _check_length(data.get(key), bound, why, source, key)
+
+
+def _check_length(value: Any, bound: int, why: str, source: str, path: str) -> None:
+    if isinstance(value, list) and len(value) > bound:
+        raise ReportError(f"{source}: {path} has {len(value):,} entries; the probes write at "
+                          f"most {bound:,} ({why}). {FIX_REPORT}")
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[dataclasses.Field, Any], ...]:
+    """Each field of a record with its resolved type, once per class: get_type_hints per
+    object was half of a 40,000-point report's minute of parsing."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f, hints[f.name]) for f in dataclasses.fields(cls))
 
 
 def _build(cls: type, data: Any, source: str, where: str) -> Any:
     if not isinstance(data, dict):
         raise ReportError(f"{source}: {where or 'report'} must be an object, got "
                           f"{_json_kind(data)}. {FIX_REPORT}")
-    hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
     held: _OutOfRange | None = None
-    for field in dataclasses.fields(cls):
+    for field, hint in _fields(cls):
         path = f"{where}.{field.name}" if where else field.name
         if field.name not in data:
             has_default = (field.default is not dataclasses.MISSING
@@ -58,8 +127,10 @@ def _build(cls: type, data: Any, source: str, where: str) -> Any:
             if has_default:
                 continue
             raise ReportError(f"{source}: missing field {path!r}. {FIX_REPORT}")
+        if (bound := _BOUNDS.get((cls.__name__, field.name))) is not None:
+            _check_length(data[field.name], *bound, source, path)
         try:
-            kwargs[field.name] = _convert(hints[field.name], data[field.name], source, path)
+            kwargs[field.name] = _convert(hint, data[field.name], source, path)
         except _OutOfRange as exc:
             if exc.path != path:  # inside a list: no record bound to tell it
                 raise

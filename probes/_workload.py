@@ -56,6 +56,11 @@ from probes._workload_layers import (
     exclude_storages,
     sdpa_backend,
 )
+from probes._workload_watch import (
+    Progress,
+    cpu_bf16_note,
+    cpu_has_native_bf16,
+)
 
 PROFILED_STEPS = 2
 _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
@@ -162,12 +167,13 @@ class _Trainer:
             torch.cuda.synchronize(self.device)
 
 
-def _phase_times(trainer: _Trainer, steps: int) -> list[tuple[float, float, float]]:
+def _phase_times(trainer: _Trainer, steps: int, *, said: Progress | None = None,
+                 what: str = "step") -> list[tuple[float, float, float]]:
     """(fwd+bwd, gradient reduction, optimizer) seconds of each of ``steps`` steps."""
     phases: tuple[Callable[[], None], ...] = (trainer.fwd_bwd, trainer.grad_reduce,
                                               trainer.optimizer_step)
     out = []
-    for _ in range(steps):
+    for i in range(steps):
         if trainer.device.type == "cuda":
             events = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
             events[0].record()
@@ -183,6 +189,8 @@ def _phase_times(trainer: _Trainer, steps: int) -> list[tuple[float, float, floa
                 phase()
                 marks.append(time.perf_counter())
             out.append(tuple(b - a for a, b in zip(marks, marks[1:], strict=False)))
+        if said is not None:
+            said.step(what, i + 1, steps, sum(out[-1]))
     return out
 
 
@@ -325,6 +333,30 @@ def layer_params(cfg: WorkloadConfig) -> int:
     return attn + mlp + 2 * h
 
 
+def step_flop(cfg: WorkloadConfig, layers: int) -> float:
+    """Forward + backward FLOP of one step of ``layers`` layers (3x the forward's: 2 per
+    weight per token, and causal attention's QK^T and PV)."""
+    tokens = cfg.micro_batch * cfg.seq_len
+    attention = 2 * cfg.micro_batch * cfg.seq_len ** 2 * cfg.heads * cfg.d_head // cfg.tp
+    idle = max(0, cfg.experts - cfg.experts_per_token)  # experts a token is not routed to
+    active = layer_params(cfg) - idle * (3 if cfg.gated else 2) * cfg.hidden * cfg.ffn_hidden \
+        // cfg.tp
+    return 3.0 * layers * (2 * active * tokens + attention)
+
+
+def _cpu_flop_per_s(cfg: WorkloadConfig) -> float | None:
+    """This CPU's matmul rate in the run's dtype, from one 256^3 product (a quarter second
+    where bf16 is emulated)."""
+    try:
+        a = torch.randn(256, 256, dtype=dtype_of(cfg))
+        a @ a
+        start = time.perf_counter()
+        a @ a
+        return 2 * 256**3 / max(time.perf_counter() - start, 1e-9)
+    except Exception:  # noqa: BLE001 - an estimate that fails leaves the note without it
+        return None
+
+
 def _check_layers_fit(cfg: WorkloadConfig, device: torch.device) -> None:
     """Refused before any layer is built: one layer's state above GPU_MEMORY_FILL of the GPU,
     or on CPU the layers to build above that share of the machine (``_check_cpu_memory``)."""
@@ -365,10 +397,16 @@ def _check_cpu_memory(cfg: WorkloadConfig) -> None:
             f"machine's {total / 2**30:,.0f} GiB of memory. To fix: {fix}")
 
 
-def measure(cfg: WorkloadConfig, *, device: torch.device, tp_group, dp_group, input_seed: int
-            ) -> dict[str, Any]:
-    """Everything this rank measured, as plain values for the section (probes._workload_run)."""
+def measure(cfg: WorkloadConfig, *, device: torch.device, tp_group, dp_group, input_seed: int,
+            said: Progress | None = None) -> dict[str, Any]:
+    """Everything this rank measured, as plain values for the section (probes._workload_run);
+    ``said`` tells each phase and step (probes._workload_watch)."""
+    said = said or Progress()
     _check_layers_fit(cfg, device)
+    if device.type == "cpu" and (note := cpu_bf16_note(cfg.run_precision,
+                                                       cpu_has_native_bf16())):
+        said.warn(note)
+    said.say("choosing the attention kernel")
     backend, backend_note = choose_backend(cfg, device)
     if cfg.layers is not None:
         layers, rule = cfg.layers, f"{cfg.layers} layer(s), as asked (--build-layers)"
@@ -378,11 +416,17 @@ def measure(cfg: WorkloadConfig, *, device: torch.device, tp_group, dp_group, in
         layers, rule = _layers_that_fit(cfg, device=device, tp_group=tp_group,
                                         dp_group=dp_group, backend=backend,
                                         input_seed=input_seed)
+    said.say(f"building {layers} layer(s)")
     trainer = _Trainer(cfg, layers, device=device, tp_group=tp_group, dp_group=dp_group,
                        backend=backend, input_seed=input_seed)
-    _phase_times(trainer, cfg.warmup)
-    times = _phase_times(trainer, cfg.timed_steps)
+    if device.type == "cpu":  # where one step can take minutes: said before the first
+        said.expect(step_flop(cfg, layers), _cpu_flop_per_s(cfg))
+    _phase_times(trainer, cfg.warmup, said=said, what="warm-up step")
+    times = _phase_times(trainer, cfg.timed_steps, said=said, what="timed step")
+    said.say("one more step to measure memory")
     memory = _memory_step(trainer)
+    if cfg.profile:
+        said.say(f"profiling {PROFILED_STEPS} forward + backward steps")
     shares, split_source = profile_split(trainer) if cfg.profile else (
         None, "not available: profiling was turned off (--no-profile)")
     fwd_bwd = [t[0] for t in times]

@@ -216,12 +216,16 @@ def run_workload_probe(config: WorkloadConfig, *, out: str | os.PathLike[str] | 
             failures.append(_failure("environment", exc, topo.rank))
         tp_group, dp_group = _groups(config, topo)
         from probes._workload import measure
+        from probes._workload_watch import Progress, prompt_stop
 
         progress(f"building and timing the layers ({config.timed_steps} steps)", rank=topo.rank,
                  started=started)
         try:
-            measured = measure(config, device=device, tp_group=tp_group, dp_group=dp_group,
-                               input_seed=config.seed + 1 + topo.rank // config.tp)
+            with prompt_stop(rank=topo.rank):  # a signal acted on even inside a long step
+                measured = measure(config, device=device, tp_group=tp_group,
+                                   dp_group=dp_group,
+                                   input_seed=config.seed + 1 + topo.rank // config.tp,
+                                   said=Progress(rank=topo.rank, started=started))
             section = _section(config, topo, device, measured, None)
         except Exception as exc:  # OOM, a kernel that fails: recorded, the report is written
             failures.append(_failure("workload", exc, topo.rank))
