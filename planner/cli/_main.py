@@ -93,14 +93,19 @@ def _command_module(name: str):
 def build_app(only: str | None = None) -> typer.Typer:
     """The Typer application with every command, or with only the top-level command or group
     ``only`` (and the root's own options)."""
+    from ._examples import epilog  # each page's "Examples:" (strings only: nothing to build)
+
     apps = _app.new_apps()
+    for group, sub in apps.items():
+        sub.info.epilog = epilog(group)
     root = apps[""]
     for group in GROUPS[:2]:
         if only in (None, group):
             root.add_typer(apps[group], name=group)
     for group, name, module, function, options in COMMANDS:
         if only in (None, group or name):
-            apps[group].command(name, **options)(getattr(_command_module(module), function))
+            apps[group].command(name, epilog=epilog(f"{group} {name}".strip()), **options)(
+                getattr(_command_module(module), function))
     if only in (None, GROUPS[2]):
         root.add_typer(apps[GROUPS[2]], name=GROUPS[2])  # after catalog and probe
     return root

@@ -56,7 +56,11 @@ def estimate_cmd(
     json_out: W.Json = False,
 ) -> None:
     """Wall-clock, GPU-hours, MFU and memory of one training run on one cluster, with the
-    fastest parallel plan that fits."""
+    fastest parallel plan that fits.
+
+    Exit status: 0 the estimate is printed; 2 the workload fits in no parallel plan on this
+    cluster (one error line naming the smallest setup that fits; with --json too, nothing on
+    stdout) or the input is wrong (one error line, nothing on stdout)."""
     import planner
 
     if list_assumptions:
