@@ -25,6 +25,13 @@ trusted:
   on GPU r and stops where a rank has none (probes._timing.resolve_device), so a node runs at
   most as many ranks as CUDA shows it GPUs; and an fp8 matmul runs only at compute capability
   FP8_MIN_CAPABILITY or above.
+- the run's own labels against what the probe writes (`_labels`): a CUDA run's sections time
+  on a CUDA device with CUDA events under a CUDA build of torch, with NCCL; the FLOP and byte
+  conventions are the probe's (another convention counts other units); no series is
+  emulated (the probe never emulates a collective); nvidia-smi lists at least the GPUs the
+  node's ranks ran on; a CUDA run names its GPU; schema 2 has no workload section (it came
+  with schema 3); every error names a probe the runner has and a rank of the run; the
+  environment's hostname is rank 0's; and the run lasted at least its warm-up.
 
 Every reason is one line that ends with how to fix it ("To fix: re-run the probes ...").
 """
@@ -97,7 +104,7 @@ def _twice(keys: Iterable[Hashable]) -> Hashable | None:
 def contradiction(report: ProbeReport) -> str | None:
     """Why the report's figures contradict each other (None: they agree)."""
     for check in (_repeated, _out_of_order, _collectives_derived, _memory_derived,
-                  _matmul_derived, _workload_derived, _against_environment):
+                  _matmul_derived, _workload_derived, _against_environment, _labels):
         why = check(report)
         if why:
             return why
@@ -254,6 +261,79 @@ def _against_environment(report: ProbeReport) -> str | None:
         return (f"matmul {fp8} was measured at compute capability {env.compute_capability}, "
                 f"and fp8 matmuls need {FP8_MIN_CAPABILITY:g} or above: {EDITED}")
     return None
+
+
+# The probes the runner writes failures for (probes._runner's _PROBES, its gather and
+# shutdown steps; probes._workload_run's environment, workload and gather)
+PROBE_NAMES = frozenset({"environment", "matmul", "memory", "collectives", "gather",
+                         "shutdown", "workload"})
+# The conventions the probe writes (probes._matmul FLOP_CONVENTION, probes._memory
+# BYTE_CONVENTION; older probes wrote the short forms): a report under another counted other
+# units, so its figures are not comparable to the datasheet
+FLOP_CONVENTIONS = ("2*M*N*K",)
+BYTE_CONVENTIONS = ("2*N", "device_copy and host_copy: 2*N bytes")
+TIMINGS = frozenset({"cuda_events", "perf_counter"})  # probes._timing.timing_name
+FIRST_WORKLOAD_SCHEMA = 3  # probes._schema: the workload section came with schema 3
+
+
+def _labels(report: ProbeReport) -> str | None:
+    """What the report says of how it measured, against what the probe writes (module
+    docstring): a label the probe never writes was edited, and the figures under it may count
+    other units or another device."""
+    env, mm, mem, col = report.environment, report.matmul, report.memory, report.collectives
+    cuda = env is not None and env.device_type == "cuda"
+    for name, sec, conv, known in (("matmul", mm, mm and mm.flop_convention, FLOP_CONVENTIONS),
+                                   ("memory", mem, mem and mem.byte_convention,
+                                    BYTE_CONVENTIONS)):
+        if sec is None:
+            continue
+        if not str(conv).startswith(known):
+            return (f"{name} convention {_q(conv)} is not the probe's ({known[0]} ...): its "
+                    f"figures count other units: {EDITED}")
+        if sec.timing not in TIMINGS or (cuda and sec.timing != "cuda_events"):
+            return (f"{name} timing {_q(sec.timing)} is not what the probe uses on "
+                    f"{env.device_type if env else 'this device'} "
+                    f"({'cuda_events' if cuda else 'perf_counter'}): {EDITED}")
+        if cuda and not str(sec.device).startswith("cuda"):
+            return (f"{name} ran on device {_q(sec.device)} in a CUDA run, whose probes time "
+                    f"on its GPU: {EDITED}")
+    if cuda and not (env.gpu_model or "").strip():  # torch names every CUDA device it opens
+        return f"a CUDA run without its GPU's name (torch names every CUDA device): {EDITED}"
+    if cuda and "+cpu" in (env.torch_version or ""):
+        return (f"torch {_q(env.torch_version)} is a CPU-only build, and the run says it ran on "
+                f"CUDA: {EDITED}")
+    if cuda and col is not None and col.backend not in (None, "nccl"):
+        return (f"the collectives ran over {_q(col.backend)} in a CUDA run, where the probe uses "
+                f"NCCL (gloo's bus bandwidth is not the GPU link's): {EDITED}")
+    if col is not None and (s := next((s for s in col.series if s.emulated), None)):
+        return (f"collective {s.op}/{s.scope} is marked emulated, and the probe never emulates "
+                f"a collective: {EDITED}")
+    if cuda and env.gpu_count_smi is not None and env.gpu_count_smi < env.local_world_size:
+        return (f"{env.local_world_size} ranks per node ran on a node where nvidia-smi lists "
+                f"{env.gpu_count_smi} GPUs, and the probe runs one rank per GPU: {EDITED}")
+    if report.workload is not None and report.schema_version < FIRST_WORKLOAD_SCHEMA:
+        return (f"schema {report.schema_version} has no workload section (it came with schema "
+                f"{FIRST_WORKLOAD_SCHEMA}): {EDITED}")
+    world = env.world_size if env is not None else None
+    for e in report.errors:
+        if e.probe not in PROBE_NAMES:
+            return f"an error names probe {_q(e.probe)}, which the probes do not have: {EDITED}"
+        if world is not None and e.rank >= world:
+            return (f"an error names rank {e.rank} of a run of {world} ranks: {EDITED}")
+    rank0 = next((r for r in report.ranks if r.rank == 0), None)
+    if env is not None and rank0 is not None and env.hostname != rank0.hostname:
+        return (f"the environment's hostname {_q(env.hostname)} is not rank 0's "
+                f"({_q(rank0.hostname)}), which wrote it: {MERGED}")
+    warm = max((mm.warmup_seconds or 0.0) if mm is not None else 0.0, 0.0)
+    if warm and report.duration_seconds < warm:
+        return (f"the run lasted {_g(report.duration_seconds)} s, under its own "
+                f"{_g(warm)} s matmul warm-up: {EDITED}")
+    return None
+
+
+def _q(text) -> str:
+    """The report's text, quoted and cut (it may be anything)."""
+    return repr(str(text)[:40])
 
 
 def rank_0_workload_edited(report: ProbeReport) -> str | None:

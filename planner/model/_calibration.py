@@ -64,6 +64,16 @@ class Measurement:
             raise ValueError("a measurement comes from at least one report")
 
 
+# The factor beyond which a measured figure is warned about: the same factor the rules use for
+# a GPU against its node's median and for reports against each other (healthy GPUs of one
+# model differ by a few percent, published MAMF by tens of percent; a factor of 2 is a node
+# or a set-up that is broken, or a datasheet default that is badly wrong for this machine).
+FAR_FROM_DEFAULT = 2.0
+# The word after which the rules' note of a used figure says why it needs checking
+# (``planner.store._rules``: an old report, a workload layer far from its model).
+NOTE_CAUTION = "caution: "
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CalibrationNote:
     """One line of `gpuplan probe show`: a figure used (how) or refused (why)."""

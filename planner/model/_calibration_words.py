@@ -11,7 +11,13 @@ bus bandwidth):
   is used again, silently, and it may be faster than every measurement (792.6 TFLOP/s against
   reports of 190, 400 and 650).
 
-Neither changes which figure is used: the rules (``planner.store``) decide that.
+- a figure used whose rules' note carries a caution (CAUTION): a report older than a year, a
+  workload layer measured more than FAR_FROM_DEFAULT from its model or with activations over
+  FAR_FROM_DEFAULT times it (a layer 14x slower than the model moved an estimate from 383 h to
+  5,379 h with no warning); the workload layers read are those of the cluster's accelerator
+  and the workload's framework.
+
+None changes which figure is used: the rules (``planner.store``) decide that.
 """
 
 from __future__ import annotations
@@ -19,17 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._assumptions import Assumptions
-from ._calibration import NO_CALIBRATION, Calibration, Measurement
+from ._calibration import FAR_FROM_DEFAULT, NO_CALIBRATION, Calibration, Measurement
+from ._calibration import NOTE_CAUTION as CAUTION
 from ._hardware import Cluster
 from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype
 from ._units import format_figure
 from ._workload import Workload
 
-# The factor beyond which a measured figure is warned about: the same factor the rules use for
-# a GPU against its node's median and for reports against each other (healthy GPUs of one
-# model differ by a few percent, published MAMF by tens of percent; a factor of 2 is a node
-# or a set-up that is broken, or a datasheet default that is badly wrong for this machine).
-FAR_FROM_DEFAULT = 2.0
 # The rules' refusal of a figure whose reports disagree says "disagree" (``planner.store``
 # ``_disagreement``); the other refusals are a report's own, which `probe ingest` says.
 DISAGREE = "disagree"
@@ -61,6 +63,30 @@ def calibration_warnings(cal: Calibration, cluster: Cluster, workload: Workload,
         said = _far(f) if f.measured is not None else _disagreeing(cal, f)
         if said:
             out.append(said)
+        if f.measured is not None:
+            out += _cautions(cal, f.kind, f.keys, f.name)
+    prefix = f"{cluster.accelerator.name} {workload.framework} "
+    layers = frozenset(n.key for n in cal.used_notes
+                       if n.kind == "workload" and n.key.startswith(prefix))
+    out += _cautions(cal, "workload", layers, None)
+    return out
+
+
+def _cautions(cal: Calibration, kind: str, keys: frozenset[str], name: str | None
+              ) -> list[str]:
+    """The warnings for the used notes of ``kind`` under ``keys`` that carry a CAUTION."""
+    out = []
+    for n in cal.used_notes:
+        if n.kind != kind or n.key not in keys or CAUTION not in n.reason:
+            continue
+        why = "; ".join(n.reason.split("; " + CAUTION)[1:])
+        several = len(n.report_ids) > 1
+        which = " ".join(map(str, n.report_ids)) or "ID"
+        val = "-" if n.value is None else f"{format_figure(n.value)} {n.unit}"
+        out.append(f"{name or 'workload layer ' + n.key}: measured {val} is used "
+                   f"({_ids(n.report_ids)}), but {why}. To check: `gpuplan probe show`; remove "
+                   f"{'them' if several else 'it'} with `gpuplan probe remove {which}` if "
+                   f"{'they do' if several else 'it does'} not describe this machine today")
     return out
 
 

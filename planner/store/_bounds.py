@@ -31,6 +31,22 @@ MIN_GPU_FRACTION_OF_MEDIAN = 0.5
 # report's own two counts, reports of one figure, or a GPU and its median may differ before
 # they are refused. Full recomputation keeps only the layer's input, so its floor stays that.
 MIN_ACTIVATION_RATIO = 0.5
+# Above this multiple of the modelled count a measured activation figure is refused: the
+# count then holds more than one layer keeps for backward (another process's tensors, the
+# optimizer's state, an allocator pool, an edit), and its memory ratio would make every plan
+# that fits look out of memory. Twice MIN_ACTIVATION_RATIO's factor two: between 2x and this
+# the figure is used with a warning (planner.model._calibration_words); the honest H200 run of
+# docs/probes.md measured 1.00x (769.1 of 768.0 MiB).
+MAX_ACTIVATION_RATIO = 4.0
+# The most of its datasheet peak a matmul or copy figure reaches on real hardware; above it
+# the figure is used with a caution (an estimate warns: ``plausibility_caution``), as more
+# often an edited report, another machine's or a broken timer: no real run reaches the peak.
+# The best published matmul (mamf-finder's MAMF) is 93.9% of the dense peak on A100 SXM (293
+# of 312 TFLOP/s) and ~80% on H100/H200 SXM (docs/probes.md: 75-80%; the H200 run measured
+# 70%); a device copy reaches 85-92% of the HBM bandwidth (docs/probes.md; the H200 run 88%).
+# 95% is over the best of each. Not a refusal: a bound the datasheet itself does not give.
+# Bus bandwidth is bounded by its link alone (NVLS and SHARP change what reaches it).
+MAX_FRACTION_OF_PEAK = {"matmul": 0.95, "hbm": 0.95}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +88,7 @@ class Candidate:
     accelerator: str
     dtype: str | None = None  # matmul: the catalog dtype (fp32, tf32, bf16, fp16, fp8)
     instance_type: str | None = None  # when the report's instance is in the catalog
+    stated_instance: str | None = None  # the report's instance type when not in the catalog
     gpus_per_node: int = 1
     nodes: int = 1
     value: float | None  # None only for a refused "report"
@@ -82,6 +99,9 @@ class Candidate:
     bound_source: str = ""
     per_gpu: PerGpu | None = None  # each GPU's figure (matmul, hbm), when the ranks gave one
     refusal: str | None = None  # the report's or the instance's reason, if any
+    # why its section is an earlier report's bit for bit (that run's, counted once); checked
+    # after the bounds, so a copy out of bounds still refuses its whole report
+    copy_of: str | None = None
 
     @property
     def label(self) -> str:
@@ -117,6 +137,7 @@ class WorkloadCandidate:
     peak_tflops: float | None = None  # datasheet dense peak of the precision
     memory_bytes: float | None = None  # the GPU's memory
     refusal: str | None = None
+    copy_of: str | None = None  # as Candidate.copy_of
 
     @property
     def label(self) -> str:
@@ -154,6 +175,25 @@ def bounds_refusal(c: Candidate) -> tuple[str | None, bool]:
                 "(nvidia-smi -q: clocks, XID errors) and re-run the probes on a healthy node",
                 True)
     return None, False
+
+
+def plausibility_caution(c: Candidate) -> str | None:
+    """Why a used matmul or copy figure (its median or its fastest GPU) above
+    MAX_FRACTION_OF_PEAK of its datasheet peak needs checking; None when it does not."""
+    most = MAX_FRACTION_OF_PEAK.get(c.kind)
+    if most is None or c.bound is None or c.value is None:
+        return None
+    g = c.per_gpu
+    for value, who in ((c.value, ""), (g.high if g else None,
+                                       f"rank {g.high_rank if g else 0}'s ")):
+        if value is not None and value > most * c.bound:
+            return (f"report {c.report_id}: {who}{value:,.4g} {c.unit} is {value / c.bound:.1%} "
+                    f"of the datasheet {c.bound:,.4g} {c.unit} ({c.bound_source}), above the "
+                    f"{most:.0%} no real run reaches (the best published "
+                    + ("matmul is ~80% of the peak on H100, 94% on A100" if c.kind == "matmul"
+                       else "copy is 85-92% of the bandwidth")
+                    + "): more often an edited report, another machine's or a broken timer")
+    return None
 
 
 def workload_bounds(c: WorkloadCandidate) -> tuple[str | None, bool]:
@@ -196,6 +236,14 @@ def workload_bounds(c: WorkloadCandidate) -> tuple[str | None, bool]:
         if value is not None and c.memory_bytes and value > c.memory_bytes:
             return (f"{who}{value / 2**30:,.1f} GiB of activations per layer is above the "
                     f"GPU's {c.memory_bytes / 2**30:,.0f} GiB: impossible", True)
+        modelled = c.modelled.activation_bytes
+        if value is not None and modelled and value > MAX_ACTIVATION_RATIO * modelled:
+            return (f"{who}{value / 2**20:,.1f} MiB of activations per layer is "
+                    f"{value / modelled:.1f}x the {modelled / 2**20:,.1f} MiB modelled, over "
+                    f"{MAX_ACTIVATION_RATIO:g}x: the count holds more than the layer keeps for "
+                    "backward (another process, the optimizer, an edit), and it would make "
+                    "plans that fit look out of memory. To fix: re-run the workload probe "
+                    "(`gpuplan probe workload`) on an otherwise idle node", True)
     # every layer keeps at least its 16-bit input for backward, under any recomputation
     floor = 2.0 * c.shape.hidden * c.shape.tokens
     least = c.modelled.activation_bytes * MIN_ACTIVATION_RATIO \

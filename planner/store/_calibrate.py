@@ -29,7 +29,7 @@ from ..model import (
 from ._damage import StoreConnection, stored_json
 from ._db import _reading
 from ._facts import instance_contradiction, memory_contradiction
-from ._fingerprint import measurement_fingerprint
+from ._fingerprint import measurement_fingerprint, section_fingerprints
 from ._reports import (
     DTYPE_NAMES,
     workload_figures,
@@ -60,12 +60,16 @@ def load_calibration(catalog: Catalog | None = None, *, db: Path | None = None) 
             found.extend(figures)
             if layer is not None:
                 layers.append(layer)
+    from catalog import today_utc
+
+    today = today_utc()  # reports older than a year carry a caution (``_rules``)
     if not layers:
-        return calibrate(found)
+        return calibrate(found, today=today)
     # the layers are modelled with the hardware figures `estimate` will use: the probes'
     # measurements (a first pass of the rules) where there are some
     hardware = calibrate(found)
-    return calibrate(found, workloads=[_modelled(c, catalog, hardware) for c in layers])
+    return calibrate(found, workloads=[_modelled(c, catalog, hardware) for c in layers],
+                     today=today)
 
 
 def _instance(catalog: Catalog, env):
@@ -75,6 +79,22 @@ def _instance(catalog: Catalog, env):
         return catalog.instance_type(env.instance_type, env.cloud)
     except GpuplanError:  # not in this catalog: the figures key by accelerator only
         return None
+
+
+def _cloud_contradiction(catalog: Catalog, env, instance) -> str | None:
+    """Why a report whose instance type is another cloud's than the one it states cannot be
+    trusted (a p5.48xlarge "on gcp": one of the two facts is wrong, and which instance's link
+    bounds its bus bandwidth is unknown); None otherwise."""
+    if instance is not None or env is None or not env.instance_type or not env.cloud:
+        return None
+    try:
+        other = catalog.instance_type(env.instance_type)
+    except GpuplanError:  # in no cloud's catalog: an unknown type, not a contradiction
+        return None
+    return (f"it says instance type {env.instance_type!r} on cloud {env.cloud!r}, but "
+            f"{other.name} is {other.cloud}'s: one of the two facts is wrong (an edited or "
+            "mislabelled report). To fix: re-run the probes on the instance and ingest the "
+            "file they write")
 
 
 def _bound(kind: str, f, acc, instance, dtype: str | None) -> tuple[float | None, str]:
@@ -249,6 +269,8 @@ def _candidates(rid: int, created: str, acc_name: str | None, data: object, cata
             acc = None
     env = report.environment
     instance = _instance(catalog, env)
+    if why := _cloud_contradiction(catalog, env, instance):
+        return whole(why)
     if instance is not None and acc is not None and instance.accelerator != acc.name:
         return whole(instance_contradiction(env.gpu_model, env.instance_type, acc.name,
                                             instance.accelerator))
@@ -261,15 +283,38 @@ def _candidates(rid: int, created: str, acc_name: str | None, data: object, cata
                      f"{instance.gpu_count}: an edited or merged report, or another instance "
                      "type's; re-ingest the node's own report")
     try:  # one stored report must never stop every plan that reads the store
-        return _figures(rid, created, acc, acc_name, report, instance)
+        digests = section_fingerprints(report)
+        copied = {section: runs[key][0] for section, digest in digests.items()
+                  if (key := f"section {section} {digest}") in runs}
+        figures, layer = _figures(rid, created, acc, acc_name, report, instance, copied)
     except (ValueError, PlannerError) as exc:
         return whole(f"this gpuplan cannot use it: {exc}")
+    # a section counts as a run's once it could calibrate (not a refused report's: an
+    # environment-less copy stored first must not make the GPU run's figures its copy)
+    usable = {_SECTION_OF[c.kind] for c in figures if c.refusal is None and c.copy_of is None}
+    if layer is not None and layer.refusal is None and layer.copy_of is None:
+        usable.add("workload")
+    for section in usable & digests.keys():
+        runs.setdefault(f"section {section} {digests[section]}", [rid])
+    return figures, layer
 
 
-def _figures(rid: int, created: str, acc, acc_name: str | None, report,
-             instance) -> tuple[list[Candidate], WorkloadCandidate | None]:
+_SECTION_OF = {"matmul": "matmul", "hbm": "memory", "intra": "collectives",
+               "inter": "collectives"}
+
+
+def _copied(section: str, first: int) -> str:
+    """Why a figure of a section copied from report ``first`` is not counted (``copy_of``)."""
+    return (f"its {section} section is report {first}'s, bit for bit (a partial copy of that "
+            f"run): one run counts once, as report {first}")
+
+
+def _figures(rid: int, created: str, acc, acc_name: str | None, report, instance,
+             copied: dict[str, int] | None = None
+             ) -> tuple[list[Candidate], WorkloadCandidate | None]:
     from probes import report_figures
 
+    copied = copied or {}
     out = []
     # without an environment (an older `--probes` run), report_figures counts one GPU on one
     # node: the collectives section states the run's shape ("intra - x1" of a 2-rank run)
@@ -277,6 +322,7 @@ def _figures(rid: int, created: str, acc, acc_name: str | None, report,
     for f in report_figures(report):
         dtype = DTYPE_NAMES.get(f.name) if f.kind == "matmul" else None
         refusal = f.refusal
+        first = copied.get(_SECTION_OF[f.kind])
         if refusal is None and acc is None:
             refusal = (f"accelerator {acc_name!r} is not in the catalog" if acc_name else
                        "no catalog accelerator: re-ingest with `accelerator` NAME")
@@ -285,14 +331,20 @@ def _figures(rid: int, created: str, acc, acc_name: str | None, report,
         refusal = refusal or _instance_refusal(f, instance)
         out.append(Candidate(
             report_id=rid, created_utc=created, kind=f.kind,
+            stated_instance=None if instance is not None or report.environment is None
+            else report.environment.instance_type,
             accelerator=acc.name if acc else (acc_name or (
                 report.environment.device_type if report.environment else "-")),
             dtype=dtype, instance_type=instance.name if instance else None,
             gpus_per_node=col.local_world_size if col else f.gpus_per_node,
             nodes=col.node_count if col else f.nodes, value=f.value, unit=f.unit,
             p10=f.p10, p90=f.p90, bound=bound, bound_source=bound_source,
-            per_gpu=_per_gpu(report, f), refusal=refusal))
-    return out, _workload_candidate(rid, created, acc, acc_name, report, instance)
+            per_gpu=_per_gpu(report, f), refusal=refusal,
+            copy_of=_copied(_SECTION_OF[f.kind], first) if first else None))
+    layer = _workload_candidate(rid, created, acc, acc_name, report, instance)
+    if layer is not None and "workload" in copied:
+        layer = dataclasses.replace(layer, copy_of=_copied("workload", copied["workload"]))
+    return out, layer
 
 
 def load_calibration_with_notes(catalog: Catalog | None = None, *,

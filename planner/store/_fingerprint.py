@@ -102,6 +102,33 @@ def measurement_fingerprint(report) -> Fingerprint | None:
     return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), tuple(values))
 
 
+# A report's timed sections, with the ranks' own figures of each (None: the section alone)
+SECTIONS = {"matmul": "matmul_best_tflops", "memory": "memory_gb_per_s", "collectives": None,
+            "workload": "workload"}
+
+
+def section_fingerprints(report) -> dict[str, str]:
+    """A sha256 of each timed section that measured something (its points, series or layer,
+    with each rank's own figures of it), by section name (SECTIONS). Two runs never time a
+    section to the same bits, so a report one of whose sections is another's bit for bit (a
+    partial copy: another run's matmul pasted over a copy of the rest) holds that run's
+    measurements for it: they count once (``_calibrate._candidates``)."""
+    out = {}
+    for name, attr in SECTIONS.items():
+        sec = getattr(report, name, None)
+        measured = sec is not None and (
+            getattr(sec, "points", None) or any(s.points for s in getattr(sec, "series", ()))
+            or getattr(sec, "status", None) == "measured" and name == "workload")
+        if not measured:
+            continue
+        ranks = [] if attr is None else [
+            [r.rank, sorted([nv.name, repr(float(nv.value))] for nv in getattr(r, attr))]
+            for r in sorted(report.ranks, key=lambda r: r.rank)]
+        text = json.dumps([dataclasses.asdict(sec), ranks], sort_keys=True, default=repr)
+        out[name] = hashlib.sha256(text.encode()).hexdigest()
+    return out
+
+
 def rows_close(have: list, want: list) -> bool:
     """Two reports' sorted measurement rows (kind, key, value) are one run's, within
     SAME_RUN_REL: the cheap test before their fingerprints are compared."""

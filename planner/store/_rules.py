@@ -45,17 +45,20 @@ The rules (`calibrate`; docs/probes.md, "What calibrates the planner", says each
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Iterable
 from typing import Any
 
 from ..model import (
+    FAR_FROM_DEFAULT,
     Calibration,
     CalibrationNote,
     Measurement,
     WorkloadMeasurement,
     WorkloadShape,
 )
+from ..model import NOTE_CAUTION as CAUTION
 from ._bounds import (
     MAX_WORKLOAD_RATIO,
     MIN_ACTIVATION_RATIO,
@@ -65,6 +68,7 @@ from ._bounds import (
     PerGpu,
     WorkloadCandidate,
     bounds_refusal,
+    plausibility_caution,
     workload_bounds,
 )
 
@@ -72,6 +76,53 @@ from ._bounds import (
 __all__ = ["MAX_WORKLOAD_RATIO", "MIN_ACTIVATION_RATIO", "MIN_FRACTION_OF_PEAK",
            "MIN_GPU_FRACTION_OF_MEDIAN", "Candidate", "PerGpu", "WorkloadCandidate",
            "calibrate"]
+
+
+# A report older than this is used with a caution (an estimate says so in its warnings):
+# drivers, CUDA, NCCL and the framework move what the same GPU reaches by tens of percent
+# within a year (a CUDA or NCCL release that changes kernels or algorithms; a driver's clocks
+# and power management), and a year-old report was often made on another software stack.
+MAX_REPORT_AGE_DAYS = 365
+
+
+def _age_caution(group, today: dt.date | None) -> str:
+    """The caution for the reports of ``group`` measured more than MAX_REPORT_AGE_DAYS before
+    ``today`` ("" when none is, or no day is given)."""
+    if today is None:
+        return ""
+    old = []
+    for c in group:
+        try:
+            day = dt.date.fromisoformat(c.created_utc[:10])
+        except (TypeError, ValueError):
+            continue
+        if (today - day).days > MAX_REPORT_AGE_DAYS:
+            old.append(f"report {c.report_id} was measured {day.isoformat()}, "
+                       f"{(today - day).days / 30.44:.0f} months before {today.isoformat()}")
+    if not old:
+        return ""
+    return (f"; {CAUTION}{'; '.join(old)}, more than {MAX_REPORT_AGE_DAYS} days: drivers, CUDA, "
+            "NCCL and the framework have changed since, and so may the figure; re-run the "
+            "probes on today's software stack")
+
+
+def _workload_caution(m: WorkloadMeasurement) -> str:
+    """The caution for a workload layer whose measured time is outside [1/FAR_FROM_DEFAULT,
+    FAR_FROM_DEFAULT] of the model, or whose activations are over FAR_FROM_DEFAULT times it:
+    the honest H200 run of docs/probes.md measured 1.05 (time) and 1.00 (memory), and the
+    model's own error is tens of percent, so a factor 2 is a broken, throttled or
+    mis-configured run more often than the model (1/20 and 20x are refused: MAX_WORKLOAD_RATIO;
+    activations over MAX_ACTIVATION_RATIO are refused too)."""
+    said = []
+    if not 1 / FAR_FROM_DEFAULT <= m.time_ratio <= FAR_FROM_DEFAULT:
+        said.append(f"measured/modelled layer time {m.time_ratio:.2f}, outside "
+                    f"{1 / FAR_FROM_DEFAULT:g}–{FAR_FROM_DEFAULT:g}")
+    if m.memory_ratio is not None and m.memory_ratio > FAR_FROM_DEFAULT:
+        said.append(f"measured activations {m.memory_ratio:.1f}x the modelled")
+    if not said:
+        return ""
+    return (f"; {CAUTION}{' and '.join(said)}: more often a throttled, shared or mis-configured "
+            "run than the model")
 
 
 # -- the rules -------------------------------------------------------------------------------
@@ -162,7 +213,8 @@ def _combine_workload(group: list[WorkloadCandidate]) -> WorkloadMeasurement:
         n_reports=len(group), report_ids=tuple(c.report_id for c in group))
 
 
-def _workload_notes(workloads: list[WorkloadCandidate], distrusted: dict[int, str]
+def _workload_notes(workloads: list[WorkloadCandidate], distrusted: dict[int, str],
+                    today: dt.date | None = None
                     ) -> tuple[dict, list[CalibrationNote], list[CalibrationNote]]:
     """(workload_layers, used notes, refused notes) by rule 6."""
     groups: dict[tuple[str, str, WorkloadShape], list[WorkloadCandidate]] = {}
@@ -171,6 +223,7 @@ def _workload_notes(workloads: list[WorkloadCandidate], distrusted: dict[int, st
         why = c.refusal or workload_bounds(c)[0]
         if why is None and c.report_id in distrusted:
             why = f"another figure of this report is out of bounds ({distrusted[c.report_id]})"
+        why = why or c.copy_of
         if why is not None:
             ms = c.measured_layer_seconds * 1e3
             refused.append(CalibrationNote(kind="workload", key=c.label,
@@ -198,13 +251,17 @@ def _workload_notes(workloads: list[WorkloadCandidate], distrusted: dict[int, st
         how = f"median of {m.n_reports} reports" if m.n_reports > 1 else "one report"
         used.append(CalibrationNote(
             kind="workload", key=group[0].label, value=m.measured_layer_seconds * 1e3,
-            unit="ms/layer", report_ids=m.report_ids, reason=f"{how}; {m.summary()}"))
+            unit="ms/layer", report_ids=m.report_ids,
+            reason=f"{how}; {m.summary()}{_workload_caution(m)}{_age_caution(group, today)}"))
     return layers, used, refused
 
 
 def calibrate(candidates: Iterable[Candidate], *,
-              workloads: Iterable[WorkloadCandidate] = ()) -> Calibration:
-    """Apply the rules of the module docstring; every candidate is used or listed as refused."""
+              workloads: Iterable[WorkloadCandidate] = (),
+              today: dt.date | None = None) -> Calibration:
+    """Apply the rules of the module docstring; every candidate is used or listed as refused.
+    ``today``: the day reports' ages are counted to (a used figure from a report older than
+    MAX_REPORT_AGE_DAYS carries a caution); None counts no age."""
     candidates = list(candidates)
     workloads = list(workloads)
     distrusted: dict[int, str] = {}
@@ -221,6 +278,7 @@ def calibrate(candidates: Iterable[Candidate], *,
             why, _ = bounds_refusal(c)
         if why is None and c.report_id in distrusted:
             why = f"another figure of this report is out of bounds ({distrusted[c.report_id]})"
+        why = why or c.copy_of
         if why is not None:
             rejected.append(CalibrationNote(kind=c.kind, key=c.label, value=c.value,
                                             unit=c.unit, report_ids=(c.report_id,),
@@ -228,6 +286,15 @@ def calibrate(candidates: Iterable[Candidate], *,
             continue
         for mapping, key in _keys(c):
             used.setdefault((mapping, key), []).append(c)
+        if c.kind == "intra" and c.stated_instance and not c.instance_type:
+            # the figure is used for its GPUs per node, not for the instance it names: say so
+            rejected.append(CalibrationNote(
+                kind="intra", key=c.stated_instance, value=c.value, unit=c.unit,
+                report_ids=(c.report_id,),
+                reason=f"instance type {c.stated_instance!r} is not in the catalog: the figure "
+                       f"calibrates {c.accelerator} x{c.gpus_per_node} per node only, not an "
+                       "instance type. To fix: `gpuplan catalog refresh`, or ingest with the "
+                       "catalog's name of the instance"))
     maps: dict[str, dict] = {}
     notes = []
     for (mapping, key), group in sorted(used.items(), key=lambda kv: str(kv[0])):
@@ -242,10 +309,12 @@ def calibrate(candidates: Iterable[Candidate], *,
         how = (f"median of {m.n_reports} reports" if m.n_reports > 1 else "one report")
         if m.p10 is not None and m.p90 is not None:
             how += f"; p10 {m.p10:,.1f}, p90 {m.p90:,.1f}"
+        how += _age_caution(group, today) + "".join(
+            f"; {CAUTION}{said}" for c in group if (said := plausibility_caution(c)))
         notes.append(CalibrationNote(kind=_KIND_OF[mapping],
                                      key=Calibration.key_label(mapping, key), value=m.value,
                                      unit=m.unit, report_ids=m.report_ids, reason=how))
-    layers, used_layers, refused_layers = _workload_notes(workloads, distrusted)
+    layers, used_layers, refused_layers = _workload_notes(workloads, distrusted, today)
     return Calibration(**maps, workload_layers=layers, used_notes=(*notes, *used_layers),
                        rejected_notes=tuple(sorted((*rejected, *refused_layers),
                                                    key=lambda n: n.report_ids)))
