@@ -248,7 +248,7 @@ def regions_text(p: dict, limit: int = 3) -> str:
 
 def config_line(p: dict) -> str:
     """'5× Standard_ND96asr_v4 (40× A100-SXM4-40GB) · azure eastus, westus2 · spot'."""
-    return (f"{p['nodes']}× {p['instance_type']} ({p['gpus']}× {p['accelerator']}) · "
+    return (f"{p['nodes']:,}× {p['instance_type']} ({p['gpus']:,}× {p['accelerator']}) · "
             f"{p['cloud']} {regions_text(p)} · "
             f"{PRICING_LABELS.get(p['pricing'], p['pricing'])}")
 

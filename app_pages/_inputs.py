@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages._format import md
+from app_pages._link_names import as_choices, did_you_mean
 
 Q = "query-params"
 
@@ -74,7 +75,7 @@ class UrlInputs:
         # a choice named as the CLI takes it (AWS, llama-3-8b, H100) is the choice: Streamlit
         # takes only the exact spelling, and refused such a link for the default
         choices = _choices(widget, args, kwargs)
-        taken = _as_choices(raw, list(choices), many=many, resolve=resolve) if raw else raw
+        taken = as_choices(raw, list(choices), many=many, resolve=resolve) if raw else raw
         if opened and (taken != opened or (len(opened) > 1 and not many)):
             # a widget of one value takes a link's last (Streamlit's rule): the others are
             # dropped from the URL, which kept both, so a reload or a copy warned again
@@ -129,7 +130,7 @@ class UrlInputs:
                 why = "not one of the choices" if isinstance(value, list) else \
                     "not a valid value" + _range(widget, args, kwargs)
                 self.problems.append(f"{key}={_values(bad)} ({label}: {why}; showing {shown}"
-                                     f"{_did_you_mean(bad, list(choices))})")
+                                     f"{did_you_mean(bad, list(choices), resolve)})")
         return value
 
     # Browser Back to a Plan entry without parameters (Streamlit pushes a bare "/" when the
@@ -332,60 +333,6 @@ def _choices(widget, args: tuple, kwargs: dict) -> dict[str, object]:
     for option in args[0] if args else kwargs.get("options", ()):
         out.setdefault(str(spell(option)), option)  # the first option of a spelling
     return out
-
-
-def _as_choices(raw: list[str], choices: list[str], *, many: bool,
-                resolve=None) -> list[str]:
-    """``raw`` with each value that names a choice as the CLI takes it, in any case, (for
-    the model preset) by an alias the planner resolves or by a name ``resolve`` gives the
-    choice of, spelt as the choice."""
-    if not choices or all(r in choices for r in raw if r != ""):
-        return raw
-    folded: dict[str, str] = {}
-    for choice in choices:
-        folded.setdefault(choice.casefold(), choice)  # the first of a spelling
-    out = [r if r == "" or r in choices else
-           folded.get(r.strip().casefold()) or _preset(r, choices) or
-           _resolved(r, choices, resolve) or r for r in raw]
-    return list(dict.fromkeys(out)) if many else out  # AWS and aws: one cloud
-
-
-def _resolved(name: str, choices: list[str], resolve) -> str | None:
-    """The choice ``resolve`` says ``name`` means (an accelerator's alias, as `gpuplan offers
-    --gpu` and a team plan resolve it), or None: no ``resolve``, a name it refuses (a family
-    such as A100, which names several: the link warning says which), or one not offered."""
-    from catalog import GpuplanError
-
-    try:
-        found = resolve and resolve(name)
-    except GpuplanError:
-        return None
-    return found if found in choices else None
-
-
-def _preset(name: str, choices: list[str]) -> str | None:
-    """The model preset ``name`` (an alias: llama-3-8b) names, where ``choices`` are the
-    presets: the planner's own resolution (its alias table stays its own)."""
-    import planner  # here: only for a link's unknown value (the model loads numpy)
-    from catalog import GpuplanError
-
-    if set(choices) != set(planner.preset_names()):
-        return None
-    try:
-        return planner.preset(name)[0].name
-    except GpuplanError:
-        return None
-
-
-def _did_you_mean(bad: list[str], choices: list[str]) -> str:
-    """"; did you mean a, b or c?": up to three choices close to the values not taken."""
-    from catalog import close_matches
-
-    close = list(dict.fromkeys(c for b in bad for c in close_matches(b, choices)))[:3]
-    if not close:
-        return ""
-    return "; did you mean " + (", ".join(close[:-1]) + " or " if close[1:] else "") \
-        + close[-1] + "?"
 
 
 # ---- uploads -----------------------------------------------------------------------------------

@@ -164,7 +164,8 @@ def infeasible_view(inf: dict, constraints: dict) -> None:
 
 def _relaxed_needs(limit: str, p: dict, constraints: dict) -> str:
     if limit == "budget":
-        return (f"needs a budget of {F.usd_md(p['total_cost_usd'])} "
+        # rounded up as the fix says it: $22,664.49 needs $22,665, not "$22,664"
+        return (f"needs a budget of {F.usd_md(F.usd_at_least(p['total_cost_usd']))} "
                 f"(“{L['budget']}” is {F.usd_md(constraints.get('budget_usd'))})")
     if limit == "min_probability":
         return (f"finishes in time with probability {F.chance(p['deadline_probability'])}, "
@@ -281,14 +282,17 @@ def _where(p: dict, group: str) -> str:
 
 # ---- the candidates -----------------------------------------------------------------------------
 
+# what sets the plans apart first (as the Catalog table puts price first): at 390 px only the
+# first four columns show, and "#, Cloud, Regions, Instance type" hid every cost and time;
 # cost, time and probability before the ranges: a 1280-px page cut the table after wall-clock
 CANDIDATE_COLUMNS = {
-    "rank": ("#", "int"), "cloud": ("Cloud", "text"), "regions_shown": ("Regions", "text"),
-    "instance_type": ("Instance type", "text"), "accelerator": ("Accelerator", "text"),
-    "nodes": ("Nodes", "int"), "gpus": ("GPUs", "int"), "pricing": ("Pricing", "pricing"),
-    "offering": ("Offering", "text"), "total_cost_usd": ("Total cost", "usd"),
+    "rank": ("#", "int"), "total_cost_usd": ("Total cost", "usd"),
     "wall_clock": ("Wall-clock ({unit})", "num1"),  # in one unit, the first row's card's
+    "pricing": ("Pricing", "pricing"), "instance_type": ("Instance type", "text"),
     "deadline_probability": ("P(deadline)", "chance"),
+    "cloud": ("Cloud", "text"), "regions_shown": ("Regions", "text"),
+    "accelerator": ("Accelerator", "text"), "nodes": ("Nodes", "int"), "gpus": ("GPUs", "int"),
+    "offering": ("Offering", "text"),
     "cost_range": ("Cost P10–P90", "text"), "wall_range": ("Wall-clock P10–P90", "text"),
     "warning_kinds": ("Warnings", "text"),
     "usd_per_hour_cluster": ("$/h (cluster)", "usd2"), "mfu": ("MFU", "pct1"),

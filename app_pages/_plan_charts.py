@@ -311,7 +311,8 @@ def frontier_chart(result: dict, deadline_hours: float, budget_usd: float | None
     for limit, p in relaxed.items():
         fig.add_trace(go.Scatter(
             **_xy([p]), mode="markers+text", name=RELAXED_WORDS.get(limit, limit),
-            text=[RELAXED_WORDS.get(limit, limit)], textposition="top center",
+            # beside the marker, clear of its own P10–P90 whisker (centred, it sat on it)
+            text=[RELAXED_WORDS.get(limit, limit)], textposition="top right",
             marker={"symbol": "diamond", "size": 14, "color": C.PRICING_COLORS[p["pricing"]],
                     "line": {"width": 1.5, "color": "#111"}}, **_error_bars([p]),
             customdata=[_hover(p)], hovertemplate=HOVER))

@@ -321,8 +321,9 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
     try:
         cat = catalog.load_catalog(overrides=overrides_path())
         if config_bytes is not None:
-            workload = planner.build_workload(_spec(request, config=config_data(
-                config_bytes, config_name), config_name=PurePath(config_name).name))
+            config = config_data(config_bytes, config_name)
+            workload = planner.build_workload(_spec(request, config=config,
+                                                    config_name=PurePath(config_name).name))
         else:
             workload = planner.build_workload(_spec(request))
         deadline_hours = planner.parse_deadline(request["deadline"])
@@ -339,10 +340,13 @@ def cached_plan(request: dict, config_bytes: bytes | None, config_name: str,
                               top_n=int(request["top_n"]), points=True)
     except catalog.GpuplanError as exc:
         return error_out(exc)
-    arch = workload.arch
+    arch, name = workload.arch, workload.arch.name
+    if config_bytes is not None and name == "config" and isinstance(config, dict):
+        kinds = config.get("architectures")  # a bare config.json's stem named it "config"
+        name = config.get("model_type") or (kinds[0] if isinstance(kinds, list) and kinds else name)
     # the name of an uploaded config is the uploader's text: one printable line
     workload = dataclasses.replace(workload, arch=dataclasses.replace(
-        arch, name=" ".join(str(arch.name or "model").split())[:80]))
+        arch, name=" ".join(str(name or "model").split())[:80]))
     out = {"result": result.as_dict(points=True), "deadline_hours": deadline_hours,
            "workload": {"name": workload.arch.name, "params_total": arch.params_total(),
                         "params_active": arch.params_active(), "tokens": workload.tokens,

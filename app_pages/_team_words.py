@@ -94,6 +94,8 @@ def plan_from_table(jobs: pd.DataFrame, budgets: pd.DataFrame) -> dict:
         for key in ("priority", "max_gpus"):
             if _cell(row.get(key)):
                 job[key] = int(row[key])
+        if _cell(row.get("commitment_use")):  # the planner bounds it and says where
+            job["commitment_use"] = float(row["commitment_use"])
         out.append(job)
     data = {"name": "team plan (edited in the app)", "jobs": out}
     periods: dict[str, float] = {}

@@ -24,6 +24,7 @@ from app_pages import _inputs as I
 from app_pages import _plan_cards as P
 from app_pages import _shared as S
 from app_pages._plan_charts import (
+    RELAXED_WORDS,
     chart_points,
     cheaper_frontier_plans,
     frontier_chart,
@@ -169,14 +170,7 @@ def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
                    "priced: every plan listed on this page (the frontier, the candidates, the "
                    "recommendation) and an even sample of the rest by wall-clock time (all of "
                    "them took the page seconds to draw).")
-    st.caption("Each point is the best plan of one instance type, pricing model and node "
-               "count (in its cheapest region), whether or not it meets the deadline: filled "
-               "if it meets the deadline and every limit, open if it misses the deadline"
-               + (f" (P(deadline) below {min_probability:.0%})" if min_probability else "")
-               + ", × if it is over the budget. The dotted line is the cost/time frontier "
-               "(no plan is both cheaper and faster) and the grey band its P10–P90 range; the "
-               "bars on the recommendation are its P10–P90 of wall-clock and cost. The shaded "
-               "region is past the deadline.")
+    st.caption(chart_caption(result, budget, min_probability))
     later, riskier = cheaper_frontier_plans(result, deadline_hours)
     if later:
         st.markdown("**A later deadline would cost less:** " + "; ".join(
@@ -190,6 +184,29 @@ def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
             f"{F.md(F.config_line(p).split(' · ')[0])}) finishes in time with probability "
             f"{F.chance(p['deadline_probability'], below=min_probability)}"
             for p, saved in riskier))
+
+
+def chart_caption(result: dict, budget: float | None, min_probability: float | None) -> str:
+    """What the cost/time chart draws, and only that: an infeasible plan has no frontier, no
+    band and no recommendation (the caption described them beside a chart whose one dotted
+    line was the budget's)."""
+    said = ("Each point is the best plan of one instance type, pricing model and node count "
+            "(in its cheapest region), whether or not it meets the deadline: filled if it "
+            "meets the deadline and every limit, open if it misses the deadline"
+            + (f" (P(deadline) below {min_probability:.0%})" if min_probability else "")
+            + ", × if it is over the budget.")
+    if result.get("frontier"):
+        said += (" The dotted line that steps down is the cost/time frontier (no plan is both "
+                 "cheaper and faster) and the grey band its P10–P90 range.")
+    if budget:
+        said += f" The dotted line across is the budget ({F.usd(budget)})."
+    if result.get("recommendation"):
+        said += " The star is the recommendation, its bars its P10–P90 of wall-clock and cost."
+    relaxed = (result.get("infeasible") or {}).get("relaxed") or {}
+    said += "".join(f" The diamond labelled “{RELAXED_WORDS.get(k, k)}” is the plan that "
+                    "would be chosen without that limit, its bars its P10–P90 of wall-clock and "
+                    "cost." for k in relaxed)
+    return said + " The shaded region is past the deadline."
 
 
 # The planner's keys of the memory and step-time breakdowns in words (the bars read

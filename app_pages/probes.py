@@ -142,7 +142,9 @@ def environment(report) -> None:
         st.metric("Devices × nodes", f"{env.gpu_count} × {env.node_count}", width="content")
         st.metric("Instance", F.md(env.instance_type or "unknown"), width="content")
         st.metric("Measured", report.created_utc[:10], width="content")
-    st.caption(F.md(f"torch {env.torch_version or '—'} · CUDA {env.cuda_version or '—'} · "
+    # the device named whole too: a metric cannot wrap, and a phone cut it ("NVIDIA H100 80GB H…")
+    st.caption(F.md(f"Device: {env.gpu_model or env.device_type} · "
+                    f"torch {env.torch_version or '—'} · CUDA {env.cuda_version or '—'} · "
                     f"NCCL {env.nccl_version or '—'} · driver {env.driver_version or '—'} · "
                     f"{env.cloud or 'unknown cloud'} {env.region or ''}"))
 

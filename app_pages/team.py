@@ -66,13 +66,13 @@ def default_jobs(today: dt.date) -> pd.DataFrame:
     return pd.DataFrame([
         {"name": "pretrain-1.5b", "team": "research", "model": "gpt2-xl", "tokens": "50B",
          "earliest_start": start, "deadline": start + dt.timedelta(days=21), "priority": 1,
-         "clouds": "", "pricing": "on_demand,spot", "max_gpus": 256},
+         "clouds": "", "pricing": "on_demand,spot", "max_gpus": 256, "commitment_use": None},
         {"name": "ablation-small", "team": "product", "model": "gpt2-medium", "tokens": "20B",
          "earliest_start": start, "deadline": start + dt.timedelta(days=14), "priority": 0,
-         "clouds": "", "pricing": "on_demand,spot", "max_gpus": 64},
+         "clouds": "", "pricing": "on_demand,spot", "max_gpus": 64, "commitment_use": None},
     # whole numbers that may be blank: a row added in the editor leaves them None, which
     # an int64 column took only by turning into objects (pandas warns it will refuse)
-    ]).astype({"priority": "Int64", "max_gpus": "Int64"})
+    ]).astype({"priority": "Int64", "max_gpus": "Int64", "commitment_use": "Float64"})
 
 
 @st.cache_data(max_entries=16, show_spinner="Allocating…")
@@ -243,9 +243,16 @@ def monthly_burn(a: dict) -> go.Figure:
     return fig
 
 
+def unbroken(when: str) -> str:
+    """On one line in a table (a phone broke "2027-01-22" and wrapped a run to six lines):
+    non-breaking hyphens, a word joiner after the space (md() makes U+00A0 a space)."""
+    return when.replace("-", "\u2011").replace(" ", " \u2060")
+
+
 def job_rows(a: dict) -> pd.DataFrame:
     jobs = pd.DataFrame(a["jobs"])
-    jobs["run"] = jobs["start"] + " → " + jobs["end"]
+    jobs["run"] = jobs["start"].map(unbroken) + " → " + jobs["end"].map(unbroken)
+    jobs["deadline"] = jobs["deadline"].map(unbroken)
     jobs["gpus_text"] = [f"{j['gpus']}× {j['accelerator']}" for j in a["jobs"]]
     return jobs
 
@@ -386,7 +393,11 @@ def jobs_input(how: str, today: dt.date) -> tuple[str, str, tuple] | None:
                                min_value=-teams_.MAX_PRIORITY, max_value=teams_.MAX_PRIORITY,
                                step=1),
                            "max_gpus": st.column_config.NumberColumn(
-                               min_value=1, max_value=MAX_PLAN_GPUS, step=1)})
+                               min_value=1, max_value=MAX_PLAN_GPUS, step=1),
+                           "commitment_use": st.column_config.NumberColumn(  # as in YAML
+                               min_value=0.0, max_value=1.0, step=0.05,
+                               help="0 to 1: the share of a reserved term's hours left after "
+                                    "the run that you will use (blank: 0)")})
     st.caption("Budgets: a month (2027-03), a quarter (2027Q2) or total, in USD.")
     budgets = kept_editor(pd.DataFrame({"period": ["total"], "usd": [50_000.0]}),
                           num_rows="dynamic", key="team_budgets",

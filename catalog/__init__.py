@@ -39,6 +39,7 @@ from ._clouds import (
     aws_bucket_rate,
 )
 from ._errors import (
+    AmbiguousNameError,
     CatalogError,
     CatalogFileError,
     CatalogNotice,
@@ -140,7 +141,8 @@ __all__ = [
     "TODAY_ENV",
     "MIN_YEAR", "MAX_YEAR",
     "TOPOLOGIES",
-    "UPFRONT_OPTIONS", "Accelerator", "AcceleratorSummary", "Catalog", "CatalogError",
+    "UPFRONT_OPTIONS", "Accelerator", "AcceleratorSummary", "AmbiguousNameError", "Catalog",
+    "CatalogError",
     "CatalogFileError", "CatalogNotice", "Cloud", "GpuplanError", "InstanceType", "Offer",
     "OfferRow", "OverrideError", "Overrides", "RefreshResult", "StoredCatalog", "UnknownNameError",
     "absent_pricing", "accelerator_summaries", "active_catalog_name", "aws_bucket_rate",
