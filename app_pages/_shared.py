@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 import catalog
+from app_pages._cache_keys import calibration_key, catalog_key  # noqa: F401 (S.*)
 from app_pages._format import count, md
 
 if TYPE_CHECKING:
@@ -193,24 +194,6 @@ def load_catalog_or_stop() -> catalog.Catalog:
         else:  # not ours: shown as it would have been
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     return cat
-
-
-def catalog_key(cat: catalog.Catalog) -> tuple:
-    """What identifies a catalog's contents, for cache keys (a refresh changes ``meta``)."""
-    return (cat.name, str(cat.path), cat.overrides_path,
-            json.dumps(cat.meta, sort_keys=True, default=str))
-
-
-def calibration_key() -> tuple[tuple[int, str | None], ...]:
-    """The ingested probe reports: ingesting, relabelling (a re-ingest with another
-    accelerator keeps the id) or removing one invalidates cached plans. Ids are never reused
-    (``store.remove_reports``)."""
-    from planner import store
-
-    try:
-        return tuple((r.id, r.accelerator) for r in store.list_reports())
-    except catalog.GpuplanError:
-        return ()
 
 
 def catalog_banner(cat: catalog.Catalog) -> None:
