@@ -17,6 +17,7 @@ its own way: the CLI as a flag, the app as a widget label, a team plan as a YAML
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 MATCH_CUTOFF = 0.6  # difflib similarity a suggestion needs (its default; 0.5 suggests noise)
@@ -103,7 +104,20 @@ def close_matches(name: str, known: Iterable[str]) -> tuple[str, ...]:
                                                    cutoff=MATCH_CUTOFF))[:MAX_SUGGESTIONS]
     if not close and len(name) >= MIN_PREFIX:  # "sky" for skypilot: too short to look alike
         close = [k for k in sorted(spelt) if k.startswith(name)][:MAX_SUGGESTIONS]
+    if not close and (typed := _LOOKALIKES.sub(_digit, name)) != name:
+        # a letter typed for the digit it looks like: "H1OO" (two letters O) is H100, which
+        # difflib rates 0.5 against it, under its cutoff
+        close = ranked(typed, difflib.get_close_matches(
+            typed, sorted(spelt), n=RANKED, cutoff=MATCH_CUTOFF))[:MAX_SUGGESTIONS]
     return tuple(spelt[m] for m in close)
+
+
+# o/l/i beside a digit (or between digits) read as 0/1/1: not in words ("pool", "slice")
+_LOOKALIKES = re.compile(r"(?<=\d)[oli]+|[oli]+(?=\d)")
+
+
+def _digit(m: re.Match) -> str:
+    return m.group().translate(str.maketrans("oli", "011"))
 
 
 class UnknownNameError(CatalogError):

@@ -45,3 +45,17 @@ def test_a_lone_comma_is_an_unknown_gpu_not_several(capsys):
 
     assert main(["estimate", "--model", "llama3-8b", "--gpu", ",", "--gpus", "8"]) == 2
     assert "unknown GPU ','" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("H1OO", "H100"),  # two letters O (a team file's `accelerators: [H1OO]` got no suggestion)
+    ("us-east-l", "us-east-1"),
+    ("p5.48xIarge", "p5.48xlarge"),  # a capital i for the l
+])
+def test_letters_typed_for_look_alike_digits_suggest_the_name(name, expected):
+    assert expected in close_matches(name, ("H100", "H200", "us-east-1", "us-west-1",
+                                            "p5.48xlarge"))
+
+
+def test_words_with_those_letters_suggest_nothing_new():
+    assert close_matches("pool", ("H100", "p001")) == ()
