@@ -126,6 +126,11 @@ def probability(value, at: str) -> float | None:
     return float(value)
 
 
+# A job's later starts where neither it nor the plan gives any, for a window longer than the
+# last of them (``default_offsets`` adds starts inside a shorter one).
+DEFAULT_START_OFFSETS_DAYS = (0, 7, 14)
+
+
 def default_offsets(window_days: int) -> tuple[int, ...]:
     """The start offsets of a job whose file gives none (docs/team.md): 0, 7 and 14 days
     where they fall inside the window, and for a window of 14 days or less also ¼, ½ and ¾ of
@@ -133,10 +138,11 @@ def default_offsets(window_days: int) -> tuple[int, ...]:
     with 0/7/14 alone a 5-day window had one start, and two jobs that fit one after the other
     were declared infeasible. At most 5 offsets: the MILP stays small (``MAX_JOB_STARTS``);
     a window over 14 days keeps 0, 7, 14 exactly."""
-    if window_days > 14:
-        return (0, 7, 14)
+    if window_days > DEFAULT_START_OFFSETS_DAYS[-1]:
+        return DEFAULT_START_OFFSETS_DAYS
     step = max(1, window_days // 4)
-    spread = {d for d in (0, 7, 14, step, 2 * step, 3 * step) if d < window_days}
+    spread = {d for d in (*DEFAULT_START_OFFSETS_DAYS, step, 2 * step, 3 * step)
+              if d < window_days}
     return tuple(sorted(spread | {0}))
 
 

@@ -69,6 +69,7 @@ from ..search import (
     parse_quota_rules,
 )
 from ._fields import (
+    DEFAULT_START_OFFSETS_DAYS,
     FIX,
     MAX_YEAR,
     MIN_YEAR,
@@ -91,7 +92,6 @@ from ._fields import (
     whole_number,
 )
 
-DEFAULT_START_OFFSETS_DAYS = (0, 7, 14)
 DEFAULT_TEAM = "unassigned"
 # optional keys whose value may not be left empty, and what leaving the key out means
 TOP_DEFAULTS = {"name": "the file's name", "min_probability": str(DEFAULT_MIN_PROBABILITY),
