@@ -52,20 +52,13 @@ def _prose(out, text: str, rest: str = "") -> None:
     ``rest``): "Cost before launch: …" ran to 84 columns at 80, and the heading of the
     YAML documents `--out -` prints to 250. Written to a file or a pipe (no terminal, no
     COLUMNS) it stays one line: a log keeps it whole, to read or grep."""
-    from ._tables import text_width, wrap_text
+    from ._app import _is_terminal, hanging_text
+    from ._tables import text_width
 
-    try:
-        terminal = out.isatty()
-    except (AttributeError, OSError, ValueError):
-        terminal = False
-    if not terminal and not os.environ.get("COLUMNS", "").strip():
+    if not _is_terminal(out) and not os.environ.get("COLUMNS", "").strip():
         out.write(f"{text}\n")
         return
-    width = text_width(out)
-    lines = wrap_text(text, width)
-    if rest and len(lines) > 1:
-        lines = [lines[0], *wrap_text(" ".join(lines[1:]), max(width - len(rest), 20))]
-    out.write("".join((rest if n else "") + line + "\n" for n, line in enumerate(lines)))
+    out.write(hanging_text(text, text_width(out), first="", rest=rest) + "\n")
 
 
 def _emit(bundle, to_stdout: bool, after: tuple[str, ...] = (),
