@@ -89,10 +89,7 @@ def measurement_fingerprint(report) -> Fingerprint | None:
                         for values in (r.matmul_best_tflops, r.memory_gb_per_s, r.workload))]
              for r in sorted(report.ranks, key=lambda r: r.rank)]
     sections = [report.matmul, report.memory, report.collectives, report.workload]
-    mm, mem, col, w = sections
-    if not (any(r[1] or r[2] or r[3] for r in ranks) or (mm and mm.points)
-            or (mem and mem.points) or (col and any(s.points for s in col.series))
-            or (w and w.status == "measured")):
+    if not (any(r[1] or r[2] or r[3] for r in ranks) or _timed(report)):
         return None
     device = report.environment.device_type if report.environment is not None else None
     content = [ranks, *(None if s is None else dataclasses.asdict(s) for s in sections),
@@ -100,6 +97,17 @@ def measurement_fingerprint(report) -> Fingerprint | None:
     values: list[float] = []
     text = json.dumps(_split(content, values), separators=(",", ":"))
     return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), tuple(values))
+
+
+def _timed(report) -> dict[str, object]:
+    """The report's timed sections that measured something (points, a series with points,
+    a measured layer), by name: what a fingerprint of the run, or of one section, reads."""
+    mm, mem, col, w = report.matmul, report.memory, report.collectives, report.workload
+    found = {"matmul": mm is not None and bool(mm.points),
+             "memory": mem is not None and bool(mem.points),
+             "collectives": col is not None and any(s.points for s in col.series),
+             "workload": w is not None and w.status == "measured"}
+    return {name: getattr(report, name) for name, yes in found.items() if yes}
 
 
 # A report's timed sections, with the ranks' own figures of each (None: the section alone)
@@ -114,13 +122,8 @@ def section_fingerprints(report) -> dict[str, str]:
     partial copy: another run's matmul pasted over a copy of the rest) holds that run's
     measurements for it: they count once (``_calibrate._candidates``)."""
     out = {}
-    for name, attr in SECTIONS.items():
-        sec = getattr(report, name, None)
-        measured = sec is not None and (
-            getattr(sec, "points", None) or any(s.points for s in getattr(sec, "series", ()))
-            or getattr(sec, "status", None) == "measured" and name == "workload")
-        if not measured:
-            continue
+    for name, sec in _timed(report).items():
+        attr = SECTIONS[name]
         ranks = [] if attr is None else [
             [r.rank, sorted([nv.name, repr(float(nv.value))] for nv in getattr(r, attr))]
             for r in sorted(report.ranks, key=lambda r: r.rank)]
