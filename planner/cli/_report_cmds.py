@@ -160,12 +160,17 @@ def report_cmd(
     t = allocation.totals
     # printed as text (print_hanging): the path and the overrides path are user text
     err = console(stderr=True, fit=True)
-    print_hanging(err, f"wrote {out}: {t['jobs']:,} job{'' if t['jobs'] == 1 else 's'}, "
-                  f"{format_usd(t['cost_usd'])} expected", first="", rest="  ")
+    print_hanging(err, f"wrote {out}: {_expected(t)}", first="", rest="  ")
     print_catalog_banner(err, cat)  # its own paragraph, wrapped under itself
     _print_job_warnings(allocation)
     if not json_out:  # the report is in the file: on the terminal, one line per job
         print_jobs(allocation.as_dict()["jobs"], wide=wide)
+
+
+def _expected(totals) -> str:
+    """"5 jobs, $64,461 expected": the allocation's totals, as the lines after it say them."""
+    n = totals["jobs"]
+    return f"{n:,} job{'' if n == 1 else 's'}, {format_usd(totals['cost_usd'])} expected"
 
 
 def _stdout_is_terminal() -> bool:
@@ -183,8 +188,7 @@ def _print_summary(allocation, cat, *, wide: bool) -> None:
     a hint naming the full report."""
     t = allocation.totals
     err = console(stderr=True, fit=True)
-    print_hanging(console(fit=True), f"{allocation.name}: {t['jobs']:,} "
-                  f"job{'' if t['jobs'] == 1 else 's'}, {format_usd(t['cost_usd'])} expected, "
+    print_hanging(console(fit=True), f"{allocation.name}: {_expected(t)}, "
                   f"{t['gpu_hours']:,.0f} GPU-hours, {t['start']} → {t['end']} UTC",
                   first="", rest="  ")
     print_catalog_banner(err, cat)
