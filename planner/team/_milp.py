@@ -51,7 +51,8 @@ each solved lexicographically: (i) the objective above alone, then (ii) with tha
 at most its optimum as one more row, min Σ (c_jk + τ_jk) x_jk — the cheapest schedule among
 the smallest relaxations (a cost term scaled below the slacks' weights in one programme fell
 under HiGHS' tolerances and was ignored). What the schedule of (ii) puts over each row names
-the binding rows and how much each must move; its cost is the "(then $…)" of the message.
+the binding rows and how much each must move; its cost is the message's "then the schedule
+costs $…".
 
 This module builds the programme; ``_solve`` solves it and diagnoses infeasible plans.
 """

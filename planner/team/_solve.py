@@ -107,11 +107,11 @@ def _elastic(options: Options, R: Rows, mode: str, groups: Groups, rank: np.ndar
     """Solve an elastic version (``_milp``'s docstring) lexicographically: first the smallest
     relaxation, then — that relaxation fixed — the cheapest schedule (a second MILP; one
     programme with the cost scaled under the slacks' weights left the cost below HiGHS'
-    tolerances: "drop job 'c' (then $2,078)" where dropping 'a' cost $1,424). Returns
-    (positive slacks, the schedule's cost, whether both are proven optimal); None when even
-    that is infeasible; ``NOT_IN_TIME`` when its time ran out before any schedule (not a
-    proof of anything). The slacks are read off the schedule (how far each row is over), so
-    they say exactly what that schedule needs."""
+    tolerances: "drop job 'c', then the schedule costs $2,078" where dropping 'a' cost $1,424).
+    Returns (positive slacks, the schedule's cost, whether both are proven optimal); None when
+    even that is infeasible; ``NOT_IN_TIME`` when its time ran out before any schedule (not a
+    proof of anything). The slacks are read off the schedule (how far each row is over), so they
+    say exactly what that schedule needs."""
     n, n_jobs = len(options), len(groups.of_job)
     copies = groups.copies
     c = [0.0] * n
@@ -240,10 +240,11 @@ def _text(change: dict) -> str:
     if change["kind"] == "quota":
         more = change["more_gpus"]
         return (f"+{more:,} GPU{'' if more == 1 else 's'} of {change['scope']} in "
-                f"{change['month']} (quota {change['cap_gpus']:,})")
+                f"{change['month']} (quota {change['cap_gpus']:,} → {change['cap_gpus'] + more:,})")
     if change["kind"] == "budget":
         return (f"+{format_usd(change['more_usd'])} in {change['period']} (budget "
-                f"{format_usd(change['budget_usd'])})")
+                f"{format_usd(change['budget_usd'])} → "
+                f"{format_usd(change['budget_usd'] + change['more_usd'])})")
     if change["kind"] == "start":
         d = change["offset_days"]
         return f"{change['job']!r} + {d:,} day{'' if d == 1 else 's'}"
@@ -283,7 +284,7 @@ def infeasible_error(*, binding: Sequence[str], relaxations: Sequence[dict], pro
         parts.append((_drops(texts) if r["relax"] == "jobs"
                       else "start_offsets_days that start " + _listed(texts, ", ", "more jobs")
                       if r["relax"] == "starts" else _listed(texts, more="more changes"))
-                     + f" (then {format_usd(r['cost_usd'])})")
+                     + f", then the schedule costs {format_usd(r['cost_usd'])}")
     what = _listed(list(dict.fromkeys(binding)), "; ") or "the quotas and budgets together"
     which = "Cheapest relaxations" if proven else \
         "Relaxations found within the time limit (maybe not the cheapest)"

@@ -113,7 +113,7 @@ def test_infeasible_quota_names_the_binding_rule_and_the_cheapest_relaxation():
               quotas=[QuotaRule(gpus=96, cloud="aws", region="us-east-1")])
     msg = str(err.value)
     assert "binding: quota aws/us-east-1/* in 2027-03" in msg
-    assert "+32 GPUs of aws/us-east-1/* in 2027-03 (quota 96)" in msg
+    assert "+32 GPUs of aws/us-east-1/* in 2027-03 (quota 96 → 128)" in msg
     assert "drop job 'finetune'" in msg or "drop job 'pretrain'" in msg
     kinds = {c["kind"] for r in err.value.relaxations for c in r["changes"]}
     assert {"quota", "drop_job"} <= kinds
@@ -145,7 +145,7 @@ def test_relaxations_not_found_in_time_are_not_called_the_cheapest(monkeypatch):
     # dropping jobs always fits: a greedy schedule says which, and what binds (it read
     # "No relaxation was found within 5 s" and "binding: the quotas and budgets together")
     assert ("binding: quota aws/us-east-1/* in 2027-03. Relaxations found within the time "
-            "limit (maybe not the cheapest): drop job 'finetune' (then $1,000). To fix: ") in msg
+            "limit (maybe not the cheapest): drop job 'finetune', then the schedule costs $1,000. To fix: ") in msg
     assert err.value.relaxations == ({"relax": "jobs", "cost_usd": 1000.0, "changes": [
         {"kind": "drop_job", "job": "finetune"}]},)
 
@@ -249,7 +249,7 @@ def test_infeasible_budget_names_the_period_and_the_missing_dollars():
         solve(opts, job_names=["a", "b"], epoch=EPOCH, budgets={"2027Q1": 40000})
     msg = str(err.value)
     assert "binding: budget 2027Q1" in msg
-    assert "+$20,000 in 2027Q1 (budget $40,000)" in msg
+    assert "+$20,000 in 2027Q1 (budget $40,000 → $60,000)" in msg
 
 
 def test_low_priority_job_is_the_one_to_drop():

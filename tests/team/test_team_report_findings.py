@@ -203,7 +203,7 @@ def test_one_gpu_more_is_singular():
                            relaxations=[{"relax": "quotas", "cost_usd": 10.0, "changes": [
                                {"kind": "quota", "scope": "aws/*/*", "month": "2027-03",
                                 "cap_gpus": 8, "more_gpus": 1}]}])
-    assert "+1 GPU of aws/*/* in 2027-03 (quota 8)" in str(err)
+    assert "+1 GPU of aws/*/* in 2027-03 (quota 8 → 9)" in str(err)
 
 
 def test_one_constraint_row_is_singular(catalog):
