@@ -58,33 +58,54 @@ def calibration_warnings(cal: Calibration, cluster: Cluster, workload: Workload,
     if cal.empty and not cal.rejected_notes:
         return []
     default = cluster_inputs(cluster, workload, A, NO_CALIBRATION, memory_gib=ci.memory_gib)
-    out = []
+    out, cautions = [], []
     for f in _figures(cal, cluster, workload, A, default):
         said = _far(f) if f.measured is not None else _disagreeing(cal, f)
         if said:
             out.append(said)
         if f.measured is not None:
-            out += _cautions(cal, f.kind, f.keys, f.name)
+            cautions += _cautions(cal, f.kind, f.keys, f.name)
     prefix = f"{cluster.accelerator.name} {workload.framework} "
     layers = frozenset(n.key for n in cal.used_notes
                        if n.kind == "workload" and n.key.startswith(prefix))
-    out += _cautions(cal, "workload", layers, None)
-    return out
+    cautions += _cautions(cal, "workload", layers, None)
+    return out + _said_once(cautions)
+
+
+@dataclass(frozen=True, slots=True)
+class _Caution:
+    """A used figure whose note carries a caution: what it is, its value, the reports, why."""
+
+    what: str
+    value: str
+    report_ids: tuple
+    why: str
 
 
 def _cautions(cal: Calibration, kind: str, keys: frozenset[str], name: str | None
-              ) -> list[str]:
-    """The warnings for the used notes of ``kind`` under ``keys`` that carry a CAUTION."""
+              ) -> list[_Caution]:
+    """The used notes of ``kind`` under ``keys`` that carry a CAUTION."""
+    return [_Caution(name or f"workload layer {n.key}",
+                     "-" if n.value is None else f"{format_figure(n.value)} {n.unit}",
+                     tuple(n.report_ids), "; ".join(n.reason.split("; " + CAUTION)[1:]))
+            for n in cal.used_notes
+            if n.kind == kind and n.key in keys and CAUTION in n.reason]
+
+
+def _said_once(cautions: list[_Caution]) -> list[str]:
+    """One warning per (reports, caution): a year-old hardware report gave its age three
+    times, once for each figure it calibrates (matmul, HBM copy, bus bandwidth)."""
+    groups: dict[tuple, list[_Caution]] = {}
+    for c in cautions:
+        groups.setdefault((c.report_ids, c.why), []).append(c)
     out = []
-    for n in cal.used_notes:
-        if n.kind != kind or n.key not in keys or CAUTION not in n.reason:
-            continue
-        why = "; ".join(n.reason.split("; " + CAUTION)[1:])
-        several = len(n.report_ids) > 1
-        which = " ".join(map(str, n.report_ids)) or "ID"
-        val = "-" if n.value is None else f"{format_figure(n.value)} {n.unit}"
-        out.append(f"{name or 'workload layer ' + n.key}: measured {val} is used "
-                   f"({_ids(n.report_ids)}), but {why}. To check: `gpuplan probe show`; remove "
+    for (ids, why), group in groups.items():
+        several = len(ids) > 1
+        which = " ".join(map(str, ids)) or "ID"
+        figures = [f"{c.what} ({c.value})" for c in group]
+        head = (f"{group[0].what}: measured {group[0].value} is used" if len(group) == 1 else
+                "measured " + ", ".join(figures[:-1]) + f" and {figures[-1]} are used")
+        out.append(f"{head} ({_ids(ids)}), but {why}. To check: `gpuplan probe show`; remove "
                    f"{'them' if several else 'it'} with `gpuplan probe remove {which}` if "
                    f"{'they do' if several else 'it does'} not describe this machine today")
     return out
