@@ -58,8 +58,8 @@ from probes._workload_layers import (
 )
 from probes._workload_watch import (
     Progress,
-    cpu_bf16_note,
-    cpu_has_native_bf16,
+    cpu_half_note,
+    cpu_has_native,
 )
 
 PROFILED_STEPS = 2
@@ -403,8 +403,8 @@ def measure(cfg: WorkloadConfig, *, device: torch.device, tp_group, dp_group, in
     ``said`` tells each phase and step (probes._workload_watch)."""
     said = said or Progress()
     _check_layers_fit(cfg, device)
-    if device.type == "cpu" and (note := cpu_bf16_note(cfg.run_precision,
-                                                       cpu_has_native_bf16())):
+    if device.type == "cpu" and (note := cpu_half_note(cfg.run_precision,
+                                                       cpu_has_native(cfg.run_precision))):
         said.warn(note)
     said.say("choosing the attention kernel")
     backend, backend_note = choose_backend(cfg, device)

@@ -27,7 +27,7 @@ def test_each_phase_and_step_is_said_with_its_time_and_emulated_bf16_is_warned(
     from probes import _workload
     from probes.cli import main
 
-    monkeypatch.setattr(_workload, "cpu_has_native_bf16", lambda: False, raising=False)
+    monkeypatch.setattr(_workload, "cpu_has_native", lambda precision: False, raising=False)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
     assert main([*TINY, "--no-profile", "--out", str(tmp_path / "r.json")]) == 0
     err = capsys.readouterr().err
@@ -39,13 +39,26 @@ def test_each_phase_and_step_is_said_with_its_time_and_emulated_bf16_is_warned(
     assert "for the rest" in err  # the first step tells what the others will take
 
 
-def test_the_bf16_warning_is_for_an_emulating_cpu_only():
-    from probes._workload_watch import cpu_bf16_note
+def test_the_half_precision_warning_is_for_an_emulating_cpu_only():
+    from probes._workload_watch import cpu_half_note
 
-    assert cpu_bf16_note("bf16", False) is not None
-    assert cpu_bf16_note("bf16", True) is None
-    assert cpu_bf16_note("bf16", None) is None  # torch cannot tell: no warning on a guess
-    assert cpu_bf16_note("fp16", False) is None
+    assert cpu_half_note("bf16", False) is not None
+    assert cpu_half_note("bf16", True) is None
+    assert cpu_half_note("bf16", None) is None  # torch cannot tell: no warning on a guess
+    # fp16 is emulated too (16x fp32's time on an AVX2 machine), and was not warned about
+    assert "no native fp16" in cpu_half_note("fp16", False)
+    assert cpu_half_note("fp16", None) is None
+    assert cpu_half_note("fp32", False) is None
+
+
+def test_this_machines_answer_matches_its_cpu_features():
+    import torch
+
+    from probes._workload_watch import cpu_has_native
+
+    assert cpu_has_native("fp32") is None
+    if torch.backends.cpu.get_cpu_capability() == "AVX2":  # no AVX-512: neither is native
+        assert cpu_has_native("bf16") is False and cpu_has_native("fp16") is False
 
 
 SCRIPT = textwrap.dedent("""
