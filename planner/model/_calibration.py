@@ -69,8 +69,8 @@ class Measurement:
 # model differ by a few percent, published MAMF by tens of percent; a factor of 2 is a node
 # or a set-up that is broken, or a datasheet default that is badly wrong for this machine).
 FAR_FROM_DEFAULT = 2.0
-# The word after which the rules' note of a used figure says why it needs checking
-# (``planner.store._rules``: an old report, a workload layer far from its model).
+# The word before each of a used figure's cautions where its note is said as one line
+# (``CalibrationNote.cautions``: an old report, a workload layer far from its model).
 NOTE_CAUTION = "caution: "
 
 
@@ -84,6 +84,10 @@ class CalibrationNote:
     unit: str
     report_ids: tuple[int, ...]
     reason: str
+    # Why a used figure needs checking (``planner.store._rules``: a report over a year old, a
+    # figure near the datasheet peak, a workload layer far from its model); the estimate
+    # warns with them (``_calibration_words``), `probe show` says them after the reason.
+    cautions: tuple[str, ...] = ()
 
     @property
     def what(self) -> str:
@@ -93,11 +97,12 @@ class CalibrationNote:
 
     def line(self) -> str:
         ids = ", ".join(map(str, self.report_ids))
+        why = self.reason + "".join(f"; {NOTE_CAUTION}{c}" for c in self.cautions)
         if self.kind == "report":  # no value, and the key already names the report
-            return f"{self.key}: {self.reason}"
+            return f"{self.key}: {why}"
         val = "-" if self.value is None else f"{format_figure(self.value)} {self.unit}"
         return f"{self.what}: {val} (report{'s' if len(self.report_ids) > 1 else ''} {ids}): " \
-               f"{self.reason}"
+               f"{why}"
 
 
 def reasons_by_figure(notes) -> list[str]:

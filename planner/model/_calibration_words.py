@@ -11,11 +11,11 @@ bus bandwidth):
   is used again, silently, and it may be faster than every measurement (792.6 TFLOP/s against
   reports of 190, 400 and 650).
 
-- a figure used whose rules' note carries a caution (CAUTION): a report older than a year, a
-  workload layer measured more than FAR_FROM_DEFAULT from its model or with activations over
-  FAR_FROM_DEFAULT times it (a layer 14x slower than the model moved an estimate from 383 h to
-  5,379 h with no warning); the workload layers read are those of the cluster's accelerator
-  and the workload's framework.
+- a figure used whose rules' note carries cautions (``CalibrationNote.cautions``): a report
+  older than a year, a workload layer measured more than FAR_FROM_DEFAULT from its model or
+  with activations over FAR_FROM_DEFAULT times it (a layer 14x slower than the model moved an
+  estimate from 383 h to 5,379 h with no warning); the workload layers read are those of the
+  cluster's accelerator and the workload's framework.
 
 None changes which figure is used: the rules (``planner.store``) decide that.
 """
@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 from ._assumptions import Assumptions
 from ._calibration import FAR_FROM_DEFAULT, NO_CALIBRATION, Calibration, Measurement
-from ._calibration import NOTE_CAUTION as CAUTION
 from ._hardware import Cluster
 from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype
 from ._units import format_figure
@@ -84,12 +83,11 @@ class _Caution:
 
 def _cautions(cal: Calibration, kind: str, keys: frozenset[str], name: str | None
               ) -> list[_Caution]:
-    """The used notes of ``kind`` under ``keys`` that carry a CAUTION."""
+    """The used notes of ``kind`` under ``keys`` that carry cautions."""
     return [_Caution(name or f"workload layer {n.key}",
                      "-" if n.value is None else f"{format_figure(n.value)} {n.unit}",
-                     tuple(n.report_ids), "; ".join(n.reason.split("; " + CAUTION)[1:]))
-            for n in cal.used_notes
-            if n.kind == kind and n.key in keys and CAUTION in n.reason]
+                     tuple(n.report_ids), "; ".join(n.cautions))
+            for n in cal.used_notes if n.kind == kind and n.key in keys and n.cautions]
 
 
 def _said_once(cautions: list[_Caution]) -> list[str]:

@@ -58,7 +58,6 @@ from ..model import (
     WorkloadMeasurement,
     WorkloadShape,
 )
-from ..model import NOTE_CAUTION as CAUTION
 from ._bounds import (
     MAX_WORKLOAD_RATIO,
     MIN_ACTIVATION_RATIO,
@@ -85,11 +84,11 @@ __all__ = ["MAX_WORKLOAD_RATIO", "MIN_ACTIVATION_RATIO", "MIN_FRACTION_OF_PEAK",
 MAX_REPORT_AGE_DAYS = 365
 
 
-def _age_caution(group, today: dt.date | None) -> str:
+def _age_caution(group, today: dt.date | None) -> tuple[str, ...]:
     """The caution for the reports of ``group`` measured more than MAX_REPORT_AGE_DAYS before
-    ``today`` ("" when none is, or no day is given)."""
+    ``today`` (none when none is, or no day is given)."""
     if today is None:
-        return ""
+        return ()
     old = []
     for c in group:
         try:
@@ -100,13 +99,13 @@ def _age_caution(group, today: dt.date | None) -> str:
             old.append(f"report {c.report_id} was measured {day.isoformat()}, "
                        f"{(today - day).days / 30.44:.0f} months before {today.isoformat()}")
     if not old:
-        return ""
-    return (f"; {CAUTION}{'; '.join(old)}, more than {MAX_REPORT_AGE_DAYS} days: drivers, CUDA, "
-            "NCCL and the framework have changed since, and so may the figure; re-run the "
-            "probes on today's software stack")
+        return ()
+    return (f"{'; '.join(old)}, more than {MAX_REPORT_AGE_DAYS} days: drivers, CUDA, NCCL and "
+            "the framework have changed since, and so may the figure; re-run the probes on "
+            "today's software stack",)
 
 
-def _workload_caution(m: WorkloadMeasurement) -> str:
+def _workload_caution(m: WorkloadMeasurement) -> tuple[str, ...]:
     """The caution for a workload layer whose measured time is outside [1/FAR_FROM_DEFAULT,
     FAR_FROM_DEFAULT] of the model, or whose activations are over FAR_FROM_DEFAULT times it:
     the honest H200 run of docs/probes.md measured 1.05 (time) and 1.00 (memory), and the
@@ -120,9 +119,9 @@ def _workload_caution(m: WorkloadMeasurement) -> str:
     if m.memory_ratio is not None and m.memory_ratio > FAR_FROM_DEFAULT:
         said.append(f"measured activations {m.memory_ratio:.1f}x the modelled")
     if not said:
-        return ""
-    return (f"; {CAUTION}{' and '.join(said)}: more often a throttled, shared or mis-configured "
-            "run than the model")
+        return ()
+    return (f"{' and '.join(said)}: more often a throttled, shared or mis-configured run than "
+            "the model",)
 
 
 # -- the rules -------------------------------------------------------------------------------
@@ -252,7 +251,8 @@ def _workload_notes(workloads: list[WorkloadCandidate], distrusted: dict[int, st
         used.append(CalibrationNote(
             kind="workload", key=group[0].label, value=m.measured_layer_seconds * 1e3,
             unit="ms/layer", report_ids=m.report_ids,
-            reason=f"{how}; {m.summary()}{_workload_caution(m)}{_age_caution(group, today)}"))
+            reason=f"{how}; {m.summary()}",
+            cautions=(*_workload_caution(m), *_age_caution(group, today))))
     return layers, used, refused
 
 
@@ -309,11 +309,12 @@ def calibrate(candidates: Iterable[Candidate], *,
         how = (f"median of {m.n_reports} reports" if m.n_reports > 1 else "one report")
         if m.p10 is not None and m.p90 is not None:
             how += f"; p10 {m.p10:,.1f}, p90 {m.p90:,.1f}"
-        how += _age_caution(group, today) + "".join(
-            f"; {CAUTION}{said}" for c in group if (said := plausibility_caution(c)))
+        cautions = (*_age_caution(group, today),
+                    *(said for c in group if (said := plausibility_caution(c))))
         notes.append(CalibrationNote(kind=_KIND_OF[mapping],
                                      key=Calibration.key_label(mapping, key), value=m.value,
-                                     unit=m.unit, report_ids=m.report_ids, reason=how))
+                                     unit=m.unit, report_ids=m.report_ids, reason=how,
+                                     cautions=cautions))
     layers, used_layers, refused_layers = _workload_notes(workloads, distrusted, today)
     return Calibration(**maps, workload_layers=layers, used_notes=(*notes, *used_layers),
                        rejected_notes=tuple(sorted((*rejected, *refused_layers),
