@@ -39,7 +39,12 @@ def write_together(files) -> tuple[str, ...]:
                 said.append(f"replaced {f.path}: an earlier write of it was killed part-way, "
                             "and left it perhaps not matching the other files written with it")
             staged[real] = _beside(real, "new")
-            catalog.write_text_atomic(staged[real], f.text, what="task file")
+            try:
+                catalog.write_text_atomic(staged[real], f.text, what="task file")
+            except catalog.GpuplanError as exc:  # it named the staged .NAME.HEX.new file,
+                # which the user never asked for and which is removed below (ulimit -f)
+                raise type(exc)(str(exc).replace(staged[real], f.path), field=exc.field,
+                                value=exc.value) from None
             with contextlib.suppress(OSError):  # a replaced file keeps its mode
                 os.chmod(staged[real], stat.S_IMODE(os.stat(real).st_mode))
         for real, new in staged.items():  # back to back: nothing else between the renames

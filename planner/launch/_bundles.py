@@ -25,6 +25,7 @@ from ._spec import (
     plan_args,
     plan_env,
     spec_for_recommendation,
+    stage_note,
 )
 from ._torchrun import training_script
 
@@ -79,7 +80,10 @@ def _zone_notes(spec: LaunchSpec) -> tuple[str, ...]:
 
 def _where(spec: LaunchSpec) -> str:
     """The place the catalog priced: a zone the file writes as its parent region says so."""
-    return f"{spec.zone}, launched as {spec.region}" if spec.zone else spec.region or ""
+    where = f"{spec.zone}, launched as {spec.region}" if spec.zone else spec.region or ""
+    if spec.other_regions:  # the plan priced these the same: the files launch in any
+        where += f" or {' / '.join(spec.other_regions)} at the same price"
+    return where
 
 
 def probe_run_cost(catalog, spec: LaunchSpec, target: str, *,
@@ -171,7 +175,9 @@ def training_launch(rec: dict, target: str, *, task_path: str, catalog, workload
               f"plan {ParallelPlan.from_dict(plan)}.",
               f"Estimated {format_hours(rec.get('wall_clock_hours', 0))}, "
               f"{format_usd(rec.get('total_cost_usd', 0))}. The training script is yours: "
-              f"replace {script}.", *notes)
+              f"replace {script}.",
+              *((line,) if workload is not None and (line := stage_note(
+                  workload.arch.layers, int(plan["pp"]))) else ()), *notes)
     program = f"{script} {plan_args(plan)}  {REPLACE_SCRIPT}"
     try:
         if target == "torchrun":

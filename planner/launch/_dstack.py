@@ -45,8 +45,8 @@ def profile(spec: LaunchSpec) -> dict:
         raise no_launch_name(spec, "dstack")
     out: dict = {"resources": {"gpu": f"{gpu}:{spec.gpus_per_node}", "shm_size": "16GB"},
                  "backends": [spec.cloud]}
-    if spec.region:
-        out["regions"] = [spec.region]
+    if spec.region:  # every region the plan priced the same: dstack takes the cheapest offer
+        out["regions"] = list(spec.launch_regions)
     if spec.real_instance_type:
         out["instance_types"] = [spec.instance_type]
     out["spot_policy"] = "spot" if spec.spot else "on-demand"

@@ -3,13 +3,15 @@
 Fields (https://docs.skypilot.co/en/latest/reference/yaml-spec.html, checked against
 SkyPilot's own loader in tests/launch): ``name``, ``num_nodes``, ``resources`` {``infra``
 (cloud/region), ``instance_type``, ``accelerators`` (NAME:COUNT), ``use_spot``,
-``network_tier: best``}, ``envs``, ``file_mounts`` (``REMOTE_PATH: LOCAL_PATH`` copies a local
-directory to every node; a bucket ``source`` with ``mode: MOUNT``, docs
-…/reference/storage.html), ``setup``, ``run``. ``sky launch -i MINUTES --down`` tears the
-cluster down after that many idle minutes. The distributed variables ``SKYPILOT_NODE_RANK``,
-``SKYPILOT_NODE_IPS`` (head node first), ``SKYPILOT_NUM_NODES``, ``SKYPILOT_NUM_GPUS_PER_NODE``
-are documented in …/running-jobs/distributed-jobs.html. Files come back with ``scp``/``rsync``
-using the cluster name as the SSH host (…/examples/syncing-code-artifacts.html).
+``network_tier: best``, ``autostop`` {``idle_minutes``, ``down``} (…/reference/auto-stop.html),
+``any_of`` (alternatives, each overriding the rest)}, ``envs``, ``file_mounts``
+(``REMOTE_PATH: LOCAL_PATH`` copies a local directory to every node; a bucket ``source`` with
+``mode: MOUNT``, docs …/reference/storage.html), ``setup``, ``run``. ``sky launch -i MINUTES
+--down`` tears the cluster down after that many idle minutes. The distributed variables
+``SKYPILOT_NODE_RANK``, ``SKYPILOT_NODE_IPS`` (head node first), ``SKYPILOT_NUM_NODES``,
+``SKYPILOT_NUM_GPUS_PER_NODE`` are documented in …/running-jobs/distributed-jobs.html. Files
+come back with ``scp``/``rsync`` using the cluster name as the SSH host
+(…/examples/syncing-code-artifacts.html).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from ._torchrun import torchrun_command
 
 SKY_SRC = "~/gpuplan-src"  # where SkyPilot copies the local probes package on every node
 IDLE_MINUTES = 30  # without a bucket: torn down after this long idle (time to scp)
+# a training cluster (not spot): torn down after this long idle — time to relaunch after a
+# failure, the same window as dstack's training fleet (_dstack.TRAIN_FLEET_IDLE)
+TRAIN_IDLE_MINUTES = 30
 BUCKET_MOUNT = "/gpuplan-reports"  # SkyPilot mounts the bucket here (file_mounts, MOUNT)
 # Instance types whose SkyPilot accelerator name differs from the table's (sky show-gpus -a).
 SKYPILOT_INSTANCE_ACCELERATORS: dict[tuple[str, str], str] = {
@@ -48,6 +53,11 @@ def resources(spec: LaunchSpec) -> dict:
     res["use_spot"] = spec.spot
     if spec.nodes > 1:
         res["network_tier"] = "best"  # EFA / GPUDirect / InfiniBand where SkyPilot can
+    if len(spec.launch_regions) > 1:
+        # regions priced the same: ``any_of`` lets SkyPilot take any of them (each item's
+        # fields override the rest of ``resources``; yaml-spec.html "any_of", auto-failover.html)
+        del res["infra"]
+        res["any_of"] = [{"infra": f"{spec.cloud}/{r}"} for r in spec.launch_regions]
     return res
 
 
@@ -88,11 +98,29 @@ def training_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
     run = torchrun_command(nodes=spec.nodes, gpus_per_node=spec.gpus_per_node,
                            node_rank="$SKYPILOT_NODE_RANK", master_addr="$MASTER_ADDR",
                            program=program)
-    task = {"name": spec.name, "num_nodes": spec.nodes, "resources": resources(spec),
+    res = resources(spec)
+    if not spec.spot:
+        # A plain `sky launch` cluster bills until it is torn down: a 39-node p6-b200 plan
+        # (~$4,400/h) kept billing after training. Autodown after TRAIN_IDLE_MINUTES idle
+        # (no job, no SSH session) leaves time to relaunch after a failure, as dstack's
+        # training fleet does (idle_duration 30m). In the file (resources.autostop, {idle_minutes,
+        # down}: https://docs.skypilot.co/en/latest/reference/auto-stop.html and
+        # …/reference/yaml-spec.html), so a launch without the printed flags is bounded too,
+        # and as `-i … --down` in the printed command, as `launch probes` does. A managed
+        # spot job's cluster is torn down by SkyPilot when the job ends: no autostop there.
+        res["autostop"] = {"idle_minutes": TRAIN_IDLE_MINUTES, "down": True}
+    task = {"name": spec.name, "num_nodes": spec.nodes, "resources": res,
             "envs": env, "setup": setup_line,
             "run": 'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)\n' + run + "\n"}
     task_arg = shell_word(task_path)
-    launch = (f"sky jobs launch -n {spec.name} {task_arg}  # spot: managed job, recovers "
-              "from preemption" if spec.spot else f"sky launch -c {spec.name} {task_arg}")
-    return LaunchBundle(target="skypilot", commands=(launch,),
+    if spec.spot:
+        commands: tuple[str, ...] = (f"sky jobs launch -n {spec.name} {task_arg}  # spot: "
+                                     "managed job, recovers from preemption",)
+    else:
+        # --down deletes the nodes' disks with them: checkpoints belong in a bucket
+        commands = (f"sky launch -c {spec.name} -i {TRAIN_IDLE_MINUTES} --down {task_arg}  "
+                    f"# auto-down after {TRAIN_IDLE_MINUTES} idle minutes",
+                    f"sky down {spec.name}  # once training is over (this deletes the nodes' "
+                    "disks: keep checkpoints in a bucket)")
+    return LaunchBundle(target="skypilot", commands=commands,
                         files=(LaunchFile(path=task_path, text=dump_yaml(task, header)),))

@@ -81,6 +81,9 @@ class LaunchSpec:
     zone: str | None = None
     spot: bool = False
     name: str = "gpuplan"
+    # the other regions the plan priced the same (a candidate's ``regions``), where the files
+    # may launch too: on-demand and spot plans only, real regions only (``equal_regions``)
+    other_regions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not 1 <= self.nodes <= SPEC_MAX_NODES:
@@ -92,6 +95,11 @@ class LaunchSpec:
                 f"{self.instance_type} has {self.accelerator}, which the SkyPilot/dstack/torchrun "
                 "launch files do not cover (they run CUDA/ROCm GPUs). To fix: choose a GPU "
                 "instance, e.g. `gpuplan offers --gpu H100`")
+
+    @property
+    def launch_regions(self) -> tuple[str, ...]:
+        """Every region the files may launch in, the recommended one first."""
+        return (self.region, *self.other_regions) if self.region else ()
 
     @property
     def real_instance_type(self) -> bool:
@@ -181,7 +189,27 @@ def spec_for_recommendation(rec: dict | None, catalog) -> LaunchSpec:
                       accelerator=rec["accelerator"], gpus_per_node=int(rec["gpus"]) // nodes,
                       nodes=nodes, region=region, zone=zone, spot=rec.get("pricing") == "spot",
                       name=run_name("gpuplan-train", rec["instance_type"], nodes),
+                      other_regions=equal_regions(rec, region),
                       **_launch_names(catalog, rec["accelerator"]))
+
+
+# Pricing whose price holds in any region the plan lists: a reservation, commitment or
+# capacity block is bought in one region, and a launch elsewhere pays on-demand prices.
+MULTI_REGION_PRICING = ("on_demand", "spot")
+
+
+def equal_regions(rec: dict, region: str | None) -> tuple[str, ...]:
+    """The regions besides ``region`` where the plan found the same offer at the same price
+    (the candidate's ``regions``), for on-demand and spot plans: a Local or Wavelength Zone is
+    left out (its parent region was not what was priced there)."""
+    if region is None or rec.get("pricing", "on_demand") not in MULTI_REGION_PRICING:
+        return ()
+    out: list[str] = []
+    for r in rec.get("regions") or ():
+        if isinstance(r, str) and r != region and r not in out \
+                and launch_region(rec["cloud"], r) == (r, None):
+            out.append(r)
+    return tuple(out)
 
 
 def no_launch_name(spec: LaunchSpec, target: str, option: str = "--target") -> NoTargetName:
@@ -300,6 +328,11 @@ def plan_env(plan: dict, workload=None, tokens_per_step: int | None = None) -> d
            "GPUPLAN_RECOMPUTE": plan["recompute"]}
     if plan.get("ep"):
         env["GPUPLAN_EP"] = plan["ep"]
+    if workload is not None and (split := stage_layers(workload.arch.layers, plan["pp"])):
+        # uneven pipeline stages: the script must split the layers as the estimate did
+        env.update({"GPUPLAN_LAYERS_PER_STAGE": split[0],
+                    "GPUPLAN_LAST_STAGE_LAYERS": split[-1],
+                    "GPUPLAN_STAGE_LAYERS": ",".join(map(str, split))})
     if workload is not None:
         # the plan's own batch (whole micro-batches per data-parallel rank), which the user's
         # request was rounded up to: the user's 2,998,272 beside dp·mb·ga·seq = 3,211,264
@@ -310,6 +343,40 @@ def plan_env(plan: dict, workload=None, tokens_per_step: int | None = None) -> d
         if batch:
             env["GPUPLAN_GLOBAL_BATCH_TOKENS"] = int(batch)
     return {k: str(v) for k, v in env.items()}
+
+
+def stage_layers(layers: int, pp: int) -> tuple[int, ...] | None:
+    """The layers each of ``pp`` pipeline stages holds, first to last, where they are uneven
+    (None where every stage holds the same, or there is no pipeline). The model times every
+    stage at ⌈layers/pp⌉ layers, the fullest (planner/model/_perf.py and _memory.py:
+    ``layers_stage = ceil(L / pp)``): the first stages hold that many and the last the rest —
+    deepseek-v3's 61 layers over 8 stages are 7 × 8 and 5. Where that leaves the last stages
+    nothing (12 layers over 8 stages: 7 × 2 = 14), the stages hold ⌈layers/pp⌉ or one fewer,
+    the fuller first: no stage holds more than the model timed either way."""
+    per = -(-layers // pp)  # ceil, in integers: the model's np.ceil(L / pp)
+    if pp <= 1 or per * pp == layers:
+        return None
+    last = layers - per * (pp - 1)
+    if last >= 1:
+        return (per,) * (pp - 1) + (last,)
+    full = layers - (per - 1) * pp  # stages with `per` layers, the rest one fewer
+    return (per,) * full + (per - 1,) * (pp - full)
+
+
+def stage_note(layers: int, pp: int) -> str | None:
+    """One header line for uneven pipeline stages (``stage_layers``), else None."""
+    split = stage_layers(layers, pp)
+    if not split:
+        return None
+    full = split.count(split[0])
+    rest = (f"the last holds {split[-1]}" if full == pp - 1 else
+            f"the other {pp - full} hold {split[-1]} each")
+    first = (f"the first holds {split[0]} layers" if full == 1 else
+             f"the first {full} hold {split[0]} layers each")
+    return (f"Pipeline stages are uneven: {layers} layers over {pp} stages — {first}, {rest} "
+            "(GPUPLAN_STAGE_LAYERS, "
+            "GPUPLAN_LAYERS_PER_STAGE, GPUPLAN_LAST_STAGE_LAYERS); the estimate times every "
+            f"stage at {split[0]}.")
 
 
 def plan_args(plan: dict) -> str:

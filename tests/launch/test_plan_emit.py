@@ -37,7 +37,9 @@ def test_skypilot_training_task():
     assert task["num_nodes"] == 4
     assert task["resources"] == {"infra": "gcp/us-central1", "instance_type": "a3-highgpu-8g",
                                  "accelerators": "H100:8", "use_spot": False,
-                                 "network_tier": "best"}
+                                 "network_tier": "best",
+                                 # on-demand: auto-down after 30 idle minutes (cost bound)
+                                 "autostop": {"idle_minutes": 30, "down": True}}
     assert task["envs"] == ENV  # yaml-spec.html: envs is a str -> str mapping
     args = torchrun_args(task["run"])
     assert (args["--nnodes"], args["--nproc-per-node"]) == ("4", "8")
