@@ -26,3 +26,22 @@ def test_the_documented_team_file_loads_and_its_overrides_apply(catalog):
         assert [o.usd_per_hour for o in priced.offers
                 if (o.instance_type, o.region, o.pricing, o.offering_class, o.upfront)
                 == ("p5.48xlarge", "us-east-1", "reserved_1y", "convertible", "none")] == [55.0]
+
+
+README = DOC.parents[1] / "README.md"
+TIGHT = DOC.parents[1] / "examples" / "team-tight.yaml"
+
+
+def test_the_readmes_relaxation_example_is_what_team_tight_says(capsys, monkeypatch):
+    """README quotes the relaxations `gpuplan report examples/team-tight.yaml` gives; they had
+    drifted $1,726 from what the command said (nothing ran the example), and the later-starts
+    relaxation it now offers was missing."""
+    from planner.cli import main
+
+    monkeypatch.setenv("GPUPLAN_TODAY", "2026-12-01")
+    said = " ".join(README.read_text(encoding="utf-8").split())
+    quoted = re.search(r'cheapest relaxations \("(.*?)" for `examples/team-tight\.yaml`', said)
+    assert quoted, "README no longer quotes examples/team-tight.yaml's relaxations"
+    assert main(["report", str(TIGHT)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"Cheapest relaxations: {quoted.group(1)}. To fix:" in err
