@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -137,6 +138,9 @@ def report_cmd(
         print_json(_report_json(allocation, spent, warnings))
         _print_job_warnings(allocation)  # after the answer, as `plan` prints its warnings
         return
+    # in the report as its jobs' warnings read: "jobs[1] 'a': …", the file being its source
+    allocation = dataclasses.replace(allocation, date_warnings=tuple(
+        w.removeprefix(f"{team.source}: ") for w in warnings))
     if summary_only:
         _print_summary(allocation, cat, wide=wide)
         return
@@ -201,7 +205,7 @@ def _print_job_warnings(allocation) -> None:
     """What `plan` warns of for each job's chosen plan (a model resized by its sizes, a term
     paid beyond the run, a flagged price …), once per distinct warning, on stderr as the dates'
     warnings are; --json carries them in each job's ``warnings``."""
-    lines = allocation.warning_lines()
+    lines = allocation.job_warning_lines()  # the dates' were said before the solve
     if lines:
         err = console(stderr=True, fit=True)
         for line in lines:

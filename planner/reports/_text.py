@@ -238,7 +238,9 @@ def csv_text(allocation, comparison: dict | None = None) -> str:
          "actual_gpu_hours": _exact(r.get("actual_gpu_hours")),
          "actual_cost_usd": _exact(r.get("actual_cost_usd"))})
     # the words the other reports carry: what was warned of, assumed, and priced with
-    for (idx, _), line in zip(a.grouped_warnings(), a.warning_lines(), strict=True):
+    for line in a.date_warnings:  # each names its job: "jobs[0] 'a': deadline … has passed"
+        put({"kind": "warning", "job": "", "note": line})
+    for (idx, _), line in zip(a.grouped_warnings(), a.job_warning_lines(), strict=True):
         put({"kind": "warning", "job": a.jobs[idx[0]]["job"] if len(idx) == 1 else "",
              "note": line})
     for x in a.assumptions:

@@ -41,10 +41,15 @@ class Allocation:
     catalog: Mapping
     assumptions: Sequence[str]
     solver: Mapping
+    # The plan's dates against today (``check_dates``: a deadline or start that has passed,
+    # said when comparing with actuals), set by who checked them: a written report lists them
+    # first among its warnings (they were on stderr only, and a reader of the file never saw
+    # that a job's window had passed).
+    date_warnings: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         for name in ("jobs", "totals", "by_team", "by_month", "budgets", "quotas", "catalog",
-                     "assumptions", "solver"):
+                     "assumptions", "solver", "date_warnings"):
             object.__setattr__(self, name, freeze(getattr(self, name)))
 
     def as_dict(self) -> dict:
@@ -63,10 +68,15 @@ class Allocation:
                 who.setdefault(w, []).append(i)
         return [(tuple(idx), w) for w, idx in who.items()]
 
-    def warning_lines(self) -> list[str]:
-        """``grouped_warnings`` as `gpuplan report` prints them and every report lists them,
-        each after the jobs that have it: "jobs[1] 'a' and jobs[3] 'c': …", "all 5 jobs: …"."""
+    def job_warning_lines(self) -> list[str]:
+        """``grouped_warnings`` as `gpuplan report` prints them, each after the jobs that have
+        it: "jobs[1] 'a' and jobs[3] 'c': …", "all 5 jobs: …"."""
         return [f"{_who(self.jobs, idx)}: {w}" for idx, w in self.grouped_warnings()]
+
+    def warning_lines(self) -> list[str]:
+        """What every report lists as its warnings: the dates' (``date_warnings``), then the
+        jobs' (``job_warning_lines``)."""
+        return [*self.date_warnings, *self.job_warning_lines()]
 
 
 def _when(epoch: dt.date, hours: float) -> str:

@@ -340,7 +340,8 @@ def test_a_budget_under_one_dollar_is_shown_in_cents():
     with pytest.raises(AllocationInfeasibleError) as err:
         solve(opts, job_names=["a"], epoch=EPOCH, budgets={"total": 0.5})
     msg = str(err.value)
-    assert "+$2.00 in total (budget $0.50 → $2.50)" in msg and "budget $0 " not in msg  # was "budget $0"
+    assert "+$2.00 in total (budget $0.50 → $2.50)" in msg
+    assert "budget $0 " not in msg  # was "budget $0"
     with pytest.raises(AllocationInfeasibleError) as err:  # short by less than $1: in cents
         solve(opts, job_names=["a"], epoch=EPOCH, budgets={"total": 1.75})
     assert "+$0.25 in total (budget $1.75 → $2.00)" in str(err.value)  # cents below $100

@@ -145,7 +145,8 @@ def test_relaxations_not_found_in_time_are_not_called_the_cheapest(monkeypatch):
     # dropping jobs always fits: a greedy schedule says which, and what binds (it read
     # "No relaxation was found within 5 s" and "binding: the quotas and budgets together")
     assert ("binding: quota aws/us-east-1/* in 2027-03. Relaxations found within the time "
-            "limit (maybe not the cheapest): drop job 'finetune', then the schedule costs $1,000. To fix: ") in msg
+            "limit (maybe not the cheapest): drop job 'finetune', then the schedule costs "
+            "$1,000. To fix: ") in msg
     assert err.value.relaxations == ({"relax": "jobs", "cost_usd": 1000.0, "changes": [
         {"kind": "drop_job", "job": "finetune"}]},)
 

@@ -128,7 +128,8 @@ def test_a_quota_relaxation_is_checked_against_the_candidates_it_lets_in(catalog
     (quota,) = [r for r in err.value.relaxations if r["relax"] == "quotas"]
     assert [ch["more_gpus"] for ch in quota["changes"]] == [24]  # 2 × 16, not 2 × 8
     assert quota["cost_usd"] == pytest.approx(2 * 21.0 * 2 * 50)  # two 2-node runs of 50 h
-    assert "+24 GPUs of */*/* in 2027-03 (quota 8 → 32), then the schedule costs $4,200" in str(err.value)
+    assert ("+24 GPUs of */*/* in 2027-03 (quota 8 → 32), then the schedule costs $4,200"
+            in str(err.value))
     assert str(err.value).startswith("qr.yaml: no allocation meets every quota and budget")
     allocate(_applied(catalog, quota, 8, jobs=jobs), catalog=catalog)  # it fits
 
