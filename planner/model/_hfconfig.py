@@ -28,7 +28,8 @@ config.json is a few KB — no NaN or Infinity, no 400-digit numbers) or the upl
 the data. Every size must be a whole number within ``SIZE_LIMITS``; booleans, fractions and
 negative sizes are errors, not silently converted. A missing FFN width is 4 × hidden only for
 the families whose modeling files mean that (``FFN_FROM_HIDDEN``); other known families must
-state it, and an unknown one read without it has the guess said in its note.
+state it, and an unknown one read without it has the guess said in its note and warned
+(``config_readings``), as is a head_dim far from hidden / heads.
 """
 
 from __future__ import annotations
@@ -49,27 +50,27 @@ from ._presets import (
     MOE_MODEL_TYPES,
     NOT_GATED,
     TIED_BY_DEFAULT,
+    config_notes,
     defaults_filled,
     family_attention_layers,
     llama4_layers,
 )
-from ._workload import Architecture
+from ._workload import ARCH_LIMITS, OPTIONAL_ARCH_LIMITS, Architecture
 
 MAX_CONFIG_BYTES = 2**20
 MAX_CONFIG_DEPTH = 32  # nesting of a config.json (multimodal wrappers nest two or three deep)
 FIX = "To fix: correct the config.json, or give `params` instead"
-FFN_KEYS = ("intermediate_size", "n_inner", "ffn_dim")  # the FFN width, as families spell it
+FFN_KEYS = kinds.FFN_KEYS
 CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "n_ctx", "max_seq_len", "seq_length",
                 "max_sequence_length")  # the last: OLMo's own format (hf_olmo)
 
-# Generous upper bounds (the largest published models are 10–100× below each) that catch
-# typos and hostile values before they reach the performance model.
-SIZE_LIMITS: dict[str, int] = {
-    "layers": 10_000, "hidden": 1_048_576, "heads": 65_536, "kv_heads": 65_536,
-    "ffn_hidden": 16_777_216, "vocab": 100_000_000, "head_dim": 65_536, "experts": 65_536,
-    "experts_per_token": 65_536, "shared_experts": 65_536, "moe_ffn_hidden": 16_777_216,
-    "dense_layers": 10_000, "context": 100_000_000,
-}
+# The bounds a size may take: the Architecture's own (generous: the largest published models are
+# 10–100× below each; they catch typos and hostile values before the performance model), so a
+# size is refused here, naming its key, with the bound the Architecture would have said. A
+# context is bounded as the windows are.
+SIZE_LIMITS: dict[str, int] = {**ARCH_LIMITS, **{k: OPTIONAL_ARCH_LIMITS[k] for k in (
+    "head_dim", "experts", "experts_per_token", "shared_experts", "moe_ffn_hidden",
+    "dense_layers")}, "context": OPTIONAL_ARCH_LIMITS["window_tokens"]}
 
 
 def _get(cfg: dict, *keys: str, default=None) -> tuple[str | None, Any]:
@@ -328,10 +329,8 @@ def family_note(cfg: Any) -> str:
     """'' for a model type read as its modeling file means it, else what was assumed."""
     if not isinstance(cfg, Mapping):
         return ""
-    inner = cfg.get("text_config")
-    model_type = (inner if isinstance(inner, Mapping) and "model_type" in inner
-                  else cfg).get("model_type")
-    if isinstance(model_type, str) and kinds.family_type(model_type).lower() in KNOWN_MODEL_TYPES:
+    model_type = kinds.text_model_type(cfg)
+    if kinds.known_family(model_type):
         return kinds.old_format_note(model_type)
     if model_type is None or model_type == "":
         said = "the config.json names no model_type"
@@ -340,11 +339,19 @@ def family_note(cfg: Any) -> str:
     else:  # architecture_from_config refuses it; this note is public and says it too
         said = f"model_type {_show(model_type)} is not text"
     # the width read is then a guess, which the architecture line alone showed as read
-    merged = {**cfg, **inner} if isinstance(inner, Mapping) else cfg
-    ffn = ("" if any(merged.get(k) is not None for k in (*FFN_KEYS, "expansion_ratio")) else
-           "; its FFN is 4 × hidden, as the file gives no intermediate_size")
+    ffn = ("; its FFN is 4 × hidden, as the file gives no intermediate_size"
+           if kinds.ffn_guessed(cfg) else "")
     return (f"{said}: read as a Llama-style decoder (the keys above{ffn}; compare the "
             "parameter count with the model card, or give `params`)")
+
+
+def config_readings(cfg: Mapping, arch: Architecture,
+                    source: str) -> tuple[list[str], list[str]]:
+    """What a workload read from ``cfg`` as ``arch`` adds: its notes (``family_note``,
+    ``config_notes``) and its warnings (``kinds.config_warnings``: a guess or an implausible
+    size that may make the parameter count wrong)."""
+    notes = [n for n in (family_note(cfg),) if n] + config_notes(cfg)
+    return notes, kinds.config_warnings(cfg, arch, source)
 
 
 def _kv_heads(cfg: dict, source: str, model_type: str, heads: int) -> int:

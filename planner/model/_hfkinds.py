@@ -28,7 +28,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._errors import WorkloadError
-from ._presets import NOT_TRANSFORMERS
+from ._presets import KNOWN_MODEL_TYPES, NOT_TRANSFORMERS
+from ._units import format_params
+from ._workload import Architecture
+
+FFN_KEYS = ("intermediate_size", "n_inner", "ffn_dim")  # the FFN width, as families spell it
+# heads × head_dim / hidden, the attention's width over the model's: 1 in most models, Gemma-7B
+# 1.33 (16 × 256 / 3072), Qwen3 and MiniMax-M2 2, DeepSeek-V3's latent attention 3.43 (128 ×
+# (128 + 64) / 7168). Beyond 4× either way a head_dim is a typo: 65,536 in a Llama-3-8B config
+# counted 694B parameters. Warned, not refused: a new design may go further, and the sizes are
+# still what the file says (``config_warnings``).
+MAX_ATTENTION_WIDTH = 4.0
 
 # Model types whose stack mixes attention with state-space, linear-attention or convolution
 # layers (their transformers / remote-code config classes)
@@ -66,6 +76,53 @@ ENCODER_HEADS = ("ForMaskedLM", "ForSeq2SeqLM")  # architectures only encoders h
 # older formats' model types, as the family whose modeling file reads them now
 OLD_FORMATS = {"refinedwebmodel": "falcon", "refinedweb": "falcon", "hf_olmo": "olmo"}
 FIX = "To fix: correct the config.json, or give `params` instead"
+
+
+def text_model_type(cfg: Mapping) -> Any:
+    """The text model's model_type as written: text_config's where it names one, else the top
+    level's (None when neither does)."""
+    inner = cfg.get("text_config")
+    return (inner if isinstance(inner, Mapping) and "model_type" in inner else cfg).get(
+        "model_type")
+
+
+def known_family(model_type: Any) -> bool:
+    """Whether ``model_type`` is a family whose keys are read as its modeling file means them."""
+    return isinstance(model_type, str) and family_type(model_type).lower() in KNOWN_MODEL_TYPES
+
+
+def ffn_guessed(cfg: Mapping) -> bool:
+    """Whether the FFN width read from ``cfg`` is a guess, 4 × hidden: its family is not one
+    gpuplan knows (or not named) and it gives no FFN width (``FFN_KEYS``, expansion_ratio)."""
+    inner = cfg.get("text_config")
+    merged = {**cfg, **inner} if isinstance(inner, Mapping) else cfg
+    return not known_family(text_model_type(cfg)) and all(
+        merged.get(k) is None for k in (*FFN_KEYS, "expansion_ratio"))
+
+
+def config_warnings(cfg: Mapping, arch: Architecture, source: str) -> list[str]:
+    """What in reading ``cfg`` as ``arch`` may make its parameter count wrong, as warnings
+    (said only among the assumptions, scripts reading the warnings missed it): an FFN width
+    guessed (``ffn_guessed``), an attention beyond MAX_ATTENTION_WIDTH × hidden either way."""
+    out, total = [], format_params(arch.params_total())
+    if ffn_guessed(cfg):
+        kind = text_model_type(cfg)
+        said = (f"its model_type {_show(kind)} is not a family gpuplan knows" if kind else
+                "it names no model_type")
+        out.append(f"{source}: the FFN width is a guess, 4 × hidden = {arch.ffn_hidden:,}: the "
+                   f"file gives no intermediate_size and {said}, so the {total} parameters "
+                   "counted may be off. To fix: add intermediate_size as the model's own "
+                   "config.json has it, or give `params` from the model card")
+    width = arch.heads * arch.d_head / arch.hidden
+    if arch.head_dim and not 1 / MAX_ATTENTION_WIDTH <= width <= MAX_ATTENTION_WIDTH:
+        key = ("qk_nope_head_dim + qk_rope_head_dim" if arch.attention_params_per_layer
+               else "head_dim")
+        out.append(f"{source}: {key} {arch.d_head:,} makes the attention {arch.heads} heads × "
+                   f"{arch.d_head:,} = {arch.heads * arch.d_head:,} wide, {width:.3g} × the "
+                   f"hidden size {arch.hidden:,} (real models: 1 to about 3.5), and the model "
+                   f"{total} parameters. To fix: check {key} (hidden / heads is "
+                   f"{arch.hidden // arch.heads:,}), or give `params` from the model card")
+    return out
 
 
 def family_type(model_type: str) -> str:

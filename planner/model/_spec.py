@@ -17,12 +17,12 @@ from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, referenc
 from ._hfconfig import (
     CONTEXT_KEYS,
     architecture_from_config,
-    family_note,
+    config_readings,
     hub_repo_name,
     printable_name,
 )
 from ._inference import INFERRED_SIZE_TOLERANCE, infer_architecture
-from ._presets import config_notes, context_warning, defaults_filled, preset, rescaled_layers
+from ._presets import context_warning, defaults_filled, preset, rescaled_layers
 from ._units import format_count, format_params, parse_count
 from ._workload import (
     DEFAULT_ATTENTION,
@@ -118,6 +118,7 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         if spec.arch_overrides else {}
     notes: list[str] = []
     warnings: list[str] = []
+    departed: list[str] = []  # sizes given beside `params` changed its count (``_departure``)
     default_seq, seq_why = None, "the model's pre-training context"
     context = {}  # where the model's context is known: ``context_warning``'s
     if spec.model:
@@ -144,9 +145,8 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                         + (f" in {arch.moe_layers} of {arch.layers} layers"
                            if arch.dense_layers else "") if arch.experts else "")
                      + f": {format_params(arch.params_total())} parameters")
-        if family_note(spec.config):
-            notes.append(family_note(spec.config))
-        notes.extend(config_notes(spec.config))
+        notes.extend((readings := config_readings(spec.config, arch, source))[0])
+        warnings.extend(readings[1])  # a guessed FFN width, an implausible head_dim
     else:
         seq_why = "gpuplan's default: a parameter count gives no context length"
         total = parse_count(spec.params, "params")
@@ -206,8 +206,8 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                      + (f", {format_params(arch.params_active())} active" if arch.is_moe
                         else ""))
         if spec.params not in (None, ""):
-            warnings.extend(_departure(arch, overrides, total, active))
-            if warnings:  # the note stands alone where the warnings are not shown
+            warnings.extend(departed := _departure(arch, overrides, total, active))
+            if departed:  # the note stands alone where the warnings are not shown
                 notes[-1] += f", not the {format_params(total)} of `params`"
     if spec.seq_len is not None and (isinstance(spec.seq_len, bool) or not isinstance(
             spec.seq_len, numbers.Real) or not 1 <= spec.seq_len <= MAX_SEQ_LEN
@@ -264,7 +264,7 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                      "parameter"
                      # the count it multiplies is the one modelled, which is not `params`
                      + (f" of the {format_params(arch.params_active())} modelled, not "
-                        "`params`" if warnings else "") + ", "
+                        "`params`" if departed else "") + ", "
                      "compute-optimal per Hoffmann et al. 2022 (`tokens` to change)")
     else:
         tokens = parse_count(spec.tokens)
