@@ -60,6 +60,7 @@ from probes._workload_watch import (
     Progress,
     cpu_half_note,
     cpu_has_native,
+    quiet_profiler,
 )
 
 PROFILED_STEPS = 2
@@ -251,6 +252,7 @@ def profile_split(trainer: _Trainer) -> tuple[dict[str, float] | None, str]:
         return None, f"not available: torch.profiler cannot be imported ({exc})"
     cuda = trainer.device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    quiet_profiler()
     try:
         with profile(activities=activities) as prof:
             for _ in range(PROFILED_STEPS):

@@ -50,10 +50,12 @@ class Progress:
                 print(text, file=sys.stderr, flush=True)
 
     def expect(self, step_flop: float, flop_per_s: float | None) -> None:
-        """Before the first step on CPU: what a step will take; said in logs as well when it
-        is over LONG_STEP_S (a run that looks hung otherwise)."""
+        """Before the first step on CPU: what a step will take, said once. On a terminal a
+        progress line (a warning when over LONG_STEP_S: a run that looks hung otherwise); in
+        logs and pipes always one "note:" line, where no progress line comes (the emulated-bf16
+        warning had stood there with no time at all)."""
         text = expected_step_note(step_flop, flop_per_s)
-        if flop_per_s and step_flop / flop_per_s > LONG_STEP_S:
+        if (flop_per_s and step_flop / flop_per_s > LONG_STEP_S) or not _stderr_is_terminal():
             self.warn(f"note: {text}")
         else:
             self.say(text)
@@ -64,6 +66,23 @@ class Progress:
         if i == 1 or time.perf_counter() - self._last >= STEP_LINE_EVERY_S or i == n:
             left = f"; about {_duration(seconds * (n - i))} for the rest" if i < n else ""
             self.say(f"{what} {i} of {n} done ({_duration(seconds)} a step{left})")
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, OSError, ValueError):  # a closed or replaced stderr
+        return False
+
+
+def quiet_profiler() -> None:
+    """Kineto's own log lines silenced before the first torch.profiler starts: it wrote
+    "USDT:… SyncActivityProfilerHandler.cpp:52] profiler_start" (and profiler_stop) on
+    stderr at each profile, into the logs and pipes that get the summary alone.
+    KINETO_LOG_LEVEL is read when the profiler first starts (set after `import torch` it
+    still works); 6 is above its every level (ERROR is 4, these marks 5: no lower level
+    keeps errors and drops them). One the user set is kept (KINETO_LOG_LEVEL=0 shows all)."""
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
 
 
 def _duration(seconds: float) -> str:

@@ -256,13 +256,17 @@ def print_estimate(est, without=None) -> None:
                       first_style="yellow")
     if est.calibrated:
         print_measured(out, est.calibrated)
+        # wrapped under its text: rich's own wrap left "… with datasheet defaults " with a
+        # trailing space and "(+39.6%)" at column 0
         if without is NO_FIT_WITHOUT:
-            out.print(f"  → wall-clock {_h(est.wall_clock_hours)} with the measurements; with "
-                      "datasheet defaults no plan fits (the measured activations are smaller)")
+            print_hanging(out, f"wall-clock {_h(est.wall_clock_hours)} with the measurements; "
+                          "with datasheet defaults no plan fits (the measured activations are "
+                          "smaller)", first="  → ", rest="    ")
         elif without is not None:
             change = est.wall_clock_hours / without.wall_clock_hours - 1
-            out.print(f"  → wall-clock {_h(est.wall_clock_hours)} with the measurements, "
-                      f"{_h(without.wall_clock_hours)} with datasheet defaults ({change:+.1%})")
+            print_hanging(out, f"wall-clock {_h(est.wall_clock_hours)} with the measurements, "
+                          f"{_h(without.wall_clock_hours)} with datasheet defaults "
+                          f"({change:+.1%})", first="  → ", rest="    ")
     out.print("[bold]Assumptions[/bold]")
     for note in est.assumptions:
         _bullet(out, say_fields(note))

@@ -50,14 +50,18 @@ def run_cmd(ctx: typer.Context) -> None:
 def parse_probe_args(parser, argv: list[str], *, command: str):
     """``argv`` parsed by one of the probes' own parsers, which check every value as they
     parse (bounds, names, a report path that cannot be created); their errors become this
-    CLI's one-line error instead of argparse's exit. The fix points to that parser's help,
-    where the bounds are listed."""
+    CLI's one-line error instead of argparse's exit. The fix points to this command's help
+    (`gpuplan probe run --help`), which lists the options and bounds it passes on: "see
+    `python -m probes --help`" named another program than the one typed."""
     from catalog import GpuplanError
 
-    fix = f"To fix: see `{parser.prog} --help`"
+    fix = f"To fix: see `gpuplan probe {command} --help`"
+    theirs = str(getattr(parser, "fix", "") or "").rstrip(".")  # the probes' own, in their
+    # messages ("unrecognized arguments: --bogus. To fix: see `python -m probes --help`")
 
     def error(message: str):  # argparse's own would print its usage and exit
         message = message.rstrip(".")
+        message = message.replace(theirs, fix) if theirs else message
         raise GpuplanError(f"probe {command}: {message}"
                            + ("" if "To fix" in message else f". {fix}"))
 
@@ -83,13 +87,17 @@ def check_run_args(argv: list[str]) -> None:
     """Every `probe run` option checked before anything is measured, each error one line
     with its bound (``probes.cli.check_args``: a NaN timeout, a 10^15-byte buffer, a report
     path that cannot be created)."""
-    from catalog import check_output_path
+    from catalog import GpuplanError, check_output_path
     from probes.cli import build_parser
 
     args = parse_probe_args(build_parser(), argv, command="run")
     # gpuplan's rule for every --out (the probes alone would create missing folders): the
-    # folder must exist, as for `gpuplan report --out`
-    check_output_path(args.out, what="probe report (--out)")
+    # folder must exist, as for `gpuplan report --out`; said as the parser's errors are
+    # ("probe run: …"), which a missing folder's had not been
+    try:
+        check_output_path(args.out, what="probe report (--out)")
+    except GpuplanError as exc:
+        raise GpuplanError(f"probe run: {str(exc).rstrip('.')}") from None
 
 
 def _for_report(cal, report_id: int) -> tuple[list, list]:
@@ -97,30 +105,58 @@ def _for_report(cal, report_id: int) -> tuple[list, list]:
             [n for n in cal.rejected() if report_id in n.report_ids])
 
 
-def _with_calibration(stored, cal, *, ingested: bool = False) -> dict:
-    """A stored report as `probe ingest --json` and `probe show --json` print it, with what it
-    calibrates and what not; ``ingest_status`` (what this ingest did: stored, already stored
-    as report N …) only from ingest: a report read back has no ingest to tell of."""
+def _with_calibration(stored, cal) -> dict:
+    """A stored report as `probe show --json` prints it, with what it calibrates and what
+    not (`probe ingest --json` adds what the ingest did: ``_ingested``)."""
     used, refused = _for_report(cal, stored.id)
-    return {**stored.as_dict(), **({"ingest_status": stored.ingest_status} if ingested else {}),
-            "used": [n.line() for n in used], "not_used": [n.line() for n in refused]}
+    return {**stored.as_dict(), "used": [n.line() for n in used],
+            "not_used": [n.line() for n in refused]}
 
 
-def check_report_file(path: str) -> None:
-    """A report file the store can read: a regular file (the store's reader would block on a
-    FIFO and read /dev/zero until memory ran out), at most 16 MiB, UTF-8, and JSON without
-    NaN/Infinity, 400-digit numbers or deep nesting (which crashed it)."""
-    from catalog import CatalogFileError, GpuplanError, load_json_text, read_user_text
-    from probes import MAX_REPORT_BYTES
+def ingest_status_of(text: str) -> str:
+    """The store's ``ingest_status`` words as one fixed value a script can compare: "stored"
+    (new), "already_stored" (this file, or a copy of its run, was stored before) or
+    "relabelled" (already stored, and --accelerator changed its accelerator)."""
+    if text == "stored":
+        return "stored"
+    return "relabelled" if "its accelerator is now" in text else "already_stored"
 
-    text = read_user_text(path, what="probe report", max_bytes=MAX_REPORT_BYTES)
-    try:
-        load_json_text(text, what=f"probe report {path}")
-    except CatalogFileError as exc:
-        detail = str(exc).split(" To fix:")[0].removeprefix(f"probe report {path}: ")
-        raise GpuplanError(f"probe report {path} is not valid JSON as gpuplan reads it "
-                           f"({detail.rstrip('.')}). To fix: re-run `python -m probes --out "
-                           "PATH` on the instance and use that file") from None
+
+def _ingested(stored, path: str, cal) -> dict:
+    """A report as `probe ingest --json` prints it: ``ingest_status`` a fixed value and
+    ``ingest_note`` the store's words (null for a new report: "already stored as report 1
+    (same measurements); but this file says …" had been the status itself); ``source_path``
+    the file this ingest read, ``stored_source_path`` the one it was stored from (another
+    file for a copy of a stored run, whose path had stood in for the given one); with what it
+    calibrates, or without ``cal`` (the database failed after it was stored) only the
+    record."""
+    from pathlib import Path
+
+    data = _with_calibration(stored, cal) if cal is not None else stored.as_dict()
+    note = None if stored.ingest_status == "stored" else say_fields(stored.ingest_status)
+    return {**data, "source_path": str(Path(path).expanduser().resolve()),
+            "stored_source_path": stored.source_path,
+            "ingest_status": ingest_status_of(stored.ingest_status), "ingest_note": note}
+
+
+def refusal_line(refused: list, total: int) -> str:
+    """The one error for the files ``refused_reports`` refused among ``total`` given: each
+    named as typed, with its reason, and (given several) that none of them was stored."""
+    if total == 1:
+        r = refused[0]
+        return f"probe report {r.path}: {r.reason}. To fix: {r.fix}"
+    by_fix: dict[str, list[str]] = {}
+    for r in refused:
+        by_fix.setdefault(r.fix, []).append(r.path)
+    if len(by_fix) == 1:
+        fix = refused[0].fix + (f" ({', '.join(by_fix[refused[0].fix])})"
+                                if len(refused) > 1 else "")
+    else:
+        fix = "; ".join(f"for {', '.join(paths)}: {f}" for f, paths in by_fix.items())
+    n = len(refused)
+    return (f"{n} of {total} probe reports {'is' if n == 1 else 'are'} refused, so none was "
+            f"stored: {'; '.join(f'{r.path}: {r.reason}' for r in refused)}. To fix: {fix}, "
+            f"then ingest the {total} files again")
 
 
 def _machine(s) -> str:
@@ -166,7 +202,7 @@ def _print_report(r, cal) -> None:
 def _print_notes(out, used, rejected, *, nothing: str) -> None:
     """What the planner uses, one line each ("Used by the planner:" + ``nothing`` when it
     uses none), then what it does not use, with why."""
-    out.print("Used by the planner:" + ("" if used else nothing), markup=False)
+    print_hanging(out, "Used by the planner:" + ("" if used else nothing), first="", rest="  ")
     for n in used:  # wrapped under itself: a continuation at column 0 read as another item
         print_hanging(out, one_line(say_fields(n.line())))
     if rejected:
@@ -193,14 +229,13 @@ def ingest_cmd(
                         "it calibrates and what it does not, as JSON.")] = False,
 ) -> None:
     """Store probe reports; `estimate` and `plan` then use what the calibration rules accept
-    (full non-quick runs, figures within the datasheet's bounds, RDMA for the fabric)."""
+    (full non-quick runs, figures within the datasheet's bounds, RDMA for the fabric). Every
+    file is checked before any is stored: if one is refused, none is."""
     from catalog import load_catalog
 
     from ._values import not_empty
 
     not_empty("--accelerator", accelerator)
-    for path in reports:  # every file checked before any is stored
-        check_report_file(path)
     cat = load_catalog()
     try:
         _ingest_all(reports, cat, accelerator, json_out)
@@ -225,30 +260,53 @@ def _say_what_was_stored(reports: list[str]) -> None:
         + (f"; not stored: {missing}" if stored and missing else ""), markup=False)
 
 
+def _refuse(line: str, errors: list, stored: list, json_out: bool):
+    """The ingest's error; with --json, first its JSON object on stdout (``stored``: the
+    reports this run stored before a store failure, [] when the checks refused a file), which
+    had been nothing while stderr said "report 1 was stored"."""
+    from catalog import GpuplanError
+
+    if json_out:
+        print_json({"error": line, "errors": [e.as_dict() for e in errors], "stored": stored})
+    return GpuplanError(line)
+
+
 def _ingest_all(reports: list[str], cat, accelerator, json_out: bool) -> None:
     from catalog import GpuplanError
     from planner.store import db_path, ingest, load_calibration
 
+    from ._files import refused_from, refused_reports
+    from ._flags import error_line
+
+    # every file read and put through the store's checks first: one refused file stores none
+    # (a missing schema_version had left the files before it stored, a bad JSON had not)
+    if refused := refused_reports(reports, cat, accelerator):
+        raise _refuse(refusal_line(refused, len(reports)), refused, [], json_out) from None
     stored: list = []
-
-    def stored_so_far() -> str:
-        return ", ".join(f"{p} (report {s.id})" for p, s in zip(reports, stored, strict=False))
-
-    for path in reports:  # one transaction per report: say which were stored before a failure
-        try:
+    for path in reports:  # one transaction per report: a store failure (a full disk, a lock)
+        try:               # after some were stored says which
             stored.append(ingest(path, cat, accelerator=accelerator))
         except GpuplanError as exc:
             if not stored:
-                raise
-            done = stored_so_far()
-            what, _, fix = str(exc).partition(" To fix: ")
+                raise _refuse(error_line(exc), [refused_from(path, exc)], [],
+                              json_out) from None
+            done = ", ".join(f"{p} (report {s.id})" for p, s in zip(reports, stored,
+                                                                    strict=False))
+            what, _, fix = error_line(exc).partition(" To fix: ")
             what = what.replace("nothing was changed", "this report was not stored")
-            raise GpuplanError(f"{what.rstrip('. ')}. The reports before {path} were stored: "
-                               f"{done}. To fix: {fix.rstrip('. ') + ', then ' if fix else ''}"
-                               f"ingest {path} and the reports after it again") from None
+            line = (f"{what.rstrip('. ')}. The reports before {path} were stored: {done}. To "
+                    f"fix: {fix.rstrip('. ') + ', then ' if fix else ''}ingest {path} and the "
+                    "reports after it again")
+            try:
+                cal = load_calibration(cat) if json_out else None
+            except GpuplanError:  # the database that failed: the records alone
+                cal = None
+            raise _refuse(line, [refused_from(path, exc)],
+                          [_ingested(s, p, cal) for p, s in zip(reports, stored, strict=False)],
+                          json_out) from None
     cal = load_calibration(cat)
     if json_out:
-        print_json([_with_calibration(s, cal, ingested=True) for s in stored])
+        print_json([_ingested(s, p, cal) for p, s in zip(reports, stored, strict=True)])
         return
     out = console(fit=True)
     for s in stored:
@@ -317,9 +375,10 @@ def show_cmd(
         if json_out:
             print_json([])
             return
-        console(fit=True).print("no probe reports ingested. Run `gpuplan probe run --out "
-                                "report.json` on a rented instance (or `gpuplan launch probes`), "
-                                "then `gpuplan probe ingest report.json`.", markup=False)
+        # wrapped under itself: rich's wrap left "(or " with a trailing space, the rest at 0
+        print_hanging(console(fit=True), "no probe reports ingested. Run `gpuplan probe run "
+                      "--out report.json` on a rented instance (or `gpuplan launch probes`), "
+                      "then `gpuplan probe ingest report.json`.", first="", rest="  ")
         return
     cal = load_calibration()
     if json_out:
@@ -370,7 +429,7 @@ def remove_cmd(
         what = r.accelerator or r.device_type or "unknown"
         print_hanging(out, one_line(f"removed probe report {r.id} ({what}, measured {when}"
                                     f"{where})"), first="", rest="  ")
-    out.print(f"{left} report{'s' if left != 1 else ''} left: estimates and plans use what "
-              "they calibrate (`gpuplan probe show`)." if left else "no reports left: estimates "
-              "and plans use datasheet figures × published fractions.", markup=False,
-              highlight=False)
+    print_hanging(out, f"{left} report{'s' if left != 1 else ''} left: estimates and plans use "
+                  "what they calibrate (`gpuplan probe show`)." if left else "no reports left: "
+                  "estimates and plans use datasheet figures × published fractions.", first="",
+                  rest="  ")

@@ -221,7 +221,9 @@ def test_ingest_status_is_said_by_ingest_only(tmp_path, catalog, capsys):
     assert ingested["ingest_status"] == "stored"
     assert main(["probe", "ingest", str(path), "--json"]) == 0
     (again,) = json.loads(capsys.readouterr().out)
-    assert again["ingest_status"] == "already stored as report 1 (same file)"
+    # a fixed value, the words beside it (tests/cli/test_probe_ingest_all_or_none.py)
+    assert again["ingest_status"] == "already_stored"
+    assert again["ingest_note"] == "already stored as report 1 (same file)"
     assert main(["probe", "show", "--json"]) == 0
     (shown,) = json.loads(capsys.readouterr().out)
     assert "ingest_status" not in shown and shown["id"] == 1 and shown["used"]

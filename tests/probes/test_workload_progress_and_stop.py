@@ -117,5 +117,5 @@ def test_a_step_expected_to_take_minutes_is_said_in_logs_too(capsys):
     Progress().expect(337e9, 0.4e9)  # llama3-8b at 256 tokens, bf16 emulated on 2 cores
     err = capsys.readouterr().err  # not a terminal: progress lines are not said here
     assert err.startswith("note: one step is ~337 GFLOP") and "about 14 min a step" in err
-    Progress().expect(1e9, 1e10)
-    assert capsys.readouterr().err == ""
+    Progress().expect(1e9, 1e10)  # a short one too, once (tests/probes/test_workload_quiet.py)
+    assert capsys.readouterr().err.startswith("note: one step is ~1 GFLOP")
