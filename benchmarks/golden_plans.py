@@ -211,6 +211,10 @@ no other line of the file changed); the allocations' costs are identical.
 capacity warning began to write its instance count with separators ("1,000 spot p5.48xlarge",
 as the hours beside it are written): those warnings alone changed (155 lines in the first,
 30 in the second: one per plan of more than 999 spot instances).
+``125m-1d`` was rewritten alone on 2026-12-07 (a later session) for the name of a shape
+inferred from ``params``: ``"model": "inferred"`` became ``"125M model (inferred shape)"`` (plan
+headers read "gpuplan plan for inferred, 300B tokens"); those 58 lines (one per plan) alone
+changed.
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

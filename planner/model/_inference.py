@@ -99,7 +99,12 @@ def infer_architecture(params_total: float, params_active: float | None = None, 
         return Architecture(layers=layers, hidden=hidden, heads=heads, kv_heads=kv,
                             ffn_hidden=ffn, vocab=vocab, experts=experts if moe else 0,
                             experts_per_token=experts_per_token if moe else 0,
-                            name="inferred-moe" if moe else "inferred")
+                            name=name)
+
+    # what plans and launch headers call it ("gpuplan plan for inferred, 300B tokens" named
+    # no model): the size given, and that its shape was inferred from it
+    name = (f"{format_count(params_total)} model ("
+            + (f"{format_count(params_active)} active, " if moe else "") + "inferred shape)")
 
     best = None
     # Hardware-friendly widths: multiples of 128 when small, of 1024 from 4096 up.
