@@ -96,8 +96,17 @@ def estimate_cmd(
     cluster, mem = planner.build_cluster(cat, instance=instance, nodes=nodes, cloud=cloud,
                                          gpu=gpu, gpus=gpus)
     A = W.assumptions_from(assume)
-    est = planner.estimate(workload, cluster, assumptions=A,
-                           calibration=active_calibration(cat, no_calibration), memory_gib=mem)
+    try:
+        est = planner.estimate(workload, cluster, assumptions=A,
+                               calibration=active_calibration(cat, no_calibration),
+                               memory_gib=mem)
+    except planner.NoFitError:  # the workload's own warnings first: a head_dim typo that
+        # counted 694B parameters was said as "693.9B parameters do not fit" alone
+        err = console(stderr=True, fit=True)
+        for warning in workload.warnings:
+            print_hanging(err, say_fields(warning), first="warning: ", rest="  ",
+                          first_style="yellow")
+        raise
     without = None
     if est.calibrated:  # show what the measurements did: the same estimate without them
         try:
