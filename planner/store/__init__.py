@@ -18,10 +18,10 @@ from ._db import BUSY_TIMEOUT_SECONDS, RETRIES, SCHEMA_VERSION, db_path
 # database exists (``db_path``) and skip the rules, the report parser and their imports when
 # none does. `from planner.store import ingest` works the same.
 _LAZY = {"load_calibration": "_calibrate", "load_calibration_with_notes": "_calibrate",
-         "DTYPE_NAMES": "_reports", "StoredReport": "_reports", "get_report": "_reports",
+         "DTYPE_NAMES": "_offered", "StoredReport": "_reports", "get_report": "_reports",
          "ingest": "_reports", "ingest_bytes": "_reports", "list_reports": "_reports",
          "report_count": "_reports", "report_json": "_reports", "stored_ids": "_reports",
-         "workload_figures": "_reports",
+         "workload_figures": "_offered",
          "RemovedReport": "_remove", "remove_reports": "_remove",
          "MAX_WORKLOAD_RATIO": "_rules", "MIN_FRACTION_OF_PEAK": "_rules",
          "Candidate": "_rules", "WorkloadCandidate": "_rules", "calibrate": "_rules"}

@@ -99,7 +99,7 @@ class Candidate:
     bound_source: str = ""
     per_gpu: PerGpu | None = None  # each GPU's figure (matmul, hbm), when the ranks gave one
     refusal: str | None = None  # the report's or the instance's reason, if any
-    # why its section is an earlier report's bit for bit (that run's, counted once); checked
+    # why its section is an earlier report's measurements (that run's, counted once); checked
     # after the bounds, so a copy out of bounds still refuses its whole report
     copy_of: str | None = None
 

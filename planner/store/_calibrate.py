@@ -30,10 +30,7 @@ from ._damage import StoreConnection, stored_json
 from ._db import _reading
 from ._facts import instance_contradiction, memory_contradiction
 from ._fingerprint import measurement_fingerprint, section_fingerprints
-from ._reports import (
-    DTYPE_NAMES,
-    workload_figures,
-)
+from ._offered import DTYPE_NAMES, workload_figures
 from ._rules import Candidate, PerGpu, WorkloadCandidate, calibrate
 
 PCIE_BIDIR_GB_PER_S = 128.0  # PCIe 5.0 x16, both directions: the bound without a GPU link
@@ -284,8 +281,8 @@ def _candidates(rid: int, created: str, acc_name: str | None, data: object, cata
                      "type's; re-ingest the node's own report")
     try:  # one stored report must never stop every plan that reads the store
         digests = section_fingerprints(report)
-        copied = {section: runs[key][0] for section, digest in digests.items()
-                  if (key := f"section {section} {digest}") in runs}
+        copied = {section: first for section, prints in digests.items()
+                  if (first := _earlier(runs, f"section {section} {prints.shape}", prints))}
         figures, layer = _figures(rid, created, acc, acc_name, report, instance, copied)
     except (ValueError, PlannerError) as exc:
         return whole(f"this gpuplan cannot use it: {exc}")
@@ -295,22 +292,35 @@ def _candidates(rid: int, created: str, acc_name: str | None, data: object, cata
     if layer is not None and layer.refusal is None and layer.copy_of is None:
         usable.add("workload")
     for section in usable & digests.keys():
-        runs.setdefault(f"section {section} {digests[section]}", [rid])
+        prints = digests[section]
+        runs.setdefault(f"section {section} {prints.shape}", []).append((prints, rid))
     return figures, layer
+
+
+def _earlier(runs: dict[str, list], key: str, prints) -> tuple[int, str] | None:
+    """(id, ``Fingerprint.same_run``'s how) of the first earlier report under ``key`` whose
+    section ``prints`` is the same run's: its very figures, or within SAME_RUN_REL of them
+    (a copy nudged); what the rules do not read (a warm-up burst, notes) is not compared."""
+    for earlier, rid in runs.get(key, ()):
+        if (how := earlier.same_run(prints)) is not None:
+            return rid, how
+    return None
 
 
 _SECTION_OF = {"matmul": "matmul", "hbm": "memory", "intra": "collectives",
                "inter": "collectives"}
 
 
-def _copied(section: str, first: int) -> str:
-    """Why a figure of a section copied from report ``first`` is not counted (``copy_of``)."""
-    return (f"its {section} section is report {first}'s, bit for bit (a partial copy of that "
-            f"run): one run counts once, as report {first}")
+def _copied(section: str, earlier: tuple[int, str]) -> str:
+    """Why a figure of a section copied from an earlier report (its id, and how:
+    ``_earlier``) is not counted (``copy_of``)."""
+    first, how = earlier
+    return (f"its {section} section is report {first}'s (the same measurements{how}: a "
+            f"partial copy of that run): one run counts once, as report {first}")
 
 
 def _figures(rid: int, created: str, acc, acc_name: str | None, report, instance,
-             copied: dict[str, int] | None = None
+             copied: dict[str, tuple[int, str]] | None = None
              ) -> tuple[list[Candidate], WorkloadCandidate | None]:
     from probes import report_figures
 

@@ -7,7 +7,7 @@ with a warning in the estimate that names it and says how to check and remove it
 2. a matmul or copy figure at the datasheet peak (989.5 of 989.5 TFLOP/s, 3,349 of 3,350 GB/s)
    warns: no real run reaches 95% of it;
 3. a report over a year old (2020-01-02, counted to GPUPLAN_TODAY) warns;
-5. a report whose memory and collective sections are another's bit for bit counts them once;
+5. a report whose memory and collective sections hold another's measurements counts them once;
 6. an instance type the catalog does not have, or another cloud's, is said, not dropped.
 """
 
@@ -110,7 +110,8 @@ def test_sections_copied_bit_for_bit_from_another_report_count_once(tmp_path, ca
     assert cal.matmul(H100, "bf16").report_ids == (first.id, second.id)  # its own run
     reasons = refused(cal, second.id)
     assert len(reasons) == 2
-    assert all(f"section is report {first.id}'s, bit for bit" in r for r in reasons)
+    assert all(f"section is report {first.id}'s (the same measurements: a partial copy" in r
+               for r in reasons)
 
 
 # -- 6. instance types the catalog does not have --------------------------------------------------
