@@ -136,11 +136,26 @@ class UnknownNameError(CatalogError):
         suggestion = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         fix = hint or (f"use one of: {', '.join(known[:MAX_LISTED])}"
                        f"{' …' if len(known) > MAX_LISTED else ''}")
+        if words := _spaced_names(name, known):  # "aws gcp", "us-east-1 us-west-2": a list
+            suggestion = f" It is {len(words)} {kind} names separated by spaces."
+            fix = f"separate them with commas: {','.join(words)}"
         prefix = f"{where}: " if where else ""
         super().__init__(f"{prefix}unknown {kind} {shown!r}.{suggestion} To fix: {fix}",
                          field=field, value=name)
         self.kind, self.name, self.suggestions = kind, name, close
         self.known = tuple(known)
+
+
+def _spaced_names(name: object, known: Iterable[str]) -> list[str]:
+    """The known names ``name`` is, separated by whitespace (each matched ignoring case), or
+    [] (one name, or a word that is no known name: "US EAST 1" is a misspelt region, not
+    three)."""
+    words = str(name).split()
+    if len(words) < 2:
+        return []
+    by_case = {k.casefold(): k for k in known}
+    found = [by_case.get(w.casefold()) for w in words]
+    return [] if None in found else found
 
 
 def _shown(name: object) -> str:

@@ -20,7 +20,7 @@ from . import _cache, _paths, _store
 from ._aliases import build_alias_index, check_aliases, check_names, normalise, resolve
 from ._clouds import CLOUDS
 from ._errors import CatalogFileError
-from ._meta import age_in_days, check_meta, newer_than_today, provenance, read_meta
+from ._meta import age_in_days, check_meta, newer_than_today, provenance, read_meta, sources_of
 from ._names_match import find_instance_type
 from ._older import with_planning_facts
 from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer
@@ -248,7 +248,7 @@ class Catalog:
             "age_days": age_in_days(as_of, today),
             "as_of_basis": entry.get("basis") or None,
             "source": entry.get("source") or None,
-            "sources": entry.get("sources", []),
+            "sources": sources_of(self, offers, entry.get("sources", [])),  # overrides apart
         }
 
 

@@ -197,5 +197,23 @@ _TYPE_WORDS = {str: "text", dict: "a JSON object", list: "a list", bool: "true o
                int: "a whole number"}
 
 
+def sources_of(catalog, offers: Iterable[Offer], sources: list[dict]) -> list[dict]:
+    """One cloud's ``sources`` (counted when the catalog was written) with its ``offers`` an
+    overrides file priced counted under a source of their own, "overrides: FILE", and no more
+    under the source they replaced: `catalog info --overrides` still said "aws 1,895" for
+    the on-demand prices a discount had changed."""
+    moved = [o for o in offers if "overridden" in o.flags]
+    if not (moved and catalog.overrides_path and catalog._layers):
+        return sources
+    listed = {o.key: o for o in catalog._layers[0].offers}  # the prices before any override
+    gone = Counter((b.source, b.as_of.isoformat()) for o in moved
+                   if (b := listed.get(o.key)) is not None)
+    out = [{**s, "offers": n} for s in sources
+           if (n := s.get("offers", 0) - gone[(s.get("source"), s.get("as_of"))]) > 0]
+    newest = max(moved, key=lambda o: o.as_of)
+    return [*out, {"approximate": newest.as_of_approximate, "as_of": newest.as_of.isoformat(),
+                   "offers": len(moved), "source": f"overrides: {catalog.overrides_path}"}]
+
+
 __all__ = ["MAX_META_BYTES", "age_in_days", "check_meta", "cloud_meta", "newer_than_today",
-           "price_dates", "provenance", "read_meta"]
+           "price_dates", "provenance", "read_meta", "sources_of"]

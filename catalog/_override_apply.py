@@ -271,7 +271,7 @@ def _apply_rate(out: list[Offer], index: dict, by_key: Mapping, sold: _Sold,
         out[index[new.key]] = new
     else:
         if said is not None:
-            say_if_unsold(said, source, rate, sold.sold_in, sold.models)
+            say_if_unsold(said, source, rate, sold.sold_in, sold.models, sold.classes)
         index[new.key] = len(out)
         out.append(new)
 

@@ -237,11 +237,16 @@ _SAME_TERM = {"reserved_1y": "committed_1y", "reserved_3y": "committed_3y",
 
 def say_if_unsold(notes: Notes, source: str, rate: PrivateRate,
                   sold_in: Mapping[tuple[str, str], set[str]],
-                  models: Mapping[str, set[str]]) -> None:
+                  models: Mapping[str, set[str]],
+                  classes: Mapping[tuple, set[tuple[str, str]]] | None = None) -> None:
     """A rate that adds an offer: under a pricing model the catalog sells nothing of on
-    that cloud (Azure capacity_block, GCP reserved_1y where GCP says committed_1y), or in a
+    that cloud (Azure capacity_block, GCP reserved_1y where GCP says committed_1y), in a
     region where the catalog sells the type at no price (a deal the public lists lack, or a
-    region typed wrong); ``sold_in``: (cloud, type) → regions, ``models``: cloud → models."""
+    region typed wrong), or in a reserved class the catalog sells the term in none of (standard
+    /none beside standard/all and /partial); ``sold_in``: (cloud, type) → regions, ``models``:
+    cloud → models, ``classes``: (cloud, type, region, pricing) → (class, upfront) sold."""
+    _say_if_unclassed(notes, source, rate, (classes or {}).get(
+        (rate.cloud, rate.instance_type, rate.region, rate.pricing), set()))
     sold = models.get(rate.cloud, set())
     if rate.pricing not in sold:
         meant = _SAME_TERM.get(rate.pricing)
@@ -262,6 +267,20 @@ def say_if_unsold(notes: Notes, source: str, rate: PrivateRate,
               f"{rate.region}: your rate adds it there as a new offer. If {rate.region} is a "
               f"typo, correct {rate.where}",
               kind="rates adding an offer in a region the catalog sells their type nowhere in")
+
+
+def _say_if_unclassed(notes: Notes, source: str, rate: PrivateRate,
+                      sold: set[tuple[str, str]]) -> None:
+    """A reserved rate whose class and upfront option the catalog sells that term in none of:
+    a typo'd class would add an offer silently, beside the one meant."""
+    if not sold or not rate.offering_class or (rate.offering_class, rate.upfront) in sold:
+        return
+    notes.say(source, rate.where,
+              f"the catalog sells {rate.instance_type} {rate.region} {rate.pricing} as "
+              f"{', '.join(f'{c}/{u}' for c, u in sorted(sold))} (offering_class/upfront), "
+              f"not {rate.offering_class}/{rate.upfront or '-'}: your rate adds it as a new "
+              f"offer. If it is a typo, correct {rate.where}",
+              kind="rates adding an offer in a reserved class their term is not sold in")
 
 
 __all__ = ["Notes", "OverrideNote"]

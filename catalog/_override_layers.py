@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ._errors import OverrideError
-from ._overrides import _MATCH_KEYS, Discount, Overrides, PrivateRate, _fail
+from ._overrides import _MATCH_KEYS, Discount, Overrides, PrivateRate, _fail, same_value
 
 
 def _scope(d: Discount) -> tuple:
@@ -50,6 +50,10 @@ def refuse_twins(layers: Sequence[Overrides]) -> None:
                     seen[key(entry)] = (i, layer, entry)
                     continue
                 j, first, twin = found
+                if j == i and same_value(twin, entry):  # as parse_overrides says it
+                    raise _fail(layer.path, entry.where, f"the same {what} ({words(entry)}) "
+                                f"as {twin.where}, at the same value: listed twice",
+                                f"remove {entry.where}")
                 if j == i:  # as parse_overrides says it (it compares names as written)
                     raise _fail(layer.path, entry.where, f"the same {what} as {twin.where}, "
                                 f"so {doubt} is ambiguous", f"keep one of {twin.where} and "

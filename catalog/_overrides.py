@@ -325,9 +325,22 @@ def _no_twin(source: str, entry, earlier: dict, key: tuple, what: str, doubt: st
     one of them would be dropped silently. A look-up: comparing each entry with every earlier
     one was ~11 million comparisons for a file of 4,762 discounts."""
     twin = earlier.setdefault(key, entry)
+    if twin is not entry and same_value(twin, entry):  # nothing ambiguous: a copy (refused:
+        # one whose region or type was meant to be edited looks just like it)
+        raise _fail(source, entry.where, f"the same {what} and {_VALUE[type(entry)]} as "
+                    f"{twin.where}: listed twice", f"remove {entry.where}, or correct it if it "
+                    f"was meant for another {what}")
     if twin is not entry:
         raise _fail(source, entry.where, f"the same {what} as {twin.where}, so {doubt} is "
                     "ambiguous", f"keep one of {twin.where} and {entry.where}")
+
+
+_VALUE = {Discount: "percent", PrivateRate: "usd_per_hour"}  # what an entry says of its key
+
+
+def same_value(a, b) -> bool:
+    """Whether two entries of one key (a scope, an offer) say the same of it."""
+    return type(a) is type(b) and getattr(a, _VALUE[type(a)]) == getattr(b, _VALUE[type(b)])
 
 
 def load_overrides(path: str | Path) -> Overrides:
@@ -345,4 +358,5 @@ def load_overrides(path: str | Path) -> Overrides:
     return parse_overrides(data, source=shown)
 
 
-__all__ = ["Discount", "Overrides", "PrivateRate", "load_overrides", "parse_overrides"]
+__all__ = ["Discount", "Overrides", "PrivateRate", "load_overrides", "parse_overrides",
+           "same_value"]

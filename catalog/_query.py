@@ -11,6 +11,7 @@ spell them as the catalog does.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,7 +20,14 @@ from ._clouds import CLOUDS
 from ._errors import GpuplanError, UnknownNameError
 from ._files import shown_number
 from ._load import Catalog
-from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer, canonical_pricing
+from ._records import (
+    OFFER_FLAGS,
+    PRICING_MODELS,
+    Accelerator,
+    InstanceType,
+    Offer,
+    canonical_pricing,
+)
 
 SORT_KEYS = ("price", "gpu_price", "pflop_price")
 
@@ -31,6 +39,26 @@ class OfferRow:
     offer: Offer
     instance: InstanceType
     accelerator: Accelerator
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The offer's flags and those its instance type carries for every offer of it: a
+        catalog build sets ``gpu_count_corrected`` on the type (Azure's ND96isr_H100_v5
+        listed with 12 GPUs, AWS's p2 with K80 boards), and no offer of the 14,493 said so."""
+        extra = _type_flags(self.instance)
+        return tuple(sorted({*self.offer.flags, *extra})) if extra else self.offer.flags
+
+    @property
+    def flag_reasons(self) -> str:
+        """``Offer.flag_reasons`` and ``type_flag_reasons``."""
+        return "; ".join(x for x in (self.offer.flag_reasons, self.type_flag_reasons) if x)
+
+    @property
+    def type_flag_reasons(self) -> str:
+        """Why, for each flag of the instance type the offer lacks (one a newer build put on
+        the offer has its reason there); "" for none."""
+        return "; ".join(f"{f}: {_type_flag_reason(self.instance, f)}" for f in _type_flags(
+            self.instance) if f not in self.offer.flags)
 
     @property
     def usd_per_gpu_hour(self) -> float | None:
@@ -64,9 +92,28 @@ class OfferRow:
             "inter_node_gbps": t.inter_node_gbps, "fabric": t.fabric,
             "intra_node_topology": t.intra_node_topology, "as_of": o.as_of.isoformat(),
             "as_of_approximate": o.as_of_approximate, "source": o.source,
-            "price_usable": o.price_usable, "flags": list(o.flags),
-            "flag_reasons": o.flag_reasons or None,
+            "price_usable": o.price_usable, "flags": list(self.flags),
+            "flag_reasons": self.flag_reasons or None,
         }
+
+
+def _type_flags(t: InstanceType) -> tuple[str, ...]:
+    """The instance type's flags that are offer flags (``network_unverified`` is not one: it
+    is about the type's network, which `offers` shows no column of)."""
+    return tuple(f for f in t.flags if f in OFFER_FLAGS)
+
+
+# the clause of an instance type's notes that says what the source counted: "source lists 12
+# GPUs; the VM has 8 (…)", "the price table lists 8 GPUs of 24 GiB; the instance has 16 of 12"
+_COUNT_NOTE = re.compile(r"[^;]*\blists [\d,]+ GPUs[^;]*(?:; the [\w -]+ has [^;]*)?")
+
+
+def _type_flag_reason(t: InstanceType, flag: str) -> str:
+    if flag == "gpu_count_corrected":
+        found = _COUNT_NOTE.search(t.notes)
+        return (found.group().strip() if found else
+                f"the source's GPU count was corrected to {t.gpu_count}")
+    return f"set on the instance type {t.name}"
 
 
 def _round(x: float | None) -> float | None:
@@ -94,6 +141,17 @@ def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
                                    f"or drop {r} from `regions`", field="regions", value=r)
     accs = tuple(catalog.resolve_accelerator(g) for g in gpus or ())
     return clouds, tuple(regions or ()), pricing, accs
+
+
+def _refuse_elsewhere(catalog: Catalog, names: Sequence[str], clouds: Sequence[str]) -> None:
+    """Each instance type of ``names`` is one of ``clouds``', else the region's error."""
+    for n in names:
+        owners = sorted({t.cloud for t in catalog.instance_types if t.name == n})
+        if not set(owners) & set(clouds):
+            raise GpuplanError(f"instance type {n!r} is {'/'.join(owners)}'s, not in `clouds` "
+                               f"{','.join(clouds)}. To fix: add {owners[0]} to `clouds` or "
+                               f"drop {n} from `instance_types`", field="instance_types",
+                               value=n)
 
 
 MAX_PRICE_LIMIT_USD_PER_HOUR = 100_000.0  # no instance costs more; beyond it, a unit mistake
@@ -137,6 +195,8 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
         instance_types = check_names("instance type", instance_types,
                                      {t.name for t in catalog.instance_types},
                                      hint="run `gpuplan offers` to list instance types")
+        if clouds:  # a type of another cloud: 0 offers, silently, as a region's was
+            _refuse_elsewhere(catalog, instance_types, clouds)
     acc_by_name = {a.name: a for a in catalog.accelerators}
     types = {t.key: t for t in catalog.instance_types}
     kept_types = None  # what the instance type alone decides, before any offer is built

@@ -20,7 +20,7 @@ from ._app import (
 )
 from ._flags import say_fields
 from ._tables import ESSENTIAL, OPTIONAL, Column, Wide, print_table
-from ._values import split_csv
+from ._values import catalog_banner, comma_hint, split_csv
 
 OverridesOpt = Annotated[
     str | None,
@@ -195,7 +195,14 @@ def offers_cmd(
     cat = load(overrides)
     rest = dict(min_gpus=min_gpus, max_price=max_price, sort=sort,
                 include_flagged=not usable, only_flagged=flagged)
-    rows = select_offers(cat, **filters, **rest)
+    comma_hint(filters["gpus"], "--gpu", cat.resolve_accelerator)  # "H100 A10G": 2 names
+    try:
+        rows = select_offers(cat, **filters, **rest)
+    except GpuplanError as exc:  # the option `offers` names `instance_types` by
+        if exc.field != "instance_types":
+            raise
+        raise GpuplanError("--instance: " + str(exc).replace("`instance_types`", "--instance"),
+                           value=exc.value) from None
     if not rows:
         _say_why_none(cat, filters, rest)
     if json_out or csv_out:
@@ -205,7 +212,7 @@ def offers_cmd(
         else:
             every = dicts or [r.as_dict() for r in select_offers(cat)[:1]]
             sys.stdout.write(_offers_csv(dicts, list(every[0]) if every else ["cloud"]))
-        print_catalog_banner(console(stderr=True, fit=True), cat)
+        _banner(console(stderr=True, fit=True), cat, rows)
         return
     _offers_table(rows, limit, cat, sort=sort, show_reasons=flagged, wide=wide)
 
@@ -258,18 +265,19 @@ def _all_of(found) -> str:
 
 
 OFFER_COLUMNS = (
-    # what goes first when narrow: a mostly blank term, then the flags (a price `plan`
-    # refuses is marked in $/h), then $/GPU-h and the cloud; the GPU count is kept (a 1-GPU
-    # and an 8-GPU type ranked by $/instance-hour with no count read as comparable), and
-    # where even the kept columns are too wide the rows are listed (`print_table`)
+    # what goes first when narrow: the flags (a price `plan` refuses is marked in $/h), the
+    # date (the catalog line gives the dates of the rows shown; as OPTIONAL it went first, and
+    # 2025 spot rows read as of the line's 2026-01-21), the term, then $/GPU-h and the cloud;
+    # the GPU count is kept (a 1-GPU and an 8-GPU type ranked by $/instance-hour with no count
+    # read as comparable), and where even the kept columns are too wide the rows are listed
     Column("cloud"), Column("instance", ESSENTIAL), Column("region", ESSENTIAL),
     Column("accelerator", ESSENTIAL), Column("GPUs", ESSENTIAL, align="right"),
     # the term tells reservations of one instance apart (three rows otherwise read as one
     # offer at three prices): shown whenever a row has one and there is room, else named
-    Column("pricing", ESSENTIAL), Column("term", rank=2),
+    Column("pricing", ESSENTIAL), Column("term", rank=1),
     Column("$/h", ESSENTIAL, align="right"), Column("$/GPU-h", align="right"),
-    Column("$/PFLOP-h", OPTIONAL, align="right"), Column("as of", OPTIONAL),
-    Column("flags", wrap=True, min_width=14, rank=1),
+    Column("$/PFLOP-h", OPTIONAL, align="right"), Column("as of", rank=2),
+    Column("flags", wrap=True, min_width=14, rank=3),
 )
 
 
@@ -288,7 +296,7 @@ def _offers_table(rows, limit: int, cat, *, sort: str, show_reasons: bool,
     accs = {r.accelerator.name for r in rows}
     one = next(iter(accs)) + " " if len(accs) == 1 else ""
     empty = {"term": not any(r.offer.option for r in shown),
-             "flags": not any(r.offer.flags for r in shown), "accelerator": bool(one)}
+             "flags": not any(r.flags for r in shown), "accelerator": bool(one)}
     columns = tuple(replace(c, priority=ESSENTIAL) if c.header == SORT_COLUMNS.get(sort) else c
                     for c in OFFER_COLUMNS if not empty.get(c.header))
     # a narrow terminal leaves the flags column out: the mark keeps a price `plan` refuses
@@ -304,7 +312,7 @@ def _offers_table(rows, limit: int, cat, *, sort: str, show_reasons: bool,
             o.cloud, o.instance_type, o.region, r.accelerator.name, r.instance.gpu_count,
             o.pricing, o.option, price(o), _money(r.usd_per_gpu_hour, 3),
             _money(r.usd_per_bf16_pflop_hour, 2),
-            ("~" if o.as_of_approximate else "") + o.as_of.isoformat(), ", ".join(o.flags)),
+            ("~" if o.as_of_approximate else "") + o.as_of.isoformat(), ", ".join(r.flags)),
             strict=True) if not empty.get(c.header))
         for r in shown for o in (r.offer,)],
         title=f"{len(rows):,} {one}offer{'' if len(rows) == 1 else 's'}"
@@ -313,15 +321,19 @@ def _offers_table(rows, limit: int, cat, *, sort: str, show_reasons: bool,
     out = console(fit=True)
     if show_reasons:
         for r in shown:
-            if r.offer.flag_reasons:
+            if r.flag_reasons:
                 o = r.offer
                 print_hanging(out, f"{o.cloud}/{o.instance_type}/{o.region}/{o.pricing}: "
-                              f"{o.flag_reasons}", first="", rest="  ")
-    if any(r.offer.flags for r in shown):
+                              f"{r.flag_reasons}", first="", rest="  ")
+    else:  # an instance type's own flags (a corrected GPU count) once per type, not per row
+        for key, why in {(r.offer.cloud, r.offer.instance_type): r.type_flag_reasons
+                         for r in shown if r.type_flag_reasons}.items():
+            print_hanging(out, f"{'/'.join(key)}: {why}", first="", rest="  ")
+    if any(r.flags for r in shown):
         from catalog import INFORMATIONAL_FLAGS, OFFER_FLAGS
 
         # the flags of the rows shown: a legend of flags no row carries read as a warning
-        used = sorted({f for r in shown for f in r.offer.flags})
+        used = sorted({f for r in shown for f in r.flags})
         blocking = [f for f in used if f not in INFORMATIONAL_FLAGS]
         notes = [f for f in used if f in INFORMATIONAL_FLAGS]
         # an overridden (negotiated) price is used: only the other flags keep a price out
@@ -331,7 +343,14 @@ def _offers_table(rows, limit: int, cat, *, sort: str, show_reasons: bool,
                                "`offers --flagged`)." if blocking else "")
                       + (f" {', '.join(notes)}: for information; `gpuplan plan` uses those "
                          "prices." if notes else ""), first="", rest="  ")
-    print_catalog_banner(out, cat)
+    _banner(out, cat, shown)
+
+
+def _banner(out, cat, rows) -> None:
+    """The catalog line, its dates and age those of the offers ``rows`` printed (the whole
+    catalog's oldest, Azure's 1,005 days, was said under AWS rows alone)."""
+    print_hanging(out, catalog_banner(cat, offers=[r.offer for r in rows]), first="",
+                  rest="  ")
 
 
 INFO_COLUMNS = (  # the price dates are what `catalog info` is for: the counts go first

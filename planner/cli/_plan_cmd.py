@@ -110,7 +110,7 @@ def plan_cmd(
         print_catalog_banner,
     )
     from ._files import load_quota_file
-    from ._values import split_csv
+    from ._values import comma_hint, split_csv
 
     # amounts as people type them ($30,000, 30k): read by the planner's parser as --tokens is,
     # a wrong one a line naming the flag; before the catalog loads, as Typer's refusal was
@@ -133,6 +133,7 @@ def plan_cmd(
                            framework=framework, attention=attention, tp=tp, pp=pp, cp=cp,
                            vp=vp, zero=zero, micro_batch=micro_batch, ep=ep)
     workload = planner.build_workload(spec)
+    comma_hint(split_csv(gpu, "--gpu"), "--gpu", cat.resolve_accelerator)  # "H100 A10G"
     constraints = Constraints(
         deadline_hours=planner.parse_deadline(deadline), max_gpus=max_gpus,
         budget_usd=budget_usd, min_probability=min_probability,

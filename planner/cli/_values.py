@@ -28,6 +28,37 @@ def split_csv(values: list[str] | None, option: str | None = None) -> list[str]:
     return names
 
 
+def _spaced(option: str, item: str):
+    """As ``catalog.UnknownNameError`` says names separated by spaces, for --gpu's names."""
+    from catalog import GpuplanError
+
+    words = item.split()
+    return GpuplanError(f"{option}: unknown GPU {item!r}. It is {len(words)} GPU names "
+                        f"separated by spaces. To fix: separate them with commas: "
+                        f"{','.join(words)}")
+
+
+def comma_hint(names: list[str], option: str, resolve) -> None:
+    """Refuse a name of ``names`` (from ``split_csv``) that ``resolve`` does not know but whose
+    space-separated words it each does (`--gpu "H100 A10G"`), as two names to separate with a
+    comma; anything else is left to the command (its "unknown name" error)."""
+    for name in names:
+        words = name.split()
+        if len(words) < 2 or _known(resolve, name) or not all(_known(resolve, w) for w in words):
+            continue
+        raise _spaced(as_typed(option), name)
+
+
+def _known(resolve, name: str) -> bool:
+    from catalog import GpuplanError
+
+    try:
+        resolve(name)
+    except GpuplanError:
+        return False
+    return True
+
+
 def _empty(option: str):
     from catalog import GpuplanError
 
@@ -42,12 +73,18 @@ def not_empty(option: str, value: str | None) -> str | None:
     return value
 
 
-def catalog_banner(cat, today: dt.date | None = None) -> str:
-    """One line saying which catalog priced this, how old it is, and what to do about it."""
-    from catalog import STALE_AFTER_DAYS, price_dates
+def catalog_banner(cat, today: dt.date | None = None, offers=None) -> str:
+    """One line saying which catalog priced this, how old it is, and what to do about it;
+    with ``offers`` (those printed, some), their dates and age rather than the catalog's."""
+    from catalog import STALE_AFTER_DAYS, price_dates, today_utc
 
-    age = cat.age_days(today)
-    line = f"Catalog: {cat.name} (prices as of {price_dates(cat.provenance())})"
+    if offers:
+        oldest = min(o.as_of for o in offers)
+        age = max(0, ((today or today_utc()) - oldest).days)  # a date to come: 0, as info's
+        dates = _offer_dates(offers)
+    else:
+        age, dates = cat.age_days(today), price_dates(cat.provenance())
+    line = f"Catalog: {cat.name} (prices as of {dates})"
     if cat.overrides_path:
         line += f"; overrides from {cat.overrides_path}"
     if age is not None and age > STALE_AFTER_DAYS:
@@ -60,6 +97,24 @@ def catalog_banner(cat, today: dt.date | None = None) -> str:
         if not cat.overrides_path:
             line += " or apply your own rates with --overrides"
     return line
+
+
+def _offer_dates(offers) -> str:
+    """The "prices as of" text of some offers: each cloud's dates, as ``price_dates`` words a
+    catalog's ("aws 2026-01-21; ~ = approximate date"), a span where they differ ("aws
+    2025-11-30 to 2026-01-21")."""
+    spans: dict[str, list] = {}
+    for o in offers:
+        spans.setdefault(o.cloud, []).append((o.as_of, o.as_of_approximate))
+    from catalog import CLOUDS
+
+    said = []
+    for cloud, dates in sorted(spans.items(), key=lambda kv: list(CLOUDS).index(kv[0])):
+        first, last = min(dates), max(dates)
+        shown = [("~" if approx else "") + d.isoformat() for d, approx in (first, last)]
+        said.append(f"{cloud} " + (shown[1] if first[0] == last[0] else " to ".join(shown)))
+    approx = any(a for dates in spans.values() for _, a in dates)
+    return ", ".join(said) + ("; ~ = approximate date" if approx else "")
 
 
 def without_separators(value: str) -> str | None:
