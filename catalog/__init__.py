@@ -21,7 +21,8 @@
                                    the user's files (input_clash: an output that is one of
                                    the command's inputs); make_directory for gpuplan's own
                                    (check_directory_place: the same check for a reader);
-                                   shell_word: a path as one word of a command to paste
+                                   shell_word: a path as one word of a command to paste;
+                                   install_hint: how to install an extra (from the checkout)
     GpuplanError, UnknownNameError, close_matches   errors (with the input's ``field``), and
                                    the one "did you mean"; check_names: a list of names
                                    checked against the known ones; without_fix: a message,
@@ -37,6 +38,7 @@ from ._clouds import (
     REGION_KINDS,
     Cloud,
     aws_bucket_rate,
+    install_hint,
 )
 from ._errors import (
     AmbiguousNameError,
@@ -148,7 +150,7 @@ __all__ = [
     "absent_pricing", "accelerator_summaries", "active_catalog_name", "aws_bucket_rate",
     "canonical_pricing",
     "catalog_status", "check_directory_place", "check_names", "check_output_path",
-    "close_matches", "data_dir", "in_catalog_folders",
+    "close_matches", "data_dir", "in_catalog_folders", "install_hint",
     "decode_user_bytes", "input_clash", "load_catalog", "load_json_text", "load_overrides",
     "load_yaml_text",
     "make_directory", "parse_overrides", "quoted", "read_cached", "read_json_file",

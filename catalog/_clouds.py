@@ -29,6 +29,13 @@ _AWS_WAVELENGTH = re.compile(r"^(?P<parent>[a-z]{2}(?:-gov)?-[a-z]+-\d+)-wl\d+(?
 _AWS_LOCAL = re.compile(r"^(?P<parent>[a-z]{2}(?:-gov)?-[a-z]+-\d+)-[a-z]{3}-\d+[a-z]?$")
 
 
+def install_hint(extra: str) -> str:
+    """How to install one of gpuplan's extras (aws, gcp, azure, app, report, probes): from the
+    checkout, as gpuplan is on no package index — `pip install 'gpuplan[aws]'` finds nothing
+    there, or another project's package of that name."""
+    return f"pip install -e '.[{extra}]' in the gpuplan checkout"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cloud:
     """One cloud provider and the facts about it that code elsewhere must not hard-wire.
@@ -49,7 +56,7 @@ class Cloud:
 
     @property
     def install_hint(self) -> str:
-        return f"pip install 'gpuplan[{self.sdk_extra}]'"
+        return install_hint(self.sdk_extra)
 
     def region_kind(self, region: str) -> str:
         """One of REGION_KINDS."""

@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .._clouds import aws_bucket_rate
+from .._clouds import CLOUDS, aws_bucket_rate
 from .._errors import without_fix
 from .._records import InstanceType, Offer
 from .._refresh_checks import shown_names, spared_by_prune
@@ -169,7 +169,7 @@ class AwsSource:
         except ImportError:
             if self.spot_from_ec2:
                 warnings.append("aws: boto3 is not installed: spot prices from the Spot "
-                                "Instance Advisor instead. To fix: pip install 'gpuplan[aws]'")
+                                f"Instance Advisor instead. To fix: {CLOUDS['aws'].install_hint}")
             return {}
         session = self._session or boto3.Session()
         if session.get_credentials() is None:

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from .._clouds import CLOUDS
 from .._records import InstanceType, Offer
 from .._refresh_checks import region_code, shown_names, spared_by_prune
 from ._common import (
@@ -149,7 +150,7 @@ class AzureSource:
             from azure.mgmt.compute import ComputeManagementClient
         except ImportError:
             warnings.append(SKU_HINT.format(why="azure-mgmt-compute is not installed: "
-                                            "pip install 'gpuplan[azure]'"))
+                                            + CLOUDS["azure"].install_hint))
             return None
         credential = self._credential
         # azure-identity logs each credential it tried (13 lines) at WARNING before raising;

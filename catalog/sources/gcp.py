@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from .._clouds import CLOUDS
 from .._records import InstanceType, Offer
 from ._common import (
     CloudData,
@@ -121,7 +122,7 @@ class GcpSource:
             from google.cloud import billing_v1, compute_v1
         except ImportError:
             raise SourceUnavailable(CLOUD, "google-cloud-compute/-billing are not installed. "
-                                    "To fix: pip install 'gpuplan[gcp]', or set "
+                                    f"To fix: {CLOUDS['gcp'].install_hint}, or set "
                                     f"{API_KEY_ENV} (prices with no SDK)") from None
         credentials, project = self._auth()
         common = {"credentials": credentials, "transport": self.transport}

@@ -19,7 +19,6 @@ import typer
 
 from ._app import CliExit
 
-FIX = "To fix: pip install 'gpuplan[app]'"
 FORWARDED = (signal.SIGTERM, signal.SIGINT)  # what stops `gpuplan app` stops the server
 GRACE_S = 10.0  # a server still running this long after the signal is killed
 MAX_UPLOAD_MB = 4  # Streamlit's default is 200 MB; no file the app reads is near 4 MB
@@ -54,15 +53,16 @@ def launch_command(script: Path, args: list[str]) -> list[str]:
 def app_cmd(ctx: typer.Context) -> None:
     """Open the Streamlit app: plan, explore the catalog, look at probe results, build a team
     budget. Extra arguments go to `streamlit run` (e.g. --server.port 8502)."""
-    from catalog import GpuplanError
+    from catalog import GpuplanError, install_hint
 
     script = app_script()
     if not streamlit_installed():
-        raise GpuplanError(f"the app needs Streamlit, which is not installed. {FIX}")
+        raise GpuplanError(f"the app needs Streamlit, which is not installed. To fix: "
+                           f"{install_hint('app')}")
     if not script.is_file():
         raise GpuplanError(f"the app (app.py) is not next to the installed package at "
-                           f"{script.parent}; it ships with a source checkout. {FIX} from "
-                           "a checkout (pip install -e '.[app]')")
+                           f"{script.parent}; it ships with a source checkout. To fix: "
+                           f"{install_hint('app')}")
     args = list(ctx.args)
     check_streamlit_args(args)
     raise CliExit(run_server(launch_command(script, args)))

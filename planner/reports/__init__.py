@@ -8,7 +8,7 @@
 
 Every report freezes its prices and reads no clock: the same allocation renders the same
 bytes. The HTML report's charts are inline SVG written in plain Python; only the PDF needs
-matplotlib (``pip install 'gpuplan[report]'``), imported when a PDF is rendered.
+matplotlib (``pip install -e '.[report]'``), imported when a PDF is rendered.
 """
 
 from ._actuals import ACTUALS_COLUMNS, load_actuals, parse_actuals

@@ -11,6 +11,8 @@ import logging
 import os
 import warnings
 
+from catalog import install_hint
+
 from ..model import PlannerError
 from ._svg import MAX_LABEL_PX, TEAM_COLOURS, _fit
 
@@ -31,7 +33,7 @@ def _mpl():
         from matplotlib.figure import Figure
     except ImportError:
         raise PlannerError("the PDF report draws its charts with matplotlib, which is not "
-                           "installed. To fix: pip install 'gpuplan[report]', or use "
+                           f"installed. To fix: {install_hint('report')}, or use "
                            "--format html, md or csv") from None
     except UnicodeDecodeError as exc:
         where = os.path.abspath(undecodable.fname or "matplotlibrc")

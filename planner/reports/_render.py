@@ -3,7 +3,7 @@
 ``render(allocation, fmt, actuals=None) -> bytes`` is the one entry point; the renderers live
 in ``_text`` (Markdown, CSV), ``_html`` and ``_pdf``, what they share in ``_rows``, the charts
 in ``_svg`` (HTML: inline SVG, plain Python) and ``_charts`` (PDF: matplotlib, the ``report``
-extra, ``pip install 'gpuplan[report]'``, imported only when a PDF is rendered).
+extra, ``pip install -e '.[report]'``, imported only when a PDF is rendered).
 Every report freezes the prices it used: each job's USD per instance-hour and the catalog's
 date and source. Nothing here reads the clock, so the same allocation renders the same bytes.
 

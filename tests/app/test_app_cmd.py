@@ -76,7 +76,8 @@ def test_without_streamlit_it_says_which_extra_to_install(monkeypatch, calls, ca
     monkeypatch.setattr(app_cmd, "streamlit_installed", lambda: False)
     assert main(["app"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.endswith("To fix: pip install 'gpuplan[app]'")
+    assert "\n" not in err and err.endswith("To fix: pip install -e '.[app]' in the gpuplan "
+                                             "checkout")
     assert calls == []
 
 
@@ -85,7 +86,7 @@ def test_without_app_py_next_to_the_package_it_says_how_to_get_it(monkeypatch, c
     monkeypatch.setattr(app_cmd, "app_script", lambda: tmp_path / "app.py")
     assert main(["app"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "To fix: pip install 'gpuplan[app]'" in err
+    assert "\n" not in err and "To fix: pip install -e '.[app]' in the gpuplan checkout" in err
     assert calls == []
 
 

@@ -196,8 +196,8 @@ def test_a_pdf_without_matplotlib_is_refused_before_anything_is_planned(tmp_path
         captured = capsys.readouterr()
         assert code == 2 and not out.exists() and not captured.out
         assert captured.err.startswith("error: the PDF report draws its charts with matplotlib, "
-                                       "which is not installed. To fix: pip install "
-                                       "'gpuplan[report]'"), captured.err
+                                       "which is not installed. To fix: pip install -e "
+                                       "'.[report]' in the gpuplan checkout"), captured.err
         assert "Traceback" not in captured.err
     # --json alone renders no PDF: nothing to check (it fails later, on the stubbed catalog)
     with pytest.raises(AssertionError, match="the catalog was loaded"):
