@@ -215,6 +215,12 @@ as the hours beside it are written): those warnings alone changed (155 lines in 
 inferred from ``params``: ``"model": "inferred"`` became ``"125M model (inferred shape)"`` (plan
 headers read "gpuplan plan for inferred, 300B tokens"); those 58 lines (one per plan) alone
 changed.
+The thirteen plan cases were rewritten the same day for one added field per plan,
+``checkpoint_storage_usd`` (what the checkpoints' storage adds to ``total_cost_usd``; null
+without a storage price, 63.02 in ``70b-commitments-storage``'s recommendation): with that key
+dropped, nine files are byte for byte the old ones and four differ in float rounding alone (at
+most 4.3e-16 relative: ``gpt2xl-aws-on-demand-by-accelerator``,
+``70b-infeasible-deadline-quotas``, ``7b-infeasible-budget``, ``13b-spot-flagged-top200``).
 Exit status: 0 identical, 1 a case differs, 3 the packaged catalog is not the one the files
 were written with.
 """

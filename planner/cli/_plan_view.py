@@ -205,7 +205,9 @@ def _card(c, constraints, below: float | None = None) -> str:
         f"{o.cloud} {', '.join(c.regions)}, {o.pricing}"
         + (f" ({o.offering_class}, {o.upfront} upfront)" if o.offering_class else ""),
         f"cost [bold]{format_usd(c.cost_usd)}[/bold] (P10–P90 {format_usd(c.cost_usd_p10)}–"
-        f"{format_usd(c.cost_usd_p90)}) at ${c.usd_per_hour_cluster:,.2f}/h",
+        f"{format_usd(c.cost_usd_p90)}) at ${c.usd_per_hour_cluster:,.2f}/h"
+        + (f" + {format_usd(c.checkpoint_storage_usd)} checkpoint storage"
+           if c.checkpoint_storage_usd else ""),
         f"wall-clock {_hours(c.wall_clock_hours)}, P10–P90 "
         f"{format_hours_range(c.wall_clock_hours_p10, c.wall_clock_hours_p90)} · "
         f"{format_amount(c.gpu_hours)} GPU-h",

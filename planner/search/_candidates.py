@@ -93,6 +93,9 @@ class Candidate:
     distribution: Mapping[str, float]  # base_hours, loss_hours, rate, sigma: _probability
     commitment: Commitment | None = None
     warnings: tuple[str, ...] = ()
+    # what keeping the checkpoints costs over the expected run, part of ``cost_usd`` (None
+    # without a storage price): the cost was more than $/h × hours, and nothing said why
+    checkpoint_storage_usd: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "distribution", freeze(self.distribution))
@@ -130,6 +133,7 @@ class Candidate:
             "spot_interruptions_per_hour": self.spot_interruptions_per_hour,
             "distribution": dict(self.distribution),
             "commitment": self.commitment.as_dict() if self.commitment else None,
+            "checkpoint_storage_usd": self.checkpoint_storage_usd,
             "price_as_of": o.as_of.isoformat(), "price_as_of_approximate": o.as_of_approximate,
             "price_source": o.source, "price_flags": list(o.flags),
             "offering_class": o.offering_class or None, "upfront": o.upfront or None,

@@ -322,6 +322,9 @@ def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Sp
             measurements=ev.found, wall_range=(q10, q90), calibration=entry.calibration,
             restart_constant="spot_restart_minutes" if spot else "restart_minutes")
     costs, paid = r.costs, r.paid
+    stored = (storage_usd(wall, checkpoint_bytes=space.ckpt,
+                          usd_per_gb_month=c.checkpoint_storage_usd_per_gb_month)
+              if c.checkpoint_storage_usd_per_gb_month is not None else None)
     commitment = None
     if o.term_hours:
         commitment = Commitment(
@@ -329,10 +332,7 @@ def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Sp
             paid_hours=paid[0], commitment_use=c.commitment_use,
             term_cost_usd=n * o.usd_per_hour * paid[0],
             # the instances' own rate: the run's cost without the checkpoints' storage
-            effective_usd_per_hour=(
-                (costs[0] - storage_usd(wall, checkpoint_bytes=space.ckpt,
-                                        usd_per_gb_month=c.checkpoint_storage_usd_per_gb_month))
-                / (n * wall)))
+            effective_usd_per_hour=(costs[0] - (stored or 0.0)) / (n * wall))
     warnings = list(est.warnings)
     if spot and n > c.max_spot_instances:
         warnings.append(
@@ -373,7 +373,7 @@ def _candidate(workload, kept_as: tuple[int, dict], catalog, c, A, ms, space: Sp
         deadline_probability=r.prob, meets_deadline=r.meets, within_limits=r.within,
         expected_interruptions=r.rate * r.base,
         spot_interruptions_per_hour=rate or None, distribution=dist,
-        commitment=commitment, warnings=tuple(warnings))
+        commitment=commitment, warnings=tuple(warnings), checkpoint_storage_usd=stored)
 
 
 def _points(c, space: Space, C: Cands, within, front_idx, ref_cost) -> tuple[PlanPoint, ...]:
