@@ -277,6 +277,12 @@ def print_plan(result, constraints, *, wide: bool = False) -> None:
                           f"(P {format_chance(c.deadline_probability, below=below)})")
         print_hanging(out, f"{infeasible_fixes(inf, constraints)}.", first="To fix: ",
                       rest="  ")
+        # what both plans shown warn of is the workload's (a head_dim typo counting 694B
+        # parameters): said here too, as --json's plans carry it (it was said nowhere)
+        theirs = set(inf.cheapest.warnings)
+        for w in (w for w in inf.fastest.warnings if w in theirs):
+            print_hanging(out, say_fields(w), first="warning: ", rest="  ",
+                          first_style="yellow")
         _flagged(out, result)
         return
     r = result.recommendation

@@ -22,3 +22,13 @@ def test_the_workload_warnings_come_before_a_no_fit_error(tmp_path, capsys):
     warned, _, error = err.partition("error: ")
     assert "head_dim 65,536" in " ".join(warned.split())
     assert "do not fit" in " ".join(error.split())
+
+
+def test_an_infeasible_plan_says_the_workloads_warnings(tmp_path, capsys):
+    """`plan` with no configuration meeting the deadline printed the infeasible block alone:
+    the head_dim warning that explains the 694B parameters was only in --json."""
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({**LLAMA3_8B, "head_dim": 65536}))
+    assert main(["plan", "--config", str(cfg), "--tokens", "50B", "--deadline", "7d"]) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert "infeasible:" in out and "warning:" in out and "head_dim 65,536" in out
