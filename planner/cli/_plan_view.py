@@ -198,6 +198,11 @@ def infeasible_fixes(inf, constraints) -> str:
     return ", ".join(speed + limits) + rest
 
 
+def _cents(usd: float) -> str:
+    """A small amount as the cost line says it: "< $0.01" below a cent ("$9.3e-06")."""
+    return format_usd(usd) if usd >= 0.005 else "< $0.01"
+
+
 def _card(c, constraints, below: float | None = None) -> str:
     o, e, p = c.offer, c.estimate, c.estimate.plan
     lines = [
@@ -206,7 +211,7 @@ def _card(c, constraints, below: float | None = None) -> str:
         + (f" ({o.offering_class}, {o.upfront} upfront)" if o.offering_class else ""),
         f"cost [bold]{format_usd(c.cost_usd)}[/bold] (P10–P90 {format_usd(c.cost_usd_p10)}–"
         f"{format_usd(c.cost_usd_p90)}) at ${c.usd_per_hour_cluster:,.2f}/h"
-        + (f" + {format_usd(c.checkpoint_storage_usd)} checkpoint storage"
+        + (f" + {_cents(c.checkpoint_storage_usd)} checkpoint storage"
            if c.checkpoint_storage_usd else ""),
         f"wall-clock {_hours(c.wall_clock_hours)}, P10–P90 "
         f"{format_hours_range(c.wall_clock_hours_p10, c.wall_clock_hours_p90)} · "

@@ -82,7 +82,8 @@ def _where(spec: LaunchSpec) -> str:
     """The place the catalog priced: a zone the file writes as its parent region says so."""
     where = f"{spec.zone}, launched as {spec.region}" if spec.zone else spec.region or ""
     if spec.other_regions:  # the plan priced these the same: the files launch in any
-        where += f" or {' / '.join(spec.other_regions)} at the same price"
+        *some, last = spec.other_regions
+        where += f"{''.join(f', {r}' for r in some)} or {last} at the same price"
     return where
 
 

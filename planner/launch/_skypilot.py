@@ -119,7 +119,8 @@ def training_task(spec: LaunchSpec, *, task_path: str, header: tuple[str, ...],
     else:
         # --down deletes the nodes' disks with them: checkpoints belong in a bucket
         commands = (f"sky launch -c {spec.name} -i {TRAIN_IDLE_MINUTES} --down {task_arg}  "
-                    f"# auto-down after {TRAIN_IDLE_MINUTES} idle minutes",
+                    f"# auto-down after {TRAIN_IDLE_MINUTES} idle minutes, disks and all: keep "
+                    "checkpoints in a bucket",
                     f"sky down {spec.name}  # once training is over (this deletes the nodes' "
                     "disks: keep checkpoints in a bucket)")
     return LaunchBundle(target="skypilot", commands=commands,

@@ -330,9 +330,12 @@ def plan_env(plan: dict, workload=None, tokens_per_step: int | None = None) -> d
         env["GPUPLAN_EP"] = plan["ep"]
     if workload is not None and (split := stage_layers(workload.arch.layers, plan["pp"])):
         # uneven pipeline stages: the script must split the layers as the estimate did
-        env.update({"GPUPLAN_LAYERS_PER_STAGE": split[0],
-                    "GPUPLAN_LAST_STAGE_LAYERS": split[-1],
-                    "GPUPLAN_STAGE_LAYERS": ",".join(map(str, split))})
+        if split == (split[0],) * (len(split) - 1) + (split[-1],):  # all but the last equal:
+            env.update({"GPUPLAN_LAYERS_PER_STAGE": split[0],  # the pair says it whole
+                        "GPUPLAN_LAST_STAGE_LAYERS": split[-1]})
+        env.update({"GPUPLAN_STAGE_LAYERS": ",".join(map(str, split)),
+                    "GPUPLAN_PIPELINE_LAYOUT": pipeline_layout(
+                        split, int(plan.get("virtual_stages") or 1))})
     if workload is not None:
         # the plan's own batch (whole micro-batches per data-parallel rank), which the user's
         # request was rounded up to: the user's 2,998,272 beside dp·mb·ga·seq = 3,211,264
@@ -363,6 +366,26 @@ def stage_layers(layers: int, pp: int) -> tuple[int, ...] | None:
     return (per,) * full + (per - 1,) * (pp - full)
 
 
+def pipeline_layout(split: tuple[int, ...], vp: int) -> str:
+    """``split`` (each stage's layers) over ``vp`` virtual stages as Megatron-LM's
+    ``--pipeline-model-parallel-layout`` writes it (docs.nvidia.com/megatron/parallelism-guide/
+    pipeline-parallel-layout: stages split by "|", virtual rank 0 of every stage first, "E"
+    the embedding, "t" a layer, "L" the loss): each stage's layers in ``vp`` chunks, the
+    fuller first — deepseek-v3's last stage of 5 layers at vp 4 is 2, 1, 1, 1. Uneven stages
+    with interleaving need it (every stage's layers divisible by vp is the uniform split's
+    rule: 5 is not, by 4)."""
+    chunks = [[n // vp + (i < n % vp) for i in range(vp)] for n in split]
+    said = []
+    for v in range(vp):
+        for p, per_stage in enumerate(chunks):
+            k = per_stage[v]
+            said.append(",".join(x for x in ("E" if (v, p) == (0, 0) else "",
+                                             f"t*{k}" if k > 1 else "t" * k,
+                                             "L" if (v, p) == (vp - 1, len(split) - 1) else "")
+                                 if x))
+    return "|".join(said)
+
+
 def stage_note(layers: int, pp: int) -> str | None:
     """One header line for uneven pipeline stages (``stage_layers``), else None."""
     split = stage_layers(layers, pp)
@@ -374,9 +397,9 @@ def stage_note(layers: int, pp: int) -> str | None:
     first = (f"the first holds {split[0]} layers" if full == 1 else
              f"the first {full} hold {split[0]} layers each")
     return (f"Pipeline stages are uneven: {layers} layers over {pp} stages — {first}, {rest} "
-            "(GPUPLAN_STAGE_LAYERS, "
-            "GPUPLAN_LAYERS_PER_STAGE, GPUPLAN_LAST_STAGE_LAYERS); the estimate times every "
-            f"stage at {split[0]}.")
+            "(GPUPLAN_STAGE_LAYERS; GPUPLAN_PIPELINE_LAYOUT in Megatron-LM's "
+            "--pipeline-model-parallel-layout form, virtual stages included); the estimate "
+            f"times every stage at {split[0]}.")
 
 
 def plan_args(plan: dict) -> str:

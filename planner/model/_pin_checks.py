@@ -83,9 +83,12 @@ def _check_model_pins(workload: Workload) -> None:
         per = math.ceil(a.layers / p.pp)
         fitting = ", ".join(str(v) for v in range(1, per + 1)
                             if not per % v and interleaving_fits(a.layers, p.pp, v))
-        raise WorkloadError(f"vp={p.vp} must divide the {per} layers of each of the {p.pp} "
-                            f"pipeline stages. To fix: pin one of {fitting}", field="vp",
-                            value=p.vp)
+        what = (f"the {per} layers of each of the {p.pp} pipeline stages"
+                if per * p.pp == a.layers else  # uneven: the last holds fewer ("of each" lied)
+                f"{per}, the layers of the fullest of the {p.pp} pipeline stages "
+                f"(⌈{a.layers} / {p.pp}⌉, which the model times every stage at)")
+        raise WorkloadError(f"vp={p.vp} must divide {what}. To fix: pin one of {fitting}",
+                            field="vp", value=p.vp)
     if p.vp is not None and p.pp and p.pp > 1 and not interleaving_fits(a.layers, p.pp, p.vp):
         raise WorkloadError(f"pp={p.pp} × vp={p.vp} is {p.pp * p.vp} pipeline chunks for the "
                             f"model's {a.layers} layers: every chunk holds a layer, the "

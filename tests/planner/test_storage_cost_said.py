@@ -33,3 +33,11 @@ def test_without_a_storage_price_it_is_null(capsys):
 def test_the_cost_line_says_it(capsys):
     assert main([*PLAN, "--checkpoint-storage-usd-per-gb-month", "0.023"]) == 0
     assert "checkpoint storage" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_storage_below_a_cent_is_said_as_such(capsys):
+    """A gpt2 run's storage read "+ $9.3e-06 checkpoint storage"."""
+    assert main(["plan", "--model", "gpt2", "--tokens", "1B", "--gpu", "H100", "--max-gpus",
+                 "8", "--top", "1", "--checkpoint-storage-usd-per-gb-month", "0.023"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "+ < $0.01 checkpoint storage" in out and "e-0" not in out
