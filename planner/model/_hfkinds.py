@@ -119,7 +119,7 @@ def config_warnings(cfg: Mapping, arch: Architecture, source: str) -> list[str]:
                else "head_dim")
         out.append(f"{source}: {key} {arch.d_head:,} makes the attention {arch.heads} heads × "
                    f"{arch.d_head:,} = {arch.heads * arch.d_head:,} wide, {width:.3g} × the "
-                   f"hidden size {arch.hidden:,} (real models: 1 to about 3.5), and the model "
+                   f"hidden size {arch.hidden:,} (real models: about 0.8 to 3.5), and the model "
                    f"{total} parameters. To fix: check {key} (hidden / heads is "
                    f"{arch.hidden // arch.heads:,}), or give `params` from the model card")
     return out
