@@ -106,7 +106,7 @@ def test_an_impossible_deadline_shows_the_fastest_and_cheapest_alternatives():
 def test_a_parameter_count_is_a_workload():
     at = app(source="params", params="1.3B", tokens="26B")
     assert_clean(at)
-    assert texts(at)[0].startswith("**inferred**: 1.29B parameters")
+    assert texts(at)[0].startswith("**1.3B model (inferred shape)**: 1.29B parameters")
     recommendation(at)
 
 
