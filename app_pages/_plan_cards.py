@@ -22,11 +22,25 @@ CARDS_PER_ROW = 3  # at 4 an 800-px window broke "Warnings: capacity" one letter
 
 # ---- pieces every plan shows ----------------------------------------------------------------
 
-def warning_lines(p: dict) -> list[str]:
+def warning_lines(p: dict, *, leave_out: frozenset[str] = frozenset()) -> list[str]:
     """Each warning of a plan as one escaped markdown line, its kind in bold, in the app's
-    words (inputs by their labels, never CLI flags)."""
+    words (inputs by their labels, never CLI flags); ``leave_out``: those said once already."""
     return [f"**{F.warning_kind(w).capitalize()}:** {F.md(S.app_words(F.warning_text(w)))}"
-            for w in p.get("warnings") or ()]
+            for w in p.get("warnings") or () if w not in leave_out]
+
+
+def common_warnings(plans: list[dict]) -> frozenset[str]:
+    """The warnings every one of two or more ``plans`` has: the workload's ("the FFN width is
+    a guess", an old probe report's caution), said once above the plans, not under each."""
+    if len(plans) < 2:
+        return frozenset()
+    return frozenset.intersection(*(frozenset(p.get("warnings") or ()) for p in plans))
+
+
+def common_lines(plans: list[dict], common: frozenset[str]) -> list[str]:
+    """``common`` as ``warning_lines`` words them, in the order the plans give them."""
+    return warning_lines({"warnings": [w for w in plans[0].get("warnings") or ()
+                                       if w in common]}) if common else []
 
 
 def show_warnings(p: dict) -> None:
@@ -250,6 +264,10 @@ def by_group_view(result: dict) -> None:
         st.caption(f"No {group} has a plan that meets the deadline and limits.")
         return
     cheapest = best[0][1]["total_cost_usd"]
+    common = common_warnings([p for _, p in best])
+    if said := common_lines([p for _, p in best], common):
+        st.warning(f"Every {group}'s plan:\n" + "\n".join(f"- {x}" for x in said),
+                   icon=":material/warning:")
     with st.container(key="by_group"):
         for start in range(0, len(best), CARDS_PER_ROW):
             cols = st.columns(CARDS_PER_ROW)
@@ -262,7 +280,7 @@ def by_group_view(result: dict) -> None:
                                 f"{F.duration(p['wall_clock_hours'])}  \nP(deadline) "
                                 f"{F.chance(p['deadline_probability'])}")
                     st.caption(F.md(_where(p, group)) + "  \n" + F.md(F.range_line(p)))
-                    lines = warning_lines(p)
+                    lines = warning_lines(p, leave_out=common)  # its own only
                     if lines:
                         with st.popover(f"{len(lines)} warning{'s' if len(lines) > 1 else ''}",
                                         icon=":material/warning:", help=warning_kinds(p)):
@@ -321,9 +339,16 @@ def candidates_tab(candidates: list[dict]) -> None:
     import pandas as pd  # here: the recommendation above is drawn before pandas loads
 
     F.show_table(pd.DataFrame(rows), columns, key="candidates_table", wide=("plan",))
-    warned = [(i, p) for i, p in enumerate(candidates, start=1) if p.get("warnings")]
-    if warned:
-        with st.expander(f"Warnings of {len(warned)} of the {len(candidates)} plans listed"):
-            for i, p in warned:
+    # the workload's warnings, which every plan has, once above the plans' own
+    common = common_warnings(candidates)
+    warned = [(i, p, lines) for i, p in enumerate(candidates, start=1)
+              if (lines := warning_lines(p, leave_out=common))]
+    if warned or common:
+        with st.expander(f"Warnings of {len(warned)} of the {len(candidates)} plans listed"
+                         + (" and of all of them" if common else "")):
+            if said := common_lines(candidates, common):
+                st.markdown(f"**All {len(candidates)} plans**\n\n"
+                            + "\n".join(f"- {x}" for x in said))
+            for i, p, lines in warned:
                 st.markdown(f"**#{i}** {F.md(F.config_line(p))}\n\n"
-                            + "\n".join(f"- {x}" for x in warning_lines(p)))
+                            + "\n".join(f"- {x}" for x in lines))

@@ -196,14 +196,15 @@ def load_catalog_or_stop() -> catalog.Catalog:
     return cat
 
 
-def catalog_banner(cat: catalog.Catalog) -> None:
-    """Which catalog priced this, from what source, and a warning when it is old."""
-    dates = md(catalog.price_dates(cat.provenance()))
+def catalog_banner(cat: catalog.Catalog, shown: tuple[str, int] | None = None) -> None:
+    """Which catalog priced this, from what source, and a warning when it is old; ``shown``:
+    (dates, age in days) of the offers a page lists, said instead of the whole catalog's."""
+    dates = md(shown[0] if shown else catalog.price_dates(cat.provenance()))
     text = f"Catalog: **{md(cat.name)}** — prices as of {dates}. Source: " \
            f"{md(cat.source or 'unknown')}."
     if cat.overrides_path:
         text += f" Overrides from {md(Path(cat.overrides_path).name)}."
-    age = cat.age_days()
+    age = shown[1] if shown else cat.age_days()
     if age is not None and age > catalog.STALE_AFTER_DAYS:
         st.warning(f"{text}\n\nPrices are up to {age:,} days old: run `gpuplan catalog refresh` "
                    "or apply your own rates with `GPUPLAN_OVERRIDES`.",

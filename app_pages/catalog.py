@@ -11,6 +11,7 @@ import catalog
 from app_pages import _charts as C
 from app_pages import _format as F
 from app_pages import _inputs as I
+from app_pages import _offer_notes as N
 from app_pages import _shared as S
 
 L = S.FIELD_LABELS
@@ -20,6 +21,9 @@ OFFER_COLUMNS = {
     # $/h to the tenth of a cent, as $/GPU-h and `gpuplan offers`: a 1-GPU offer read $0.03
     # beside its $0.026 per GPU-hour
     "usd_per_hour": ("$/h", "usd3"), "usd_per_gpu_hour": ("$/GPU-h", "usd3"),
+    # "*" beside the prices `plan` does not use, as `gpuplan offers` marks them (a number
+    # column cannot carry the mark and still sort as numbers)
+    "price_unused": (N.UNUSED_MARK, "text"),
     "pricing": ("Pricing", "pricing"), "region": ("Region", "text"),
     "accelerator": ("Accelerator", "text"), "gpu_count": ("GPUs", "int"),
     "gpu_memory_gib": ("GiB per GPU", "num1"),
@@ -27,6 +31,8 @@ OFFER_COLUMNS = {
     "inter_node_gbps": ("Network (Gbit/s)", "int"), "fabric": ("Fabric", "text"),
     "intra_node_topology": ("GPU links", "text"), "as_of": ("Price as of", "text"),
     "flags": ("Flags", "list"),
+    # why: "gpu_count_corrected: source lists 12 GPUs; the VM has 8 (…)"
+    "flag_reasons": ("Why flagged", "text"),
 }
 ACCELERATOR_COLUMNS = {
     "name": ("Accelerator", "text"), "aliases": ("Aliases", "list"), "vendor": ("Vendor", "text"),
@@ -155,8 +161,11 @@ def main() -> None:
     chosen = filters(cat, url)
     url.keep()
     url.warn()
-    S.catalog_banner(cat)
     out = S.cached_offers(chosen, S.catalog_key(cat))
+    # the dates and age of the offers a filter lists, as `gpuplan offers` gives them (a
+    # filter to aws read "up to 1,005 days old", azure's age); the whole catalog's otherwise
+    narrowed = any(v for k, v in chosen.items() if k not in ("sort", "include_unpriced"))
+    S.catalog_banner(cat, N.shown_dates(out["rows"]) if narrowed and out.get("rows") else None)
     if "error" in out:
         S.show_error(out)
         return
@@ -172,15 +181,28 @@ def main() -> None:
     st.markdown(count_line(df, hidden))
     if df["usd_per_gpu_hour"].notna().any():
         st.plotly_chart(price_chart(df), key="price_chart")
-    F.show_table(df, OFFER_COLUMNS, key="offers_table")
-    csv = df.assign(flags=df["flags"].map(",".join)).to_csv(index=False)
+    marked = N.marked_prices(rows)
+    if any(marked):
+        df["price_unused"] = marked
+    F.show_table(df, OFFER_COLUMNS, key="offers_table", wide=("flag_reasons",))
+    if any(marked):
+        st.caption(f"{N.UNUSED_MARK} a price the planner does not use: a flag below keeps it "
+                   "out of plans (or it has no price).")
+    csv = df.drop(columns="price_unused", errors="ignore").assign(
+        flags=df["flags"].map(",".join)).to_csv(index=False)
     st.download_button("Download offers (CSV)", csv, file_name="gpuplan-offers.csv",
                        mime="text/csv", key="offers_csv", icon=":material/download:")
-    flagged = sorted({f for fl in rows for f in fl["flags"]})
-    if flagged:
+    blocking, informational = N.flag_groups(rows)
+    if blocking or informational:
         with st.expander("What the price flags mean"):
-            for f in flagged:
-                st.markdown(f"- **{F.md(f)}**: {F.md(catalog.OFFER_FLAGS.get(f, ''))}")
+            for title, flags in (("Kept out of plans (the planner does not use these "
+                                  f"prices, marked {N.UNUSED_MARK})", blocking),
+                                 ("For information (the planner still uses these prices)",
+                                  informational)):
+                if flags:
+                    st.markdown(f"**{F.md(title)}**\n\n" + "\n".join(
+                        f"- **{F.md(f)}**: {F.md(catalog.OFFER_FLAGS.get(f, ''))}"
+                        for f in flags))
     with st.expander("Accelerators: datasheet specs and cheapest $/GPU-hour"):
         acc = pd.DataFrame(S.cached_accelerator_summaries(S.catalog_key(cat)))
         acc = acc[acc["instance_types"] > 0]

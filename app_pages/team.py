@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable
 
 import pandas as pd
 import plotly.express as px
@@ -24,19 +23,16 @@ from app_pages import _charts as C
 from app_pages import _format as F
 from app_pages import _inputs as I
 from app_pages import _shared as S
+from app_pages._team_reports import (
+    MIME,
+    render_reports,
+    report_on_click,
+)
 from app_pages._team_words import TABLE_SOURCE, plan_from_table, table_words
-from planner import reports as team_reports
 from planner import store
 from planner import team as teams_
 from planner.model import MAX_PLAN_GPUS
 
-REPORT_FORMATS = {"HTML": "html", "PDF": "pdf", "Markdown": "md", "CSV": "csv"}
-# Drawn when its button is clicked, not with the allocation: matplotlib took 28 s of a
-# 500-job team's 32 s allocation, on every run whether or not anyone downloaded the PDF (the
-# others take well under a second)
-ON_CLICK = frozenset({"pdf"})
-MIME = {"html": "text/html", "pdf": "application/pdf", "md": "text/markdown",
-        "csv": "text/csv"}
 # the HTML report's palette, so that a team has the same colour in the app and the report
 TEAM_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3",
                 "#8C8C8C", "#CCB974", "#64B5CD")
@@ -108,23 +104,17 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
         warnings = teams_.check_dates(team_plan, today=dt.date.fromisoformat(today))
         allocation = teams_.allocate(team_plan, catalog=cat,
                                    calibration=store.load_calibration(cat))
-        reports = {}  # label: (format, bytes, or None for one drawn when asked for)
-        for label, fmt in REPORT_FORMATS.items():
-            try:
-                if fmt in ON_CLICK:
-                    team_reports.check_format(fmt)  # offered only if it can be drawn
-                    reports[label] = (fmt, None)
-                else:
-                    reports[label] = (fmt, team_reports.render(allocation, fmt))
-            except (catalog.GpuplanError, ImportError):
-                continue  # e.g. PDF without matplotlib (the report extra): offer the others
+        # the downloads list the dates too, as `gpuplan report` writes them; not in as_dict,
+        # so kept beside it for the PDF rebuilt on click
+        dated = allocation.with_dates(warnings)
         words = table_words if source_kind == "table" else str
-        return {"allocation": allocation.as_dict(), "reports": reports,
+        return {"allocation": allocation.as_dict(), "date_warnings": list(dated.date_warnings),
+                "reports": render_reports(dated),
                 "warnings": [S.app_words(words(w)) for w in warnings],
                 # the jobs' plans' (a term paid whole, spot capacity …), in the words of
                 # `gpuplan report` and the downloaded report, each once with its jobs; the
                 # table's rows ("row 2 'b'") where the jobs came from the table
-                "job_warnings": [words(w) for w in allocation.warning_lines()]}
+                "job_warnings": [words(w) for w in allocation.job_warning_lines()]}
     except catalog.GpuplanError as exc:
         # an error in the plan's own overrides entry is fixed there, not in the
         # GPUPLAN_OVERRIDES file or with a CLI command its format names
@@ -138,17 +128,6 @@ def run_allocation(source_kind: str, payload: str, name: str, configs: tuple, ca
 
 # how the price-overrides reader names its format (catalog/_overrides.py), for the CLI
 OVERRIDES_FORMAT = "(format: `gpuplan offers --help`, --overrides)"
-
-
-def report_on_click(a: dict, fmt: str) -> Callable[[], bytes]:
-    """The report of the allocation ``a`` (``Allocation.as_dict()``) in ``fmt``, drawn when
-    its download button is clicked: Streamlit calls it then (``data`` of
-    ``st.download_button`` may be a callable). The allocation is rebuilt from its dict, the
-    one the page shows, not allocated again."""
-    def render() -> bytes:
-        return team_reports.render(teams_.Allocation(**a), fmt)
-
-    return render
 
 
 def team_colours(a: dict) -> dict[str, str]:
@@ -303,7 +282,8 @@ def show_allocation(out: dict) -> None:
     with st.container(horizontal=True):
         for label, (fmt, data) in out["reports"].items():
             st.download_button(f"Report ({label})",
-                               report_on_click(a, fmt) if data is None else data,
+                               report_on_click(a, fmt, out.get("date_warnings", ()))
+                               if data is None else data,
                                file_name=f"gpuplan-team-report.{fmt}",
                                mime=MIME.get(fmt), key=f"team_report_{fmt}",
                                icon=":material/download:")

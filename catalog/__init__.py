@@ -71,7 +71,7 @@ from ._load import (
     data_dir,
     load_catalog,
 )
-from ._meta import price_dates
+from ._meta import dates_of, price_dates
 from ._paths import in_catalog_folders
 from ._records import (
     DTYPES,
@@ -159,6 +159,6 @@ __all__ = [
     "select_offers", "shell_word", "stored_catalogs", "today_utc", "unmatched_pricing",
     "unquoted_hint",
     "use_catalog", "why_no_offers",
-    "number_in_file", "price_dates", "whole_number_in_file",
+    "number_in_file", "price_dates", "dates_of", "whole_number_in_file",
     "without_fix", "write_bytes_atomic", "write_cached", "write_snapshot", "write_text_atomic",
 ]

@@ -96,6 +96,30 @@ def price_dates(info: Mapping) -> str:
     return (dates or "unknown") + legend
 
 
+def dates_of(dated: Iterable[tuple[str, _dt.date, bool]],
+             today: _dt.date) -> tuple[str, int]:
+    """The "prices as of" text of some offers, given as (cloud, as_of, approximate), and the
+    age in days of the oldest (0 for a date to come): each cloud's dates, a span where they
+    differ ("aws 2025-11-30 to 2026-01-21; gcp ~2025-04-01; ~ = approximate date"). `offers`
+    and the app's Catalog page date the rows they show with it (a filter to one cloud read
+    the whole catalog's oldest price, another cloud's)."""
+    from ._clouds import CLOUDS
+
+    spans: dict[str, list[tuple[_dt.date, bool]]] = {}
+    for cloud, day, approx in dated:
+        spans.setdefault(cloud, []).append((day, bool(approx)))
+    order = list(CLOUDS)
+    said = []
+    for cloud in sorted(spans, key=lambda c: order.index(c) if c in order else len(order)):
+        first, last = min(spans[cloud]), max(spans[cloud])
+        shown = [("~" if approx else "") + d.isoformat() for d, approx in (first, last)]
+        said.append(f"{cloud} " + (shown[1] if first[0] == last[0] else " to ".join(shown)))
+    approx = any(a for days in spans.values() for _, a in days)
+    oldest = min((d for days in spans.values() for d, _ in days), default=today)
+    return (", ".join(said) + ("; ~ = approximate date" if approx else ""),
+            max(0, (today - oldest).days))
+
+
 MAX_META_BYTES = 4 * 2**20
 
 
@@ -215,5 +239,5 @@ def sources_of(catalog, offers: Iterable[Offer], sources: list[dict]) -> list[di
                    "offers": len(moved), "source": f"overrides: {catalog.overrides_path}"}]
 
 
-__all__ = ["MAX_META_BYTES", "age_in_days", "check_meta", "cloud_meta", "newer_than_today",
-           "price_dates", "provenance", "read_meta", "sources_of"]
+__all__ = ["MAX_META_BYTES", "age_in_days", "check_meta", "cloud_meta", "dates_of",
+           "newer_than_today", "price_dates", "provenance", "read_meta", "sources_of"]

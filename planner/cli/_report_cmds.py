@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -138,9 +137,7 @@ def report_cmd(
         print_json(_report_json(allocation, spent, warnings))
         _print_job_warnings(allocation)  # after the answer, as `plan` prints its warnings
         return
-    # in the report as its jobs' warnings read: "jobs[1] 'a': …", the file being its source
-    allocation = dataclasses.replace(allocation, date_warnings=tuple(
-        w.removeprefix(f"{team.source}: ") for w in warnings))
+    allocation = allocation.with_dates(warnings)  # the dates' warnings in the report too
     if summary_only:
         _print_summary(allocation, cat, wide=wide)
         return

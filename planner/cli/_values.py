@@ -76,12 +76,11 @@ def not_empty(option: str, value: str | None) -> str | None:
 def catalog_banner(cat, today: dt.date | None = None, offers=None) -> str:
     """One line saying which catalog priced this, how old it is, and what to do about it;
     with ``offers`` (those printed, some), their dates and age rather than the catalog's."""
-    from catalog import STALE_AFTER_DAYS, price_dates, today_utc
+    from catalog import STALE_AFTER_DAYS, dates_of, price_dates, today_utc
 
     if offers:
-        oldest = min(o.as_of for o in offers)
-        age = max(0, ((today or today_utc()) - oldest).days)  # a date to come: 0, as info's
-        dates = _offer_dates(offers)
+        dates, age = dates_of(((o.cloud, o.as_of, o.as_of_approximate) for o in offers),
+                              today or today_utc())
     else:
         age, dates = cat.age_days(today), price_dates(cat.provenance())
     line = f"Catalog: {cat.name} (prices as of {dates})"
@@ -97,24 +96,6 @@ def catalog_banner(cat, today: dt.date | None = None, offers=None) -> str:
         if not cat.overrides_path:
             line += " or apply your own rates with --overrides"
     return line
-
-
-def _offer_dates(offers) -> str:
-    """The "prices as of" text of some offers: each cloud's dates, as ``price_dates`` words a
-    catalog's ("aws 2026-01-21; ~ = approximate date"), a span where they differ ("aws
-    2025-11-30 to 2026-01-21")."""
-    spans: dict[str, list] = {}
-    for o in offers:
-        spans.setdefault(o.cloud, []).append((o.as_of, o.as_of_approximate))
-    from catalog import CLOUDS
-
-    said = []
-    for cloud, dates in sorted(spans.items(), key=lambda kv: list(CLOUDS).index(kv[0])):
-        first, last = min(dates), max(dates)
-        shown = [("~" if approx else "") + d.isoformat() for d, approx in (first, last)]
-        said.append(f"{cloud} " + (shown[1] if first[0] == last[0] else " to ".join(shown)))
-    approx = any(a for dates in spans.values() for _, a in dates)
-    return ", ".join(said) + ("; ~ = approximate date" if approx else "")
 
 
 def without_separators(value: str) -> str | None:

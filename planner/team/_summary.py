@@ -4,6 +4,7 @@ the warnings `plan` gives for each job's chosen plan."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -67,6 +68,12 @@ class Allocation:
             for w in job.get("warnings", ()):  # none in an allocation kept from before them
                 who.setdefault(w, []).append(i)
         return [(tuple(idx), w) for w, idx in who.items()]
+
+    def with_dates(self, warnings: Sequence[str]) -> Allocation:
+        """This allocation with ``check_dates``' warnings as its ``date_warnings``, worded as
+        its jobs' warnings are ("jobs[1] 'a': …": the plan file, its source, left out)."""
+        return dataclasses.replace(self, date_warnings=tuple(
+            w.removeprefix(f"{self.source}: ") for w in warnings))
 
     def job_warning_lines(self) -> list[str]:
         """``grouped_warnings`` as `gpuplan report` prints them, each after the jobs that have
