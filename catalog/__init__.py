@@ -12,6 +12,8 @@
     canonical_pricing              'On-Demand' → 'on_demand' (the catalog's spelling)
     parse_overrides, load_overrides, Overrides   negotiated discounts and private rates
     refresh_catalog, use_catalog, catalog_status, stored_catalogs   catalogs on disk
+    record                         the frozen, slotted dataclass every typed record is (built
+                                   without compiling its equality, hash and repr)
     write_snapshot                 the packaged snapshot, from the shared reference (developers)
     data_dir                       where gpuplan keeps per-user state
     read_cached, write_cached      small derived results kept in the per-user cache (keyed,
@@ -73,6 +75,7 @@ from ._load import (
 )
 from ._meta import dates_of, price_dates
 from ._paths import in_catalog_folders
+from ._record import record
 from ._records import (
     DTYPES,
     FABRICS,
@@ -154,7 +157,7 @@ __all__ = [
     "decode_user_bytes", "input_clash", "load_catalog", "load_json_text", "load_overrides",
     "load_yaml_text",
     "make_directory", "parse_overrides", "quoted", "read_cached", "read_json_file",
-    "read_user_text", "shown_as_yaml", "shown_number",
+    "read_user_text", "record", "shown_as_yaml", "shown_number",
     "refresh_catalog",
     "select_offers", "shell_word", "stored_catalogs", "today_utc", "unmatched_pricing",
     "unquoted_hint",

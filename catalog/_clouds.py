@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+
+from ._record import record
 
 REGION_KINDS: tuple[str, ...] = ("region", "local_zone", "wavelength_zone", "govcloud", "china")
 
@@ -36,7 +37,7 @@ def install_hint(extra: str) -> str:
     return f"pip install -e '.[{extra}]' in the gpuplan checkout"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Cloud:
     """One cloud provider and the facts about it that code elsewhere must not hard-wire.
 

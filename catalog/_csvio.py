@@ -15,12 +15,13 @@ import datetime as _dt
 import io
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from ._errors import REPLACE_CATALOG_FIX, CatalogFileError, without_fix
 from ._files import read_user_text
+from ._record import record
 from ._records import Accelerator, InstanceType, Offer, RecordError
 from ._writes import write_text_atomic
 
@@ -29,7 +30,7 @@ from ._writes import write_text_atomic
 MAX_TABLE_BYTES = 256 * 2**20
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Codec:
     expected: str  # what a valid cell looks like, for error messages
     parse: Callable[[str], Any]
@@ -87,7 +88,7 @@ OPT_INT = _optional(INT)
 OPT_FLOAT = _optional(FLOAT)
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class TableSpec:
     record: type
     columns: tuple[tuple[str, Codec], ...]
@@ -209,8 +210,8 @@ def format_table(records: Iterable[Any], spec: TableSpec) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(spec.header)
-    for record in records:
-        writer.writerow([codec.format(getattr(record, name)) for name, codec in spec.columns])
+    for row in records:
+        writer.writerow([codec.format(getattr(row, name)) for name, codec in spec.columns])
     return buffer.getvalue()
 
 

@@ -13,7 +13,7 @@ import datetime as _dt
 import functools
 from collections import Counter
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from . import _cache, _paths, _store
@@ -23,6 +23,7 @@ from ._errors import CatalogFileError
 from ._meta import age_in_days, check_meta, newer_than_today, provenance, read_meta, sources_of
 from ._names_match import find_instance_type
 from ._older import with_planning_facts
+from ._record import record
 from ._records import PRICING_MODELS, Accelerator, InstanceType, Offer
 from ._today import today_utc
 
@@ -33,7 +34,7 @@ def data_dir() -> Path:
     return _paths.user_data_dir()
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Catalog:
     """An immutable, validated catalog. Look-ups resolve aliases and suggest close names."""
 

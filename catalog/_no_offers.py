@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
 
 from ._load import Catalog
+from ._record import record
 
 SHOWN_TYPES = 5  # instance types named in the "no price" clause, then "…"
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class LeftOut:
     """Offers that match once one filter is left out (the others kept)."""
 
@@ -31,7 +31,7 @@ class LeftOut:
     flags: tuple[tuple[str, int], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class NoOffers:
     """Why no offer matches (one of its parts is set, or none when no reason was found)."""
 

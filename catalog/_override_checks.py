@@ -17,14 +17,14 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from ._errors import CatalogNotice, OverrideError, UnknownNameError
 from ._overrides import _MATCH_KEYS, Discount, PrivateRate
+from ._record import record
 from ._records import InstanceType, Offer
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class OverrideNote:
     """One note about an entry of an overrides file: ``text`` as said ("FILE: prices[1]: …"),
     ``source`` the file (``Overrides.path``), ``where`` the entry ("prices[1]"; "" for a

@@ -33,12 +33,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from ._clouds import CLOUDS
 from ._errors import OverrideError, UnknownNameError
 from ._files import shown_as_yaml, unquoted_hint
+from ._record import record
 from ._records import (
     MIN_OFFER_USD_PER_HOUR,
     OFFERING_CLASSES,
@@ -68,7 +68,7 @@ MAX_USD_PER_HOUR = 10_000.0
 _FORMAT = "(format: `gpuplan offers --help`, --overrides)"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Discount:
     percent: float
     cloud: str | None = None
@@ -93,7 +93,7 @@ class Discount:
         return sum(_WEIGHT[k] for k in given), len(self.family or "")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class PrivateRate:
     cloud: str
     instance_type: str
@@ -105,7 +105,7 @@ class PrivateRate:
     where: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Overrides:
     path: str  # the file, or whatever the caller named the data ("team.yaml (overrides)")
     discounts: tuple[Discount, ...] = ()

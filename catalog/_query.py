@@ -13,13 +13,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ._aliases import check_names
 from ._clouds import CLOUDS
 from ._errors import GpuplanError, UnknownNameError
 from ._files import shown_number
 from ._load import Catalog
+from ._record import record
 from ._records import (
     OFFER_FLAGS,
     PRICING_MODELS,
@@ -32,7 +32,7 @@ from ._records import (
 SORT_KEYS = ("price", "gpu_price", "pflop_price")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class OfferRow:
     """One offer joined with its instance type and accelerator."""
 
@@ -233,7 +233,7 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
     return sorted(rows, key=key)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class AcceleratorSummary:
     accelerator: Accelerator
     cheapest_on_demand_usd_per_gpu_hour: float | None

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ._clouds import CLOUDS
+from ._record import record
 
 # One definition of the pricing models; everything else (CLI choices, CSV validation) reads it.
 # A commitment's term is part of its price: a 1-year reservation bills all 8,760 hours whether
@@ -144,7 +145,7 @@ def _require(ok: bool, message) -> None:
         raise RecordError(message() if callable(message) else message)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Accelerator:
     """One accelerator model (per GPU / per chip), with datasheet facts and planning facts.
 
@@ -241,7 +242,7 @@ class Accelerator:
         return getattr(self, "tops_int8" if dtype == "int8" else f"tflops_{dtype}")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class InstanceType:
     """One rentable machine shape of one cloud."""
 
@@ -289,7 +290,7 @@ class InstanceType:
         return (self.cloud, self.name)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Offer:
     """A price for one instance type in one region under one pricing model.
 

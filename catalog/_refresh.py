@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from . import _paths, _store
@@ -39,6 +39,7 @@ from ._errors import CatalogError, CatalogNotice, without_fix
 from ._install import activate_installed, install
 from ._load import Catalog, load_catalog, read_catalog_dir
 from ._meta import cloud_meta
+from ._record import record
 from ._records import NO_PRICE_FLAGS, Accelerator, InstanceType, Offer
 from ._refresh_checks import check_clouds, check_regions, no_prices
 from ._store_prune import store_lock
@@ -48,7 +49,7 @@ PRICE_CHANGE_THRESHOLD = 0.10  # changes above 10 % are listed first and shown b
 MAX_PROBLEMS_SHOWN = 5
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class OfferChange:
     """One offer added, removed or repriced by a refresh (prices in USD per instance-hour)."""
 
@@ -78,7 +79,7 @@ class OfferChange:
 PriceChange = OfferChange  # the name earlier versions used
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class RefreshResult:
     """What a refresh did, against the catalog that was active before it."""
 
@@ -232,7 +233,7 @@ def _duplicates(data: CloudData) -> str:
     return ""
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Merged:
     accelerators: tuple[Accelerator, ...]
     instance_types: tuple[InstanceType, ...]

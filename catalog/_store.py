@@ -49,12 +49,12 @@ import stat
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import _paths, _store_prune
 from ._errors import CatalogError, CatalogNotice, UnknownNameError, without_fix
 from ._meta import check_meta, read_meta
+from ._record import record
 from ._store_prune import KEEP, made_by_refresh, prune_refreshed, remove_entry, store_lock
 from ._store_prune import clean_stale_work as _clean_stale_work
 
@@ -65,7 +65,7 @@ MARKER_MAX_BYTES = 4096
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class StoredCatalog:
     """One complete catalog directory under ``catalogs/``."""
 

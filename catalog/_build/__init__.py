@@ -18,14 +18,15 @@ reference gives byte-identical files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
+from .._record import record
 from pathlib import Path
 
 from .._anomalies import flag_anomalies
 from .._records import Accelerator, InstanceType, Offer
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Snapshot:
     accelerators: tuple[Accelerator, ...]
     instance_types: tuple[InstanceType, ...]

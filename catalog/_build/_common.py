@@ -9,15 +9,16 @@ takes the *older* date and names both sources.
 
 from __future__ import annotations
 
+from .._record import record
 import ast
 import csv
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import dataclass
+
 from pathlib import Path
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class RefFile:
     name: str
     cloud: str

@@ -21,6 +21,7 @@ Kept as in the source and flagged, never silently used (reference README):
 
 from __future__ import annotations
 
+from .._record import record
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ V8_SUSPECT_PER_GPU = {"H100": 4.20076}  # "H100 at 4.20076 $/GPU-h in seven regi
 V8_TWO_LEVELS = ("H100-MEGA", "H200", "B200")  # "at two very different price levels"
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Part:
     usd: float | None
     spot: float | None

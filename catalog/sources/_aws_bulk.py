@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .._record import record
 from .._refresh_checks import region_code
 from ._common import today
 from ._names import AWS_FAMILY_ACCELERATOR
@@ -54,7 +55,7 @@ _NUMBER = re.compile(r"([\d.]+)")
 _ACCELERATED = re.compile(r'"(?:GPU instance|Machine Learning ASIC Instances|FPGA Instances)"')
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TypeSpec:
     """What the price file says about an instance type (the same in every region)."""
 

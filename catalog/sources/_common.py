@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol, TypeVar
 
 from .._errors import CatalogError, without_fix
+from .._record import record
 from .._records import PRICING_MODELS, Accelerator, InstanceType, Offer
 
 # progress(cloud, step, done, total): step is a region name or a phase ("pricing").
@@ -38,7 +39,7 @@ class RefreshError(CatalogError):
     """The refresh was abandoned; the active catalog was left as it was."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class CloudData:
     """Everything one cloud's refresh produced. ``accelerators`` holds only names the packaged
     catalog lacks (minimal records, no datasheet); ``warnings`` are parts that were skipped."""

@@ -7,7 +7,7 @@ And the files it must never write: gpuplan's own store (``own_store_clash``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from catalog import record
 
 RERUN_FIX = "re-run `python -m probes --out PATH` on the instance and use that file"
 
@@ -47,7 +47,7 @@ def own_store_clash(path, *, catalog_path=None) -> str | None:
     return f"is in {where}" if where else None
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Refused:
     """A probe report file `probe ingest` refuses: ``path`` as the user typed it, ``reason``
     without the name ("not valid JSON as gpuplan reads it (is empty)"), and its own fix."""

@@ -46,10 +46,12 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY
 from typing import Annotated, Literal, TextIO
 
 import typer
+
+from catalog import record
 
 PIPED_WIDTH = 100  # columns when stdout is not a terminal and COLUMNS is not set
 MIN_WIDTH = 20  # COLUMNS below this is taken as this (a table needs some room)
@@ -74,7 +76,7 @@ Wide = Annotated[bool, typer.Option(
     "wraps; names, regions and prices never wrap, so a table of long names can stay wider).")]
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Column:
     """One column of a table: ``Column("$/h", ESSENTIAL, align="right")``.
 
@@ -102,7 +104,7 @@ class Column:
             object.__setattr__(self, "wrap", False)
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class RenderedTable:
     """A laid-out table: its lines (title, headers, rule, rows, the note naming dropped
     columns), the headers of the columns shown and of those dropped, and the width of its

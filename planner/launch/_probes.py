@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
+
+from catalog import record
 
 from ._spec import LaunchError, LaunchSpec
 from ._torchrun import torchrun_command
@@ -29,7 +30,7 @@ EXPECTED_MINUTES: tuple[tuple[str, float], ...] = (
     ("provisioning", 5.0), ("setup", 5.0), ("probes", 3.0), ("copy-back and tear-down", 2.0))
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Bucket:
     scheme: str  # s3 or gs
     bucket: str
@@ -124,7 +125,7 @@ def parse_bucket(uri: str) -> Bucket:
     return Bucket(m.group(1), m.group(2), prefix)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ProbeRunCost:
     """What a probe run costs before it is launched: ``nodes`` instances at the catalog's
     price for ``expected_minutes`` (and at most for ``max_minutes``, the task's own limit)."""

@@ -16,9 +16,8 @@ Errors::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from catalog import CLOUDS, GpuplanError, UnknownNameError, check_names
+from catalog import CLOUDS, GpuplanError, UnknownNameError, check_names, record
 
 from ..model import MAX_PLAN_GPUS
 
@@ -57,7 +56,7 @@ def choose(kind: str, value: str, allowed: tuple[str, ...]) -> str:
     raise LaunchError(str(UnknownNameError(kind, value, allowed)))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LaunchSpec:
     """What to provision: ``nodes`` instances of one type, each with ``gpus_per_node``.
 
@@ -107,13 +106,13 @@ class LaunchSpec:
         return "+" not in self.instance_type
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LaunchFile:
     path: str
     text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LaunchBundle:
     """The files to write (dstack: the fleet first) and the commands to run, in order."""
 

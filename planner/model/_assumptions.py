@@ -21,10 +21,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 
-from catalog import CLOUDS, UnknownNameError
+from catalog import CLOUDS, UnknownNameError, record
 
 from . import _fitted
 from ._assumption_docs import DOCS
@@ -115,7 +115,7 @@ SPOT_INTERRUPTIONS_PER_HOUR = {name: cloud.spot_interruptions_per_hour
                                for name, cloud in CLOUDS.items()}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Assumptions:
     # -- compute (physics) -----------------------------------------------------------------
     matmul_fraction: Mapping[str, float] = _table(MAMF_FRACTION)
@@ -250,7 +250,7 @@ class Assumptions:
         return _with_overrides(self, values)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SoftwareConstants:
     gemm_efficiency: float
     elementwise_factor: float

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, field, replace
+from dataclasses import KW_ONLY, field, replace
 from types import MappingProxyType
 from typing import Any
+
+from catalog import record
 
 from ._records import Z_P90
 from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, shape_distance, size_distance
@@ -40,7 +42,7 @@ MAX_SPREAD_RATIO = 8.0
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Measurement:
     """One calibrated figure: ``value`` in ``unit`` and where it came from.
 
@@ -74,7 +76,7 @@ FAR_FROM_DEFAULT = 2.0
 NOTE_CAUTION = "caution: "
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class CalibrationNote:
     """One line of `gpuplan probe show`: a figure used (how) or refused (why)."""
 
@@ -122,7 +124,7 @@ def _ms(seconds: float) -> str:
     return f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.3g} ms"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class WorkloadMeasurement:
     """Measured vs modelled time and activation memory of one transformer layer, forward +
     backward, one micro-batch on one GPU (tp = 1), for ``accelerator`` under ``framework``.
@@ -219,7 +221,7 @@ def _empty() -> Mapping:
     return _EMPTY
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Calibration:
     """What calibrates the model. Mappings are read-only; build a new Calibration to change.
 

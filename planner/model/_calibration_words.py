@@ -22,7 +22,7 @@ None changes which figure is used: the rules (``planner.store``) decide that.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from catalog import record
 
 from ._assumptions import Assumptions
 from ._calibration import FAR_FROM_DEFAULT, NO_CALIBRATION, Calibration, Measurement
@@ -36,7 +36,7 @@ from ._workload import Workload
 DISAGREE = "disagree"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Figure:
     """One figure the estimate reads: its name, the note keys the rules list it under, the
     measurement used (None: the default), the default and its unit."""
@@ -71,7 +71,7 @@ def calibration_warnings(cal: Calibration, cluster: Cluster, workload: Workload,
     return out + _said_once(cautions)
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class _Caution:
     """A used figure whose note carries a caution: what it is, its value, the reports, why."""
 

@@ -17,8 +17,9 @@ The constants' sources are in ``_fitted`` (derived by benchmarks/fit_operations.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from catalog import record
 
 from ._assumptions import Assumptions
 from ._probability import probability_within, quantile
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Goodput:
     fraction: float
     mtbf_hours: float

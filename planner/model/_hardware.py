@@ -10,14 +10,14 @@ from __future__ import annotations
 import bisect
 import math
 import numbers
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
-from catalog import Accelerator, Catalog, InstanceType
+from catalog import Accelerator, Catalog, InstanceType, record
 
 from ._errors import HardwareError
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Cluster:
     accelerator: Accelerator
     gpus_per_node: int

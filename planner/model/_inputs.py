@@ -6,10 +6,12 @@ its value (datasheet × published fraction, or a probe's measurement from the ca
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from catalog import MAX_GPU_MEMORY_GIB  # memory per accelerator: one bound for both layers
+from catalog import (
+    MAX_GPU_MEMORY_GIB,  # memory per accelerator: one bound for both layers
+    record,
+)
 
 from ._arrays import distinct
 from ._assumptions import (
@@ -33,7 +35,7 @@ HALF_DTYPES = ("bf16", "fp16")  # what a published stand-in or achievable rate i
 INSTANCE, GPU = "`instance`", "`gpu`"  # the inputs that name a cluster's accelerator
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ClusterInputs:
     """Per-cluster numbers the vectorised model needs, with the reason for each."""
 

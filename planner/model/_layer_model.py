@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+
+from catalog import record
 
 from ._assumptions import Assumptions
 from ._calibration import NO_CALIBRATION, Calibration
@@ -53,7 +54,7 @@ def layer_flops(shape: WorkloadShape) -> float:
 
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LayerHardware:
     """What the model needs of one GPU (the rates `estimate` would use), with their source."""
 
@@ -66,7 +67,7 @@ class LayerHardware:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LayerModel:
     """The planner's figures for one layer, one micro-batch, one GPU (module docstring)."""
 

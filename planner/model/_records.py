@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from catalog import record
 
 from ._frozen import freeze
 from ._goodput import Goodput
@@ -18,7 +20,7 @@ from ._workload import Workload
 Z_P90 = 1.2815515655446004  # standard normal 90th percentile
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ParallelPlan:
     tp: int
     pp: int
@@ -70,7 +72,7 @@ class ParallelPlan:
         return " ".join(parts)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TimeRange:
     """P10/P50/P90 of a duration: the calendar time's quantiles around the model's median
     (``calendar_range``); ``around`` is the log-normal alone (a chart's many points)."""
@@ -90,7 +92,7 @@ class TimeRange:
                          log_sigma=self.log_sigma)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Estimate:
     workload: Workload
     cluster: Cluster

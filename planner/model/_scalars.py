@@ -3,12 +3,12 @@ and the literature's model FLOPs per token (for MFU)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from catalog import record
 
 from ._workload import Workload
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class ModelScalars:
     """Workload facts the vectorised model needs, computed once."""
 

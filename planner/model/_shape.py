@@ -11,7 +11,8 @@ Nothing here reads files or prints.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from catalog import record
 
 from ._workload import Workload
 
@@ -27,7 +28,7 @@ RECOMPUTE_STEP = 0.5
 FFN_RATIO_TOLERANCE = 0.05  # ffn/hidden of "the same family of shapes", relative
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class WorkloadShape:
     """One transformer layer's shape as the workload probe runs it: the calibration's key.
 

@@ -23,14 +23,14 @@ matmul rate — is a handful of fitted constants per profile in ``Assumptions`` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from catalog import record
 
 from ._errors import WorkloadError
 from ._units import either
 from ._workload import FRAMEWORKS, PlanPins
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class FrameworkProfile:
     name: str
     zero_stages: tuple[int, ...]  # stages the framework offers

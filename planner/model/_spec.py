@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import PurePath
 from types import MappingProxyType
 
-from catalog import Catalog
+from catalog import Catalog, record
 
 from ._errors import HardwareError, WorkloadError
 from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, reference_cluster
@@ -47,7 +47,7 @@ DEFAULT_SEQ_LEN, MAX_DEFAULT_SEQ_LEN = 4096, 8192  # without `seq_len`: a config
 CHINCHILLA_TOKENS_PER_PARAM = 20  # compute-optimal tokens per parameter (arXiv:2203.15556)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class WorkloadSpec:
     """What a user said about the workload, before it is resolved."""
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
-from catalog import close_matches
+from catalog import close_matches, record
 
 from ._errors import WorkloadError
 from ._units import COUNT_LIMITS
@@ -46,7 +46,7 @@ DEFAULT_FINETUNE, DEFAULT_LORA_RANK = "none", 16
 DEFAULT_FRAMEWORK, DEFAULT_ATTENTION = "megatron", "flash"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class PlanPins:
     """Parallel-plan choices the user fixed (``None``: searched).
 
@@ -125,7 +125,7 @@ PIN_LIMITS = {"tp": 131_072, "pp": 131_072, "cp": 131_072, "ep": 131_072,
 MAX_LORA_RANK = 65_536
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Architecture:
     """A decoder-only transformer. MoE when ``experts`` > 0."""
 
@@ -298,7 +298,7 @@ def chunk_keys_per_query(seq_len: int, chunk: int) -> float:
     return (n * c * (c + 1) / 2 + r * (r + 1) / 2) / s
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Workload:
     arch: Architecture
     tokens: float

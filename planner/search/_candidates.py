@@ -14,9 +14,9 @@ Cost of a run on n instances at p USD per instance-hour for calendar time C:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
-from catalog import HOURS_PER_MONTH, Offer
+from catalog import HOURS_PER_MONTH, Offer, record
 
 from ..model import Estimate, freeze, thaw
 
@@ -50,7 +50,7 @@ def run_cost_usd(*, wall_hours, nodes, usd_per_hour, term_hours, commitment_use:
     return np.asarray(nodes, dtype=np.float64) * np.asarray(usd_per_hour) * billed, paid
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Commitment:
     """How a reserved / committed / capacity-block price was charged for this run."""
 
@@ -68,7 +68,7 @@ class Commitment:
                 "effective_usd_per_hour": self.effective_usd_per_hour}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Candidate:
     """One priced configuration: an offer (in one or more regions at the same price), a node
     count, the model's estimate for it, and what it costs and how likely it is to finish."""
@@ -141,7 +141,7 @@ class Candidate:
         return d
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class PlanPoint:
     """A light record per (offer, node count): the best plan's time and cost, for charts.
     Its range is the model's log-normal range around the expected calendar time (the
@@ -169,7 +169,7 @@ class PlanPoint:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Infeasible:
     """Nothing meets the deadline within the limits: why, and what would."""
 
@@ -201,7 +201,7 @@ class Infeasible:
                 "relaxed": {k: v.as_dict() for k, v in self.relaxed.items()}}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class FlaggedSkipped:
     count: int
     cheapest: Offer | None  # by USD per GPU-hour
@@ -216,7 +216,7 @@ class FlaggedSkipped:
             "reasons": o.flag_reasons}}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class PlanResult:
     recommendation: Candidate | None
     candidates: tuple[Candidate, ...]
@@ -258,7 +258,7 @@ class PlanResult:
         return d
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Option:
     """A candidate of ``plan_options`` before it is described: what ranking it and choosing
     among options reads (the same figures its ``Candidate`` will carry). ``index`` and
@@ -277,7 +277,7 @@ class Option:
     wall_clock_hours: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class PlanOptions:
     """``plan``'s candidates and feasible frontier as light options, for a caller that keeps a
     few (the team allocator): ``describe`` gives the kept ones' full ``Candidate``, exactly as

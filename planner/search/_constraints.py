@@ -16,7 +16,6 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from catalog import (
     CLOUDS,
@@ -27,6 +26,7 @@ from catalog import (
     canonical_pricing,
     check_names,
     close_matches,
+    record,
     shown_number,
 )
 
@@ -61,7 +61,7 @@ CONSTRAINT_DEFAULTS = {"max_gpus": DEFAULT_MAX_GPUS, "min_probability": DEFAULT_
                        "regions": (), "gpus": (), "exclude": ()}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Constraints:
     """What a plan must respect. Fields given as None take their default
     (``CONSTRAINT_DEFAULTS``)."""

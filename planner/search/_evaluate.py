@@ -28,6 +28,8 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from catalog import record
+
 from ..model import (
     Assumptions,
     Calibration,
@@ -78,7 +80,7 @@ class ShapeEvaluation:
     evaluated: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class ShapeKey:
     """Everything a shape evaluation depends on, as hashable values (see the module doc)."""
 
@@ -172,7 +174,7 @@ def hashable(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class CallContext:
     """What one ``plan`` call shares between its instance types: the keys of its inputs and
     the grids it built (a grid depends on GPUs per node, node range and memory only) and,

@@ -6,8 +6,9 @@ cheapest offers of each cost group are the candidates that matter)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from catalog import record
 
 from ..model import goodput_fixed
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 PRICE_TIE = 1e-9  # prices within this relative distance of a group's cheapest are kept too
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TypeEntry:
     """An instance type with usable offers: its figures (one node's) and its shape's
     evaluation; ``calibration`` gives a described candidate its own cluster's figures."""
@@ -33,7 +34,7 @@ class TypeEntry:
     calibration: Calibration
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class _Fixed:
     """``Cands``' figures that tokens, deadline and budget do not change (``Layout.fixed``)."""
 

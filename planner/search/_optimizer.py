@@ -35,9 +35,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from catalog import Catalog, Offer
+from catalog import Catalog, Offer, record
 
 from ..model import (
     NO_CALIBRATION,
@@ -255,7 +254,7 @@ def plan_options(workload: Workload, catalog: Catalog, constraints: Constraints,
                          A=search.A, ms=search.ms, space=search.space, sel=sel)
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class _Search:
     space: Space
     A: Assumptions

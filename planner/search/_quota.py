@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime as dt
 import math
 import numbers
-from dataclasses import dataclass
 from typing import Any
 
 from catalog import (
@@ -32,6 +31,7 @@ from catalog import (
     GpuplanError,
     UnknownNameError,
     check_names,
+    record,
     shown_as_yaml,
     unquoted_hint,
     whole_number_in_file,
@@ -47,7 +47,7 @@ FORMAT = "(format: `gpuplan plan --help`, `quota_file`)"
 FIX = f"To fix: correct the quota file {FORMAT}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class QuotaRule:
     gpus: int
     cloud: str | None = None
@@ -79,7 +79,7 @@ class QuotaRule:
                 and (self.accelerator is None or self.accelerator == accelerator))
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Quotas:
     rules: tuple[QuotaRule, ...]
 

@@ -19,8 +19,9 @@ the prefix a list needs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from catalog import record
 
 from ..model import (
     distinct,
@@ -168,7 +169,7 @@ def _distinct(space: Space, C: Cands, order: np.ndarray, members: np.ndarray | N
     return [(int(order[h]), tuple(sorted(regions.get(key[h], ())))) for h in heads.tolist()]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Selection:
     """Indices into ``C`` of what the answer shows, with the regions each option lists."""
 

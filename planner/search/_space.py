@@ -33,8 +33,9 @@ first, a candidate whose failure-free range alone already misses the deadline
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from catalog import record
 
 from ..model import goodput_over, normal_quantile, probability_within
 from ._candidates import run_cost_usd, storage_usd
@@ -50,7 +51,7 @@ FIRST_CHUNK = 512  # entries whose sums ``max_probability`` computes first (then
 MERGE_SLICES = 64  # ``_merged`` copies slices up to this many new candidates, then np.insert
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Cands:
     """Candidates in canonical order (offer, then node count): what ``build_result`` ranks.
 

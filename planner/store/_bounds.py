@@ -6,7 +6,8 @@ planner.store._rules, which re-exports all of it. Pure: no database, no files.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from catalog import record
 
 from ..model import LayerModel, WorkloadShape
 
@@ -49,7 +50,7 @@ MAX_ACTIVATION_RATIO = 4.0
 MAX_FRACTION_OF_PEAK = {"matmul": 0.95, "hbm": 0.95}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class PerGpu:
     """One figure on each GPU of a run (each rank's own figure): the extremes, with the ranks
     that measured them, and the median over the GPUs."""
@@ -78,7 +79,7 @@ class PerGpu:
                    high_rank=pairs[-1][0], median=min(max(median, pairs[0][1]), pairs[-1][1]))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Candidate:
     """One figure one stored report offers, with the datasheet bound it must respect."""
 
@@ -114,7 +115,7 @@ class Candidate:
                 }.get(self.kind, inter)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class WorkloadCandidate:
     """One stored report's workload measurement, with the model's figures for its shape
     (None when the planner cannot model it) and the datasheet bounds."""

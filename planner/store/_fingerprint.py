@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+
+from catalog import record
 
 from ._offered import measurement_rows, workload_figures
 
@@ -21,7 +22,7 @@ from ._offered import measurement_rows, workload_figures
 SAME_RUN_REL = 1e-6
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Fingerprint:
     """What a run measured, as ``measurement_fingerprint`` reads it: the shape of its figures
     (a sha256 of which figures it gives, with every number left out), the numbers, in order,

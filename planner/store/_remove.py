@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
+
+from catalog import record
 
 from ..model import CalibrationError
 from ._db import _write, db_path, ensure_removed_table
@@ -15,7 +16,7 @@ from ._db import _write, db_path, ensure_removed_table
 MAX_REMOVED_AT_ONCE = 900  # below SQLite's oldest limit on a statement's parameters (999)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class RemovedReport:
     """A report ``remove_reports`` removed, as its row's columns say (read without parsing
     the report, so that a damaged one can be removed)."""

@@ -14,10 +14,10 @@ import dataclasses
 import datetime as dt
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
-from catalog import Catalog, GpuplanError, quoted
+from catalog import Catalog, GpuplanError, quoted, record
 
 from ..model import CalibrationError, freeze, thaw
 from ._copy_facts import other_facts
@@ -28,7 +28,7 @@ from ._fingerprint import Fingerprint, measurement_fingerprint, rows_close
 from ._offered import measurement_rows
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class StoredReport:
     id: int
     created_utc: str

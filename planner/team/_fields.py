@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
 from catalog import (
@@ -19,6 +18,7 @@ from catalog import (
     GpuplanError,
     UnknownNameError,
     check_names,
+    record,
     unquoted_hint,
 )
 from catalog import number_in_file as number
@@ -242,7 +242,7 @@ class Window(Protocol):
     min_probability: float
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class RunSpans:
     """When the jobs of a plan can run, as merged [start, end) days (00:00 UTC; ``end`` None:
     no end). A job's runs start at earliest_start plus one of its start offsets (``_allocate``:

@@ -11,12 +11,12 @@ objective). The matrix is built here in column-wise form (``Csc``) from the prog
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from catalog import record
 
-@dataclass(frozen=True, slots=True)
+
+@record(kw_only=False)
 class Csc:
     """A sparse matrix by columns: column j's entries are ``indices``/``data`` over
     ``indptr[j]:indptr[j + 1]``, rows ascending, duplicate (row, column) entries summed."""
@@ -62,7 +62,7 @@ class Csc:
                    data=self.data[mask], n_rows=len(keep))
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class MilpResult:
     status: int  # scipy.optimize.milp's codes (module docstring)
     x: np.ndarray | None  # a feasible schedule, or None

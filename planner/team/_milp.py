@@ -65,6 +65,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from catalog import record
+
 from ..model import PlannerError, distinct
 from ..search import QuotaRule
 from ._fields import period_months
@@ -88,7 +90,7 @@ class AllocationInfeasibleError(PlannerError):
         self.diagnosis = diagnosis
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Options:
     """Run options of all jobs as flat arrays of equal length (one entry per option)."""
 
@@ -104,7 +106,7 @@ class Options:
         return len(self.job)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Solution:
     choice: tuple[int, ...]  # option index chosen for each job
     cost_usd: float
@@ -149,7 +151,7 @@ def month_shares(start: np.ndarray, end: np.ndarray,
 
 # ---- groups of identical jobs ----------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Groups:
     """Which jobs share one set of options (see the docstring): ``of_job[j]`` is job j's group
     (the index ``Options.job`` uses), ``members[g]`` the jobs of group g in file order."""

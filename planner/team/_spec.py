@@ -34,7 +34,6 @@ import dataclasses
 import datetime as dt
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
@@ -48,6 +47,7 @@ from catalog import (
     UnknownNameError,
     canonical_pricing,
     parse_overrides,
+    record,
     unquoted_hint,
 )
 
@@ -131,7 +131,7 @@ NO_FILES = ("config: a team plan given as text or data (an upload, a parsed mapp
             "run `gpuplan report` on the file")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Job:
     """One training job of a team plan. Dates are UTC days (00:00)."""
 
@@ -170,7 +170,7 @@ class Job:
         return (self.deadline - self.earliest_start).days * 24.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TeamPlan:
     name: str
     source: str

@@ -7,9 +7,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
+
+from catalog import record
 
 from ..model import (
     format_chance,
@@ -26,7 +27,7 @@ from ._milp import month_edges, month_shares, scope_label, scopes
 from ._why import in_team_terms
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Allocation:
     """The chosen plan of every job and what it adds up to: plain data, read-only (``jobs``
     a tuple of read-only mappings …); ``as_dict`` gives the JSON."""
