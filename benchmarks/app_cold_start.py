@@ -2,22 +2,25 @@
 """The app's first plan on a cold server, as a person sees it in a browser.
 
     python benchmarks/app_cold_start.py [--runs 3] [--catalog-cache both|warm|cold]
-                                        [--app DIR] [--json]
+                                        [--launch both|gpuplan|streamlit] [--app DIR] [--json]
 
-Each run starts a fresh ``streamlit run app.py`` (headless, a free port on 127.0.0.1, its own
-empty GPUPLAN_HOME, so no ingested probe report) and opens "/" in headless Chromium (Debian's
+Each run starts a fresh server (headless, a free port on 127.0.0.1, its own empty
+GPUPLAN_HOME, so no ingested probe report), as `gpuplan app` starts it (``python -m planner
+app``: the command a user types, which then runs Streamlit) and as a bare ``streamlit run
+app.py`` does (``--launch``; both by default, side by side: the difference is what the
+wrapper costs before the browser can connect), and opens "/" in headless Chromium (Debian's
 /usr/bin/chromium driven by Playwright, as tests/app/test_browser.py does; a fresh browser
 context per run, so nothing is cached in the browser either). The browser process itself is
 launched once, before the first server, and is not timed: a person's browser is already open.
 
-Two kinds of cold server, each ``--runs`` times (the median is the figure):
+Two kinds of cold server for each launch, each ``--runs`` times (the median is the figure):
 
   warm cache  the server restarts on a machine where gpuplan has run before: the parsed
               catalog is in the per-user cache (GPUPLAN_CACHE_DIR, filled once, untimed)
   cold cache  the very first start after installing: the cache directory is empty, so the
               server parses the catalog's CSV files
 
-Times are from the moment the server process is started:
+Times are from the moment `gpuplan app` (or `streamlit run`) is started:
 
   server up     /_stcore/health answers "ok" (Python, Streamlit and app.py's router loaded)
   first paint   the Plan page's title "Plan a training run" is on screen
@@ -74,14 +77,21 @@ def fill_cache(cache: Path, app_dir: Path = ROOT) -> None:
 
 
 def start_server(port: int, home: Path, log, app_dir: Path = ROOT,
-                 cache: Path | None = None) -> subprocess.Popen:
+                 cache: Path | None = None, launch: str = "gpuplan") -> subprocess.Popen:
+    """``launch``: "gpuplan" runs `gpuplan app` (``python -m planner app``, as README and
+    docs/app.md start it: the server warms the Plan page's first answer while it starts,
+    app_pages/_serve.py); "streamlit" runs `streamlit run app.py` itself."""
     env = server_env(home, cache or home / "cache")
-    return subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(app_dir / "app.py"),
-         "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
+    options = ["--server.port", str(port), "--server.fileWatcherType", "none"]
+    if launch == "gpuplan":
+        command = [sys.executable, "-m", "planner", "app", *options]
+        env["PYTHONPATH"] = str(app_dir)  # this app_dir's planner, as `gpuplan` there
+    else:
+        command = [sys.executable, "-m", "streamlit", "run", str(app_dir / "app.py"),
+                   "--server.headless", "true", "--server.address", "127.0.0.1",
+                   "--browser.gatherUsageStats", "false", *options]
+    return subprocess.Popen(command, cwd=app_dir, env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, t0: float) -> float:
@@ -97,7 +107,8 @@ def wait_healthy(url: str, proc: subprocess.Popen, t0: float) -> float:
     raise RuntimeError(f"streamlit did not answer within {LIMIT_S} s")
 
 
-def one_run(browser, app_dir: Path = ROOT, cache: Path | None = None) -> dict:
+def one_run(browser, app_dir: Path = ROOT, cache: Path | None = None,
+            launch: str = "gpuplan") -> dict:
     """One fresh server and browser context; ``cache`` is the catalog cache directory (None:
     an empty one of this run's own)."""
     with tempfile.TemporaryDirectory(prefix="gpuplan-cold-") as tmp:
@@ -107,7 +118,7 @@ def one_run(browser, app_dir: Path = ROOT, cache: Path | None = None) -> dict:
         url = f"http://127.0.0.1:{port}"
         with open(Path(tmp) / "streamlit.log", "wb") as log:
             t0 = time.perf_counter()
-            proc = start_server(port, home, log, app_dir, cache)
+            proc = start_server(port, home, log, app_dir, cache, launch)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         try:
             up = wait_healthy(url, proc, t0)
@@ -140,6 +151,10 @@ def main() -> int:
     ap.add_argument("--catalog-cache", choices=("both", "warm", "cold"), default="both",
                     help="measure a server whose per-user catalog cache is filled (warm), empty "
                          "(cold: the first start after installing), or both")
+    ap.add_argument("--launch", choices=("both", "gpuplan", "streamlit"), default="both",
+                    help="start the server as `gpuplan app` does (warming the first answer "
+                         "while it starts), as a bare `streamlit run app.py`, or both side by "
+                         "side (default)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if not CHROMIUM.exists():
@@ -152,18 +167,20 @@ def main() -> int:
               "is Debian's chromium; no download)", file=sys.stderr)
         return 2
     app_dir = args.app.resolve()
-    kinds = ["warm", "cold"] if args.catalog_cache == "both" else [args.catalog_cache]
-    runs: dict[str, list[dict]] = {k: [] for k in kinds}
+    caches = ["warm", "cold"] if args.catalog_cache == "both" else [args.catalog_cache]
+    launches = ["gpuplan", "streamlit"] if args.launch == "both" else [args.launch]
+    kinds = [(launch, cache) for launch in launches for cache in caches]
+    runs: dict[str, list[dict]] = {f"{launch} {cache}": [] for launch, cache in kinds}
     with tempfile.TemporaryDirectory(prefix="gpuplan-cache-") as shared, sync_playwright() as p:
-        if "warm" in runs:
+        if "warm" in caches:
             fill_cache(Path(shared), app_dir)
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                     args=CHROMIUM_FLAGS)
         try:
-            for _ in range(args.runs):  # interleaved: a busy spell hits both kinds alike
-                for kind in kinds:
-                    runs[kind].append(one_run(browser, app_dir,
-                                              Path(shared) if kind == "warm" else None))
+            for _ in range(args.runs):  # interleaved: a busy spell hits every kind alike
+                for launch, cache in kinds:
+                    runs[f"{launch} {cache}"].append(one_run(
+                        browser, app_dir, Path(shared) if cache == "warm" else None, launch))
         finally:
             browser.close()
     keys = ("server_up_s", "first_paint_s", "first_plan_s")
@@ -176,16 +193,16 @@ def main() -> int:
                          indent=2))
         return 0
     print(f"app cold start: {args.runs} fresh servers per kind, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f} (seconds from `streamlit run` to what the "
-          "browser shows)")
-    print(f"{'catalog cache':>14}  {'run':>6}  {'server up':>10}  {'first paint':>12}  "
+          f"load average {os.getloadavg()[0]:.1f} (seconds from starting `gpuplan app` or "
+          "`streamlit run app.py` to what the browser shows)")
+    print(f"{'launch, catalog cache':>22}  {'run':>6}  {'server up':>10}  {'first paint':>12}  "
           f"{'first plan':>11}")
     for kind, rs in runs.items():
         for i, r in enumerate(rs, 1):
-            print(f"{kind:>14}  {i:>6}  {r['server_up_s']:>10.2f}  {r['first_paint_s']:>12.2f}  "
+            print(f"{kind:>22}  {i:>6}  {r['server_up_s']:>10.2f}  {r['first_paint_s']:>12.2f}  "
                   f"{r['first_plan_s']:>11.2f}")
         m = median[kind]
-        print(f"{kind:>14}  {'median':>6}  {m['server_up_s']:>10.2f}  {m['first_paint_s']:>12.2f}"
+        print(f"{kind:>22}  {'median':>6}  {m['server_up_s']:>10.2f}  {m['first_paint_s']:>12.2f}"
               f"  {m['first_plan_s']:>11.2f}   target ≤ {TARGET_S:.1f} s: "
               f"{'met' if met[kind] else 'NOT met'}")
     last = next(iter(runs.values()))[-1]

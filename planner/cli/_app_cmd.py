@@ -84,6 +84,8 @@ def check_streamlit_args(args: list[str]) -> None:
 
     from catalog import GpuplanError, UnknownNameError
 
+    if not args:  # nothing to check: `streamlit_options` imports all of Streamlit (0.5 s),
+        return    # which the server then imports again
     known = streamlit_options()
     fix = "To fix: e.g. gpuplan app --server.port 8502 (see `streamlit run --help`)"
     i = 0
@@ -122,13 +124,42 @@ def check_streamlit_args(args: list[str]) -> None:
 
 def streamlit_options() -> frozenset[str]:
     """The names of Streamlit's config options ("server.port", …); empty if this Streamlit
-    does not list them where we look (then only the form of a name is checked)."""
+    does not list them where we look (then only the form of a name is checked).
+
+    Listing them imports all of Streamlit (0.5 s, before the server, which imports it again,
+    can start), and a third of them (theme.*) are made at run time, so its source cannot be
+    read instead: the list is kept in the per-user cache for this Streamlit (its version and
+    where it is installed) and read from there by every later `gpuplan app`."""
+    import hashlib
+
+    from catalog import read_cached, write_cached
+
+    where = importlib.util.find_spec("streamlit")
+    try:
+        from importlib.metadata import version
+
+        tag = f"streamlit-options 1\n{version('streamlit')}\n{where.origin if where else ''}"
+    except Exception:  # noqa: BLE001 - no metadata: not kept, listed each time
+        tag = None
+    key = hashlib.sha256(tag.encode()).digest() if tag else None
+    if key is not None:
+        kept = read_cached(OPTIONS_PREFIX, key.hex()[:32], key)
+        if type(kept) is tuple and kept and all(type(name) is str for name in kept):
+            return frozenset(kept)
     try:
         from streamlit import config
     except ImportError:
         return frozenset()
     template = getattr(config, "_config_options_template", None)
-    return frozenset(template) if isinstance(template, dict) else frozenset()
+    names = frozenset(template) if isinstance(template, dict) else frozenset()
+    if key is not None and names:
+        write_cached(OPTIONS_PREFIX, key.hex()[:32], key, tuple(sorted(names)),
+                     budget_bytes=OPTIONS_BUDGET_BYTES)
+    return names
+
+
+OPTIONS_PREFIX = "streamlit"  # cache files streamlit-<hex>.bin
+OPTIONS_BUDGET_BYTES = 2**20  # a list is ~10 KB; a few Streamlit versions
 
 
 def run_server(command: list[str], *, grace_s: float = GRACE_S) -> int:
