@@ -1,5 +1,3 @@
-import sys
+from planner.cli._program import run
 
-from planner.cli import main
-
-sys.exit(main())
+run()

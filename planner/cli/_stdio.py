@@ -269,6 +269,40 @@ def exiting(code: int) -> int:
     return code
 
 
+# The commands whose process ends at once once their output is flushed (``end_now``): they
+# read, compute and print (files they write are written whole, by rename, before this).
+ENDS_AT_ONCE = frozenset({"plan", "estimate", "offers", "gpus"})
+
+
+def end_now(code: int, command: str | None) -> int:
+    """End the process with ``code`` here, without the interpreter's own teardown, for the
+    commands of ``ENDS_AT_ONCE``: freeing every module and array a plan built took 40-50 ms
+    of a 0.5 s `plan` and of a 0.35 s `estimate` (benchmarks/plan_speed.py). What that exit
+    does that matters is done first: the ``atexit`` functions run and both streams are
+    flushed. Returns ``code`` (the interpreter then exits as usual) for any other command, when
+    a thread besides the main one is running (a normal exit waits for it), or when a stream
+    cannot be flushed (the error is then the normal exit's to report)."""
+    import atexit
+    import threading
+
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)  # CPython's, since 2.x
+    if (command not in ENDS_AT_ONCE or run_exit_functions is None
+            or threading.active_count() != 1):
+        return code
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        return code
+    run_exit_functions()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # an exit function's output: lost, as
+        pass                                         # Python loses it
+    os._exit(code)
+
+
 def os_error(exc: OSError) -> int | None:
     """The exit status for an OSError that reached the top, after one line saying it; None
     for one that is not the user's to fix (re-raised: a bug)."""
