@@ -29,7 +29,6 @@ def marked_prices(rows: Sequence[dict]) -> list[str]:
 
 def flag_groups(rows: Sequence[dict]) -> tuple[list[str], list[str]]:
     """(the flags the shown rows carry that keep a price out of plans, those that only inform:
-    ``catalog.INFORMATIONAL_FLAGS``, whose prices the planner still uses)."""
-    used = sorted({f for r in rows for f in r["flags"]})
-    return ([f for f in used if f not in catalog.INFORMATIONAL_FLAGS],
-            [f for f in used if f in catalog.INFORMATIONAL_FLAGS])
+    ``catalog.INFORMATIONAL_FLAGS``, whose prices the planner still uses), as `gpuplan
+    offers` splits them (``catalog.split_flags``)."""
+    return catalog.split_flags(f for r in rows for f in r["flags"])

@@ -9,6 +9,8 @@
                                    models asked have none (the planner's note)
     accelerator_summaries          one row per accelerator with its cheapest usable price
     Offer, InstanceType, Accelerator, CLOUDS, PRICING_MODELS, OFFER_FLAGS   the data model
+                                   (split_flags: the flags that keep a price out of plans,
+                                   and those that only inform)
     canonical_pricing              'On-Demand' → 'on_demand' (the catalog's spelling)
     parse_overrides, load_overrides, Overrides   negotiated discounts and private rates
     refresh_catalog, use_catalog, catalog_status, stored_catalogs   catalogs on disk
@@ -92,6 +94,7 @@ from ._records import (
     InstanceType,
     Offer,
     canonical_pricing,
+    split_flags,
 )
 from ._today import MAX_YEAR, MIN_YEAR, TODAY_ENV, today_utc
 from ._writes import (
@@ -157,7 +160,7 @@ __all__ = [
     "decode_user_bytes", "input_clash", "load_catalog", "load_json_text", "load_overrides",
     "load_yaml_text",
     "make_directory", "parse_overrides", "quoted", "read_cached", "read_json_file",
-    "read_user_text", "record", "shown_as_yaml", "shown_number",
+    "read_user_text", "record", "shown_as_yaml", "shown_number", "split_flags",
     "refresh_catalog",
     "select_offers", "shell_word", "stored_catalogs", "today_utc", "unmatched_pricing",
     "unquoted_hint",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Iterable
 from dataclasses import field
 
 from ._clouds import CLOUDS
@@ -94,6 +95,16 @@ OFFER_FLAGS: dict[str, str] = {
 }
 INFORMATIONAL_FLAGS: frozenset[str] = frozenset({"overridden", "gpu_count_corrected"})
 PRICE_UNUSABLE_FLAGS: frozenset[str] = frozenset(OFFER_FLAGS) - INFORMATIONAL_FLAGS
+
+
+def split_flags(flags: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(the flags that keep a price out of plans, those that only inform:
+    ``INFORMATIONAL_FLAGS``) among ``flags``, each distinct and sorted: how `gpuplan offers`
+    and the app's Catalog page explain the flags of the offers they show."""
+    used = sorted(set(flags))
+    return ([f for f in used if f not in INFORMATIONAL_FLAGS],
+            [f for f in used if f in INFORMATIONAL_FLAGS])
+
 # A price of None needs one of these: they say why there is no number.
 NO_PRICE_FLAGS: frozenset[str] = frozenset(
     {"price_unknown", "host_price_missing", "no_spot_offer", "placeholder_price"})

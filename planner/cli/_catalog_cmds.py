@@ -332,12 +332,11 @@ def _offers_table(rows, limit: int, cat, *, sort: str, show_reasons: bool,
                          for r in shown if r.type_flag_reasons}.items():
             print_hanging(out, f"{'/'.join(key)}: {why}", first="", rest="  ")
     if any(r.flags for r in shown):
-        from catalog import INFORMATIONAL_FLAGS, OFFER_FLAGS
+        from catalog import OFFER_FLAGS, split_flags
 
         # the flags of the rows shown: a legend of flags no row carries read as a warning
-        used = sorted({f for r in shown for f in r.flags})
-        blocking = [f for f in used if f not in INFORMATIONAL_FLAGS]
-        notes = [f for f in used if f in INFORMATIONAL_FLAGS]
+        blocking, notes = split_flags(f for r in shown for f in r.flags)
+        used = sorted(blocking + notes)
         # an overridden (negotiated) price is used: only the other flags keep a price out
         print_hanging(out, "Flags: " + "; ".join(f"{f} = {OFFER_FLAGS[f]}" for f in used)
                       + "." + (f" Prices flagged {', '.join(blocking)} (marked "
