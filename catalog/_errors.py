@@ -18,7 +18,7 @@ its own way: the CLI as a flag, the app as a widget label, a team plan as a YAML
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 MATCH_CUTOFF = 0.6  # difflib similarity a suggestion needs (its default; 0.5 suggests noise)
 MAX_SUGGESTIONS = 3
@@ -125,10 +125,13 @@ class UnknownNameError(CatalogError):
     with ``hint`` (default: the names to use). ``where`` prefixes the message (a file and
     entry, e.g. "team.yaml: jobs[2]"). ``match_as`` is the name in ``known``'s spelling
     ('spot_instance' for 'Spot-Instance'): matched against them, while the message quotes
-    ``name`` as the user wrote it."""
+    ``name`` as the user wrote it. ``resolves``: a name's resolver where names have aliases
+    (``Catalog.resolve_accelerator``: "H100"), so that words separated by spaces are known
+    names when it takes each of them."""
 
     def __init__(self, kind: str, name: object, known: Iterable[str], hint: str = "", *,
-                 where: str = "", field: str | None = None, match_as: str | None = None) -> None:
+                 where: str = "", field: str | None = None, match_as: str | None = None,
+                 resolves: Callable[[str], object] | None = None) -> None:
         given = tuple(known)  # in the caller's order: its first spelling is the one shown
         known = sorted(set(given))
         shown = _shown(name)
@@ -136,7 +139,7 @@ class UnknownNameError(CatalogError):
         suggestion = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         fix = hint or (f"use one of: {', '.join(known[:MAX_LISTED])}"
                        f"{' …' if len(known) > MAX_LISTED else ''}")
-        if words := _spaced_names(name, known):  # "aws gcp", "us-east-1 us-west-2": a list
+        if words := _spaced_names(name, known, resolves):  # "aws gcp", "H100 A10G": a list
             suggestion = f" It is {len(words)} {kind} names separated by spaces."
             fix = f"separate them with commas: {','.join(words)}"
         prefix = f"{where}: " if where else ""
@@ -144,15 +147,24 @@ class UnknownNameError(CatalogError):
                          field=field, value=name)
         self.kind, self.name, self.suggestions = kind, name, close
         self.known = tuple(known)
+        self.spaced = tuple(words)  # the names ``name`` is, separated by spaces, or ()
 
 
-def _spaced_names(name: object, known: Iterable[str]) -> list[str]:
-    """The known names ``name`` is, separated by whitespace (each matched ignoring case), or
-    [] (one name, or a word that is no known name: "US EAST 1" is a misspelt region, not
-    three)."""
+def _spaced_names(name: object, known: Iterable[str],
+                  resolves: Callable[[str], object] | None = None) -> list[str]:
+    """The known names ``name`` is, separated by whitespace (each matched ignoring case, or
+    each taken by ``resolves`` and kept as typed), or [] (one name, or a word that is no known
+    name: "US EAST 1" is a misspelt region, not three)."""
     words = str(name).split()
     if len(words) < 2:
         return []
+    if resolves is not None:
+        try:
+            for word in words:
+                resolves(word)
+        except GpuplanError:
+            return []
+        return words
     by_case = {k.casefold(): k for k in known}
     found = [by_case.get(w.casefold()) for w in words]
     return [] if None in found else found

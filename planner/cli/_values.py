@@ -28,25 +28,19 @@ def split_csv(values: list[str] | None, option: str | None = None) -> list[str]:
     return names
 
 
-def _spaced(option: str, item: str):
-    """As ``catalog.UnknownNameError`` says names separated by spaces, for --gpu's names."""
-    from catalog import GpuplanError
-
-    words = item.split()
-    return GpuplanError(f"{option}: unknown GPU {item!r}. It is {len(words)} GPU names "
-                        f"separated by spaces. To fix: separate them with commas: "
-                        f"{','.join(words)}")
-
-
 def comma_hint(names: list[str], option: str, resolve) -> None:
     """Refuse a name of ``names`` (from ``split_csv``) that ``resolve`` does not know but whose
     space-separated words it each does (`--gpu "H100 A10G"`), as two names to separate with a
-    comma; anything else is left to the command (its "unknown name" error)."""
+    comma (``catalog.UnknownNameError`` says it, as for any list of names); anything else is
+    left to the command (its "unknown name" error)."""
+    from catalog import UnknownNameError
+
     for name in names:
-        words = name.split()
-        if len(words) < 2 or _known(resolve, name) or not all(_known(resolve, w) for w in words):
+        if len(name.split()) < 2 or _known(resolve, name):
             continue
-        raise _spaced(as_typed(option), name)
+        error = UnknownNameError("GPU", name, (), where=as_typed(option), resolves=resolve)
+        if error.spaced:
+            raise error
 
 
 def _known(resolve, name: str) -> bool:
