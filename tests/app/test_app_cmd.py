@@ -196,64 +196,51 @@ def test_sigterm_to_gpuplan_app_stops_the_streamlit_server(tmp_path):
 
 
 
+# `gpuplan app ARGS` in a fresh process, the server stubbed out: its status, then whether it
+# imported Streamlit (in the wrapper: the server imports it again)
+WRAPPER = textwrap.dedent("""
+    import sys
+    import planner.cli._app_cmd as app_cmd
+    from planner.cli import main
+
+    class Done:
+        def wait(self, timeout=None):
+            return 0
+
+        def poll(self):
+            return 0
+
+    app_cmd.subprocess.Popen = lambda cmd: Done()
+    code = main(["app", *sys.argv[1:]])
+    print(code, "streamlit" in sys.modules)
+""")
+
+
+def _wrapper(env: dict, *args: str) -> tuple[list[str], str]:
+    out = subprocess.run([sys.executable, "-c", WRAPPER, *args], capture_output=True,
+                         text=True, env=env, timeout=60, check=True)
+    return out.stdout.split(), out.stderr
+
+
 def test_a_bare_gpuplan_app_does_not_import_streamlit_before_the_server_does(tmp_path):
     """With no options to check, the wrapper imports no Streamlit (0.5 s of the time before
     the browser can connect, then imported again by the server)."""
-    code = textwrap.dedent("""
-        import sys
-        import planner.cli._app_cmd as app_cmd
-        from planner.cli import main
-
-        class Done:
-            def wait(self, timeout=None):
-                return 0
-
-            def poll(self):
-                return 0
-
-        app_cmd.subprocess.Popen = lambda cmd: Done()
-        assert main(["app"]) == 0
-        print(sorted(m for m in sys.modules if m.split(".")[0] == "streamlit"))
-    """)
-    env = {**os.environ, "GPUPLAN_HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, timeout=60, check=True)
-    assert out.stdout.strip() == "[]"
+    env = {**os.environ, "GPUPLAN_HOME": str(tmp_path / "home"),
+           "GPUPLAN_CACHE_DIR": str(tmp_path / "cache")}
+    assert _wrapper(env)[0] == ["0", "False"]
 
 
 def test_streamlits_option_names_are_kept_for_later_runs(tmp_path):
     """Checking `gpuplan app --server.port …` lists Streamlit's options, which imports all of
     Streamlit: the first run keeps the list in the per-user cache, and a later run checks
     against it without importing Streamlit (a typo is still refused with close matches)."""
-    code = textwrap.dedent("""
-        import sys
-        import planner.cli._app_cmd as app_cmd
-        from planner.cli import main
-
-        class Done:
-            def wait(self, timeout=None):
-                return 0
-
-            def poll(self):
-                return 0
-
-        app_cmd.subprocess.Popen = lambda cmd: Done()
-        code = main(["app", *sys.argv[1:]])
-        print(code, "streamlit" in sys.modules)
-    """)
     env = {**os.environ, "GPUPLAN_HOME": str(tmp_path / "home"),
            "GPUPLAN_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("GPUPLAN_NO_CACHE", None)
-
-    def run(*args):
-        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
-                             text=True, env=env, timeout=60, check=True)
-        return out.stdout.split(), out.stderr
-
-    assert run("--server.port", "8502")[0] == ["0", "True"]  # listed, and kept
-    assert run("--server.port", "8502", "--theme.base", "dark")[0] == ["0", "False"]
-    said, err = run("--theme.bse", "dark")
+    assert _wrapper(env, "--server.port", "8502")[0] == ["0", "True"]  # listed, and kept
+    assert _wrapper(env, "--server.port", "8502", "--theme.base", "dark")[0] == ["0", "False"]
+    said, err = _wrapper(env, "--theme.bse", "dark")
     assert said == ["2", "False"] and "Did you mean 'theme.base'" in err
     for entry in (tmp_path / "cache").glob("streamlit-*.bin"):  # damaged: listed again
         entry.write_bytes(b"not a cache entry")
-    assert run("--server.port", "8502")[0] == ["0", "True"]
+    assert _wrapper(env, "--server.port", "8502")[0] == ["0", "True"]
