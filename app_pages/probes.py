@@ -212,7 +212,7 @@ def ingest(cat: catalog.Catalog, name: str, data: bytes, accelerator: str | None
         else:
             show_error(out)
         return
-    if stored.ingest_status != "stored":
+    if stored.ingest_outcome != "stored":
         # a copy of a stored run (same file or measurements) adds nothing, as the CLI says
         st.info(F.md(F.sentence(stored.ingest_status) + "."),
                 icon=":material/info:")

@@ -115,15 +115,6 @@ def _with_calibration(stored, cal) -> dict:
             "not_used": [n.line() for n in refused]}
 
 
-def ingest_status_of(text: str) -> str:
-    """The store's ``ingest_status`` words as one fixed value a script can compare: "stored"
-    (new), "already_stored" (this file, or a copy of its run, was stored before) or
-    "relabelled" (already stored, and --accelerator changed its accelerator)."""
-    if text == "stored":
-        return "stored"
-    return "relabelled" if "its accelerator is now" in text else "already_stored"
-
-
 def _ingested(stored, path: str, cal) -> dict:
     """A report as `probe ingest --json` prints it: ``ingest_status`` a fixed value and
     ``ingest_note`` the store's words (null for a new report: "already stored as report 1
@@ -135,10 +126,10 @@ def _ingested(stored, path: str, cal) -> dict:
     from pathlib import Path
 
     data = _with_calibration(stored, cal) if cal is not None else stored.as_dict()
-    note = None if stored.ingest_status == "stored" else say_fields(stored.ingest_status)
+    note = None if stored.ingest_outcome == "stored" else say_fields(stored.ingest_status)
     return {**data, "source_path": str(Path(path).expanduser().resolve()),
             "stored_source_path": stored.source_path,
-            "ingest_status": ingest_status_of(stored.ingest_status), "ingest_note": note}
+            "ingest_status": stored.ingest_outcome, "ingest_note": note}
 
 
 def refusal_line(refused: list, total: int) -> str:
@@ -316,7 +307,7 @@ def _ingest_all(reports: list[str], cat, accelerator, json_out: bool) -> None:
         if used:
             use = f"calibrates {s.accelerator} ({len(used)} figure{'' if len(used) == 1 else 's'})"
         else:  # "stored" only when this run stored it (else the status line says where)
-            use = "stored; calibrates nothing" if s.ingest_status == "stored" else \
+            use = "stored; calibrates nothing" if s.ingest_outcome == "stored" else \
                 "calibrates nothing"
         # a report's own text (GPU name, instance, error messages) may carry terminal control
         # sequences: shown as visible escapes, here and in the notes (print_hanging escapes)
@@ -324,7 +315,7 @@ def _ingest_all(reports: list[str], cat, accelerator, json_out: bool) -> None:
                            f"{' on ' + s.instance_type if s.instance_type else ''}; {use}"),
                   markup=False)
         # the lines under it wrap under their text, not at column 0 (read as a new item)
-        if s.ingest_status != "stored":
+        if s.ingest_outcome != "stored":
             print_hanging(out, say_fields(s.ingest_status))
         for n in used:  # each figure it counted (the matmul line alone under-said "4 figures")
             print_hanging(out, f"used: {say_fields(n.line())}")

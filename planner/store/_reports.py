@@ -48,6 +48,10 @@ class StoredReport:
     world_size: int | None = None
     gpus_per_node: int | None = None  # ranks per node in the run
     ingest_status: str = "stored"  # what the last ingest did: stored / already stored ...
+    # the same as one fixed value: "stored" (new), "already_stored" (this file, or a copy of
+    # its run, was stored before) or "relabelled" (already stored, and `accelerator` changed
+    # the stored report's accelerator)
+    ingest_outcome: str = "stored"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "measurements", freeze(self.measurements))
@@ -198,7 +202,7 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
     rows = measurement_rows(report)
     fingerprint = measurement_fingerprint(report)
 
-    def work(conn: StoreConnection) -> tuple[int, str]:
+    def work(conn: StoreConnection) -> tuple[int, str, str]:
         existing = conn.execute("SELECT id, accelerator FROM reports WHERE sha256 = ?",
                                 (digest,)).fetchone()
         same, stored = "same file", None
@@ -213,9 +217,10 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
                 if stored:  # a copy: the stored report is the one relabelled, not this file
                     _check_relabel(stored, rid, catalog, accelerator)
                 conn.execute("UPDATE reports SET accelerator = ? WHERE id = ?", (acc, rid))
-                return rid, (f"already stored as report {rid} ({same}); its accelerator is "
-                             f"now {acc} (was {old or 'none'}), as `accelerator` asked{facts}")
-            return rid, f"already stored as report {rid} ({same}){facts}"
+                return rid, "relabelled", (
+                    f"already stored as report {rid} ({same}); its accelerator is now {acc} "
+                    f"(was {old or 'none'}), as `accelerator` asked{facts}")
+            return rid, "already_stored", f"already stored as report {rid} ({same}){facts}"
         cur = conn.execute(
             "INSERT INTO reports (id, sha256, ingested_utc, created_utc, source_path, "
             "accelerator, gpu_model, device_type, gpu_count, node_count, world_size, cloud,"
@@ -230,10 +235,11 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
         rid = cur.lastrowid
         conn.executemany("INSERT INTO measurements VALUES (?,?,?,?,?)",
                          [(rid, *r) for r in rows])
-        return rid, "stored"
+        return rid, "stored", "stored"
 
-    rid, status = _write(db, work)
-    return dataclasses.replace(get_report(rid, db=db), ingest_status=status)
+    rid, outcome, status = _write(db, work)
+    return dataclasses.replace(get_report(rid, db=db), ingest_status=status,
+                               ingest_outcome=outcome)
 
 
 _BOM = b"\xef\xbb\xbf"

@@ -128,13 +128,3 @@ def test_json_ingest_status_is_a_fixed_value(capsys, here):
     # the file given, and the one report 1 was stored from under its own key
     assert again["source_path"] == str(here / "copy.json")
     assert again["stored_source_path"] == str(here / "orig.json")
-
-
-def test_a_relabel_is_its_own_status():
-    from planner.cli._probe_cmds import ingest_status_of
-
-    assert ingest_status_of("stored") == "stored"
-    assert ingest_status_of("already stored as report 1 (same measurements); but this file "
-                            "says cloud aws where report 1 says cloud none") == "already_stored"
-    assert ingest_status_of("already stored as report 1 (same file); its accelerator is now "
-                            "H100-SXM5-80GB (was none), as `accelerator` asked") == "relabelled"
