@@ -234,3 +234,15 @@ def report_data_with(report, path, value) -> dict:
         node = node[key]
     node[last] = value
     return data
+
+
+def unknown_gpu_data(report, **environment) -> dict:
+    """``report``'s JSON, decoded, as a GPU the catalog does not know ("Foo GPU", in the
+    environment and on every rank) with no instance type or cloud to tell it by; further
+    ``environment`` fields set as given."""
+    data = json.loads(report_to_json(report))
+    data["environment"].update(gpu_model="Foo GPU", instance_type=None, cloud=None,
+                               **environment)
+    for r in data["ranks"]:
+        r["gpu_name"] = "Foo GPU"
+    return data

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 
-from probe_reports import h100_report
+from probe_reports import h100_report, unknown_gpu_data
 from probe_store import H100
 
 from planner.cli import main
 from planner.store import ingest
-from probes import report_to_json
 
 PCIE = "H100-PCIe-80GB"  # the same memory: the report's 80 GB does not refuse it
 
@@ -19,12 +18,8 @@ PCIE = "H100-PCIe-80GB"  # the same memory: the report's 80 GB does not refuse i
 def _unnamed_gpu(tmp_path):
     """The H100 fixture's report with a GPU name and instance the catalog does not know: it
     is stored as the accelerator `accelerator` names, and another ingest may name another."""
-    data = json.loads(report_to_json(h100_report()))
-    data["environment"].update(gpu_model="Foo GPU", instance_type=None, cloud=None)
-    for r in data["ranks"]:
-        r["gpu_name"] = "Foo GPU"
     path = tmp_path / "foo.json"
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(unknown_gpu_data(h100_report())))
     return path
 
 

@@ -13,7 +13,12 @@ import json
 import math
 
 import pytest
-from probe_reports import LLAMA3_8B_LAYER, h100_report, h100_workload_report
+from probe_reports import (
+    LLAMA3_8B_LAYER,
+    h100_report,
+    h100_workload_report,
+    unknown_gpu_data,
+)
 from probe_store import H100, put, refused
 
 from planner import CalibrationError, PlanPins, Workload, cluster_for_instance, estimate, preset
@@ -160,11 +165,7 @@ def test_workload_reports_whose_activations_are_far_apart_calibrate_nothing(tmp_
 def _edited_copy(tmp_path):
     """The stored H100 report re-saved with its GPU named "Foo GPU", no instance or cloud, and
     150 GB of memory: the same measurements, so ingest matches it to the stored run."""
-    data = json.loads(report_to_json(h100_report()))
-    data["environment"].update(gpu_model="Foo GPU", instance_type=None, cloud=None,
-                               gpu_memory_bytes=150_000_000_000)
-    for r in data["ranks"]:
-        r["gpu_name"] = "Foo GPU"
+    data = unknown_gpu_data(h100_report(), gpu_memory_bytes=150_000_000_000)
     path = tmp_path / "copy.json"
     path.write_text(json.dumps(data))
     return path
