@@ -79,8 +79,8 @@ def fill_cache(cache: Path, app_dir: Path = ROOT) -> None:
 def start_server(port: int, home: Path, log, app_dir: Path = ROOT,
                  cache: Path | None = None, launch: str = "gpuplan") -> subprocess.Popen:
     """``launch``: "gpuplan" runs `gpuplan app` (``python -m planner app``, as README and
-    docs/app.md start it: the server warms the Plan page's first answer while it starts,
-    app_pages/_serve.py); "streamlit" runs `streamlit run app.py` itself."""
+    docs/app.md start it: the wrapper checks its options, then runs `streamlit run`);
+    "streamlit" runs `streamlit run app.py` itself."""
     env = server_env(home, cache or home / "cache")
     options = ["--server.port", str(port), "--server.fileWatcherType", "none"]
     if launch == "gpuplan":
@@ -152,9 +152,8 @@ def main() -> int:
                     help="measure a server whose per-user catalog cache is filled (warm), empty "
                          "(cold: the first start after installing), or both")
     ap.add_argument("--launch", choices=("both", "gpuplan", "streamlit"), default="both",
-                    help="start the server as `gpuplan app` does (warming the first answer "
-                         "while it starts), as a bare `streamlit run app.py`, or both side by "
-                         "side (default)")
+                    help="start the server as `gpuplan app` does, as a bare `streamlit run "
+                         "app.py`, or both side by side (default)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if not CHROMIUM.exists():
