@@ -5,9 +5,7 @@ Output goes through plain ``sys.stdout`` (never rich markup: ``[...]`` in a pip 
 style). `launch probes` prints what the run will cost, from the catalog, before the commands.
 """
 
-# No `from __future__ import annotations`: Typer reads each command's signature several
-# times per run, and string annotations are evaluated anew every time (half of building
-# `plan`'s command, 10 of 20 ms)
+# No `from __future__ import annotations` in a command module: see planner/cli/_main.py
 
 import os
 import re

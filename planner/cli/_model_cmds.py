@@ -1,8 +1,6 @@
 """`gpuplan estimate`, and the probe calibration that `plan` and `report` use too."""
 
-# No `from __future__ import annotations`: Typer reads each command's signature several
-# times per run, and string annotations are evaluated anew every time (half of building
-# `plan`'s command, 10 of 20 ms)
+# No `from __future__ import annotations` in a command module: see planner/cli/_main.py
 
 import re
 from typing import Annotated

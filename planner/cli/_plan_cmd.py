@@ -1,9 +1,7 @@
 """`gpuplan plan`. A module of its own so that `gpuplan estimate`, which registers only
 itself, does not import the optimizer (``planner.search``) for its defaults."""
 
-# No `from __future__ import annotations`: Typer reads each command's signature several
-# times per run, and string annotations are evaluated anew every time (half of building
-# `plan`'s command, 10 of 20 ms)
+# No `from __future__ import annotations` in a command module: see planner/cli/_main.py
 
 import sys
 from typing import Annotated

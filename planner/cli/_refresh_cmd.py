@@ -1,8 +1,6 @@
 """`gpuplan catalog refresh`: fetch current prices into a new catalog, then say what changed."""
 
-# No `from __future__ import annotations`: Typer reads each command's signature several
-# times per run, and string annotations are evaluated anew every time (half of building
-# `plan`'s command, 10 of 20 ms)
+# No `from __future__ import annotations` in a command module: see planner/cli/_main.py
 
 from typing import Annotated
 
