@@ -107,14 +107,17 @@ def resolve(name: str, index: dict[str, str | tuple[str, ...]], display_names: I
 
 
 def check_names(kind: str, given: Iterable[str], known: Iterable[str], hint: str = "", *,
-                spell: Callable[[str], str] | None = None, where: str = "") -> tuple[str, ...]:
+                spell: Callable[[str], str] | None = None, where: str = "",
+                field: str | None = None) -> tuple[str, ...]:
     """``given`` in ``known``'s spelling (``spell``, e.g. 'On-Demand' → 'on_demand'); raise
-    UnknownNameError (prefixed by ``where``) for the first that is not in ``known``, quoting it
-    as it was given and matching it as spelled. The one check of a list of names: the catalog's
+    UnknownNameError (prefixed by ``where``; its ``field``, the caller's name of the list) for
+    the first that is not in ``known``, quoting it as it was given and matching it as spelled
+    (beside the rest of ``given``: words separated by spaces are fixed as the whole list with
+    commas). The one check of a list of names: the catalog's
     filters, ``Constraints`` and a team plan's lists. A name not in ``known`` as spelled is
     matched trimmed and ignoring case where one known name matches so (``_names_match``:
     'US-EAST-1', ' P5.48XLARGE'), in ``known``'s spelling."""
-    known = set(known)
+    given, known = tuple(given), set(known)
     folded = None  # built on the first name not known as spelled
     out = []
     for name in given:
@@ -124,7 +127,8 @@ def check_names(kind: str, given: Iterable[str], known: Iterable[str], hint: str
                 folded = fold_index(known)
             found = checked_name(kind, spelled, folded, where=where)
             if found is None:
-                raise UnknownNameError(kind, name, known, hint, where=where,
+                raise UnknownNameError(kind, name, known, hint, where=where, listed=given,
+                                       field=field,
                                        match_as=None if spell is None else spelled)
             spelled = found
         out.append(spelled)

@@ -127,11 +127,14 @@ class UnknownNameError(CatalogError):
     ('spot_instance' for 'Spot-Instance'): matched against them, while the message quotes
     ``name`` as the user wrote it. ``resolves``: a name's resolver where names have aliases
     (``Catalog.resolve_accelerator``: "H100"), so that words separated by spaces are known
-    names when it takes each of them."""
+    names when it takes each of them. ``listed``: the whole list ``name`` was given in, so
+    that the fix for such words is that list with commas (`--gpu "A100,H100 A10G"` →
+    A100,H100,A10G), not its last item alone."""
 
     def __init__(self, kind: str, name: object, known: Iterable[str], hint: str = "", *,
                  where: str = "", field: str | None = None, match_as: str | None = None,
-                 resolves: Callable[[str], object] | None = None) -> None:
+                 resolves: Callable[[str], object] | None = None,
+                 listed: Iterable[object] = ()) -> None:
         given = tuple(known)  # in the caller's order: its first spelling is the one shown
         known = sorted(set(given))
         shown = _shown(name)
@@ -141,7 +144,8 @@ class UnknownNameError(CatalogError):
                        f"{' …' if len(known) > MAX_LISTED else ''}")
         if words := _spaced_names(name, known, resolves):  # "aws gcp", "H100 A10G": a list
             suggestion = f" It is {len(words)} {kind} names separated by spaces."
-            fix = f"separate them with commas: {','.join(words)}"
+            items = [w for item in listed for w in (words if item == name else [str(item)])]
+            fix = f"separate them with commas: {','.join(items or words)}"
         prefix = f"{where}: " if where else ""
         super().__init__(f"{prefix}unknown {kind} {shown!r}.{suggestion} To fix: {fix}",
                          field=field, value=name)

@@ -125,11 +125,14 @@ def _round(x: float | None) -> float | None:
 
 
 def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
-    clouds = check_names("cloud", clouds or (), CLOUDS, spell=lambda c: c.strip().lower())
-    pricing = check_names("pricing model", pricing or (), PRICING_MODELS, spell=canonical_pricing)
+    clouds = check_names("cloud", clouds or (), CLOUDS, spell=lambda c: c.strip().lower(),
+                         field="clouds")
+    pricing = check_names("pricing model", pricing or (), PRICING_MODELS,
+                          spell=canonical_pricing, field="pricing")
     if regions:  # (every offer's region read only when some are asked for), as it spells them
         regions = check_names("region", regions, catalog.regions(), hint="run `gpuplan offers "
-                              "--json | jq '.[].region'` or see `gpuplan catalog info`")
+                              "--json | jq '.[].region'` or see `gpuplan catalog info`",
+                              field="regions")
     if clouds and regions:  # each name exists, but in no asked-for cloud: 0 offers, silently
         in_clouds = {r for c in clouds for r in catalog.regions(c)}
         for r in regions:
@@ -139,7 +142,11 @@ def _validated(catalog: Catalog, clouds, regions, pricing, gpus) -> tuple:
                 raise GpuplanError(f"region {r!r} is {'/'.join(owners)}'s, not in `clouds` "
                                    f"{','.join(clouds)}. To fix: add {owners[0]} to `clouds` "
                                    f"or drop {r} from `regions`", field="regions", value=r)
-    accs = tuple(catalog.resolve_accelerator(g) for g in gpus or ())
+    try:
+        accs = tuple(catalog.resolve_accelerator(g) for g in gpus or ())
+    except GpuplanError as exc:  # named as the list it came from, as the others are
+        exc.field = exc.field or "gpus"
+        raise
     return clouds, tuple(regions or ()), pricing, accs
 
 
@@ -194,7 +201,8 @@ def select_offers(catalog: Catalog, *, gpus: Sequence[str] = (), clouds: Sequenc
     if instance_types:  # as the catalog spells them ('P5.48XLARGE' is its p5.48xlarge)
         instance_types = check_names("instance type", instance_types,
                                      {t.name for t in catalog.instance_types},
-                                     hint="run `gpuplan offers` to list instance types")
+                                     hint="run `gpuplan offers` to list instance types",
+                                     field="instance_types")
         if clouds:  # a type of another cloud: 0 offers, silently, as a region's was
             _refuse_elsewhere(catalog, instance_types, clouds)
     acc_by_name = {a.name: a for a in catalog.accelerators}

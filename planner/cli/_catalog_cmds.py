@@ -196,13 +196,7 @@ def offers_cmd(
     rest = dict(min_gpus=min_gpus, max_price=max_price, sort=sort,
                 include_flagged=not usable, only_flagged=flagged)
     comma_hint(filters["gpus"], "--gpu", cat.resolve_accelerator)  # "H100 A10G": 2 names
-    try:
-        rows = select_offers(cat, **filters, **rest)
-    except GpuplanError as exc:  # the option `offers` names `instance_types` by
-        if exc.field != "instance_types":
-            raise
-        raise GpuplanError("--instance: " + str(exc).replace("`instance_types`", "--instance"),
-                           value=exc.value) from None
+    rows = select_offers(cat, **filters, **rest)  # an error's field is its filter's flag
     if not rows:
         _say_why_none(cat, filters, rest)
     if json_out or csv_out:

@@ -11,7 +11,8 @@ import functools
 # Inputs whose flag is not "--" + the field with "-" for "_" (the planner's field names are
 # its records' and keyword arguments': Constraints.budget_usd is `plan --budget`).
 FLAG_OF_FIELD = {"budget_usd": "--budget", "deadline_hours": "--deadline", "group_by": "--by",
-                 "top_n": "--top", "quotas": "--quota-file", "zero_stage": "--zero"}
+                 "top_n": "--top", "quotas": "--quota-file", "zero_stage": "--zero",
+                 "instance_types": "--instance"}
 
 
 # The click command of the whole CLI, every command registered (set by ``_main``, which is

@@ -38,7 +38,8 @@ def comma_hint(names: list[str], option: str, resolve) -> None:
     for name in names:
         if len(name.split()) < 2 or _known(resolve, name):
             continue
-        error = UnknownNameError("GPU", name, (), where=as_typed(option), resolves=resolve)
+        error = UnknownNameError("GPU", name, (), where=as_typed(option), resolves=resolve,
+                                 listed=names)
         if error.spaced:
             raise error
 

@@ -123,6 +123,31 @@ def test_user_errors_are_one_line_exit_2(capsys, argv, fragment):
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("argv,start", [
+    (["--region", "us-easst-1"], "error: --region: unknown region 'us-easst-1'"),
+    (["--regions", "us-easst-1"], "error: --regions: unknown region 'us-easst-1'"),
+    (["--pricing", "spott"], "error: --pricing: unknown pricing model 'spott'"),
+    (["--clouds", "aws,gcpp"], "error: --clouds: unknown cloud 'gcpp'"),
+    (["--gpu", "H1000"], "error: --gpu: unknown GPU 'H1000'"),
+    (["--instance", "p5.48xlarg"], "error: --instance: unknown instance type 'p5.48xlarg'"),
+])
+def test_an_unknown_filter_name_is_said_with_its_flag(capsys, argv, start):
+    """`offers --region us-easst-1` said "unknown region" alone (`plan` named --cloud): with
+    several filters given, which one was wrong had to be guessed."""
+    code, _, err = run(capsys, "offers", *argv)
+    assert code == 2 and err.startswith(start), err
+
+
+@pytest.mark.parametrize("flag,value,fixed", [
+    ("--gpu", "A100-80GB,H100 A10G", "A100-80GB,H100,A10G"),
+    ("--cloud", "aws,gcp azure", "aws,gcp,azure"),
+])
+def test_names_separated_by_a_space_are_fixed_as_the_whole_list(capsys, flag, value, fixed):
+    """The fix was the spaced item alone ("H100,A10G"): pasted back, it dropped A100-80GB."""
+    code, _, err = run(capsys, "offers", flag, value)
+    assert code == 2 and err.rstrip().endswith(f"separate them with commas: {fixed}"), err
+
+
 def test_bad_overrides_file_is_one_line(capsys, tmp_path):
     f = tmp_path / "o.yaml"
     for text, fragment in (("discounts: [{cloud: aws}]", "missing 'percent'"),
