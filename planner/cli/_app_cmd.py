@@ -142,8 +142,9 @@ def streamlit_options() -> frozenset[str]:
     except Exception:  # noqa: BLE001 - no metadata: not kept, listed each time
         tag = None
     key = hashlib.sha256(tag.encode()).digest() if tag else None
+    name = key.hex()[:32] if key is not None else ""  # the cache file's
     if key is not None:
-        kept = read_cached(OPTIONS_PREFIX, key.hex()[:32], key)
+        kept = read_cached(OPTIONS_PREFIX, name, key)
         if type(kept) is tuple and kept and all(type(name) is str for name in kept):
             return frozenset(kept)
     try:
@@ -153,7 +154,7 @@ def streamlit_options() -> frozenset[str]:
     template = getattr(config, "_config_options_template", None)
     names = frozenset(template) if isinstance(template, dict) else frozenset()
     if key is not None and names:
-        write_cached(OPTIONS_PREFIX, key.hex()[:32], key, tuple(sorted(names)),
+        write_cached(OPTIONS_PREFIX, name, key, tuple(sorted(names)),
                      budget_bytes=OPTIONS_BUDGET_BYTES)
     return names
 

@@ -289,18 +289,21 @@ def end_now(code: int, command: str | None) -> int:
     if (command not in ENDS_AT_ONCE or run_exit_functions is None
             or threading.active_count() != 1):
         return code
+    if not _flushed():
+        return code
+    run_exit_functions()
+    _flushed()  # what the exit functions wrote (lost when it cannot be, as Python loses it)
+    os._exit(code)
+
+
+def _flushed() -> bool:
+    """Both streams flushed (False: one cannot be: closed, a full disk, a reader gone)."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
-        return code
-    run_exit_functions()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):  # an exit function's output: lost, as
-        pass                                         # Python loses it
-    os._exit(code)
+        return False
+    return True
 
 
 def os_error(exc: OSError) -> int | None:
