@@ -3,10 +3,11 @@
 ``python -m probes`` (or ``torchrun ... -m probes``) runs them, ``python -m probes workload``
 times the user's own transformer layers (`run_workload_probe`); `load_report` reads a report
 back without torch, and `report_figures` says which of its numbers are comparable to the
-planner's defaults (and why not). Importing this package never imports torch.
+planner's defaults (and why not; `report_refusal`: why none is). Importing this package
+never imports torch.
 """
 
-from probes._figures import Figure, report_figures, workload_refusal
+from probes._figures import Figure, report_figures, report_refusal, workload_refusal
 from probes._nccl_log import is_rdma, is_tcpx
 from probes._report_io import (
     MAX_REPORT_BYTES,
@@ -48,6 +49,7 @@ __all__ = [
     "parse_report",
     "report_figures",
     "report_from_bytes",
+    "report_refusal",
     "report_to_json",
     "run_probes",
     "run_workload_probe",

@@ -75,7 +75,10 @@ class Figure:
         return self.gpus_per_node == self.gpus_visible
 
 
-def _report_refusal(report: ProbeReport) -> str | None:
+def report_refusal(report: ProbeReport) -> str | None:
+    """Why none of the report's figures can calibrate the planner (None: each is judged on
+    its own): an old schema, no GPU, a quick run, MIG, missing or edited ranks, an edited
+    figure, a throttled GPU."""
     env = report.environment
     if report.schema_version < 2:
         return (f"schema {report.schema_version} report: burst-mode matmul over five square "
@@ -361,7 +364,7 @@ def report_figures(report: ProbeReport) -> tuple[Figure, ...]:
             if env else 1,
             "nodes": env.node_count if env else 1}
     figures = [*_matmul(report, base), *_hbm(report, base), *_collective(report, base)]
-    whole = _report_refusal(report)
+    whole = report_refusal(report)
     out = []
     for f in figures:
         why = whole or _failed(report, _PROBE_OF[f.kind]) or f.refusal
@@ -375,7 +378,7 @@ def workload_refusal(report: ProbeReport) -> str | None:
     w, env = report.workload, report.environment
     if w is None:
         return "no workload section"
-    if why := (_report_refusal(report) or _failed(report, "workload")):
+    if why := (report_refusal(report) or _failed(report, "workload")):
         return why
     if w.status != "measured":
         return f"the workload probe did not measure ({w.reason})"

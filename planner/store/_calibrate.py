@@ -235,8 +235,8 @@ def _candidates(rid: int, created: str, acc_name: str | None, data: object, cata
                 runs: dict[str, list]) -> tuple[list[Candidate], WorkloadCandidate | None]:
     """Every figure of one stored report (its JSON, or why it has none: ``data``) as a
     Candidate for the rules, and its workload layer (None when it has none). ``runs``: the
-    measurement fingerprints of the reports before it, by shape (a copy of one of them is refused;
-    added to when it is not)."""
+    measurement fingerprints of the reports before it that could calibrate, by shape (a copy
+    of one of them is refused; added to when it is not, and some figure of it could)."""
     from probes import ReportError, parse_report
 
     def whole(why: str) -> tuple[list[Candidate], None]:
@@ -256,8 +256,6 @@ def _candidates(rid: int, created: str, acc_name: str | None, data: object, cata
         if how is not None:
             return whole(f"the same measurements as report {first}{how} (a copy of that "
                          "run, re-saved, renamed, re-dated or nudged): one run counts once")
-    if fingerprint is not None:
-        runs.setdefault(fingerprint.shape, []).append((fingerprint, rid))
     acc = None
     if acc_name:
         try:
@@ -294,6 +292,10 @@ def _candidates(rid: int, created: str, acc_name: str | None, data: object, cata
     for section in usable & digests.keys():
         prints = digests[section]
         runs.setdefault(f"section {section} {prints.shape}", []).append((prints, rid))
+    # and the whole run, as its sections: an edited copy refused whole, stored first, must
+    # not make the probes' own file of that run its copy
+    if usable and fingerprint is not None:
+        runs.setdefault(fingerprint.shape, []).append((fingerprint, rid))
     return figures, layer
 
 
