@@ -19,6 +19,7 @@ The vectorised pieces the optimizer and the benchmarks build on (``ModelScalars`
 ``evaluate``, ``plan_grid``, ``prune``, ``run_model``, ``cluster_inputs`` …) are public too.
 """
 
+from ._arch_overrides import ARCH_FIELDS
 from ._arrays import distinct
 from ._assumptions import (
     ATTENTION_FRACTION,
@@ -121,7 +122,7 @@ from ._records import Estimate, ParallelPlan, TimeRange, workload_dict
 from ._scalars import ModelScalars
 from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, comparable, shape_distance, shape_of
 from ._software import PROBE_LAYERS, PROFILES, FrameworkProfile, check_pins
-from ._spec import ARCH_FIELDS, MAX_SEQ_LEN, WorkloadSpec, build_cluster, build_workload
+from ._spec import MAX_SEQ_LEN, WorkloadSpec, build_cluster, build_workload
 from ._units import (
     COUNT_LIMITS,
     MAX_DEADLINE_HOURS,

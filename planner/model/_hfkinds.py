@@ -113,8 +113,7 @@ def config_warnings(cfg: Mapping, arch: Architecture, source: str) -> list[str]:
                    f"file gives no intermediate_size and {said}, so the {total} parameters "
                    "counted may be off. To fix: add intermediate_size as the model's own "
                    "config.json has it, or give `params` from the model card")
-    width = arch.heads * arch.d_head / arch.hidden
-    if arch.head_dim and not 1 / MAX_ATTENTION_WIDTH <= width <= MAX_ATTENTION_WIDTH:
+    if arch.head_dim and (width := implausible_attention(arch)) is not None:
         key = ("qk_nope_head_dim + qk_rope_head_dim" if arch.attention_params_per_layer
                else "head_dim")
         out.append(f"{source}: {key} {arch.d_head:,} makes the attention {arch.heads} heads × "
@@ -123,6 +122,13 @@ def config_warnings(cfg: Mapping, arch: Architecture, source: str) -> list[str]:
                    f"{total} parameters. To fix: check {key} (hidden / heads is "
                    f"{arch.hidden // arch.heads:,}), or give `params` from the model card")
     return out
+
+
+def implausible_attention(arch: Architecture) -> float | None:
+    """The attention's width (heads × head dimension) over the hidden size where it is beyond
+    MAX_ATTENTION_WIDTH × either way (real models: about 0.8 to 3.5), else None."""
+    width = arch.heads * arch.d_head / arch.hidden
+    return None if 1 / MAX_ATTENTION_WIDTH <= width <= MAX_ATTENTION_WIDTH else width
 
 
 def family_type(model_type: str) -> str:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import PurePath
 from types import MappingProxyType
 
 from catalog import Catalog, record
 
+from ._arch_overrides import checked_overrides, departure, overridden, shape_warnings
 from ._errors import HardwareError, WorkloadError
 from ._hardware import MAX_CLUSTER_GPUS, Cluster, cluster_for_instance, reference_cluster
 from ._hfconfig import (
@@ -21,8 +21,8 @@ from ._hfconfig import (
     hub_repo_name,
     printable_name,
 )
-from ._inference import INFERRED_SIZE_TOLERANCE, infer_architecture
-from ._presets import context_warning, defaults_filled, preset, rescaled_layers
+from ._inference import infer_architecture
+from ._presets import context_warning, defaults_filled, preset
 from ._units import format_count, format_params, parse_count
 from ._workload import (
     DEFAULT_ATTENTION,
@@ -42,8 +42,10 @@ from ._workload import (
     attention_note,
 )
 
-ARCH_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")
 DEFAULT_SEQ_LEN, MAX_DEFAULT_SEQ_LEN = 4096, 8192  # without `seq_len`: a config's context, capped
+# a config's context below this is warned of: no released model trains at fewer tokens a
+# sequence (BERT 512, GPT-2 1,024), so it is a typo or a test model's
+MIN_CONFIG_CONTEXT = 128
 CHINCHILLA_TOKENS_PER_PARAM = 20  # compute-optimal tokens per parameter (arXiv:2203.15556)
 
 
@@ -114,11 +116,11 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                                 f"{value!r}. To fix: e.g. `{name}` "
                                 f"{2 if low else 8}", field=name, value=value)
     # checked before the inference, which takes `vocab` from them
-    overrides = _checked_overrides(_override_pairs(spec.arch_overrides)) \
+    overrides = checked_overrides(spec.arch_overrides) \
         if spec.arch_overrides else {}
     notes: list[str] = []
     warnings: list[str] = []
-    departed: list[str] = []  # sizes given beside `params` changed its count (``_departure``)
+    departed: list[str] = []  # sizes given beside `params` changed its count (``departure``)
     default_seq, seq_why = None, "the model's pre-training context"
     context = {}  # where the model's context is known: ``context_warning``'s
     if spec.model:
@@ -198,7 +200,8 @@ def build_workload(spec: WorkloadSpec) -> Workload:
         arch, inferred = infer_architecture(total, active, **kwargs)
         notes.extend(inferred)
     if overrides:
-        arch, derived = _override(arch, overrides)
+        arch, derived = overridden(before := arch, overrides)
+        warnings.extend(shape_warnings(before, arch, overrides))
         notes.append("architecture overridden: " + ", ".join(f"{k}={v}"
                                                               for k, v in spec.arch_overrides)
                      + (f" (kept consistent: {', '.join(derived)})" if derived else "")
@@ -206,7 +209,7 @@ def build_workload(spec: WorkloadSpec) -> Workload:
                      + (f", {format_params(arch.params_active())} active" if arch.is_moe
                         else ""))
         if spec.params not in (None, ""):
-            warnings.extend(departed := _departure(arch, overrides, total, active))
+            warnings.extend(departed := departure(arch, overrides, total, active))
             if departed:  # the note stands alone where the warnings are not shown
                 notes[-1] += f", not the {format_params(total)} of `params`"
     if spec.seq_len is not None and (isinstance(spec.seq_len, bool) or not isinstance(
@@ -226,6 +229,12 @@ def build_workload(spec: WorkloadSpec) -> Workload:
     else:
         seq = default_seq or DEFAULT_SEQ_LEN
         notes.append(f"sequence length {seq} ({seq_why}; `seq_len` to change)")
+    if spec.seq_len is None and context.get("key") and seq < MIN_CONFIG_CONTEXT:
+        # max_position_embeddings 1 planned 1,024 one-token sequences a step without a word
+        warnings.append(f"{source}: {context['key']} {context['positions']:,} is shorter than "
+                        f"any language model's training context, and the run is planned at "
+                        f"sequence length {seq:,}. To fix: check {context['key']}, or give "
+                        "`seq_len`, e.g. 4096")
     if arch.windowed_layers or arch.chunked_layers:
         notes.append(attention_note(arch, int(seq), spec.attention))
     if spec.global_batch_tokens == "":
@@ -303,101 +312,6 @@ def _model_name(source: str) -> str:
     folder = not path.name.lower().endswith(".json") and path.name not in ("", "config")
     name = printable_name(path.name if folder else path.parent.name or path.stem)
     return "" if name in ("", "config", ".") else name
-
-
-def _override_pairs(pairs) -> dict:
-    """``arch_overrides`` as a dict: a sequence of (field, value) pairs, each field once."""
-    fix = "To fix: pass pairs such as (('layers', 32), ('hidden', 4096))"
-    if isinstance(pairs, str | bytes | Mapping) or not isinstance(pairs, tuple | list):
-        raise WorkloadError(f"`arch_overrides` must be a sequence of (field, value) pairs, got "
-                            f"{type(pairs).__name__}. {fix}", field="arch_overrides")
-    values: dict = {}
-    for pair in pairs:
-        if not isinstance(pair, tuple | list) or len(pair) != 2 or not isinstance(pair[0], str):
-            raise WorkloadError(f"`arch_overrides` holds {pair!r}, not a (field, value) pair. "
-                                f"{fix}", field="arch_overrides")
-        if pair[0] in values:
-            raise WorkloadError(f"`arch_overrides` gives {pair[0]} twice ({values[pair[0]]!r} "
-                                f"and {pair[1]!r}). To fix: give it once",
-                                field="arch_overrides")
-        values[pair[0]] = pair[1]
-    return values
-
-
-def _checked_overrides(values: dict) -> dict:
-    """``values`` if every field is a size that can be overridden, with a positive whole
-    value."""
-    unknown = set(values) - set(ARCH_FIELDS)
-    if unknown:
-        raise WorkloadError(f"cannot override {', '.join(sorted(unknown))}. To fix: override "
-                            f"only {', '.join(ARCH_FIELDS)}", field="arch_overrides")
-    for k, v in values.items():
-        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise WorkloadError(f"`{k}` must be a positive whole number, got {v!r}. To fix: "
-                                f"pass e.g. `{k}` 32", field=k, value=v)
-    return values
-
-
-def _override(arch: Architecture, values: dict) -> tuple[Architecture, list[str]]:
-    """Apply size overrides (``_checked_overrides``), deriving what the user did not give so
-    the shape stays consistent: a new hidden size keeps the head dimension (heads follow) and
-    the FFN ratio; new heads keep the grouped-query ratio (KV heads follow); new layers keep
-    the share of windowed, chunked and interleaved dense ones (``rescaled_layers``)."""
-    values, derived = dict(values), []
-    if values.get("layers", arch.layers) != arch.layers:  # windows, chunks, dense layers
-        counts, derived = rescaled_layers(arch, values["layers"])
-        values.update(counts)
-    if "hidden" in values and values["hidden"] != arch.hidden:
-        if "ffn_hidden" not in values:
-            values["ffn_hidden"] = max(1, round(arch.ffn_hidden * values["hidden"]
-                                                / arch.hidden))
-            derived.append(f"ffn_hidden={values['ffn_hidden']} (same FFN ratio)")
-        if ("heads" not in values and not arch.head_dim
-                and values["hidden"] % arch.d_head == 0):
-            values["heads"] = values["hidden"] // arch.d_head
-            derived.append(f"heads={values['heads']} (same head dimension {arch.d_head})")
-    if "heads" in values and "kv_heads" not in values:
-        group = arch.heads // arch.kv_heads
-        kept = values["heads"] % group == 0
-        kv = values["heads"] // group if kept else math.gcd(values["heads"], arch.kv_heads)
-        if kv != arch.kv_heads:
-            values["kv_heads"] = kv
-            # "ratio kept" was said of 31 heads over 1 KV head (the model's ratio is 4)
-            derived.append(f"kv_heads={kv} (grouped-query ratio {group} kept)" if kept else
-                           f"kv_heads={kv} ({values['heads']} heads are no multiple of the "
-                           f"model's grouped-query ratio {group}: the largest count dividing "
-                           f"them and its {arch.kv_heads}; give kv_heads to choose)")
-    heads = values.get("heads", arch.heads)
-    hidden = values.get("hidden", arch.hidden)
-    if not arch.head_dim and hidden % heads:
-        # Keep the head dimension (attention width heads × d may then differ from hidden, as
-        # in Gemma); hidden // heads would silently change every attention GEMM.
-        values["head_dim"] = arch.d_head
-        derived.append(f"head_dim={arch.d_head} (kept: {hidden} is not a multiple of {heads})")
-    return replace(arch, **values), derived
-
-
-def _departure(arch: Architecture, overrides: dict, total: float,
-               active: float | None) -> list[str]:
-    """A warning when the sizes given beside `params` make a model of another size than it
-    says (beyond INFERRED_SIZE_TOLERANCE, as close as an inferred shape must come): the run is
-    modelled at the overridden shape's count, which must not be taken for `params`."""
-    now_total, now_active = arch.params_total(), arch.params_active()
-    off = [abs(math.log(now_total / total))]
-    if active is not None and active < total:
-        off.append(abs(math.log(now_active / active)))
-    if max(off) <= math.log(INFERRED_SIZE_TOLERANCE):
-        return []
-    moe = len(off) > 1
-    was = format_params(total) + (f" ({format_params(active)} active)" if moe else "")
-    now = format_params(now_total) + (f" ({format_params(now_active)} active)" if moe else "")
-    given = [f"`{k}` {v}" for k, v in overrides.items()]
-    said = given[0] if len(given) == 1 else ", ".join(given[:-1]) + " and " + given[-1]
-    return [f"{said} change{'s' if len(given) == 1 else ''} the model from {was} parameters "
-            f"(`params`{', `active_params`' if moe else ''}) to {now}: the run is modelled at "
-            f"{now}. To fix: to model {format_params(total)}, leave "
-            f"{'it' if len(given) == 1 else 'them'} to be inferred from `params`, or set the "
-            "other sizes so they add up to it"]
 
 
 def _default_tokens_message(arch: Architecture, tokens: float) -> str:

@@ -204,13 +204,14 @@ def _check_commas(digits: str, what: str, shown: str, fix: str, error) -> None:
 def format_usd(x: float) -> str:
     """Money as every message and report shows it: whole dollars from $100, cents below (a
     $0.50 budget is not "$0"; ten gpt2 plans from $1.52 to $2.41 all read "$2", as the app
-    writes them: ``app_pages._format.usd``), the sign before the dollar sign; "—" for a
-    figure that is not a number (NaN or infinite: no amount of money)."""
+    writes them: ``app_pages._format.usd``), the sign before the dollar sign, "<$0.001" below
+    a tenth of a cent; "—" for a figure that is not a number (NaN or infinite: no money)."""
     if not math.isfinite(x):
         return "—"
     x = x + 0.0  # -0.0 is $0, not "$-0"
-    if 0 < abs(x) < 0.01:  # a tenth of a cent is not "$0.00"
-        return f"-${-x:.2g}" if x < 0 else f"${x:.2g}"
+    if 0 < abs(x) < 0.01:  # a tenth of a cent is not "$0.00", and below it not "$1e-05"
+        return (">-$0.001" if x < 0 else "<$0.001") if abs(x) < 0.001 else \
+            f"-${-x:.2g}" if x < 0 else f"${x:.2g}"
     digits = _usd_digits(x)
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
 

@@ -28,7 +28,14 @@ def jobs(n: int) -> str:
 
 
 def num(x: float | None, digits: int = 0) -> str:
-    return "—" if x is None else f"{x:,.{digits}f}"
+    """A figure to ``digits`` decimals; one that is not zero but would read so, as the bound
+    it is under ("<1" GPU-hours of an actuals file's 1e-5, which read "0")."""
+    if x is None:
+        return "—"
+    least = 10.0 ** -digits
+    if 0 < abs(x) < least / 2:
+        return f">-{least:g}" if x < 0 else f"<{least:g}"
+    return f"{x:,.{digits}f}"
 
 
 def used(x: float | None) -> str:

@@ -72,5 +72,7 @@ def test_the_apps_figures_follow_the_clis_rules():
     assert [F.duration(h) for h in (0.1, 1 / 60, 0.9999, 47.0, 96.0)] == \
         ["6.0 min", "1.0 min", "1.0 h", "47.0 h", "4.0 days"]
     assert [F.amount(x) for x in (9.96, 10.0, 0.0996, 0.05)] == ["10", "10", "0.1", "0.05"]
-    assert [F.usd(x) for x in (1e-5, float("inf"), 0.0084, 250.2)] == \
-        ["$1e-05", "—", "$0.0084", "$250"]
+    # below the four decimals shown, a bound: "$1e-05" read as code (review, 2026-12-07)
+    assert [F.usd(x) for x in (1e-5, float("inf"), 0.0084, 250.2, -1e-7)] == \
+        ["<$0.0001", "—", "$0.0084", "$250", ">-$0.0001"]
+    assert [F.amount(x) for x in (1e-5, 0.0012)] == ["<0.001", "0.0012"]

@@ -53,3 +53,30 @@ def test_the_overrides_note_is_not_taken_for_a_size_warning():
                                     arch_overrides=(("layers", 16),)))
     assert len(w.warnings) == 1 and "context of 4,096" in w.warnings[0]
     assert not any("of `params`" in n for n in w.inferred)
+
+
+def _llama_config(positions: int) -> dict:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "llama-3.2-1b" / "config.json"
+    return {**json.loads(path.read_text()), "max_position_embeddings": positions}
+
+
+@pytest.mark.parametrize("finetune", ["none", "lora"])
+def test_a_config_context_no_model_trains_at_is_warned(finetune):
+    """max_position_embeddings 1 planned 1,024 one-token sequences a step, with no warning
+    (hostile-input review, 2026-12-07)."""
+    w = build_workload(WorkloadSpec(config=_llama_config(1), config_name="c.json",
+                                    tokens="10B", finetune=finetune))
+    assert w.seq_len == 1
+    assert [x for x in w.warnings if x.startswith(
+        "c.json: max_position_embeddings 1 is shorter than any language model's training "
+        "context, and the run is planned at sequence length 1. To fix: ")], w.warnings
+
+
+@pytest.mark.parametrize(("positions", "seq_len"), [(512, None), (1, 2048)])
+def test_a_real_context_or_a_given_sequence_is_not_warned_of_so(positions, seq_len):
+    w = build_workload(WorkloadSpec(config=_llama_config(positions), config_name="c.json",
+                                    tokens="10B", seq_len=seq_len))
+    assert not [x for x in w.warnings if "shorter than any" in x], w.warnings

@@ -27,9 +27,10 @@ def _error(capsys, *argv) -> str:
     ((("layers", 1), ("hidden", 64)), "`layers` 1 and `hidden` 64 change", "4.14M")])
 def test_sizes_that_change_the_total_of_params_are_warned(overrides, said, modelled):
     w = build_workload(WorkloadSpec(params="7B", arch_overrides=overrides))
-    assert len(w.warnings) == 1, w.warnings
-    assert w.warnings[0].startswith(f"{said} the model from 7.00B parameters (`params`) to "
-                                    f"{modelled}: the run is modelled at {modelled}. To fix: ")
+    # (7 heads × 128 is also an attention no model has: ``shape_warnings``, warned first)
+    assert len(w.warnings) == 1 + (overrides == (("heads", 7),)), w.warnings
+    assert w.warnings[-1].startswith(f"{said} the model from 7.00B parameters (`params`) to "
+                                     f"{modelled}: the run is modelled at {modelled}. To fix: ")
     assert f"→ {modelled} parameters, not the 7.00B of `params`" in " ".join(w.inferred)
     # the default tokens are those of the model planned, and say so
     assert w.tokens == CHINCHILLA_TOKENS_PER_PARAM * w.arch.params_active()
@@ -84,3 +85,22 @@ def test_zero_experts_per_token_is_refused_by_its_own_range(capsys):
     with pytest.raises(WorkloadError, match="from 1 to 65,536"):
         build_workload(WorkloadSpec(params="47B", active_params="13B", experts=8,
                                     experts_per_token=0))
+
+
+def test_a_hidden_size_that_leaves_an_impossible_attention_is_warned():
+    """`--model llama3-8b --hidden 7` kept 32 heads × 128, an attention 585 × the hidden size,
+    and gave a 4.11M-parameter model with no warning, where a config.json of that shape is
+    warned of (hostile-input review, 2026-12-07)."""
+    w = build_workload(WorkloadSpec(model="llama3-8b", arch_overrides=(("hidden", 7),)))
+    assert len(w.warnings) == 1, w.warnings
+    assert w.warnings[0].startswith("`hidden` 7 makes the attention 32 heads × 128 = 4,096 wide, "
+                                    "585 × the hidden size 7 (real models: about 0.8 to 3.5)")
+    assert w.warnings[0].endswith("To fix: give `heads` such that `hidden` / `heads` is the head "
+                                  "dimension meant (the model's: 128)")
+
+
+@pytest.mark.parametrize("overrides", [(("hidden", 8192),), (("hidden", 2048), ("heads", 16)),
+                                       (("layers", 4),)])
+def test_sizes_that_keep_a_models_attention_are_not_warned(overrides):
+    assert build_workload(WorkloadSpec(model="llama3-8b", arch_overrides=overrides)).warnings \
+        == ()
