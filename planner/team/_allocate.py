@@ -85,22 +85,25 @@ def allocate(team_plan, *, catalog, assumptions=None, calibration=None,
                                   solve_starts=lambda plan, s: allocation_of(plan, cands, s)) \
             from None
     report(SOLVING, 1, 1)
-    said = _inputs_said(A, calibration or NO_CALIBRATION)
+    said = _inputs_said(A, allocation.jobs)
     return dataclasses.replace(allocation, assumptions=[*allocation.assumptions, *said]) \
         if said else allocation
 
 
-def _inputs_said(A: Assumptions, calibration) -> list[str]:
+def _inputs_said(A: Assumptions, jobs) -> list[str]:
     """What changed the report's numbers beyond its file: constants set with `assume` and the
-    probe measurements used. Neither was said, so a shared report (`--assume
-    restart_minutes=600` doubled its cost) could not be explained or reproduced."""
+    probe measurements the chosen plans used (each job's ``calibration``, by accelerator).
+    Neither was said, so a shared report (`--assume restart_minutes=600` doubled its cost)
+    could not be explained or reproduced; and every stored measurement was listed, an H200's
+    beside jobs all on H100, whose plans had read none of them."""
     said = []
     if note := overrides_note(A):
         said.append(f"{note[0].upper()}{note[1:]}.")
-    used = calibration.used()
+    used = dict.fromkeys(f"{j['accelerator']} {line}" for j in jobs
+                         for line in j.get("calibration") or ())
     if used:
         said.append("Measured on your instances (`gpuplan probe show`), used instead of "
-                    "datasheet figures: " + "; ".join(n.line() for n in used) + ".")
+                    "datasheet figures: " + "; ".join(used) + ".")
     return said
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
@@ -54,11 +55,20 @@ class TeamPlanError(PlannerError):
     names_file_keys = True  # its YAML keys (``in_team_terms``), never the CLI's flags
 
 
+_THOUSANDS = re.compile(r"\d{3}(?:,\d{3})*(?:\.\d+)?\s*[A-Za-z]*")  # '000B', '000,000'
+
+
 def no_unknown(entry: dict, allowed: Iterable[str], at: str) -> None:
     """Every key of ``entry`` is one of ``allowed`` (the first unknown one is the error)."""
     allowed = tuple(allowed)
     # a YAML key with no name (`{null}`, `~:`) is None: named as YAML writes it
     unknown = sorted("null" if k is None else str(k) for k in set(entry) - set(allowed))
+    if cut := next((k for k in unknown if _THOUSANDS.fullmatch(k) and entry.get(k) is None),
+                   None):  # `{tokens: 1,000B}` is `tokens: 1` and a key '000B' in YAML
+        raise TeamPlanError(f"{at}: unknown field {cut!r}: inside {{…}} a comma separates "
+                            "fields, so a number written with a thousands comma (e.g. 1,000B) "
+                            "was cut in two. To fix: write it without the comma (1000B), or quote "
+                            "it ('1,000B')")
     if unknown:
         raise TeamPlanError(str(UnknownNameError(
             "field", unknown[0], allowed, where=at,

@@ -345,6 +345,8 @@ def _diagnose(options: Options, R: Rows, job_names, groups: Groups, rank,
             continue
         slacks, cost = got
         changes = [ch for k, m, v in slacks for ch in _change(k, m, v, job_names, groups)]
+        if mode == "jobs" and len(changes) >= len(job_names):  # "drop job 'a', then the
+            continue  # schedule costs $0" of a one-job plan: no schedule is no relaxation
         relax.append({"relax": mode, "changes": changes, "cost_usd": cost})
         binding.extend(_limit_label(m) for k, m, _ in slacks if k[0] != "job")
     binding.extend(_limit_label(m) for m in greedy_binding)

@@ -167,6 +167,7 @@ def summarise_allocation(team_plan, options, rec, sol, epoch: dt.date, catalog_i
             "wall_clock_hours": float(cand["wall_clock_hours"]), "gpu_hours": gpu_hours,
             "cost_usd": cost, "deadline_probability": prob, "mfu": cand.get("mfu"),
             "plan": dict(cand.get("plan") or {}), "options_considered": int(counts[group_of[j]]),
+            "calibration": list(cand.get("calibration") or ()),  # measured figures it used
             "cost_by_month": {labels[m]: cost * float(shares[j, m])
                               for m in range(len(labels)) if shares[j, m] > 0},
             "gpu_hours_by_month": {labels[m]: gpu_hours * float(shares[j, m])

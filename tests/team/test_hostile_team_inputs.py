@@ -354,6 +354,9 @@ def test_money_below_a_cent_is_not_shown_as_zero():
 
     assert [format_usd(x) for x in (0.001, 0.5, -0.25, 12_345.6, 0.0)] == [
         "$0.001", "$0.50", "-$0.25", "$12,346", "$0"]
+    # an actual cost of $0.00001 read "$1e-05" in a report's table (review, 2026-12-07)
+    assert [format_usd(x) for x in (1e-5, 1e-300, -1e-7, 0.0015)] == [
+        "<$0.001", "<$0.001", ">-$0.001", "$0.0015"]
 
 
 def test_a_huge_difference_from_plan_is_a_short_percentage():
@@ -510,3 +513,18 @@ def test_days_just_past_the_window_are_not_rounded_onto_it():
     said = _why_nothing(SimpleNamespace(quotas=None), SimpleNamespace(window_hours=24.0),
                         {"reason": "no candidate finishes in time", "fastest_days": 3653.3})
     assert "needs 3,654 days, more than the 3,653" in said
+
+
+@pytest.mark.parametrize("tokens", ["1,000B", "1,000,000M"])
+def test_a_thousands_comma_inside_braces_is_said_as_such(tmp_path, capsys, tokens):
+    """`workload: {model: llama3-8b, tokens: 1,000B}` read "unknown field '000B'. To fix: use
+    one of model, config, …", where the same value on its own line says it is no count
+    (review, 2026-12-07): in a YAML flow mapping the comma separates fields."""
+    path = _write(tmp_path, f"name: t\njobs:\n  - name: a\n    workload: {{model: llama3-8b, "
+                            f"tokens: {tokens}}}\n    earliest_start: 2027-03-01\n"
+                            "    deadline: 2027-04-15\n")
+    code, _, err = _report([path], capsys)
+    assert code == 2
+    assert "a comma separates fields, so a number written with a thousands comma (e.g. 1,000B) " \
+        "was cut in two. To fix: write it without the comma (1000B), or quote it" \
+        in _one_error_line(err), err

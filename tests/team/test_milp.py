@@ -253,6 +253,19 @@ def test_infeasible_budget_names_the_period_and_the_missing_dollars():
     assert "+$20,000 in 2027Q1 (budget $40,000 → $60,000)" in msg
 
 
+def test_dropping_every_job_is_not_offered_as_a_relaxation():
+    """A one-job plan over its budget was told "or drop job 'a', then the schedule costs $0":
+    no schedule at all (review, 2026-12-07)."""
+    opts = Options(job=np.array([0]), cost_usd=np.array([2402.0]), gpus=np.array([8.0]),
+                   start_hours=np.array([0.0]), end_hours=np.array([400.0]),
+                   scope=(SCOPES[0],))
+    with pytest.raises(AllocationInfeasibleError) as err:
+        solve(opts, job_names=["a"], epoch=EPOCH, budgets={"2027Q1": 1000})
+    assert "drop job" not in str(err.value), str(err.value)
+    assert [r["relax"] for r in err.value.relaxations] == ["budgets"]
+    assert "+$1,402 in 2027Q1 (budget $1,000 → $2,402)" in str(err.value)
+
+
 def test_low_priority_job_is_the_one_to_drop():
     with pytest.raises(AllocationInfeasibleError) as err:
         solve(_two_overlapping(), job_names=["important", "nice-to-have"], epoch=EPOCH,

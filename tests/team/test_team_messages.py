@@ -5,6 +5,9 @@ plan being read, not `plan --quota-file`'s file."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 import planner.cli._report_cmds  # noqa: F401  (registers `report` on the app)
@@ -128,20 +131,43 @@ def test_a_budget_is_located_as_the_file_writes_its_key(catalog):
 def test_a_report_says_the_constants_and_measurements_that_changed_it():
     # `--assume restart_minutes=600` doubled a report's cost and the report never said so;
     # nor did it name the probe measurements it used
-    from types import SimpleNamespace
-
-    from planner.model import Assumptions, CalibrationNote
+    from planner.model import Assumptions
     from planner.team._allocate import _inputs_said
 
-    note = CalibrationNote(kind="matmul", key="H200-SXM-141GB bf16", value=679.7,
-                           unit="TFLOP/s", report_ids=(1,), reason="one report")
-    said = _inputs_said(Assumptions().with_overrides(restart_minutes=600),
-                        SimpleNamespace(used=lambda: (note,)))
+    line = "matmul bf16: measured 679.7 TFLOP/s instead of the datasheet default 792.6"
+    jobs = [{"accelerator": "H200-SXM-141GB", "calibration": [line]},
+            {"accelerator": "H200-SXM-141GB", "calibration": [line]},  # said once
+            {"accelerator": "H100-SXM5-80GB", "calibration": []}]
+    said = _inputs_said(Assumptions().with_overrides(restart_minutes=600), jobs)
     assert said[0].startswith("Set with `assume`: restart_minutes = 600 (default ")
     assert said[1] == ("Measured on your instances (`gpuplan probe show`), used instead of "
-                       "datasheet figures: matmul H200-SXM-141GB bf16: 679.7 TFLOP/s (report "
-                       "1): one report.")
-    assert _inputs_said(Assumptions(), SimpleNamespace(used=lambda: ())) == []
+                       f"datasheet figures: H200-SXM-141GB {line}.")
+    assert _inputs_said(Assumptions(), jobs[2:]) == []
+
+
+H200_RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / \
+    "gpu_check_h200_2026-12-04" / "probe-report.json"
+
+
+@pytest.mark.parametrize(("accelerators", "measured"), [("[H200]", True), ("[H100]", False)])
+def test_only_the_measurements_the_chosen_plans_used_are_said(tmp_path, capsys, accelerators,
+                                                              measured):
+    """An H200 probe report stored, a job placed on H100: the report said its figures were
+    "used instead of datasheet figures" (review, 2026-12-07); the plan had read none."""
+    assert main(["probe", "ingest", str(H200_RUN)]) == 0
+    path = tmp_path / "plan.yaml"
+    path.write_text("name: t\njobs:\n  - name: a\n    workload: {model: gpt2, tokens: 10B}\n"
+                    f"    accelerators: {accelerators}\n    earliest_start: 2027-03-01\n"
+                    "    deadline: 2027-04-15\n")
+    capsys.readouterr()
+    assert main(["report", str(path), "--json", "--workers", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    said = [a for a in out["assumptions"] if a.startswith("Measured on your instances")]
+    assert bool(said) == measured == bool(out["jobs"][0]["calibration"]), said
+    if measured:
+        assert said[0].startswith("Measured on your instances (`gpuplan probe show`), used "
+                                  "instead of datasheet figures: H200-SXM-141GB matmul bf16: "
+                                  "measured 679.7 TFLOP/s"), said
 
 
 def test_the_cli_report_lists_an_assumed_constant(tmp_path, capsys):
