@@ -9,8 +9,8 @@ with `` \\`` where the command goes on below it: every line fits a help page 60 
 from __future__ import annotations
 
 # comments that mark an example the tests cannot run here (no GPU, no network, a server that
-# runs until stopped)
-NOT_OFFLINE = ("needs a GPU", "needs the network", "starts a server")
+# runs until stopped, a catalog only a refresh makes); each also tells the reader why
+NOT_OFFLINE = ("needs a GPU", "needs the network", "starts a server", "after a refresh")
 
 # command path ("" the root, "catalog info") -> its examples; README's own where it has them
 EXAMPLES: dict[str, tuple[str, ...]] = {
@@ -47,7 +47,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "catalog use": (
         "gpuplan catalog use packaged",
         "# the catalog before the last refresh:",
-        "gpuplan catalog use previous  # needs the network",
+        "gpuplan catalog use previous  # after a refresh",
     ),
     "catalog refresh": (
         "# AWS and Azure need no credentials; GCP does:",

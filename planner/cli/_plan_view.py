@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 from ..model import (
+    MAX_DEADLINE_HOURS,
+    MAX_PLAN_GPUS,
     duration_unit,
     format_amount,
     format_chance,
@@ -151,10 +153,16 @@ def infeasible_fixes(inf, constraints) -> str:
     slow = "deadline" in inf.binding or "min_probability" in inf.binding
     shut = (c.budget_usd is not None and "budget" in inf.binding
             and inf.cheapest.cost_usd > c.budget_usd)
-    speed = ["extend --deadline"]
     fastest = inf.fastest
-    if slow and fastest.gpus + fastest.gpus // fastest.nodes > c.max_gpus:
+    # no deadline the CLI takes helps where even the fastest plan's P10 is beyond the latest
+    # (3,650d: "extend --deadline" was all it said)
+    speed = ["extend --deadline"] if fastest.estimate.wall_clock.p10 <= MAX_DEADLINE_HOURS \
+        else []
+    if slow and fastest.gpus + fastest.gpus // fastest.nodes > c.max_gpus < MAX_PLAN_GPUS:
         speed.append(f"raise --max-gpus (now {c.max_gpus:,})")
+    if slow and not speed:  # the workload itself is too large for any plan in 10 years
+        speed.append("train on fewer --tokens or a smaller model (no deadline or GPU count "
+                     "gpuplan takes is enough)")
     est = fastest.estimate
     gbt = est.workload.global_batch_tokens
     if slow and gbt is not None and est.plan.micro_batches == 1:
@@ -192,10 +200,10 @@ def infeasible_fixes(inf, constraints) -> str:
                   f"{format_usd(inf.cheapest.cost_usd)} at any duration)"
                   if in_time is not None and not slow else
                   f"raise {flag} to at least {least} (no plan costs less at any duration)")
-        if slow:
+        if slow and speed:
             needed += f", and also {' or '.join(speed)}"
         return needed + "".join(f", or {x}" for x in limits) + "," + rest
-    return ", ".join(speed + limits) + rest
+    return ", ".join(speed + limits) + rest if speed or limits else rest.removeprefix(" or ")
 
 
 def _cents(usd: float) -> str:

@@ -43,3 +43,14 @@ def test_a_budget_and_a_deadline_that_both_bind_are_both_asked(capsys):
 ])
 def test_a_deadline_alone_keeps_its_fixes(capsys, args, starts):
     assert _fix(capsys, *args).startswith(starts)
+
+
+def test_limits_already_at_their_largest_are_not_offered(capsys):
+    """A run the fastest plan takes 13 years for, at the latest deadline and the largest
+    cluster, was told to "extend --deadline, raise --max-gpus (now 65,536)": neither is
+    accepted past those values (review, 2026-12-07)."""
+    assert main(["plan", "--params", "1T", "--tokens", "1e15", "--deadline", "3650d",
+                 "--max-gpus", "65536"]) == 2
+    fix = " ".join(capsys.readouterr().err.split()).split("To fix: ", 1)[1]
+    assert fix.startswith("train on fewer --tokens or a smaller model"), fix
+    assert "--deadline" not in fix and "--max-gpus" not in fix, fix

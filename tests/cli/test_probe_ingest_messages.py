@@ -6,6 +6,7 @@ trailing space and column-0 continuation rich's own wrap left."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -74,3 +75,15 @@ def test_the_estimate_with_and_without_measurements_wraps_under_itself(capsys, t
                          if not lines[i].startswith("    "))]
     assert len(said) > 1 and "with datasheet defaults" in " ".join(said), said
     _wrapped_under_itself("\n".join(said), 80)
+
+
+@pytest.mark.parametrize("paths", [[""], ["  ", "report.json"]])
+def test_an_empty_report_path_is_said_once(capsys, paths):
+    """`probe ingest ''` said "probe report : probe report: the path is empty" (review,
+    2026-12-07); with --json its object is printed as for any refused file."""
+    code, out, err = run(capsys, "probe", "ingest", *paths)
+    assert (code, out) == (2, "")
+    assert err == (f"error: a REPORT path is empty ({len(paths)} given). To fix: give the path "
+                   "of each probe report file, e.g. report.json\n")
+    code, out, _ = run(capsys, "probe", "ingest", "--json", *paths)
+    assert code == 2 and json.loads(out)["errors"] == [] and json.loads(out)["stored"] == []
