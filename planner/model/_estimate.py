@@ -204,11 +204,14 @@ def summarise(workload: Workload, cluster: Cluster, ms: ModelScalars, A: Assumpt
         unmeasured = range_sigma(A, workload.framework, moe=workload.arch.is_moe)
         probe_effect = ("narrowed" if sigma < unmeasured - 1e-12 else
                         "widened" if sigma > unmeasured + 1e-12 else None)
+        # both said, to the decimals that part them ("widened to σ 0.251" from 0.2506)
+        digits = 3 if round(sigma, 3) != round(unmeasured, 3) else 4
+        moved = f"from σ {unmeasured:.{digits}f} to {sigma:.{digits}f}"
         calibrated.append(
             f"layer time: {wm.summary()}; the layers' work ({covered:.0%} of the step) is "
             f"scaled by {wm.time_ratio:.2f} and the range "
-            + (f"narrowed to σ {sigma:.3f}" if probe_effect == "narrowed" else
-               f"widened to σ {sigma:.3f} {_widened_by(wm)}" if probe_effect else
+            + (f"narrowed {moved}" if probe_effect == "narrowed" else
+               f"widened {moved} {_widened_by(wm)}" if probe_effect else
                f"kept at σ {sigma:.3f} (the measured shape is {wm.distance:.2f} away)")
             + (f"; activations scaled by {wm.memory_ratio:.2f} (measured)"
                if wm.memory_ratio is not None else ""))

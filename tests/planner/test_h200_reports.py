@@ -123,10 +123,10 @@ def test_a_range_the_workload_probe_widened_is_not_said_to_be_narrowed(tmp_path,
     est = estimate(w, reference_cluster(catalog, H200, 8), calibration=cal)
     said = " ".join(est.calibrated + est.assumptions)
     layer = next(n for n in est.calibrated if n.startswith("layer time:"))
-    if "widened to σ" in layer:
+    if "widened from σ" in layer:
         assert "narrowed by the workload probe" not in said, said
         assert "widened by the workload probe" in said
-    elif "narrowed to σ" in layer:
+    elif "narrowed from σ" in layer:
         assert "narrowed by the workload probe" in said
     else:
         assert "by the workload probe" not in said

@@ -210,8 +210,11 @@ def test_one_report_widening_the_range_is_not_called_a_disagreement(tmp_path, ca
     assert measured.wall_clock.log_sigma > plain.wall_clock.log_sigma
     line = next(x for x in measured.calibrated if x.startswith("layer time:"))
     assert "disagree" not in line
-    assert "range widened to σ" in line and "(report 1's own measured/modelled P10–P90 " in line
+    assert "range widened from σ " in line and "(report 1's own measured/modelled P10–P90 " in line
     assert "over its steps and GPUs; the measured shape is 2.00 away" in line
+    # both σ, to the decimals that part them: "widened to σ 0.251" read as no change beside
+    # the 0.2506 the estimate has without the probe (review, 2026-12-07)
+    assert "the range widened from σ 0.2506 to 0.2508 (" in line, line
 
 
 # -- item 7: `probe show --json` does not invent an ingest status ------------------------------

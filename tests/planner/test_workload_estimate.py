@@ -328,4 +328,4 @@ def test_disagreeing_measurements_say_the_range_widened(tmp_path, monkeypatch):
     plain, measured = estimate(w, cluster(cat)), estimate(w, cluster(cat), calibration=cal)
     assert measured.wall_clock.log_sigma > plain.wall_clock.log_sigma
     line = next(x for x in measured.calibrated if x.startswith("layer time:"))
-    assert "range widened to σ" in line and "(the measurements used disagree)" in line
+    assert "range widened from σ " in line and "(the measurements used disagree)" in line
