@@ -191,6 +191,12 @@ def llm_analysis_gpu_hours(w: Workload, gpu: str, gpus: int) -> float | None:
     return None if days is None else days / 3600 * gpus
 
 
+def at_most(k: int, n: int, p: float) -> float:
+    """P(X ≤ k) for X ~ Binomial(n, p): how often a range that holds the truth with chance
+    ``p`` holds at most ``k`` of ``n`` runs (30 runs move the count by ±7 points of share)."""
+    return sum(math.comb(n, i) * p**i * (1 - p)**(n - i) for i in range(0, k + 1))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
@@ -273,8 +279,14 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{label}: median |error| {s['median_abs']:.1%} over {s['runs']} runs, "
               f"{s['outside_35']} outside ±35%, signed median {s['median_signed']:+.1%}")
-    print(f"published figure inside the model's P10–P90: {out['in_p10_p90']} of {n} "
-          f"({out['in_p10_p90'] / n:.0%}; a calibrated range holds about 80%)")
+    inside = out["in_p10_p90"]
+    low, high = at_most(inside, n, 0.8), 1 - at_most(inside - 1, n, 0.8)
+    verdict = ("too narrow" if low < 0.05 else "too wide" if high < 0.05 else
+               "consistent with 80% (neither tail under 5%)")
+    print(f"published figure inside the model's P10–P90: {inside} of {n} ({inside / n:.0%}; a "
+          "calibrated range holds about 80%)")
+    print(f"  a range holding 80% leaves {inside} or fewer of {n} inside {low:.0%} of the time, "
+          f"{inside} or more {high:.0%}: {verdict}")
     print(f"targets: median ≤ 20% ({out['model']['median_abs']:.1%}), at most one in four "
           f"outside ±35% ({out['model']['outside_35']} of {n}, limit {math.floor(n / 4)})")
     return 0
