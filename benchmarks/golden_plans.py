@@ -69,6 +69,11 @@ without a word) and the two team cases for a ``warnings`` list added to every jo
 workload's and the chosen plan's warnings, as ``plan`` gives them); nothing else changed.
 ``team-12-jobs`` was rewritten once more that day for two quota rows alone (June, where
 no run is but a deadline falls: the table covers every month of the job windows).
+On 2026-12-07 (later) ``8b-calibrated`` was rewritten for its layer-time notes alone: the
+range a workload measurement moved is said "from σ 0.264 to 0.238", not "to σ 0.238" (with
+both σ wordings normalised, the files are identical); and the two team cases for a
+``calibration`` list added to every job (the measurements its plan used; [] there, nothing
+stored); with that key dropped, each is identical.
 ``8b-calibrated`` was rewritten on 2026-12-04 when a workload measurement began to transfer to
 the neighbouring recomputation setting (distance 1): frontier plans with selective
 recomputation now carry the measured layer's time ratio (126 fields of ``frontier`` and
