@@ -227,9 +227,11 @@ def ingest_cmd(
     from ._values import not_empty
 
     not_empty("--accelerator", accelerator)
-    if any(not path.strip() for path in reports):  # read "probe report : probe report: …"
-        raise _refuse(f"a REPORT path is empty ({len(reports)} given). To fix: give the path "
-                      "of each probe report file, e.g. report.json", [], [], json_out)
+    if blank := [i for i, path in enumerate(reports, 1) if not path.strip()]:
+        # it read "probe report : probe report: the path is empty"
+        raise _refuse(f"the path is empty (report {blank[0]} of {len(reports)} given). To fix: "
+                      "give the path of each probe report file, e.g. report.json", [], [],
+                      json_out)
     cat = load_catalog()
     try:
         _ingest_all(reports, cat, accelerator, json_out)

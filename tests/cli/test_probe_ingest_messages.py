@@ -83,7 +83,7 @@ def test_an_empty_report_path_is_said_once(capsys, paths):
     2026-12-07); with --json its object is printed as for any refused file."""
     code, out, err = run(capsys, "probe", "ingest", *paths)
     assert (code, out) == (2, "")
-    assert err == (f"error: a REPORT path is empty ({len(paths)} given). To fix: give the path "
-                   "of each probe report file, e.g. report.json\n")
+    assert err == (f"error: the path is empty (report 1 of {len(paths)} given). To fix: give "
+                   "the path of each probe report file, e.g. report.json\n")
     code, out, _ = run(capsys, "probe", "ingest", "--json", *paths)
     assert code == 2 and json.loads(out)["errors"] == [] and json.loads(out)["stored"] == []
