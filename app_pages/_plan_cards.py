@@ -201,9 +201,11 @@ def _fix(inf: dict, relaxed: dict, budget_usd: float | None = None) -> str:
     if budget_usd is not None and cheapest > budget_usd and "budget" in binding \
             and "min_probability" not in binding:
         if "budget" in relaxed:  # the cheapest plan in time: what the budget must reach
+            # ("no plan costs less at any duration" sat under a cheaper, later plan's card)
             need = (f"raise “{L['budget']}” to "
-                    f"{F.usd_md(F.usd_at_least(relaxed['budget']['total_cost_usd']))} (no "
-                    "plan costs less at any duration)")
+                    f"{F.usd_md(F.usd_at_least(relaxed['budget']['total_cost_usd']))} (the "
+                    f"cheapest plan in time; none costs less than {F.usd_md(cheapest)} at any "
+                    "duration)")
         else:  # nothing is in time at any price either
             need = (f"raise “{L['budget']}” to at least {F.usd_md(F.usd_at_least(cheapest))} "
                     f"(no plan costs less at any duration) and also extend the deadline or "

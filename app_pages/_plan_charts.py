@@ -195,8 +195,9 @@ def cheaper_frontier_plans(result: dict, deadline_hours: float
     """Frontier plans that cost less than the recommendation (so they miss the deadline at
     the minimum probability), with the saving, as (past the deadline, by the deadline but
     too unlikely to meet it): of each, the soonest and the cheapest (the largest saving) —
-    the three soonest alone left out what a later deadline saved most. A plan longer than
-    the latest deadline one can set (10 years) is no advice: it stays on the chart only."""
+    the three soonest alone left out what a later deadline saved most. A plan whose P90 is
+    longer than the latest deadline one can set (10 years) is no advice: it stays on the
+    chart only."""
     from planner.model import MAX_DEADLINE_HOURS  # loaded already: a plan is shown
 
     rec = result.get("recommendation")
@@ -204,7 +205,9 @@ def cheaper_frontier_plans(result: dict, deadline_hours: float
         return [], []
     cheaper = sorted((p for p in result["frontier"]
                       if p["total_cost_usd"] < rec["total_cost_usd"] - 0.005
-                      and p["wall_clock_hours"] <= MAX_DEADLINE_HOURS),
+                      # its P90 too is said: a deadline one can set (the median's, without)
+                      and p.get("wall_clock_hours_p90", p["wall_clock_hours"])
+                      <= MAX_DEADLINE_HOURS),
                      key=lambda p: p["wall_clock_hours"])
 
     def ends(plans: list[dict]) -> list[tuple[dict, float]]:

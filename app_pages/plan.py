@@ -173,8 +173,12 @@ def cost_vs_time(result: dict, deadline_hours: float, budget: float | None,
     st.caption(chart_caption(result, budget, min_probability))
     later, riskier = cheaper_frontier_plans(result, deadline_hours)
     if later:
+        # its median and its P90: the median alone read as the deadline to set ("1.00 h
+        # for $492" beside a 1 h deadline: at 1 h that plan has a 50% chance)
         st.markdown("**A later deadline would cost less:** " + "; ".join(
-            f"{F.duration_beside(p['wall_clock_hours'], deadline_hours)} for "
+            f"{F.duration_beside(p['wall_clock_hours'], deadline_hours)} median"
+            + (f" ({F.duration_beside(p['wall_clock_hours_p90'], deadline_hours)} at P90)"
+               if p.get("wall_clock_hours_p90") else "") + " for "
             f"{F.usd_md(p['total_cost_usd'])} "
             f"({F.usd_md(saved)} less, {F.md(F.config_line(p).split(' · ')[0])})"
             for p, saved in later))
@@ -190,8 +194,13 @@ def chart_caption(result: dict, budget: float | None, min_probability: float | N
     """What the cost/time chart draws, and only that: an infeasible plan has no frontier, no
     band and no recommendation (the caption described them beside a chart whose one dotted
     line was the budget's)."""
+    # (the planner keeps the points within 4× the best cost and 4× the deadline, and the
+    # frontier: `planner.search._result._points`; an $171k on-demand plan of the Spot tab
+    # was missing from the chart without a word)
     said = ("Each point is the best plan of one instance type, pricing model and node count "
-            "(in its cheapest region), whether or not it meets the deadline: filled if it "
+            "(in its cheapest region) that costs at most 4× the best plan and takes at most 4× "
+            "the deadline, or is on the frontier, whether or not it meets the deadline: "
+            "filled if it "
             "meets the deadline and every limit, open if it misses the deadline"
             + (f" (P(deadline) below {min_probability:.0%})" if min_probability else "")
             + ", × if it is over the budget.")

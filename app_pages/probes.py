@@ -139,7 +139,8 @@ def environment(report) -> None:
     # its value as markdown: the report's text is shown literally
     with st.container(horizontal=True):
         st.metric("Device", F.md(env.gpu_model or env.device_type), width="content")
-        st.metric("Devices × nodes", f"{env.gpu_count} × {env.node_count}", width="content")
+        st.metric("Devices × nodes", f"{env.gpu_count} × {env.node_count}" if env.gpu_count
+                  else f"{env.device_type} × {env.node_count}", width="content")  # not "0 × 1"
         st.metric("Instance", F.md(env.instance_type or "unknown"), width="content")
         st.metric("Measured", report.created_utc[:10], width="content")
     # the device named whole too: a metric cannot wrap, and a phone cut it ("NVIDIA H100 80GB H…")
@@ -320,7 +321,8 @@ def workload(report, modelled: list[dict]) -> None:
         return
     model = modelled[0] if modelled else {}
     mib = got["memory_bytes"] / 2**20 if got["memory_bytes"] else None
-    st.markdown(F.md(f"**Workload layer** ({got['framework']}, {got['shape'].label})"))
+    # the bold outside F.md, which escapes what it is given ("\\*\\*Workload layer\\*\\*")
+    st.markdown(f"**Workload layer** ({F.md(got['framework'])}, {F.md(got['shape'].label)})")
     F.show_table(pd.DataFrame([
         {"figure": "time (ms)", "measured": got["seconds"] * 1e3,
          "modelled": model.get("modelled_ms")},

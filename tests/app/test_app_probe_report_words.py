@@ -35,6 +35,17 @@ def test_a_workload_report_shows_its_layer_measured_vs_modelled():
     assert round(table["measured"][1], 1) == 769.1
     assert "matmul, memory and collective rates" not in shown
     assert "layer time and activation memory" in shown
+    # the heading is bold, not "\*\*Workload layer\*\*" (app review, 2026-12-07)
+    heading = next(m.value for m in at.markdown if "Workload layer" in m.value)
+    assert heading.startswith("**Workload layer** (fsdp, "), heading
+
+
+def test_a_cpu_report_names_its_device_not_zero_gpus():
+    """A CPU report's "Devices × nodes" read "0 × 1" (app review, 2026-12-07)."""
+    path = ROOT / "tests" / "probes" / "fixtures" / "hostile" / "cpu_quick_report.json"
+    at = upload(path.read_bytes(), "cpu.json")
+    (devices,) = [m.value for m in at.metric if m.label == "Devices × nodes"]
+    assert devices == "cpu × 1", devices
 
 
 def test_a_hardware_report_caption_names_what_it_calibrates():

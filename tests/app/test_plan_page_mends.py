@@ -312,7 +312,12 @@ def test_a_budget_below_every_plan_is_said_as_the_limit_to_raise(deadline, also)
     at = app(model="llama3-70b", tokens="2T", deadline=deadline, budget="100000")
     assert not at.exception
     fix = next(t for t in texts(at) if t.startswith("To fix:"))
-    assert "raise “Budget, USD” to " in fix and "(no plan costs less at any duration)" in fix
+    assert "raise “Budget, USD” to " in fix
+    # where a plan is in time, what it costs and the cheapest at any duration, as the CLI
+    # (it said "no plan costs less at any duration" under a cheaper, later plan's card)
+    assert ("(no plan costs less at any duration)" in fix) is also, fix
+    assert ("(the cheapest plan in time; none costs less than $" in fix.replace("\\$", "$")) \
+        is not also, fix
     assert ("and also extend the deadline or raise" in fix) is also, fix
     if not also:
         assert "extend the deadline" not in fix, fix
