@@ -162,7 +162,7 @@ class UrlInputs:
         link = self.strays | self.raw
         unknown = [k for k in link if k not in self.keys and k not in self.IGNORED]
         lines = list(self.problems)
-        lines += [f"{_cut(k)}={_values(link[k])} (not a setting of this page; ignored)"
+        lines += [f"{_cut(k)}={_values(link[k])} (not a setting of this page: unused here)"
                   for k in unknown[:SHOWN_UNKNOWN]]
         if len(unknown) > SHOWN_UNKNOWN:
             lines.append(f"and {len(unknown) - SHOWN_UNKNOWN:,} more not of this page")

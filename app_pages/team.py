@@ -214,10 +214,12 @@ def monthly_burn(a: dict) -> go.Figure:
                       xaxis={"type": "category", "title": ""},
                       yaxis2={"overlaying": "y", "side": "right", "showgrid": False},
                       legend={"orientation": "h", "y": -0.15})
-    monthly = [v["cost_usd"] for v in a["by_month"].values()] + [b for _, b in budgets]
-    C.usd_axis(fig, monthly, title="USD per month", from_zero=True)
-    C.usd_axis(fig, running + ([total_budget] if total_budget else []), axis="y2",
-               title="cumulative USD", from_zero=True)
+    # one scale for both axes: scaled apart, the tallest month always reached the height of
+    # the total budget (a $344 bar touched a $50,000 line; app review, 2026-12-07)
+    shown = ([v["cost_usd"] for v in a["by_month"].values()] + [b for _, b in budgets]
+             + running + ([total_budget] if total_budget else []))
+    C.usd_axis(fig, shown, title="USD per month", from_zero=True)
+    C.usd_axis(fig, shown, axis="y2", title="cumulative USD", from_zero=True)
     fig.update_layout(yaxis2={"showgrid": False})
     return fig
 

@@ -286,6 +286,10 @@ def test_the_monthly_burn_has_months_as_categories_and_draws_the_budgets():
     assert any(s.get("yref") == "y2" and s["y0"] == 20000 for s in layout["shapes"])
     assert_dollar_axis(layout["yaxis"])
     assert_dollar_axis(layout["yaxis2"])
+    # one scale: the months and the cumulative spend are read against the same dollars (the
+    # tallest month drawn as high as the total budget misled; app review, 2026-12-07)
+    assert layout["yaxis"]["range"] == layout["yaxis2"]["range"]
+    assert layout["yaxis"]["tickvals"] == layout["yaxis2"]["tickvals"]
     jobs = at.table[0].value
     assert {"Job", "Cost", "Instance type", "Run (UTC)"} <= set(jobs.columns)
     assert all(v.startswith("\\$") for v in jobs["Cost"])

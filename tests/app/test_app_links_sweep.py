@@ -23,7 +23,7 @@ def test_an_unknown_link_parameter_is_named_on_every_page(page):
     """/probes?foo=bar showed nothing, while Plan and Catalog name such a parameter."""
     at = app(page, foo="bar")
     assert not at.exception
-    assert "foo=bar (not a setting of this page; ignored)" in link_warning(at)
+    assert "foo=bar (not a setting of this page: unused here)" in link_warning(at)
 
 
 # ---- 2. a key given more than once ---------------------------------------------------------

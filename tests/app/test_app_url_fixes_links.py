@@ -84,7 +84,7 @@ def test_an_unknown_parameter_is_named_and_taken_out_of_the_url(page):
     the docs said unknown names are taken out so a reload does not warn again."""
     at = app(page, zzz="1")
     assert not at.exception
-    assert "zzz=1 (not a setting of this page; ignored)" in link_warning(at)
+    assert "zzz=1 (not a setting of this page: unused here)" in link_warning(at)
     assert "zzz" not in at.query_params, dict(at.query_params)
     at.run()
     assert "zzz" not in at.query_params
@@ -93,7 +93,7 @@ def test_an_unknown_parameter_is_named_and_taken_out_of_the_url(page):
 
 def test_a_setting_of_another_page_is_left_for_it():
     at = app(offers_cloud="gcp", zzz="1")
-    assert "offers_cloud=gcp (not a setting of this page; ignored)" in link_warning(at)
+    assert "offers_cloud=gcp (not a setting of this page: unused here)" in link_warning(at)
     assert at.query_params.get("offers_cloud") == "gcp" and "zzz" not in at.query_params
     at.switch_page("app_pages/catalog.py").run()
     assert at.multiselect(key="offers_cloud").value == ["gcp"]
