@@ -199,8 +199,8 @@ def chart_caption(result: dict, budget: float | None, min_probability: float | N
     # was missing from the chart without a word)
     said = ("Each point is the best plan of one instance type, pricing model and node count "
             "(in its cheapest region) that costs at most 4× the best plan and takes at most 4× "
-            "the deadline, or is on the frontier, whether or not it meets the deadline: "
-            "filled if it "
+            "the deadline" + (", or is on the frontier" if result.get("frontier") else "")
+            + ", whether or not it meets the deadline: filled if it "
             "meets the deadline and every limit, open if it misses the deadline"
             + (f" (P(deadline) below {min_probability:.0%})" if min_probability else "")
             + ", × if it is over the budget.")
