@@ -200,7 +200,7 @@ def infeasible_fixes(inf, constraints) -> str:
                   f"{format_usd(inf.cheapest.cost_usd)} at any duration)"
                   if in_time is not None and not slow else
                   f"raise {flag} to at least {least} (no plan costs less at any duration)")
-        if slow and speed:
+        if slow:  # (never without a remedy for speed: the workload's own is said then)
             needed += f", and also {' or '.join(speed)}"
         return needed + "".join(f", or {x}" for x in limits) + "," + rest
     return ", ".join(speed + limits) + rest if speed or limits else rest.removeprefix(" or ")

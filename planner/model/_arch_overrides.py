@@ -105,13 +105,18 @@ def departure(arch: Architecture, overrides: dict, total: float,
     moe = len(off) > 1
     was = format_params(total) + (f" ({format_params(active)} active)" if moe else "")
     now = format_params(now_total) + (f" ({format_params(now_active)} active)" if moe else "")
-    given = [f"`{k}` {v}" for k, v in overrides.items()]
-    said = given[0] if len(given) == 1 else ", ".join(given[:-1]) + " and " + given[-1]
-    return [f"{said} change{'s' if len(given) == 1 else ''} the model from {was} parameters "
+    one = len(overrides) == 1
+    return [f"{_said(overrides)} change{'s' if one else ''} the model from {was} parameters "
             f"(`params`{', `active_params`' if moe else ''}) to {now}: the run is modelled at "
             f"{now}. To fix: to model {format_params(total)}, leave "
-            f"{'it' if len(given) == 1 else 'them'} to be inferred from `params`, or set the "
+            f"{'it' if one else 'them'} to be inferred from `params`, or set the "
             "other sizes so they add up to it"]
+
+
+def _said(values: dict) -> str:
+    """"`layers` 1", "`layers` 1 and `hidden` 64", "`a` 1, `b` 2 and `c` 3"."""
+    given = [f"`{k}` {v}" for k, v in values.items()]
+    return given[0] if len(given) == 1 else ", ".join(given[:-1]) + " and " + given[-1]
 
 
 def shape_warnings(before: Architecture, after: Architecture, values: dict) -> list[str]:
@@ -122,10 +127,11 @@ def shape_warnings(before: Architecture, after: Architecture, values: dict) -> l
     width = implausible_attention(after)
     if width is None or implausible_attention(before) is not None:
         return []
-    given = [f"`{k}` {v}" for k, v in values.items() if k in ("hidden", "heads", "kv_heads")]
-    said = " and ".join(given) or ", ".join(f"`{k}` {v}" for k, v in values.items())
-    return [f"{said} make{'s' if len(given) == 1 else ''} the attention {after.heads} heads × "
-            f"{after.d_head:,} = {after.heads * after.d_head:,} wide, {width:.3g} × the hidden "
-            f"size {after.hidden:,} (real models: about 0.8 to 3.5), and the model "
+    # the attention's sizes given (layers, FFN width and vocabulary do not move it)
+    sizing = {k: v for k, v in values.items() if k in ("hidden", "heads", "kv_heads")} or values
+    return [f"{_said(sizing)} make{'s' if len(sizing) == 1 else ''} the attention "
+            f"{after.heads} heads × {after.d_head:,} = {after.heads * after.d_head:,} wide, "
+            f"{width:.3g} × the hidden size {after.hidden:,} (real models: about 0.8 to 3.5), "
+            f"and the model "
             f"{format_params(after.params_total())} parameters. To fix: give `heads` such that "
             f"`hidden` / `heads` is the head dimension meant (the model's: {before.d_head:,})"]

@@ -70,14 +70,15 @@ class StoredReport:
 
 def _same_run(conn: StoreConnection, fingerprint: Fingerprint | None,
               rows: list[tuple[str, str, float, str]],
-              refused: bool) -> tuple[int, str, str, object] | None:
+              new_report) -> tuple[int, str, str, object] | None:
     """(id, accelerator, how: ``Fingerprint.same_run``, the parsed report) of a stored report
     with the same measurements, if any. Only reports whose measurement rows are the same as
     ``rows`` (a copy's are, within SAME_RUN_REL) are parsed, so an ingest does not re-read
     every stored report. A stored copy refused whole (``probes.report_refusal``: edited, a
-    quick run's settings, no GPU) is not the run of a report that is not (``refused``
-    False): an edited copy stored first made the probes' own file "already stored" and
-    calibrate nothing."""
+    quick run's settings, no GPU) is not the run of ``new_report`` where that one is not
+    refused: an edited copy stored first made the probes' own file "already stored" and
+    calibrate nothing. (Either refusal is judged only for a copy found: most ingests find
+    none.)"""
     from probes import ReportError, parse_report, report_refusal
 
     if fingerprint is None:
@@ -100,7 +101,8 @@ def _same_run(conn: StoreConnection, fingerprint: Fingerprint | None,
             continue  # an unreadable row is refused when the calibration loads
         stored_print = measurement_fingerprint(report)
         how = None if stored_print is None else stored_print.same_run(fingerprint)
-        if how is not None and (refused or report_refusal(report) is None):
+        if how is not None and (report_refusal(report) is None
+                                or report_refusal(new_report) is not None):
             return rid, acc, how, report
     return None
 
@@ -193,7 +195,7 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
     nothing new, and so does a copy of a stored run (the same measurements, re-saved or with
     another hostname or time: ``measurement_fingerprint``), but an ``accelerator`` that
     differs from the stored one replaces it (and says so in ``ingest_status``)."""
-    from probes import ReportError, report_from_bytes, report_refusal
+    from probes import ReportError, report_from_bytes
 
     try:
         report = report_from_bytes(raw, source=source)
@@ -211,7 +213,7 @@ def ingest_bytes(raw: bytes, catalog: Catalog, *, source: str,
                                 (digest,)).fetchone()
         same, stored = "same file", None
         if existing is None:  # a copy of a stored run (re-saved, renamed, re-dated, nudged)
-            run = _same_run(conn, fingerprint, rows, report_refusal(report) is not None)
+            run = _same_run(conn, fingerprint, rows, report)
             existing, same = run and run[:2], f"same measurements{run[2]}" if run else ""
             stored = run and run[3]
         if existing:
