@@ -3,20 +3,26 @@
 
     python benchmarks/validate_heldout.py [--rows] [--json]
 
-Rows: benchmarks/data/heldout_throughput.csv (85 published measurements gathered on 2026-12-03
-and 2026-12-06 from sources *not* in the calibration sets of benchmarks/fit_software.py: the
-NeMo 25.02 / 25.04 / 25.07 performance summaries, NeMo 24.07's fine-tuning table, the long-
+Rows: benchmarks/data/heldout_throughput.csv (119 published measurements gathered on 2026-12-03,
+2026-12-06 and 2026-12-08 from sources *not* in the calibration sets of benchmarks/fit_software.py:
+the NeMo 25.02 / 25.04 / 25.07 performance summaries, NeMo 24.07's fine-tuning table, the long-
 sequence tables (Llama 2 7B on H100, NeMo 24.03; Llama 3 8B on B200, NeMo 25.04), the Megatron
 MoE ModelZoo's Qwen3-235B and Mixtral-8x22B layouts (its 2026 commit's H100 and GB200 tables
 too, and Megatron-LM's DeepSeek-V3 GB200 optimisation notes: TFLOP/s per GPU converted to
 tokens/s with Megatron-LM's own causal FLOP count, as each row's notes say), the Llama 3 paper's
 405B rows, MT-NLG 530B, the OLMo-core
 README, VectorLM's reference-throughput table (Llama 3 8B full and LoRA fine-tuning with FSDP on
-1–4 A100-80GB), the TinyLlama README (1.1B pre-training with FSDP on A100-40GB) and XTuner's
+1–4 A100-80GB), the TinyLlama README (1.1B pre-training with FSDP on A100-40GB), XTuner's
 speed benchmark (Llama 2 7B/70B full fine-tuning with DeepSpeed on A100-80GB; its documents are
 packed with attention confined to each one, which the model cannot say: it times causal
-attention over the whole sequence, so its 32K row is slower than the model's workload); the URL
-of each is in its ``reference`` column).
+attention over the whole sequence, so its 32K row is slower than the model's workload), the
+flash-attention training README (GPT-3 125M–2.7B on one node of A100-80GB, 2022, FlashAttention
+1), Lambda's FlashAttention-2 benchmark (GPT-3 2.7B on 1 and 8 A100-80GB / H100, fp16),
+InternLM's training-performance page (InternLM-7B on one node of A100-80GB; its multi-node rows
+ran on 4×100 Gb RoCE, not a reference node, and are left out) and FlagPerf's NVIDIA cases
+(Llama 3 8B/70B with Megatron-Core on A800 (timed as A100-80GB, whose NVLink is faster) and
+H100, Llama 2 70B with FlagScale on H800, Llama 2 7B with Megatron-DeepSpeed and with DeepSpeed
+ZeRO-3 on A800/H800); the URL of each is in its ``reference`` column).
 Models that are not presets are HF-style configs in benchmarks/data/heldout_configs/, written
 from the published architectures. Never use these rows to fit anything: they are what the
 model has not seen.

@@ -55,7 +55,7 @@ def test_every_held_out_row_is_still_estimated():
 
     with module.DATA.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 85 and all(r["reference"] and r["source"] for r in rows)
+    assert len(rows) == 119 and all(r["reference"] and r["source"] for r in rows)
     results = [module.evaluate(r) for r in rows]
     missing = [r["label"] for r in results if "predicted_tps" not in r]
     assert missing == [f"Llama3-8B full FT seq{s} bs{b} x{g}" for s, b in (("2048", 8),
