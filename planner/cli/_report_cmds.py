@@ -3,6 +3,7 @@
 # No `from __future__ import annotations` in a command module: see planner/cli/_main.py
 
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -35,8 +36,9 @@ def report_cmd(
                    "and one line per job) instead. A suffix that contradicts --format is an "
                    "error, and so is any other suffix without --format.")] = None,
     out: Annotated[str | None, typer.Option("--out", help="Write the report to this file "
-                   "(atomically). No --out, or '-': to stdout (a PDF only with '-', into a "
-                   "pipe or a redirect, never onto a terminal).")] = None,
+                   "(atomically); an existing file only if it is a report of gpuplan's. No "
+                   "--out, or '-': to stdout (a PDF only with '-', into a pipe or a redirect, "
+                   "never onto a terminal).")] = None,
     actuals: Annotated[str | None, typer.Option("--actuals", help="CSV of job, gpu_hours, "
                        "cost_usd: compare the plan with what was spent.")] = None,
     overrides: Annotated[str | None, typer.Option("--overrides", help="Price overrides YAML "
@@ -113,6 +115,7 @@ def report_cmd(
     # the config.json files its jobs read are inputs too (known once the plan is read)
     _not_an_input(out_path, {f"the config of job {j.name!r}": j.spec.config_name
                              for j in team.jobs if j.spec.config_name})
+    _not_another_file(out_path)  # after the inputs' checks, which say more
     spent = load_actuals(Path(actuals), team) if actuals else None
     # a report is a plan made today: a window that has passed is refused, or said (actuals)
     warnings = check_dates(team, today=today_utc(), past_ok=spent is not None,
@@ -313,3 +316,31 @@ def _not_gpuplans_own(out_path, cat) -> None:
     if out_path is not None and (what := own_store_clash(out_path, catalog_path=cat.path)):
         raise TeamPlanError(f"--out {out_path} {what}: the report would replace or add to "
                             "gpuplan's own files. To fix: choose another --out")
+
+
+def _not_another_file(out_path) -> None:
+    """Refuse to replace an existing file that is not a report gpuplan wrote
+    (``planner.reports.is_report``): `--out notes.md` replaced the user's notes, exit 0. A
+    report of any format is replaced silently, so a re-run needs no option, as `launch`
+    replaces its own unedited task files; an empty file (a ``mktemp``'s) is replaced too."""
+    from planner.reports import REPORT_TAIL_BYTES, is_report
+    from planner.team import TeamPlanError
+
+    try:
+        st = os.stat(out_path) if out_path is not None else None
+        if st is None or not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+            return  # nothing to replace (check_output_path refused what cannot be written)
+        with open(out_path, "rb") as fh:
+            head = fh.read(512)
+            fh.seek(max(0, st.st_size - REPORT_TAIL_BYTES))
+            tail = fh.read()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise TeamPlanError(f"--out {out_path} exists and cannot be read to check that gpuplan "
+                            f"wrote it ({exc.strerror or exc}). To fix: choose another --out, "
+                            "or remove it") from None
+    if not is_report(head, tail):
+        raise TeamPlanError(f"--out {out_path} exists and is not a report gpuplan wrote: "
+                            "replacing it would lose it. To fix: choose another --out, or "
+                            "remove it")

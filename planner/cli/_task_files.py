@@ -218,8 +218,8 @@ def check_replaceable(path: str, *, option: str, beside: bool = False) -> None:
     edited since (`launch probes` replaced a hand-edited task file, and `--out base.json` an
     unrelated JSON, exit 0: hostile sweep). An unedited file of gpuplan's (its generated-by
     line, ``planner.launch.GENERATED_MARK``, and a matching digest) is replaced silently, so
-    a re-run needs no option: the CLI's other outputs (`report --out`, `probe run --out`)
-    have no --force either, and refuse only the files the command reads. ``beside``: dstack's
+    a re-run needs no option: `report --out` replaces only a report of gpuplan's too
+    (``planner.reports.is_report``), and no --out has a --force. ``beside``: dstack's
     fleet file, whose name comes from ``option``'s."""
     from planner.launch import GENERATED_MARK, LaunchError
 

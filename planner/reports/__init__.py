@@ -3,6 +3,7 @@
     render(allocation, fmt, actuals=None) -> bytes     the report (FORMATS)
     check_format(fmt)                                  refuse now what render would refuse
     compare_actuals(allocation, actuals)               planned against spent
+    is_report(head, tail)                              a file render wrote
     load_actuals, parse_actuals, ACTUALS_COLUMNS       what was spent, from a CSV
     neutralise_cell, neutralise_row                    CSV cells no spreadsheet runs
 
@@ -13,7 +14,15 @@ matplotlib (``pip install -e '.[report]'``), imported when a PDF is rendered.
 
 from ._actuals import ACTUALS_COLUMNS, load_actuals, parse_actuals
 from ._csvsafe import FORMULA_TRIGGERS, neutralise_cell, neutralise_row
-from ._render import FORMATS, check_format, compare_actuals, render
+from ._render import (
+    FORMATS,
+    REPORT_TAIL_BYTES,
+    check_format,
+    compare_actuals,
+    is_report,
+    render,
+)
 
-__all__ = ["ACTUALS_COLUMNS", "FORMATS", "FORMULA_TRIGGERS", "check_format", "compare_actuals",
-           "load_actuals", "neutralise_cell", "neutralise_row", "parse_actuals", "render"]
+__all__ = ["ACTUALS_COLUMNS", "FORMATS", "FORMULA_TRIGGERS", "REPORT_TAIL_BYTES", "check_format",
+           "compare_actuals", "is_report", "load_actuals", "neutralise_cell", "neutralise_row",
+           "parse_actuals", "render"]

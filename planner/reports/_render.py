@@ -105,3 +105,23 @@ def compare_actuals(allocation, actuals: Mapping[str, Mapping]) -> dict:
             "reported_jobs": sum(r["actual_cost_usd"] is not None for r in jobs),
             "note": "jobs without actuals show —; Δ compares the reported jobs' spend with "
                     "their plan"}
+
+
+# What a report of each format starts with (the PDF: its Info dictionary, written last).
+_MD_HEAD = b"# GPU budget: "
+_HTML_HEAD = b'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n<title>GPU budget: '
+_PDF_CREATOR = b"/Creator (gpuplan)"
+REPORT_TAIL_BYTES = 4096  # of a PDF, read for its Info dictionary
+
+
+def is_report(head: bytes, tail: bytes = b"") -> bool:
+    """Whether a file that starts with ``head`` and ends with ``tail`` (its last
+    ``REPORT_TAIL_BYTES``) is a report ``render`` wrote, in any format: `report --out`
+    replaces only such a file (it replaced a user's notes.md silently, where every other
+    --out of the CLI refuses a file gpuplan did not write)."""
+    from ._text import CSV_COLUMNS
+
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    return (head.startswith((_MD_HEAD, _HTML_HEAD))
+            or head.startswith(",".join(CSV_COLUMNS).encode() + b"\n")
+            or head.startswith(b"%PDF-") and _PDF_CREATOR in tail)

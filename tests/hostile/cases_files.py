@@ -392,9 +392,11 @@ OUT_CASES = [
     out("procfs", "/proc/gpuplan-report.md", says="/proc"),
     out("nul-in-name", "{tmp}/r\x00.md", says="NUL"),
     out("name-too-long", "{tmp}/" + "r" * 300 + ".md", says="file name too long"),
-    out("replaces-a-file", "{old}", 0, files={"old": "old report\n"},
+    out("replaces-a-report", "{old}", 0, files={"old": "# GPU budget: old\n"},
         check=file_contains("old", "# GPU budget: hostile")),
-    out("through-a-symlink", "{link}", 0, files={"real.md": "old\n", "link":
+    out("keeps-another-file", "{old}", 2, "is not a report gpuplan wrote",
+        files={"old": "my notes\n"}, check=file_contains("old", "my notes")),
+    out("through-a-symlink", "{link}", 0, files={"real.md": "# GPU budget: old\n", "link":
                                                  Symlink("{tmp}/real.md")},
         check=file_contains("real.md", "# GPU budget")),
     out("rich-markup-in-name", "{tmp}/[bold]r[red].md", 0),

@@ -114,12 +114,36 @@ def test_bad_format_and_pdf_without_out(team_file, capsys):
 def test_html_from_suffix_is_written_atomically(team_file, tmp_path):
     out = tmp_path / "reports" / "budget.html"
     out.parent.mkdir()
-    out.write_text("old report")
+    assert main(["report", str(team_file), "--out", str(out)]) == 0  # the old report
+    out.write_text(out.read_text().replace("GPU-hours", "GPU hours"))
     out.chmod(0o640)
     assert main(["report", str(team_file), "--out", str(out)]) == 0
-    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert out.read_text().startswith("<!DOCTYPE html>") and "GPU-hours" in out.read_text()
     assert out.stat().st_mode & 0o777 == 0o640  # a replaced report keeps its mode
     assert not list(out.parent.glob(".budget.html.*"))  # no temp file left behind
+
+
+@pytest.mark.parametrize("suffix", ["md", "html", "csv", "pdf"])
+def test_report_replaces_its_own_report_but_not_another_file(team_file, tmp_path, capsys,
+                                                            suffix):
+    """`--out notes.md` replaced the user's notes, exit 0 (hostile sweep): only a report of
+    gpuplan's, of any format, is replaced; an empty file too (a mktemp's)."""
+    if suffix == "pdf":
+        pytest.importorskip("matplotlib")
+    out = tmp_path / f"budget.{suffix}"
+    out.write_bytes(b"my notes\n")
+    assert main(["report", str(team_file), "--out", str(out)]) == 2
+    assert out.read_bytes() == b"my notes\n"
+    assert (f"--out {out} exists and is not a report gpuplan wrote: replacing it would lose "
+            "it. To fix: choose another --out, or remove it") in capsys.readouterr().err
+    out.write_bytes(b"")
+    assert main(["report", str(team_file), "--out", str(out)]) == 0
+    first = out.read_bytes()
+    assert main(["report", str(team_file), "--out", str(out)]) == 0
+    assert out.read_bytes() == first
+    other = tmp_path / f"other.{'md' if suffix != 'md' else 'csv'}"
+    other.write_bytes(first)  # a report in another format than its name says: still gpuplan's
+    assert main(["report", str(team_file), "--out", str(other)]) == 0
 
 
 def test_a_new_report_gets_the_umask_mode_not_0600(team_file, tmp_path):
