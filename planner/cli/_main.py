@@ -249,10 +249,12 @@ def _main(argv: list[str] | None, args: list[str]) -> int:
                 return _stdio.interrupted()
             raise
         return code
-    except Exception:
+    except Exception as exc:
         if _stdio.signalled():  # a library turned the interrupt into an error of its own
             return _stdio.interrupted()
-        raise
+        if (code := _stdio.exhausted(exc)) is None:
+            raise
+        return code
 
 
 def _run(argv: list[str] | None, args: list[str], only: str | None) -> int:
@@ -445,6 +447,3 @@ def _click_message(exc) -> str:
     close = [spelt[m] for m in close_matches(name.lstrip("-"), spelt)]
     return exc.message + (f" (Possible options: {', '.join(close)})" if close else "")
 
-
-if __name__ == "__main__":
-    sys.exit(main())

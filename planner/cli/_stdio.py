@@ -309,6 +309,8 @@ def _flushed() -> bool:
 def os_error(exc: OSError) -> int | None:
     """The exit status for an OSError that reached the top, after one line saying it; None
     for one that is not the user's to fix (re-raised: a bug)."""
+    if exc.errno == errno.ENOMEM:
+        return exhausted(exc)
     if isinstance(exc, BrokenPipeError):  # the reader went away (`gpuplan offers | head`)
         _silence_stdout()
         return 1
@@ -334,6 +336,26 @@ def os_error(exc: OSError) -> int | None:
         _silence_stdout()
         return EXIT_USAGE
     return None
+
+
+# What Python and its thread pools raise when the process may not have more memory or threads
+# (a ``ulimit -v`` or a container's limit): a traceback ending "Resource temporarily
+# unavailable" said nothing of the cause (hostile sweep).
+_EXHAUSTED = ("can't start new thread", "Resource temporarily unavailable",
+              "Cannot allocate memory")
+
+
+def exhausted(exc: BaseException) -> int | None:
+    """The exit status for running out of memory or threads, after one line saying so; None
+    for any other error."""
+    if not (isinstance(exc, MemoryError) or isinstance(exc, (OSError, RuntimeError))
+            and any(s in str(exc) for s in _EXHAUSTED)):
+        return None
+    detail = str(exc).strip() or type(exc).__name__
+    _say(f"out of memory ({detail}): the process may not have the memory or threads this "
+         "command needs. To fix: raise the limit (ulimit -v, the container's memory) or ask "
+         "for less at once (report --workers 1, fewer jobs, a lower --max-gpus)")
+    return EXIT_USAGE
 
 
 def _say(message: str) -> None:

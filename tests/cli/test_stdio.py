@@ -91,6 +91,32 @@ def test_ctrl_c_exits_130_with_one_line(monkeypatch, capsys):
     assert main(["gpus"]) == 130
 
 
+@pytest.mark.parametrize("error", [
+    MemoryError(), RuntimeError("Resource temporarily unavailable"),
+    RuntimeError("can't start new thread"), OSError(12, "Cannot allocate memory", "click")])
+def test_running_out_of_memory_or_threads_is_one_line_not_a_traceback(monkeypatch, capsys,
+                                                                      error):
+    """Under `ulimit -v` a report ended in a traceback ("RuntimeError: Resource temporarily
+    unavailable", hostile sweep)."""
+    def exhausted(only):
+        raise error
+
+    monkeypatch.setattr(cli_main, "_command", exhausted)
+    assert main(["gpus"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: out of memory (") and err.count("\n") == 1
+    assert "To fix: raise the limit" in err
+
+
+def test_another_runtime_error_is_still_a_bug(monkeypatch):
+    def broken(only):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(cli_main, "_command", broken)
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["gpus"])
+
+
 def test_a_permission_error_names_the_path_and_the_fix(capsys):
     code = _stdio.os_error(PermissionError(13, "Permission denied", "/data/catalogs/active"))
     assert code == 2
