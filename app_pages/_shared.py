@@ -129,6 +129,8 @@ def app_words(text: str) -> str:
     text = re.sub(r"(`[a-z][a-z0-9_]*`) [A-Z]{2,}\b", r"\1", text)
     text = re.sub(r"\bpass (e\.g\. )?(?=--|`[a-z][a-z0-9_]*`)", r"set \1", text)
     text = re.sub(r"To fix: pass\b", "To fix: give", text)  # "pass e.g. 14d": the CLI's verb
+    # the page has no box to leave out: a dense model has “Experts” 0
+    text = re.sub(r"\bdrop (`experts`|--experts)(?![-\w])", r"set \1 0", text)
     text = re.sub(r"\buse --target (\w+)", r"use the \1 file", text)
     # a backticked command (`python -m probes --out PATH`) is run as written: its flags stay
     parts = _COMMAND_SPAN.split(text)

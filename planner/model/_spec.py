@@ -172,8 +172,8 @@ def build_workload(spec: WorkloadSpec) -> Workload:
             raise WorkloadError(f"`experts` {spec.experts} describes a mixture of experts, whose "
                                 "time depends on the parameters each token uses. To fix: add "
                                 "`active_params` (e.g. Mixtral 8x7B: `params` 47B, "
-                                "`active_params` 13B, `experts` 8), or `experts` 0 for a dense "
-                                "model", field="experts", value=spec.experts)
+                                "`active_params` 13B, `experts` 8), or drop `experts` for a "
+                                "dense model", field="experts", value=spec.experts)
         if spec.experts and active is not None and active == total:  # it ran dense, silently
             raise WorkloadError(f"`experts` {spec.experts} describes a mixture of experts, but "
                                 "`active_params` equals `params` (every parameter active: a "

@@ -166,8 +166,13 @@ def _amount(value) -> str:
 
 def offsets(value, at: str) -> tuple[int, ...]:
     value = whole_number(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = [value]
+    if isinstance(value, int) and not isinstance(value, bool) and whole(value, 0, MAX_OFFSET_DAYS):
+        # a bare 7 was taken as [7], a start 7 days late only, where "up to 7" was meant
+        fix = ("[0] to start on earliest_start only, or e.g. [0, 7]" if value == 0 else
+               f"[0, {value}] to start on earliest_start or {value} day"
+               f"{'' if value == 1 else 's'} later, or [{value}] for the later start only")
+        raise TeamPlanError(f"{at}: is one number ({value}), not a list of start days. To fix: "
+                            + fix)
     if isinstance(value, list | tuple):
         value = [whole_number(v) for v in value]
     if (not isinstance(value, list | tuple) or not value or len(value) > MAX_OFFSETS

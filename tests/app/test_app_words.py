@@ -281,7 +281,7 @@ def test_the_model_boxes_say_what_is_wrong_in_the_page_s_words():
                                                    "application/json")).run()
     assert "expected a JSON object of model settings, found null" in errors(at)[0]
     at = app(source="params", params="47B", experts="8")
-    assert "or “Experts” 0 for a dense model" in errors(at)[0]
+    assert "or set “Experts” 0 for a dense model" in errors(at)[0]
     at.number_input(key="experts").set_value(0).run()
     assert_clean(at)
 

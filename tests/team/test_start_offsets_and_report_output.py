@@ -66,6 +66,20 @@ def test_offsets_given_are_kept(catalog):
     assert [j.start_offsets_days for j in plan.jobs] == [(0, 3), (0, 2)]
 
 
+@pytest.mark.parametrize("value, fix", [
+    (7, "To fix: [0, 7] to start on earliest_start or 7 days later, or [7] for the later start "
+        "only"),
+    (1, "[0, 1] to start on earliest_start or 1 day later"),
+    (0, "To fix: [0] to start on earliest_start only, or e.g. [0, 7]")])
+def test_a_bare_number_of_offset_days_is_refused_not_taken_as_one_late_start(catalog, value,
+                                                                             fix):
+    """`start_offsets_days: 7` planned a start 7 days late only, where "up to 7" was meant
+    (hostile sweep): a list is asked for, with both readings."""
+    with pytest.raises(TeamPlanError, match=r"start_offsets_days: is one number") as exc:
+        _plan(catalog, [{**SMALL, "name": "a", "start_offsets_days": value}])
+    assert fix in str(exc.value)
+
+
 def test_short_jobs_sharing_a_quota_are_staggered_by_default(catalog):
     """Two 40-hour 8-GPU runs in a 5-day window under a 12-GPU quota: one after the other."""
     plan = _plan(catalog, [{**SMALL, "name": n, "deadline": "2027-03-06"} for n in "ab"],
