@@ -22,7 +22,7 @@ from . import _app, _coerce, _flags, _metavars, _stdio
 from ._app import EXIT_USAGE, CliExit
 from ._flags import error_line
 from ._tables import one_line
-from ._values import without_separators
+from ._values import spaced_list_fix, without_separators
 
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 
@@ -382,7 +382,8 @@ def _show_click_error(exc, args: list[str] = ()) -> int:
         message = message.replace(said, plain)
     message = message.replace(_A_NUMBER, _number_words(param, args))
     end = "" if message.endswith(("?", "!")) else "."  # "Did you mean 'offers'?" ends itself
-    print(one_line(f"error: {where}: {message}{end} To fix: see `{where} --help`"),
+    fix = message.startswith("Got unexpected extra") and spaced_list_fix(ctx, list(args))
+    print(one_line(f"error: {where}: {message}{end} {fix or f'To fix: see `{where} --help`'}"),
           file=sys.stderr)
     return exc.exit_code
 

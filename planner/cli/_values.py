@@ -103,3 +103,30 @@ def without_separators(value: str) -> str | None:
         return f"it takes digits without thousands separators: write {text} as " \
                f"{text.replace(',', '')}"
     return None
+
+
+# The options whose value ``split_csv`` splits: several names go in one value, with commas.
+LIST_OPTIONS = frozenset({"gpu", "cloud", "clouds", "region", "regions", "pricing", "instance",
+                          "exclude"})
+
+
+def spaced_list_fix(ctx, args: list[str]) -> str | None:
+    """The fix for click's "Got unexpected extra argument(s) (gcp)" where the extra words
+    follow a list option's value (`--cloud aws gcp`): that option with the words joined by
+    commas. None for any other extra argument."""
+    if ctx is None:
+        return None
+    lists = {opt: p for p in getattr(ctx.command, "params", ()) if p.name in LIST_OPTIONS
+             for opt in getattr(p, "opts", ())}
+    for i, arg in enumerate(args[:-2]):
+        if arg == "--":
+            break
+        if arg in lists:
+            words = [args[i + 1]]
+            for extra in args[i + 2:]:
+                if extra.startswith("-"):
+                    break
+                words.append(extra)
+            if len(words) > 1:
+                return f"To fix: separate the names with commas: {arg} {','.join(words)}"
+    return None
