@@ -77,6 +77,12 @@ def count(n: float) -> str:
     return format_count(n)
 
 
+def _below_shown(x: float, least: float, prefix: str = "") -> str | None:
+    from planner.model import below_shown  # the one rule for figures below their digits
+
+    return below_shown(x, least, prefix)
+
+
 def usd_digits(x: float) -> int:
     """The decimals an amount shows by default: none from $100, cents below, four below one
     cent (a $0.0084 run read "$0", and "raise the budget to $0")."""
@@ -88,8 +94,8 @@ def usd(x: float | None, digits: int | None = None) -> str:
     """'$20,570', '$0.31', '$0.0084'; ``digits`` fixes the decimals."""
     if missing(x) or not math.isfinite(x):  # "$inf" is no amount of money
         return MISSING
-    if digits is None and 0 < abs(x) < 0.0001:  # not "$0.0000" (not zero), nor "$1e-05"
-        return ">-$0.0001" if x < 0 else "<$0.0001"
+    if digits is None and (bound := _below_shown(x, 0.0001, "$")):  # not "$0.0000", "$1e-05"
+        return bound
     digits = usd_digits(x) if digits is None else digits
     x = x + 0.0  # -0.0 is "$0.00", not "$-0.00"
     return f"-${-x:,.{digits}f}" if x < 0 else f"${x:,.{digits}f}"
@@ -158,8 +164,8 @@ def duration_range(lo: float, hi: float, like: float | None = None) -> str:
 def amount(x: float) -> str:
     """A count such as GPU-hours: '1,234', '7.5', '0.012' (a small job's read '0'); judged on
     the figure as shown (9.96 read "10.0" beside 10's "10")."""
-    if 0 < abs(x) < 0.001:  # ".2g" wrote "1e-05"
-        return ">-0.001" if x < 0 else "<0.001"
+    if bound := _below_shown(x, 0.001):  # ".2g" wrote "1e-05"
+        return bound
     return f"{x:,.0f}" if abs(x) >= 9.95 else f"{x:,.1f}" if abs(x) >= 0.095 or x == 0 \
         else f"{x:.2g}"
 

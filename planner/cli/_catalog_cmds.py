@@ -59,7 +59,9 @@ def _money(x: float | None, digits: int = 2) -> str:
     private rate of $0.000001/h) reads "<0.001", never "0.000" (the catalog shows no $0)."""
     if x is None:
         return "—"
-    return f"<{10 ** -digits:.{digits}f}" if 0 < x and round(x, digits) == 0 else f"{x:,.{digits}f}"
+    from ..model import below_shown
+
+    return below_shown(x, 10 ** -digits, under=10 ** -digits / 2) or f"{x:,.{digits}f}"
 
 
 GPU_COLUMNS = (  # the datasheet peaks the title is about stay (memory and bf16 went at 60)

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ..model import format_chance, format_usd
+from ..model import format_amount, format_chance, format_usd
 from . import _workload_opts as W
 from ._app import (
     console,
@@ -193,7 +193,7 @@ def _print_summary(allocation, cat, *, wide: bool) -> None:
     t = allocation.totals
     err = console(stderr=True, fit=True)
     print_hanging(console(fit=True), f"{allocation.name}: {_expected(t)}, "
-                  f"{t['gpu_hours']:,.0f} GPU-hours, {t['start']} → {t['end']} UTC",
+                  f"{format_amount(t['gpu_hours'])} GPU-hours, {t['start']} → {t['end']} UTC",
                   first="", rest="  ")
     print_catalog_banner(err, cat)
     _print_job_warnings(allocation)

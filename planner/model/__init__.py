@@ -121,12 +121,8 @@ from ._probability import normal_quantile, probability_within, quantile
 from ._records import Estimate, ParallelPlan, TimeRange, workload_dict
 from ._scalars import ModelScalars
 from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, comparable, shape_distance, shape_of
-from ._software import PROBE_LAYERS, PROFILES, FrameworkProfile, check_pins
-from ._spec import MAX_SEQ_LEN, WorkloadSpec, build_cluster, build_workload
-from ._units import (
-    COUNT_LIMITS,
-    MAX_DEADLINE_HOURS,
-    MIN_DEADLINE_HOURS,
+from ._shown import (
+    below_shown,
     duration_unit,
     format_amount,
     format_chance,
@@ -139,6 +135,13 @@ from ._units import (
     format_requirement,
     format_usd,
     format_usd_at_least,
+)
+from ._software import PROBE_LAYERS, PROFILES, FrameworkProfile, check_pins
+from ._spec import MAX_SEQ_LEN, WorkloadSpec, build_cluster, build_workload
+from ._units import (
+    COUNT_LIMITS,
+    MAX_DEADLINE_HOURS,
+    MIN_DEADLINE_HOURS,
     parse_count,
     parse_deadline,
     parse_usd,
@@ -174,8 +177,9 @@ __all__ = [
     "FrameworkProfile", "Goodput", "HardwareError", "LayerHardware", "LayerModel", "Measurement",
     "ModelScalars", "NoFitError", "ParallelPlan", "PlanPins", "PlannerError", "SoftwareConstants",
     "TimeRange", "Workload", "WorkloadError", "WorkloadMeasurement", "WorkloadShape",
-    "WorkloadSpec", "architecture_from_config", "assumption_names", "attention_key", "best_index",
-    "build_cluster", "build_workload", "can_time", "config_file_error", "check_pins",
+    "WorkloadSpec", "architecture_from_config", "assumption_names", "attention_key",
+    "below_shown", "best_index", "build_cluster", "build_workload", "can_time",
+    "config_file_error", "check_pins",
     "check_pins_fit_cluster", "check_pins_fit_model", "checkpoint_bytes", "cluster_for_instance",
     "cluster_inputs", "comparable", "default_batch_sequences", "describe_assumptions", "distinct",
     "duration_unit", "estimate",

@@ -12,7 +12,7 @@ from ._errors import WorkloadError
 from ._hfkinds import implausible_attention
 from ._inference import INFERRED_SIZE_TOLERANCE
 from ._presets import rescaled_layers
-from ._units import format_params
+from ._shown import format_params
 from ._workload import Architecture
 
 ARCH_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")

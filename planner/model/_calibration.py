@@ -28,7 +28,7 @@ from catalog import record
 
 from ._records import Z_P90
 from ._shape import MAX_WORKLOAD_DISTANCE, WorkloadShape, shape_distance, size_distance
-from ._units import format_figure
+from ._shown import format_figure
 
 KINDS: tuple[str, ...] = ("matmul", "hbm", "intra", "inter", "workload")
 # The widest P90/P10 of a measured layer's time that a Calibration built by the store's rules

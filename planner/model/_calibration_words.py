@@ -28,7 +28,7 @@ from ._assumptions import Assumptions
 from ._calibration import FAR_FROM_DEFAULT, NO_CALIBRATION, Calibration, Measurement
 from ._hardware import Cluster
 from ._inputs import ClusterInputs, cluster_inputs, matmul_dtype
-from ._units import format_figure
+from ._shown import format_figure
 from ._workload import Workload
 
 # The rules' refusal of a figure whose reports disagree says "disagree" (``planner.store``

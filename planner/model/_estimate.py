@@ -40,8 +40,8 @@ from ._pin_checks import check_pins_fit_cluster, no_grid_message
 from ._records import Estimate, ParallelPlan, TimeRange
 from ._scalars import ModelScalars
 from ._shape import shape_of
+from ._shown import format_count, format_hours_range
 from ._software import PROFILES
-from ._units import format_count, format_hours_range
 from ._unused import unused_overrides
 from ._waste import cluster_size_warning
 from ._workload import Workload, default_batch_note

@@ -23,7 +23,7 @@ from catalog import record
 
 from ._assumptions import Assumptions
 from ._probability import probability_within, quantile
-from ._units import format_hours
+from ._shown import format_hours
 
 if TYPE_CHECKING:
     import numpy as np

@@ -29,7 +29,7 @@ from typing import Any
 
 from ._errors import WorkloadError
 from ._presets import KNOWN_MODEL_TYPES, NOT_TRANSFORMERS
-from ._units import format_params
+from ._shown import format_params
 from ._workload import Architecture
 
 FFN_KEYS = ("intermediate_size", "n_inner", "ffn_dim")  # the FFN width, as families spell it

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ._errors import WorkloadError
-from ._units import format_count
+from ._shown import format_count
 from ._workload import ARCH_LIMITS, Architecture
 
 DEFAULT_VOCAB = 32000  # Llama 2 / Mistral vocabulary, for shapes inferred from a count

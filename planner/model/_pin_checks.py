@@ -10,8 +10,8 @@ from ._errors import WorkloadError
 from ._grid import TP_CHOICES
 from ._hardware import Cluster
 from ._memory import interleaving_fits
+from ._shown import either
 from ._software import check_pins
-from ._units import either
 from ._workload import Workload
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from catalog import record
 
 from ._errors import WorkloadError
-from ._units import either
+from ._shown import either
 from ._workload import FRAMEWORKS, PlanPins
 
 

@@ -23,7 +23,8 @@ from ._hfconfig import (
 )
 from ._inference import infer_architecture
 from ._presets import context_warning, defaults_filled, preset
-from ._units import format_count, format_params, parse_count
+from ._shown import format_count, format_params
+from ._units import parse_count
 from ._workload import (
     DEFAULT_ATTENTION,
     DEFAULT_FINETUNE,

@@ -3,13 +3,12 @@ columns and the summary tables' rows (all text), so the three say the same thing
 
 from __future__ import annotations
 
-import math
 import unicodedata
 from collections.abc import Callable, Mapping
 
 from catalog import price_dates
 
-from ..model import ParallelPlan, format_chance, format_usd
+from ..model import ParallelPlan, below_shown, format_chance, format_usd
 
 
 def usd(x: float | None) -> str:
@@ -33,9 +32,7 @@ def num(x: float | None, digits: int = 0) -> str:
     if x is None:
         return "—"
     least = 10.0 ** -digits
-    if 0 < abs(x) < least / 2:
-        return f">-{least:g}" if x < 0 else f"<{least:g}"
-    return f"{x:,.{digits}f}"
+    return below_shown(x, least, under=least / 2) or f"{x:,.{digits}f}"
 
 
 def used(x: float | None) -> str:
@@ -75,7 +72,11 @@ def pct(x: float | None) -> str:
         return "—"
     if x >= 100:  # beyond +10,000% say how many times the plan: "+2.4e+05%" read as code
         ratio = x + 1  # spent ÷ planned
-        return f"×{ratio:,.0f}" if ratio < 1e6 else f"×~10^{math.floor(math.log10(ratio))}"
+        if ratio < 1e6:
+            return f"×{ratio:,.0f}"
+        # one significant digit: "×~10^7" stood for 8.2e7, a tenth of it
+        mantissa, exponent = f"{ratio:.0e}".split("e")
+        return f"×~{mantissa}×10^{int(exponent)}"
     if x <= -100:  # (spend below zero: not from a checked actuals file)
         return f"{x * 100:+.2g}%"
     return f"{x:+.1%}" if x < 0 or x > 0 else "0.0%"

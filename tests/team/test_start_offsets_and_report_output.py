@@ -206,7 +206,7 @@ def test_empty_job_cell_is_said(catalog):
 
 def test_huge_delta_is_readable():
     assert pct(2396.0) == "×2,397"
-    assert pct(1.6e14) == "×~10^14"
+    assert pct(1.6e14) == "×~2×10^14"
     assert pct(0.5) == "+50.0%" and pct(-0.25) == "-25.0%"
 
 
