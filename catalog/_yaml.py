@@ -203,6 +203,9 @@ class _Checked(yaml.composer.Composer, yaml.constructor.SafeConstructor,
                 None, None, f"{value!r} is not a boolean (true or false)", node.start_mark)
         return self.bool_values[value.lower()]
 
+    def construct_yaml_str(self, node):  # noqa: ANN001
+        return _joined_surrogates(super().construct_yaml_str(node))
+
     def construct_yaml_binary(self, node):  # noqa: ANN001
         return _Binary(super().construct_yaml_binary(node))
 
@@ -211,6 +214,19 @@ class _Checked(yaml.composer.Composer, yaml.constructor.SafeConstructor,
         data = _Set()
         yield data
         data.update(self.construct_mapping(node))
+
+
+def _joined_surrogates(text: str) -> str:
+    """``text`` with each escaped UTF-16 pair joined into its character: json.dump writes 🚀
+    as "\\ud83d\\ude80", which YAML reads as two lone surrogates (a team file written so was
+    refused: "'train \\ud83d\\ude80' must be one printable line"). A lone one stays, for the
+    checks to refuse."""
+    if not any("\ud800" <= c <= "\udfff" for c in text):
+        return text
+    try:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeDecodeError:
+        return text
 
 
 def _check_digits(node: yaml.ScalarNode) -> None:
@@ -247,6 +263,7 @@ _Checked.add_constructor(_TIMESTAMP, yaml.SafeLoader.construct_yaml_str)
 _Checked.add_constructor("tag:yaml.org,2002:int", _Checked.construct_yaml_int)
 _Checked.add_constructor("tag:yaml.org,2002:float", _Checked.construct_yaml_float)
 _Checked.add_constructor("tag:yaml.org,2002:bool", _Checked.construct_yaml_bool)
+_Checked.add_constructor("tag:yaml.org,2002:str", _Checked.construct_yaml_str)
 _Checked.add_constructor("tag:yaml.org,2002:binary", _Checked.construct_yaml_binary)
 _Checked.add_constructor("tag:yaml.org,2002:set", _Checked.construct_yaml_set)
 

@@ -185,3 +185,16 @@ def test_a_json_file_is_called_json(text, says):
 def test_a_yaml_file_is_still_called_yaml():
     assert "team.yaml: invalid YAML at line 1" in _error("a: [1,", what="team.yaml")
     assert yaml.safe_load("a: 1") == {"a": 1}  # PyYAML's own loader is left as it was
+
+
+@pytest.mark.parametrize("pure", [False, True] if HAS_LIBYAML else [True])
+def test_an_escaped_utf16_pair_is_read_as_its_character(pure):
+    """A team file written by json.dump holds 🚀 as "\\ud83d\\ude80", which YAML read as two
+    lone surrogates: the name was refused as not printable (hostile sweep, 2026-12-08). A lone
+    one stays, for the name checks to refuse."""
+    import json
+
+    text = json.dumps({"name": "train 🚀", "🚀": ["\ud83d alone"]})
+    assert "\\ud83d\\ude80" in text
+    assert _outcome(text, pure=pure) == ("ok", _shape({"name": "train 🚀",
+                                                       "🚀": ["\ud83d alone"]}))
