@@ -18,7 +18,7 @@ from catalog import Catalog, CatalogFileError, load_yaml_text, read_user_text
 
 from ..model import WorkloadError, read_model_config
 from ._fields import TeamPlanError
-from ._spec import TeamPlan, parse_team_plan
+from ._spec import MAX_JOBS, TeamPlan, parse_team_plan
 
 MAX_TEAM_FILE_BYTES = 2**20
 
@@ -55,7 +55,13 @@ def team_yaml(text: str, *, source: str):
     try:
         data = load_yaml_text(text, what=source) if text.strip() else None
     except CatalogFileError as exc:
-        raise TeamPlanError(_not_yaml(text, source) or str(exc)) from None
+        message = str(exc)
+        if "values (line" in message and "split it into smaller files" in message:
+            # a 10,000-job file: the files to split it into hold at most MAX_JOBS jobs each
+            message = message.replace("split it into smaller files", "split it into team "
+                                      f"files of at most {MAX_JOBS} jobs each (the most a "
+                                      "plan holds)")
+        raise TeamPlanError(_not_yaml(text, source) or message) from None
     if not isinstance(data, dict) and text.strip() and (why := _not_yaml(text, source)):
         raise TeamPlanError(why)
     return data

@@ -528,3 +528,13 @@ def test_a_thousands_comma_inside_braces_is_said_as_such(tmp_path, capsys, token
     assert "a comma separates fields, so a number written with a thousands comma (e.g. 1,000B) " \
         "was cut in two. To fix: write it without the comma (1000B), or quote it" \
         in _one_error_line(err), err
+
+
+def test_a_file_of_thousands_of_jobs_is_told_the_most_a_plan_holds(catalog):
+    """9,000 one-line jobs (under the 1 MiB limit) stopped at the YAML node count with "split it
+    into smaller files": files of 5,000 jobs would fail again (hostile sweep, 2026-12-08)."""
+    job = ("  - {name: j%d, workload: {model: gpt2, tokens: 1B}, earliest_start: 2027-03-01, "
+           "deadline: 2027-04-01}\n")
+    text = "name: t\njobs:\n" + "".join(job % i for i in range(9_000))
+    with pytest.raises(TeamPlanError, match="split it into team files of at most 500 jobs each"):
+        load_team_plan(text, catalog=catalog)
