@@ -272,6 +272,15 @@ def _open(path: Path) -> StoreConnection:
 
 def _version(conn: StoreConnection, path: Path) -> int:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == 0 and (tables := [name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name")]) and not {"reports", "measurements"} & set(tables):
+        # another program's database: ingest added gpuplan's tables to it, show read it as
+        # an empty store (hostile sweep)
+        shown = ", ".join(tables[:3]) + (", …" if len(tables) > 3 else "")
+        raise CalibrationError(f"{path}: is another program's SQLite database (tables {shown}), "
+                               "not gpuplan's probe database. To fix: move it away (the next "
+                               "ingest makes a new one), or set GPUPLAN_HOME to another folder")
     if version > SCHEMA_VERSION:
         raise CalibrationError(f"{path}: probe database schema {version} is newer than this "
                                f"gpuplan understands ({SCHEMA_VERSION}). To fix: upgrade "

@@ -442,6 +442,20 @@ def test_a_newer_store_schema_is_a_clear_error(tmp_path, catalog, make_report):
         list_reports()
 
 
+def test_another_programs_database_is_refused_not_adopted(tmp_path, catalog, make_report):
+    """A probes.db of another program (a table `foo`) read as an empty store, and ingest added
+    gpuplan's tables to it (hostile sweep, 2026-12-08)."""
+    db_path().parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(db_path()) as conn:
+        conn.execute("CREATE TABLE foo (x)")
+    for action in (list_reports, lambda: put(tmp_path, catalog, make_report())):
+        with pytest.raises(CalibrationError, match=r"is another program's SQLite database "
+                           r"\(tables foo\), not gpuplan's probe database. To fix: move it"):
+            action()
+    with sqlite3.connect(db_path()) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("foo",)]
+
+
 def test_a_report_file_with_a_byte_order_mark_is_stored_usable(tmp_path, catalog, make_report):
     """Validation strips a UTF-8 BOM; the store kept it, so the report calibrated nothing
     ("Unexpected UTF-8 BOM") and `probe show N --json` was a traceback."""
