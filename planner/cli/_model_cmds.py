@@ -21,9 +21,14 @@ def active_calibration(cat, no_calibration: bool = False):
     path = db_path()  # nothing ingested: skip the store's rules (a broken link is something)
     if no_calibration or not (path.exists() or path.is_symlink()):
         return NO_CALIBRATION
+    from planner.model import CalibrationError
     from planner.store import load_calibration
 
-    return load_calibration(cat)
+    try:
+        return load_calibration(cat)
+    except CalibrationError as exc:  # a damaged, locked or foreign store: said how to go on
+        raise CalibrationError(f"{str(exc).rstrip('.')}; or pass --no-calibration to plan "
+                               "with datasheet figures meanwhile") from None
 
 
 def estimate_cmd(

@@ -48,6 +48,7 @@ def report_cmd(
         "the CPU count, at most 4).")] = None,
     assume: W.Assume = None,
     json_out: W.Json = False,
+    no_calibration: W.NoCalibration = False,
     wide: Wide = False,
 ) -> None:
     """Choose one plan per job under shared quotas and budgets (a MILP), and write the budget
@@ -128,7 +129,7 @@ def report_cmd(
     try:
         with progress_on_stderr() as update:  # a large team plan takes a minute or more
             allocation = allocate(team, catalog=cat, assumptions=assumptions,
-                                  calibration=active_calibration(cat),
+                                  calibration=active_calibration(cat, no_calibration),
                                   workers=workers or min(4, os.cpu_count() or 1),
                                   progress=update)
     except AllocationInfeasibleError as exc:

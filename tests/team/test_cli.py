@@ -381,3 +381,20 @@ def test_a_low_min_probability_chooses_as_plan_chooses(capsys, tmp_path):
         rec["instance_type"], rec["nodes"], rec["pricing"])
     assert job["cost_usd"] == pytest.approx(rec["total_cost_usd"], rel=1e-6)
     assert job["deadline_probability"] < 0.5 and job["slack_hours"] < 0
+
+
+def test_report_can_go_on_without_a_store_it_cannot_read(team_file, tmp_path, capsys):
+    """A damaged, locked or foreign probes.db blocked `report` outright: it had no
+    --no-calibration, and the error did not name it (hostile sweep, 2026-12-08)."""
+    import sqlite3
+
+    from planner.store import db_path
+
+    db_path().parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(db_path()) as conn:
+        conn.execute("CREATE TABLE foo (x)")
+    assert main(["report", str(team_file), "--json"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith(
+        "; or pass --no-calibration to plan with datasheet figures meanwhile")
+    assert main(["report", str(team_file), "--json", "--no-calibration"]) == 0
+    assert json.loads(capsys.readouterr().out)["totals"]["jobs"] == len(TEAM["jobs"])
