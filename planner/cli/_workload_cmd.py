@@ -122,9 +122,11 @@ def workload_cmd(
             raise GpuplanError(f"{flag} is for a shape given in full; with --model, --config or "
                                f"--params the model's own is used. To fix: drop {flag}, or give "
                                "the shape in full to `python -m probes workload`")
+    # the probe times layers, never a run: a nominal token count, so a model too large for
+    # the default (20 per parameter) is not refused with "give --tokens", a flag it lacks
     spec = W.workload_spec(
         model=model, config=config, params=params, active_params=active_params,
-        experts=experts, experts_per_token=experts_per_token, tokens=None, seq_len=seq_len,
+        experts=experts, experts_per_token=experts_per_token, tokens="1B", seq_len=seq_len,
         global_batch_tokens=None, precision=precision, optimizer="adamw", recompute=recompute,
         finetune="none", lora_rank=None, layers=layers, hidden=hidden, heads=heads,
         kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=None, framework=framework, tp=tp,

@@ -444,7 +444,7 @@ def no_fit_message(workload, cluster, ms, A, ci, least: float, *,
         fixes.append("a smaller `micro_batch`")
     if pins:
         fixes.append("fewer pins")
-    return (f"{ms.params_total / 1e9:.1f}B parameters do not fit on {cluster.gpus}x "
+    return (f"{ms.params_total / 1e9:,.1f}B parameters do not fit on {cluster.gpus:,}x "
             f"{cluster.accelerator.name}{pinned}: the most memory-frugal plan needs "
-            f"{least:.1f} GiB per GPU of {capacity:.1f} usable.{hint} To fix: use "
+            f"{least:,.1f} GiB per GPU of {capacity:,.1f} usable.{hint} To fix: use "
             + (f"{', '.join(fixes[:-1])} or {fixes[-1]}" if len(fixes) > 1 else fixes[0]))

@@ -19,3 +19,12 @@ def test_a_sequence_beyond_the_models_context_is_said(capsys):
 def test_a_workload_within_its_context_says_nothing(capsys):
     assert main(["probe", "workload", "--model", "gpt2", "--print-command"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_a_model_too_large_for_the_default_token_count_is_not_asked_for_tokens(capsys):
+    """`probe workload` has no --tokens, yet a model whose default count (20 per parameter)
+    passed the bound was told to give --tokens (hostile sweep, 2026-12-08): the probe times
+    layers, never a run."""
+    assert main(["probe", "workload", "--params", "60T", "--print-command"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("torchrun ") and "--tokens" not in captured.err
