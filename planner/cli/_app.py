@@ -13,6 +13,7 @@ import contextlib
 import json
 import math
 import os
+import shutil
 import sys
 from typing import Annotated, Any
 
@@ -159,15 +160,19 @@ def console(stderr: bool = False, *, fit: bool = False):
     terminal's, else 100 when piped; ``_tables.text_width``) instead of the terminal's or 200."""
     from rich.console import Console
 
-    if fit:
-        from ._tables import text_width
+    from ._tables import text_width
 
-        width = text_width(sys.stderr if stderr else sys.stdout)
+    stream = sys.stderr if stderr else sys.stdout
+    if fit:
+        width = text_width(stream)
     else:  # the width of the stream it writes to: a stderr note under `> run.sh` was
-        # wrapped at 200 on an 80-column terminal
-        stream = sys.stderr if stderr else sys.stdout
-        width = None if _is_terminal(stream) else 200
-    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
+        # wrapped at 200 on an 80-column terminal; a terminal's own (rich took 80 for any
+        # TERM=dumb terminal, whatever its width and COLUMNS)
+        width = text_width(stream) if _is_terminal(stream) else 200
+    # a height too: rich ignores the width given, for 80 columns, on a TERM=dumb terminal
+    # unless both are (its "dumb terminal" size)
+    height = shutil.get_terminal_size((80, 25)).lines
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width, height=height)
 
 
 def print_hanging(out, text: str, *, first: str = "  ", rest: str = "    ",

@@ -25,12 +25,14 @@ def run(capsys, *argv):
     return code, out, err
 
 
-def in_terminal(argv: list[str], columns: int = 100) -> str:
+def in_terminal(argv: list[str], columns: int = 100, term: str | None = None) -> str:
     """What `gpuplan ARGV` shows in a pseudo-terminal ``columns`` wide (COLUMNS unset, so the
-    width is the terminal's own, as for a person)."""
+    width is the terminal's own, as for a person); ``term``: its TERM."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    if term is not None:
+        env["TERM"] = term
     proc = subprocess.Popen([sys.executable, "-m", "planner", *argv], stdin=follower,
                             stdout=follower, stderr=follower, env=env, close_fds=True)
     os.close(follower)

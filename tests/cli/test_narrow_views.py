@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from cli_terminal import run
+from cli_terminal import in_terminal, run, widest
 from probe_reports import h100_report
 from rich.cells import cell_len
 
@@ -89,3 +89,11 @@ def test_plan_says_which_measurements_its_recommendation_used(capsys, tmp_path):
     assert flat.index("Measured on your instances") < flat.index("Top ")
     code, out, _ = run(capsys, *argv, "--no-calibration")
     assert code == 0 and "Measured on your instances" not in out
+
+
+def test_a_dumb_terminal_gets_prose_and_boxes_at_its_own_width():
+    """With TERM=dumb rich laid the Recommendation box and the notes out at 80 columns in a
+    40-column terminal, where the tables fitted (hostile sweep, 2026-12-08)."""
+    shown = in_terminal(["plan", "--model", "gpt2", "--tokens", "1B", "--top", "2"], columns=40,
+                        term="dumb")
+    assert "Recommendation" in shown and widest(shown) <= 40, shown
