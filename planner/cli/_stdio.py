@@ -342,19 +342,19 @@ def os_error(exc: OSError) -> int | None:
 # (a ``ulimit -v`` or a container's limit): a traceback ending "Resource temporarily
 # unavailable" said nothing of the cause (hostile sweep).
 _EXHAUSTED = ("can't start new thread", "Resource temporarily unavailable",
-              "Cannot allocate memory")
+              "Cannot allocate memory", "bad_alloc", "failed to map segment")
 
 
 def exhausted(exc: BaseException) -> int | None:
     """The exit status for running out of memory or threads, after one line saying so; None
     for any other error."""
-    if not (isinstance(exc, MemoryError) or isinstance(exc, (OSError, RuntimeError))
+    if not (isinstance(exc, MemoryError) or isinstance(exc, (OSError, RuntimeError, ImportError))
             and any(s in str(exc) for s in _EXHAUSTED)):
         return None
     detail = str(exc).strip() or type(exc).__name__
     _say(f"out of memory ({detail}): the process may not have the memory or threads this "
          "command needs. To fix: raise the limit (ulimit -v, the container's memory) or ask "
-         "for less at once (report --workers 1, fewer jobs, a lower --max-gpus)")
+         "for less at once (a lower --max-gpus; a report with fewer jobs or --workers 1)")
     return EXIT_USAGE
 
 

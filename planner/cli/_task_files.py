@@ -219,7 +219,8 @@ def check_replaceable(path: str, *, option: str, beside: bool = False) -> None:
     unrelated JSON, exit 0: hostile sweep). An unedited file of gpuplan's (its generated-by
     line, ``planner.launch.GENERATED_MARK``, and a matching digest) is replaced silently, so
     a re-run needs no option: `report --out` replaces only a report of gpuplan's too
-    (``planner.reports.is_report``), and no --out has a --force. ``beside``: dstack's
+    (``planner.reports.is_report``, judged by its head: an edited report is replaced), and no
+    --out has a --force. ``beside``: dstack's
     fleet file, whose name comes from ``option``'s."""
     from planner.launch import GENERATED_MARK, LaunchError
 

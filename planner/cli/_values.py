@@ -105,9 +105,11 @@ def without_separators(value: str) -> str | None:
     return None
 
 
-# The options whose value ``split_csv`` splits: several names go in one value, with commas.
-LIST_OPTIONS = frozenset({"gpu", "cloud", "clouds", "region", "regions", "pricing", "instance",
-                          "exclude"})
+# Per command, the options whose value ``split_csv`` splits: several names go in one value,
+# with commas (`estimate --gpu` and `launch --instance` take one name).
+LIST_OPTIONS = {"offers": frozenset({"gpu", "cloud", "region", "pricing", "instance"}),
+                "plan": frozenset({"gpu", "clouds", "regions", "pricing", "exclude"}),
+                "refresh": frozenset({"cloud", "regions"})}
 
 
 def spaced_list_fix(ctx, args: list[str]) -> str | None:
@@ -116,7 +118,8 @@ def spaced_list_fix(ctx, args: list[str]) -> str | None:
     commas. None for any other extra argument."""
     if ctx is None:
         return None
-    lists = {opt: p for p in getattr(ctx.command, "params", ()) if p.name in LIST_OPTIONS
+    names = LIST_OPTIONS.get(getattr(ctx, "info_name", None) or "", frozenset())
+    lists = {opt: p for p in getattr(ctx.command, "params", ()) if p.name in names
              for opt in getattr(p, "opts", ())}
     for i, arg in enumerate(args[:-2]):
         if arg == "--":

@@ -3,6 +3,7 @@ columns and the summary tables' rows (all text), so the three say the same thing
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Callable, Mapping
 
@@ -32,7 +33,9 @@ def num(x: float | None, digits: int = 0) -> str:
     if x is None:
         return "—"
     least = 10.0 ** -digits
-    return below_shown(x, least, under=least / 2) or f"{x:,.{digits}f}"
+    if x != 0 and round(x, digits) == 0:  # 0.5 rounds to "0" (half to even): still a bound
+        return below_shown(x, least, under=math.inf)
+    return f"{x:,.{digits}f}"
 
 
 def used(x: float | None) -> str:

@@ -179,7 +179,7 @@ def offsets(value, at: str) -> tuple[int, ...]:
             or any(not whole(v, 0, MAX_OFFSET_DAYS) for v in value)):
         raise TeamPlanError(f"{at}: must be a list of at most {MAX_OFFSETS} whole days from 0 "
                             f"to {MAX_OFFSET_DAYS}, got {show(value)}. To fix: e.g. [0, 7, 14] "
-                            "(0 alone: start at earliest_start only)")
+                            "([0] alone: start at earliest_start only)")
     return tuple(sorted(set(value)))
 
 

@@ -37,3 +37,10 @@ def test_below_shown(x, least, prefix, under, shown):
 def test_format_amount_writes_a_tiny_count_as_its_bound():
     assert (format_amount(1e-5), format_amount(-1e-5), format_amount(0.0012)) == \
         ("<0.001", ">-0.001", "0.0012")
+
+
+def test_a_report_figure_that_rounds_to_zero_is_its_bound():
+    """An actuals row of 0.5 GPU-hours read "0" (half to even) in the Markdown report."""
+    from planner.reports._rows import num
+
+    assert (num(0.5), num(-0.5), num(0.49), num(1.5), num(0)) == ("<1", ">-1", "<1", "2", "0")

@@ -398,3 +398,14 @@ def test_report_can_go_on_without_a_store_it_cannot_read(team_file, tmp_path, ca
         "; or pass --no-calibration to plan with datasheet figures meanwhile")
     assert main(["report", str(team_file), "--json", "--no-calibration"]) == 0
     assert json.loads(capsys.readouterr().out)["totals"]["jobs"] == len(TEAM["jobs"])
+
+
+def test_a_large_pdf_report_is_still_recognised_as_gpuplans(tmp_path):
+    """A 500-job PDF with actuals has its Info dictionary (Creator gpuplan) 5,241 bytes from
+    the end, beyond the 4,096 first read: a re-run was refused (diff review, 2026-12-08)."""
+    from planner.cli._report_cmds import _not_another_file
+
+    pdf = tmp_path / "big.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n" + b"0" * 100_000 + b"<< /Creator (gpuplan) >>\n"
+                    + b"0000041187 00000 n \n" * 3_000 + b"trailer\n%%EOF\n")
+    _not_another_file(pdf)  # no error: gpuplan's own report
