@@ -274,7 +274,8 @@ def _version(conn: StoreConnection, path: Path) -> int:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version == 0 and (tables := [name for (name,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "ORDER BY name")]):  # gpuplan's tables come with their version, in one transaction
+            "ORDER BY name")]) and not {"reports", "measurements"} & set(tables):
+        # (a store half created by an older gpuplan has its tables at version 0: completed)
         # another program's database: ingest added gpuplan's tables to it, show read it as
         # an empty store (hostile sweep)
         shown = ", ".join(tables[:3]) + (", …" if len(tables) > 3 else "")
