@@ -61,7 +61,7 @@ def _money(x: float | None, digits: int = 2) -> str:
         return "—"
     from ..model import below_shown
 
-    return below_shown(x, 10 ** -digits, under=10 ** -digits / 2) or f"{x:,.{digits}f}"
+    return below_shown(x, 10 ** -digits, rounds=True) or f"{x:,.{digits}f}"
 
 
 GPU_COLUMNS = (  # the datasheet peaks the title is about stay (memory and bf16 went at 60)

@@ -10,14 +10,17 @@ from collections.abc import Sequence
 
 
 def below_shown(x: float, least: float, prefix: str = "", *,
-                under: float | None = None) -> str | None:
-    """``x`` as the bound it lies under where it is not zero but smaller in size than
-    ``under`` (default ``least``; half of it where the digits round): "<{prefix}{least}", or
-    ">-{prefix}{least}" below zero, ``least`` being the smallest figure the caller's digits
-    show; None where the digits show ``x`` (zero included). The one rule for money, amounts and
-    figures (``format_usd``, ``format_amount``, the app's ``usd`` and ``amount``, the reports'
-    ``num``, the CLI's price cells): "$1e-05" and "0" read as no cost, or no work."""
-    if x == 0 or not abs(x) < (least if under is None else under):
+                rounds: bool = False) -> str | None:
+    """``x`` as the bound it lies under where it is not zero but smaller in size than ``least``,
+    the smallest figure the caller's digits show — or, with ``rounds``, where it rounds to zero
+    at ``least``'s decimals, as the caller's f-string would write it (0.5 at none: half to
+    even): "<{prefix}{least}", or ">-{prefix}{least}" below zero; None where the digits show
+    ``x`` (zero included). The one rule for money, amounts and figures (``format_usd``,
+    ``format_amount``, the app's ``usd`` and ``amount``, the reports' ``num``, the CLI's price
+    cells): "$1e-05" and "0" read as no cost, or no work."""
+    if x == 0:
+        return None
+    if not (round(x, max(0, round(-math.log10(least)))) == 0 if rounds else abs(x) < least):
         return None
     shown = f"{least:.12f}".rstrip("0").rstrip(".")  # 0.00001, not :g's "1e-05"
     return f">-{prefix}{shown}" if x < 0 else f"<{prefix}{shown}"

@@ -3,7 +3,6 @@ columns and the summary tables' rows (all text), so the three say the same thing
 
 from __future__ import annotations
 
-import math
 import unicodedata
 from collections.abc import Callable, Mapping
 
@@ -32,10 +31,7 @@ def num(x: float | None, digits: int = 0) -> str:
     it is under ("<1" GPU-hours of an actuals file's 1e-5, which read "0")."""
     if x is None:
         return "—"
-    least = 10.0 ** -digits
-    if x != 0 and round(x, digits) == 0:  # 0.5 rounds to "0" (half to even): still a bound
-        return below_shown(x, least, under=math.inf)
-    return f"{x:,.{digits}f}"
+    return below_shown(x, 10.0 ** -digits, rounds=True) or f"{x:,.{digits}f}"
 
 
 def used(x: float | None) -> str:

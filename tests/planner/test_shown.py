@@ -24,14 +24,16 @@ def test_money_and_amounts_never_read_as_an_exponent_or_a_false_zero(x):
             assert text.lstrip("$-<>") not in ("0", "0.0", "0.00"), (x, text)
 
 
-@pytest.mark.parametrize("x, least, prefix, under, shown", [
-    (1e-5, 0.001, "", None, "<0.001"), (-1e-5, 0.001, "$", None, ">-$0.001"),
-    (0.0, 0.001, "", None, None), (0.001, 0.001, "", None, None),
-    (0.4, 1.0, "", 0.5, "<1"), (0.6, 1.0, "", 0.5, None),
-    (1e-7, 1e-5, "", None, "<0.00001"),  # the bound itself not as "1e-05"
+@pytest.mark.parametrize("x, least, prefix, rounds, shown", [
+    (1e-5, 0.001, "", False, "<0.001"), (-1e-5, 0.001, "$", False, ">-$0.001"),
+    (0.0, 0.001, "", False, None), (0.001, 0.001, "", False, None),
+    (0.4, 1.0, "", True, "<1"), (0.6, 1.0, "", True, None),
+    (0.5, 1.0, "", True, "<1"),  # "0" as an f-string writes it (half to even)
+    (0.004, 0.01, "", True, "<0.01"), (0.006, 0.01, "", True, None),
+    (1e-7, 1e-5, "", False, "<0.00001"),  # the bound itself not as "1e-05"
 ])
-def test_below_shown(x, least, prefix, under, shown):
-    assert below_shown(x, least, prefix, under=under) == shown
+def test_below_shown(x, least, prefix, rounds, shown):
+    assert below_shown(x, least, prefix, rounds=rounds) == shown
 
 
 def test_format_amount_writes_a_tiny_count_as_its_bound():
